@@ -1,0 +1,207 @@
+"""Reading JSON and YAML files with source positions, so every error can name a file and a line.
+
+Parsing is strict where silence would lose something: duplicate keys, NaN/Infinity, non-UTF-8 bytes and
+oversized files are refused with the file and line. Line lookups for a JSON pointer are computed lazily,
+only when an error needs one, so the happy path costs a plain ``json.loads``.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import InputError, Location
+
+__all__ = ["MAX_DOCUMENT_BYTES", "SourceDocument", "escape_pointer_token", "join_pointer", "load_document",
+           "parse_document"]
+
+#: Larger schema or manifest files are refused: real contracts are kilobytes, and a runaway file would
+#: otherwise stall lint and every validator compiled from it.
+MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
+
+JSON_SUFFIXES = frozenset({".json"})
+YAML_SUFFIXES = frozenset({".yaml", ".yml"})
+
+
+def escape_pointer_token(token: str | int) -> str:
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def join_pointer(base: str, *tokens: str | int) -> str:
+    """``join_pointer("/properties", "a/b")`` -> ``"/properties/a~1b"`` (RFC 6901 escaping)."""
+    return base + "".join("/" + escape_pointer_token(t) for t in tokens)
+
+
+class SourceDocument:
+    """A parsed JSON or YAML document that remembers where it came from."""
+
+    def __init__(self, path: Path, text: str, data: Any, *, is_yaml: bool) -> None:
+        self.path = path
+        self.text = text
+        self.data = data
+        self.is_yaml = is_yaml
+
+    def __repr__(self) -> str:
+        return f"SourceDocument({str(self.path)!r})"
+
+    def line_of(self, pointer: str) -> int | None:
+        """The 1-based line where the value at ``pointer`` starts, or of its nearest known ancestor."""
+        lines = self._pointer_lines
+        while True:
+            if pointer in lines:
+                return lines[pointer]
+            if not pointer:
+                return None
+            pointer = pointer.rsplit("/", 1)[0]
+
+    def location(self, pointer: str) -> Location:
+        return Location(file=str(self.path), line=self.line_of(pointer), pointer=pointer)
+
+    @cached_property
+    def _pointer_lines(self) -> dict[str, int]:
+        if self.is_yaml:
+            return _yaml_pointer_lines(self.text)
+        from json_source_map import calculate  # only needed when an error is reported
+
+        try:
+            return {ptr: entry.value_start.line + 1 for ptr, entry in calculate(self.text).items()}
+        except Exception:  # the map is a nicety: a document json accepted but the mapper did not
+            return {}
+
+
+def load_document(path: str | Path) -> SourceDocument:
+    """Read and parse a ``.json``, ``.yaml`` or ``.yml`` file; raise :class:`InputError` naming what is wrong."""
+    path = Path(path)
+    where = Location(file=str(path))
+    if not path.exists():
+        raise InputError("file not found", code="input.not_found", location=where,
+                         hint="check the path; it is resolved from the current directory")
+    if not path.is_file():
+        raise InputError("not a regular file", code="input.not_a_file", location=where)
+    size = path.stat().st_size
+    if size > MAX_DOCUMENT_BYTES:
+        raise InputError(f"file is {size / 1e6:.1f} MB, over the {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB limit",
+                         code="input.too_large", location=where,
+                         hint="split the schema into smaller files joined by relative $ref")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", code="input.unreadable", location=where) from exc
+    return parse_document(raw, path)
+
+
+def parse_document(raw: bytes, path: Path) -> SourceDocument:
+    where = Location(file=str(path))
+    if b"\x00" in raw:
+        raise InputError("file is binary, not JSON or YAML text", code="input.binary", location=where)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(f"not valid UTF-8 (byte {exc.start})", code="input.encoding",
+                         location=Location(file=str(path), line=line),
+                         hint="save the file as UTF-8") from exc
+    suffix = path.suffix.lower()
+    if suffix in YAML_SUFFIXES:
+        return SourceDocument(path, text, _parse_yaml(text, path), is_yaml=True)
+    if suffix in JSON_SUFFIXES or not suffix:
+        return SourceDocument(path, text, _parse_json(text, path), is_yaml=False)
+    raise InputError(f"unsupported file type {suffix!r}", code="input.file_type", location=where,
+                     hint="use .json, .yaml or .yml")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _parse_json(text: str, path: Path) -> Any:
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", code="input.json",
+                         location=Location(file=str(path), line=exc.lineno)) from exc
+    except _DuplicateKey as exc:
+        line = _first_line_containing(text, json.dumps(exc.key))
+        raise InputError(f"duplicate key {exc.key!r}: the second would silently replace the first",
+                         code="input.duplicate_key", location=Location(file=str(path), line=line),
+                         hint="remove or rename one of them") from exc
+    except (ValueError, RecursionError) as exc:
+        msg = "nesting is too deep" if isinstance(exc, RecursionError) else str(exc)
+        raise InputError(f"invalid JSON: {msg}", code="input.json", location=Location(file=str(path))) from exc
+
+
+def _first_line_containing(text: str, needle: str) -> int | None:
+    seen = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if needle in line:
+            seen += 1
+            if seen == 2:
+                return number
+    return None
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys instead of keeping the last one."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}: the second would silently replace the first",
+                key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _parse_yaml(text: str, path: Path) -> Any:
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        raise InputError(f"invalid YAML: {exc.problem or exc.context}", code="input.yaml",
+                         location=Location(file=str(path), line=line)) from exc
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise InputError(f"invalid YAML: {exc}", code="input.yaml", location=Location(file=str(path))) from exc
+
+
+def _yaml_pointer_lines(text: str) -> dict[str, int]:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return {}
+    lines: dict[str, int] = {}
+    stack: list[tuple[str, yaml.Node]] = [("", root)] if root is not None else []
+    while stack:
+        pointer, node = stack.pop()
+        lines[pointer] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            stack.extend((join_pointer(pointer, str(k.value)), v) for k, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((join_pointer(pointer, i), v) for i, v in enumerate(node.value))
+    return lines

@@ -1,0 +1,92 @@
+"""The result of comparing two versions of a schema: a list of changes, each judged per direction.
+
+Directions are about sets of instances, never about text:
+
+* **backward**: every instance valid under OLD is valid under NEW (new readers accept old data);
+* **forward**: every instance valid under NEW is valid under OLD (old readers accept new data).
+
+A report is backward compatible only if every change is, and likewise forward. An analysis that cannot
+prove a direction says ``False`` with a change code that says why (``*.unprovable``): a "compatible"
+verdict that a real instance contradicts is the worst bug this project can have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+
+__all__ = ["Change", "DiffReport", "Direction"]
+
+
+class Direction(str, Enum):
+    """Which direction a schema must stay compatible in."""
+
+    BACKWARD = "backward"  # may only grow: request inputs (new readers accept old writers)
+    FORWARD = "forward"  # may only shrink: responses and events (old readers accept new writers)
+    FULL = "full"  # both
+
+    def allows(self, change: Change) -> bool:
+        if self is Direction.BACKWARD:
+            return change.backward
+        if self is Direction.FORWARD:
+            return change.forward
+        return change.backward and change.forward
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One difference between OLD and NEW.
+
+    ``code`` is stable (documented in docs/compat-codes.md), ``path`` is a JSON pointer into the schema
+    (or a dotted proto path), ``backward``/``forward`` say whether this change keeps that direction.
+    A change that keeps both directions does not change the set of valid instances (docs, reordering).
+    """
+
+    code: str
+    path: str
+    backward: bool
+    forward: bool
+    message: str
+
+    @property
+    def is_neutral(self) -> bool:
+        """True when the change leaves the set of valid instances as it was (docs-only, reordering)."""
+        return self.backward and self.forward
+
+    def to_dict(self) -> dict[str, object]:
+        return {"code": self.code, "path": self.path, "backward": self.backward,
+                "forward": self.forward, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class DiffReport:
+    """All changes between two versions; the verdicts are the conjunction of the changes' verdicts."""
+
+    changes: tuple[Change, ...] = ()
+
+    @classmethod
+    def of(cls, changes: Iterable[Change]) -> DiffReport:
+        """Build a report with changes in a stable order (by path, then code) and exact duplicates removed."""
+        unique = dict.fromkeys(changes)
+        return cls(tuple(sorted(unique, key=lambda c: (c.path, c.code, c.message))))
+
+    @property
+    def backward(self) -> bool:
+        return all(c.backward for c in self.changes)
+
+    @property
+    def forward(self) -> bool:
+        return all(c.forward for c in self.changes)
+
+    def compatible(self, direction: Direction) -> bool:
+        return all(direction.allows(c) for c in self.changes)
+
+    def breaking(self, direction: Direction) -> tuple[Change, ...]:
+        """The changes that break ``direction``."""
+        return tuple(c for c in self.changes if not direction.allows(c))
+
+    def to_dict(self) -> dict[str, object]:
+        """The stable JSON shape printed by ``subhive schema diff --format json``."""
+        return {"backward": self.backward, "forward": self.forward,
+                "changes": [c.to_dict() for c in self.changes]}
