@@ -1,0 +1,87 @@
+"""The ``subhive`` command line: a thin shell over the library, and the only place that prints or exits.
+
+``main(argv)`` is testable: it returns the exit code instead of exiting. 0 means success, 1 that a check
+ran and failed, 2 bad usage or bad input. User mistakes never show a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+import click
+import typer
+
+from ..errors import SubhiveError
+from ._contract import contract_app
+from ._output import Format, err_console, print_error
+from ._schema import schema_app
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="subhive",
+    help="Contract-first sub-hives for multi-agent work on large codebases.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(contract_app, name="contract")
+app.add_typer(schema_app, name="schema")
+
+
+@app.command("version")
+def version() -> None:
+    """Print the installed subhive version.
+
+    Example: subhive version
+    """
+    from importlib.metadata import version as dist_version
+
+    typer.echo(dist_version("subhive"))
+
+
+def _requested_format(argv: Sequence[str]) -> Format:
+    for i, arg in enumerate(argv):
+        if arg in ("--format", "-f") and i + 1 < len(argv) and argv[i + 1] == "json":
+            return Format.json
+        if arg == "--format=json":
+            return Format.json
+    return Format.text
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return its exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        result = app(args=args, prog_name="subhive", standalone_mode=False)
+    except SubhiveError as exc:
+        print_error(exc, _requested_format(args))
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:  # bad usage: unknown option, missing argument, bad value
+        exc.show(file=sys.stderr)
+        return 2
+    except click.exceptions.Abort:
+        err_console.print("aborted")
+        return 130
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a bug in subhive, not a user mistake: say so, keep the details on demand
+        err_console.print(f"[bold red]internal error[/]: {type(exc).__name__}: {exc}")
+        if os.environ.get("SUBHIVE_DEBUG"):
+            traceback.print_exc()
+        else:
+            err_console.print("this is a bug in subhive; rerun with SUBHIVE_DEBUG=1 for the traceback "
+                              "and report it")
+        return 70
+    return result if isinstance(result, int) else 0
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""``subhive contract lint|check|diff``: contracts as a whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from ..compat.contract_check import ContractCheck, check_contract
+from ..errors import CheckFailed, ContractInvalid
+from ._output import Format, change_effect, err_console, out_console, print_json, print_problems
+from ._schema import print_report
+
+contract_app = typer.Typer(help="Lint, compare and check versioned contracts.", no_args_is_help=True)
+
+FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+
+
+@contract_app.command("lint")
+def lint(
+    paths: Annotated[list[Path], typer.Argument(
+        help="Contract directories, trees of contracts, contract.yaml, schema or .proto files.",
+        show_default=False)],
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Check contracts fully: manifest, semver, schemas against the 2020-12 meta-schema, $refs, .proto files.
+
+    Exits 0 when everything is valid and 2 when any problem is found; every problem names its file, line and
+    JSON pointer, and says how to fix it.
+
+    Example: subhive contract lint contracts/
+    """
+    from ..contract import lint_paths
+
+    result = lint_paths(paths)
+    if fmt is Format.json:
+        print_json({"ok": result.ok,
+                    "contracts": [{"name": c.name, "version": str(c.version), "path": str(c.directory)}
+                                  for c in result.contracts],
+                    "problems": [p.to_dict() for p in result.problems]})
+    else:
+        print_problems(result.problems)
+        count = len(result.contracts)
+        summary = f"{count} contract{'s' if count != 1 else ''} checked"
+        if result.ok:
+            err_console.print(f"[green]ok[/]: {summary}, no problems")
+        else:
+            err_console.print(f"[bold red]failed[/]: {summary}, {len(result.problems)} problem"
+                              f"{'s' if len(result.problems) != 1 else ''}")
+    if not result.ok:
+        raise typer.Exit(2)
+
+
+@contract_app.command("check")
+def check(
+    new: Annotated[Path, typer.Argument(help="The new contract version's directory.", show_default=False)],
+    against: Annotated[Path, typer.Option("--against", help="The previous version's directory.",
+                                          show_default=False)],
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Check a new contract version against the previous one: compatibility per part, and its semver bump.
+
+    Operation inputs may only grow (backward), outputs and events may only shrink (forward), protobuf
+    services must stay wire compatible both ways. Breaking needs a major bump, additive a minor, docs-only
+    a patch. Exits 1 when the version bump is too small, listing the changes that need more.
+
+    Example: subhive contract check contracts/orders/2.0.0 --against contracts/orders/1.1.0
+    """
+    result = _check(new, against)
+    if fmt is Format.json:
+        print_json(result.to_dict())
+    else:
+        _print_check(result, semver=True)
+    if not result.semver_ok:
+        raise CheckFailed(_semver_message(result), code="semver.bump_too_small",
+                          hint=f"publish it as {result.suggested_version()} or later, or undo the changes above")
+
+
+@contract_app.command("diff")
+def diff(
+    old: Annotated[Path, typer.Argument(help="The old contract version's directory.", show_default=False)],
+    new: Annotated[Path, typer.Argument(help="The new contract version's directory.", show_default=False)],
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Show every change between two versions of a contract, per part, with the direction each part needs.
+
+    Unlike `check`, it does not judge the version numbers and exits 0 whatever changed.
+
+    Example: subhive contract diff contracts/orders/1.0.0 contracts/orders/1.1.0
+    """
+    result = _check(new, old)
+    if fmt is Format.json:
+        print_json(result.to_dict())
+    else:
+        _print_check(result, semver=False)
+
+
+def _check(new: Path, old: Path) -> ContractCheck:
+    from ..contract import lint_paths, load_contract
+
+    problems = lint_paths([old, new]).problems
+    if problems:
+        raise ContractInvalid(problems)
+    return check_contract(load_contract(new), load_contract(old))
+
+
+def _semver_message(result: ContractCheck) -> str:
+    if result.new_version <= result.old_version:
+        return (f"version {result.new_version} is not newer than {result.old_version}: "
+                "accepted versions are immutable")
+    return (f"{result.name} {result.old_version} -> {result.new_version} is a {result.actual_bump} bump, "
+            f"but the changes need a {result.required_bump} bump")
+
+
+def _print_check(result: ContractCheck, *, semver: bool) -> None:
+    out_console.print(f"[bold]{escape(result.name)}[/] {result.old_version} -> {result.new_version}: "
+                      + ("[green]compatible[/]" if result.compatible else "[bold red]BREAKING[/]")
+                      + f", needs a {result.required_bump} bump")
+    for part in result.parts:
+        if not part.report.changes:
+            continue
+        mark = "[green]ok[/]" if part.compatible else "[bold red]BREAKS[/]"
+        out_console.print(f"  {escape(part.part)} [dim](must stay {part.direction.value})[/]: {mark}")
+        print_report(part.report, indent="    ")
+    if semver:
+        if result.semver_ok:
+            out_console.print(f"semver: [green]ok[/] ({result.actual_bump} bump)")
+        else:
+            out_console.print(f"semver: [bold red]refused[/]: {escape(_semver_message(result))}")
+            for part, change in result.offending():
+                out_console.print(f"  {change_effect(change)} {escape(part)} {escape(change.path or '/')}  "
+                                  f"{escape(change.message)} [dim]\\[{change.code}][/]")

@@ -1,0 +1,53 @@
+"""``subhive schema diff``: compare two JSON Schema files or two ``.proto`` files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from ..compat import diff_files
+from ..compat._report import DiffReport, Direction
+from ..errors import CheckFailed
+from ._output import Format, change_effect, out_console, print_json, verdict_label
+
+schema_app = typer.Typer(help="Work with single schema files.", no_args_is_help=True)
+
+
+@schema_app.command("diff")
+def diff(
+    old: Annotated[Path, typer.Argument(help="The old schema: .json, .yaml or .proto.", show_default=False)],
+    new: Annotated[Path, typer.Argument(help="The new schema, of the same kind.", show_default=False)],
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,
+    require: Annotated[
+        Direction | None,
+        typer.Option(help="Exit 1 unless the verdict holds in this direction (backward, forward or full)."),
+    ] = None,
+) -> None:
+    """Compare two versions of a schema, change by change, per direction.
+
+    backward: every instance valid under OLD is valid under NEW (new readers accept old data).
+    forward: every instance valid under NEW is valid under OLD (old readers accept new data).
+
+    Example: subhive schema diff v1/order.json v2/order.json --format json
+    """
+    report = diff_files(old, new)
+    if fmt is Format.json:
+        print_json(report.to_dict())
+    else:
+        print_report(report)
+    if require is not None and not report.compatible(require):
+        raise CheckFailed(f"the change is not {require.value} compatible",
+                          code="check.incompatible",
+                          hint="see the changes above; a breaking change needs a new major version")
+
+
+def print_report(report: DiffReport, *, indent: str = "") -> None:
+    out_console.print(f"{indent}backward: {verdict_label(report.backward)}   "
+                      f"forward: {verdict_label(report.forward)}   "
+                      f"[dim]({len(report.changes)} change{'s' if len(report.changes) != 1 else ''})[/]")
+    for change in report.changes:
+        out_console.print(f"{indent}  {change_effect(change)} {escape(change.path or '/')}  "
+                          f"{escape(change.message)} [dim]\\[{change.code}][/]")
