@@ -6,9 +6,25 @@
     (True, False)
 """
 
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from ._report import Change, DiffReport, Direction
-from .files import diff_files
-from .jsonschema import diff_schemas
-from .protobuf import diff_protos
+
+if TYPE_CHECKING:
+    from .files import diff_files
+    from .jsonschema import diff_schemas
+    from .protobuf import diff_protos
 
 __all__ = ["Change", "DiffReport", "Direction", "diff_files", "diff_protos", "diff_schemas"]
+
+# The engines load lazily: protoc and the validators are heavy, and most commands need only one of them.
+_LAZY = {"diff_files": ".files", "diff_schemas": ".jsonschema", "diff_protos": ".protobuf"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
