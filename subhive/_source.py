@@ -63,9 +63,12 @@ class SourceDocument:
 
     @cached_property
     def _pointer_lines(self) -> dict[str, int]:
-        if self.is_yaml:
-            return _yaml_pointer_lines(self.text)
-        from json_source_map import calculate  # only needed when an error is reported
+        # JSON is (almost always) valid YAML, and PyYAML's node marks give lines for both; json_source_map
+        # covers the rare JSON that PyYAML rejects (it does not escape "/" in keys, hence second choice).
+        lines = _yaml_pointer_lines(self.text)
+        if lines or self.is_yaml:
+            return lines
+        from json_source_map import calculate
 
         try:
             return {ptr: entry.value_start.line + 1 for ptr, entry in calculate(self.text).items()}
@@ -199,9 +202,12 @@ def _yaml_pointer_lines(text: str) -> dict[str, int]:
     stack: list[tuple[str, yaml.Node]] = [("", root)] if root is not None else []
     while stack:
         pointer, node = stack.pop()
-        lines[pointer] = node.start_mark.line + 1
+        lines.setdefault(pointer, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
-            stack.extend((join_pointer(pointer, str(k.value)), v) for k, v in node.value)
+            for key, value in node.value:
+                child = join_pointer(pointer, str(key.value))
+                lines[child] = key.start_mark.line + 1  # the key's line: where a reader looks for it
+                stack.append((child, value))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((join_pointer(pointer, i), v) for i, v in enumerate(node.value))
     return lines

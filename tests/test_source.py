@@ -1,0 +1,78 @@
+"""Reading JSON and YAML documents: strict parsing and errors that name the file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from subhive._source import MAX_DOCUMENT_BYTES, join_pointer, load_document
+from subhive.errors import InputError
+
+
+def write(tmp_path: Path, name: str, content: bytes | str) -> Path:
+    path = tmp_path / name
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return path
+
+
+def test_json_pointer_lines_are_one_based(tmp_path: Path) -> None:
+    doc = load_document(write(tmp_path, "s.json", '{\n  "properties": {\n    "a/b": {"type": "string"}\n  }\n}'))
+    assert doc.data["properties"]["a/b"] == {"type": "string"}
+    assert doc.line_of("/properties/a~1b") == 3
+    assert doc.line_of("/properties/a~1b/type/nothing") == 3  # nearest known ancestor
+
+
+def test_yaml_pointer_lines(tmp_path: Path) -> None:
+    doc = load_document(write(tmp_path, "c.yaml", "operations:\n  place:\n    input: a.json\n  get:\n    x: 1\n"))
+    assert doc.line_of("/operations/get/x") == 5
+    assert doc.location("/operations/place").line == 2
+
+
+@pytest.mark.parametrize(("name", "content", "code", "line"), [
+    ("invalid_json.json", '{\n  "a": 1,\n}', "input.json", 3),
+    ("duplicate_key.json", '{\n "a": 1,\n "a": 2\n}', "input.duplicate_key", 3),
+    ("nan.json", '{"a": NaN}', "input.json", None),
+    ("invalid_yaml.yaml", "a: [1,\nb: 2\n", "input.yaml", None),
+    ("duplicate_key.yaml", "a: 1\nb: 2\na: 3\n", "input.yaml", 3),
+    ("latin1.json", b'{"a": "\xe9"}', "input.encoding", 1),
+    ("binary.json", b"\x89PNG\r\n\x1a\n\x00\x00", "input.binary", None),
+    ("schema.txt", "{}", "input.file_type", None),
+])
+def test_bad_documents_are_refused_with_code_and_line(
+        tmp_path: Path, name: str, content: str | bytes, code: str, line: int | None) -> None:
+    path = write(tmp_path, name, content)
+    with pytest.raises(InputError) as caught:
+        load_document(path)
+    assert caught.value.code == code
+    assert caught.value.location.file == str(path)
+    if line is not None:
+        assert caught.value.location.line == line
+
+
+def test_missing_file_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        load_document(tmp_path / "nope.json")
+    assert caught.value.code == "input.not_found"
+    with pytest.raises(InputError) as caught:
+        load_document(tmp_path)
+    assert caught.value.code == "input.not_a_file"
+
+
+def test_oversized_file_is_refused_before_parsing(tmp_path: Path) -> None:
+    path = tmp_path / "huge.json"
+    with path.open("w") as out:  # 50 MB of valid JSON: the size check must refuse it, not the parser
+        out.write('{"enum": [')
+        chunk = ",".join(['"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"'] * 1000)
+        while out.tell() < 50 * 1024 * 1024:
+            out.write(chunk + ",")
+        out.write('"end"]}')
+    assert path.stat().st_size > MAX_DOCUMENT_BYTES
+    with pytest.raises(InputError) as caught:
+        load_document(path)
+    assert caught.value.code == "input.too_large"
+    assert "MB" in caught.value.message
+
+
+def test_join_pointer_escapes_rfc6901() -> None:
+    assert join_pointer("/properties", "a/b", "c~d", 0) == "/properties/a~1b/c~0d/0"
