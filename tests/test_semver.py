@@ -15,7 +15,7 @@ SEMVER_ORG_ORDER = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-b
 
 def test_ordering_follows_semver_org_precedence() -> None:
     parsed = [Version.parse(v) for v in SEMVER_ORG_ORDER]
-    assert sorted(reversed(parsed)) == parsed
+    assert sorted(parsed[::-1]) == parsed
 
 
 def test_build_metadata_does_not_affect_precedence() -> None:

@@ -53,7 +53,7 @@ def _requested_format(argv: Sequence[str]) -> Format:
     return Format.text
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return per outcome
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 __all__ = ["Change", "DiffReport", "Direction"]
 
 
-class Direction(str, Enum):
+class Direction(StrEnum):
     """Which direction a schema must stay compatible in."""
 
     BACKWARD = "backward"  # may only grow: request inputs (new readers accept old writers)
