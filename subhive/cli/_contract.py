@@ -129,6 +129,6 @@ def _print_check(result: ContractCheck, *, semver: bool) -> None:
             out_console.print(f"semver: [green]ok[/] ({result.actual_bump} bump)")
         else:
             out_console.print(f"semver: [bold red]refused[/]: {escape(_semver_message(result))}")
-            for part, change in result.offending():
-                out_console.print(f"  {change_effect(change)} {escape(part)} {escape(change.path or '/')}  "
+            for part_name, change in result.offending():
+                out_console.print(f"  {change_effect(change)} {escape(part_name)} {escape(change.path or '/')}  "
                                   f"{escape(change.message)} [dim]\\[{change.code}][/]")
