@@ -1,0 +1,30 @@
+"""Contracts: the ``contract.yaml`` format, loading, and lint.
+
+    >>> from subhive.contract import load_contract, lint_paths
+    >>> contract = load_contract("contracts/orders/1.1.0")  # doctest: +SKIP
+    >>> contract.name, str(contract.version), sorted(contract.operations)  # doctest: +SKIP
+    ('orders', '1.1.0', ['place_order'])
+    >>> lint_paths(["contracts/"]).ok  # doctest: +SKIP
+    True
+
+The format is specified in docs/contracts.md, the lint problem codes in docs/lint.md.
+"""
+
+from ._model import Contract, Event, GrpcSpec, Operation, SchemaRef
+from ._refs import RefResolver, SchemaDocuments
+from .lint import LintResult, lint_contract, lint_paths, load_contract, load_schema_file
+
+__all__ = [
+    "Contract",
+    "Event",
+    "GrpcSpec",
+    "LintResult",
+    "Operation",
+    "RefResolver",
+    "SchemaDocuments",
+    "SchemaRef",
+    "lint_contract",
+    "lint_paths",
+    "load_contract",
+    "load_schema_file",
+]

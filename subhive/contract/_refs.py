@@ -1,0 +1,401 @@
+"""Local ``$ref`` resolution inside one contract directory, never over the network.
+
+A contract's schemas refer to each other by relative path (``schemas.json#/$defs/Order``), within one
+file (``#/$defs/Line``), by anchor (``#line``) or by an ``$id`` declared in one of the contract's own
+documents (``urn:shop:money``). Anything else, a URL, a ``file:`` URI, a path leaving the directory,
+is refused: a contract must mean the same thing on every machine, offline, forever.
+
+:class:`SchemaDocuments` reads each document once, indexes it (where its subschemas, ``$id``s, anchors and
+``$ref``s are) and resolves references; :class:`RefResolver` is the callable the JSON Schema diff engine
+takes for references that leave a document::
+
+    docs = SchemaDocuments(Path("contracts/orders/1.0.0"))
+    resolver = docs.resolver(docs.load(Path("contracts/orders/1.0.0/place_order.input.json")))
+    subschema, resolver_there = resolver("schemas.json#/$defs/OrderLine")
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urldefrag, urljoin, urlsplit
+from urllib.request import url2pathname
+
+from .._source import SourceDocument, join_pointer, load_document
+from ..errors import InputError, Location
+
+__all__ = ["DocumentIndex", "RefResolver", "RefSite", "SchemaDocuments", "Target", "resolve_pointer"]
+
+# Keywords whose value is one subschema, a map of subschemas, or a list of subschemas (draft 2020-12).
+# ``definitions`` is not a 2020-12 keyword, but older schemas keep their $defs there and point into it.
+_ONE = ("additionalProperties", "propertyNames", "items", "contains", "not", "if", "then", "else",
+        "unevaluatedItems", "unevaluatedProperties", "contentSchema")
+_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
+# Subschemas applied to the same instance as their parent: a cycle made only of these (and $refs) never
+# reaches a property or an item, so a validator following it would loop forever.
+_IN_PLACE = frozenset({"not", "if", "then", "else", "dependentSchemas", "allOf", "anyOf", "oneOf"})
+REF_KEYWORDS = ("$ref", "$dynamicRef")
+
+
+class _Missing(LookupError):
+    pass
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def resolve_pointer(data: Any, pointer: str) -> Any:
+    """The value at RFC 6901 ``pointer`` in ``data``; raises ``LookupError`` naming the first missing step.
+
+    >>> resolve_pointer({"$defs": {"a/b": [1, 2]}}, "/$defs/a~1b/1")
+    2
+    """
+    if pointer == "":
+        return data
+    if not pointer.startswith("/"):
+        raise _Missing(f"{pointer!r} is not a JSON pointer (it must start with '/')")
+    node = data
+    seen = ""
+    for raw in pointer[1:].split("/"):
+        token = _unescape(raw)
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and (token == "0" or not token.startswith("0")) \
+                and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            raise _Missing(f"no {token!r} at {seen or '/'}")
+        seen += "/" + raw
+    return node
+
+
+@dataclass(frozen=True, slots=True)
+class RefSite:
+    """One ``$ref`` (or ``$dynamicRef``) in a document: where, which keyword, the text, the base URI there."""
+
+    schema_pointer: str
+    keyword: str
+    ref: str
+    base: str
+
+    @property
+    def pointer(self) -> str:
+        return join_pointer(self.schema_pointer, self.keyword)
+
+
+@dataclass(slots=True)
+class DocumentIndex:
+    """Where a document's subschemas, resources (``$id``), anchors, ``$ref``s and patterns are."""
+
+    uri: str
+    schema_pointers: set[str] = field(default_factory=set)
+    resources: dict[str, str] = field(default_factory=dict)  # canonical resource URI -> pointer
+    aliases: dict[str, str] = field(default_factory=dict)  # any URI naming a resource -> canonical URI
+    anchors: dict[tuple[str, str], str] = field(default_factory=dict)  # (resource URI, name) -> pointer
+    refs: list[RefSite] = field(default_factory=list)
+    in_place: dict[str, list[str]] = field(default_factory=dict)  # pointer -> same-instance subschemas
+    dialects: list[tuple[str, Any]] = field(default_factory=list)  # ($schema pointer, value)
+    patterns: list[tuple[str, str]] = field(default_factory=list)  # (pointer, regex)
+
+    @property
+    def root_base(self) -> str:
+        """The base URI of the document root: its ``$id`` if it has one, else its file URI."""
+        return self.aliases.get(self.uri, self.uri)
+
+    def walk(self, data: Any, pointer: str, base: str) -> None:
+        """Index the schema at ``pointer`` and everything below it (iteratively: documents can be deep)."""
+        stack: list[tuple[str, Any, str]] = [(pointer, data, base)]
+        while stack:
+            ptr, node, base = stack.pop()
+            if isinstance(node, bool):
+                self.schema_pointers.add(ptr)
+            elif isinstance(node, dict) and ptr not in self.schema_pointers:
+                self.schema_pointers.add(ptr)
+                base = self._visit(ptr, node, base)
+                stack.extend(self._children(ptr, node, base))
+
+    def _visit(self, ptr: str, node: dict[str, Any], base: str) -> str:
+        ident = node.get("$id")
+        if isinstance(ident, str):
+            new_base = urldefrag(urljoin(base, ident))[0]
+            self.resources.setdefault(new_base, ptr)
+            self.aliases.setdefault(new_base, new_base)
+            if ptr == "":  # the root is known both by its file URI and by its $id
+                self.aliases[self.uri] = new_base
+            base = new_base
+        elif ptr == "":
+            self.resources[base] = ""
+            self.aliases[base] = base
+        for keyword in ("$anchor", "$dynamicAnchor"):
+            name = node.get(keyword)
+            if isinstance(name, str):
+                self.anchors.setdefault((base, name), ptr)
+        if "$schema" in node:
+            self.dialects.append((join_pointer(ptr, "$schema"), node["$schema"]))
+        for keyword in REF_KEYWORDS:
+            ref = node.get(keyword)
+            if isinstance(ref, str):
+                self.refs.append(RefSite(ptr, keyword, ref, base))
+        pattern = node.get("pattern")
+        if isinstance(pattern, str):
+            self.patterns.append((join_pointer(ptr, "pattern"), pattern))
+        pattern_props = node.get("patternProperties")
+        if isinstance(pattern_props, dict):
+            self.patterns.extend((join_pointer(ptr, "patternProperties", p), p) for p in pattern_props)
+        return base
+
+    def _children(self, ptr: str, node: dict[str, Any], base: str) -> list[tuple[str, Any, str]]:
+        out: list[tuple[str, Any, str]] = []
+        for keyword in _ONE:
+            if keyword in node:
+                out.append((join_pointer(ptr, keyword), node[keyword], base))
+        for keyword in _MAP:
+            value = node.get(keyword)
+            if isinstance(value, dict):
+                out.extend((join_pointer(ptr, keyword, name), sub, base) for name, sub in value.items())
+        for keyword in _LIST:
+            value = node.get(keyword)
+            if isinstance(value, list):
+                out.extend((join_pointer(ptr, keyword, i), sub, base) for i, sub in enumerate(value))
+        same_instance = [child for child, _, _ in out if _in_place(ptr, child)]
+        if same_instance:
+            self.in_place[ptr] = same_instance
+        return out
+
+
+def _in_place(parent: str, child: str) -> bool:
+    keyword = child[len(parent) + 1:].split("/", 1)[0]
+    return keyword in _IN_PLACE
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a reference lands: a document and a JSON pointer into it."""
+
+    document: SourceDocument
+    pointer: str
+
+    @property
+    def schema(self) -> Any:
+        return resolve_pointer(self.document.data, self.pointer)
+
+
+def _file_uri(path: Path) -> str:
+    return Path(os.path.abspath(path)).as_uri()
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+class SchemaDocuments:
+    """The schema documents of one contract directory: read once, indexed once, resolved offline.
+
+    >>> docs = SchemaDocuments(Path("contracts/orders/1.0.0"))  # doctest: +SKIP
+    >>> docs.resolve_ref(docs.load(Path("contracts/orders/1.0.0/a.json")), "b.json#/$defs/X").pointer
+    '/$defs/X'
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self._root = Path(os.path.abspath(self.directory))
+        self._real_root = Path(os.path.realpath(self.directory))
+        self._documents: dict[str, SourceDocument] = {}
+        self._failures: dict[str, InputError] = {}
+        self._indexes: dict[int, DocumentIndex] = {}
+        self._resolvers: dict[int, RefResolver] = {}
+        self._ids: dict[str, SourceDocument] = {}  # $id URIs declared by documents read so far
+
+    # --- documents -------------------------------------------------------------------------------------
+
+    def load(self, path: Path) -> SourceDocument:
+        """Read ``path`` once; raise the :class:`InputError` of ``load_document`` (again) if it is bad."""
+        key = os.path.abspath(path)
+        if key in self._documents:
+            return self._documents[key]
+        if key in self._failures:
+            raise self._failures[key]
+        try:
+            doc = load_document(path)
+        except InputError as exc:
+            self._failures[key] = exc
+            raise
+        self._documents[key] = doc
+        self.index(doc)
+        return doc
+
+    def index(self, doc: SourceDocument) -> DocumentIndex:
+        found = self._indexes.get(id(doc))
+        if found is None:
+            found = DocumentIndex(_file_uri(doc.path))
+            found.walk(doc.data, "", found.uri)
+            self._indexes[id(doc)] = found
+            for uri in found.aliases:
+                self._ids.setdefault(uri, doc)
+        return found
+
+    def ensure_schema(self, doc: SourceDocument, pointer: str) -> bool:
+        """Index the subschema at ``pointer`` if the walk did not reach it (a ref into a plain container).
+
+        Returns True when it was not a known schema position before.
+        """
+        index = self.index(doc)
+        if pointer in index.schema_pointers:
+            return False
+        index.walk(resolve_pointer(doc.data, pointer), pointer, index.root_base)
+        return True
+
+    def subschema(self, doc: SourceDocument, pointer: str) -> Any:
+        try:
+            value = resolve_pointer(doc.data, pointer)
+        except LookupError as exc:
+            raise InputError(f"pointer {pointer!r} does not resolve: {exc}", code="manifest.pointer_unresolved",
+                             location=doc.location(""),
+                             hint="point at an existing subschema, e.g. '#/$defs/Name'") from None
+        if not isinstance(value, dict | bool):
+            raise InputError(f"{pointer or '/'} is a {type(value).__name__}, not a schema",
+                             code="manifest.pointer_unresolved", location=doc.location(pointer),
+                             hint="point at an object (or a boolean) schema")
+        return value
+
+    def resolver(self, doc: SourceDocument) -> RefResolver:
+        found = self._resolvers.get(id(doc))
+        if found is None:
+            found = self._resolvers[id(doc)] = RefResolver(self, doc)
+        return found
+
+    def documents(self) -> list[SourceDocument]:
+        """Every document read so far, in the order it was read."""
+        return list(self._documents.values())
+
+    # --- references ------------------------------------------------------------------------------------
+
+    def resolve(self, doc: SourceDocument, site: RefSite) -> Target:
+        """Resolve one reference; raise :class:`InputError` (``schema.ref_*``) located at the ``$ref``."""
+        where = doc.location(site.pointer)
+        ref = site.ref
+        scheme = urlsplit(ref).scheme
+        if scheme == "file":
+            raise InputError(f"{site.keyword} {ref!r} is a file: URI", code="schema.ref_remote", location=where,
+                             hint="refer to files of the contract by a relative path, e.g. 'common.json#/$defs/X'")
+        uri, fragment = urldefrag(ref if scheme else urljoin(site.base, ref))
+        fragment = unquote(fragment)
+        index = self.index(doc)
+        if uri in index.aliases:
+            return self._within(doc, index, uri, fragment, site=site, where=where)
+        if uri in self._ids:
+            other = self._ids[uri]
+            return self._within(other, self.index(other), uri, fragment, site=site, where=where)
+        parts = urlsplit(uri)
+        if parts.scheme != "file" or parts.netloc:
+            hint = "subhive never fetches schemas: copy the schema into the contract directory and refer to it " \
+                   "by a relative path"
+            if not scheme:
+                hint += f" (this relative reference was resolved against the $id {site.base!r})"
+            raise InputError(f"{site.keyword} {ref!r} points outside the contract ({uri})", code="schema.ref_remote",
+                             location=where, hint=hint)
+        return self._in_file(Path(url2pathname(parts.path)), fragment, site=site, where=where)
+
+    def resolve_ref(self, doc: SourceDocument, ref: str) -> Target:
+        """Resolve ``ref`` as written in ``doc``. When ``doc`` holds that exact reference, it is resolved against
+        the base URI where it occurs (a nested ``$id`` may change it); otherwise against the document's own."""
+        index = self.index(doc)
+        sites = [s for s in index.refs if s.ref == ref]
+        if not sites:
+            return self.resolve(doc, RefSite("", "$ref", ref, index.root_base))
+        targets = {(id(t.document), t.pointer): t for t in (self.resolve(doc, s) for s in sites)}
+        if len(targets) > 1:
+            raise InputError(f"$ref {ref!r} means different schemas in different places of this document "
+                             "(nested $id)", code="schema.ref_ambiguous", location=doc.location(sites[0].pointer),
+                             hint="write the reference so that it names one schema wherever it occurs")
+        return next(iter(targets.values()))
+
+    def _in_file(self, path: Path, fragment: str, site: RefSite, where: Location) -> Target:
+        path = Path(os.path.normpath(path))
+        if not _inside(path, self._root) or not _inside(Path(os.path.realpath(path)), self._real_root):
+            raise InputError(f"{site.keyword} {site.ref!r} leaves the contract directory", code="schema.ref_escape",
+                             location=where, hint="keep every schema a contract uses inside its directory; copy "
+                             "shared definitions in (accepted versions are immutable, so copies never drift)")
+        if not path.is_file():
+            raise InputError(f"{site.keyword} {site.ref!r}: file {_relative(path, self._root)} not found",
+                             code="schema.ref_unresolved", location=where,
+                             hint="check the file name; references are relative to the referring file")
+        try:
+            other = self.load(path)
+        except InputError as exc:
+            # The broken file gets its own problem (with its line); here, say why the reference fails.
+            raise InputError(f"{site.keyword} {site.ref!r}: {_relative(path, self._root)} cannot be read "
+                             f"({exc.code})", code="schema.ref_unresolved", location=where,
+                             hint="fix the referenced file first") from exc
+        index = self.index(other)
+        return self._within(other, index, index.uri, fragment, site=site, where=where)
+
+    def _within(self, doc: SourceDocument, index: DocumentIndex, uri: str, fragment: str, *, site: RefSite,
+                where: Location) -> Target:
+        canonical = index.aliases.get(uri, uri)
+        root = index.resources.get(canonical, "")
+        if fragment == "" or fragment.startswith("/"):
+            pointer = root + fragment
+            try:
+                value = resolve_pointer(doc.data, pointer)
+            except LookupError as exc:
+                raise InputError(f"{site.keyword} {site.ref!r} does not resolve: {exc}", code="schema.ref_unresolved",
+                                 location=where, hint=_pointer_hint(index)) from None
+        else:
+            found = index.anchors.get((canonical, fragment))
+            if found is None:
+                raise InputError(f"{site.keyword} {site.ref!r}: no $anchor {fragment!r} in "
+                                 f"{_relative(doc.path, self._root)}", code="schema.ref_unresolved", location=where,
+                                 hint="declare it with \"$anchor\", or use a JSON pointer such as '#/$defs/Name'")
+            pointer = found
+            value = resolve_pointer(doc.data, pointer)
+        if not isinstance(value, dict | bool):
+            raise InputError(f"{site.keyword} {site.ref!r} points at a {type(value).__name__}, not a schema",
+                             code="schema.ref_unresolved", location=where,
+                             hint="point at an object (or boolean) schema")
+        return Target(doc, pointer)
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(Path(os.path.abspath(path)).relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def _pointer_hint(index: DocumentIndex) -> str:
+    defs = sorted(p for p in index.schema_pointers if p.count("/") == 2 and p.startswith(("/$defs/", "/definitions/")))
+    if defs:
+        shown = ", ".join("#" + p for p in defs[:5])
+        return f"the document defines {shown}{', ...' if len(defs) > 5 else ''}"
+    return "a JSON pointer names keys from the document root, e.g. '#/$defs/Name'"
+
+
+class RefResolver:
+    """Resolves references that leave a document: ``resolver("other.json#/$defs/X")`` returns the subschema
+    and the resolver for the document it lives in. Same-document references (``#/$defs/X``, ``#anchor``)
+    work too. An unresolvable reference raises :class:`InputError` with a ``schema.ref_*`` code.
+
+    >>> subschema, there = resolver("schemas.json#/$defs/OrderLine")  # doctest: +SKIP
+    """
+
+    __slots__ = ("_cache", "_documents", "document")
+
+    def __init__(self, documents: SchemaDocuments, document: SourceDocument) -> None:
+        self._documents = documents
+        self.document = document
+        self._cache: dict[str, tuple[Any, RefResolver]] = {}
+
+    def __call__(self, ref: str) -> tuple[Any, RefResolver]:
+        found = self._cache.get(ref)
+        if found is None:
+            target = self._documents.resolve_ref(self.document, ref)
+            found = self._cache[ref] = (target.schema, self._documents.resolver(target.document))
+        return found
+
+    def __repr__(self) -> str:
+        return f"RefResolver({str(self.document.path)!r})"

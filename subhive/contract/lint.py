@@ -1,0 +1,544 @@
+"""Lint: every check a contract, a schema file or a ``.proto`` must pass, with every problem collected.
+
+    >>> result = lint_paths(["contracts/"])  # doctest: +SKIP
+    >>> result.ok, [p.code for p in result.problems]  # doctest: +SKIP
+    (False, ['schema.ref_remote'])
+
+Schemas are checked against the draft 2020-12 meta-schema. The meta-schema check runs first in
+jsonschema-rs (microseconds); python-jsonschema, the reference for readable errors, runs only on documents
+that fail it, or that hold a regex Python's ``re`` refuses, which python-jsonschema would also refuse. On top
+of the meta-schema: ``$schema`` must be 2020-12, every ``$ref`` must resolve inside the contract directory
+(nothing is ever fetched), ``$ref`` cycles must pass through a property or an item, and the runtime
+validator (jsonschema-rs) must compile each schema the manifest names. Problem codes: docs/lint.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urldefrag, urlsplit
+from urllib.request import url2pathname
+
+import jsonschema_rs
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+
+from .._source import SourceDocument, join_pointer
+from ..errors import ContractInvalid, InputError, Location, Problem
+from ._load import MANIFEST_NAME, SCHEMA_SUFFIXES, ManifestDraft, contract_directory, read_manifest
+from ._model import Contract, GrpcSpec, SchemaRef
+from ._refs import RefSite, SchemaDocuments, Target
+
+__all__ = ["LintResult", "lint_contract", "lint_paths", "load_contract", "load_schema_file"]
+
+DIALECTS = frozenset({"https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#"})
+RPC_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+_SKIPPED_DIRS = frozenset({".subhive", "node_modules", "__pycache__"})
+_MAX_MESSAGE = 240
+
+
+@dataclass(frozen=True, slots=True)
+class LintResult:
+    """Every problem found, and the contracts that loaded without any."""
+
+    problems: tuple[Problem, ...] = ()
+    contracts: tuple[Contract, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+# --- public entry points ---------------------------------------------------------------------------------
+
+
+def load_contract(path: str | Path) -> Contract:
+    """Load and fully check a contract directory (or its ``contract.yaml``).
+
+    >>> load_contract("contracts/orders/1.1.0").operations["place_order"].input.pointer  # doctest: +SKIP
+    ''
+
+    Raises :class:`InputError` when ``path`` does not exist, :class:`ContractInvalid` listing every problem
+    when the contract is not valid.
+    """
+    contract, problems = lint_contract(contract_directory(path))
+    if contract is None:
+        raise ContractInvalid(problems, summary=_summary(path, problems))
+    return contract
+
+
+def load_schema_file(path: str | Path) -> SchemaRef:
+    """Load and fully check one schema file: ``load_schema_file("orders/1.0.0/order.json").schema``.
+
+    ``$ref``s resolve within the contract directory holding the file (the nearest ancestor with a
+    ``contract.yaml``), or within the file's own directory. Raises :class:`ContractInvalid` listing every
+    problem, :class:`InputError` for a missing file.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", code="input.not_found", location=Location(file=str(path)),
+                         hint="check the path; it is resolved from the current directory")
+    ref, problems = _lint_schema_file(path)
+    if problems:
+        raise ContractInvalid(problems, summary=_summary(path, problems))
+    return ref
+
+
+def lint_contract(directory: Path) -> tuple[Contract | None, tuple[Problem, ...]]:
+    """Check one contract directory; the contract is ``None`` unless there are no problems."""
+    documents = SchemaDocuments(directory)
+    draft = read_manifest(directory, documents)
+    problems = _Problems(draft.problems)
+    if draft.manifest is not None:
+        _SchemaChecks(documents, problems).run(
+            [(ref, draft.manifest.location(pointer)) for ref, pointer in draft.schema_refs])
+        if draft.grpc is not None:
+            _check_grpc(draft.grpc, directory, problems, draft)
+    found = problems.sorted()
+    return (draft.contract() if not found else None), found
+
+
+def lint_paths(paths: Sequence[str | Path]) -> LintResult:
+    """Lint contract directories, trees of contracts, ``contract.yaml`` files, schema files and ``.proto`` files.
+
+    Never raises for bad input: every problem is in ``result.problems``. A path with nothing to lint is a
+    problem (``lint.nothing_found``), not a silent pass.
+
+    >>> lint_paths(["contracts/orders/1.0.0", "extra/order.json"]).ok  # doctest: +SKIP
+    True
+    """
+    problems: list[Problem] = []
+    contracts: list[Contract] = []
+    seen: set[tuple[str, str]] = set()
+    for kind, path in _targets(paths, problems):
+        key = (kind, os.path.abspath(path))
+        if key in seen:
+            continue
+        seen.add(key)
+        if kind == "contract":
+            contract, found = lint_contract(path)
+            problems.extend(found)
+            if contract is not None:
+                contracts.append(contract)
+        elif kind == "schema":
+            problems.extend(_lint_schema_file(path)[1])
+        else:
+            problems.extend(_lint_proto_file(path))
+    return LintResult(tuple(problems), tuple(contracts))
+
+
+def _summary(path: str | Path, problems: Sequence[Problem]) -> str:
+    count = len(problems)
+    return f"{path} is not valid: " + (problems[0].message if count == 1 else f"{count} problems")
+
+
+# --- finding what to lint --------------------------------------------------------------------------------
+
+
+def _targets(paths: Iterable[str | Path], problems: list[Problem]) -> Iterator[tuple[str, Path]]:
+    for raw in paths:
+        path = Path(raw)
+        where = Location(file=str(path))
+        if not path.exists():
+            problems.append(Problem("input.not_found", "no such file or directory", where,
+                                    "check the path; it is resolved from the current directory"))
+        elif path.is_dir():
+            yield from _directory_targets(path, problems)
+        elif path.name == MANIFEST_NAME:
+            yield "contract", path.parent
+        elif path.suffix.lower() in SCHEMA_SUFFIXES:
+            yield "schema", path
+        elif path.suffix.lower() == ".proto":
+            yield "proto", path
+        else:
+            problems.append(Problem("lint.unsupported_file", f"cannot lint a {path.suffix or 'suffix-less'} file",
+                                    where, "lint contract directories, contract.yaml, .json/.yaml/.yml schemas "
+                                    "or .proto files"))
+
+
+def _directory_targets(path: Path, problems: list[Problem]) -> Iterator[tuple[str, Path]]:
+    if (path / MANIFEST_NAME).is_file():
+        yield "contract", path
+        return
+    found = _find_manifests(path)
+    if found:
+        yield from (("contract", p) for p in found)
+        return
+    where = Location(file=str(path))
+    if any(p.suffix.lower() in (*SCHEMA_SUFFIXES, ".proto") for p in path.iterdir() if p.is_file()):
+        problems.append(Problem("contract.no_manifest", f"{path} holds schema files but no {MANIFEST_NAME}", where,
+                                f"a contract directory needs a {MANIFEST_NAME} naming its operations, events "
+                                "and gRPC service (docs/contracts.md); to lint the files alone, pass them "
+                                "one by one"))
+    else:
+        problems.append(Problem("lint.nothing_found", f"no {MANIFEST_NAME} in {path} or below it", where,
+                                "pass a contract directory (contracts/<name>/<version>/), a tree holding "
+                                "contracts, or schema/.proto files; hidden directories are skipped"))
+
+
+def _find_manifests(root: Path) -> list[Path]:
+    found: list[Path] = []
+    for current, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
+        if MANIFEST_NAME in files:
+            found.append(Path(current))
+    return sorted(found)
+
+
+def _contract_root(path: Path) -> Path:
+    """The directory a lone file's ``$ref``s and imports may reach: its contract's, else its own."""
+    for parent in Path(os.path.abspath(path)).parents:
+        if (parent / MANIFEST_NAME).is_file():
+            return Path(os.path.relpath(parent)) if not path.is_absolute() else parent
+    return path.parent
+
+
+def _lint_schema_file(path: Path) -> tuple[SchemaRef, tuple[Problem, ...]]:
+    documents = SchemaDocuments(_contract_root(path))
+    ref = SchemaRef(path, "", documents)
+    problems = _Problems()
+    _SchemaChecks(documents, problems).run([(ref, None)])
+    return ref, problems.sorted()
+
+
+def _lint_proto_file(path: Path) -> tuple[Problem, ...]:
+    problems = _Problems()
+    _check_grpc(GrpcSpec(path, ""), _contract_root(path), problems, None)
+    return problems.sorted()
+
+
+# --- problems --------------------------------------------------------------------------------------------
+
+
+class _Problems:
+    """Problems without repeats (two $refs to one broken file report it once), sorted for stable output."""
+
+    def __init__(self, initial: Iterable[Problem] = ()) -> None:
+        self._items: dict[tuple[str, str, str | None, int | None, str | None], Problem] = {}
+        self._first = list(initial)  # manifest problems keep their (document) order, first
+        self.extend(self._first)
+
+    def add(self, problem: Problem) -> None:
+        loc = problem.location
+        self._items.setdefault((problem.code, problem.message, loc.file, loc.line, loc.pointer), problem)
+
+    def extend(self, problems: Iterable[Problem]) -> None:
+        for problem in problems:
+            self.add(problem)
+
+    def __bool__(self) -> bool:
+        return bool(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def sorted(self) -> tuple[Problem, ...]:
+        def key(p: Problem) -> tuple[str, int, str, str]:
+            return (p.location.file or "", p.location.line or 0, p.location.pointer or "", p.code)
+
+        return tuple(sorted(self._items.values(), key=key))
+
+
+# --- schemas ---------------------------------------------------------------------------------------------
+
+
+@cache
+def _meta_validator() -> Draft202012Validator:
+    # Built once: creating it compiles the meta-schema's own $refs. FORMAT_CHECKER makes "regex" checked,
+    # exactly as Draft202012Validator.check_schema does.
+    return Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+@cache
+def _python_regex_ok(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
+
+
+def _rs_meta_ok(schema: Any) -> bool:
+    try:
+        return bool(jsonschema_rs.meta.is_valid(schema))
+    except Exception:  # an unknown $schema, for one: let python-jsonschema explain
+        return False
+
+
+class _SchemaChecks:
+    """Checks the schema documents a contract names and every document their ``$ref``s reach."""
+
+    def __init__(self, documents: SchemaDocuments, problems: _Problems) -> None:
+        self.documents = documents
+        self.problems = problems
+        self._done: set[int] = set()
+        self._queue: list[SourceDocument] = []
+        # (document id, pointer) -> same-instance successors, each with the $ref that leads there (if any)
+        self._edges: dict[tuple[int, str], list[tuple[tuple[int, str], tuple[SourceDocument, RefSite] | None]]] = {}
+        self._by_id: dict[int, SourceDocument] = {}
+
+    def run(self, refs: Sequence[tuple[SchemaRef, Location | None]]) -> None:
+        named: list[tuple[SchemaRef, SourceDocument]] = []
+        for ref, where in refs:
+            try:
+                doc = self.documents.load(ref.file)
+            except InputError as exc:
+                self.problems.extend(exc.problems)
+                continue
+            if self._check_pointer(doc, ref.pointer, where):
+                named.append((ref, doc))
+            self._enqueue(doc)
+        while self._queue:
+            self._check_document(self._queue.pop(0))
+        self._check_cycles()
+        if not self.problems:
+            for ref, _ in named:
+                self._check_runtime(ref)
+
+    def _enqueue(self, doc: SourceDocument) -> None:
+        if id(doc) not in self._done:
+            self._done.add(id(doc))
+            self._by_id[id(doc)] = doc
+            self._queue.append(doc)
+
+    def _check_pointer(self, doc: SourceDocument, pointer: str, where: Location | None) -> bool:
+        try:
+            self.documents.subschema(doc, pointer)
+        except InputError as exc:
+            self.problems.add(Problem(exc.code, f"{doc.path.name}#{pointer}: {exc.message}", where or exc.location,
+                                      exc.hint))
+            return False
+        if self.documents.ensure_schema(doc, pointer):
+            self._meta(doc, pointer)  # a plain container's member: the whole-document check did not cover it
+        return True
+
+    def _check_document(self, doc: SourceDocument) -> None:
+        index = self.documents.index(doc)
+        self._meta(doc, "")
+        for pointer, value in index.dialects:
+            if isinstance(value, str) and value not in DIALECTS:
+                self.problems.add(Problem("schema.dialect", f"$schema is {value!r}, not draft 2020-12",
+                                          doc.location(pointer), f"use \"$schema\": \"{min(DIALECTS)}\" or remove it; "
+                                          "subhive reads every schema as draft 2020-12"))
+        for parent, children in index.in_place.items():
+            self._edges.setdefault((id(doc), parent), []).extend(((id(doc), c), None) for c in children)
+        for site in list(index.refs):
+            try:
+                target = self.documents.resolve(doc, site)
+            except InputError as exc:
+                self.problems.extend(exc.problems)
+                continue
+            self._follow(doc, site, target)
+        self._check_ambiguous(doc)
+
+    def _follow(self, doc: SourceDocument, site: RefSite, target: Target) -> None:
+        self._enqueue(target.document)
+        if self.documents.ensure_schema(target.document, target.pointer):
+            self._meta(target.document, target.pointer)
+            if target.document is doc or id(target.document) in self._done:
+                # The walk just added refs below the target: they are checked with their document, or now.
+                self._recheck_new_refs(target.document, target.pointer)
+        self._edges.setdefault((id(doc), site.schema_pointer), []).append(
+            ((id(target.document), target.pointer), (doc, site)))
+
+    def _recheck_new_refs(self, doc: SourceDocument, pointer: str) -> None:
+        index = self.documents.index(doc)
+        for site in index.refs:
+            if site.schema_pointer == pointer or site.schema_pointer.startswith(pointer + "/"):
+                try:
+                    target = self.documents.resolve(doc, site)
+                except InputError as exc:
+                    self.problems.extend(exc.problems)
+                    continue
+                self._follow(doc, site, target)
+
+    def _check_ambiguous(self, doc: SourceDocument) -> None:
+        index = self.documents.index(doc)
+        by_text: dict[str, set[str]] = {}
+        for site in index.refs:
+            by_text.setdefault(site.ref, set()).add(site.base)
+        for ref, bases in by_text.items():
+            if len(bases) > 1 and not urlsplit(ref).scheme:
+                try:
+                    self.documents.resolve_ref(doc, ref)
+                except InputError as exc:
+                    if exc.code == "schema.ref_ambiguous":
+                        self.problems.extend(exc.problems)
+
+    # --- meta-schema -------------------------------------------------------------------------------------
+
+    def _meta(self, doc: SourceDocument, pointer: str) -> None:
+        schema = self.documents.subschema(doc, pointer) if pointer else doc.data
+        index = self.documents.index(doc)
+        inside = pointer + "/"
+        regexes_ok = all(_python_regex_ok(p) for at, p in index.patterns if not pointer or at.startswith(inside))
+        if regexes_ok and _rs_meta_ok(schema):
+            return
+        found = False
+        for error in _meta_validator().iter_errors(schema):
+            found = True
+            self.problems.add(_meta_problem(doc, pointer, error))
+        if not found and not _rs_meta_ok(schema):
+            # jsonschema-rs (the runtime validator) disagrees with python-jsonschema: its verdict is the one
+            # messages will meet, so report it.
+            try:
+                jsonschema_rs.meta.validate(schema)
+                message = "the runtime validator refuses this schema"
+            except Exception as exc:  # jsonschema_rs.ValidationError or a referencing error
+                message = str(exc).splitlines()[0]
+            self.problems.add(Problem("schema.meta", _shorten(message), doc.location(pointer),
+                                      "fix the schema so that it follows the JSON Schema 2020-12 meta-schema"))
+
+    # --- cycles ------------------------------------------------------------------------------------------
+
+    def _check_cycles(self) -> None:
+        white, grey, black = 0, 1, 2
+        colour: dict[tuple[int, str], int] = {}
+        for start in list(self._edges):
+            if colour.get(start, white) != white:
+                continue
+            colour[start] = grey
+            path: list[tuple[tuple[int, str], tuple[SourceDocument, RefSite] | None]] = [(start, None)]
+            stack = [iter(self._edges.get(start, ()))]
+            while stack:
+                step = next(stack[-1], None)
+                if step is None:
+                    stack.pop()
+                    colour[path.pop()[0]] = black
+                    continue
+                node, via = step
+                state = colour.get(node, white)
+                if state == grey:
+                    self._report_cycle(path, node, via)
+                elif state == white:
+                    colour[node] = grey
+                    path.append((node, via))
+                    stack.append(iter(self._edges.get(node, ())))
+
+    def _report_cycle(self, path: list[tuple[tuple[int, str], tuple[SourceDocument, RefSite] | None]],
+                      node: tuple[int, str], via: tuple[SourceDocument, RefSite] | None) -> None:
+        start = next(i for i, (n, _) in enumerate(path) if n == node)
+        loop = [*path[start + 1:], (node, via)]
+        refs = [v for _, v in loop if v is not None]
+        doc, site = refs[-1] if via is None else via
+        nodes = [path[start][0], *(n for n, _ in loop)]
+        files = {n[0] for n in nodes}
+        chain = " -> ".join((f"{self._by_id[d].path.name}#{p}" if len(files) > 1 else f"#{p}") for d, p in nodes)
+        self.problems.add(Problem(
+            "schema.ref_cycle", f"unguarded $ref cycle: {chain}", doc.location(site.pointer),
+            "a cycle that never goes through 'properties', 'items' (or another keyword that descends into the "
+            "instance) makes validation loop forever; recurse inside a property or an item instead"))
+
+    # --- runtime validator -------------------------------------------------------------------------------
+
+    def _check_runtime(self, ref: SchemaRef) -> None:
+        doc = self.documents.load(ref.file)
+        uri = doc.path.absolute().as_uri() + ("#" + quote(ref.pointer, safe="/~$!&'()*+,;=:@") if ref.pointer else "")
+        try:
+            jsonschema_rs.validator_for({"$ref": uri}, retriever=self._retrieve)
+        except Exception as exc:  # jsonschema_rs.ValidationError, or a retriever refusal it wraps
+            message = str(exc).splitlines()[0]
+            self.problems.add(Problem("schema.runtime_rejects",
+                                      _shorten(f"the runtime validator (jsonschema-rs) rejects it: {message}"),
+                                      doc.location(ref.pointer),
+                                      "subhive validates messages with jsonschema-rs; change the schema so that it "
+                                      "compiles there (often a regex only Python accepts)"))
+
+    def _retrieve(self, uri: str) -> Any:
+        base = urldefrag(uri)[0]
+        for doc in self.documents.documents():
+            if base in self.documents.index(doc).aliases:
+                return doc.data
+        parts = urlsplit(base)
+        if parts.scheme == "file" and not parts.netloc:
+            return self.documents.load(Path(url2pathname(parts.path))).data
+        raise ValueError(f"{uri} is not part of the contract")
+
+
+def _meta_problem(doc: SourceDocument, base: str, error: ValidationError) -> Problem:
+    best = _best(error)
+    pointer = join_pointer(base, *best.absolute_path)
+    keyword = next((str(p) for p in reversed(best.absolute_path) if isinstance(p, str)), None)
+    return Problem("schema.meta", _shorten(best.message), doc.location(pointer), _meta_hint(best, keyword))
+
+
+def _best(error: ValidationError) -> ValidationError:
+    best = best_match([error])
+    # anyOf/oneOf in the meta-schema (e.g. "type": a name or a list of names) explain nothing by themselves;
+    # an enum or const branch names the allowed values, which is what a reader needs.
+    while best.validator in ("anyOf", "oneOf") and best.context:
+        branches = sorted(best.context, key=lambda e: (e.validator not in ("enum", "const"), -len(e.path)))
+        best = branches[0]
+    return best
+
+
+def _meta_hint(error: ValidationError, keyword: str | None) -> str:
+    if error.validator == "format" and error.validator_value == "regex":
+        return ("write a regular expression both Python's re and ECMA-262 accept (no \\p{...} classes, no "
+                "possessive quantifiers)")
+    if keyword:
+        return (f"'{keyword}' does not follow the JSON Schema 2020-12 meta-schema; see "
+                "https://json-schema.org/understanding-json-schema/reference")
+    return "a schema is a JSON object (or true/false) following the JSON Schema 2020-12 meta-schema"
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
+
+
+# --- gRPC ------------------------------------------------------------------------------------------------
+
+
+def _check_grpc(spec: GrpcSpec, directory: Path, problems: _Problems, draft: ManifestDraft | None) -> None:
+    from ..compat.protobuf import compile_proto
+
+    try:
+        compiled = compile_proto(spec.proto, include_dirs=[directory])
+    except InputError as exc:  # ContractInvalid: one problem per protoc diagnostic
+        problems.extend(exc.problems)
+        return
+    services = _services(compiled)
+    if spec.service and spec.service not in services:
+        declared = ", ".join(sorted(services)) or "none"
+        where = draft.manifest.location("/grpc/service") if draft and draft.manifest else Location(file=str(spec.proto))
+        problems.add(Problem("grpc.service_missing", f"{spec.proto.name} declares no service {spec.service!r}", where,
+                             f"services declared there: {declared}; write the package-qualified name"))
+    text = _read_text(spec.proto)
+    for service, methods in sorted(services.items()):
+        if spec.service and service != spec.service:
+            continue
+        for method in methods:
+            if not RPC_NAME_RE.match(method) or len(method) > 63:
+                problems.add(Problem(
+                    "grpc.rpc_name_invalid", f"RPC name {method!r} of {service} is not a valid subject token",
+                    Location(file=str(spec.proto), line=_line_of(text, rf"\brpc\s+{re.escape(method)}\b")),
+                    "RPC names become NATS subject tokens: start with a letter, then letters, digits or '_', "
+                    "at most 63 characters"))
+
+
+def _services(compiled: Any) -> dict[str, list[str]]:
+    """``{"pkg.Service": ["Method", ...]}`` from what compile_proto returns (descriptor protos or a set)."""
+    files = list(getattr(compiled, "file", None) or [compiled])
+    out: dict[str, list[str]] = {}
+    for file in files:
+        package = getattr(file, "package", "")
+        for service in getattr(file, "service", ()):
+            out[f"{package}.{service.name}" if package else service.name] = [m.name for m in service.method]
+    return out
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _line_of(text: str, pattern: str) -> int | None:
+    match = re.search(pattern, text)
+    return text.count("\n", 0, match.start()) + 1 if match else None
