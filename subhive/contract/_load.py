@@ -40,10 +40,12 @@ _OPERATION_KEYS = ("description", "input", "output")
 _EVENT_KEYS = ("description", "payload")
 _GRPC_KEYS = ("proto", "service")
 
-_NAME_HINT = ("{what} become NATS subject tokens (and, for operations and events, method names in generated "
-              "code): a '.' would split the token, '*' and '>' are wildcards, spaces are not allowed, and mixed "
-              "case invites names that differ only by case; use {allowed}, starting with a letter, at most "
-              f"{MAX_NAME_LENGTH} characters")
+_NAME_WHY = {
+    "contract": "contract names become NATS subject tokens, directory names and parts of NATS user names",
+    "provider hive": "hive names become NATS subject tokens, directory names and parts of NATS user names",
+    "operation": "operation names become NATS subject tokens and method names in generated code (so no '-')",
+    "event": "event names become NATS subject tokens and method names in generated code (so no '-')",
+}
 _NAME_ALLOWED = "lower-case letters, digits, '_' and '-'"
 _MEMBER_ALLOWED = "lower-case letters, digits and '_'"
 
@@ -120,8 +122,8 @@ def read_manifest(directory: Path, documents: SchemaDocuments) -> ManifestDraft:
                       "start with 'contract: <name>', 'version: <x.y.z>', 'provider: <hive>' (docs/contracts.md)")
         return draft
     _unknown_keys(draft, data, "", _TOP_KEYS)
-    draft.name = _name(draft, data, "contract", what="contract names", regex=NAME_RE, allowed=_NAME_ALLOWED)
-    draft.provider = _name(draft, data, "provider", what="provider hive names", regex=NAME_RE, allowed=_NAME_ALLOWED)
+    draft.name = _name(draft, data, "contract", what="contract", regex=NAME_RE, allowed=_NAME_ALLOWED)
+    draft.provider = _name(draft, data, "provider", what="provider hive", regex=NAME_RE, allowed=_NAME_ALLOWED)
     draft.version = _version(draft, data)
     draft.description = _description(draft, data, "")
     _operations(draft, data)
@@ -181,10 +183,16 @@ def _valid_name(draft: ManifestDraft, text: str, pointer: str, *, what: str, reg
                 allowed: str) -> bool:
     if regex.match(text) and len(text) <= MAX_NAME_LENGTH:
         return True
-    why = "is too long" if regex.match(text) else "is not a valid name"
-    draft.problem(pointer, "manifest.name_invalid", f"{text!r} {why} for {what}",
-                  _NAME_HINT.format(what=what[0].upper() + what[1:], allowed=allowed))
+    why = f"is too long for a {what} name" if regex.match(text) else f"is not a valid {what} name"
+    draft.problem(pointer, "manifest.name_invalid", f"{text!r} {why}",
+                  _name_hint(what, allowed))
     return False
+
+
+def _name_hint(what: str, allowed: str) -> str:
+    return (f"{_NAME_WHY[what]}: a '.' would split the token, '*' and '>' are wildcards, spaces are not allowed, "
+            f"and mixed case invites names that differ only by case; use {allowed}, starting with a letter, at "
+            f"most {MAX_NAME_LENGTH} characters")
 
 
 def _version(draft: ManifestDraft, data: dict[Any, Any]) -> Version | None:
@@ -230,9 +238,9 @@ def _mapping(draft: ManifestDraft, value: Any, pointer: str, what: str, example:
 def _member_name(draft: ManifestDraft, key: Any, pointer: str, what: str) -> str | None:
     if not isinstance(key, str):
         draft.problem(pointer, "manifest.name_invalid", f"{what} name {key!r} is a {_kind(key)}, not a name",
-                      _NAME_HINT.format(what=f"{what[0].upper()}{what[1:]} names", allowed=_MEMBER_ALLOWED))
+                      _name_hint(what, _MEMBER_ALLOWED))
         return None
-    valid = _valid_name(draft, key, pointer, what=f"{what} names", regex=MEMBER_RE, allowed=_MEMBER_ALLOWED)
+    valid = _valid_name(draft, key, pointer, what=what, regex=MEMBER_RE, allowed=_MEMBER_ALLOWED)
     return key if valid else None
 
 

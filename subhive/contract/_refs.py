@@ -16,8 +16,11 @@ takes for references that leave a document::
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
@@ -38,10 +41,20 @@ _LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 # reaches a property or an item, so a validator following it would loop forever.
 _IN_PLACE = frozenset({"not", "if", "then", "else", "dependentSchemas", "allOf", "anyOf", "oneOf"})
 REF_KEYWORDS = ("$ref", "$dynamicRef")
+_SCHEMA_SUFFIXES = frozenset({".json", ".yaml", ".yml"})
 
 
 class _Missing(LookupError):
     pass
+
+
+def _child(pointer: str, token: str | int) -> str:
+    """``join_pointer`` for one token, without the escaping work when there is nothing to escape (hot path)."""
+    if isinstance(token, int):
+        return f"{pointer}/{token}"
+    if "~" in token or "/" in token:
+        return join_pointer(pointer, token)
+    return f"{pointer}/{token}"
 
 
 def _unescape(token: str) -> str:
@@ -121,7 +134,7 @@ class DocumentIndex:
     def _visit(self, ptr: str, node: dict[str, Any], base: str) -> str:
         ident = node.get("$id")
         if isinstance(ident, str):
-            new_base = urldefrag(urljoin(base, ident))[0]
+            new_base = urldefrag(join_uri(base, ident))[0]
             self.resources.setdefault(new_base, ptr)
             self.aliases.setdefault(new_base, new_base)
             if ptr == "":  # the root is known both by its file URI and by its $id
@@ -152,18 +165,19 @@ class DocumentIndex:
         out: list[tuple[str, Any, str]] = []
         for keyword in _ONE:
             if keyword in node:
-                out.append((join_pointer(ptr, keyword), node[keyword], base))
+                out.append((f"{ptr}/{keyword}", node[keyword], base))
         for keyword in _MAP:
             value = node.get(keyword)
             if isinstance(value, dict):
-                out.extend((join_pointer(ptr, keyword, name), sub, base) for name, sub in value.items())
+                at = f"{ptr}/{keyword}"
+                out.extend((_child(at, name), sub, base) for name, sub in value.items())
         for keyword in _LIST:
             value = node.get(keyword)
             if isinstance(value, list):
-                out.extend((join_pointer(ptr, keyword, i), sub, base) for i, sub in enumerate(value))
-        same_instance = [child for child, _, _ in out if _in_place(ptr, child)]
-        if same_instance:
-            self.in_place[ptr] = same_instance
+                at = f"{ptr}/{keyword}"
+                out.extend((f"{at}/{i}", sub, base) for i, sub in enumerate(value))
+        if not _IN_PLACE.isdisjoint(node):
+            self.in_place[ptr] = [child for child, _, _ in out if _in_place(ptr, child)]
         return out
 
 
@@ -182,6 +196,13 @@ class Target:
     @property
     def schema(self) -> Any:
         return resolve_pointer(self.document.data, self.pointer)
+
+
+def join_uri(base: str, ref: str) -> str:
+    """RFC 3986 reference resolution, also for bases like ``urn:`` that ``urljoin`` leaves alone."""
+    if not ref or ref.startswith("#"):
+        return urldefrag(base)[0] + ref
+    return urljoin(base, ref)
 
 
 def _file_uri(path: Path) -> str:
@@ -209,6 +230,8 @@ class SchemaDocuments:
         self._indexes: dict[int, DocumentIndex] = {}
         self._resolvers: dict[int, RefResolver] = {}
         self._ids: dict[str, SourceDocument] = {}  # $id URIs declared by documents read so far
+        self._scanned = False
+        self._resolved: dict[tuple[int, str, str], Target] = {}
 
     # --- documents -------------------------------------------------------------------------------------
 
@@ -253,11 +276,11 @@ class SchemaDocuments:
         try:
             value = resolve_pointer(doc.data, pointer)
         except LookupError as exc:
-            raise InputError(f"pointer {pointer!r} does not resolve: {exc}", code="manifest.pointer_unresolved",
-                             location=doc.location(""),
-                             hint="point at an existing subschema, e.g. '#/$defs/Name'") from None
+            raise InputError(f"'{doc.path.name}#{pointer}' does not resolve: {exc}",
+                             code="manifest.pointer_unresolved", location=doc.location(""),
+                             hint=_pointer_hint(self.index(doc))) from None
         if not isinstance(value, dict | bool):
-            raise InputError(f"{pointer or '/'} is a {type(value).__name__}, not a schema",
+            raise InputError(f"'{doc.path.name}#{pointer}' is a {type(value).__name__}, not a schema",
                              code="manifest.pointer_unresolved", location=doc.location(pointer),
                              hint="point at an object (or a boolean) schema")
         return value
@@ -276,29 +299,56 @@ class SchemaDocuments:
 
     def resolve(self, doc: SourceDocument, site: RefSite) -> Target:
         """Resolve one reference; raise :class:`InputError` (``schema.ref_*``) located at the ``$ref``."""
-        where = doc.location(site.pointer)
+        key = (id(doc), site.base, site.ref)
+        found = self._resolved.get(key)
+        if found is None:  # failures are not cached: each $ref that fails gets its own located error
+            found = self._resolved[key] = self._resolve(doc, site)
+        return found
+
+    def _resolve(self, doc: SourceDocument, site: RefSite) -> Target:
+        # Line numbers cost a YAML parse of the document: computed only when an error needs one.
+        where = partial(doc.location, site.pointer)
         ref = site.ref
         scheme = urlsplit(ref).scheme
         if scheme == "file":
-            raise InputError(f"{site.keyword} {ref!r} is a file: URI", code="schema.ref_remote", location=where,
+            raise InputError(f"{site.keyword} {ref!r} is a file: URI", code="schema.ref_remote", location=where(),
                              hint="refer to files of the contract by a relative path, e.g. 'common.json#/$defs/X'")
-        uri, fragment = urldefrag(ref if scheme else urljoin(site.base, ref))
+        uri, fragment = urldefrag(ref if scheme else join_uri(site.base, ref))
         fragment = unquote(fragment)
         index = self.index(doc)
         if uri in index.aliases:
             return self._within(doc, index, uri, fragment, site=site, where=where)
-        if uri in self._ids:
-            other = self._ids[uri]
-            return self._within(other, self.index(other), uri, fragment, site=site, where=where)
         parts = urlsplit(uri)
-        if parts.scheme != "file" or parts.netloc:
+        local = parts.scheme == "file" and not parts.netloc
+        other = self._ids.get(uri) if local else self._by_id(uri)
+        if other is not None:
+            return self._within(other, self.index(other), uri, fragment, site=site, where=where)
+        if not local:
             hint = "subhive never fetches schemas: copy the schema into the contract directory and refer to it " \
                    "by a relative path"
             if not scheme:
                 hint += f" (this relative reference was resolved against the $id {site.base!r})"
             raise InputError(f"{site.keyword} {ref!r} points outside the contract ({uri})", code="schema.ref_remote",
-                             location=where, hint=hint)
+                             location=where(), hint=hint)
         return self._in_file(Path(url2pathname(parts.path)), fragment, site=site, where=where)
+
+    def _by_id(self, uri: str) -> SourceDocument | None:
+        """The document declaring ``$id`` ``uri``: one read so far, else any schema file of the directory.
+
+        Scanning the directory on a miss makes the answer independent of the order files were read in.
+        """
+        if uri not in self._ids and not self._scanned:
+            self._scanned = True
+            # A contract directory is scanned whole; any other directory (a lone file's) only at its top.
+            contract = (self._root / "contract.yaml").is_file()
+            for path in sorted(self._root.rglob("*") if contract else self._root.glob("*")):
+                hidden = any(part.startswith(".") for part in path.relative_to(self._root).parts)
+                if hidden or path.suffix.lower() not in _SCHEMA_SUFFIXES or path.name == "contract.yaml" \
+                        or not path.is_file() or not _inside(Path(os.path.realpath(path)), self._real_root):
+                    continue
+                with contextlib.suppress(InputError):  # a broken file is reported when something uses it
+                    self.load(self.directory / path.relative_to(self._root))
+        return self._ids.get(uri)
 
     def resolve_ref(self, doc: SourceDocument, ref: str) -> Target:
         """Resolve ``ref`` as written in ``doc``. When ``doc`` holds that exact reference, it is resolved against
@@ -314,28 +364,31 @@ class SchemaDocuments:
                              hint="write the reference so that it names one schema wherever it occurs")
         return next(iter(targets.values()))
 
-    def _in_file(self, path: Path, fragment: str, site: RefSite, where: Location) -> Target:
+    def _in_file(self, path: Path, fragment: str, site: RefSite, where: Callable[[], Location]) -> Target:
         path = Path(os.path.normpath(path))
-        if not _inside(path, self._root) or not _inside(Path(os.path.realpath(path)), self._real_root):
+        if _inside(path, self._root):  # name it as the user named the directory, for readable messages
+            path = Path(os.path.normpath(self.directory / path.relative_to(self._root)))
+        outside = not _inside(Path(os.path.abspath(path)), self._root)
+        if outside or not _inside(Path(os.path.realpath(path)), self._real_root):
             raise InputError(f"{site.keyword} {site.ref!r} leaves the contract directory", code="schema.ref_escape",
-                             location=where, hint="keep every schema a contract uses inside its directory; copy "
+                             location=where(), hint="keep every schema a contract uses inside its directory; copy "
                              "shared definitions in (accepted versions are immutable, so copies never drift)")
         if not path.is_file():
             raise InputError(f"{site.keyword} {site.ref!r}: file {_relative(path, self._root)} not found",
-                             code="schema.ref_unresolved", location=where,
+                             code="schema.ref_unresolved", location=where(),
                              hint="check the file name; references are relative to the referring file")
         try:
             other = self.load(path)
         except InputError as exc:
             # The broken file gets its own problem (with its line); here, say why the reference fails.
             raise InputError(f"{site.keyword} {site.ref!r}: {_relative(path, self._root)} cannot be read "
-                             f"({exc.code})", code="schema.ref_unresolved", location=where,
+                             f"({exc.code})", code="schema.ref_unresolved", location=where(),
                              hint="fix the referenced file first") from exc
         index = self.index(other)
         return self._within(other, index, index.uri, fragment, site=site, where=where)
 
     def _within(self, doc: SourceDocument, index: DocumentIndex, uri: str, fragment: str, *, site: RefSite,
-                where: Location) -> Target:
+                where: Callable[[], Location]) -> Target:
         canonical = index.aliases.get(uri, uri)
         root = index.resources.get(canonical, "")
         if fragment == "" or fragment.startswith("/"):
@@ -344,18 +397,18 @@ class SchemaDocuments:
                 value = resolve_pointer(doc.data, pointer)
             except LookupError as exc:
                 raise InputError(f"{site.keyword} {site.ref!r} does not resolve: {exc}", code="schema.ref_unresolved",
-                                 location=where, hint=_pointer_hint(index)) from None
+                                 location=where(), hint=_pointer_hint(index)) from None
         else:
             found = index.anchors.get((canonical, fragment))
             if found is None:
                 raise InputError(f"{site.keyword} {site.ref!r}: no $anchor {fragment!r} in "
-                                 f"{_relative(doc.path, self._root)}", code="schema.ref_unresolved", location=where,
+                                 f"{_relative(doc.path, self._root)}", code="schema.ref_unresolved", location=where(),
                                  hint="declare it with \"$anchor\", or use a JSON pointer such as '#/$defs/Name'")
             pointer = found
             value = resolve_pointer(doc.data, pointer)
         if not isinstance(value, dict | bool):
             raise InputError(f"{site.keyword} {site.ref!r} points at a {type(value).__name__}, not a schema",
-                             code="schema.ref_unresolved", location=where,
+                             code="schema.ref_unresolved", location=where(),
                              hint="point at an object (or boolean) schema")
         return Target(doc, pointer)
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urldefrag, urlsplit
@@ -40,6 +40,14 @@ DIALECTS = frozenset({"https://json-schema.org/draft/2020-12/schema", "https://j
 RPC_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 _SKIPPED_DIRS = frozenset({".subhive", "node_modules", "__pycache__"})
 _MAX_MESSAGE = 240
+# Hints for the reader's errors that carry none (see subhive._source).
+_INPUT_HINTS = {
+    "input.json": "fix the JSON at that line: keys and strings in double quotes, no trailing commas or comments",
+    "input.yaml": "fix the YAML at that line (indentation, an unclosed bracket or quote)",
+    "input.binary": "a schema is a UTF-8 JSON or YAML text file",
+    "input.not_a_file": "name a file, not a directory",
+    "input.unreadable": "check the file's permissions",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +103,9 @@ def lint_contract(directory: Path) -> tuple[Contract | None, tuple[Problem, ...]
     draft = read_manifest(directory, documents)
     problems = _Problems(draft.problems)
     if draft.manifest is not None:
-        _SchemaChecks(documents, problems).run(
-            [(ref, draft.manifest.location(pointer)) for ref, pointer in draft.schema_refs])
+        manifest = draft.manifest
+        _SchemaChecks(documents, problems).run([(ref, partial(manifest.location, pointer))
+                                                for ref, pointer in draft.schema_refs])
         if draft.grpc is not None:
             _check_grpc(draft.grpc, directory, problems, draft)
     found = problems.sorted()
@@ -224,6 +233,8 @@ class _Problems:
         self.extend(self._first)
 
     def add(self, problem: Problem) -> None:
+        if problem.hint is None and problem.code in _INPUT_HINTS:
+            problem = Problem(problem.code, problem.message, problem.location, _INPUT_HINTS[problem.code])
         loc = problem.location
         self._items.setdefault((problem.code, problem.message, loc.file, loc.line, loc.pointer), problem)
 
@@ -282,7 +293,8 @@ class _SchemaChecks:
         self._edges: dict[tuple[int, str], list[tuple[tuple[int, str], tuple[SourceDocument, RefSite] | None]]] = {}
         self._by_id: dict[int, SourceDocument] = {}
 
-    def run(self, refs: Sequence[tuple[SchemaRef, Location | None]]) -> None:
+    def run(self, refs: Sequence[tuple[SchemaRef, Callable[[], Location] | None]]) -> None:
+        """Check ``refs``, each with where the manifest names it (computed only if there is a problem)."""
         named: list[tuple[SchemaRef, SourceDocument]] = []
         for ref, where in refs:
             try:
@@ -296,9 +308,8 @@ class _SchemaChecks:
         while self._queue:
             self._check_document(self._queue.pop(0))
         self._check_cycles()
-        if not self.problems:
-            for ref, _ in named:
-                self._check_runtime(ref)
+        if not self.problems and named:
+            self._check_runtime([ref for ref, _ in named])
 
     def _enqueue(self, doc: SourceDocument) -> None:
         if id(doc) not in self._done:
@@ -306,12 +317,11 @@ class _SchemaChecks:
             self._by_id[id(doc)] = doc
             self._queue.append(doc)
 
-    def _check_pointer(self, doc: SourceDocument, pointer: str, where: Location | None) -> bool:
+    def _check_pointer(self, doc: SourceDocument, pointer: str, where: Callable[[], Location] | None) -> bool:
         try:
             self.documents.subschema(doc, pointer)
         except InputError as exc:
-            self.problems.add(Problem(exc.code, f"{doc.path.name}#{pointer}: {exc.message}", where or exc.location,
-                                      exc.hint))
+            self.problems.add(Problem(exc.code, exc.message, where() if where else exc.location, exc.hint))
             return False
         if self.documents.ensure_schema(doc, pointer):
             self._meta(doc, pointer)  # a plain container's member: the whole-document check did not cover it
@@ -436,18 +446,31 @@ class _SchemaChecks:
 
     # --- runtime validator -------------------------------------------------------------------------------
 
-    def _check_runtime(self, ref: SchemaRef) -> None:
-        doc = self.documents.load(ref.file)
-        uri = doc.path.absolute().as_uri() + ("#" + quote(ref.pointer, safe="/~$!&'()*+,;=:@") if ref.pointer else "")
+    def _check_runtime(self, refs: list[SchemaRef]) -> None:
+        # One build for all schemas first (it shares the compiled documents); one per schema only to say
+        # which one fails.
+        uris = {self._uri(ref): ref for ref in refs}
+        if len(uris) > 1 and self._build({"anyOf": [{"$ref": uri} for uri in uris]}) is None:
+            return
+        for uri, ref in uris.items():
+            message = self._build({"$ref": uri})
+            if message is not None:
+                self.problems.add(Problem(
+                    "schema.runtime_rejects", _shorten(f"the runtime validator (jsonschema-rs) rejects it: {message}"),
+                    ref.document.location(ref.pointer),
+                    "subhive validates messages with jsonschema-rs; change the schema so that it compiles there "
+                    "(a regex only Python accepts, or an $id that is not a valid URI)"))
+
+    def _uri(self, ref: SchemaRef) -> str:
+        uri = ref.document.path.absolute().as_uri()
+        return uri + "#" + quote(ref.pointer, safe="/~$!&'()*+,;=:@") if ref.pointer else uri
+
+    def _build(self, schema: dict[str, Any]) -> str | None:
         try:
-            jsonschema_rs.validator_for({"$ref": uri}, retriever=self._retrieve)
+            jsonschema_rs.validator_for(schema, retriever=self._retrieve)
         except Exception as exc:  # jsonschema_rs.ValidationError, or a retriever refusal it wraps
-            message = str(exc).splitlines()[0]
-            self.problems.add(Problem("schema.runtime_rejects",
-                                      _shorten(f"the runtime validator (jsonschema-rs) rejects it: {message}"),
-                                      doc.location(ref.pointer),
-                                      "subhive validates messages with jsonschema-rs; change the schema so that it "
-                                      "compiles there (often a regex only Python accepts)"))
+            return str(exc).splitlines()[0]
+        return None
 
     def _retrieve(self, uri: str) -> Any:
         base = urldefrag(uri)[0]
