@@ -54,8 +54,6 @@ _SPECIAL_JSON = frozenset("google.protobuf." + n for n in (
 
 _TYPE_NAMES = {getattr(FD, n): n.removeprefix("TYPE_").lower() for n in dir(FD) if n.startswith("TYPE_")}
 
-_MARK = "\x00"  # stands for the path prefix while a structural comparison is memoized
-
 
 def diff_schemas(old: ProtoSchema, new: ProtoSchema, *, package: tuple[str, str] | None = None) -> list[Change]:
     """Every change from ``old`` to ``new`` (built with canonical names); ``package=(old, new)`` if it moved."""
@@ -114,7 +112,7 @@ class _Diff:
         self.new = new
         self.changes: list[Change] = []
         self.active: set[tuple[str, str]] = set()  # structural comparisons in progress (recursive types)
-        self.memo: dict[tuple[str, str], list[Change]] = {}
+        self.compared: dict[tuple[str, str], tuple[bool, bool, str]] = {}  # pair -> verdicts, first path
 
     def add(self, code: str, path: str, backward: bool, forward: bool, message: str) -> None:
         self.changes.append(Change(code, path, backward, forward, message))
@@ -281,8 +279,8 @@ class _Diff:
 
     def presence(self, before: FieldModel, after: FieldModel, path: str) -> None:
         was, now = before.cardinality, after.cardinality
-        if was == now:
-            return
+        if was == now or (before.type in _MESSAGES) != (after.type in _MESSAGES):
+            return  # a message always has presence: message <-> scalar is judged as a type change
         if now == "required":
             self.add("field.required_added", path, False, True,
                      f"field {after.name!r} became required: old data that lacks it is rejected by new readers"
@@ -383,34 +381,36 @@ class _Diff:
         if old_name in _SPECIAL_JSON or new_name in _SPECIAL_JSON:
             self.add(code, path, False, False, f"{label}: well-known types have their own ProtoJSON form")
             return
-        sub = self._structural(old_name, new_name, prefix)
-        if sub is None:
-            return
-        backward, forward = all(c.backward for c in sub), all(c.forward for c in sub)
-        self.add(code, path, backward, forward,
-                 f"{label}; compared field by field" + ("" if sub else ": same structure"))
+        verdict = self._structural(old_name, new_name, prefix)
+        if verdict is not None:
+            backward, forward, note = verdict
+            self.add(code, path, backward, forward, f"{label}; compared field by field{note}")
 
-    def _structural(self, old_name: str, new_name: str, prefix: str) -> list[Change] | None:
-        """The changes of reading ``old_name`` data as ``new_name``, placed under ``prefix`` (None: cycle)."""
+    def _structural(self, old_name: str, new_name: str, prefix: str) -> tuple[bool, bool, str] | None:
+        """Compare reading ``old_name`` data as ``new_name``: (backward, forward, note), None inside a cycle.
+
+        Each pair of types is compared once, its changes placed under the first path that needed it; later
+        uses refer to that path, so a type reached along many paths does not multiply the report.
+        """
         key = (old_name, new_name)
         if key in self.active:
             return None  # a recursive type: the comparison in progress reports its changes
-        if key not in self.memo:
-            self.active.add(key)
-            outer, self.changes = self.changes, []
-            try:
-                if old_name in self.old.enums:
-                    self.enum_pair(self.old.enums[old_name], self.new.enums[new_name], _MARK)
-                else:
-                    self.message_pair(self.old.messages[old_name], self.new.messages[new_name], _MARK)
-                self.memo[key] = self.changes
-            finally:
-                self.changes = outer
-                self.active.discard(key)
-        placed = [replace(c, path=prefix + c.path[len(_MARK):], message=c.message.replace(_MARK, prefix))
-                  for c in self.memo[key]]
-        self.changes.extend(placed)
-        return placed
+        if key in self.compared:
+            backward, forward, first = self.compared[key]
+            return backward, forward, f": see {first}"
+        self.active.add(key)
+        start = len(self.changes)
+        try:
+            if old_name in self.old.enums:
+                self.enum_pair(self.old.enums[old_name], self.new.enums[new_name], prefix)
+            else:
+                self.message_pair(self.old.messages[old_name], self.new.messages[new_name], prefix)
+        finally:
+            self.active.discard(key)
+        found = self.changes[start:]
+        backward, forward = all(c.backward for c in found), all(c.forward for c in found)
+        self.compared[key] = (backward, forward, prefix)
+        return backward, forward, "" if found else ": same structure"
 
     def enum_type(self, old_name: str, new_name: str, path: str) -> None:
         if old_name == new_name:
@@ -420,11 +420,10 @@ class _Diff:
             self.add("field.enum_type_changed", path, False, False,
                      f"{label}: well-known types have their own ProtoJSON form")
             return
-        sub = self._structural(old_name, new_name, path)
-        if sub is None:  # enums cannot recurse, but keep the contract of _structural
-            return
-        self.add("field.enum_type_changed", path, all(c.backward for c in sub), all(c.forward for c in sub),
-                 f"{label}; compared value by value" + ("" if sub else ": same values"))
+        verdict = self._structural(old_name, new_name, path)
+        if verdict is not None:  # enums cannot recurse, but keep the contract of _structural
+            backward, forward, note = verdict
+            self.add("field.enum_type_changed", path, backward, forward, f"{label}; compared value by value{note}")
 
     # -- enums ----------------------------------------------------------------------------------------------
 
