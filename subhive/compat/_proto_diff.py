@@ -52,6 +52,12 @@ _SPECIAL_JSON = frozenset("google.protobuf." + n for n in (
     "DoubleValue", "FloatValue", "Int64Value", "UInt64Value", "Int32Value", "UInt32Value", "BoolValue",
     "StringValue", "BytesValue"))
 
+# Custom options extend these: they annotate the schema at compile time and never appear in messages, so
+# adding or removing one changes no encoding.
+_DESCRIPTOR_OPTIONS = frozenset("google.protobuf." + n for n in (
+    "FileOptions", "MessageOptions", "FieldOptions", "OneofOptions", "EnumOptions", "EnumValueOptions",
+    "ServiceOptions", "MethodOptions", "ExtensionRangeOptions", "FeatureSet"))
+
 _TYPE_NAMES = {getattr(FD, n): n.removeprefix("TYPE_").lower() for n in dir(FD) if n.startswith("TYPE_")}
 
 
@@ -533,6 +539,8 @@ class _Diff:
     def extensions(self) -> None:
         old, new = self.old, self.new
         for key, before in old.extensions.items():
+            if key[0] in _DESCRIPTOR_OPTIONS:
+                continue
             after = new.extensions.get(key)
             if after is None:
                 if self._reported(old.extension_files[key], old, new):
@@ -545,7 +553,8 @@ class _Diff:
                          f"[full.name]{_at(after.where)}")
             self.field_pair(before, after, after.full_name, renamed=True)
         for key, after in new.extensions.items():
-            if key not in old.extensions and self._reported(new.extension_files[key], new, old):
+            added = key not in old.extensions and key[0] not in _DESCRIPTOR_OPTIONS
+            if added and self._reported(new.extension_files[key], new, old):
                 self.add("extension.added", after.full_name, True, True,
                          f"extension {after.full_name} (= {key[1]} of {key[0]}) was added{_at(after.where)}")
 

@@ -314,3 +314,11 @@ def test_a_renamed_field_loses_its_value_in_json(tmp_path: Path) -> None:
     text = json_format.MessageToJson(old(note="n"))
     assert json_format.Parse(text, new(), ignore_unknown_fields=True).remark == ""
     assert new.FromString(old(note="n").SerializeToString()).remark == "n"
+
+
+def test_custom_options_are_annotations_not_data(tmp_path: Path) -> None:
+    option = ('import "google/protobuf/descriptor.proto";\n'
+              "extend google.protobuf.FieldOptions { string unit = 50001; }\n")
+    old, new = pair(tmp_path, option + 'message A { int32 weight = 1 [(unit) = "kg"]; }\n',
+                    "message A { int32 weight = 1; }\n")
+    assert diff_protos(old, new).changes == ()
