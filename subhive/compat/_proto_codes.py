@@ -69,3 +69,7 @@ CODES: dict[str, str] = {
     "extension.added": "an extension was added (additive)",
     "extension.removed": "an extension was removed",
 }
+
+
+#: Changes that keep both directions but add to the interface (semver: minor, not patch).
+ADDITIVE_CODES = frozenset(code for code in CODES if code.endswith(".added"))

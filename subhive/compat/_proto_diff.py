@@ -25,6 +25,7 @@ from dataclasses import replace
 
 from google.protobuf.descriptor import FieldDescriptor as FD
 
+from ._proto_codes import ADDITIVE_CODES
 from ._proto_model import EnumModel, FieldModel, MessageModel, MethodModel, ProtoSchema, ServiceModel
 from ._report import Change
 
@@ -121,7 +122,9 @@ class _Diff:
         self.compared: dict[tuple[str, str], tuple[bool, bool, str]] = {}  # pair -> verdicts, first path
 
     def add(self, code: str, path: str, backward: bool, forward: bool, message: str) -> None:
-        self.changes.append(Change(code, path, backward, forward, message))
+        # Additions that every reader tolerates still grow the interface: semver wants a minor for them.
+        additive = backward and forward and code in ADDITIVE_CODES
+        self.changes.append(Change(code, path, backward, forward, message, additive=additive))
 
     # -- what is reported at all --------------------------------------------------------------------------
 

@@ -40,7 +40,8 @@ class Change:
 
     ``code`` is stable (documented in docs/compat-codes.md), ``path`` is a JSON pointer into the schema
     (or a dotted proto path), ``backward``/``forward`` say whether this change keeps that direction.
-    A change that keeps both directions does not change the set of valid instances (docs, reordering).
+    ``additive`` marks a change that keeps both directions yet adds to the interface (a protobuf field that
+    old readers skip, a new operation): it needs a minor bump where a docs-only change needs a patch.
     """
 
     code: str
@@ -48,13 +49,15 @@ class Change:
     backward: bool
     forward: bool
     message: str
+    additive: bool = False
 
     @property
     def is_neutral(self) -> bool:
-        """True when the change leaves the set of valid instances as it was (docs-only, reordering)."""
-        return self.backward and self.forward
+        """True when the change alters nothing a reader or writer can observe (docs-only, reordering)."""
+        return self.backward and self.forward and not self.additive
 
     def to_dict(self) -> dict[str, object]:
+        # Exactly the documented shape; ``additive`` is implied by the code and only drives the semver bump.
         return {"code": self.code, "path": self.path, "backward": self.backward,
                 "forward": self.forward, "message": self.message}
 

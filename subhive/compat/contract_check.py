@@ -20,7 +20,7 @@ from ..errors import InputError, Location
 from ..semver import Bump, Version
 from ._report import Change, DiffReport, Direction
 from .jsonschema import diff_schemas
-from .protobuf import diff_protos
+from .protobuf import compile_proto, diff_protos
 
 if TYPE_CHECKING:
     from ..contract import Contract, SchemaRef
@@ -140,10 +140,8 @@ def _bump_for(change: Change, direction: Direction) -> Bump:
 
 
 def _shape_change(code: str, path: str, message: str, *, compatible: bool, neutral: bool = False) -> Change:
-    # A shape change that keeps compatibility is additive (needs a minor): exactly one direction holds.
-    if not compatible:
-        return Change(code, path, False, False, message)
-    return Change(code, path, True, neutral, message)
+    # A compatible shape change that is not documentation adds to the interface: it needs a minor bump.
+    return Change(code, path, compatible, compatible, message, additive=compatible and not neutral)
 
 
 def _parts(new: Contract, old: Contract) -> Iterator[PartVerdict]:
@@ -158,8 +156,7 @@ def _parts(new: Contract, old: Contract) -> Iterator[PartVerdict]:
     yield from _operations(new, old, shape)
     yield from _events(new, old, shape)
     yield from _grpc(new, old, shape)
-    # Judged backward: an added operation keeps every old consumer working, a removed one does not.
-    yield PartVerdict("contract", Direction.BACKWARD, DiffReport.of(shape))
+    yield PartVerdict("contract", Direction.FULL, DiffReport.of(shape))
 
 
 def _operations(new: Contract, old: Contract, shape: list[Change]) -> Iterator[PartVerdict]:
@@ -209,7 +206,10 @@ def _grpc(new: Contract, old: Contract, shape: list[Change]) -> Iterator[PartVer
         shape.append(_shape_change("grpc.service_renamed", "/grpc/service",
                                    f"gRPC service renamed from {old.grpc.service} to {new.grpc.service}",
                                    compatible=False))
-    yield PartVerdict("grpc", Direction.FULL, diff_protos(old.grpc.proto, new.grpc.proto))
+    # Compiled with the contract directory as import root, exactly as lint compiled them.
+    before = compile_proto(old.grpc.proto, include_dirs=[old.directory])
+    after = compile_proto(new.grpc.proto, include_dirs=[new.directory])
+    yield PartVerdict("grpc", Direction.FULL, diff_protos(before, after))
 
 
 def _diff_refs(old: SchemaRef, new: SchemaRef) -> DiffReport:
