@@ -24,9 +24,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from jsonschema import Draft202012Validator  # noqa: E402
+from jsonschema import Draft202012Validator
 
-from subhive.contract import lint_paths  # noqa: E402
+from subhive.contract import lint_paths
 
 _TYPES = ("string", "integer", "number", "boolean")
 

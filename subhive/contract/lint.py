@@ -25,6 +25,7 @@ from urllib.parse import quote, urldefrag, urlsplit
 from urllib.request import url2pathname
 
 import jsonschema_rs
+from google.protobuf.descriptor_pb2 import FileDescriptorSet
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
@@ -292,6 +293,7 @@ class _SchemaChecks:
         # (document id, pointer) -> same-instance successors, each with the $ref that leads there (if any)
         self._edges: dict[tuple[int, str], list[tuple[tuple[int, str], tuple[SourceDocument, RefSite] | None]]] = {}
         self._by_id: dict[int, SourceDocument] = {}
+        self._cycles: set[frozenset[tuple[int, str]]] = set()
 
     def run(self, refs: Sequence[tuple[SchemaRef, Callable[[], Location] | None]]) -> None:
         """Check ``refs``, each with where the manifest names it (computed only if there is a problem)."""
@@ -341,10 +343,15 @@ class _SchemaChecks:
             try:
                 target = self.documents.resolve(doc, site)
             except InputError as exc:
-                self.problems.extend(exc.problems)
+                self._ref_failed(exc)
                 continue
             self._follow(doc, site, target)
         self._check_ambiguous(doc)
+
+    def _ref_failed(self, exc: InputError) -> None:
+        self.problems.extend(exc.problems)
+        if isinstance(exc.__cause__, InputError):  # the referenced file is broken: say where, once
+            self.problems.extend(exc.__cause__.problems)
 
     def _follow(self, doc: SourceDocument, site: RefSite, target: Target) -> None:
         self._enqueue(target.document)
@@ -363,7 +370,7 @@ class _SchemaChecks:
                 try:
                     target = self.documents.resolve(doc, site)
                 except InputError as exc:
-                    self.problems.extend(exc.problems)
+                    self._ref_failed(exc)
                     continue
                 self._follow(doc, site, target)
 
@@ -434,9 +441,12 @@ class _SchemaChecks:
                       node: tuple[int, str], via: tuple[SourceDocument, RefSite] | None) -> None:
         start = next(i for i, (n, _) in enumerate(path) if n == node)
         loop = [*path[start + 1:], (node, via)]
-        refs = [v for _, v in loop if v is not None]
-        doc, site = refs[-1] if via is None else via
         nodes = [path[start][0], *(n for n, _ in loop)]
+        if frozenset(nodes) in self._cycles:
+            return
+        self._cycles.add(frozenset(nodes))
+        # Reported once, at the cycle's first $ref in file and document order, whichever node DFS began at.
+        doc, site = min((v for _, v in loop if v is not None), key=lambda v: (str(v[0].path), v[1].pointer))
         files = {n[0] for n in nodes}
         chain = " -> ".join((f"{self._by_id[d].path.name}#{p}" if len(files) > 1 else f"#{p}") for d, p in nodes)
         self.problems.add(Problem(
@@ -544,15 +554,14 @@ def _check_grpc(spec: GrpcSpec, directory: Path, problems: _Problems, draft: Man
                     "at most 63 characters"))
 
 
-def _services(compiled: Any) -> dict[str, list[str]]:
-    """``{"pkg.Service": ["Method", ...]}`` from what compile_proto returns (descriptor protos or a set)."""
-    files = list(getattr(compiled, "file", None) or [compiled])
-    out: dict[str, list[str]] = {}
-    for file in files:
-        package = getattr(file, "package", "")
-        for service in getattr(file, "service", ()):
-            out[f"{package}.{service.name}" if package else service.name] = [m.name for m in service.method]
-    return out
+def _services(compiled: FileDescriptorSet) -> dict[str, list[str]]:
+    """``{"pkg.Service": ["Method", ...]}`` declared in the compiled file itself (the set's last file; the
+    others are its imports)."""
+    if not compiled.file:
+        return {}
+    file = compiled.file[-1]
+    prefix = f"{file.package}." if file.package else ""
+    return {prefix + service.name: [m.name for m in service.method] for service in file.service}
 
 
 def _read_text(path: Path) -> str:

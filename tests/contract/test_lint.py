@@ -1,0 +1,386 @@
+"""Lint: every bad input gets a short, located problem with a stable code and a hint, never a traceback.
+
+Expected problems are read off the fixtures and the rules in docs/contracts.md and docs/lint.md: the
+fixture directory says which rule it breaks, the table says where (file, line, JSON pointer).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import jsonschema_rs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from subhive.contract import lint_paths
+from subhive.errors import Problem
+
+FIXTURES = Path(__file__).parent / "fixtures"
+GOOD = '{"type": "object", "properties": {"id": {"type": "string"}}}'
+MANIFEST = """contract: orders
+version: 1.0.0
+provider: backend
+operations:
+  place_order:
+    input: in.json
+    output: out.json
+"""
+
+# fixture -> every problem expected: (code, file name, line, JSON pointer or None)
+EXPECTED: dict[str, list[tuple[str, str, int | None, str | None]]] = {
+    "missing_version": [("manifest.missing_key", "contract.yaml", 1, "")],
+    "version_not_semver": [("manifest.version_invalid", "contract.yaml", 2, "/version")],
+    "version_mismatch/2.0.0": [("manifest.version_mismatch", "contract.yaml", 2, "/version")],
+    "manifest_is_list": [("manifest.not_mapping", "contract.yaml", 1, "")],
+    "unknown_key": [("manifest.unknown_key", "contract.yaml", 8, "/event")],
+    "name_with_dot": [("manifest.name_invalid", "contract.yaml", 1, "/contract")],
+    "operation_name_uppercase": [("manifest.name_invalid", "contract.yaml", 5, "/operations/PlaceOrder")],
+    "duplicate_name": [("manifest.duplicate_name", "contract.yaml", 9, "/events/place_order")],
+    "no_operations": [("manifest.empty", "contract.yaml", 1, "")],
+    "wrong_types": [("manifest.type", "contract.yaml", 3, "/provider"),
+                    ("manifest.type", "contract.yaml", 4, "/description"),
+                    ("manifest.type", "contract.yaml", 5, "/operations")],
+    "schema_missing": [("manifest.file_missing", "contract.yaml", 6, "/operations/place_order/input")],
+    "path_escape": [("manifest.path_escape", "contract.yaml", 6, "/operations/place_order/input")],
+    "absolute_path": [("manifest.path_escape", "contract.yaml", 6, "/operations/place_order/input")],
+    "schema_url_in_manifest": [("manifest.path_remote", "contract.yaml", 6, "/operations/place_order/input")],
+    "pointer_unresolved": [("manifest.pointer_unresolved", "contract.yaml", 6, "/operations/place_order/input")],
+    "invalid_yaml_manifest": [("input.yaml", "contract.yaml", 4, None)],
+    "invalid_json": [("input.json", "in.json", 3, None)],
+    "binary_schema": [("input.binary", "in.json", None, None)],
+    "meta_schema_violation": [("schema.meta", "in.json", 4, "/properties/id/type"),
+                              ("schema.meta", "in.json", 5, "/properties/name/minLength")],
+    "pattern_not_a_regex": [("schema.meta", "in.json", 4, "/properties/id/pattern")],
+    "dialect_draft7": [("schema.dialect", "in.json", 2, "/$schema")],
+    "ref_to_network": [("schema.ref_remote", "in.json", 4, "/properties/id/$ref")],
+    "ref_urn_undefined": [("schema.ref_remote", "in.json", 4, "/properties/id/$ref")],
+    "ref_file_uri": [("schema.ref_remote", "in.json", 4, "/properties/id/$ref")],
+    "ref_escape": [("schema.ref_escape", "in.json", 4, "/properties/id/$ref")],
+    "ref_missing_file": [("schema.ref_unresolved", "in.json", 4, "/properties/id/$ref")],
+    "ref_missing_pointer": [("schema.ref_unresolved", "in.json", 4, "/properties/id/$ref")],
+    "ref_missing_anchor": [("schema.ref_unresolved", "in.json", 4, "/properties/id/$ref")],
+    "ref_cycle_self": [("schema.ref_cycle", "in.json", 3, "/$ref")],
+    # in.json#/$defs/A -allOf-> b.json -anyOf-> in.json#/$defs/A: reported at the first $ref by file name
+    "ref_cycle_across_files": [("schema.ref_cycle", "b.json", 4, "/anyOf/1/$ref")],
+    "runtime_rejects_id": [("schema.runtime_rejects", "in.json", 1, "")],
+    "no_manifest": [("contract.no_manifest", "no_manifest", None, None)],
+    "proto_does_not_compile": [("proto.compile", "orders.proto", 4, None)],
+    "grpc_service_missing": [("grpc.service_missing", "contract.yaml", 6, "/grpc/service")],
+}
+
+
+def summary(problems: tuple[Problem, ...]) -> list[tuple[str, str, int | None, str | None]]:
+    return [(p.code, Path(p.location.file or "").name, p.location.line, p.location.pointer) for p in problems]
+
+
+def write_contract(root: Path, files: dict[str, str], manifest: str = MANIFEST) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "contract.yaml").write_text(manifest)
+    for name, text in {"in.json": GOOD, "out.json": GOOD, **files}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize("fixture", sorted(EXPECTED))
+def test_each_bad_fixture_gets_exactly_its_located_problem(fixture: str) -> None:
+    result = lint_paths([FIXTURES / fixture])
+    assert summary(result.problems) == EXPECTED[fixture]
+    assert not result.ok
+    assert result.contracts == ()
+    for problem in result.problems:
+        assert problem.hint, f"{problem.code} has no hint"
+        assert problem.location.file
+        assert "Traceback" not in problem.message
+
+
+def test_every_fixture_directory_is_covered() -> None:
+    names = {p.name for p in FIXTURES.iterdir() if p.is_dir()} - {"valid", "valid_grpc"}
+    assert names == {name.split("/")[0] for name in EXPECTED}
+
+
+@pytest.mark.parametrize("fixture", ["valid", "valid_grpc/1.0.0"])
+def test_valid_fixtures_lint_clean(fixture: str) -> None:
+    result = lint_paths([FIXTURES / fixture])
+    assert result.problems == ()
+    assert result.ok
+    assert [c.name for c in result.contracts] == ["orders"]
+
+
+def test_messages_say_what_is_wrong() -> None:
+    problems = {p.location.pointer if p.code == "schema.meta" else p.code: p for p in lint_paths(
+        [FIXTURES / "unknown_key", FIXTURES / "version_not_semver", FIXTURES / "meta_schema_violation"]).problems}
+    assert problems["manifest.unknown_key"].hint == "did you mean 'events'?"
+    assert "1.0" in problems["manifest.version_invalid"].message
+    assert "MAJOR.MINOR.PATCH" in (problems["manifest.version_invalid"].hint or "")
+    # the meta-schema's anyOf for "type" is explained by its enum of allowed names
+    assert "'strin' is not one of" in problems["/properties/id/type"].message
+    assert problems["/properties/name/minLength"].message == "-1 is less than the minimum of 0"
+
+
+def test_name_hint_explains_subject_tokens() -> None:
+    (problem,) = lint_paths([FIXTURES / "name_with_dot"]).problems
+    assert "subject token" in (problem.hint or "")
+    assert "'.'" in (problem.hint or "")
+
+
+def test_all_problems_of_one_contract_are_collected(tmp_path: Path) -> None:
+    manifest = """contract: Orders
+version: 1.0.0
+provider: backend
+colour: blue
+operations:
+  place_order:
+    input: in.json
+    output: missing.json
+events:
+  order_placed:
+    payload: bad.json
+"""
+    root = write_contract(tmp_path / "c", {"in.json": '{"$ref": "https://example.com/x.json"}',
+                                          "bad.json": '{"type": 12}'}, manifest)
+    result = lint_paths([root])
+    assert sorted(p.code for p in result.problems) == sorted([
+        "manifest.name_invalid", "manifest.unknown_key", "manifest.file_missing", "schema.ref_remote",
+        "schema.meta"])
+
+
+def test_symlink_leaving_the_contract_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_text(GOOD)
+    root = write_contract(tmp_path / "c", {"out.json": GOOD})
+    (root / "in.json").unlink()
+    (root / "in.json").symlink_to(outside)
+    assert summary(lint_paths([root]).problems) == [
+        ("manifest.path_escape", "contract.yaml", 6, "/operations/place_order/input")]
+
+
+def test_ref_through_symlink_leaving_the_contract_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "outside.json").write_text(GOOD)
+    root = write_contract(tmp_path / "c", {"in.json": '{\n  "$ref": "link.json"\n}'})
+    (root / "link.json").symlink_to(tmp_path / "outside.json")
+    assert summary(lint_paths([root]).problems) == [("schema.ref_escape", "in.json", 2, "/$ref")]
+
+
+def test_a_50_mb_schema_is_refused_without_reading_it(tmp_path: Path) -> None:
+    root = write_contract(tmp_path / "c", {})
+    with (root / "in.json").open("wb") as handle:
+        handle.truncate(50 * 1024 * 1024)  # sparse: the size check must not read it
+    assert summary(lint_paths([root]).problems) == [("input.too_large", "in.json", None, None)]
+
+
+def test_a_directory_named_like_a_version_must_match_it(tmp_path: Path) -> None:
+    root = write_contract(tmp_path / "orders" / "1.0", {})
+    (problem,) = lint_paths([root]).problems
+    assert problem.code == "manifest.version_mismatch"
+    ok = write_contract(tmp_path / "orders" / "1.0.0", {})
+    assert lint_paths([ok]).ok
+
+
+@pytest.mark.parametrize(("edit", "code", "pointer"), [
+    (("version: 1.0.0", "version: v1.0.0"), "manifest.version_invalid", "/version"),
+    (("version: 1.0.0", "version: '1.0'"), "manifest.version_invalid", "/version"),
+    (("contract: orders", "contract: " + "o" * 64), "manifest.name_invalid", "/contract"),
+    (("provider: backend", "provider: back end"), "manifest.name_invalid", "/provider"),
+    (("place_order:", "place-order:"), "manifest.name_invalid", "/operations/place-order"),
+    (("    output: out.json\n", ""), "manifest.missing_key", "/operations/place_order"),
+    (("    output: out.json", "    output: out.json\n    outptu: x.json"), "manifest.unknown_key",
+     "/operations/place_order/outptu"),
+    (("    input: in.json", "    input: in.json#Order"), "manifest.ref_invalid", "/operations/place_order/input"),
+    (("    input: in.json", "    input: '#/$defs/A'"), "manifest.ref_invalid", "/operations/place_order/input"),
+    (("    input: in.json", "    input: in.txt"), "manifest.file_type", "/operations/place_order/input"),
+    (("    input: in.json", "    input: [in.json]"), "manifest.type", "/operations/place_order/input"),
+    (("operations:\n  place_order:\n    input: in.json\n    output: out.json\n", "operations: {}\n"),
+     "manifest.empty", ""),
+])
+def test_manifest_rules(tmp_path: Path, edit: tuple[str, str], code: str, pointer: str) -> None:
+    before, after = edit
+    assert before in MANIFEST
+    root = write_contract(tmp_path / "c", {}, MANIFEST.replace(before, after))
+    problems = lint_paths([root]).problems
+    assert [(p.code, p.location.pointer) for p in problems] == [(code, pointer)]
+
+
+def test_the_longest_name_allowed_is_63_characters(tmp_path: Path) -> None:
+    root = write_contract(tmp_path / "c", {}, MANIFEST.replace("contract: orders", "contract: " + "o" * 63))
+    assert lint_paths([root]).ok
+
+
+def test_grpc_section_rules(tmp_path: Path) -> None:
+    manifest = "contract: orders\nversion: 1.0.0\nprovider: backend\ngrpc:\n  proto: orders.proto\n"
+    root = write_contract(tmp_path / "c", {"orders.proto": 'syntax = "proto3";\n'}, manifest)
+    assert [(p.code, p.location.pointer) for p in lint_paths([root]).problems] == [
+        ("manifest.missing_key", "/grpc")]
+    bad_service = manifest + "  service: shop..Orders\n"
+    root = write_contract(tmp_path / "d", {"orders.proto": 'syntax = "proto3";\n'}, bad_service)
+    assert [(p.code, p.location.pointer) for p in lint_paths([root]).problems] == [
+        ("manifest.name_invalid", "/grpc/service")]
+
+
+def test_rpc_names_are_checked_and_the_service_found(tmp_path: Path) -> None:
+    proto = ('syntax = "proto3";\npackage shop.v1;\nmessage M { string a = 1; }\n'
+             "service Orders {\n  rpc Place(M) returns (M);\n  rpc _Hidden(M) returns (M);\n}\n")
+    manifest = ("contract: orders\nversion: 1.0.0\nprovider: backend\n"
+                "grpc:\n  proto: o.proto\n  service: shop.v1.Orders\n")
+    root = write_contract(tmp_path / "c", {"o.proto": proto}, manifest)
+    assert summary(lint_paths([root]).problems) == [("grpc.rpc_name_invalid", "o.proto", 6, None)]
+
+
+# --- schema rules --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("schema", "expected"), [
+    # recursion under a property or an item consumes part of the instance: fine
+    ({"properties": {"next": {"$ref": "#"}}}, []),
+    ({"items": {"$ref": "#/$defs/A"}, "$defs": {"A": {"anyOf": [{"type": "null"}, {"$ref": "#"}]}}}, []),
+    ({"$defs": {"T": {"type": "object", "additionalProperties": {"$ref": "#/$defs/T"}}}, "$ref": "#/$defs/T"}, []),
+    # cycles through keywords that apply to the same instance never end
+    ({"$ref": "#"}, [("schema.ref_cycle", "/$ref")]),
+    ({"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"allOf": [{"$ref": "#/$defs/A"}]}}},
+     [("schema.ref_cycle", "/$defs/A/$ref")]),  # reported at the cycle's first $ref in the document
+    ({"not": {"$ref": "#"}}, [("schema.ref_cycle", "/not/$ref")]),
+    ({"if": {"type": "string"}, "then": {"$ref": "#"}}, [("schema.ref_cycle", "/then/$ref")]),
+    ({"dependentSchemas": {"a": {"$ref": "#"}}}, [("schema.ref_cycle", "/dependentSchemas/a/$ref")]),
+    ({"$dynamicAnchor": "node", "oneOf": [{"$dynamicRef": "#node"}]}, [("schema.ref_cycle", "/oneOf/0/$dynamicRef")]),
+    # resolvable references of every kind
+    ({"$defs": {"A": {"$anchor": "a", "type": "string"}}, "properties": {"x": {"$ref": "#a"}}}, []),
+    ({"definitions": {"A": {"type": "string"}}, "properties": {"x": {"$ref": "#/definitions/A"}}}, []),
+    ({"$defs": {"M": {"$id": "urn:x:m", "$defs": {"C": {"type": "string"}},
+                      "properties": {"c": {"$ref": "#/$defs/C"}}}},
+      "properties": {"m": {"$ref": "urn:x:m"}}}, []),
+    ({"$defs": {"a b": {"type": "string"}}, "properties": {"x": {"$ref": "#/$defs/a%20b"}}}, []),
+    ({"$schema": "https://json-schema.org/draft/2020-12/schema#"}, []),
+    # a nested $id changes what a relative reference means
+    ({"$defs": {"M": {"$id": "https://example.com/m.json", "properties": {"c": {"$ref": "c.json"}}}}},
+     [("schema.ref_remote", "/$defs/M/properties/c/$ref")]),
+    # a reference into a plain container still gets its target checked against the meta-schema
+    ({"x-library": {"Bad": {"minimum": "one"}}, "properties": {"x": {"$ref": "#/x-library/Bad"}}},
+     [("schema.meta", "/x-library/Bad/minimum")]),
+    ({"properties": {"x": {"$ref": "#/required"}}, "required": ["x"]},
+     [("schema.ref_unresolved", "/properties/x/$ref")]),
+    ({"$schema": "https://json-schema.org/draft/2019-09/schema"}, [("schema.dialect", "/$schema")]),
+    ({"pattern": "\\p{L}+"}, [("schema.meta", "/pattern")]),  # Python's re refuses it, as check_schema does
+    ({"patternProperties": {"((": {}}}, [("schema.meta", "/patternProperties")]),
+])
+def test_schema_rules(tmp_path: Path, schema: object, expected: list[tuple[str, str]]) -> None:
+    root = write_contract(tmp_path / "c", {"in.json": json.dumps(schema, indent=2)})
+    problems = lint_paths([root]).problems
+    assert [(p.code, p.location.pointer) for p in problems] == expected
+    assert all(Path(p.location.file or "").name == "in.json" for p in problems)
+
+
+def test_references_in_other_files_are_checked_too(tmp_path: Path) -> None:
+    root = write_contract(tmp_path / "c", {
+        "in.json": '{"properties": {"a": {"$ref": "defs/common.json#/$defs/A"}}}',
+        "defs/common.json":
+            '{\n  "$defs": {\n    "A": {"$ref": "../../elsewhere.json"},\n    "B": {"type": 1}\n  }\n}'})
+    assert summary(lint_paths([root]).problems) == [
+        ("schema.ref_escape", "common.json", 3, "/$defs/A/$ref"),
+        ("schema.meta", "common.json", 4, "/$defs/B/type")]
+
+
+def test_a_broken_file_reached_by_several_refs_is_reported_once(tmp_path: Path) -> None:
+    root = write_contract(tmp_path / "c", {
+        "in.json": '{"properties": {"a": {"$ref": "bad.json"}, "b": {"$ref": "bad.json#/x"}}}',
+        "out.json": '{"$ref": "bad.json"}', "bad.json": "{oops"})
+    codes = [p.code for p in lint_paths([root]).problems]
+    assert codes.count("input.json") == 1
+    assert codes.count("schema.ref_unresolved") == 3  # each $ref says it cannot be followed
+
+
+# --- what lint_paths accepts ---------------------------------------------------------------------------
+
+
+def test_a_tree_is_searched_sorted_skipping_hidden_and_runtime_dirs(tmp_path: Path) -> None:
+    for name in ("b", "a", ".git/x", ".subhive/y", "deep/er/c"):
+        write_contract(tmp_path / "contracts" / name, {}, MANIFEST.replace("orders", name.rsplit("/", 1)[-1]))
+    write_contract(tmp_path / "contracts" / ".hidden", {"in.json": "{broken"})
+    result = lint_paths([tmp_path / "contracts"])
+    assert result.ok
+    assert [c.name for c in result.contracts] == ["a", "b", "c"]
+
+
+def test_the_same_contract_twice_is_linted_once(tmp_path: Path) -> None:
+    root = write_contract(tmp_path / "c", {"in.json": '{"type": 1}'})
+    result = lint_paths([root, root / "contract.yaml", tmp_path])
+    assert [p.code for p in result.problems] == ["schema.meta"]
+
+
+@pytest.mark.parametrize(("make", "code"), [
+    (lambda d: d / "missing", "input.not_found"),
+    (lambda d: d, "lint.nothing_found"),
+    (lambda d: (d / "notes.txt").write_text("hi") and d / "notes.txt", "lint.unsupported_file"),
+])
+def test_paths_with_nothing_to_lint_are_problems(tmp_path: Path, make: object, code: str) -> None:
+    path = make(tmp_path)  # type: ignore[operator]
+    result = lint_paths([path])
+    assert [p.code for p in result.problems] == [code]
+    assert not result.ok
+
+
+def test_single_schema_and_proto_files(tmp_path: Path) -> None:
+    ok = FIXTURES / "valid" / "schemas" / "get_order.yaml"  # its ../ reference stays inside its contract
+    assert lint_paths([ok, FIXTURES / "valid_grpc" / "1.0.0" / "orders.proto"]).ok
+    bad = tmp_path / "s.yaml"
+    bad.write_text("type: object\nproperties:\n  a:\n    $ref: https://example.com/a.json\n")
+    assert summary(lint_paths([bad]).problems) == [("schema.ref_remote", "s.yaml", 4, "/properties/a/$ref")]
+    proto = FIXTURES / "proto_does_not_compile" / "orders.proto"
+    assert [p.code for p in lint_paths([proto]).problems] == ["proto.compile"]
+
+
+def test_lint_reads_nothing_from_the_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("lint tried to open a network connection")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    root = write_contract(tmp_path / "c", {"in.json": '{"$ref": "https://example.com/x.json"}',
+                                          "out.json": '{"$ref": "http://localhost:9/x.json"}'})
+    assert [p.code for p in lint_paths([root]).problems] == ["schema.ref_remote", "schema.ref_remote"]
+
+
+# --- the fast meta-schema path agrees with python-jsonschema --------------------------------------------
+
+_KEYWORDS = ["type", "minimum", "maxLength", "minItems", "required", "enum", "pattern", "properties", "items",
+             "additionalProperties", "allOf", "anyOf", "not", "const", "format", "uniqueItems", "minProperties",
+             "$anchor", "$comment", "title", "multipleOf", "dependentRequired", "prefixItems", "contains"]
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 5) | st.floats(-2, 2, allow_nan=False)
+    | st.sampled_from(["string", "object", "strin", "^a+$", "((", "x", "", "integer", "date"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", *_KEYWORDS]), inner,
+                                                               max_size=3),
+    max_leaves=8)
+_schemas = st.dictionaries(st.sampled_from(_KEYWORDS), _values, max_size=4)
+_META = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_schemas)
+def test_lint_reports_every_schema_python_jsonschema_refuses(schema: dict[str, object]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "s.json"
+        path.write_text(json.dumps(schema))
+        codes = {p.code for p in lint_paths([path]).problems}
+    refused = any(True for _ in _META.iter_errors(schema))
+    if refused:  # the fast path (jsonschema-rs first) must never hide what python-jsonschema refuses
+        assert "schema.meta" in codes
+    else:  # and it reports more only when the runtime validator's own meta-schema check disagrees
+        assert "schema.meta" not in codes or not jsonschema_rs.meta.is_valid(schema)
+    assert codes <= {"schema.meta", "schema.runtime_rejects"}
+
+
+def test_fixtures_are_not_modified_by_lint(tmp_path: Path) -> None:
+    copy = tmp_path / "valid"
+    shutil.copytree(FIXTURES / "valid", copy)
+    before = {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()}
+    assert lint_paths([copy]).ok
+    assert {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()} == before
+    assert not any(name.startswith(".") for name in os.listdir(copy))
