@@ -1,9 +1,9 @@
 """Local ``$ref`` resolution inside one contract directory, never over the network.
 
 A contract's schemas refer to each other by relative path (``schemas.json#/$defs/Order``), within one
-file (``#/$defs/Line``), by anchor (``#line``) or by an ``$id`` declared in one of the contract's own
-documents (``urn:shop:money``). Anything else, a URL, a ``file:`` URI, a path leaving the directory,
-is refused: a contract must mean the same thing on every machine, offline, forever.
+file (``#/$defs/Line``), by anchor (``#line``) or by an ``$id`` declared in the same document
+(``urn:shop:money``). Anything else, a URL, a ``file:`` URI, an ``$id`` of another document, a path
+leaving the directory, is refused: a contract must mean the same thing on every machine, offline, forever.
 
 :class:`SchemaDocuments` reads each document once, indexes it (where its subschemas, ``$id``s, anchors and
 ``$ref``s are) and resolves references; :class:`RefResolver` is the callable the JSON Schema diff engine
@@ -16,7 +16,6 @@ takes for references that leave a document::
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,7 +40,6 @@ _LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 # reaches a property or an item, so a validator following it would loop forever.
 _IN_PLACE = frozenset({"not", "if", "then", "else", "dependentSchemas", "allOf", "anyOf", "oneOf"})
 REF_KEYWORDS = ("$ref", "$dynamicRef")
-_SCHEMA_SUFFIXES = frozenset({".json", ".yaml", ".yml"})
 
 
 class _Missing(LookupError):
@@ -229,8 +227,6 @@ class SchemaDocuments:
         self._failures: dict[str, InputError] = {}
         self._indexes: dict[int, DocumentIndex] = {}
         self._resolvers: dict[int, RefResolver] = {}
-        self._ids: dict[str, SourceDocument] = {}  # $id URIs declared by documents read so far
-        self._scanned = False
         self._resolved: dict[tuple[int, str, str], Target] = {}
 
     # --- documents -------------------------------------------------------------------------------------
@@ -257,8 +253,6 @@ class SchemaDocuments:
             found = DocumentIndex(_file_uri(doc.path))
             found.walk(doc.data, "", found.uri)
             self._indexes[id(doc)] = found
-            for uri in found.aliases:
-                self._ids.setdefault(uri, doc)
         return found
 
     def ensure_schema(self, doc: SourceDocument, pointer: str) -> bool:
@@ -319,11 +313,9 @@ class SchemaDocuments:
         if uri in index.aliases:
             return self._within(doc, index, uri, fragment, site=site, where=where)
         parts = urlsplit(uri)
-        local = parts.scheme == "file" and not parts.netloc
-        other = self._ids.get(uri) if local else self._by_id(uri)
-        if other is not None:
-            return self._within(other, self.index(other), uri, fragment, site=site, where=where)
-        if not local:
+        # An absolute URI names an $id of this document or nothing: subhive has no registry of schemas by
+        # $id (as the brief says: a "urn:" not defined in-document is remote). Files are named by path.
+        if parts.scheme != "file" or parts.netloc:
             hint = "subhive never fetches schemas: copy the schema into the contract directory and refer to it " \
                    "by a relative path"
             if not scheme:
@@ -331,24 +323,6 @@ class SchemaDocuments:
             raise InputError(f"{site.keyword} {ref!r} points outside the contract ({uri})", code="schema.ref_remote",
                              location=where(), hint=hint)
         return self._in_file(Path(url2pathname(parts.path)), fragment, site=site, where=where)
-
-    def _by_id(self, uri: str) -> SourceDocument | None:
-        """The document declaring ``$id`` ``uri``: one read so far, else any schema file of the directory.
-
-        Scanning the directory on a miss makes the answer independent of the order files were read in.
-        """
-        if uri not in self._ids and not self._scanned:
-            self._scanned = True
-            # A contract directory is scanned whole; any other directory (a lone file's) only at its top.
-            contract = (self._root / "contract.yaml").is_file()
-            for path in sorted(self._root.rglob("*") if contract else self._root.glob("*")):
-                hidden = any(part.startswith(".") for part in path.relative_to(self._root).parts)
-                if hidden or path.suffix.lower() not in _SCHEMA_SUFFIXES or path.name == "contract.yaml" \
-                        or not path.is_file() or not _inside(Path(os.path.realpath(path)), self._real_root):
-                    continue
-                with contextlib.suppress(InputError):  # a broken file is reported when something uses it
-                    self.load(self.directory / path.relative_to(self._root))
-        return self._ids.get(uri)
 
     def resolve_ref(self, doc: SourceDocument, ref: str) -> Target:
         """Resolve ``ref`` as written in ``doc``. When ``doc`` holds that exact reference, it is resolved against

@@ -256,6 +256,8 @@ def test_rpc_names_are_checked_and_the_service_found(tmp_path: Path) -> None:
       "properties": {"m": {"$ref": "urn:x:m"}}}, []),
     ({"$defs": {"a b": {"type": "string"}}, "properties": {"x": {"$ref": "#/$defs/a%20b"}}}, []),
     ({"$schema": "https://json-schema.org/draft/2020-12/schema#"}, []),
+    # an $id declared in another document is not resolved: files are named by path
+    ({"properties": {"m": {"$ref": "urn:shop:money"}}}, [("schema.ref_remote", "/properties/m/$ref")]),
     # a nested $id changes what a relative reference means
     ({"$defs": {"M": {"$id": "https://example.com/m.json", "properties": {"c": {"$ref": "c.json"}}}}},
      [("schema.ref_remote", "/$defs/M/properties/c/$ref")]),
@@ -269,7 +271,8 @@ def test_rpc_names_are_checked_and_the_service_found(tmp_path: Path) -> None:
     ({"patternProperties": {"((": {}}}, [("schema.meta", "/patternProperties")]),
 ])
 def test_schema_rules(tmp_path: Path, schema: object, expected: list[tuple[str, str]]) -> None:
-    root = write_contract(tmp_path / "c", {"in.json": json.dumps(schema, indent=2)})
+    money = '{"$id": "urn:shop:money", "type": "integer"}'
+    root = write_contract(tmp_path / "c", {"in.json": json.dumps(schema, indent=2), "out.json": money})
     problems = lint_paths([root]).problems
     assert [(p.code, p.location.pointer) for p in problems] == expected
     assert all(Path(p.location.file or "").name == "in.json" for p in problems)
