@@ -1,0 +1,109 @@
+"""Knowledge sources, blackboard entries and writes, and NATS-style key patterns."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["Blackboard", "Entry", "KnowledgeSource", "Write", "check_key_pattern", "key_matches"]
+
+#: One token of a NATS key-value key: the characters JetStream KV allows, without the "." separator.
+_TOKEN = re.compile(r"[-/_=A-Za-z0-9]+\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A value on a blackboard: ``Entry("tasks.t1", {"title": "Add login"}, revision=3)``.
+
+    ``revision`` is the key-value store's revision of this value (0 when it was never stored).
+    """
+
+    key: str
+    value: Any
+    revision: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """A value a knowledge source wants on the blackboard: ``Write("plans.t1", {...})``.
+
+    ``expected_revision`` makes it a compare-and-set: ``None`` writes unconditionally, ``0`` only if the
+    key does not exist yet, ``n`` only if the key is still at revision ``n`` (no lost updates).
+    """
+
+    key: str
+    value: Any
+    expected_revision: int | None = None
+
+
+class Blackboard(Protocol):
+    """What a knowledge source may read from its own hive's blackboard while it is activated."""
+
+    async def get(self, key: str) -> Entry | None:
+        """The current entry at ``key``, or ``None``."""
+        ...
+
+
+@runtime_checkable
+class KnowledgeSource(Protocol):
+    """An expert of a sub-hive. The runtime activates it for every entry whose key matches a trigger.
+
+    Example (the starter a scaffolded sub-hive gets)::
+
+        class Intake:
+            name = "intake"
+            triggers = ("tasks.*",)
+            priority = 10
+
+            def writes_for(self, entry: Entry) -> list[Write]:  # pure: what tests call
+                return [Write("plans." + entry.key.split(".", 1)[1], {...})]
+
+            async def activate(self, entry: Entry, blackboard: Blackboard) -> Sequence[Write]:
+                return self.writes_for(entry)
+    """
+
+    @property
+    def name(self) -> str:
+        """Unique within its hive: ``[a-z][a-z0-9_]*``."""
+        ...
+
+    @property
+    def triggers(self) -> Sequence[str]:
+        """Key patterns that activate it: ``*`` matches one token, a final ``>`` one or more."""
+        ...
+
+    @property
+    def priority(self) -> int:
+        """Higher runs first when several activations wait."""
+        ...
+
+    async def activate(self, entry: Entry, blackboard: Blackboard) -> Sequence[Write]:
+        """React to ``entry``; return the writes to apply (the runtime validates them against the schema)."""
+        ...
+
+
+def check_key_pattern(pattern: str) -> None:
+    """Raise ``ValueError`` unless ``pattern`` is a valid key pattern: ``check_key_pattern("tasks.*")``."""
+    tokens = pattern.split(".") if isinstance(pattern, str) else [""]
+    for index, token in enumerate(tokens):
+        if token == ">" and index == len(tokens) - 1:
+            continue
+        if token == "*" or _TOKEN.match(token):
+            continue
+        why = "'>' may only be the last token" if token == ">" else f"token {token!r} is not allowed"
+        raise ValueError(f"{pattern!r} is not a key pattern: {why} (tokens of letters, digits, '-', '_', '/', "
+                         "'=' separated by '.', '*' for one token, a final '>' for the rest)")
+
+
+def key_matches(pattern: str, key: str) -> bool:
+    """Whether ``key`` matches ``pattern`` by NATS rules: ``key_matches("tasks.>", "tasks.t1.notes")`` is True."""
+    want = pattern.split(".")
+    have = key.split(".")
+    for index, token in enumerate(want):
+        if token == ">":
+            return index < len(have) and index == len(want) - 1
+        if index >= len(have) or (token != "*" and token != have[index]):
+            return False
+    return len(want) == len(have)
