@@ -1,0 +1,71 @@
+"""Workspaces and sub-hives: ``hive.toml``, ``subhives/<name>/subhive.toml``, and the scaffolds that make them.
+
+    >>> from subhive.workspace import init_workspace, new_subhive, open_workspace, Kind
+    >>> init_workspace("shop")  # doctest: +SKIP
+    >>> new_subhive("db", Kind.db, start="shop")  # doctest: +SKIP
+    >>> sorted(open_workspace("shop").hives().hives)  # doctest: +SKIP
+    ['db']
+
+The layout, the manifest fields and the defaults of each kind are in docs/workspace.md; why manifests are
+TOML and sub-hives sit side by side in docs/decisions/0006-subhive-manifest.md.
+"""
+
+from ._kinds import KIND_DEFAULTS, KindDefaults
+from ._manifest import (
+    MANIFEST_NAME,
+    ROOT_HIVE,
+    Budgets,
+    Kind,
+    ManifestInvalid,
+    Requirement,
+    SubhiveManifest,
+    check_hive_name,
+    load_manifest,
+    parse_manifest,
+)
+from ._plan import FileAction, Plan, PlannedFile, apply_plan
+from ._ranges import VersionRange
+from ._scaffold import init_workspace, new_subhive, plan_init, plan_new
+from ._toml import TomlDocument, read_toml
+from ._workspace import (
+    WORKSPACE_FILE,
+    HiveTree,
+    Workspace,
+    WorkspaceConfig,
+    find_root,
+    open_workspace,
+    read_config,
+)
+
+__all__ = [
+    "KIND_DEFAULTS",
+    "MANIFEST_NAME",
+    "ROOT_HIVE",
+    "WORKSPACE_FILE",
+    "Budgets",
+    "FileAction",
+    "HiveTree",
+    "Kind",
+    "KindDefaults",
+    "ManifestInvalid",
+    "Plan",
+    "PlannedFile",
+    "Requirement",
+    "SubhiveManifest",
+    "TomlDocument",
+    "VersionRange",
+    "Workspace",
+    "WorkspaceConfig",
+    "apply_plan",
+    "check_hive_name",
+    "find_root",
+    "init_workspace",
+    "load_manifest",
+    "new_subhive",
+    "open_workspace",
+    "parse_manifest",
+    "plan_init",
+    "plan_new",
+    "read_config",
+    "read_toml",
+]

@@ -1,0 +1,282 @@
+"""Workspaces: finding the root (the nearest ``hive.toml`` upwards), reading it, and the tree of sub-hives.
+
+    >>> ws = open_workspace("subhives/db")  # doctest: +SKIP
+    >>> ws.root.name, ws.config.name, sorted(ws.hives().hives)  # doctest: +SKIP
+    ('shop', 'shop', ['backend', 'db', 'web'])
+
+A workspace is a directory holding ``hive.toml``, ``contracts/``, ``subhives/``, ``stubs/`` and a git-ignored
+``.subhive/`` for runtime state (docs/workspace.md). Sub-hives sit side by side in ``subhives/<name>/``
+whatever their depth in the tree: the tree is the ``parent`` field of their manifests
+(docs/decisions/0006-subhive-manifest.md).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError, Location, Problem
+from ._manifest import MANIFEST_NAME, ROOT_HIVE, ManifestInvalid, SubhiveManifest, load_manifest
+from ._toml import TomlDocument, read_toml, toml_string
+
+__all__ = ["WORKSPACE_FILE", "HiveTree", "Workspace", "WorkspaceConfig", "find_root", "open_workspace",
+           "read_config", "workspace_name_for"]
+
+WORKSPACE_FILE = "hive.toml"
+#: The version of the workspace layout this subhive reads and writes.
+WORKSPACE_FORMAT = 1
+#: Workspace names may end up in NATS account, stream and bucket names: one subject token.
+WORKSPACE_NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
+_TOP_KEYS = ("workspace",)
+_WORKSPACE_KEYS = ("name", "format", "description")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceConfig:
+    """What ``hive.toml`` says: ``WorkspaceConfig(name="shop")``."""
+
+    name: str
+    format: int = WORKSPACE_FORMAT
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not WORKSPACE_NAME_RE.match(self.name):
+            raise ValueError(f"{self.name!r} is not a workspace name (lower-case letters, digits, '_' and '-', "
+                             "starting with a letter, at most 63 characters)")
+
+    def to_toml(self) -> str:
+        """The ``hive.toml`` text; :func:`read_config` reads it back equal."""
+        return (
+            "# A subhive workspace: contracts/, subhives/, stubs/ and the git-ignored .subhive/ (docs/workspace.md).\n"
+            "[workspace]\n"
+            f"name = {toml_string(self.name)}\n"
+            f"description = {toml_string(self.description)}\n"
+            "# The layout version of this workspace; a newer subhive migrates it, an older one refuses it.\n"
+            f"format = {self.format}\n"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class HiveTree:
+    """Every sub-hive of a workspace whose manifest is valid, and what is wrong with the others."""
+
+    hives: Mapping[str, SubhiveManifest]
+    problems: tuple[Problem, ...] = ()
+    #: Directories under ``subhives/`` (valid or not), by name: a name is taken even if its manifest is broken.
+    directories: frozenset[str] = frozenset()
+    #: Problems per hive directory, to explain why a hive someone names is unusable.
+    problems_by_hive: Mapping[str, tuple[Problem, ...]] = field(default_factory=dict)
+
+    def children(self, name: str) -> list[str]:
+        """Direct children of ``name`` (``"root"`` for the top level), sorted."""
+        return sorted(h.name for h in self.hives.values() if h.parent == name)
+
+    def providers(self) -> dict[str, str]:
+        """Contract name -> the hive that provides it."""
+        return {contract: h.name for h in self.hives.values() for contract in h.provides}
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """An opened workspace: its root directory and its ``hive.toml``."""
+
+    root: Path
+    config: WorkspaceConfig
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / WORKSPACE_FILE
+
+    @property
+    def contracts_dir(self) -> Path:
+        return self.root / "contracts"
+
+    @property
+    def hives_dir(self) -> Path:
+        return self.root / "subhives"
+
+    @property
+    def stubs_dir(self) -> Path:
+        return self.root / "stubs"
+
+    @property
+    def state_dir(self) -> Path:
+        """Runtime state (JetStream store, logs): never committed."""
+        return self.root / ".subhive"
+
+    def hive_dir(self, name: str) -> Path:
+        return self.hives_dir / name
+
+    def hives(self) -> HiveTree:
+        """Read every ``subhives/<name>/subhive.toml`` and check the tree they form."""
+        return _load_tree(self.hives_dir)
+
+
+def find_root(start: str | Path = ".") -> Path:
+    """The nearest directory at or above ``start`` holding ``hive.toml``.
+
+    Raises :class:`InputError` (``workspace.not_found``) naming the directory searched and saying to run
+    ``subhive init``.
+    """
+    origin = Path(os.path.abspath(start))
+    current = origin
+    while True:
+        if (current / WORKSPACE_FILE).is_file():
+            return current
+        if current.parent == current:
+            break
+        current = current.parent
+    raise InputError(f"not inside a subhive workspace: no {WORKSPACE_FILE} in {origin} or any directory above it",
+                     code="workspace.not_found", location=Location(file=str(origin)),
+                     hint="run `subhive init` to make a workspace here (or `subhive init DIR`), or cd into one")
+
+
+def open_workspace(start: str | Path = ".") -> Workspace:
+    """Find the workspace at or above ``start`` and read its ``hive.toml``."""
+    root = find_root(start)
+    return Workspace(root, read_config(root / WORKSPACE_FILE))
+
+
+def read_config(path: Path) -> WorkspaceConfig:
+    """Read and validate ``hive.toml``; raise :class:`ManifestInvalid` listing every problem."""
+    document = read_toml(path)
+    problems: list[Problem] = []
+    config = _config(document, problems)
+    if problems or config is None:
+        raise ManifestInvalid(problems, summary=f"{path} is not a valid workspace file: " + (
+            problems[0].message if len(problems) == 1 else f"{len(problems)} problems"))
+    return config
+
+
+def workspace_name_for(directory: Path) -> str | None:
+    """A workspace name derived from a directory's name (``My Shop`` -> ``my-shop``), or None if none fits."""
+    name = re.sub(r"[^a-z0-9_-]+", "-", directory.name.lower()).strip("-_")
+    name = re.sub(r"^[^a-z]+", "", name)[:63].rstrip("-_")
+    return name if WORKSPACE_NAME_RE.match(name) else None
+
+
+def _config(document: TomlDocument, problems: list[Problem]) -> WorkspaceConfig | None:
+    def problem(pointer: str, code: str, message: str, hint: str) -> None:
+        problems.append(Problem(code, message, document.location(pointer), hint))
+
+    data = document.data
+    for key in data:
+        if key not in _TOP_KEYS:
+            problem(f"/{key}", "workspace.unknown_key", f"unknown key {key!r}",
+                    "hive.toml holds a [workspace] table (docs/workspace.md)")
+    table = data.get("workspace")
+    if not isinstance(table, dict):
+        problem("", "workspace.missing_key", "hive.toml has no [workspace] table",
+                '[workspace] with name = "<workspace>" and format = 1 (docs/workspace.md)')
+        return None
+    for key in table:
+        if key not in _WORKSPACE_KEYS:
+            close = difflib.get_close_matches(key, _WORKSPACE_KEYS, n=1)
+            problem(f"/workspace/{key}", "workspace.unknown_key", f"unknown key {key!r}",
+                    f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(_WORKSPACE_KEYS)}")
+    name = _workspace_name(table, problem)
+    fmt = table.get("format", WORKSPACE_FORMAT)
+    if isinstance(fmt, bool) or not isinstance(fmt, int):
+        problem("/workspace/format", "workspace.format", f"format must be an integer, not {fmt!r}",
+                f"format = {WORKSPACE_FORMAT}")
+    elif fmt != WORKSPACE_FORMAT:
+        hint = ("this workspace was made by a newer subhive: upgrade subhive" if fmt > WORKSPACE_FORMAT
+                else f"format = {WORKSPACE_FORMAT}")
+        problem("/workspace/format", "workspace.format", f"workspace format {fmt} is not supported "
+                f"(this subhive reads format {WORKSPACE_FORMAT})", hint)
+    description = table.get("description", "")
+    if not isinstance(description, str):
+        problem("/workspace/description", "workspace.type", "description must be a string", "quote it")
+    if problems or name is None:
+        return None
+    return WorkspaceConfig(name, WORKSPACE_FORMAT, str(description))
+
+
+def _workspace_name(table: dict[str, Any], problem: Callable[[str, str, str, str], None]) -> str | None:
+    name = table.get("name")
+    if name is None:
+        problem("/workspace", "workspace.missing_key", "[workspace] has no 'name'", 'add name = "<workspace>"')
+        return None
+    if not isinstance(name, str) or not WORKSPACE_NAME_RE.match(name):
+        problem("/workspace/name", "workspace.name_invalid", f"{name!r} is not a valid workspace name",
+                "workspace names become NATS names: lower-case letters, digits, '_' and '-', starting with a "
+                "letter, at most 63 characters")
+        return None
+    return name
+
+
+# --- the tree of sub-hives -------------------------------------------------------------------------------
+
+
+def _load_tree(hives_dir: Path) -> HiveTree:
+    manifests: dict[str, SubhiveManifest] = {}
+    per_hive: dict[str, list[Problem]] = {}
+    directories: set[str] = set()
+    try:
+        entries = sorted(p for p in hives_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except FileNotFoundError:
+        entries = []
+    for directory in entries:
+        directories.add(directory.name)
+        manifest_path = directory / MANIFEST_NAME
+        if not manifest_path.is_file():
+            per_hive[directory.name] = [Problem(
+                "hive.no_manifest", f"{directory} has no {MANIFEST_NAME}", Location(file=str(directory)),
+                "scaffold sub-hives with `subhive new NAME --kind ...`, or remove the directory")]
+            continue
+        try:
+            manifests[directory.name] = load_manifest(manifest_path)
+        except InputError as exc:
+            per_hive[directory.name] = list(exc.problems)
+    _check_tree(manifests, per_hive)
+    valid = {name: m for name, m in manifests.items() if name not in per_hive}
+    problems = tuple(p for name in sorted(per_hive) for p in per_hive[name])
+    return HiveTree(valid, problems, frozenset(directories), {k: tuple(v) for k, v in per_hive.items()})
+
+
+def _check_tree(manifests: dict[str, SubhiveManifest], per_hive: dict[str, list[Problem]]) -> None:
+    """Unknown parents, parent cycles and contracts with two providers, reported on the hives concerned."""
+    def add(name: str, pointer: str, code: str, message: str, hint: str) -> None:
+        path = f"subhives/{name}/{MANIFEST_NAME}"
+        per_hive.setdefault(name, []).append(Problem(code, message, Location(file=path, pointer=pointer), hint))
+
+    for name, manifest in sorted(manifests.items()):
+        if manifest.parent != ROOT_HIVE and manifest.parent not in manifests:
+            add(name, "/parent", "hive.parent_unknown", f"parent {manifest.parent!r} is not a sub-hive of this "
+                "workspace", _parent_hint(manifest.parent, manifests))
+        elif _in_cycle(name, manifests):
+            add(name, "/parent", "hive.parent_cycle", f"hive {name!r} is its own ancestor",
+                "the hives form a tree: follow the parents up to 'root' and break the loop")
+    seen: dict[str, str] = {}
+    for name, manifest in sorted(manifests.items()):
+        for contract in manifest.provides:
+            if contract in seen:
+                add(name, "/provides", "hive.provides_conflict", f"contract {contract!r} is also provided by hive "
+                    f"{seen[contract]!r}", "a contract has exactly one provider; consume it instead")
+            else:
+                seen[contract] = name
+
+
+def _in_cycle(name: str, manifests: dict[str, SubhiveManifest]) -> bool:
+    """Whether following parents up from ``name`` comes back to ``name`` (a loop above it is not its own)."""
+    seen: set[str] = set()
+    current = manifests[name].parent
+    while current != ROOT_HIVE and current in manifests and current not in seen:
+        if current == name:
+            return True
+        seen.add(current)
+        current = manifests[current].parent
+    return False
+
+
+def _parent_hint(parent: str, known: Mapping[str, object]) -> str:
+    close = difflib.get_close_matches(parent, list(known), n=1)
+    if close:
+        return f"did you mean {close[0]!r}?"
+    listing = ", ".join(sorted(known)) if known else "none yet"
+    return f"name an existing sub-hive (this workspace has: {listing}) or 'root'"
