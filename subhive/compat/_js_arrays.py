@@ -1,0 +1,229 @@
+"""Array keywords: ``prefixItems``/``items``/``unevaluatedItems``, ``contains`` with its counts, and bounds.
+
+Items are compared index by index: index ``i`` is governed by ``prefixItems[i]`` when it exists, else by
+``items`` (or a plain ``unevaluatedItems``, which means the same when nothing else evaluates items).
+``contains`` is judged as a group, because ``minContains`` grows with the ``contains`` schema while
+``maxContains`` shrinks with it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ._js_docs import Node
+from ._js_pair import TRUE_NODE, Facts, Pair
+from ._js_scalar import diff_bound, show
+from ._js_values import jkey
+from ._js_vocab import INPLACE, is_false
+
+if TYPE_CHECKING:
+    from ._js_engine import Engine
+
+__all__ = ["check_unevaluated", "diff_arrays", "is_evaluation_neutral"]
+
+_ARRAY_KEYS = frozenset({"prefixItems", "items", "unevaluatedItems", "contains", "minContains", "maxContains",
+                         "minItems", "maxItems", "uniqueItems"})
+
+
+def diff_arrays(p: Pair) -> None:
+    if not (_ARRAY_KEYS & (p.ok.keys() | p.nk.keys())):
+        return
+    _diff_items(p)
+    _diff_contains(p)
+    diff_bound(p, "minItems", "min_items", _holds_size, lower=True, what="arrays")
+    diff_bound(p, "maxItems", "max_items", _holds_size, lower=False, what="arrays")
+    _diff_unique(p)
+
+
+def _complex(kw: dict[str, Any]) -> bool:
+    """unevaluatedItems that depends on what applicators evaluated: not reducible to ``items``."""
+    return "unevaluatedItems" in kw and "items" not in kw and (
+        "contains" in kw or any(k in kw for k in INPLACE))
+
+
+def _effective_items(node: Node, kw: dict[str, Any]) -> tuple[Node, str | None]:
+    if "items" in kw:
+        return node.child(kw["items"], "items"), "items"
+    if "unevaluatedItems" in kw and not _complex(kw):
+        return node.child(kw["unevaluatedItems"], "unevaluatedItems"), "unevaluatedItems"
+    return TRUE_NODE, None
+
+
+def _diff_items(p: Pair) -> None:
+    eng = p.eng
+    po, pn = p.ok.get("prefixItems", []), p.nk.get("prefixItems", [])
+    io, io_kw = _effective_items(p.o, p.ok)
+    in_, in_kw = _effective_items(p.n, p.nk)
+    vac_b, vac_f = "array" not in p.A.types, "array" not in p.B.types
+    max_o, max_n = p.ok.get("maxItems"), p.nk.get("maxItems")
+    for i in range(max(len(po), len(pn))):
+        co = p.o.child(po[i], "prefixItems", i) if i < len(po) else io
+        cn = p.n.child(pn[i], "prefixItems", i) if i < len(pn) else in_
+        if i < len(po) and i < len(pn):
+            p.values.extend(eng.sub(co, cn, guarded=True).changes)
+            continue
+        back = vac_b or (max_o is not None and max_o <= i) or eng.subset(co, cn, guarded=True)
+        fwd = vac_f or (max_n is not None and max_n <= i) or eng.subset(cn, co, guarded=True)
+        if i >= len(po):
+            p.add("prefix_items.added", p.new_path("prefixItems", i), back, fwd,
+                  f"item {i} gets its own schema (it was governed by {io_kw or 'nothing'})")
+        else:
+            p.add("prefix_items.removed", p.old_path("prefixItems", i), back, fwd,
+                  f"item {i} loses its own schema (now governed by {in_kw or 'nothing'})")
+    if io_kw is None and in_kw is None:
+        return
+    tail = max(len(po), len(pn))
+    if io_kw and in_kw and isinstance(io.value, dict) and isinstance(in_.value, dict):
+        p.values.extend(eng.sub(io, in_, guarded=True).changes)
+        return
+    if eng.same(io.value, in_.value):
+        return
+    back = vac_b or (max_o is not None and max_o <= tail) or eng.subset(io, in_, guarded=True)
+    fwd = vac_f or (max_n is not None and max_n <= tail) or eng.subset(in_, io, guarded=True)
+    verb = "added" if io_kw is None else "removed" if in_kw is None else "changed"
+    keyword = in_kw or io_kw or "items"
+    p.add(f"items.{verb}", p.path(keyword), back, fwd,
+          f"schema for items from index {tail} on {verb} ({keyword}: "
+          f"{show(in_.value if in_kw else io.value)})")
+
+
+class _Count(NamedTuple):
+    """One side's contains group: the schema (None when absent) and its count bounds."""
+
+    schema: Node | None
+    low: Any
+    high: Any
+
+
+def _contains_side(node: Node, kw: dict[str, Any]) -> _Count:
+    if "contains" not in kw:
+        return _Count(None, None, None)
+    return _Count(node.child(kw["contains"], "contains"), kw.get("minContains", 1), kw.get("maxContains"))
+
+
+def _diff_contains(p: Pair) -> None:
+    old, new = _contains_side(p.o, p.ok), _contains_side(p.n, p.nk)
+    if old.schema is None and new.schema is None:
+        return
+    vac_b, vac_f = "array" not in p.A.types, "array" not in p.B.types
+    if old.schema is not None and new.schema is not None and old.high is None and new.high is None:
+        # Only lower counts: a wider contains schema can only count more items.
+        p.inner.extend(p.eng.sub(old.schema, new.schema, guarded=True).changes)
+        if old.low != new.low:
+            back = vac_b or new.low == 0 or old.low >= new.low
+            fwd = vac_f or old.low == 0 or new.low >= old.low
+            verb = "tightened" if new.low > old.low else "relaxed"
+            p.add(f"min_contains.{verb}", p.path("minContains"), back, fwd,
+                  f"minContains {verb} from {old.low} to {new.low}")
+        return
+    back = vac_b or _contains_holds(p.eng, p.A, old, new)
+    fwd = vac_f or _contains_holds(p.eng, p.B, new, old)
+    for keyword, code, index in (("contains", "contains", 0), ("minContains", "min_contains", 1),
+                                 ("maxContains", "max_contains", 2)):
+        vo = (old.schema.value if old.schema else None, old.low, old.high)[index]
+        vn = (new.schema.value if new.schema else None, new.low, new.high)[index]
+        if _same_count_part(p, index, (vo, vn), (old, new)):
+            continue
+        verb = "added" if vo is None else "removed" if vn is None else "changed"
+        p.add(f"{code}.{verb}", p.path(keyword), back, fwd,
+              f"{keyword} {verb} ({show(vn if vn is not None else vo)}); contains and its counts are "
+              "judged together")
+
+
+def _same_count_part(p: Pair, index: int, values: tuple[Any, Any], sides: tuple[_Count, _Count]) -> bool:
+    (vo, vn), (old, new) = values, sides
+    if vo is None or vn is None:
+        return vo is None and vn is None
+    if index:
+        return p.eng.same(vo, vn)
+    if old.schema is None or new.schema is None:
+        return False
+    return not p.eng.sub(old.schema, new.schema, guarded=True).changes
+
+
+def _contains_holds(eng: Engine, facts: Facts, a: _Count, b: _Count) -> bool:
+    """Proven: every array satisfying side A's contains group satisfies side B's."""
+    if b.schema is None or (b.low == 0 and b.high is None):
+        return True
+    size_max = facts.kw.get("maxItems")
+    if a.schema is None:
+        return b.low == 0 and size_max is not None and size_max <= b.high
+    lower = b.low == 0 or (a.low >= b.low and eng.subset(a.schema, b.schema, guarded=True))
+    upper = b.high is None or (size_max is not None and size_max <= b.high) or (
+        a.high is not None and a.high <= b.high
+        and eng.subset(b.schema, a.schema, guarded=True, flipped=True))
+    return bool(lower and upper)
+
+
+def _holds_size(p: Pair, facts: Facts, keyword: str, bound: Any) -> bool:
+    if "array" not in facts.types:
+        return True
+    kw = facts.kw
+    if facts.finite is not None:
+        return all(len(v) >= bound if keyword == "minItems" else len(v) <= bound
+                   for v in facts.finite if isinstance(v, list))
+    if keyword == "minItems":
+        mine = kw.get("minItems")
+        return (mine is not None and mine >= bound) or ("contains" in kw and kw.get("minContains", 1) >= bound)
+    mine = kw.get("maxItems")
+    if mine is not None and mine <= bound:
+        return True
+    rest = kw["items"] if "items" in kw else (
+        kw["unevaluatedItems"] if "unevaluatedItems" in kw and not _complex(kw) else None)
+    return is_false(rest) and len(kw.get("prefixItems", [])) <= bound
+
+
+def _holds_unique(facts: Facts) -> bool:
+    if "array" not in facts.types:
+        return True
+    if facts.finite is not None:
+        return all(len({jkey(x) for x in v}) == len(v) for v in facts.finite if isinstance(v, list))
+    max_items = facts.kw.get("maxItems")
+    return facts.kw.get("uniqueItems") is True or (max_items is not None and max_items <= 1)
+
+
+def _diff_unique(p: Pair) -> None:
+    uo, un = p.ok.get("uniqueItems") is True, p.nk.get("uniqueItems") is True
+    if uo == un:
+        return
+    back = not un or _holds_unique(p.A)
+    fwd = not uo or _holds_unique(p.B)
+    verb = "added" if un else "removed"
+    p.add(f"unique_items.{verb}", p.path("uniqueItems"), back, fwd, f"uniqueItems {verb}")
+
+
+def is_evaluation_neutral(code: str) -> bool:
+    """Changes that cannot alter which properties/items count as evaluated (annotations, reordering)."""
+    return code.startswith(("annotation.", "default.", "identifier.", "definition.", "keyword.")) or (
+        code.endswith(".reordered") or code == "type.rewritten")
+
+
+def check_unevaluated(p: Pair) -> None:
+    """unevaluatedItems next to applicators or contains: sound only when nothing else changed."""
+    co, cn = _complex(p.ok), _complex(p.nk)
+    in_o, in_n = "unevaluatedItems" in p.ok, "unevaluatedItems" in p.nk
+    if not (co or cn):
+        if in_o and in_n and "items" in p.ok and "items" in p.nk and not p.eng.same(
+                p.ok["unevaluatedItems"], p.nk["unevaluatedItems"]):
+            p.add("keyword.ignored.changed", p.path("unevaluatedItems"), True, True,
+                  "unevaluatedItems changed, but items already evaluates every item here")
+        return
+    if co and not in_n:
+        p.add("unevaluated_items.removed", p.old_path("unevaluatedItems"), True, False,
+              "unevaluatedItems removed; which items it rejected depends on other keywords, so "
+              "narrowing back is not proven")
+        return
+    if cn and not in_o:
+        p.add("unevaluated_items.added", p.new_path("unevaluatedItems"), False, True,
+              "unevaluatedItems added next to applicators or contains; which old arrays it now rejects "
+              "cannot be proven")
+        return
+    relevant = [c for c in (*p.own, *p.inner) if not is_evaluation_neutral(c.code)]
+    uo, un = p.o.child(p.ok["unevaluatedItems"], "unevaluatedItems"), p.n.child(
+        p.nk["unevaluatedItems"], "unevaluatedItems")
+    if relevant:
+        p.add("unevaluated_items.unprovable", p.path("unevaluatedItems"), False, False,
+              "unevaluatedItems depends on which items other keywords evaluate, and those changed "
+              f"({relevant[0].code} at {relevant[0].path or '/'})")
+        return
+    p.inner.extend(p.eng.sub(uo, un, guarded=True).changes)

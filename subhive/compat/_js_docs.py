@@ -1,0 +1,299 @@
+"""Schema documents, positions inside them, and ``$ref`` resolution for the JSON Schema diff engine.
+
+A :class:`Node` is one subschema: the document it lives in, its JSON pointer, and the resource whose
+``#...`` references apply to it. References are resolved here and nowhere else:
+
+* ``#``, ``#/json/pointer`` and ``#anchor`` inside the same document (or the enclosing embedded ``$id``
+  resource);
+* ``other.json#/$defs/X`` through the document's :data:`RefResolver`, called with ``"other.json"`` only;
+* anything with a URI scheme (``https:``, ``urn:``, ``file:`` ...) is never fetched.
+
+What cannot be resolved comes back as an :class:`Unresolved` reason, never as an exception: the engine
+turns it into an unprovable change. A reference into the same document that points nowhere is a broken
+schema and raises :class:`~subhive.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any, TypeAlias
+from urllib.parse import unquote, urljoin
+
+import jsonschema_rs
+
+from ..errors import InputError, Location, SubhiveError
+
+__all__ = ["Doc", "Library", "Node", "RefResolver", "Unresolved", "check_schema"]
+
+#: Resolves the document part of a non-local ``$ref`` (``"other.json"``, relative to the referring
+#: document) to ``(document root, resolver for references inside that document)``, or None when it cannot.
+RefResolver: TypeAlias = Callable[[str], "tuple[Any, RefResolver | None] | None"]
+
+DRAFT_2020_12 = frozenset({"https://json-schema.org/draft/2020-12/schema",
+                           "https://json-schema.org/draft/2020-12/schema#"})
+
+# Keywords whose values are schemas, used to find $id and $anchor without mistaking a property named
+# "$id" (or a "$id" inside an enum value) for an identifier.
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SCHEMA_ONE = ("additionalProperties", "unevaluatedProperties", "propertyNames", "items", "unevaluatedItems",
+               "contains", "not", "if", "then", "else", "contentSchema")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+
+
+class Unresolved:
+    """Why a reference could not be followed; becomes an unprovable change."""
+
+    __slots__ = ("code", "message")
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        self.message = message
+
+
+class Doc:
+    """One parsed schema document: the old or new root, or a file reached through a resolver."""
+
+    __slots__ = ("_index", "name", "prefix", "resolver", "root", "uid")
+
+    def __init__(self, root: Any, *, uid: int, name: str | None = None,
+                 resolver: RefResolver | None = None) -> None:
+        self.root = root
+        self.uid = uid
+        self.name = name
+        self.prefix = "" if name is None else f"{name}#"
+        self.resolver = resolver
+        self._index: _Index | None = None
+
+    def node(self, ptr: str = "", base: str = "") -> Node:
+        return Node(self, ptr, ptr, _navigate(self.root, ptr), base)
+
+    @property
+    def index(self) -> _Index:
+        if self._index is None:
+            self._index = _Index(self.root)
+        return self._index
+
+
+class Node:
+    """A subschema: ``value`` is a dict or a bool; ``key`` identifies it for memoisation."""
+
+    __slots__ = ("base", "doc", "key", "ptr", "value")
+
+    def __init__(self, doc: Doc, ptr: str, key: str, value: Any, base: str) -> None:
+        self.doc = doc
+        self.ptr = ptr
+        self.key = key
+        self.value = value
+        self.base = base
+
+    def __repr__(self) -> str:
+        return f"Node({self.path!r})"
+
+    @property
+    def path(self) -> str:
+        """Where to report a change: a JSON pointer, prefixed by ``file#`` outside the root document."""
+        return self.doc.prefix + self.ptr
+
+    def child(self, value: Any, *tokens: str | int) -> Node:
+        ptr = self.ptr
+        for token in tokens:
+            text = str(token)
+            ptr += "/" + (text.replace("~", "~0").replace("/", "~1") if "~" in text or "/" in text else text)
+        base = ptr if isinstance(value, dict) and "$id" in value else self.base
+        return Node(self.doc, ptr, ptr, value, base)
+
+    def variant(self, value: dict[str, Any], tag: str) -> Node:
+        """A synthetic copy with a different value (e.g. narrowed to one type), used only in proofs."""
+        return Node(self.doc, self.ptr, f"{self.key}\x00{tag}", value, self.base)
+
+
+class _Index:
+    """Identifiers and anchors of one document, found by walking schema positions once."""
+
+    def __init__(self, root: Any) -> None:
+        self.ids: dict[str, str] = {}  # absolute or raw $id -> pointer
+        self.anchors: dict[tuple[str, str], str] = {}  # (resource pointer, name) -> pointer
+        self.base_uri: dict[str, str] = {"": ""}  # resource pointer -> absolute base URI
+        self._walk(root, "", "", "")
+
+    def _walk(self, value: Any, ptr: str, resource: str, uri: str) -> None:
+        if not isinstance(value, dict):
+            return
+        raw_id = value.get("$id")
+        if isinstance(raw_id, str):
+            uri = urljoin(uri, raw_id.split("#", 1)[0])
+            resource = ptr
+            self.base_uri[ptr] = uri
+            self.ids[uri] = ptr
+            self.ids.setdefault(raw_id.split("#", 1)[0], ptr)
+        for key in ("$anchor", "$dynamicAnchor"):
+            name = value.get(key)
+            if isinstance(name, str):
+                self.anchors.setdefault((resource, name), ptr)
+        for child, child_ptr in _subschemas(value, ptr):
+            self._walk(child, child_ptr, resource, uri)
+
+
+class Library:
+    """Follows references for one diff: caches documents reached through resolvers."""
+
+    def __init__(self) -> None:
+        self._docs: dict[tuple[int, str], Doc] = {}
+        self._resolved: dict[tuple[int, str, str], Node | Unresolved] = {}
+        self._next_uid = 0
+
+    def new_doc(self, root: Any, *, name: str | None = None, resolver: RefResolver | None = None) -> Doc:
+        self._next_uid += 1
+        return Doc(root, uid=self._next_uid, name=name, resolver=resolver)
+
+    def resolve(self, node: Node, ref: str) -> Node | Unresolved:
+        """The subschema ``ref`` (written at ``node``) points to."""
+        key = (node.doc.uid, node.base, ref)  # the same text in the same resource means the same target
+        hit = self._resolved.get(key)
+        if hit is None:
+            hit = self._resolved[key] = self._resolve(node, ref)
+        return hit
+
+    def _resolve(self, node: Node, ref: str) -> Node | Unresolved:
+        docpart, _, fragment = ref.partition("#")
+        doc, resource = node.doc, node.base
+        if docpart:
+            index = doc.index
+            absolute = urljoin(index.base_uri.get(node.base, ""), docpart)
+            ptr = index.ids.get(absolute, index.ids.get(docpart))
+            if ptr is not None:
+                resource = ptr
+            elif _SCHEME.match(absolute) or _SCHEME.match(docpart):
+                return Unresolved("ref.remote.unprovable",
+                                  f"$ref {ref!r} names a remote schema; subhive never fetches schemas")
+            else:
+                external = self._external(node, docpart, ref)
+                if isinstance(external, Unresolved):
+                    return external
+                doc, resource = external, ""
+        return self._in_doc(doc, resource, unquote(fragment), node, ref)
+
+    def _in_doc(self, doc: Doc, resource: str, fragment: str, site: Node, ref: str) -> Node:
+        if fragment and not fragment.startswith("/"):
+            ptr = doc.index.anchors.get((resource, fragment))
+            if ptr is None:
+                raise _broken(site, ref, f"no $anchor {fragment!r} in that schema resource")
+        else:
+            ptr = resource + fragment
+        try:
+            value = _navigate(doc.root, ptr)
+        except LookupError as exc:
+            raise _broken(site, ref, str(exc)) from exc
+        return Node(doc, ptr, ptr, value, _resource_along(doc.root, ptr))
+
+    def _external(self, node: Node, docpart: str, ref: str) -> Doc | Unresolved:
+        resolver = node.doc.resolver
+        if resolver is None:
+            return Unresolved("ref.external_unresolved",
+                              f"$ref {ref!r} points to another document and no resolver was given")
+        key = (id(resolver), docpart)
+        doc = self._docs.get(key)
+        if doc is None:
+            try:
+                got = resolver(docpart)
+            except SubhiveError:
+                raise
+            except Exception as exc:  # a foreign failure enters here; translate it, keep the cause
+                raise InputError(f"cannot resolve $ref {ref!r}: {exc}", code="schema.ref_unresolvable",
+                                 location=Location(pointer=node.path + "/$ref")) from exc
+            if got is None:
+                return Unresolved("ref.external_unresolved", f"$ref {ref!r} could not be resolved")
+            root, sub_resolver = got
+            check_schema(root, f"{docpart} (referenced as {ref!r})")
+            doc = self.new_doc(root, name=docpart, resolver=sub_resolver)
+            self._docs[key] = doc
+        return doc
+
+
+def check_schema(root: Any, label: str) -> None:
+    """Raise :class:`InputError` unless ``root`` is a valid draft 2020-12 schema."""
+    if isinstance(root, dict) and "$schema" in root and root["$schema"] not in DRAFT_2020_12:
+        raise InputError(f"{label}: $schema {root['$schema']!r} is not draft 2020-12",
+                         code="schema.draft_unsupported", location=Location(pointer="/$schema"),
+                         hint='use "$schema": "https://json-schema.org/draft/2020-12/schema" or leave it out')
+    if isinstance(root, bool):
+        return
+    try:
+        jsonschema_rs.meta.validate(root)
+    except jsonschema_rs.ValidationError as exc:
+        pointer = "".join("/" + _escape(str(t)) for t in exc.instance_path)
+        raise InputError(f"{label} is not a valid draft 2020-12 schema: {exc.message}",
+                         code="schema.invalid", location=Location(pointer=pointer),
+                         hint="run `subhive contract lint` for every problem with file and line") from exc
+    except (TypeError, ValueError) as exc:  # not JSON at all (e.g. a set or a NaN)
+        raise InputError(f"{label} is not a JSON document: {exc}", code="schema.invalid",
+                         location=Location(pointer="")) from exc
+
+
+def _resource_along(root: Any, ptr: str) -> str:
+    """The pointer of the innermost embedded ``$id`` resource on the way from the root to ``ptr``.
+
+    Only schema positions count (a property *named* "$id" is not an identifier), so the walk follows
+    the keyword grammar and stops tracking once the path leaves known schema keywords.
+    """
+    base, value, here, state = "", root, "", "schema"
+    for raw in ptr[1:].split("/") if ptr else ():
+        token = raw.replace("~1", "/").replace("~0", "~")
+        value = value[int(token)] if isinstance(value, list) else value[token]
+        here += "/" + raw
+        if state == "schema":
+            state = ("member" if token in _SCHEMA_MAPS or token in _SCHEMA_LISTS else
+                     "at" if token in _SCHEMA_ONE else "lost")
+        elif state == "member":
+            state = "at"
+        if state == "lost":
+            break
+        if state == "at":
+            if isinstance(value, dict) and "$id" in value:
+                base = here
+            state = "schema"
+    return base
+
+
+def _subschemas(value: dict[str, Any], ptr: str) -> Iterator[tuple[Any, str]]:
+    for key in _SCHEMA_MAPS:
+        sub = value.get(key)
+        if isinstance(sub, dict):
+            for name, child in sub.items():
+                yield child, f"{ptr}/{key}/{_escape(name)}"
+    for key in _SCHEMA_ONE:
+        if key in value:
+            yield value[key], f"{ptr}/{key}"
+    for key in _SCHEMA_LISTS:
+        sub = value.get(key)
+        if isinstance(sub, list):
+            for i, child in enumerate(sub):
+                yield child, f"{ptr}/{key}/{i}"
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _navigate(root: Any, ptr: str) -> Any:
+    value = root
+    if ptr:
+        for raw in ptr[1:].split("/"):
+            token = raw.replace("~1", "/").replace("~0", "~")
+            if isinstance(value, dict) and token in value:
+                value = value[token]
+            elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
+                value = value[int(token)]
+            else:
+                raise LookupError(f"nothing at {ptr!r}")
+    if not isinstance(value, dict | bool):
+        raise LookupError(f"{ptr or '/'!r} is not a schema")
+    return value
+
+
+def _broken(site: Node, ref: str, why: str) -> InputError:
+    return InputError(f"$ref {ref!r} cannot be resolved: {why}", code="schema.ref_not_found",
+                      location=Location(pointer=site.path + "/$ref"),
+                      hint="point the $ref at an existing definition, e.g. #/$defs/Name")

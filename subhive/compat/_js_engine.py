@@ -1,0 +1,305 @@
+"""The comparison engine: walks OLD and NEW in parallel and judges every difference per direction.
+
+``Engine.compare(old, new)`` returns the changes between two subschemas and two verdicts: ``back``
+(every instance of OLD is valid under NEW, proven) and ``fwd`` (the reverse). A schema is a conjunction
+of keywords, so it is enough to prove, for each constraint of NEW, that OLD (as a whole, used as the
+hypothesis) implies it; each keyword family does that in its own module (``_js_scalar``, ``_js_arrays``,
+``_js_objects``, ``_js_logic``).
+
+Recursion and soundness:
+
+* Results are memoised per (old node, new node) pair, so a ``$defs`` entry is compared once however many
+  times it is referenced, and its changes are reported once, at the definition.
+* Recursive schemas terminate by a co-inductive assumption: a pair met again while it is being compared
+  is assumed compatible. That is sound for finite instances only when the cycle went through a property or
+  an item (a strictly smaller instance) and through no negation (``not``, ``if``, exclusivity), so other
+  cycles are reported as unprovable. Results computed under an assumption are kept provisional and only
+  become final if the assumed pair turns out fully compatible; otherwise they are dropped and recomputed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _js_arrays, _js_logic, _js_objects, _js_scalar
+from ._js_docs import Library, Node, Unresolved
+from ._js_pair import CLEAN, Facts, Pair, Result, finite_values, result_of
+from ._js_values import ALL_KINDS, json_equal, kind_of, kinds_of_type
+from ._js_vocab import is_false, is_pure, is_trivial, validation_keys
+from ._report import Change
+
+__all__ = ["Engine"]
+
+_NOTHING: frozenset[str] = frozenset()
+_EMPTY_KW: dict[str, Any] = {}
+
+class _Frame:
+    __slots__ = ("flip", "guard", "low", "provisional")
+
+    def __init__(self, guard: int, flip: int, index: int) -> None:
+        self.guard = guard
+        self.flip = flip
+        self.low = index  # lowest stack index whose assumption this result depends on
+        self.provisional: list[tuple[tuple[int, str, int, str], Result]] = []
+
+
+_Key = tuple[int, str, int, str]
+
+
+class Engine:
+    """Compares subschemas of two documents; one engine per diff (memo tables are per diff)."""
+
+    def __init__(self, library: Library) -> None:
+        self.library = library
+        self._memo: dict[_Key, Result] = {}
+        self._prov: dict[_Key, tuple[Result, int]] = {}
+        self._active: dict[_Key, int] = {}
+        self._stack: list[_Frame] = []
+        self._facts: dict[tuple[int, str], Facts] = {}
+        self._targets: dict[tuple[int, str, str], Node | Unresolved] = {}
+        self._guard = 0
+        self._flip = 0
+
+    # -- entry points -----------------------------------------------------------------------------------
+
+    def sub(self, old: Node, new: Node, *, guarded: bool = False, flipped: bool = False) -> Result:
+        """Compare two subschemas one level down; ``guarded`` when the instance gets smaller (a property
+        or an item), ``flipped`` when the result is used with directions swapped (under ``not``)."""
+        self._guard += guarded
+        self._flip += flipped
+        try:
+            return self.compare(old, new)
+        finally:
+            self._guard -= guarded
+            self._flip -= flipped
+
+    def subset(self, x: Node, y: Node, *, guarded: bool = False, flipped: bool = False) -> bool:
+        """Proven: every instance valid under ``x`` is valid under ``y``."""
+        if self.is_empty(x) or is_trivial(y.value):
+            return True
+        if is_false(y.value):
+            return False
+        reverse = self._memo.get((y.doc.uid, y.key, x.doc.uid, x.key))
+        if reverse is not None:
+            return reverse.fwd
+        return self.sub(x, y, guarded=guarded, flipped=flipped).back
+
+    def compare(self, old: Node, new: Node) -> Result:
+        key = (old.doc.uid, old.key, new.doc.uid, new.key)
+        hit = self._memo.get(key) or self._provisional(key)
+        if hit is not None:
+            return hit
+        index = self._active.get(key)
+        if index is not None:
+            return self._revisit(index, new)
+        quick = self._quick(old, new)
+        if quick is not None:
+            return quick
+        return self._compute(key, old, new)
+
+    # -- memo and co-induction --------------------------------------------------------------------------
+
+    def _provisional(self, key: _Key) -> Result | None:
+        entry = self._prov.get(key)
+        if entry is None:
+            return None
+        result, head = entry
+        if self._stack:
+            top = self._stack[-1]
+            top.low = min(top.low, head)
+        return result
+
+    def _revisit(self, index: int, new: Node) -> Result:
+        frame = self._stack[index]
+        if self._flip != frame.flip:
+            return result_of([Change("ref.cycle.unprovable", new.path, False, False,
+                                     "a recursive reference loops through not/if/oneOf: "
+                                     "recursion under negation cannot be proven")])
+        if self._guard > frame.guard:
+            top = self._stack[-1]
+            top.low = min(top.low, index)
+            return CLEAN  # the co-inductive assumption, confirmed or dropped when the frame completes
+        return result_of([Change("ref.cycle.unprovable", new.path, False, False,
+                                 "a reference loops back to itself without going through a property "
+                                 "or an item, so no instance can settle it")])
+
+    def _compute(self, key: _Key, old: Node, new: Node) -> Result:
+        index = len(self._stack)
+        frame = _Frame(self._guard, self._flip, index)
+        self._stack.append(frame)
+        self._active[key] = index
+        try:
+            result = self._compare_nodes(old, new)
+        finally:
+            self._stack.pop()
+            del self._active[key]
+        if frame.low >= index:
+            self._settle(frame, key, result)
+        else:
+            head = self._stack[frame.low]
+            entries = [*frame.provisional, (key, result)]
+            head.provisional.extend(entries)
+            for k, r in entries:
+                self._prov[k] = (r, frame.low)
+            parent = self._stack[-1]
+            parent.low = min(parent.low, frame.low)
+        return result
+
+    def _settle(self, frame: _Frame, key: _Key, result: Result) -> None:
+        self._memo[key] = result
+        confirmed = result.back and result.fwd
+        for k, r in frame.provisional:
+            self._prov.pop(k, None)
+            if confirmed:
+                self._memo[k] = r
+
+    def _quick(self, old: Node, new: Node) -> Result | None:
+        ov, nv = old.value, new.value
+        if ov is nv and old.doc is new.doc and old.base == new.base:
+            return CLEAN
+        if isinstance(ov, dict) and isinstance(nv, dict):
+            if json_equal(ov, nv, allow_refs=False):
+                return CLEAN
+        elif ov is nv:  # both the same boolean
+            return CLEAN
+        return None
+
+    # -- one pair ---------------------------------------------------------------------------------------
+
+    def _compare_nodes(self, old: Node, new: Node) -> Result:
+        ov = {} if old.value is True else old.value
+        nv = {} if new.value is True else new.value
+        o_false, n_false = is_false(ov), is_false(nv)
+        if o_false or n_false:
+            return self._boolean(old, new, o_false, n_false)
+        if is_pure(ov, "$ref") or is_pure(nv, "$ref"):
+            return self._through_refs(old, new, ov, nv)
+        pair = Pair(self, old, new, ov, nv)
+        if _js_logic.virtual_branches(pair):
+            return pair.result()
+        _js_scalar.diff_annotations(pair)
+        _js_scalar.diff_values(pair)
+        _js_scalar.diff_numbers(pair)
+        _js_scalar.diff_strings(pair)
+        _js_arrays.diff_arrays(pair)
+        _js_objects.diff_objects(pair)
+        _js_logic.diff_applicators(pair)
+        _js_objects.check_unevaluated(pair)
+        _js_arrays.check_unevaluated(pair)
+        return pair.result()
+
+    def _boolean(self, old: Node, new: Node, o_false: bool, n_false: bool) -> Result:
+        if o_false and n_false:
+            return CLEAN
+        if o_false:
+            return result_of([Change("schema.false.removed", new.path, True, self.is_empty(new),
+                                     "the schema rejected every instance and now accepts some")])
+        return result_of([Change("schema.false.added", new.path, self.is_empty(old), True,
+                                 "the schema now rejects every instance")])
+
+    def _through_refs(self, old: Node, new: Node, ov: dict[str, Any], nv: dict[str, Any]) -> Result:
+        changes: list[Change] = []
+        if is_pure(ov, "$ref") and is_pure(nv, "$ref"):
+            changes += _js_scalar.annotation_changes(old, new, ov, nv)
+        targets = []
+        for node, value in ((old, ov), (new, nv)):
+            target = self.deref(node) if is_pure(value, "$ref") else node
+            if isinstance(target, Unresolved):
+                changes.append(Change(target.code, node.path + "/$ref", False, False, target.message))
+            targets.append(target)
+        if isinstance(targets[0], Node) and isinstance(targets[1], Node):
+            changes += self.sub(targets[0], targets[1]).changes
+        return result_of(changes)
+
+    # -- facts about one subschema ----------------------------------------------------------------------
+
+    def deref(self, node: Node, keyword: str = "$ref") -> Node | Unresolved:
+        """The target of ``node``'s ``$ref`` (memoised)."""
+        ref = node.value[keyword]
+        key = (node.doc.uid, node.key, ref)
+        target = self._targets.get(key)
+        if target is None:
+            target = self.library.resolve(node, ref)
+            self._targets[key] = target
+        return target
+
+    def follow(self, node: Node) -> Node:
+        """``node`` with plain ``$ref`` chains followed (as far as they resolve and do not loop)."""
+        seen = set()
+        while is_pure(node.value, "$ref") and node.key not in seen:
+            seen.add(node.key)
+            target = self.deref(node)
+            if isinstance(target, Unresolved):
+                break
+            node = target
+        return node
+
+    def facts(self, node: Node) -> Facts:
+        key = (node.doc.uid, node.key)
+        facts = self._facts.get(key)
+        if facts is None:
+            value = node.value
+            kw = value if isinstance(value, dict) else _EMPTY_KW
+            types = self._types(node, set())
+            facts = Facts(kw, types, finite_values(kw, types))
+            self._facts[key] = facts
+        return facts
+
+    def is_empty(self, node: Node) -> bool:
+        """Proven: no instance is valid under ``node``."""
+        if is_false(node.value):
+            return True
+        facts = self.facts(node)
+        return not facts.types or facts.finite == []
+
+    def _types(self, node: Node, visiting: set[tuple[int, str]]) -> frozenset[str]:
+        value = node.value
+        if is_false(value):
+            return _NOTHING
+        if not isinstance(value, dict):
+            return ALL_KINDS
+        kinds = kinds_of_type(value.get("type")) or ALL_KINDS
+        if "const" in value:
+            kinds &= {kind_of(value["const"])}
+        if "enum" in value:
+            kinds &= {kind_of(v) for v in value["enum"]}
+        key = (node.doc.uid, node.key)
+        if key in visiting or not kinds:
+            return kinds
+        visiting.add(key)
+        kinds &= self._applied_types(node, value, visiting)
+        visiting.discard(key)
+        return kinds
+
+    def _applied_types(self, node: Node, value: dict[str, Any], visiting: set[tuple[int, str]]) -> frozenset[str]:
+        """Kinds allowed by the applicators of ``node`` (allOf, anyOf, oneOf, $ref, not {type})."""
+        kinds = ALL_KINDS
+        for branch in self.children(node, "allOf"):
+            kinds &= self._types(branch, visiting)
+        for keyword in ("anyOf", "oneOf"):
+            if keyword in value:
+                union: frozenset[str] = _NOTHING
+                for branch in self.children(node, keyword):
+                    union |= self._types(branch, visiting)
+                kinds &= union
+        if "$ref" in value:
+            target = self.deref(node)
+            if isinstance(target, Node):
+                kinds &= self._types(target, visiting)
+        inner = value.get("not")
+        if isinstance(inner, dict) and validation_keys(inner) == {"type"}:
+            kinds -= kinds_of_type(inner["type"]) or _NOTHING
+        return kinds
+
+    def children(self, node: Node, keyword: str) -> list[Node]:
+        """The subschemas in a list-valued keyword (``allOf``, ``anyOf``, ``oneOf``, ``prefixItems``)."""
+        value = node.value
+        if not isinstance(value, dict):
+            return []
+        return [node.child(v, keyword, i) for i, v in enumerate(value.get(keyword, ()))]
+
+    def same(self, a: Any, b: Any) -> bool:
+        """Equal JSON (JSON Schema equality), without references inside."""
+        return json_equal(a, b, allow_refs=False)
+
+

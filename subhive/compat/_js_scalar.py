@@ -1,0 +1,323 @@
+"""Keyword families on single values: annotations, ``type``/``enum``/``const``, numbers and strings.
+
+Every check answers "does the hypothesis side (all of its keywords) imply this one keyword of the other
+side?". Bounds are conditional: ``minimum`` only constrains numbers, so a schema that accepts no numbers
+implies every numeric bound. Finite schemas (enum, const, null/boolean) are checked value by value, with
+the runtime validator deciding ``pattern``, ``format`` and ``multipleOf`` on floats.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from ._js_docs import Node
+from ._js_pair import Facts, Pair
+from ._js_values import NUMBER, is_integral, jkey, kind_of, kinds_of_type, runtime_accepts, type_names
+from ._js_vocab import ANNOTATIONS, ASSERTIONS, DEFS, IDENTIFIERS, validation_keys
+from ._report import Change
+
+__all__ = ["annotation_changes", "diff_annotations", "diff_numbers", "diff_strings", "diff_values",
+           "show"]
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A short JSON-ish rendering of a value for messages."""
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- annotations and other keywords that never change validity -----------------------------------------
+
+def diff_annotations(p: Pair) -> None:
+    p.own.extend(annotation_changes(p.o, p.n, p.ok, p.nk))
+
+
+def annotation_changes(o: Node, n: Node, ok: dict[str, Any], nk: dict[str, Any]) -> list[Change]:
+    """Neutral changes: annotations, identifiers, definitions, unknown and ignored keywords."""
+    out: list[Change] = []
+    active: set[str] | None = None  # keywords judged by the families; computed only when needed
+    for key in (*ok, *(k for k in nk if k not in ok)):
+        if key in ASSERTIONS:
+            if key not in _IGNORABLE:
+                continue
+            active = validation_keys(ok) | validation_keys(nk) if active is None else active
+            if key in active:
+                continue
+        in_o, in_n = key in ok, key in nk
+        if in_o and in_n and _equal_json(ok[key], nk[key]):
+            continue
+        path = _path(n if in_n else o, key)
+        if key in DEFS:
+            out += _definition_changes(o, n, ok.get(key), nk.get(key), key)
+        else:
+            code, why = _neutral_code(key, in_o, in_n)
+            out.append(Change(code, path, True, True, why))
+    return out
+
+
+_IGNORABLE = frozenset({"then", "else", "minContains", "maxContains"})
+
+
+def _neutral_code(key: str, in_o: bool, in_n: bool) -> tuple[str, str]:
+    verb = "added" if not in_o else "removed" if not in_n else "changed"
+    if key == "default":
+        return f"default.{verb}", (f"default {verb}; a default is an annotation: validators do not inject "
+                                   "it, so validity is unchanged")
+    if key in ANNOTATIONS:
+        return f"annotation.{verb}", f"annotation {key!r} {verb}; validity is unchanged"
+    if key in IDENTIFIERS:
+        return "identifier.changed", f"{key} {verb}; references are resolved and compared by target"
+    if key in ASSERTIONS:
+        return "keyword.ignored.changed", (f"{key!r} {verb}, but it has no effect here "
+                                           "(then/else need if, minContains/maxContains need contains)")
+    return "keyword.unknown.changed", (f"unknown keyword {key!r} {verb}; draft 2020-12 validators ignore "
+                                       "unknown keywords, so validity is unchanged")
+
+
+def _definition_changes(o: Node, n: Node, old: Any, new: Any, key: str) -> list[Change]:
+    old, new = old if isinstance(old, dict) else {}, new if isinstance(new, dict) else {}
+    out = []
+    for name in new.keys() - old.keys():
+        out.append(Change("definition.added", _path(n, key, name), True, True,
+                          f"definition {name!r} added; definitions validate only where they are referenced"))
+    for name in old.keys() - new.keys():
+        out.append(Change("definition.removed", _path(o, key, name), True, True,
+                          f"definition {name!r} removed; uses through $ref are compared where they occur"))
+    return out
+
+
+def _equal_json(a: Any, b: Any) -> bool:
+    return jkey(a) == jkey(b)
+
+
+def _path(node: Node, *tokens: str | int) -> str:
+    return node.path + "".join("/" + str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
+
+
+# -- type, enum, const ----------------------------------------------------------------------------------
+
+def diff_values(p: Pair) -> None:
+    if "type" in p.ok or "type" in p.nk:
+        _diff_type(p)
+    if "enum" in p.ok or "enum" in p.nk:
+        _diff_enum(p)
+    if "const" in p.ok or "const" in p.nk:
+        _diff_const(p)
+
+
+def _diff_type(p: Pair) -> None:
+    ko, kn = kinds_of_type(p.ok.get("type")), kinds_of_type(p.nk.get("type"))
+    if ko == kn:
+        if p.ok.get("type") != p.nk.get("type"):
+            p.add("type.rewritten", p.path("type"), True, True,
+                  f"type spelled differently ({show(p.ok['type'])} -> {show(p.nk['type'])}), same meaning")
+        return
+    back = kn is None or p.A.types <= kn
+    fwd = ko is None or p.B.types <= ko
+    if ko is None:
+        verb, text = "added", f"type {type_names(kn or ())} added"
+    elif kn is None:
+        verb, text = "removed", f"type {type_names(ko)} removed"
+    else:
+        verb = "widened" if ko < kn else "narrowed" if kn < ko else "changed"
+        text = f"type {verb} from {type_names(ko)} to {type_names(kn)}"
+    p.add(f"type.{verb}", p.path("type"), back, fwd, text)
+
+
+def _holds_enum(facts: Facts, allowed: list[Any] | None) -> bool:
+    if allowed is None:
+        return True
+    if facts.finite is None:
+        return False
+    keys = {jkey(v) for v in allowed}
+    return all(jkey(v) in keys for v in facts.finite)
+
+
+def _diff_enum(p: Pair) -> None:
+    eo, en = p.ok.get("enum"), p.nk.get("enum")
+    so = {jkey(v) for v in eo} if eo is not None else None
+    sn = {jkey(v) for v in en} if en is not None else None
+    if so == sn:
+        if [jkey(v) for v in eo or ()] != [jkey(v) for v in en or ()]:
+            p.add("enum.reordered", p.path("enum"), True, True, "enum values reordered; same set")
+        return
+    back, fwd = _holds_enum(p.A, en), _holds_enum(p.B, eo)
+    if so is None or sn is None:
+        verb = "added" if so is None else "removed"
+        p.add(f"enum.{verb}", p.path("enum"), back, fwd, f"enum {verb}: {show(en if so is None else eo)}")
+        return
+    gained = [v for v in en or () if jkey(v) not in so]
+    lost = [v for v in eo or () if jkey(v) not in sn]
+    verb = "widened" if not lost else "narrowed" if not gained else "changed"
+    parts = ([f"added {show(gained)}"] if gained else []) + ([f"removed {show(lost)}"] if lost else [])
+    p.add(f"enum.{verb}", p.path("enum"), back, fwd, f"enum {verb}: " + ", ".join(parts))
+
+
+def _diff_const(p: Pair) -> None:
+    in_o, in_n = "const" in p.ok, "const" in p.nk
+    if in_o and in_n and _equal_json(p.ok["const"], p.nk["const"]):
+        return
+    back = not in_n or _holds_enum(p.A, [p.nk["const"]])
+    fwd = not in_o or _holds_enum(p.B, [p.ok["const"]])
+    verb = "added" if not in_o else "removed" if not in_n else "changed"
+    shown = show(p.nk["const"]) if in_n else show(p.ok["const"])
+    p.add(f"const.{verb}", p.path("const"), back, fwd, f"const {verb} ({shown})")
+
+
+# -- bounds (shared by numbers, strings, arrays, objects) -----------------------------------------------
+
+Holds = Callable[[Pair, Facts, str, Any], bool]
+
+
+def diff_bound(p: Pair, keyword: str, code: str, holds: Holds, *, lower: bool, what: str) -> None:
+    """One bound keyword: added, removed, tightened or relaxed, judged by ``holds`` in each direction."""
+    in_o, in_n = keyword in p.ok, keyword in p.nk
+    if not (in_o or in_n) or (in_o and in_n and _equal_json(p.ok[keyword], p.nk[keyword])):
+        return
+    back = not in_n or holds(p, p.A, keyword, p.nk[keyword])
+    fwd = not in_o or holds(p, p.B, keyword, p.ok[keyword])
+    if not in_o:
+        verb, text = "added", f"{keyword} {show(p.nk[keyword])} added"
+    elif not in_n:
+        verb, text = "removed", f"{keyword} {show(p.ok[keyword])} removed"
+    else:
+        tighter = p.nk[keyword] > p.ok[keyword] if lower else p.nk[keyword] < p.ok[keyword]
+        verb = "tightened" if tighter else "relaxed"
+        text = f"{keyword} {verb} from {show(p.ok[keyword])} to {show(p.nk[keyword])}"
+    p.add(f"{code}.{verb}", p.path(keyword), back, fwd, f"{text} (applies to {what} only)")
+
+
+# -- numbers --------------------------------------------------------------------------------------------
+
+def diff_numbers(p: Pair) -> None:
+    for keyword, code, lower in (("minimum", "minimum", True), ("exclusiveMinimum", "exclusive_minimum", True),
+                                 ("maximum", "maximum", False), ("exclusiveMaximum", "exclusive_maximum", False)):
+        diff_bound(p, keyword, code, _holds_number, lower=lower, what="numbers")
+    if "multipleOf" in p.ok or "multipleOf" in p.nk:
+        _diff_multiple_of(p)
+
+
+def _number_bound(facts: Facts, lower: bool) -> tuple[int | float, bool] | None:
+    """The tightest (value, exclusive) bound of a schema; inclusive integers when only integers pass."""
+    kw = facts.kw
+    names = ("minimum", "exclusiveMinimum") if lower else ("maximum", "exclusiveMaximum")
+    cands = [(kw[name], name.startswith("exclusive")) for name in names if name in kw]
+    if not cands:
+        return None
+    if lower:
+        value, exclusive = max(cands, key=lambda c: (c[0], c[1]))
+    else:
+        value, exclusive = min(cands, key=lambda c: (c[0], not c[1]))
+    if facts.types & NUMBER == {"int"}:  # integers only: x > 2.5 is x >= 3
+        if lower:
+            return (math.floor(value) + 1 if exclusive else math.ceil(value)), False
+        return (math.ceil(value) - 1 if exclusive else math.floor(value)), False
+    return value, exclusive
+
+
+def _number_ok(keyword: str, bound: Any, value: Any) -> bool:
+    if keyword == "minimum":
+        return bool(value >= bound)
+    if keyword == "exclusiveMinimum":
+        return bool(value > bound)
+    if keyword == "maximum":
+        return bool(value <= bound)
+    if keyword == "exclusiveMaximum":
+        return bool(value < bound)
+    return runtime_accepts({"multipleOf": bound}, value)
+
+
+def _holds_number(p: Pair, facts: Facts, keyword: str, bound: Any) -> bool:
+    if not facts.types & NUMBER:
+        return True
+    if facts.finite is not None:
+        return all(_number_ok(keyword, bound, v) for v in facts.finite if kind_of(v) in NUMBER)
+    if keyword == "multipleOf":
+        return _holds_multiple(facts, bound)
+    lower = keyword in ("minimum", "exclusiveMinimum")
+    have = _number_bound(facts, lower)
+    if have is None:
+        return False
+    value, exclusive = have
+    if lower:
+        return value > bound or (value == bound and (exclusive or keyword == "minimum"))
+    return value < bound or (value == bound and (exclusive or keyword == "maximum"))
+
+
+def _holds_multiple(facts: Facts, bound: Any) -> bool:
+    mine: Any = facts.kw.get("multipleOf")
+    if mine is not None and _equal_json(mine, bound):
+        return True
+    if is_integral(mine) and is_integral(bound):
+        return int(mine) % int(bound) == 0  # exact for integers; fractional divisors stay unproven
+    return bool(is_integral(bound) and int(bound) == 1 and facts.types & NUMBER == {"int"})
+
+
+def _diff_multiple_of(p: Pair) -> None:
+    mo, mn = p.ok.get("multipleOf"), p.nk.get("multipleOf")
+    if mo is not None and mn is not None and _equal_json(mo, mn):
+        return
+    back = mn is None or _holds_number(p, p.A, "multipleOf", mn)
+    fwd = mo is None or _holds_number(p, p.B, "multipleOf", mo)
+    if mo is None or mn is None:
+        verb = "added" if mo is None else "removed"
+        text = f"multipleOf {show(mn if mo is None else mo)} {verb}"
+    else:
+        exact = is_integral(mo) and is_integral(mn)
+        verb = ("tightened" if exact and int(mn) % int(mo) == 0 else
+                "relaxed" if exact and int(mo) % int(mn) == 0 else "changed")
+        text = f"multipleOf {verb} from {show(mo)} to {show(mn)}"
+        if not exact:
+            text += "; fractional divisors are not compared (validators round differently)"
+    p.add(f"multiple_of.{verb}", p.path("multipleOf"), back, fwd, text)
+
+
+# -- strings --------------------------------------------------------------------------------------------
+
+def diff_strings(p: Pair) -> None:
+    diff_bound(p, "minLength", "min_length", _holds_length, lower=True, what="strings")
+    diff_bound(p, "maxLength", "max_length", _holds_length, lower=False, what="strings")
+    for keyword in ("pattern", "format"):
+        if keyword in p.ok or keyword in p.nk:
+            _diff_string_assertion(p, keyword)
+
+
+def _holds_length(p: Pair, facts: Facts, keyword: str, bound: Any) -> bool:
+    if "string" not in facts.types:
+        return True
+    lower = keyword == "minLength"
+    if facts.finite is not None:
+        return all((len(v) >= bound) if lower else (len(v) <= bound)
+                   for v in facts.finite if isinstance(v, str))
+    mine = facts.kw.get(keyword)
+    return mine is not None and (mine >= bound if lower else mine <= bound)
+
+
+def _holds_string_assertion(p: Pair, facts: Facts, keyword: str, value: Any) -> bool:
+    if "string" not in facts.types:
+        return True
+    if facts.finite is not None:
+        return all(runtime_accepts({keyword: value}, v, pointer=p.path(keyword))
+                   for v in facts.finite if isinstance(v, str))
+    return keyword in facts.kw and facts.kw[keyword] == value
+
+
+def _diff_string_assertion(p: Pair, keyword: str) -> None:
+    vo, vn = p.ok.get(keyword), p.nk.get(keyword)
+    if vo == vn:
+        return
+    back = vn is None or _holds_string_assertion(p, p.A, keyword, vn)
+    fwd = vo is None or _holds_string_assertion(p, p.B, keyword, vo)
+    if vo is None or vn is None:
+        verb = "added" if vo is None else "removed"
+        p.add(f"{keyword}.{verb}", p.path(keyword), back, fwd,
+              f"{keyword} {show(vn if vo is None else vo)} {verb}")
+        return
+    code = f"{keyword}.changed.unprovable" if not (back or fwd) else f"{keyword}.changed"
+    why = ("regular expressions cannot be compared" if keyword == "pattern" else
+           "formats are asserted at run time and cannot be compared")
+    p.add(code, p.path(keyword), back, fwd, f"{keyword} changed from {show(vo)} to {show(vn)}; {why}")

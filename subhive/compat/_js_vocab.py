@@ -1,0 +1,73 @@
+"""Which draft 2020-12 keywords constrain instances, which only annotate, and cheap syntactic facts.
+
+Keyword classes decide how a difference is judged: a change to an annotation never changes the set of
+valid instances; a change to an assertion or applicator must be proven per direction. ``dependencies``
+is not a 2020-12 keyword, but jsonschema-rs (our runtime validator) still enforces it, so it counts as an
+assertion here: treating it as an annotation would be unsound.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ANNOTATIONS",
+    "ASSERTIONS",
+    "DEFS",
+    "IDENTIFIERS",
+    "INPLACE",
+    "is_false",
+    "is_pure",
+    "is_trivial",
+    "validation_keys",
+]
+
+ANNOTATIONS = frozenset({
+    "title", "description", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "default",
+    "contentMediaType", "contentEncoding", "contentSchema",
+})
+IDENTIFIERS = frozenset({"$schema", "$id", "$anchor", "$dynamicAnchor", "$vocabulary"})
+DEFS = frozenset({"$defs", "definitions"})
+ASSERTIONS = frozenset({
+    "type", "enum", "const",
+    "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
+    "maxLength", "minLength", "pattern", "format",
+    "prefixItems", "items", "unevaluatedItems", "contains", "minContains", "maxContains",
+    "maxItems", "minItems", "uniqueItems",
+    "properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "propertyNames",
+    "required", "dependentRequired", "dependentSchemas", "maxProperties", "minProperties",
+    "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+    "$ref", "$dynamicRef", "$recursiveRef", "dependencies",
+})
+#: Applicators that apply subschemas to the same instance and so feed unevaluated* annotations.
+INPLACE = frozenset({"allOf", "anyOf", "oneOf", "if", "$ref", "$dynamicRef", "$recursiveRef",
+                     "dependentSchemas", "dependencies"})
+
+
+def validation_keys(kw: dict[str, Any]) -> set[str]:
+    """The keywords of ``kw`` that can reject an instance (ignored ones such as a lone ``then`` excluded)."""
+    keys = {k for k in kw if k in ASSERTIONS}
+    if "if" not in keys:
+        keys -= {"then", "else"}
+    if "contains" not in keys:
+        keys -= {"minContains", "maxContains"}
+    return keys
+
+
+def is_trivial(value: Any) -> bool:
+    """True for schemas that visibly accept everything: ``true``, ``{}``, annotations only."""
+    return value is True or (isinstance(value, dict) and not validation_keys(value))
+
+
+def is_false(value: Any) -> bool:
+    """True for schemas that visibly accept nothing: ``false``, ``{"not": {}}``, ``{"enum": []}``."""
+    if value is False:
+        return True
+    if not isinstance(value, dict):
+        return False
+    return ("not" in value and is_trivial(value["not"])) or value.get("enum") == []
+
+
+def is_pure(value: Any, keyword: str) -> bool:
+    """True when ``keyword`` is the only validation keyword of ``value`` (e.g. a plain ``$ref``)."""
+    return isinstance(value, dict) and keyword in value and validation_keys(value) == {keyword}
