@@ -86,6 +86,14 @@ class ManifestDraft:
     #: Every well-formed schema reference with the manifest pointer that names it.
     schema_refs: list[tuple[SchemaRef, str]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    _real_directory: Path | None = None
+
+    @property
+    def real_directory(self) -> Path:
+        """The directory with symbolic links resolved (computed once: every named file is checked against it)."""
+        if self._real_directory is None:
+            self._real_directory = Path(os.path.realpath(self.directory))
+        return self._real_directory
 
     def problem(self, pointer: str, code: str, message: str, hint: str | None = None) -> None:
         where = self.manifest.location(pointer) if self.manifest else Location(file=str(self.manifest_path))
@@ -338,7 +346,7 @@ def _schema_ref(draft: ManifestDraft, entry: dict[Any, Any], pointer: str, key: 
 
 def _file(draft: ManifestDraft, text: str, pointer: str, suffixes: frozenset[str]) -> Path | None:
     path = Path(os.path.normpath(draft.directory / text))
-    wrong = _path_problem(draft.directory, text, path) or _file_problem(draft.directory, text, path, suffixes)
+    wrong = _path_problem(draft.directory, text, path) or _file_problem(draft, text, path, suffixes)
     if wrong is None:
         return path
     code, message, hint = wrong
@@ -361,15 +369,15 @@ def _path_problem(directory: Path, text: str, path: Path) -> tuple[str, str, str
     return None
 
 
-def _file_problem(directory: Path, text: str, path: Path, suffixes: frozenset[str]) -> tuple[str, str, str] | None:
+def _file_problem(draft: ManifestDraft, text: str, path: Path, suffixes: frozenset[str]) -> tuple[str, str, str] | None:
     """What is wrong with the file a (well-formed) manifest path names (code, message, hint), or None."""
     if path.suffix.lower() not in suffixes:
         return ("manifest.file_type", f"{text!r} is not a {' or '.join(sorted(suffixes))} file",
                 "JSON Schema files end in .json, .yaml or .yml; protobuf files in .proto")
     if not path.exists():
-        return ("manifest.file_missing", f"file {text!r} not found in {directory}",
-                _missing_hint(directory, text, suffixes))
-    if Path(os.path.realpath(directory)) not in Path(os.path.realpath(path)).parents:
+        return ("manifest.file_missing", f"file {text!r} not found in {draft.directory}",
+                _missing_hint(draft.directory, text, suffixes))
+    if draft.real_directory not in Path(os.path.realpath(path)).parents:
         return ("manifest.path_escape", f"{text!r} is a symbolic link leading out of the contract",
                 "replace the link with a copy of the file: an accepted contract must not change when "
                 "something outside it does")

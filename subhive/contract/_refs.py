@@ -36,9 +36,13 @@ _ONE = ("additionalProperties", "propertyNames", "items", "contains", "not", "if
         "unevaluatedItems", "unevaluatedProperties", "contentSchema")
 _MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SHAPE = {**dict.fromkeys(_ONE, 1), **dict.fromkeys(_MAP, 2), **dict.fromkeys(_LIST, 3)}
 # Subschemas applied to the same instance as their parent: a cycle made only of these (and $refs) never
 # reaches a property or an item, so a validator following it would loop forever.
 _IN_PLACE = frozenset({"not", "if", "then", "else", "dependentSchemas", "allOf", "anyOf", "oneOf"})
+# Keywords the index records; most subschemas have none, and one set intersection says so.
+_NOTED = frozenset({"$id", "$anchor", "$dynamicAnchor", "$schema", "$ref", "$dynamicRef", "pattern",
+                    "patternProperties"})
 REF_KEYWORDS = ("$ref", "$dynamicRef")
 
 
@@ -126,7 +130,8 @@ class DocumentIndex:
                 self.schema_pointers.add(ptr)
             elif isinstance(node, dict) and ptr not in self.schema_pointers:
                 self.schema_pointers.add(ptr)
-                base = self._visit(ptr, node, base)
+                if ptr == "" or not _NOTED.isdisjoint(node):
+                    base = self._visit(ptr, node, base)
                 stack.extend(self._children(ptr, node, base))
 
     def _visit(self, ptr: str, node: dict[str, Any], base: str) -> str:
@@ -161,17 +166,14 @@ class DocumentIndex:
 
     def _children(self, ptr: str, node: dict[str, Any], base: str) -> list[tuple[str, Any, str]]:
         out: list[tuple[str, Any, str]] = []
-        for keyword in _ONE:
-            if keyword in node:
-                out.append((f"{ptr}/{keyword}", node[keyword], base))
-        for keyword in _MAP:
-            value = node.get(keyword)
-            if isinstance(value, dict):
+        for keyword, value in node.items():  # document order, one lookup per key
+            shape = _SHAPE.get(keyword)
+            if shape == 1:
+                out.append((f"{ptr}/{keyword}", value, base))
+            elif shape == 2 and isinstance(value, dict):
                 at = f"{ptr}/{keyword}"
                 out.extend((_child(at, name), sub, base) for name, sub in value.items())
-        for keyword in _LIST:
-            value = node.get(keyword)
-            if isinstance(value, list):
+            elif shape == 3 and isinstance(value, list):
                 at = f"{ptr}/{keyword}"
                 out.extend((f"{at}/{i}", sub, base) for i, sub in enumerate(value))
         if not _IN_PLACE.isdisjoint(node):
@@ -228,6 +230,7 @@ class SchemaDocuments:
         self._indexes: dict[int, DocumentIndex] = {}
         self._resolvers: dict[int, RefResolver] = {}
         self._resolved: dict[tuple[int, str, str], Target] = {}
+        self._files: dict[str, Path | str] = {}  # absolute path named by a $ref -> path to read, or "outside"
 
     # --- documents -------------------------------------------------------------------------------------
 
@@ -266,7 +269,7 @@ class SchemaDocuments:
         index.walk(resolve_pointer(doc.data, pointer), pointer, index.root_base)
         return True
 
-    def subschema(self, doc: SourceDocument, pointer: str) -> Any:
+    def subschema(self, doc: SourceDocument, pointer: str) -> dict[str, Any] | bool:
         try:
             value = resolve_pointer(doc.data, pointer)
         except LookupError as exc:
@@ -339,27 +342,33 @@ class SchemaDocuments:
         return next(iter(targets.values()))
 
     def _in_file(self, path: Path, fragment: str, site: RefSite, where: Callable[[], Location]) -> Target:
-        path = Path(os.path.normpath(path))
-        if _inside(path, self._root):  # name it as the user named the directory, for readable messages
-            path = Path(os.path.normpath(self.directory / path.relative_to(self._root)))
-        outside = not _inside(Path(os.path.abspath(path)), self._root)
-        if outside or not _inside(Path(os.path.realpath(path)), self._real_root):
+        key = os.path.normpath(path)
+        found = self._files.get(key)
+        if found is None:
+            found = self._files[key] = self._check_file(Path(key))
+        if isinstance(found, str):
             raise InputError(f"{site.keyword} {site.ref!r} leaves the contract directory", code="schema.ref_escape",
                              location=where(), hint="keep every schema a contract uses inside its directory; copy "
                              "shared definitions in (accepted versions are immutable, so copies never drift)")
-        if not path.is_file():
-            raise InputError(f"{site.keyword} {site.ref!r}: file {_relative(path, self._root)} not found",
+        if not found.is_file():
+            raise InputError(f"{site.keyword} {site.ref!r}: file {_relative(found, self._root)} not found",
                              code="schema.ref_unresolved", location=where(),
                              hint="check the file name; references are relative to the referring file")
         try:
-            other = self.load(path)
+            other = self.load(found)
         except InputError as exc:
             # The broken file gets its own problem (with its line); here, say why the reference fails.
-            raise InputError(f"{site.keyword} {site.ref!r}: {_relative(path, self._root)} cannot be read "
+            raise InputError(f"{site.keyword} {site.ref!r}: {_relative(found, self._root)} cannot be read "
                              f"({exc.code})", code="schema.ref_unresolved", location=where(),
                              hint="fix the referenced file first") from exc
         index = self.index(other)
         return self._within(other, index, index.uri, fragment, site=site, where=where)
+
+    def _check_file(self, path: Path) -> Path | str:
+        """The path to read for absolute ``path`` (named as the user named the directory), or ``"outside"``."""
+        if not _inside(path, self._root) or not _inside(Path(os.path.realpath(path)), self._real_root):
+            return "outside"
+        return Path(os.path.normpath(self.directory / path.relative_to(self._root)))
 
     def _within(self, doc: SourceDocument, index: DocumentIndex, uri: str, fragment: str, *, site: RefSite,
                 where: Callable[[], Location]) -> Target:
