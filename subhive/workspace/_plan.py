@@ -61,7 +61,10 @@ class Plan:
     summary: str
     files: tuple[PlannedFile, ...] = ()
     #: Things worth telling the user once the plan is applied (what to run next).
-    next_steps: tuple[str, ...] = field(default=())
+    next_steps: tuple[str, ...] = ()
+    #: Directories the plan creates whole (a sub-hive, a contract): they must still not exist when it is
+    #: applied, so a plan never writes into a directory someone else made in the meantime.
+    directories: tuple[PurePosixPath, ...] = ()
 
     def to_dict(self, *, content: bool = False) -> dict[str, object]:
         return {"root": str(self.root), "summary": self.summary,
@@ -75,7 +78,11 @@ def apply_plan(plan: Plan) -> None:
     (``scaffold.conflict``), or the file system refuses a write (``scaffold.write_failed``); in every case
     the tree is left as it was.
     """
-    steps = _steps(Path(os.path.abspath(plan.root)), plan.files)
+    root = Path(os.path.abspath(plan.root))
+    for directory in plan.directories:
+        if os.path.lexists(root.joinpath(*directory.parts)):
+            raise _conflict(root.joinpath(*directory.parts), "already exists")
+    steps = _steps(root, plan.files)
     done: list[_Step] = []
     current: _Step | None = None
     try:

@@ -168,7 +168,8 @@ def plan_new(workspace: Workspace, name: str, kind: Kind | str, *, parent: str =
     return Plan(workspace.root, f"sub-hive {name!r} ({kind.value}) under {where}",
                 (*contract_files, *hive_files),
                 (f"run its tests: cd subhives/{name} && python -m pytest",
-                 *([f"lint its contract draft: subhive contract lint contracts/{provided}"] if contract_files else [])))
+                 *([f"lint its contract draft: subhive contract lint contracts/{provided}"] if contract_files else [])),
+                directories=(*([PurePosixPath("contracts", provided)] if contract_files and provided else []), hive))
 
 
 def new_subhive(name: str, kind: Kind | str, *, start: str | Path = ".", parent: str = ROOT_HIVE,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Location, Problem
-from ._manifest import MANIFEST_NAME, ROOT_HIVE, ManifestInvalid, SubhiveManifest, load_manifest
+from ._manifest import MANIFEST_NAME, ROOT_HIVE, ManifestInvalid, SubhiveManifest, parse_manifest
 from ._toml import TomlDocument, read_toml, toml_string
 
 __all__ = ["WORKSPACE_FILE", "HiveTree", "Workspace", "WorkspaceConfig", "find_root", "open_workspace",
@@ -214,6 +214,7 @@ def _workspace_name(table: dict[str, Any], problem: Callable[[str, str, str, str
 
 
 def _load_tree(hives_dir: Path) -> HiveTree:
+    documents: dict[str, TomlDocument] = {}
     manifests: dict[str, SubhiveManifest] = {}
     per_hive: dict[str, list[Problem]] = {}
     directories: set[str] = set()
@@ -230,20 +231,21 @@ def _load_tree(hives_dir: Path) -> HiveTree:
                 "scaffold sub-hives with `subhive new NAME --kind ...`, or remove the directory")]
             continue
         try:
-            manifests[directory.name] = load_manifest(manifest_path)
+            documents[directory.name] = read_toml(manifest_path)
+            manifests[directory.name] = parse_manifest(documents[directory.name])
         except InputError as exc:
             per_hive[directory.name] = list(exc.problems)
-    _check_tree(manifests, per_hive)
+    _check_tree(manifests, documents, per_hive)
     valid = {name: m for name, m in manifests.items() if name not in per_hive}
     problems = tuple(p for name in sorted(per_hive) for p in per_hive[name])
     return HiveTree(valid, problems, frozenset(directories), {k: tuple(v) for k, v in per_hive.items()})
 
 
-def _check_tree(manifests: dict[str, SubhiveManifest], per_hive: dict[str, list[Problem]]) -> None:
+def _check_tree(manifests: dict[str, SubhiveManifest], documents: dict[str, TomlDocument],
+                per_hive: dict[str, list[Problem]]) -> None:
     """Unknown parents, parent cycles and contracts with two providers, reported on the hives concerned."""
     def add(name: str, pointer: str, code: str, message: str, hint: str) -> None:
-        path = f"subhives/{name}/{MANIFEST_NAME}"
-        per_hive.setdefault(name, []).append(Problem(code, message, Location(file=path, pointer=pointer), hint))
+        per_hive.setdefault(name, []).append(Problem(code, message, documents[name].location(pointer), hint))
 
     for name, manifest in sorted(manifests.items()):
         if manifest.parent != ROOT_HIVE and manifest.parent not in manifests:
@@ -260,6 +262,15 @@ def _check_tree(manifests: dict[str, SubhiveManifest], per_hive: dict[str, list[
                     f"{seen[contract]!r}", "a contract has exactly one provider; consume it instead")
             else:
                 seen[contract] = name
+    # A hive below an invalid one has no path to the root: report it too, so the valid hives form a tree.
+    changed = True
+    while changed:
+        changed = False
+        for name, manifest in sorted(manifests.items()):
+            if name not in per_hive and manifest.parent != ROOT_HIVE and manifest.parent in per_hive:
+                add(name, "/parent", "hive.parent_invalid", f"parent {manifest.parent!r} has an invalid manifest",
+                    f"fix subhives/{manifest.parent}/{MANIFEST_NAME} first")
+                changed = True
 
 
 def _in_cycle(name: str, manifests: dict[str, SubhiveManifest]) -> bool:
