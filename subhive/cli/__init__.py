@@ -18,6 +18,7 @@ from ..errors import SubhiveError
 from ._contract import contract_app
 from ._output import Format, err_console, print_error
 from ._schema import schema_app
+from ._workspace import init_command, new_command
 
 __all__ = ["app", "main"]
 
@@ -31,6 +32,8 @@ app = typer.Typer(
 )
 app.add_typer(contract_app, name="contract")
 app.add_typer(schema_app, name="schema")
+app.command("init")(init_command)
+app.command("new")(new_command)
 
 
 @app.command("version")
