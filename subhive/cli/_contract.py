@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from ..compat.contract_check import ContractCheck, check_contract
 from ..errors import CheckFailed, ContractInvalid
-from ._output import Format, change_effect, err_console, out_console, print_json, print_problems
+from ._output import Format, change_effect, err_console, fail_check, out_console, print_json, print_problems
 from ._schema import print_report
 
 contract_app = typer.Typer(help="Lint, compare and check versioned contracts.", no_args_is_help=True)
@@ -74,8 +74,8 @@ def check(
     else:
         _print_check(result, semver=True)
     if not result.semver_ok:
-        raise CheckFailed(_semver_message(result), code="semver.bump_too_small",
-                          hint=f"publish it as {result.suggested_version()} or later, or undo the changes above")
+        fail_check(CheckFailed(_semver_message(result), code="semver.bump_too_small",
+                               hint=f"publish it as {result.suggested_version()} or later, or undo the changes"), fmt)
 
 
 @contract_app.command("diff")
@@ -110,8 +110,11 @@ def _semver_message(result: ContractCheck) -> str:
     if result.new_version <= result.old_version:
         return (f"version {result.new_version} is not newer than {result.old_version}: "
                 "accepted versions are immutable")
+    offending = result.offending()
+    listed = ", ".join(f"{c.code} at {part} {c.path or '/'}" for part, c in offending[:3])
+    more = f" and {len(offending) - 3} more" if len(offending) > 3 else ""
     return (f"{result.name} {result.old_version} -> {result.new_version} is a {result.actual_bump} bump, "
-            f"but the changes need a {result.required_bump} bump")
+            f"but the changes need a {result.required_bump} bump: {listed}{more}")
 
 
 def _print_check(result: ContractCheck, *, semver: bool) -> None:

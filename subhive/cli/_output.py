@@ -11,13 +11,14 @@ import sys
 from enum import StrEnum
 from typing import Any
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 
 from ..compat._report import Change
 from ..errors import Problem, SubhiveError
 
-__all__ = ["Format", "err_console", "out_console", "print_error", "print_json", "print_problems",
+__all__ = ["Format", "err_console", "fail_check", "out_console", "print_error", "print_json", "print_problems",
            "verdict_label"]
 
 out_console = Console(highlight=False, soft_wrap=True)
@@ -62,3 +63,11 @@ def print_error(error: SubhiveError, fmt: Format) -> None:
     if fmt is Format.json:
         print_json(error.to_dict())
     print_problems(list(error.problems))
+
+
+def fail_check(error: SubhiveError, fmt: Format) -> None:
+    """End a command whose data is already printed: in JSON mode stdout must stay one JSON document."""
+    if fmt is Format.json:
+        print_problems(list(error.problems))
+        raise typer.Exit(error.exit_code)
+    raise error

@@ -9,9 +9,9 @@ import typer
 from rich.markup import escape
 
 from ..compat import diff_files
-from ..compat._report import DiffReport, Direction
+from ..compat._report import Change, DiffReport, Direction
 from ..errors import CheckFailed
-from ._output import Format, change_effect, out_console, print_json, verdict_label
+from ._output import Format, change_effect, fail_check, out_console, print_json, verdict_label
 
 schema_app = typer.Typer(help="Work with single schema files.", no_args_is_help=True)
 
@@ -39,9 +39,15 @@ def diff(
     else:
         print_report(report)
     if require is not None and not report.compatible(require):
-        raise CheckFailed(f"the change is not {require.value} compatible",
-                          code="check.incompatible",
-                          hint="see the changes above; a breaking change needs a new major version")
+        breaking = report.breaking(require)
+        fail_check(CheckFailed(f"the change is not {require.value} compatible: {_summary(breaking)}",
+                               code="check.incompatible",
+                               hint="see the changes listed; a breaking change needs a new major version"), fmt)
+
+
+def _summary(changes: tuple[Change, ...], limit: int = 3) -> str:
+    shown = ", ".join(f"{c.code} at {c.path or '/'}" for c in changes[:limit])
+    return shown + (f" and {len(changes) - limit} more" if len(changes) > limit else "")
 
 
 def print_report(report: DiffReport, *, indent: str = "") -> None:

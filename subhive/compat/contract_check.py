@@ -119,6 +119,7 @@ class ContractCheck:
             "actual_bump": str(self.actual_bump),
             "semver_ok": self.semver_ok,
             "suggested_version": str(self.suggested_version()),
+            "offending": [{"part": part, **change.to_dict()} for part, change in self.offending()],
             "parts": [p.to_dict() for p in self.parts],
         }
 
@@ -213,4 +214,7 @@ def _grpc(new: Contract, old: Contract, shape: list[Change]) -> Iterator[PartVer
 
 
 def _diff_refs(old: SchemaRef, new: SchemaRef) -> DiffReport:
-    return diff_schemas(old.schema, new.schema, old_resolver=old.resolver, new_resolver=new.resolver)
+    # Whole documents plus pointers: "#/$defs/..." references inside the chosen subschema must resolve
+    # against the document they are written in.
+    return diff_schemas(old.document.data, new.document.data, old_resolver=old.resolver,
+                        new_resolver=new.resolver, old_pointer=old.pointer, new_pointer=new.pointer)

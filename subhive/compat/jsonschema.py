@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import InputError, Location
 from ._js_codes import CODES
-from ._js_docs import Library, RefResolver, check_schema
+from ._js_docs import Doc, Library, Node, RefResolver, check_schema
 from ._js_engine import Engine
 from ._js_values import json_equal
 from ._report import DiffReport
@@ -37,6 +37,8 @@ def diff_schemas(
     *,
     old_resolver: RefResolver | None = None,
     new_resolver: RefResolver | None = None,
+    old_pointer: str = "",
+    new_pointer: str = "",
 ) -> DiffReport:
     """Compare two parsed draft 2020-12 schemas (dicts or booleans) and judge each change per direction.
 
@@ -47,6 +49,10 @@ def diff_schemas(
         report.forward   # False: 1.5 is valid under NEW only
         report.changes[0].code  # "type.widened"
 
+    ``old_pointer``/``new_pointer`` select a subschema inside each document (a contract's
+    ``schemas.json#/$defs/Order``): ``#...`` references inside it still resolve against the whole document,
+    and change paths stay pointers into the document.
+
     Raises :class:`~subhive.errors.InputError` when a schema is not a valid 2020-12 schema or a
     ``#...`` reference inside it points nowhere.
     """
@@ -56,16 +62,24 @@ def diff_schemas(
     old_doc = library.new_doc(old, resolver=old_resolver)
     new_doc = library.new_doc(new, resolver=new_resolver)
     engine = Engine(library)
-    if json_equal(old, new) and (
+    if old_pointer == new_pointer and json_equal(old, new) and (
             old_resolver is new_resolver or _local_refs_only(old)):
         return DiffReport()  # identical documents resolving references identically
     try:
-        result = engine.compare(old_doc.node(), new_doc.node())
+        result = engine.compare(_node_at(old_doc, old_pointer, "old"), _node_at(new_doc, new_pointer, "new"))
     except RecursionError as exc:
         raise InputError("the schemas are nested too deeply to compare", code="schema.too_deep",
                          location=Location(pointer=""),
                          hint="flatten deeply nested subschemas into $defs") from exc
     return DiffReport.of(result.changes)
+
+
+def _node_at(doc: Doc, pointer: str, side: str) -> Node:
+    try:
+        return doc.node(pointer)
+    except LookupError as exc:
+        raise InputError(f"the {side} schema has no subschema at {pointer!r}", code="schema.pointer_not_found",
+                         location=Location(pointer=pointer), hint="point at an object or boolean schema") from exc
 
 
 def _local_refs_only(value: Any) -> bool:

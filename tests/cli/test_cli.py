@@ -146,11 +146,13 @@ def test_contract_check_refuses_a_hidden_break(capsys: pytest.CaptureFixture[str
     refused = REPO / "examples" / "semver-refused" / "orders" / "1.2.0"
     code, out, err = run(capsys, "contract", "check", str(refused), "--against", str(ORDERS / "1.1.0"), "-f", "json")
     assert code == 1
-    result = json.loads(out.split("\n}\n")[0] + "\n}")
+    result = json.loads(out)  # one JSON document, even though the check failed
     assert result["semver_ok"] is False
     assert result["required_bump"] == "major" and result["actual_bump"] == "minor"
     assert result["suggested_version"] == "2.0.0"
-    assert "operation.removed" in err or "operation" in err
+    assert [(o["part"], o["code"], o["path"]) for o in result["offending"]] == [
+        ("contract", "operation.removed", "/operations/get_order")]
+    assert "operation.removed at contract /operations/get_order" in err
 
 
 def test_contract_diff_exits_0_even_when_breaking(capsys: pytest.CaptureFixture[str]) -> None:
