@@ -11,7 +11,6 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-import click
 import typer
 
 from ..errors import SubhiveError
@@ -56,22 +55,18 @@ def _requested_format(argv: Sequence[str]) -> Format:
     return Format.text
 
 
-def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return per outcome
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        result = app(args=args, prog_name="subhive", standalone_mode=False)
+        # Standalone mode lets typer report usage errors (exit 2) and --help (exit 0) its own way; every
+        # way out of it is a SystemExit, which becomes the return value here.
+        app(args=args, prog_name="subhive", standalone_mode=True)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except SubhiveError as exc:
         print_error(exc, _requested_format(args))
         return exc.exit_code
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.ClickException as exc:  # bad usage: unknown option, missing argument, bad value
-        exc.show(file=sys.stderr)
-        return 2
-    except click.exceptions.Abort:
-        err_console.print("aborted")
-        return 130
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a bug in subhive, not a user mistake: say so, keep the details on demand
@@ -82,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one retur
             err_console.print("this is a bug in subhive; rerun with SUBHIVE_DEBUG=1 for the traceback "
                               "and report it")
         return 70
-    return result if isinstance(result, int) else 0
+    return 0
 
 
 def run() -> None:
