@@ -20,7 +20,7 @@ from .._source import SourceDocument, join_pointer, load_document
 from ..errors import InputError, Location, Problem
 from ..semver import Version
 from ._model import Contract, Event, GrpcSpec, Operation, SchemaRef
-from ._refs import SchemaDocuments
+from ._refs import SchemaDocuments, locate
 
 __all__ = ["MANIFEST_NAME", "ManifestDraft", "contract_directory", "read_manifest"]
 
@@ -96,7 +96,7 @@ class ManifestDraft:
         return self._real_directory
 
     def problem(self, pointer: str, code: str, message: str, hint: str | None = None) -> None:
-        where = self.manifest.location(pointer) if self.manifest else Location(file=str(self.manifest_path))
+        where = locate(self.manifest, pointer) if self.manifest else Location(file=str(self.manifest_path))
         self.problems.append(Problem(code, message, where, hint))
 
     @property

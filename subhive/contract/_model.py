@@ -62,7 +62,9 @@ class SchemaRef:
 
     @property
     def location(self) -> Location:
-        return self.document.location(self.pointer)
+        from ._refs import locate
+
+        return locate(self.document, self.pointer)
 
     def __str__(self) -> str:
         return f"{self.file}#{self.pointer}" if self.pointer else str(self.file)

@@ -28,7 +28,7 @@ from urllib.request import url2pathname
 from .._source import SourceDocument, join_pointer, load_document
 from ..errors import InputError, Location
 
-__all__ = ["DocumentIndex", "RefResolver", "RefSite", "SchemaDocuments", "Target", "resolve_pointer"]
+__all__ = ["DocumentIndex", "RefResolver", "RefSite", "SchemaDocuments", "Target", "locate", "resolve_pointer"]
 
 # Keywords whose value is one subschema, a map of subschemas, or a list of subschemas (draft 2020-12).
 # ``definitions`` is not a 2020-12 keyword, but older schemas keep their $defs there and point into it.
@@ -198,6 +198,14 @@ class Target:
         return resolve_pointer(self.document.data, self.pointer)
 
 
+def locate(doc: SourceDocument, pointer: str) -> Location:
+    """``doc.location(pointer)``, degrading to no line when the line map cannot be built (deep nesting)."""
+    try:
+        return doc.location(pointer)
+    except RecursionError:
+        return Location(file=str(doc.path), pointer=pointer)
+
+
 def join_uri(base: str, ref: str) -> str:
     """RFC 3986 reference resolution, also for bases like ``urn:`` that ``urljoin`` leaves alone."""
     if not ref or ref.startswith("#"):
@@ -243,6 +251,8 @@ class SchemaDocuments:
             raise self._failures[key]
         try:
             doc = load_document(path)
+            if doc.is_yaml:
+                _check_expansion(doc)
         except InputError as exc:
             self._failures[key] = exc
             raise
@@ -274,11 +284,11 @@ class SchemaDocuments:
             value = resolve_pointer(doc.data, pointer)
         except LookupError as exc:
             raise InputError(f"'{doc.path.name}#{pointer}' does not resolve: {exc}",
-                             code="manifest.pointer_unresolved", location=doc.location(""),
+                             code="manifest.pointer_unresolved", location=locate(doc, ""),
                              hint=_pointer_hint(self.index(doc))) from None
         if not isinstance(value, dict | bool):
             raise InputError(f"'{doc.path.name}#{pointer}' is a {type(value).__name__}, not a schema",
-                             code="manifest.pointer_unresolved", location=doc.location(pointer),
+                             code="manifest.pointer_unresolved", location=locate(doc, pointer),
                              hint="point at an object (or a boolean) schema")
         return value
 
@@ -304,7 +314,7 @@ class SchemaDocuments:
 
     def _resolve(self, doc: SourceDocument, site: RefSite) -> Target:
         # Line numbers cost a YAML parse of the document: computed only when an error needs one.
-        where = partial(doc.location, site.pointer)
+        where = partial(locate, doc, site.pointer)
         ref = site.ref
         scheme = urlsplit(ref).scheme
         if scheme == "file":
@@ -337,7 +347,7 @@ class SchemaDocuments:
         targets = {(id(t.document), t.pointer): t for t in (self.resolve(doc, s) for s in sites)}
         if len(targets) > 1:
             raise InputError(f"$ref {ref!r} means different schemas in different places of this document "
-                             "(nested $id)", code="schema.ref_ambiguous", location=doc.location(sites[0].pointer),
+                             "(nested $id)", code="schema.ref_ambiguous", location=locate(doc, sites[0].pointer),
                              hint="write the reference so that it names one schema wherever it occurs")
         return next(iter(targets.values()))
 
@@ -394,6 +404,24 @@ class SchemaDocuments:
                              code="schema.ref_unresolved", location=where(),
                              hint="point at an object (or boolean) schema")
         return Target(doc, pointer)
+
+
+def _check_expansion(doc: SourceDocument) -> None:
+    """Refuse YAML whose aliases expand it far beyond its text (a "billion laughs" document): every check
+    and validator would walk the expanded tree. Without aliases a document has fewer values than characters."""
+    budget = max(10_000, 2 * len(doc.text))
+    stack = [doc.data]
+    while stack:
+        budget -= 1
+        if budget < 0:
+            raise InputError("YAML aliases expand this document far beyond its size", code="schema.alias_expansion",
+                             location=Location(file=str(doc.path)),
+                             hint="write the repeated parts once under $defs and refer to them with $ref")
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def _relative(path: Path, root: Path) -> str:

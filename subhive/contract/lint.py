@@ -33,7 +33,7 @@ from .._source import SourceDocument, join_pointer
 from ..errors import ContractInvalid, InputError, Location, Problem
 from ._load import MANIFEST_NAME, SCHEMA_SUFFIXES, ManifestDraft, contract_directory, read_manifest
 from ._model import Contract, GrpcSpec, SchemaRef
-from ._refs import RefSite, SchemaDocuments, Target
+from ._refs import RefSite, SchemaDocuments, Target, locate
 
 __all__ = ["LintResult", "lint_contract", "lint_paths", "load_contract", "load_schema_file"]
 
@@ -122,6 +122,8 @@ def lint_paths(paths: Sequence[str | Path]) -> LintResult:
     >>> lint_paths(["contracts/orders/1.0.0", "extra/order.json"]).ok  # doctest: +SKIP
     True
     """
+    if isinstance(paths, str | Path):  # one path, not the characters of one
+        paths = [paths]
     problems: list[Problem] = []
     contracts: list[Contract] = []
     seen: set[tuple[str, str]] = set()
@@ -180,7 +182,11 @@ def _directory_targets(path: Path, problems: list[Problem]) -> Iterator[tuple[st
         yield from (("contract", p) for p in found)
         return
     where = Location(file=str(path))
-    if any(p.suffix.lower() in (*SCHEMA_SUFFIXES, ".proto") for p in path.iterdir() if p.is_file()):
+    try:
+        loose = any(p.suffix.lower() in (*SCHEMA_SUFFIXES, ".proto") for p in path.iterdir() if p.is_file())
+    except OSError:
+        loose = False
+    if loose:
         problems.append(Problem("contract.no_manifest", f"{path} holds schema files but no {MANIFEST_NAME}", where,
                                 f"a contract directory needs a {MANIFEST_NAME} naming its operations, events "
                                 "and gRPC service (docs/contracts.md); to lint the files alone, pass them "
@@ -335,7 +341,7 @@ class _SchemaChecks:
         for pointer, value in index.dialects:
             if isinstance(value, str) and value not in DIALECTS:
                 self.problems.add(Problem("schema.dialect", f"$schema is {value!r}, not draft 2020-12",
-                                          doc.location(pointer), f"use \"$schema\": \"{min(DIALECTS)}\" or remove it; "
+                                          locate(doc, pointer), f"use \"$schema\": \"{min(DIALECTS)}\" or remove it; "
                                           "subhive reads every schema as draft 2020-12"))
         for parent, children in index.in_place.items():
             self._edges.setdefault((id(doc), parent), []).extend(((id(doc), c), None) for c in children)
@@ -396,19 +402,30 @@ class _SchemaChecks:
         regexes_ok = all(_python_regex_ok(p) for at, p in index.patterns if not pointer or at.startswith(inside))
         if regexes_ok and _rs_meta_ok(schema):
             return
-        found = False
-        for error in _meta_validator().iter_errors(schema):
-            found = True
+        try:
+            errors: list[ValidationError] | None = list(_meta_validator().iter_errors(schema))
+        except RecursionError:  # python-jsonschema recurses per level; jsonschema-rs has answered already
+            errors = None
+        for error in errors or ():
             self.problems.add(_meta_problem(doc, pointer, error))
-        if not found and not _rs_meta_ok(schema):
-            # jsonschema-rs (the runtime validator) disagrees with python-jsonschema: its verdict is the one
-            # messages will meet, so report it.
-            try:
-                jsonschema_rs.meta.validate(schema)
-                message = "the runtime validator refuses this schema"
-            except Exception as exc:  # jsonschema_rs.ValidationError or a referencing error
-                message = str(exc).splitlines()[0]
-            self.problems.add(Problem("schema.meta", _shorten(message), doc.location(pointer),
+        if errors:
+            return
+        if _rs_meta_ok(schema):
+            if errors is None:
+                self.problems.add(Problem("schema.too_deep", "the schema is nested too deeply to check",
+                                          locate(doc, pointer), "move deeply nested subschemas into $defs and refer "
+                                          "to them with $ref"))
+            return
+        # jsonschema-rs (the runtime validator) refuses what python-jsonschema accepts or cannot check: its
+        # verdict is the one messages will meet, so report it.
+        try:
+            jsonschema_rs.meta.validate(schema)
+        except jsonschema_rs.ValidationError as exc:
+            at = join_pointer(pointer, *exc.instance_path)
+            self.problems.add(Problem("schema.meta", _shorten(exc.message), locate(doc, at),
+                                      "fix the schema so that it follows the JSON Schema 2020-12 meta-schema"))
+        except Exception as exc:  # a referencing error, e.g. an unknown $schema
+            self.problems.add(Problem("schema.meta", _shorten(str(exc).splitlines()[0]), locate(doc, pointer),
                                       "fix the schema so that it follows the JSON Schema 2020-12 meta-schema"))
 
     # --- cycles ------------------------------------------------------------------------------------------
@@ -450,7 +467,7 @@ class _SchemaChecks:
         files = {n[0] for n in nodes}
         chain = " -> ".join((f"{self._by_id[d].path.name}#{p}" if len(files) > 1 else f"#{p}") for d, p in nodes)
         self.problems.add(Problem(
-            "schema.ref_cycle", f"unguarded $ref cycle: {chain}", doc.location(site.pointer),
+            "schema.ref_cycle", f"unguarded $ref cycle: {chain}", locate(doc, site.pointer),
             "a cycle that never goes through 'properties', 'items' (or another keyword that descends into the "
             "instance) makes validation loop forever; recurse inside a property or an item instead"))
 
@@ -467,7 +484,7 @@ class _SchemaChecks:
             if message is not None:
                 self.problems.add(Problem(
                     "schema.runtime_rejects", _shorten(f"the runtime validator (jsonschema-rs) rejects it: {message}"),
-                    ref.document.location(ref.pointer),
+                    ref.location,
                     "subhive validates messages with jsonschema-rs; change the schema so that it compiles there "
                     "(a regex only Python accepts, or an $id that is not a valid URI)"))
 
@@ -497,7 +514,7 @@ def _meta_problem(doc: SourceDocument, base: str, error: ValidationError) -> Pro
     best = _best(error)
     pointer = join_pointer(base, *best.absolute_path)
     keyword = next((str(p) for p in reversed(best.absolute_path) if isinstance(p, str)), None)
-    return Problem("schema.meta", _shorten(best.message), doc.location(pointer), _meta_hint(best, keyword))
+    return Problem("schema.meta", _shorten(best.message), locate(doc, pointer), _meta_hint(best, keyword))
 
 
 def _best(error: ValidationError) -> ValidationError:
@@ -538,7 +555,7 @@ def _check_grpc(spec: GrpcSpec, directory: Path, problems: _Problems, draft: Man
     services = _services(compiled)
     if spec.service and spec.service not in services:
         declared = ", ".join(sorted(services)) or "none"
-        where = draft.manifest.location("/grpc/service") if draft and draft.manifest else Location(file=str(spec.proto))
+        where = locate(draft.manifest, "/grpc/service") if draft and draft.manifest else Location(file=str(spec.proto))
         problems.add(Problem("grpc.service_missing", f"{spec.proto.name} declares no service {spec.service!r}", where,
                              f"services declared there: {declared}; write the package-qualified name"))
     text = _read_text(spec.proto)

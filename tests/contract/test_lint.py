@@ -175,6 +175,30 @@ def test_a_50_mb_schema_is_refused_without_reading_it(tmp_path: Path) -> None:
     assert summary(lint_paths([root]).problems) == [("input.too_large", "in.json", None, None)]
 
 
+def test_deeply_nested_schemas_get_problems_not_tracebacks(tmp_path: Path) -> None:
+    deep_bad = tmp_path / "deep_bad.json"
+    deep_bad.write_text('{"properties": {"a": ' * 300 + '{"type": 5}' + "}}" * 300)
+    (problem,) = lint_paths([deep_bad]).problems  # python-jsonschema would recurse too deep: jsonschema-rs tells
+    assert problem.code == "schema.meta"
+    assert problem.location.pointer == "/properties/a" * 300 + "/type"
+    deep_ok = tmp_path / "deep_ok.json"
+    deep_ok.write_text('{"items": ' * 900 + '{"type": "string"}' + "}" * 900)
+    for problem in lint_paths([deep_ok]).problems:  # whatever is said, it is said as a located problem
+        assert problem.location.file == str(deep_ok)
+        assert problem.hint
+
+
+def test_yaml_aliases_that_explode_are_refused(tmp_path: Path) -> None:
+    lines = ["a0: &a0 {type: string}"] + [f"a{i}: &a{i} {{allOf: [*a{i - 1}, *a{i - 1}, *a{i - 1}]}}"
+                                         for i in range(1, 20)]  # 3**19 subschemas once expanded
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("$defs:\n" + "".join(f"  {line}\n" for line in lines))
+    assert [p.code for p in lint_paths([bomb]).problems] == ["schema.alias_expansion"]
+    modest = tmp_path / "modest.yaml"  # a few aliases stay within the document's size: fine
+    modest.write_text("$defs:\n  s: &s {type: string}\nproperties:\n  a: *s\n  b: *s\n")
+    assert lint_paths([modest]).ok
+
+
 def test_a_directory_named_like_a_version_must_match_it(tmp_path: Path) -> None:
     root = write_contract(tmp_path / "orders" / "1.0", {})
     (problem,) = lint_paths([root]).problems
