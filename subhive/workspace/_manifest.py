@@ -199,7 +199,7 @@ def hive_name_problem(name: object, where: Location, *, what: str = "hive name")
 
 
 def load_manifest(path: str | Path) -> SubhiveManifest:
-    """Read and validate ``subhive.toml`` (or the hive directory holding it).
+    """Read and validate ``subhive.toml`` (or the hive directory holding it): ``load_manifest("subhives/db").kind``.
 
     Raises :class:`InputError` when the file is missing or not TOML, :class:`ManifestInvalid` listing every
     problem when a field is wrong.
@@ -211,7 +211,8 @@ def load_manifest(path: str | Path) -> SubhiveManifest:
 
 
 def parse_manifest(document: TomlDocument) -> SubhiveManifest:
-    """Validate a parsed manifest; raise :class:`ManifestInvalid` listing every problem."""
+    """Validate a parsed manifest: ``parse_manifest(read_toml(path))``; raise :class:`ManifestInvalid` listing
+    every problem."""
     reader = _Reader(document)
     manifest = reader.read()
     if reader.problems or manifest is None:

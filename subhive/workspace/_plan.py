@@ -72,7 +72,7 @@ class Plan:
 
 
 def apply_plan(plan: Plan) -> None:
-    """Write every file of ``plan``, or none of them.
+    """Write every file of ``plan``, or none of them: ``apply_plan(plan_init("shop"))``.
 
     Raises :class:`InputError` when a file to create exists, a file to update changed since it was planned
     (``scaffold.conflict``), or the file system refuses a write (``scaffold.write_failed``); in every case

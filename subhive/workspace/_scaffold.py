@@ -9,6 +9,7 @@ Planning reads the disk and checks everything (names, parent, conflicts) but wri
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -16,7 +17,7 @@ from importlib.resources import files as package_files
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..errors import InputError, Location
+from ..errors import InputError, Location, Problem
 from ._kinds import DEFAULT_RANGE, DRAFT_VERSION, KIND_DEFAULTS, contract_draft, default_consumes, provided_contract
 from ._manifest import (
     CONTRACT_NAME_RE,
@@ -62,7 +63,7 @@ def render(template: str, **values: str) -> str:
 
 
 def plan_init(directory: str | Path = ".", *, name: str | None = None, description: str = "") -> Plan:
-    """Plan a workspace in ``directory`` (created if missing; an existing project is fine).
+    """Plan a workspace in ``directory`` (created if missing; an existing project is fine): ``plan_init("shop")``.
 
     Refuses a directory that already holds ``hive.toml`` (``workspace.exists``): ``init`` never rewrites
     a workspace. Existing ``contracts/``, ``subhives/`` and ``stubs/`` directories are kept as they are,
@@ -206,13 +207,17 @@ def _check_parent(tree: HiveTree, parent: str) -> None:
     if parent == ROOT_HIVE or parent in tree.hives:
         return
     if parent in tree.problems_by_hive:
-        raise ManifestInvalid(tree.problems_by_hive[parent],
-                              summary=f"parent hive {parent!r} has an invalid manifest; fix it first")
+        context = Problem("hive.parent_invalid", f"parent hive {parent!r} has an invalid manifest",
+                          hint="fix the problems below first; nothing was changed")
+        raise ManifestInvalid((context, *tree.problems_by_hive[parent]),
+                              summary=f"parent hive {parent!r} has an invalid manifest")
     check_hive_name(parent, what="parent hive name")
     known = sorted(tree.hives)
+    close = difflib.get_close_matches(parent, known, n=1)
+    listing = ", ".join(known) if known else "there are none yet"
     raise InputError(f"unknown parent hive {parent!r}", code="hive.parent_unknown",
-                     hint=f"name an existing sub-hive ({', '.join(known) if known else 'there are none yet'}) "
-                     f"or {ROOT_HIVE!r} for a top-level hive")
+                     hint=(f"did you mean {close[0]!r}? " if close else "")
+                     + f"name an existing sub-hive ({listing}) or {ROOT_HIVE!r} for a top-level hive")
 
 
 def _contract_files(workspace: Workspace, tree: HiveTree, name: str, kind: Kind, contract: str) -> list[PlannedFile]:

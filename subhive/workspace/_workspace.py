@@ -118,7 +118,7 @@ class Workspace:
 
 
 def find_root(start: str | Path = ".") -> Path:
-    """The nearest directory at or above ``start`` holding ``hive.toml``.
+    """The nearest directory at or above ``start`` holding ``hive.toml``: ``find_root("shop/subhives/db")``.
 
     Raises :class:`InputError` (``workspace.not_found``) naming the directory searched and saying to run
     ``subhive init``.
@@ -137,13 +137,17 @@ def find_root(start: str | Path = ".") -> Path:
 
 
 def open_workspace(start: str | Path = ".") -> Workspace:
-    """Find the workspace at or above ``start`` and read its ``hive.toml``."""
+    """Find the workspace at or above ``start`` and read its ``hive.toml``: ``open_workspace().config.name``."""
     root = find_root(start)
     return Workspace(root, read_config(root / WORKSPACE_FILE))
 
 
 def read_config(path: Path) -> WorkspaceConfig:
-    """Read and validate ``hive.toml``; raise :class:`ManifestInvalid` listing every problem."""
+    """Read and validate ``hive.toml``: ``read_config(Path("shop/hive.toml")).name``.
+
+    Raises :class:`InputError` when the file cannot be read or parsed, :class:`ManifestInvalid` listing every
+    problem otherwise.
+    """
     document = read_toml(path)
     problems: list[Problem] = []
     config = _config(document, problems)

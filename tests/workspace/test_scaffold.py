@@ -260,8 +260,17 @@ def test_a_parent_with_a_broken_manifest_is_reported_not_guessed(workspace: Work
     before = snapshot(workspace.root)
     with pytest.raises(ManifestInvalid) as caught:
         new_subhive("web", Kind.ui, start=workspace.root, parent="shop")
-    assert [p.code for p in caught.value.problems] == ["hive.kind_unknown"]
+    assert [p.code for p in caught.value.problems] == ["hive.parent_invalid", "hive.kind_unknown"]
+    assert caught.value.problems[1].location.file == str(manifest)
     assert snapshot(workspace.root) == before
+
+
+def test_an_unknown_parent_gets_a_did_you_mean(workspace: Workspace) -> None:
+    new_subhive("shop", Kind.custom, start=workspace.root)
+    with pytest.raises(InputError) as caught:
+        new_subhive("web", Kind.ui, start=workspace.root, parent="shoop")
+    assert caught.value.hint is not None
+    assert caught.value.hint.startswith("did you mean 'shop'?")
 
 
 def test_outside_a_workspace_new_changes_nothing(tmp_path: Path) -> None:
