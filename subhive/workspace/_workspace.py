@@ -124,6 +124,9 @@ def find_root(start: str | Path = ".") -> Path:
     ``subhive init``.
     """
     origin = Path(os.path.abspath(start))
+    if not origin.exists():
+        raise InputError(f"no such directory: {origin}", code="input.not_found", location=Location(file=str(origin)),
+                         hint="name a directory inside the workspace (it is resolved from the current directory)")
     current = origin
     while True:
         if (current / WORKSPACE_FILE).is_file():

@@ -56,6 +56,14 @@ def test_outside_a_workspace_the_error_names_the_directory_and_says_run_init(tmp
     assert "subhive init" in error.hint
 
 
+def test_a_start_that_does_not_exist_is_not_searched_from_its_parents(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "shop")
+    with pytest.raises(InputError) as caught:
+        find_root(root / "typo")
+    assert caught.value.code == "input.not_found"
+    assert str(root / "typo") in caught.value.message
+
+
 def test_a_directory_named_hive_toml_does_not_make_a_workspace(tmp_path: Path) -> None:
     (tmp_path / "hive.toml").mkdir()
     with pytest.raises(InputError, match="not inside a subhive workspace"):
