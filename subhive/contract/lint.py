@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urldefrag, urlsplit
@@ -272,7 +272,7 @@ def _meta_validator() -> Draft202012Validator:
     return Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
-@cache
+@lru_cache(maxsize=4096)
 def _python_regex_ok(pattern: str) -> bool:
     try:
         re.compile(pattern)
@@ -400,14 +400,14 @@ class _SchemaChecks:
         index = self.documents.index(doc)
         inside = pointer + "/"
         regexes_ok = all(_python_regex_ok(p) for at, p in index.patterns if not pointer or at.startswith(inside))
+        # jsonschema-rs fetches an unknown $schema over the network: such documents go to python-jsonschema only.
+        offline = all(value in DIALECTS for at, value in index.dialects if not pointer or at.startswith(inside))
+        if not offline:
+            self._python_meta(doc, pointer, schema)
+            return
         if regexes_ok and _rs_meta_ok(schema):
             return
-        try:
-            errors: list[ValidationError] | None = list(_meta_validator().iter_errors(schema))
-        except RecursionError:  # python-jsonschema recurses per level; jsonschema-rs has answered already
-            errors = None
-        for error in errors or ():
-            self.problems.add(_meta_problem(doc, pointer, error))
+        errors = self._python_meta(doc, pointer, schema)
         if errors:
             return
         if _rs_meta_ok(schema):
@@ -427,6 +427,16 @@ class _SchemaChecks:
         except Exception as exc:  # a referencing error, e.g. an unknown $schema
             self.problems.add(Problem("schema.meta", _shorten(str(exc).splitlines()[0]), locate(doc, pointer),
                                       "fix the schema so that it follows the JSON Schema 2020-12 meta-schema"))
+
+    def _python_meta(self, doc: SourceDocument, pointer: str, schema: Any) -> list[ValidationError] | None:
+        """Report python-jsonschema's meta-schema errors; None when the schema is too deep for it."""
+        try:
+            errors = list(_meta_validator().iter_errors(schema))
+        except RecursionError:  # python-jsonschema recurses per level of nesting
+            return None
+        for error in errors:
+            self.problems.add(_meta_problem(doc, pointer, error))
+        return errors
 
     # --- cycles ------------------------------------------------------------------------------------------
 

@@ -10,6 +10,9 @@ import json
 import os
 import shutil
 import tempfile
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import jsonschema_rs
@@ -361,17 +364,44 @@ def test_single_schema_and_proto_files(tmp_path: Path) -> None:
     assert [p.code for p in lint_paths([proto]).problems] == ["proto.compile"]
 
 
-def test_lint_reads_nothing_from_the_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import socket
+@pytest.fixture
+def http_server() -> Iterator[tuple[str, list[str]]]:
+    """A real HTTP server on a free port that serves a schema and records every request it gets."""
+    requests: list[str] = []
 
-    def refuse(*args: object, **kwargs: object) -> None:
-        raise AssertionError("lint tried to open a network connection")
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            requests.append(self.path)
+            body = b'{"type": "object"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/schema+json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    root = write_contract(tmp_path / "c", {"in.json": '{"$ref": "https://example.com/x.json"}',
-                                          "out.json": '{"$ref": "http://localhost:9/x.json"}'})
-    assert [p.code for p in lint_paths([root]).problems] == ["schema.ref_remote", "schema.ref_remote"]
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", requests
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_lint_fetches_nothing_from_the_network(tmp_path: Path, http_server: tuple[str, list[str]]) -> None:
+    url, requests = http_server
+    root = write_contract(tmp_path / "c", {
+        "in.json": json.dumps({"$schema": f"{url}/meta", "type": "object"}),  # jsonschema-rs would fetch it
+        "out.json": json.dumps({"properties": {"a": {"$ref": f"{url}/a.json"}}}),
+        "other.yaml": f"$schema: {url}/other\ntype: [1]\n"})
+    problems = lint_paths([root, root / "other.yaml"]).problems
+    assert requests == []
+    assert sorted(p.code for p in problems) == ["schema.dialect", "schema.dialect", "schema.meta",
+                                                "schema.ref_remote"]
 
 
 # --- the fast meta-schema path agrees with python-jsonschema --------------------------------------------
