@@ -198,9 +198,6 @@ def _check_free(workspace: Workspace, tree: HiveTree, name: str) -> None:
     if os.path.lexists(path) or name in tree.directories:
         raise InputError(f"sub-hive {name!r} already exists", code="hive.exists", location=Location(file=str(path)),
                          hint="nothing was changed; pick another name, or remove the directory first")
-    if name in tree.hives:  # a manifest naming itself so in another directory (reported as a mismatch too)
-        raise InputError(f"a sub-hive's manifest already uses the name {name!r}", code="hive.exists",
-                         hint="pick another name")
 
 
 def _check_parent(tree: HiveTree, parent: str) -> None:
