@@ -415,7 +415,14 @@ _values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", *_KEYWORDS]), inner,
                                                                max_size=3),
     max_leaves=8)
-_schemas = st.dictionaries(st.sampled_from(_KEYWORDS), _values, max_size=4)
+_regex = st.sampled_from(["^a+$", "((", "[", "\\p{L}", "a{2,1}", "(?<n>a)\\k<n>", "x*", "\\d{3}"])
+_targeted = st.fixed_dictionaries({}, optional={  # the places where the two validators differ most
+    "pattern": _regex, "patternProperties": st.dictionaries(_regex, st.just({}), max_size=2),
+    "type": st.sampled_from(["string", "strin", ["string", "null"]]),
+    "properties": st.dictionaries(st.sampled_from(["a", "b"]), st.fixed_dictionaries(
+        {}, optional={"pattern": _regex, "minimum": st.sampled_from([1, "1"]), "format": st.sampled_from(["date", 1])}),
+        max_size=2)})
+_schemas = st.one_of(st.dictionaries(st.sampled_from(_KEYWORDS), _values, max_size=4), _targeted)
 _META = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
