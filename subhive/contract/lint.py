@@ -294,7 +294,8 @@ class _SchemaChecks:
     def __init__(self, documents: SchemaDocuments, problems: _Problems) -> None:
         self.documents = documents
         self.problems = problems
-        self._done: set[int] = set()
+        self._done: set[int] = set()  # queued or processed
+        self._processed: set[int] = set()
         self._queue: list[SourceDocument] = []
         # (document id, pointer) -> same-instance successors, each with the $ref that leads there (if any)
         self._edges: dict[tuple[int, str], list[tuple[tuple[int, str], tuple[SourceDocument, RefSite] | None]]] = {}
@@ -336,6 +337,7 @@ class _SchemaChecks:
         return True
 
     def _check_document(self, doc: SourceDocument) -> None:
+        self._processed.add(id(doc))
         index = self.documents.index(doc)
         self._meta(doc, "")
         for pointer, value in index.dialects:
@@ -363,8 +365,8 @@ class _SchemaChecks:
         self._enqueue(target.document)
         if self.documents.ensure_schema(target.document, target.pointer):
             self._meta(target.document, target.pointer)
-            if target.document is doc or id(target.document) in self._done:
-                # The walk just added refs below the target: they are checked with their document, or now.
+            if id(target.document) in self._processed:
+                # The walk just added $refs below the target; a document still queued checks them itself.
                 self._recheck_new_refs(target.document, target.pointer)
         self._edges.setdefault((id(doc), site.schema_pointer), []).append(
             ((id(target.document), target.pointer), (doc, site)))

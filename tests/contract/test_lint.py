@@ -315,6 +315,18 @@ def test_references_in_other_files_are_checked_too(tmp_path: Path) -> None:
         ("schema.meta", "common.json", 4, "/$defs/B/type")]
 
 
+def test_references_inside_a_referenced_container_are_checked(tmp_path: Path) -> None:
+    # "x-library" is no keyword: what sits below it is a schema only because a $ref points there
+    library = '{\n  "x-library": {\n    "A": {"$ref": "nowhere.json"},\n    "B": {"$ref": "#/x-library/B"}\n  }\n}'
+    root = write_contract(tmp_path / "c", {
+        "in.json": '{"properties": {"a": {"$ref": "lib.json#/x-library/A"}, "b": {"$ref": "#/x-library/C"}},'
+                   ' "x-library": {"C": {"$ref": "lib.json#/x-library/B"}}}',
+        "out.json": '{"$ref": "lib.json"}', "lib.json": library})
+    assert summary(lint_paths([root]).problems) == [
+        ("schema.ref_unresolved", "lib.json", 3, "/x-library/A/$ref"),
+        ("schema.ref_cycle", "lib.json", 4, "/x-library/B/$ref")]
+
+
 def test_a_broken_file_reached_by_several_refs_is_reported_once(tmp_path: Path) -> None:
     root = write_contract(tmp_path / "c", {
         "in.json": '{"properties": {"a": {"$ref": "bad.json"}, "b": {"$ref": "bad.json#/x"}}}',
