@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._js_docs import Node
-from ._js_pair import TRUE_NODE, Facts, Pair
+from ._js_pair import TRUE_NODE, Facts, Pair, Vacuous
 from ._js_scalar import diff_bound, show
 from ._js_values import jkey
 from ._js_vocab import INPLACE, is_false
@@ -26,7 +26,7 @@ _ARRAY_KEYS = frozenset({"prefixItems", "items", "unevaluatedItems", "contains",
 
 
 def diff_arrays(p: Pair) -> None:
-    if not (_ARRAY_KEYS & (p.ok.keys() | p.nk.keys())):
+    if p.keys.isdisjoint(_ARRAY_KEYS):
         return
     _diff_items(p)
     _diff_contains(p)
@@ -54,7 +54,7 @@ def _diff_items(p: Pair) -> None:
     po, pn = p.ok.get("prefixItems", []), p.nk.get("prefixItems", [])
     io, io_kw = _effective_items(p.o, p.ok)
     in_, in_kw = _effective_items(p.n, p.nk)
-    vac_b, vac_f = "array" not in p.A.types, "array" not in p.B.types
+    vac = Vacuous(p, "array")
     max_o, max_n = p.ok.get("maxItems"), p.nk.get("maxItems")
     for i in range(max(len(po), len(pn))):
         co = p.o.child(po[i], "prefixItems", i) if i < len(po) else io
@@ -62,8 +62,8 @@ def _diff_items(p: Pair) -> None:
         if i < len(po) and i < len(pn):
             p.values.extend(eng.sub(co, cn, guarded=True).changes)
             continue
-        back = vac_b or (max_o is not None and max_o <= i) or eng.subset(co, cn, guarded=True)
-        fwd = vac_f or (max_n is not None and max_n <= i) or eng.subset(cn, co, guarded=True)
+        back = vac[0] or (max_o is not None and max_o <= i) or eng.subset(co, cn, guarded=True)
+        fwd = vac[1] or (max_n is not None and max_n <= i) or eng.subset(cn, co, guarded=True)
         if i >= len(po):
             p.add("prefix_items.added", p.new_path("prefixItems", i), back, fwd,
                   f"item {i} gets its own schema (it was governed by {io_kw or 'nothing'})")
@@ -78,8 +78,8 @@ def _diff_items(p: Pair) -> None:
         return
     if eng.same(io.value, in_.value):
         return
-    back = vac_b or (max_o is not None and max_o <= tail) or eng.subset(io, in_, guarded=True)
-    fwd = vac_f or (max_n is not None and max_n <= tail) or eng.subset(in_, io, guarded=True)
+    back = vac[0] or (max_o is not None and max_o <= tail) or eng.subset(io, in_, guarded=True)
+    fwd = vac[1] or (max_n is not None and max_n <= tail) or eng.subset(in_, io, guarded=True)
     verb = "added" if io_kw is None else "removed" if in_kw is None else "changed"
     keyword = in_kw or io_kw or "items"
     p.add(f"items.{verb}", p.path(keyword), back, fwd,
@@ -105,19 +105,19 @@ def _diff_contains(p: Pair) -> None:
     old, new = _contains_side(p.o, p.ok), _contains_side(p.n, p.nk)
     if old.schema is None and new.schema is None:
         return
-    vac_b, vac_f = "array" not in p.A.types, "array" not in p.B.types
+    vac = Vacuous(p, "array")
     if old.schema is not None and new.schema is not None and old.high is None and new.high is None:
         # Only lower counts: a wider contains schema can only count more items.
         p.inner.extend(p.eng.sub(old.schema, new.schema, guarded=True).changes)
         if old.low != new.low:
-            back = vac_b or new.low == 0 or old.low >= new.low
-            fwd = vac_f or old.low == 0 or new.low >= old.low
+            back = vac[0] or new.low == 0 or old.low >= new.low
+            fwd = vac[1] or old.low == 0 or new.low >= old.low
             verb = "tightened" if new.low > old.low else "relaxed"
             p.add(f"min_contains.{verb}", p.path("minContains"), back, fwd,
                   f"minContains {verb} from {old.low} to {new.low}")
         return
-    back = vac_b or _contains_holds(p.eng, p.A, old, new)
-    fwd = vac_f or _contains_holds(p.eng, p.B, new, old)
+    back = vac[0] or _contains_holds(p.eng, p.A, old, new)
+    fwd = vac[1] or _contains_holds(p.eng, p.B, new, old)
     for keyword, code, index in (("contains", "contains", 0), ("minContains", "min_contains", 1),
                                  ("maxContains", "max_contains", 2)):
         vo = (old.schema.value if old.schema else None, old.low, old.high)[index]
@@ -200,6 +200,8 @@ def is_evaluation_neutral(code: str) -> bool:
 
 def check_unevaluated(p: Pair) -> None:
     """unevaluatedItems next to applicators or contains: sound only when nothing else changed."""
+    if "unevaluatedItems" not in p.keys:
+        return
     co, cn = _complex(p.ok), _complex(p.nk)
     in_o, in_n = "unevaluatedItems" in p.ok, "unevaluatedItems" in p.nk
     if not (co or cn):

@@ -172,7 +172,10 @@ class Engine:
         o_false, n_false = is_false(ov), is_false(nv)
         if o_false or n_false:
             return self._boolean(old, new, o_false, n_false)
-        if is_pure(ov, "$ref") or is_pure(nv, "$ref"):
+        o_ref, n_ref = is_pure(ov, "$ref"), is_pure(nv, "$ref")
+        # Follow a plain $ref unless the other side also has a $ref (with siblings): then the two refs
+        # pair up as conjuncts and the siblings compare with nothing, e.g. {$ref} -> {$ref, required}.
+        if (o_ref and n_ref) or (o_ref and "$ref" not in nv) or (n_ref and "$ref" not in ov):
             return self._through_refs(old, new, ov, nv)
         pair = Pair(self, old, new, ov, nv)
         if _js_logic.virtual_branches(pair):

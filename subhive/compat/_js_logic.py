@@ -30,7 +30,13 @@ _CODE = {"allOf": "all_of", "anyOf": "any_of", "oneOf": "one_of"}
 _MAX_DISJOINT_BRANCHES = 64
 
 
+_APPLICATORS = frozenset({"allOf", "anyOf", "oneOf", "not", "if", "$ref", "$dynamicRef", "$recursiveRef",
+                          "dependencies"})
+
+
 def diff_applicators(p: Pair) -> None:
+    if p.keys.isdisjoint(_APPLICATORS):
+        return
     for keyword in ("allOf", "anyOf", "oneOf"):
         if keyword in p.ok or keyword in p.nk:
             _diff_branches(p, keyword, p.eng.children(p.o, keyword) if keyword in p.ok else None,
@@ -55,6 +61,8 @@ def virtual_branches(p: Pair) -> bool:
     Wrapping a schema in anyOf/oneOf (to make it nullable, say) then reads as "branch added" instead of
     "every keyword removed".
     """
+    if p.keys.isdisjoint(("anyOf", "oneOf")):
+        return False
     for keyword in ("anyOf", "oneOf"):
         if any(k in p.ok or k in p.nk for k in ("anyOf", "oneOf") if k != keyword):
             continue

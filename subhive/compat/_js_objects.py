@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from ._js_docs import Node
-from ._js_pair import TRUE_NODE, Facts, Pair
+from ._js_pair import TRUE_NODE, Facts, Pair, Vacuous
 from ._js_scalar import diff_bound, show
-from ._js_values import contains_ref, runtime_accepts
+from ._js_values import contains_ref, json_equal, runtime_accepts
 from ._js_vocab import INPLACE, is_false
 
 __all__ = ["check_unevaluated", "diff_objects"]
@@ -81,10 +81,10 @@ def _matches(side: _Side, regex: str, name: str) -> bool:
 
 
 def diff_objects(p: Pair) -> None:
-    if not (_OBJECT_KEYS & (p.ok.keys() | p.nk.keys())):
+    if p.keys.isdisjoint(_OBJECT_KEYS):
         return
     so, sn = _Side(p, p.o, p.ok), _Side(p, p.n, p.nk)
-    vac = ("object" not in p.A.types, "object" not in p.B.types)
+    vac = Vacuous(p, "object")
     _diff_properties(p, so, sn, vac)
     _diff_patterns(p, so, sn, vac)
     _diff_additional(p, so, sn, vac)
@@ -96,11 +96,12 @@ def diff_objects(p: Pair) -> None:
     diff_bound(p, "maxProperties", "max_properties", _holds_count, lower=False, what="objects")
 
 
-def _diff_properties(p: Pair, so: _Side, sn: _Side, vac: tuple[bool, bool]) -> None:
+def _diff_properties(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
     eng = p.eng
-    for name in so.props:
+    for name, value in so.props.items():
         if name in sn.props:
-            p.values.extend(eng.sub(so.prop(name), sn.prop(name), guarded=True).changes)
+            if not json_equal(value, sn.props[name], allow_refs=False):  # unchanged values cost nothing
+                p.values.extend(eng.sub(so.prop(name), sn.prop(name), guarded=True).changes)
             continue
         old = so.prop(name)
         back = vac[0] or bool(sn.matching(name)) or any(
@@ -131,7 +132,7 @@ def _governed(side: _Side, name: str) -> str:
     return side.add_kw
 
 
-def _diff_patterns(p: Pair, so: _Side, sn: _Side, vac: tuple[bool, bool]) -> None:
+def _diff_patterns(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
     eng = p.eng
     for regex in so.pats:
         if regex in sn.pats:
@@ -164,7 +165,7 @@ def _pattern_covered(have: _Side, regex: str, goal: Node) -> bool:
     return all(eng.subset(a, goal, guarded=True) for a in others)
 
 
-def _diff_additional(p: Pair, so: _Side, sn: _Side, vac: tuple[bool, bool]) -> None:
+def _diff_additional(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
     if so.add_kw is None and sn.add_kw is None:
         return
     eng = p.eng
@@ -189,7 +190,7 @@ def _always_has(facts: Facts, name: str) -> bool:
     return name in facts.kw.get("required", ())
 
 
-def _diff_required(p: Pair, vac: tuple[bool, bool]) -> None:
+def _diff_required(p: Pair, vac: Vacuous) -> None:
     ro, rn = p.ok.get("required", []), p.nk.get("required", [])
     if ro == rn:
         return
@@ -223,7 +224,7 @@ def _has_with(facts: Facts, key: str, name: str) -> bool:
     return name in facts.kw.get("dependentRequired", {}).get(key, ())
 
 
-def _diff_dependent_required(p: Pair, vac: tuple[bool, bool]) -> None:
+def _diff_dependent_required(p: Pair, vac: Vacuous) -> None:
     do, dn = p.ok.get("dependentRequired", {}), p.nk.get("dependentRequired", {})
     if do == dn:
         return
@@ -240,7 +241,7 @@ def _diff_dependent_required(p: Pair, vac: tuple[bool, bool]) -> None:
                       vac[1] or _has_with(p.B, key, name), f"objects with {key!r} no longer need {name!r}")
 
 
-def _diff_dependent_schemas(p: Pair, vac: tuple[bool, bool]) -> None:
+def _diff_dependent_schemas(p: Pair, vac: Vacuous) -> None:
     do, dn = p.ok.get("dependentSchemas", {}), p.nk.get("dependentSchemas", {})
     eng = p.eng
     for key in do:
@@ -277,7 +278,7 @@ def _names_accepted(p: Pair, names: list[str], goal: Node) -> bool:
     return all(runtime_accepts(goal.value, name, pointer=goal.path) for name in names)
 
 
-def _diff_property_names(p: Pair, so: _Side, sn: _Side, vac: tuple[bool, bool]) -> None:
+def _diff_property_names(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
     no, nn = p.old_child("propertyNames"), p.new_child("propertyNames")
     if no is None and nn is None:
         return
@@ -321,6 +322,8 @@ def check_unevaluated(p: Pair) -> None:
     """unevaluatedProperties next to applicators: sound only when nothing that evaluates changed."""
     from ._js_arrays import is_evaluation_neutral
 
+    if "unevaluatedProperties" not in p.keys:
+        return
     co, cn = _complex(p.ok), _complex(p.nk)
     in_o, in_n = "unevaluatedProperties" in p.ok, "unevaluatedProperties" in p.nk
     if not (co or cn):

@@ -16,7 +16,8 @@ from ._report import Change
 if TYPE_CHECKING:
     from ._js_engine import Engine
 
-__all__ = ["CLEAN", "FALSE_NODE", "TRUE_NODE", "Facts", "Pair", "Result", "finite_values", "result_of"]
+__all__ = ["CLEAN", "FALSE_NODE", "TRUE_NODE", "Facts", "Pair", "Result", "Vacuous", "finite_values",
+           "result_of"]
 
 _TRUE_DOC = Doc(True, uid=0)
 TRUE_NODE = Node(_TRUE_DOC, "", "true", True, "")
@@ -80,7 +81,7 @@ class Pair:
     prefix items (they cannot change which properties or items count as evaluated).
     """
 
-    __slots__ = ("A", "B", "eng", "inner", "n", "nk", "o", "ok", "own", "values")
+    __slots__ = ("_facts_new", "_facts_old", "eng", "inner", "keys", "n", "nk", "o", "ok", "own", "values")
 
     def __init__(self, eng: Engine, o: Node, n: Node, ok: dict[str, Any], nk: dict[str, Any]) -> None:
         self.eng = eng
@@ -88,11 +89,26 @@ class Pair:
         self.n = n
         self.ok = ok
         self.nk = nk
-        self.A = eng.facts(o)
-        self.B = eng.facts(n)
+        self.keys = ok.keys() | nk.keys()  # lets each keyword family skip itself cheaply
+        self._facts_old: Facts | None = None
+        self._facts_new: Facts | None = None
         self.own: list[Change] = []
         self.inner: list[Change] = []
         self.values: list[Change] = []
+
+    @property
+    def A(self) -> Facts:
+        """Facts about OLD (computed on first use: many pairs never need them)."""
+        if self._facts_old is None:
+            self._facts_old = self.eng.facts(self.o)
+        return self._facts_old
+
+    @property
+    def B(self) -> Facts:
+        """Facts about NEW."""
+        if self._facts_new is None:
+            self._facts_new = self.eng.facts(self.n)
+        return self._facts_new
 
     def new_path(self, *tokens: str | int) -> str:
         return self.n.path + "".join("/" + str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
@@ -117,6 +133,21 @@ class Pair:
 
     def result(self) -> Result:
         return result_of([*self.own, *self.inner, *self.values])
+
+
+class Vacuous:
+    """``vac[0]``: OLD accepts no instance of ``kind`` (so every ``kind`` keyword of NEW holds for it);
+    ``vac[1]`` the same for NEW. Computed on first use."""
+
+    __slots__ = ("_kind", "_pair")
+
+    def __init__(self, pair: Pair, kind: str) -> None:
+        self._pair = pair
+        self._kind = kind
+
+    def __getitem__(self, side: int) -> bool:
+        facts = self._pair.A if side == 0 else self._pair.B
+        return self._kind not in facts.types
 
 
 def _child(node: Node, kw: dict[str, Any], keyword: str, tokens: tuple[str | int, ...]) -> Node | None:

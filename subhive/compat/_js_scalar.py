@@ -14,7 +14,7 @@ from typing import Any
 
 from ._js_docs import Node
 from ._js_pair import Facts, Pair
-from ._js_values import NUMBER, is_integral, jkey, kind_of, kinds_of_type, runtime_accepts, type_names
+from ._js_values import NUMBER, is_integral, jkey, json_equal, kind_of, kinds_of_type, runtime_accepts, type_names
 from ._js_vocab import ANNOTATIONS, ASSERTIONS, DEFS, IDENTIFIERS, validation_keys
 from ._report import Change
 
@@ -39,16 +39,17 @@ def diff_annotations(p: Pair) -> None:
 def annotation_changes(o: Node, n: Node, ok: dict[str, Any], nk: dict[str, Any]) -> list[Change]:
     """Neutral changes: annotations, identifiers, definitions, unknown and ignored keywords."""
     out: list[Change] = []
+    keys = (ok.keys() | nk.keys()) - _JUDGED
+    if not keys:
+        return out
     active: set[str] | None = None  # keywords judged by the families; computed only when needed
-    for key in (*ok, *(k for k in nk if k not in ok)):
+    for key in sorted(keys):
         if key in ASSERTIONS:
-            if key not in _IGNORABLE:
-                continue
             active = validation_keys(ok) | validation_keys(nk) if active is None else active
             if key in active:
                 continue
         in_o, in_n = key in ok, key in nk
-        if in_o and in_n and _equal_json(ok[key], nk[key]):
+        if in_o and in_n and json_equal(ok[key], nk[key]):
             continue
         path = _path(n if in_n else o, key)
         if key in DEFS:
@@ -60,6 +61,7 @@ def annotation_changes(o: Node, n: Node, ok: dict[str, Any], nk: dict[str, Any])
 
 
 _IGNORABLE = frozenset({"then", "else", "minContains", "maxContains"})
+_JUDGED = ASSERTIONS - _IGNORABLE  # always compared by a keyword family, never here
 
 
 def _neutral_code(key: str, in_o: bool, in_n: bool) -> tuple[str, str]:
@@ -91,7 +93,7 @@ def _definition_changes(o: Node, n: Node, old: Any, new: Any, key: str) -> list[
 
 
 def _equal_json(a: Any, b: Any) -> bool:
-    return jkey(a) == jkey(b)
+    return json_equal(a, b)
 
 
 def _path(node: Node, *tokens: str | int) -> str:
@@ -101,6 +103,8 @@ def _path(node: Node, *tokens: str | int) -> str:
 # -- type, enum, const ----------------------------------------------------------------------------------
 
 def diff_values(p: Pair) -> None:
+    if p.keys.isdisjoint(("type", "enum", "const")):
+        return
     if "type" in p.ok or "type" in p.nk:
         _diff_type(p)
     if "enum" in p.ok or "enum" in p.nk:
@@ -193,7 +197,13 @@ def diff_bound(p: Pair, keyword: str, code: str, holds: Holds, *, lower: bool, w
 
 # -- numbers --------------------------------------------------------------------------------------------
 
+_NUMBER_KEYS = frozenset({"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf"})
+_STRING_KEYS = frozenset({"minLength", "maxLength", "pattern", "format"})
+
+
 def diff_numbers(p: Pair) -> None:
+    if p.keys.isdisjoint(_NUMBER_KEYS):
+        return
     for keyword, code, lower in (("minimum", "minimum", True), ("exclusiveMinimum", "exclusive_minimum", True),
                                  ("maximum", "maximum", False), ("exclusiveMaximum", "exclusive_maximum", False)):
         diff_bound(p, keyword, code, _holds_number, lower=lower, what="numbers")
@@ -212,7 +222,7 @@ def _number_bound(facts: Facts, lower: bool) -> tuple[int | float, bool] | None:
         value, exclusive = max(cands, key=lambda c: (c[0], c[1]))
     else:
         value, exclusive = min(cands, key=lambda c: (c[0], not c[1]))
-    if facts.types & NUMBER == {"int"}:  # integers only: x > 2.5 is x >= 3
+    if facts.types & NUMBER == {"int"} and math.isfinite(value):  # integers only: x > 2.5 is x >= 3
         if lower:
             return (math.floor(value) + 1 if exclusive else math.ceil(value)), False
         return (math.ceil(value) - 1 if exclusive else math.floor(value)), False
@@ -279,6 +289,8 @@ def _diff_multiple_of(p: Pair) -> None:
 # -- strings --------------------------------------------------------------------------------------------
 
 def diff_strings(p: Pair) -> None:
+    if p.keys.isdisjoint(_STRING_KEYS):
+        return
     diff_bound(p, "minLength", "min_length", _holds_length, lower=True, what="strings")
     diff_bound(p, "maxLength", "max_length", _holds_length, lower=False, what="strings")
     for keyword in ("pattern", "format"):

@@ -70,4 +70,11 @@ def is_false(value: Any) -> bool:
 
 def is_pure(value: Any, keyword: str) -> bool:
     """True when ``keyword`` is the only validation keyword of ``value`` (e.g. a plain ``$ref``)."""
-    return isinstance(value, dict) and keyword in value and validation_keys(value) == {keyword}
+    if not isinstance(value, dict) or keyword not in value:
+        return False
+    return all(key == keyword or key not in ASSERTIONS or _ignored(key, value) for key in value)
+
+
+def _ignored(key: str, value: dict[str, Any]) -> bool:
+    return (key in ("then", "else") and "if" not in value) or (
+        key in ("minContains", "maxContains") and "contains" not in value)

@@ -258,6 +258,12 @@ CASES = [
     Case("unguarded-cycle", {"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
          {"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a", "title": "t"}, False, False,
          ("ref.cycle.unprovable",), unprovable=("backward", "forward")),
+    Case("ref-gets-sibling-constraint", {"$ref": "#/$defs/A", "$defs": {"A": obj({"x": S})}},
+         {"$ref": "#/$defs/A", "required": ["x"], "$defs": {"A": obj({"x": S})}}, False, True,
+         ("required.added",), wb={}),
+    Case("ref-sibling-constraint-removed", {"$ref": "#/$defs/A", "maxProperties": 1, "$defs": {"A": obj()}},
+         {"$ref": "#/$defs/A", "$defs": {"A": obj()}}, True, False, ("max_properties.removed",),
+         wf={"a": 1, "b": 2}),
     Case("anchor-ref", {"$ref": "#num", "$defs": {"n": {"$anchor": "num", **INT}}},
          {"$ref": "#num", "$defs": {"n": {"$anchor": "num", **NUM}}}, True, False, ("type.widened",), wf=1.5),
 ]
