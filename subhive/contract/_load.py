@@ -356,7 +356,7 @@ def _file(draft: ManifestDraft, text: str, pointer: str, suffixes: frozenset[str
 
 def _path_problem(directory: Path, text: str, path: Path) -> tuple[str, str, str] | None:
     """What is wrong with the path a manifest names (code, message, hint), or None."""
-    if len(urlsplit(text).scheme) > 1:
+    if len(_scheme(text)) > 1:
         return ("manifest.path_remote", f"{text!r} is a URL",
                 "subhive never fetches schemas: put the file in the contract directory and name it by its "
                 "relative path")
@@ -384,6 +384,13 @@ def _file_problem(draft: ManifestDraft, text: str, path: Path, suffixes: frozens
     if not path.is_file():
         return ("manifest.file_missing", f"{text!r} is not a regular file", "name a schema file, not a directory")
     return None
+
+
+def _scheme(text: str) -> str:
+    try:
+        return urlsplit(text).scheme
+    except ValueError:  # "http://[x" and the like: a URL anyway
+        return text.partition(":")[0] if ":" in text else ""
 
 
 def _missing_hint(directory: Path, text: str, suffixes: frozenset[str]) -> str:

@@ -115,6 +115,7 @@ class DocumentIndex:
     in_place: dict[str, list[str]] = field(default_factory=dict)  # pointer -> same-instance subschemas
     dialects: list[tuple[str, Any]] = field(default_factory=list)  # ($schema pointer, value)
     patterns: list[tuple[str, str]] = field(default_factory=list)  # (pointer, regex)
+    bad_ids: list[tuple[str, str]] = field(default_factory=list)  # ($id pointer, value) that are no URI
 
     @property
     def root_base(self) -> str:
@@ -135,17 +136,7 @@ class DocumentIndex:
                 stack.extend(self._children(ptr, node, base))
 
     def _visit(self, ptr: str, node: dict[str, Any], base: str) -> str:
-        ident = node.get("$id")
-        if isinstance(ident, str):
-            new_base = urldefrag(join_uri(base, ident))[0]
-            self.resources.setdefault(new_base, ptr)
-            self.aliases.setdefault(new_base, new_base)
-            if ptr == "":  # the root is known both by its file URI and by its $id
-                self.aliases[self.uri] = new_base
-            base = new_base
-        elif ptr == "":
-            self.resources[base] = ""
-            self.aliases[base] = base
+        base = self._resource(ptr, node.get("$id"), base)
         for keyword in ("$anchor", "$dynamicAnchor"):
             name = node.get(keyword)
             if isinstance(name, str):
@@ -162,6 +153,24 @@ class DocumentIndex:
         pattern_props = node.get("patternProperties")
         if isinstance(pattern_props, dict):
             self.patterns.extend((join_pointer(ptr, "patternProperties", p), p) for p in pattern_props)
+        return base
+
+    def _resource(self, ptr: str, ident: Any, base: str) -> str:
+        """Record the resource an ``$id`` starts (the root is one anyway); return the base URI below it."""
+        if isinstance(ident, str):
+            try:
+                new_base = urldefrag(join_uri(base, ident))[0]
+            except ValueError:  # not a URI reference at all: lint reports it, the base stays as it was
+                self.bad_ids.append((f"{ptr}/$id", ident))
+            else:
+                self.resources.setdefault(new_base, ptr)
+                self.aliases.setdefault(new_base, new_base)
+                if ptr == "":  # the root is known both by its file URI and by its $id
+                    self.aliases[self.uri] = new_base
+                return new_base
+        if ptr == "":
+            self.resources[base] = ""
+            self.aliases[base] = base
         return base
 
     def _children(self, ptr: str, node: dict[str, Any], base: str) -> list[tuple[str, Any, str]]:
@@ -315,6 +324,15 @@ class SchemaDocuments:
     def _resolve(self, doc: SourceDocument, site: RefSite) -> Target:
         # Line numbers cost a YAML parse of the document: computed only when an error needs one.
         where = partial(locate, doc, site.pointer)
+        try:
+            return self._resolve_uri(doc, site, where)
+        except ValueError as exc:  # urllib: "Invalid IPv6 URL" and the like
+            raise InputError(f"{site.keyword} {site.ref!r} is not a valid URI reference ({exc})",
+                             code="schema.ref_invalid", location=where(),
+                             hint="write a relative path with an optional '#' fragment, e.g. 'common.json#/$defs/X'"
+                             ) from None
+
+    def _resolve_uri(self, doc: SourceDocument, site: RefSite, where: Callable[[], Location]) -> Target:
         ref = site.ref
         scheme = urlsplit(ref).scheme
         if scheme == "file":

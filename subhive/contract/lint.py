@@ -345,6 +345,10 @@ class _SchemaChecks:
                 self.problems.add(Problem("schema.dialect", f"$schema is {value!r}, not draft 2020-12",
                                           locate(doc, pointer), f"use \"$schema\": \"{min(DIALECTS)}\" or remove it; "
                                           "subhive reads every schema as draft 2020-12"))
+        for pointer, value in index.bad_ids:
+            self.problems.add(Problem("schema.id_invalid", f"$id {value!r} is not a URI reference",
+                                      locate(doc, pointer), "an $id is a URI such as 'urn:shop:money' or "
+                                      "'https://example.com/order.json'; or remove it"))
         for parent, children in index.in_place.items():
             self._edges.setdefault((id(doc), parent), []).extend(((id(doc), c), None) for c in children)
         for site in list(index.refs):
@@ -388,7 +392,7 @@ class _SchemaChecks:
         for site in index.refs:
             by_text.setdefault(site.ref, set()).add(site.base)
         for ref, bases in by_text.items():
-            if len(bases) > 1 and not urlsplit(ref).scheme:
+            if len(bases) > 1 and ":" not in ref.partition("#")[0]:
                 try:
                     self.documents.resolve_ref(doc, ref)
                 except InputError as exc:
@@ -403,7 +407,8 @@ class _SchemaChecks:
         inside = pointer + "/"
         regexes_ok = all(_python_regex_ok(p) for at, p in index.patterns if not pointer or at.startswith(inside))
         # jsonschema-rs fetches an unknown $schema over the network: such documents go to python-jsonschema only.
-        offline = all(value in DIALECTS for at, value in index.dialects if not pointer or at.startswith(inside))
+        offline = all(isinstance(value, str) and value in DIALECTS
+                      for at, value in index.dialects if not pointer or at.startswith(inside))
         if not offline:
             self._python_meta(doc, pointer, schema)
             return

@@ -460,3 +460,38 @@ def test_fixtures_are_not_modified_by_lint(tmp_path: Path) -> None:
     assert lint_paths([copy]).ok
     assert {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()} == before
     assert not any(name.startswith(".") for name in os.listdir(copy))
+
+
+# --- no input makes lint raise ---------------------------------------------------------------------------
+
+_refs = st.sampled_from(["#", "#/", "#/$defs/a", "#/$defs/~2", "#a", "#%zz", "x.json", "x.json#/b", "../x.json",
+                         "http://[bad", "urn:", "", "?q", "//host/x.json", "#/properties/0", "sub/", "%2e%2e/x.json",
+                         "#/$defs/a/items", "\x00", "C:\\\\x.json", "x.json#a"])
+_schema_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 3) | st.text(max_size=3) | _refs,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["$ref", "$defs", "$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$schema", "items",
+                         "allOf", "properties", "a", "not", "pattern"]), inner, max_size=4),
+    max_leaves=12)
+_manifest_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 3) | st.floats(0, 2, allow_nan=False)
+    | st.sampled_from(["orders", "in.json", "x.json#/a", "1.0.0", "Bad Name", "../x.json", "a.proto", "pkg.Svc"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["contract", "version", "provider", "description", "operations", "events", "grpc",
+                         "place_order", "input", "output", "payload", "proto", "service", "x"]), inner, max_size=5),
+    max_leaves=15)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(manifest=_manifest_values, schema=_schema_values)
+def test_any_manifest_and_schema_give_problems_never_exceptions(manifest: object, schema: object) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "c"
+        root.mkdir()
+        (root / "contract.yaml").write_text(json.dumps(manifest))  # JSON is YAML
+        (root / "in.json").write_text(json.dumps(schema))
+        (root / "x.json").write_text(json.dumps({"$defs": {"a": schema}}))
+        result = lint_paths([root, root / "in.json"])
+    for problem in result.problems:
+        assert problem.code and problem.message and problem.location.file
+    assert result.ok == (not result.problems)
