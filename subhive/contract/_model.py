@@ -116,6 +116,9 @@ class Contract:
     grpc: GrpcSpec | None = None
     manifest: SourceDocument | None = field(default=None, repr=False, compare=False)
 
+    def __hash__(self) -> int:  # the dict fields are not hashable; a contract version is named by these
+        return hash((self.name, self.version, str(self.directory)))
+
     @property
     def schemas(self) -> dict[str, SchemaRef]:
         """Every schema of the contract by its manifest path: ``{"operations.place_order.input": ...}``."""

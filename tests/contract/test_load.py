@@ -70,8 +70,11 @@ def test_schema_refs_point_at_files_and_pointers(orders: Contract) -> None:
                                    "events.order_placed.payload", "events.category_changed.payload"}
 
 
-def test_a_contract_loads_from_its_manifest_path_too() -> None:
-    assert load_contract(VALID / "contract.yaml").operations.keys() == {"place_order", "get_order"}
+def test_a_contract_loads_from_its_manifest_path_too(orders: Contract) -> None:
+    again = load_contract(VALID / "contract.yaml")
+    assert again.operations.keys() == {"place_order", "get_order"}
+    assert again == orders  # equal by content, and usable as a key
+    assert {again: 1}[orders] == 1
 
 
 def test_grpc_spec() -> None:
