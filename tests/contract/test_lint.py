@@ -493,5 +493,7 @@ def test_any_manifest_and_schema_give_problems_never_exceptions(manifest: object
         (root / "x.json").write_text(json.dumps({"$defs": {"a": schema}}))
         result = lint_paths([root, root / "in.json"])
     for problem in result.problems:
-        assert problem.code and problem.message and problem.location.file
+        assert problem.code
+        assert problem.message
+        assert problem.location.file
     assert result.ok == (not result.problems)
