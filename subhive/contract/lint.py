@@ -105,7 +105,7 @@ def lint_contract(directory: Path) -> tuple[Contract | None, tuple[Problem, ...]
     problems = _Problems(draft.problems)
     if draft.manifest is not None:
         manifest = draft.manifest
-        _SchemaChecks(documents, problems).run([(ref, partial(manifest.location, pointer))
+        _SchemaChecks(documents, problems).run([(ref, partial(locate, manifest, pointer))
                                                 for ref, pointer in draft.schema_refs])
         if draft.grpc is not None:
             _check_grpc(draft.grpc, directory, problems, draft)
