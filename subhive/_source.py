@@ -162,7 +162,11 @@ def _first_line_containing(text: str, needle: str) -> int | None:
     return None
 
 
-class _StrictLoader(yaml.SafeLoader):
+# libyaml's parser when PyYAML was built with it (several times faster), the pure-Python one otherwise.
+_FastSafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictLoader(_FastSafeLoader):  # type: ignore[valid-type,misc]
     """SafeLoader that refuses duplicate keys instead of keeping the last one."""
 
 
@@ -195,8 +199,8 @@ def _parse_yaml(text: str, path: Path) -> Any:
 
 def _yaml_pointer_lines(text: str) -> dict[str, int]:
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
+        root = yaml.compose(text, Loader=_FastSafeLoader)
+    except (yaml.YAMLError, RecursionError):  # line numbers are a nicety; the parse itself already succeeded
         return {}
     lines: dict[str, int] = {}
     stack: list[tuple[str, yaml.Node]] = [("", root)] if root is not None else []

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from ..compat.contract_check import ContractCheck, check_contract
-from ..errors import CheckFailed, ContractInvalid
+from ..errors import CheckFailed, ContractInvalid, Problem, SubhiveError
 from ._output import Format, change_effect, err_console, fail_check, out_console, print_json, print_problems
 from ._schema import print_report
 
@@ -98,12 +98,19 @@ def diff(
 
 
 def _check(new: Path, old: Path) -> ContractCheck:
-    from ..contract import lint_paths, load_contract
+    from ..contract import Contract, load_contract
 
-    problems = lint_paths([old, new]).problems
+    # load_contract runs every lint check; collect both sides' problems so one run shows them all.
+    loaded: list[Contract] = []
+    problems: list[Problem] = []
+    for path in (new, old):
+        try:
+            loaded.append(load_contract(path))
+        except SubhiveError as exc:
+            problems.extend(exc.problems)
     if problems:
         raise ContractInvalid(problems)
-    return check_contract(load_contract(new), load_contract(old))
+    return check_contract(*loaded)
 
 
 def _semver_message(result: ContractCheck) -> str:
