@@ -33,17 +33,32 @@ __all__ = ["Engine"]
 _NOTHING: frozenset[str] = frozenset()
 _EMPTY_KW: dict[str, Any] = {}
 
-class _Frame:
-    __slots__ = ("flip", "guard", "low", "provisional")
+_Key = tuple[int, str, int, str]
 
-    def __init__(self, guard: int, flip: int, index: int) -> None:
+
+class _Entry:
+    """A provisional result: final only once the assumption it rests on (stack index ``head``) holds."""
+
+    __slots__ = ("head", "path", "result")
+
+    def __init__(self, result: Result, head: int, path: str) -> None:
+        self.result = result
+        self.head = head
+        self.path = path
+
+
+class _Frame:
+    """One pair being compared: where it sits in the recursion and what its result depends on."""
+
+    __slots__ = ("assumed", "flip", "guard", "low", "mark", "provisional")
+
+    def __init__(self, guard: int, flip: int, index: int, mark: int) -> None:
         self.guard = guard
         self.flip = flip
         self.low = index  # lowest stack index whose assumption this result depends on
-        self.provisional: list[tuple[tuple[int, str, int, str], Result]] = []
-
-
-_Key = tuple[int, str, int, str]
+        self.mark = mark  # provisional results made from here on may rest on this frame's assumption
+        self.assumed = False  # a descendant met this pair again and assumed it compatible
+        self.provisional: list[tuple[_Key, _Entry]] = []
 
 
 class Engine:
@@ -52,7 +67,8 @@ class Engine:
     def __init__(self, library: Library) -> None:
         self.library = library
         self._memo: dict[_Key, Result] = {}
-        self._prov: dict[_Key, tuple[Result, int]] = {}
+        self._prov: dict[_Key, _Entry] = {}
+        self._prov_log: list[_Key] = []
         self._active: dict[_Key, int] = {}
         self._stack: list[_Frame] = []
         self._facts: dict[tuple[int, str], Facts] = {}
@@ -86,7 +102,7 @@ class Engine:
 
     def compare(self, old: Node, new: Node) -> Result:
         key = (old.doc.uid, old.key, new.doc.uid, new.key)
-        hit = self._memo.get(key) or self._provisional(key)
+        hit = self._memo.get(key) or self._provisional(key, new)
         if hit is not None:
             return hit
         index = self._active.get(key)
@@ -99,15 +115,19 @@ class Engine:
 
     # -- memo and co-induction --------------------------------------------------------------------------
 
-    def _provisional(self, key: _Key) -> Result | None:
+    def _provisional(self, key: _Key, new: Node) -> Result | None:
         entry = self._prov.get(key)
         if entry is None:
             return None
-        result, head = entry
-        if self._stack:
-            top = self._stack[-1]
-            top.low = min(top.low, head)
-        return result
+        if self._flip != self._stack[entry.head].flip:
+            # Used with directions swapped relative to the assumption it rests on: keeping the two
+            # directions apart (what _weaken relies on) would no longer hold.
+            return result_of([Change("ref.cycle.unprovable", new.path, False, False,
+                                     "a recursive comparison is used under not/if/oneOf while it is still "
+                                     "open; recursion under negation cannot be proven")])
+        top = self._stack[-1]
+        top.low = min(top.low, entry.head)
+        return entry.result
 
     def _revisit(self, index: int, new: Node) -> Result:
         frame = self._stack[index]
@@ -116,6 +136,7 @@ class Engine:
                                      "a recursive reference loops through not/if/oneOf: "
                                      "recursion under negation cannot be proven")])
         if self._guard > frame.guard:
+            frame.assumed = True
             top = self._stack[-1]
             top.low = min(top.low, index)
             return CLEAN  # the co-inductive assumption, confirmed or dropped when the frame completes
@@ -125,7 +146,7 @@ class Engine:
 
     def _compute(self, key: _Key, old: Node, new: Node) -> Result:
         index = len(self._stack)
-        frame = _Frame(self._guard, self._flip, index)
+        frame = _Frame(self._guard, self._flip, index, len(self._prov_log))
         self._stack.append(frame)
         self._active[key] = index
         try:
@@ -133,25 +154,49 @@ class Engine:
         finally:
             self._stack.pop()
             del self._active[key]
+        if frame.assumed and not (result.back and result.fwd):
+            self._weaken(frame.mark, result, new.path)
         if frame.low >= index:
             self._settle(frame, key, result)
-        else:
-            head = self._stack[frame.low]
-            entries = [*frame.provisional, (key, result)]
-            head.provisional.extend(entries)
-            for k, r in entries:
-                self._prov[k] = (r, frame.low)
-            parent = self._stack[-1]
-            parent.low = min(parent.low, frame.low)
+            return result
+        entry = _Entry(result, frame.low, new.path)
+        self._prov[key] = entry
+        self._prov_log.append(key)
+        head = self._stack[frame.low]
+        for k, moved in [*frame.provisional, (key, entry)]:
+            moved.head = frame.low
+            head.provisional.append((k, moved))
+        parent = self._stack[-1]
+        parent.low = min(parent.low, frame.low)
         return result
+
+    def _weaken(self, mark: int, failed: Result, where: str) -> None:
+        """An assumed pair turned out incompatible in some direction: results derived while it was open
+        may have leaned on that direction, so they lose it.
+
+        Directions stay apart: an assumption is only ever used at the negation level where it was made
+        (see ``_revisit`` and ``_provisional``), and without negation a backward proof only uses
+        backward facts. The results are weakened rather than dropped: recomputing them is exponential
+        on mutually recursive schemas.
+        """
+        for k in self._prov_log[mark:]:
+            entry = self._prov.get(k)
+            if entry is None:
+                continue
+            r = entry.result
+            if (r.back and not failed.back) or (r.fwd and not failed.fwd):
+                entry.result = result_of([*r.changes, Change(
+                    "ref.cycle.unprovable", entry.path, failed.back, failed.fwd,
+                    f"this comparison assumed the recursive comparison at {where or '/'} compatible, "
+                    "which it is not in every direction")])
 
     def _settle(self, frame: _Frame, key: _Key, result: Result) -> None:
         self._memo[key] = result
         confirmed = result.back and result.fwd
-        for k, r in frame.provisional:
+        for k, entry in frame.provisional:
             self._prov.pop(k, None)
             if confirmed:
-                self._memo[k] = r
+                self._memo[k] = entry.result
 
     def _quick(self, old: Node, new: Node) -> Result | None:
         ov, nv = old.value, new.value

@@ -118,8 +118,11 @@ def _diff_branches(p: Pair, keyword: str, olds: list[Node] | None, news: list[No
     eng = p.eng
     pairs, removed, added = _pair(eng, olds, news)
     results: list[Result] = []
+    # Unless its branches are disjoint on both sides, oneOf exclusivity reads each pair in both
+    # directions, so recursion through it must count as negation.
+    mixed = keyword == "oneOf" and not (pairwise_disjoint(eng, olds) and pairwise_disjoint(eng, news))
     for i, j in pairs:
-        result = eng.sub(olds[i], news[j])
+        result = eng.sub(olds[i], news[j], flipped=mixed)
         results.append(result)
         p.inner.extend(result.changes)
     if keyword == "allOf":

@@ -54,6 +54,12 @@ def _discriminated(kind: str, extra: dict[str, Any]) -> dict[str, Any]:
     return obj({"kind": {"const": kind}, **extra}, required=["kind"])
 
 
+def _nested(leaf: str, *extra: dict[str, Any]) -> dict[str, Any]:
+    """A value that is a leaf or an array of such values, as a recursive oneOf."""
+    branches = [{"type": leaf}, {"type": "array", "items": {"$ref": "#/$defs/T"}}, *extra]
+    return {"$defs": {"T": {"oneOf": branches}}, "$ref": "#/$defs/T"}
+
+
 _TREE = {"type": "object", "properties": {"v": INT, "kids": {"type": "array", "items": {"$ref": "#"}}}}
 _TREE_WIDE = {"type": "object", "properties": {"v": NUM, "kids": {"type": "array", "items": {"$ref": "#"}}}}
 
@@ -255,6 +261,10 @@ CASES = [
     Case("tree-widened", _TREE, _TREE_WIDE, True, False, ("type.widened",), wf={"v": 1.5, "kids": []}),
     Case("tree-narrowed-deep", _TREE_WIDE, _TREE, False, True, ("type.narrowed",),
          wb={"v": 1, "kids": [{"v": 1.5}]}),
+    Case("recursive-oneof-disjoint", _nested("integer"), _nested("number"), True, False, ("type.widened",),
+         wf=[1.5]),
+    Case("recursive-oneof-overlapping", _nested("integer", {"minimum": 5}), _nested("number", {"minimum": 5}),
+         False, False, ("one_of.exclusivity.unprovable",), wb=5.5, wf=1.5),
     Case("unguarded-cycle", {"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
          {"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a", "title": "t"}, False, False,
          ("ref.cycle.unprovable",), unprovable=("backward", "forward")),
