@@ -145,7 +145,7 @@ def _contains_holds(eng: Engine, facts: Facts, a: _Count, b: _Count) -> bool:
     """Proven: every array satisfying side A's contains group satisfies side B's."""
     if b.schema is None or (b.low == 0 and b.high is None):
         return True
-    size_max = facts.kw.get("maxItems")
+    size_max = min(facts.values("maxItems"), default=None)
     if a.schema is None:
         return b.low == 0 and size_max is not None and size_max <= b.high
     lower = b.low == 0 or (a.low >= b.low and eng.subset(a.schema, b.schema, guarded=True))
@@ -158,10 +158,13 @@ def _contains_holds(eng: Engine, facts: Facts, a: _Count, b: _Count) -> bool:
 def _holds_size(p: Pair, facts: Facts, keyword: str, bound: Any) -> bool:
     if "array" not in facts.types:
         return True
-    kw = facts.kw
     if facts.finite is not None:
         return all(len(v) >= bound if keyword == "minItems" else len(v) <= bound
                    for v in facts.finite if isinstance(v, list))
+    return any(_size_implied(kw, keyword, bound) for kw in facts.conj)
+
+
+def _size_implied(kw: dict[str, Any], keyword: str, bound: Any) -> bool:
     if keyword == "minItems":
         mine = kw.get("minItems")
         return (mine is not None and mine >= bound) or ("contains" in kw and kw.get("minContains", 1) >= bound)
@@ -178,8 +181,7 @@ def _holds_unique(facts: Facts) -> bool:
         return True
     if facts.finite is not None:
         return all(len({jkey(x) for x in v}) == len(v) for v in facts.finite if isinstance(v, list))
-    max_items = facts.kw.get("maxItems")
-    return facts.kw.get("uniqueItems") is True or (max_items is not None and max_items <= 1)
+    return True in facts.values("uniqueItems") or any(m <= 1 for m in facts.values("maxItems"))
 
 
 def _diff_unique(p: Pair) -> None:

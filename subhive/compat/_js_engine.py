@@ -12,9 +12,11 @@ Recursion and soundness:
   times it is referenced, and its changes are reported once, at the definition.
 * Recursive schemas terminate by a co-inductive assumption: a pair met again while it is being compared
   is assumed compatible. That is sound for finite instances only when the cycle went through a property or
-  an item (a strictly smaller instance) and through no negation (``not``, ``if``, exclusivity), so other
-  cycles are reported as unprovable. Results computed under an assumption are kept provisional and only
-  become final if the assumed pair turns out fully compatible; otherwise they are dropped and recomputed.
+  an item (a strictly smaller instance) and through no negation (``not``, ``if``, overlapping ``oneOf``,
+  ``maxContains``), so other cycles are reported as unprovable. Results computed under an assumption stay
+  provisional until the assumed pair is settled: they become final if it turns out compatible both ways,
+  lose the directions it failed otherwise (without negation, a backward proof only ever uses backward
+  facts, and the forward one forward facts), and are discarded with it if it was their last assumption.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ _NOTHING: frozenset[str] = frozenset()
 _EMPTY_KW: dict[str, Any] = {}
 
 _Key = tuple[int, str, int, str]
+_CONJUNCT_DEPTH = 4  # how deep allOf/$ref nesting is searched for hypotheses (more costs, rarely helps)
 
 
 class _Entry:
@@ -72,6 +75,8 @@ class Engine:
         self._active: dict[_Key, int] = {}
         self._stack: list[_Frame] = []
         self._facts: dict[tuple[int, str], Facts] = {}
+        self._kinds: dict[tuple[int, str], frozenset[str]] = {}
+        self._cut = 0  # how many times _types stopped at a cycle (results computed past one are partial)
         self._targets: dict[tuple[int, str, str], Node | Unresolved] = {}
         self._guard = 0
         self._flip = 0
@@ -289,9 +294,32 @@ class Engine:
             value = node.value
             kw = value if isinstance(value, dict) else _EMPTY_KW
             types = self._types(node, set())
-            facts = Facts(kw, types, finite_values(kw, types))
+            facts = Facts(kw, types, finite_values(kw, types), self._conjuncts(node))
             self._facts[key] = facts
         return facts
+
+    def _conjuncts(self, node: Node) -> list[dict[str, Any]]:
+        """The keyword dicts an instance of ``node`` satisfies: its own, its allOf branches', its $ref
+        target's (recursively, a few levels deep)."""
+        out: list[dict[str, Any]] = []
+        seen: set[tuple[int, str]] = set()
+        todo = [(node, 0)]
+        while todo:
+            current, depth = todo.pop()
+            current = self.follow(current)
+            value = current.value
+            if not isinstance(value, dict) or (current.doc.uid, current.key) in seen:
+                continue
+            seen.add((current.doc.uid, current.key))
+            out.append(value)
+            if depth >= _CONJUNCT_DEPTH:
+                continue
+            todo += [(branch, depth + 1) for branch in self.children(current, "allOf")]
+            if "$ref" in value:
+                target = self.deref(current)
+                if isinstance(target, Node):
+                    todo.append((target, depth + 1))
+        return out
 
     def is_empty(self, node: Node) -> bool:
         """Proven: no instance is valid under ``node``."""
@@ -312,11 +340,20 @@ class Engine:
         if "enum" in value:
             kinds &= {kind_of(v) for v in value["enum"]}
         key = (node.doc.uid, node.key)
-        if key in visiting or not kinds:
+        known = self._kinds.get(key)
+        if known is not None:
+            return known
+        if not kinds:
             return kinds
+        if key in visiting:
+            self._cut += 1
+            return kinds  # an over-approximation: the cycle adds no information
         visiting.add(key)
+        cuts = self._cut
         kinds &= self._applied_types(node, value, visiting)
         visiting.discard(key)
+        if cuts == self._cut:  # complete (no cycle cut below): reusable anywhere
+            self._kinds[key] = kinds
         return kinds
 
     def _applied_types(self, node: Node, value: dict[str, Any], visiting: set[tuple[int, str]]) -> frozenset[str]:

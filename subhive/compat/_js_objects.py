@@ -187,7 +187,7 @@ def _always_has(facts: Facts, name: str) -> bool:
         return True
     if facts.finite is not None:
         return all(name in v for v in facts.finite if isinstance(v, dict))
-    return name in facts.kw.get("required", ())
+    return any(name in required for required in facts.values("required"))
 
 
 def _diff_required(p: Pair, vac: Vacuous) -> None:
@@ -221,7 +221,7 @@ def _has_with(facts: Facts, key: str, name: str) -> bool:
         return True
     if facts.finite is not None:
         return all(name in v for v in facts.finite if isinstance(v, dict) and key in v)
-    return name in facts.kw.get("dependentRequired", {}).get(key, ())
+    return any(name in dependent.get(key, ()) for dependent in facts.values("dependentRequired"))
 
 
 def _diff_dependent_required(p: Pair, vac: Vacuous) -> None:
@@ -299,16 +299,22 @@ def _diff_property_names(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
 def _holds_count(p: Pair, facts: Facts, keyword: str, bound: Any) -> bool:
     if "object" not in facts.types:
         return True
-    kw = facts.kw
     if facts.finite is not None:
         return all(len(v) >= bound if keyword == "minProperties" else len(v) <= bound
                    for v in facts.finite if isinstance(v, dict))
-    mine: Any = kw.get(keyword)
     if keyword == "minProperties":
-        return bool(mine is not None and mine >= bound) or len(set(kw.get("required", ()))) >= bound
+        required = {name for names in facts.values("required") for name in names}
+        return any(mine >= bound for mine in facts.values(keyword)) or len(required) >= bound
+    return any(_at_most(kw, bound) for kw in facts.conj)
+
+
+def _at_most(kw: dict[str, Any], bound: Any) -> bool:
+    """This keyword dict alone allows at most ``bound`` properties."""
+    if kw.get("maxProperties", bound + 1) <= bound:
+        return True
     rest = kw.get("additionalProperties", kw.get("unevaluatedProperties") if not _complex(kw) else None)
     closed = is_false(rest) and not kw.get("patternProperties")
-    return (mine is not None and mine <= bound) or (closed and len(kw.get("properties", {})) <= bound)
+    return closed and len(kw.get("properties", {})) <= bound
 
 
 _VALIDITY_ONLY = ("type.", "enum.", "const.", "minimum.", "maximum.", "exclusive_", "multiple_of.",

@@ -48,14 +48,23 @@ class Facts:
 
     ``types`` are the instance kinds it can accept (from ``type``, ``enum``/``const`` and applicators);
     ``finite`` lists every value it can accept when that set is finite (enum, const, null/boolean), else None.
+    ``conj`` holds the keyword dicts of the subschema and of everything it is a conjunction with (``allOf``
+    branches, a ``$ref`` target, recursively): every instance satisfies each of them, so a keyword found in
+    any one of them is a valid hypothesis.
     """
 
-    __slots__ = ("finite", "kw", "types")
+    __slots__ = ("conj", "finite", "kw", "types")
 
-    def __init__(self, kw: dict[str, Any], types: frozenset[str], finite: list[Any] | None) -> None:
+    def __init__(self, kw: dict[str, Any], types: frozenset[str], finite: list[Any] | None,
+                 conj: list[dict[str, Any]]) -> None:
         self.kw = kw
         self.types = types
         self.finite = finite
+        self.conj = conj
+
+    def values(self, keyword: str) -> list[Any]:
+        """Every value ``keyword`` has in the conjuncts: ``facts.values("maxLength") == [10, 4]``."""
+        return [kw[keyword] for kw in self.conj if keyword in kw]
 
 
 

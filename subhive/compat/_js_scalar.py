@@ -213,9 +213,8 @@ def diff_numbers(p: Pair) -> None:
 
 def _number_bound(facts: Facts, lower: bool) -> tuple[int | float, bool] | None:
     """The tightest (value, exclusive) bound of a schema; inclusive integers when only integers pass."""
-    kw = facts.kw
     names = ("minimum", "exclusiveMinimum") if lower else ("maximum", "exclusiveMaximum")
-    cands = [(kw[name], name.startswith("exclusive")) for name in names if name in kw]
+    cands = [(kw[name], name.startswith("exclusive")) for kw in facts.conj for name in names if name in kw]
     if not cands:
         return None
     if lower:
@@ -259,11 +258,11 @@ def _holds_number(p: Pair, facts: Facts, keyword: str, bound: Any) -> bool:
 
 
 def _holds_multiple(facts: Facts, bound: Any) -> bool:
-    mine: Any = facts.kw.get("multipleOf")
-    if mine is not None and _equal_json(mine, bound):
-        return True
-    if is_integral(mine) and is_integral(bound):
-        return int(mine) % int(bound) == 0  # exact for integers; fractional divisors stay unproven
+    for mine in facts.values("multipleOf"):
+        if _equal_json(mine, bound):
+            return True
+        if is_integral(mine) and is_integral(bound) and int(mine) % int(bound) == 0:
+            return True  # exact for integers; fractional divisors stay unproven
     return bool(is_integral(bound) and int(bound) == 1 and facts.types & NUMBER == {"int"})
 
 
@@ -305,8 +304,7 @@ def _holds_length(p: Pair, facts: Facts, keyword: str, bound: Any) -> bool:
     if facts.finite is not None:
         return all((len(v) >= bound) if lower else (len(v) <= bound)
                    for v in facts.finite if isinstance(v, str))
-    mine = facts.kw.get(keyword)
-    return mine is not None and (mine >= bound if lower else mine <= bound)
+    return any(mine >= bound if lower else mine <= bound for mine in facts.values(keyword))
 
 
 def _holds_string_assertion(p: Pair, facts: Facts, keyword: str, value: Any) -> bool:
@@ -315,7 +313,7 @@ def _holds_string_assertion(p: Pair, facts: Facts, keyword: str, value: Any) -> 
     if facts.finite is not None:
         return all(runtime_accepts({keyword: value}, v, pointer=p.path(keyword))
                    for v in facts.finite if isinstance(v, str))
-    return keyword in facts.kw and facts.kw[keyword] == value
+    return value in facts.values(keyword)
 
 
 def _diff_string_assertion(p: Pair, keyword: str) -> None:

@@ -60,6 +60,7 @@ def _nested(leaf: str, *extra: dict[str, Any]) -> dict[str, Any]:
     return {"$defs": {"T": {"oneOf": branches}}, "$ref": "#/$defs/T"}
 
 
+_BASE_DEF = obj({"id": S}, required=["id"])
 _TREE = {"type": "object", "properties": {"v": INT, "kids": {"type": "array", "items": {"$ref": "#"}}}}
 _TREE_WIDE = {"type": "object", "properties": {"v": NUM, "kids": {"type": "array", "items": {"$ref": "#"}}}}
 
@@ -240,6 +241,9 @@ CASES = [
          ("all_of.branch_added",), wb="aaaa"),
     Case("allof-branch-removed", {"allOf": [S, {"maxLength": 3}]}, {"allOf": [S]}, True, False,
          ("all_of.branch_removed",), wf="aaaa"),
+    Case("allof-flattened", {"allOf": [S, {"maxLength": 3}]}, {**S, "maxLength": 3}, True, True),
+    Case("required-implied-by-allof-ref", {"allOf": [{"$ref": "#/$defs/Base"}], "$defs": {"Base": _BASE_DEF}},
+         {"allOf": [{"$ref": "#/$defs/Base"}], "required": ["id"], "$defs": {"Base": _BASE_DEF}}, True, True),
     Case("not-added-disjoint", INT, {**INT, "not": S}, True, True, ("not.added",)),
     Case("not-added", INT, {**INT, "not": {"const": 1}}, False, True, ("not.added",), wb=1),
     Case("not-widened-inside", {"not": INT}, {"not": NUM}, False, True, ("type.widened",), wb=1.5),
