@@ -124,6 +124,9 @@ CODES: dict[str, str] = {
     "unevaluated_properties.removed": "unevaluatedProperties was removed where applicators evaluate",
     "unevaluated_properties.unprovable": "unevaluatedProperties interacts with changed applicators; "
                                          "not provable",
+    "unevaluated_properties.scope_changed": "a property is now (or no longer) evaluated by an allOf/$ref "
+                                            "conjunct, so unevaluatedProperties stops (or starts) applying "
+                                            "to it",
     # Applicators.
     "all_of.added": "allOf was added",
     "all_of.removed": "allOf was removed",

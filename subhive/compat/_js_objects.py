@@ -10,13 +10,16 @@ runtime validator (ECMA-262 regular expressions).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._js_docs import Node
+from ._js_docs import Node, Unresolved
 from ._js_pair import TRUE_NODE, Facts, Pair, Vacuous
 from ._js_scalar import diff_bound, show
 from ._js_values import contains_ref, json_equal, runtime_accepts
 from ._js_vocab import INPLACE, is_false
+
+if TYPE_CHECKING:
+    from ._js_engine import Engine
 
 __all__ = ["check_unevaluated", "diff_objects"]
 
@@ -31,24 +34,82 @@ def _complex(kw: dict[str, Any]) -> bool:
             and any(k in kw for k in INPLACE))
 
 
+_BRANCHING = ("anyOf", "oneOf", "if", "dependentSchemas", "dependencies", "$dynamicRef", "$recursiveRef")
+
+
+def _evaluators(eng: Engine, node: Node) -> tuple[list[Node], bool] | None:
+    """The in-place conjuncts whose annotations unevaluatedProperties at ``node`` sees, when they are
+    fixed: only ``allOf`` and ``$ref`` lead to them, so each one validates whenever ``node`` does and all
+    of their property names count as evaluated. Returns (conjuncts, evaluates everything), or None when
+    which names are evaluated depends on the instance (anyOf, oneOf, if, ... anywhere in between).
+    """
+    members: list[Node] = []
+    seen = {(node.doc.uid, node.key)}
+    todo = [node]
+    everything = False
+    while todo:
+        current = todo.pop()
+        value = current.value
+        if any(k in value for k in _BRANCHING):
+            return None
+        nexts = eng.children(current, "allOf")
+        if "$ref" in value:
+            target = eng.deref(current)
+            if isinstance(target, Unresolved):
+                return None
+            nexts.append(target)
+        for member in (eng.follow(n) for n in nexts):
+            # Booleans evaluate nothing; a conjunct met twice (a diamond, or an in-place loop, which the
+            # applicator comparison reports as unprovable anyway) adds nothing new.
+            if not isinstance(member.value, dict) or (member.doc.uid, member.key) in seen:
+                continue
+            seen.add((member.doc.uid, member.key))
+            members.append(member)
+            everything |= "additionalProperties" in member.value or "unevaluatedProperties" in member.value
+            todo.append(member)
+    return members, everything
+
+
 class _Side:
-    """One side's content model."""
+    """One side's content model: which schemas apply to the value of a property, by name.
+
+    ``names``/``regexes`` are the names and patterns that count as evaluated; ``add`` governs every
+    other name (additionalProperties, or unevaluatedProperties). For a plain schema they are its own
+    ``properties``/``patternProperties``; with unevaluatedProperties next to allOf/$ref they also include
+    those of the conjuncts (``members``). ``exact`` is False when that set is not fixed.
+    """
 
     def __init__(self, p: Pair, node: Node, kw: dict[str, Any]) -> None:
         self.p = p
         self.node = node
         self.props: dict[str, Any] = kw.get("properties", {})
         self.pats: dict[str, Any] = kw.get("patternProperties", {})
-        # What governs unlisted names: additionalProperties, or unevaluatedProperties when nothing else
-        # evaluates properties (then they mean the same), or nothing.
+        self.names: set[str] = set(self.props)
+        self.regexes: set[str] = set(self.pats)
+        self.members: list[Node] = []
+        self.complex = _complex(kw)
+        self.exact = True
         self.add_kw: str | None = None
         self.add: Node = TRUE_NODE
         if "additionalProperties" in kw:
             self.add_kw = "additionalProperties"
-        elif "unevaluatedProperties" in kw and not _complex(kw):
+        elif "unevaluatedProperties" in kw:
             self.add_kw = "unevaluatedProperties"
+            if self.complex:
+                self._with_evaluators(p.eng)
         if self.add_kw is not None:
             self.add = node.child(kw[self.add_kw], self.add_kw)
+
+    def _with_evaluators(self, eng: Engine) -> None:
+        found = _evaluators(eng, self.node)
+        if found is None or found[1]:
+            self.exact = found is not None  # everything evaluated elsewhere: unevaluated* is vacuous
+            self.add_kw = None
+            return
+        self.members = found[0]
+        for member in self.members:
+            self.names |= set(member.value.get("properties", {}))
+            self.regexes |= set(member.value.get("patternProperties", {}))
 
     def prop(self, name: str) -> Node:
         return self.node.child(self.props[name], "properties", name)
@@ -59,15 +120,31 @@ class _Side:
     def matching(self, name: str) -> list[Node]:
         return [self.pat(r) for r in self.pats if _matches(self, r, name)]
 
+    def governs(self, name: str) -> bool:
+        """``add`` applies to property ``name`` (nothing else evaluates it)."""
+        return name not in self.names and not any(_matches(self, r, name) for r in self.regexes)
+
     def comps(self, name: str) -> list[Node]:
-        """Every schema this side applies to the value of property ``name``."""
+        """The schemas this side's own keywords apply to the value of property ``name``."""
         own = [self.prop(name)] if name in self.props else []
-        pats = self.matching(name)
-        return own + pats if own or pats else [self.add]
+        return own + self.matching(name) + ([self.add] if self.governs(name) else [])
+
+    def hyp(self, name: str) -> list[Node]:
+        """Every schema a valid instance's ``name`` value satisfies (own keywords and conjuncts)."""
+        out = self.comps(name)
+        for member in self.members:
+            props, pats = member.value.get("properties", {}), member.value.get("patternProperties", {})
+            if name in props:
+                out.append(member.child(props[name], "properties", name))
+            out += [member.child(pats[r], "patternProperties", r) for r in pats if _matches(self, r, name)]
+        return out or [TRUE_NODE]
 
     @property
-    def closed(self) -> bool:
-        return is_false(self.add.value) and not self.pats
+    def allowed(self) -> list[str] | None:
+        """Every property name an instance may have, when that list is finite."""
+        if is_false(self.add.value) and self.add_kw is not None and not self.regexes and self.exact:
+            return sorted(self.names)
+        return None
 
     @property
     def model(self) -> str:
@@ -84,6 +161,15 @@ def diff_objects(p: Pair) -> None:
     if p.keys.isdisjoint(_OBJECT_KEYS):
         return
     so, sn = _Side(p, p.o, p.ok), _Side(p, p.n, p.nk)
+    if (so.complex or sn.complex) and not (so.exact and sn.exact and so.regexes == sn.regexes):
+        # Which names unevaluatedProperties covers is not fixed (or the patterns differ): compare the
+        # rest as if it were absent; check_unevaluated then decides what is still provable.
+        for side in (so, sn):
+            if side.complex:
+                side.add, side.add_kw, side.names, side.regexes, side.members = \
+                    TRUE_NODE, None, set(side.props), set(side.pats), []
+    else:
+        p.exact_unevaluated = True
     vac = Vacuous(p, "object")
     _diff_properties(p, so, sn, vac)
     _diff_patterns(p, so, sn, vac)
@@ -96,35 +182,43 @@ def diff_objects(p: Pair) -> None:
     diff_bound(p, "maxProperties", "max_properties", _holds_count, lower=False, what="objects")
 
 
+def _covers(p: Pair, hyps: list[Node], goals: list[Node]) -> bool:
+    """Proven: a value satisfying every hypothesis satisfies every goal."""
+    return all(any(p.eng.subset(h, g, guarded=True) for h in hyps) for g in goals)
+
+
 def _diff_properties(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
     eng = p.eng
     for name, value in so.props.items():
-        if name in sn.props:
-            if not json_equal(value, sn.props[name], allow_refs=False):  # unchanged values cost nothing
-                p.values.extend(eng.sub(so.prop(name), sn.prop(name), guarded=True).changes)
-            continue
-        old = so.prop(name)
-        back = vac[0] or bool(sn.matching(name)) or any(
-            eng.subset(a, sn.add, guarded=True) for a in [old, *so.matching(name)])
-        fwd = vac[1] or any(eng.subset(b, old, guarded=True) for b in sn.comps(name))
-        p.add("property.removed", p.old_path("properties", name), back, fwd,
-              f"property {name!r} removed; in the {sn.model} new model its values are governed by "
-              f"{_governed(sn, name)}")
-    for name in sn.props:
-        if name in so.props:
-            continue
-        new = sn.prop(name)
-        back = vac[0] or any(eng.subset(a, new, guarded=True) for a in so.comps(name))
-        fwd = vac[1] or bool(so.matching(name)) or any(
-            eng.subset(b, so.add, guarded=True) for b in [new, *sn.matching(name)])
-        p.add("property.added", p.new_path("properties", name), back, fwd,
-              f"property {name!r} added to a {so.model} model; old values of it were governed by "
-              f"{_governed(so, name)}")
+        if name in sn.props and not json_equal(value, sn.props[name], allow_refs=False):
+            p.values.extend(eng.sub(so.prop(name), sn.prop(name), guarded=True).changes)
+    names = dict.fromkeys([*so.props, *sn.props, *sorted(so.names | sn.names)])
+    for name in names:
+        in_o, in_n = name in so.props, name in sn.props
+        if (in_o and in_n) or (not in_o and not in_n and so.governs(name) == sn.governs(name)):
+            continue  # compared above, or an applicator's property whose treatment did not change
+        back = vac[0] or _covers(p, so.hyp(name), sn.comps(name))
+        fwd = vac[1] or _covers(p, sn.hyp(name), so.comps(name))
+        if in_n:
+            p.add("property.added", p.new_path("properties", name), back, fwd,
+                  f"property {name!r} added to a {so.model} model; old values of it were governed by "
+                  f"{_governed(so, name)}")
+        elif in_o:
+            p.add("property.removed", p.old_path("properties", name), back, fwd,
+                  f"property {name!r} removed; in the {sn.model} new model its values are governed by "
+                  f"{_governed(sn, name)}")
+        else:
+            p.add("unevaluated_properties.scope_changed", p.path("unevaluatedProperties"), back, fwd,
+                  f"property {name!r} is {'no longer' if sn.governs(name) else 'now'} evaluated by an "
+                  "applicator, so unevaluatedProperties " + ("now" if sn.governs(name) else "no longer")
+                  + " applies to it")
 
 
 def _governed(side: _Side, name: str) -> str:
     if side.matching(name):
         return "patternProperties"
+    if not side.governs(name):
+        return "an applicator's properties"
     if side.add_kw is None:
         return "nothing (any value was allowed)"
     if is_false(side.add.value):
@@ -157,11 +251,14 @@ def _diff_patterns(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
 def _pattern_covered(have: _Side, regex: str, goal: Node) -> bool:
     """Proven: whatever ``have`` allows for any name matching ``regex`` satisfies ``goal``."""
     eng = have.p.eng
-    for name in have.props:
-        if _matches(have, regex, name) and not any(eng.subset(a, goal, guarded=True)
-                                                    for a in have.comps(name)):
+    for name in sorted(have.names):
+        if _matches(have, regex, name) and not any(eng.subset(a, goal, guarded=True) for a in have.hyp(name)):
             return False
+    # Names nobody lists: whichever of the add schema and the patterns applies must imply the goal.
     others = [have.add, *(have.pat(r) for r in have.pats)]
+    for member in have.members:
+        pats = member.value.get("patternProperties", {})
+        others += [member.child(pats[r], "patternProperties", r) for r in pats]
     return all(eng.subset(a, goal, guarded=True) for a in others)
 
 
@@ -262,11 +359,9 @@ def _names_hold(p: Pair, side: _Side, facts: Facts, mine: Node | None, goal: Nod
     """Proven: every property name an instance of ``side`` can have satisfies ``goal``."""
     if goal is None or p.eng.subset(mine or TRUE_NODE, goal, guarded=True):
         return True
-    names: list[str] | None = None
+    names: list[str] | None = side.allowed
     if facts.finite is not None:
         names = [k for v in facts.finite if isinstance(v, dict) for k in v]
-    elif side.closed:
-        names = list(side.props)
     return names is not None and _names_accepted(p, names, goal)
 
 
@@ -328,8 +423,8 @@ def check_unevaluated(p: Pair) -> None:
     """unevaluatedProperties next to applicators: sound only when nothing that evaluates changed."""
     from ._js_arrays import is_evaluation_neutral
 
-    if "unevaluatedProperties" not in p.keys:
-        return
+    if "unevaluatedProperties" not in p.keys or p.exact_unevaluated:
+        return  # absent, or already compared exactly by diff_objects
     co, cn = _complex(p.ok), _complex(p.nk)
     in_o, in_n = "unevaluatedProperties" in p.ok, "unevaluatedProperties" in p.nk
     if not (co or cn):

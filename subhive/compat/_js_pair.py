@@ -90,7 +90,8 @@ class Pair:
     prefix items (they cannot change which properties or items count as evaluated).
     """
 
-    __slots__ = ("_facts_new", "_facts_old", "eng", "inner", "keys", "n", "nk", "o", "ok", "own", "values")
+    __slots__ = ("_facts_new", "_facts_old", "eng", "exact_unevaluated", "inner", "keys", "n", "nk", "o", "ok",
+                 "own", "values")
 
     def __init__(self, eng: Engine, o: Node, n: Node, ok: dict[str, Any], nk: dict[str, Any]) -> None:
         self.eng = eng
@@ -101,6 +102,7 @@ class Pair:
         self.keys = ok.keys() | nk.keys()  # lets each keyword family skip itself cheaply
         self._facts_old: Facts | None = None
         self._facts_new: Facts | None = None
+        self.exact_unevaluated = False  # unevaluatedProperties compared exactly (see _js_objects)
         self.own: list[Change] = []
         self.inner: list[Change] = []
         self.values: list[Change] = []

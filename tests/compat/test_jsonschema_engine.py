@@ -61,6 +61,12 @@ def _nested(leaf: str, *extra: dict[str, Any]) -> dict[str, Any]:
 
 
 _BASE_DEF = obj({"id": S}, required=["id"])
+
+
+def _extended(props: dict[str, Any], base_id: dict[str, Any] = S) -> dict[str, Any]:
+    """The 2020-12 way to extend a closed schema: allOf a base, own properties, unevaluatedProperties."""
+    return {"type": "object", "allOf": [{"$ref": "#/$defs/Base"}], "properties": props,
+            "unevaluatedProperties": False, "$defs": {"Base": obj({"id": base_id})}}
 _TREE = {"type": "object", "properties": {"v": INT, "kids": {"type": "array", "items": {"$ref": "#"}}}}
 _TREE_WIDE = {"type": "object", "properties": {"v": NUM, "kids": {"type": "array", "items": {"$ref": "#"}}}}
 
@@ -204,8 +210,20 @@ CASES = [
          False, True, ("type.narrowed",), wb={"x": 1.5}),
     Case("unevaluated-as-additional", obj({"a": S}, additionalProperties=False),
          obj({"a": S}, unevaluatedProperties=False), True, True),
-    Case("unevaluated-with-applicators", {"allOf": [{"properties": {"a": S}}], "unevaluatedProperties": False},
+    # The base gains an optional b: the base alone narrows (it used to accept any b), which the engine
+    # reports where the base is, without the context (old instances had no b at all) that makes it harmless.
+    Case("unevaluated-extension-base-grows", {"allOf": [{"properties": {"a": S}}], "unevaluatedProperties": False},
          {"allOf": [{"properties": {"a": S, "b": S}}], "unevaluatedProperties": False}, False, False,
+         ("unevaluated_properties.scope_changed",), wf={"b": "x"}, unprovable=("backward",)),
+    Case("unevaluated-extension-own-property", _extended({"x": INT}), _extended({"x": INT, "y": S}), True, False,
+         ("property.added",), wf={"id": "a", "y": "s"}),
+    Case("unevaluated-extension-base-field-narrowed", _extended({"x": INT}, base_id=NUM),
+         _extended({"x": INT}, base_id=INT), False, True, ("type.narrowed",), wb={"id": 1.5}),
+    Case("unevaluated-extension-closed-to-open", _extended({"x": INT}),
+         {**_extended({"x": INT}), "unevaluatedProperties": S}, True, False,
+         ("additional_properties.changed",), wf={"id": "a", "z": "s"}),
+    Case("unevaluated-behind-anyof", {"anyOf": [{"properties": {"a": S}}], "unevaluatedProperties": False},
+         {"anyOf": [{"properties": {"a": S, "b": S}}], "unevaluatedProperties": False}, False, False,
          ("unevaluated_properties.unprovable",), wf={"b": "x"}, unprovable=("backward",)),
     Case("min-properties-from-required", obj(required=["a", "b"]), obj(required=["a", "b"], minProperties=2),
          True, True),
