@@ -16,6 +16,7 @@ import typer
 from ..errors import SubhiveError
 from ._contract import contract_app
 from ._output import Format, err_console, print_error
+from ._root import approvals_app, root_command, status_command, watch_command
 from ._schema import schema_app
 from ._workspace import init_command, new_command
 
@@ -33,6 +34,10 @@ app.add_typer(contract_app, name="contract")
 app.add_typer(schema_app, name="schema")
 app.command("init")(init_command)
 app.command("new")(new_command)
+app.add_typer(approvals_app, name="approvals")
+app.command("root")(root_command)
+app.command("status")(status_command)
+app.command("watch")(watch_command)
 
 
 @app.command("version")

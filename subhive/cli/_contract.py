@@ -142,3 +142,10 @@ def _print_check(result: ContractCheck, *, semver: bool) -> None:
             for part_name, change in result.offending():
                 out_console.print(f"  {change_effect(change)} {escape(part_name)} {escape(change.path or '/')}  "
                                   f"{escape(change.message)} [dim]\\[{change.code}][/]")
+
+
+# `propose` and `list` talk to the root hive; they live with the other root commands in _root.py.
+from ._root import contract_list, contract_propose  # noqa: E402 - registered last, after the local commands
+
+contract_app.command("propose")(contract_propose)
+contract_app.command("list")(contract_list)

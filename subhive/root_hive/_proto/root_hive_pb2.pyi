@@ -180,6 +180,9 @@ class ProposalOutcome(_message.Message):
     CHECK_JSON_FIELD_NUMBER: _builtins.int
     PROBLEMS_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
+    CODE_FIELD_NUMBER: _builtins.int
+    HASH_FIELD_NUMBER: _builtins.int
+    AWARDED_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     contract: _builtins.str
     version: _builtins.str
@@ -188,8 +191,16 @@ class ProposalOutcome(_message.Message):
     check_json: _builtins.str
     """The compatibility check against the previous version as JSON (ContractCheck.to_dict()); empty if none."""
     message: _builtins.str
+    code: _builtins.str
+    """A stable code: proposal.accepted, proposal.unchanged, proposal.pending_breaking, ... (docs/root-hive.md)."""
+    hash: _builtins.str
+    """"sha256:<hex>" of the proposed files"""
     @_builtins.property
     def problems(self) -> _containers.RepeatedCompositeFieldContainer[Global___Problem]: ...
+    @_builtins.property
+    def awarded(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """open needs (announcement ids) this acceptance awarded"""
+
     def __init__(
         self,
         *,
@@ -200,10 +211,13 @@ class ProposalOutcome(_message.Message):
         check_json: _builtins.str = ...,
         problems: _abc.Iterable[Global___Problem] | None = ...,
         message: _builtins.str = ...,
+        code: _builtins.str = ...,
+        hash: _builtins.str = ...,
+        awarded: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["check_json", b"check_json", "contract", b"contract", "id", b"id", "message", b"message", "problems", b"problems", "status", b"status", "version", b"version"]
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["awarded", b"awarded", "check_json", b"check_json", "code", b"code", "contract", b"contract", "hash", b"hash", "id", b"id", "message", b"message", "problems", b"problems", "status", b"status", "version", b"version"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -313,11 +327,14 @@ class VersionInfo(_message.Message):
     PROVIDER_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
     CONSUMERS_FIELD_NUMBER: _builtins.int
+    INTACT_FIELD_NUMBER: _builtins.int
     version: _builtins.str
     hash: _builtins.str
     provider: _builtins.str
     status: _builtins.str
     """"active" | "superseded" | "retired" """
+    intact: _builtins.bool
+    """false when its files no longer match the lock's hash: the root does not serve it"""
     @_builtins.property
     def consumers(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """hive -> version range"""
@@ -330,10 +347,11 @@ class VersionInfo(_message.Message):
         provider: _builtins.str = ...,
         status: _builtins.str = ...,
         consumers: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        intact: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["consumers", b"consumers", "hash", b"hash", "provider", b"provider", "status", b"status", "version", b"version"]
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["consumers", b"consumers", "hash", b"hash", "intact", b"intact", "provider", b"provider", "status", b"status", "version", b"version"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -413,7 +431,11 @@ class Approval(_message.Message):
     CHECK_JSON_FIELD_NUMBER: _builtins.int
     CREATED_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
-    NOTE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    HASH_FIELD_NUMBER: _builtins.int
+    DECISION_FIELD_NUMBER: _builtins.int
+    DECIDED_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     contract: _builtins.str
     version: _builtins.str
@@ -422,7 +444,15 @@ class Approval(_message.Message):
     created: _builtins.float
     """seconds since the epoch"""
     status: _builtins.str
-    note: _builtins.str
+    """"pending" | "approved" | "rejected" """
+    reason: _builtins.str
+    """why it waits: proposal.pending_breaking, proposal.pending_consumers, ..."""
+    message: _builtins.str
+    hash: _builtins.str
+    decision: _builtins.str
+    """the approver's note or the rejection's reason, once decided"""
+    decided: _builtins.float
+    """when it was decided; 0 while pending"""
     def __init__(
         self,
         *,
@@ -433,11 +463,15 @@ class Approval(_message.Message):
         check_json: _builtins.str = ...,
         created: _builtins.float = ...,
         status: _builtins.str = ...,
-        note: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
+        hash: _builtins.str = ...,
+        decision: _builtins.str = ...,
+        decided: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["check_json", b"check_json", "contract", b"contract", "created", b"created", "id", b"id", "note", b"note", "proposer", b"proposer", "status", b"status", "version", b"version"]
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["check_json", b"check_json", "contract", b"contract", "created", b"created", "decided", b"decided", "decision", b"decision", "hash", b"hash", "id", b"id", "message", b"message", "proposer", b"proposer", "reason", b"reason", "status", b"status", "version", b"version"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -555,9 +589,11 @@ class HiveNode(_message.Message):
     kind: _builtins.str
     parent: _builtins.str
     @_builtins.property
-    def provides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def provides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """contract names"""
+
     @_builtins.property
-    def consumes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def consumes(self) -> _containers.RepeatedCompositeFieldContainer[Global___Need]: ...
     @_builtins.property
     def children(self) -> _containers.RepeatedCompositeFieldContainer[Global___HiveNode]: ...
     def __init__(
@@ -567,7 +603,7 @@ class HiveNode(_message.Message):
         kind: _builtins.str = ...,
         parent: _builtins.str = ...,
         provides: _abc.Iterable[_builtins.str] | None = ...,
-        consumes: _abc.Iterable[_builtins.str] | None = ...,
+        consumes: _abc.Iterable[Global___Need] | None = ...,
         children: _abc.Iterable[Global___HiveNode] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never
@@ -577,6 +613,36 @@ class HiveNode(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___HiveNode: _TypeAlias = HiveNode
+
+@_typing.final
+class Need(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTRACT_FIELD_NUMBER: _builtins.int
+    VERSIONS_FIELD_NUMBER: _builtins.int
+    SATISFIED_BY_FIELD_NUMBER: _builtins.int
+    ANNOUNCEMENT_ID_FIELD_NUMBER: _builtins.int
+    contract: _builtins.str
+    versions: _builtins.str
+    satisfied_by: _builtins.str
+    """empty while unmet"""
+    announcement_id: _builtins.str
+    """the open need's announcement, while unmet"""
+    def __init__(
+        self,
+        *,
+        contract: _builtins.str = ...,
+        versions: _builtins.str = ...,
+        satisfied_by: _builtins.str = ...,
+        announcement_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["announcement_id", b"announcement_id", "contract", b"contract", "satisfied_by", b"satisfied_by", "versions", b"versions"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Need: _TypeAlias = Need
 
 @_typing.final
 class GetStatusReply(_message.Message):

@@ -1,0 +1,417 @@
+"""``subhive root``, ``approvals``, ``status``, ``watch``, and the root half of ``contract propose|list``.
+
+Every command but ``root`` and ``watch`` talks to the workspace's running root when one answers (its
+address from ``--root``, ``$SUBHIVE_ROOT`` or ``.subhive/root/service.json``), and otherwise runs the same
+engine in-process on the workspace: the answers are the same, only who holds the state differs. An address
+given explicitly that does not answer is an error, not a reason to fall back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+from rich.markup import escape
+
+from ..errors import CheckFailed, InputError, SubhiveError
+from ._output import Format, err_console, fail_check, out_console, print_json, print_problems
+
+if TYPE_CHECKING:
+    from ..root_hive._client import RootClient
+    from ..root_hive._engine import RootHive
+    from ..root_hive._model import Approval, ContractInfo, HiveStatus, ProposalOutcome
+
+__all__ = ["approvals_app", "contract_list", "contract_propose", "root_command", "status_command",
+           "watch_command"]
+
+T = TypeVar("T")
+
+FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+WorkspaceOption = Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
+RootOption = Annotated[str | None, typer.Option(
+    "--root", help="The root hive's address (default: $SUBHIVE_ROOT, else the workspace's running root).",
+    show_default=False)]
+TOKEN_ENV = "SUBHIVE_TOKEN"
+
+
+# -- finding the root ----------------------------------------------------------------------------------------
+
+def _remote_address(workspace: Path, explicit: str | None) -> str | None:
+    """The address of a root that answers, None when none runs; an explicit address must answer."""
+    from ..root_hive._client import RootClient, RootUnavailable, running_root_address
+
+    address = explicit or running_root_address(workspace)
+    if address is None:
+        return None
+
+    async def probe() -> bool:
+        async with RootClient(address) as client:
+            return await client.healthy()
+
+    if asyncio.run(probe()):
+        return address
+    if explicit or os.environ.get("SUBHIVE_ROOT"):
+        raise RootUnavailable(f"no root hive answers at {address}",
+                              hint="start it with `subhive root`, or drop --root to use the workspace directly")
+    return None  # a stale service.json: the root was killed; the state on disk is what counts
+
+
+def _dispatch(workspace: Path, explicit: str | None, token: str | None,
+              remote: Callable[[RootClient], Awaitable[T]], local: Callable[[RootHive], T]) -> T:
+    """Run ``remote`` against the running root, or ``local`` on the engine opened in-process."""
+    from ..root_hive._client import RootClient, admin_token_of
+    from ..workspace import find_root
+
+    ws = find_root(workspace)
+    address = _remote_address(ws, explicit)
+    if address is None:
+        from ..root_hive._engine import RootHive
+
+        root = RootHive.open(ws)
+        try:
+            return local(root)
+        finally:
+            root.close()
+
+    async def go() -> T:
+        async with RootClient(address, token or admin_token_of(ws)) as client:
+            return await remote(client)
+
+    return asyncio.run(go())
+
+
+# -- subhive root ----------------------------------------------------------------------------------------------
+
+def root_command(
+    host: Annotated[str, typer.Option("--host", help="The interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", "-p", help="The port; 0 picks a free one.")] = 0,
+    workspace: WorkspaceOption = Path("."),
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Serve the root hive: the negotiation service over gRPC, with health checking and reflection.
+
+    Prints its address once it listens (as {"address", "pid", "admin_token_file"} with --format json) and
+    serves until interrupted (Ctrl-C or SIGTERM). State lives in the workspace's .subhive/root/, so a root
+    killed and started again carries on where it was.
+
+    Example: subhive root --port 50051
+    """
+    from ..root_hive._client import ADMIN_TOKEN_FILE
+    from ..root_hive._service import RootServer
+    from ..workspace import find_root
+
+    ws = find_root(workspace)
+
+    async def serve() -> None:
+        server = await RootServer.start(ws, host=host, port=port)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        if fmt is Format.json:
+            print_json({"address": server.address, "pid": os.getpid(), "admin_token_file": str(ws / ADMIN_TOKEN_FILE)})
+        else:
+            sys.stdout.write(f"root hive listening on {server.address}\n")
+            sys.stdout.flush()
+            err_console.print(f"admin token in {escape(str(ws / ADMIN_TOKEN_FILE))}; Ctrl-C stops")
+        try:
+            await stop.wait()
+        finally:
+            await server.stop()
+
+    asyncio.run(serve())
+
+
+# -- subhive contract propose | list ---------------------------------------------------------------------------
+
+def contract_propose(
+    path: Annotated[Path, typer.Argument(help="The proposed version's directory (holding contract.yaml).",
+                                         show_default=False)],
+    token: Annotated[str | None, typer.Option("--token", help=f"The provider hive's token (default: ${TOKEN_ENV}, "
+                                              "else the admin token, proposing for the contract's provider).",
+                                              show_default=False)] = None,
+    announcement: Annotated[str | None, typer.Option("--announcement", help="The open need this proposal bids on.",
+                                                     show_default=False)] = None,
+    root: RootOption = None,
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Propose a contract version to the root: accepted, pending a human's approval, or refused.
+
+    The contract is linted here first. A compatible version that keeps every consumer satisfied is accepted
+    and published; a breaking one waits for approval (exit 1, see `subhive approvals`); a dishonest semver
+    bump is refused with the offending changes (exit 1); an invalid contract exits 2.
+    Talks to the running root, or runs the same engine on the workspace when none runs.
+
+    Example: subhive contract propose contracts/orders/1.2.0
+    """
+    from ..contract import load_contract
+    from ..root_hive._client import contract_files
+
+    contract = load_contract(path)  # every lint problem, located in the user's own files
+    files = contract_files(path if path.is_dir() else path.parent)
+    token = token or os.environ.get(TOKEN_ENV) or None
+    try:
+        outcome = _dispatch(
+            path if path.is_dir() else path.parent, root, token,
+            lambda c: c.propose(files, announcement_id=announcement,
+                                on_behalf_of=None if token else contract.provider),
+            lambda r: _local_outcome(r.propose(contract.provider, files, announcement_id=announcement)))
+    except SubhiveError as exc:
+        if exc.code in ("proposal.semver", "proposal.version_order"):
+            # A check ran and said no, as `subhive contract check` says it: exit 1, not "bad input".
+            raise CheckFailed(exc.message, code=exc.code, location=exc.location, hint=exc.hint) from exc
+        raise
+    _print_outcome(outcome, fmt)
+    if outcome.status == "pending":
+        fail_check(CheckFailed(f"{outcome.contract} {outcome.version} waits for approval: {outcome.message}",
+                               code=outcome.code or "proposal.pending",
+                               hint=f"a human decides: subhive approvals show {outcome.id}"), fmt)
+
+
+def _local_outcome(outcome: ProposalOutcome) -> ProposalOutcome:
+    error = outcome.error()
+    if error is not None:
+        raise error
+    return outcome
+
+
+def _print_outcome(outcome: ProposalOutcome, fmt: Format) -> None:
+    if fmt is Format.json:
+        print_json(outcome.to_dict())
+        return
+    colour = {"accepted": "green", "pending": "yellow"}.get(outcome.status, "red")
+    out_console.print(f"[bold]{escape(outcome.contract)}[/] {outcome.version}: [{colour}]{outcome.status}[/] "
+                      f"[dim]({escape(outcome.code)}, proposal {escape(outcome.id)})[/]")
+    if outcome.message:
+        out_console.print(f"  {escape(outcome.message)}")
+    print_problems(list(outcome.problems), console=out_console)
+
+
+def contract_list(
+    name: Annotated[str | None, typer.Argument(help="Only this contract.", show_default=False)] = None,
+    workspace: WorkspaceOption = Path("."),
+    root: RootOption = None,
+    fmt: FormatOption = Format.text,
+) -> None:
+    """List the accepted contracts and versions: hash, provider, state, and each consumer's range.
+
+    A version is active while it serves a consumer, superseded when a newer one of its major line does,
+    retired when an old major no consumer needs any more.
+
+    Example: subhive contract list orders --format json
+    """
+    infos: list[ContractInfo] = _dispatch(workspace, root, None, lambda c: c.contracts(name),
+                                          lambda r: [c for c in r.contracts() if name is None or c.name == name])
+    if fmt is Format.json:
+        print_json({"contracts": [c.to_dict() for c in infos]})
+        return
+    if not infos:
+        err_console.print("no accepted contracts yet")
+    for info in infos:
+        out_console.print(f"[bold]{escape(info.name)}[/]")
+        for v in info.versions:
+            consumers = ", ".join(f"{h} {r}" for h, r in sorted(v.consumers.items())) or "no consumers"
+            damaged = "" if v.intact else " [bold red]TAMPERED[/]"
+            out_console.print(f"  {v.version!s:<12} {v.status:<10} provider {escape(v.provider)}  "
+                              f"{escape(consumers)}  [dim]{v.hash[:19]}[/]{damaged}")
+
+
+# -- subhive approvals -----------------------------------------------------------------------------------------
+
+approvals_app = typer.Typer(help="Breaking proposals waiting for a human: list, show, approve, reject.",
+                            no_args_is_help=True)
+
+
+@approvals_app.command("list")
+def approvals_list(
+    status: Annotated[str, typer.Option("--status", help="pending, approved, rejected or all.")] = "pending",
+    workspace: WorkspaceOption = Path("."),
+    root: RootOption = None,
+    fmt: FormatOption = Format.text,
+) -> None:
+    """List approvals (pending ones by default).
+
+    Example: subhive approvals list --status all
+    """
+    items: list[Approval] = _dispatch(workspace, root, None, lambda c: c.approvals(status),
+                                      lambda r: r.approvals(status))
+    if fmt is Format.json:
+        print_json({"approvals": [a.to_dict() for a in items]})
+        return
+    if not items:
+        err_console.print(f"no {status} approvals" if status != "all" else "no approvals")
+    for a in items:
+        out_console.print(f"{escape(a.id)}  {escape(a.contract)} {a.version}  [bold]{a.status}[/]  "
+                          f"from {escape(a.proposer)}  {_when(a.created)}  [dim]{escape(a.reason)}[/]")
+
+
+@approvals_app.command("show")
+def approvals_show(
+    approval_id: Annotated[str, typer.Argument(metavar="ID", help="The approval's id.", show_default=False)],
+    workspace: WorkspaceOption = Path("."),
+    root: RootOption = None,
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Show one approval with the compatibility check that made it wait.
+
+    Example: subhive approvals show p-000042
+    """
+    a: Approval = _dispatch(workspace, root, None, lambda c: c.approval(approval_id),
+                            lambda r: r.approval(approval_id))
+    if fmt is Format.json:
+        print_json(a.to_dict())
+        return
+    out_console.print(f"[bold]{escape(a.contract)}[/] {a.version}  {a.status}  proposal {escape(a.id)} "
+                      f"from {escape(a.proposer)}, {_when(a.created)}")
+    if a.message:
+        out_console.print(f"  {escape(a.message)}")
+    if a.decision:
+        out_console.print(f"  decision: {escape(a.decision)}")
+    for part in (a.check or {}).get("parts", []):
+        for change in part.get("changes", []):
+            if change.get("backward") and change.get("forward"):
+                continue
+            out_console.print(f"  {escape(str(part.get('part', '')))} {escape(str(change.get('path') or '/'))}  "
+                              f"{escape(str(change.get('message', '')))} [dim]\\[{escape(str(change.get('code')))}][/]")
+
+
+@approvals_app.command("approve")
+def approvals_approve(
+    approval_id: Annotated[str, typer.Argument(metavar="ID", help="The approval's id.", show_default=False)],
+    note: Annotated[str, typer.Option("--note", help="Why it is approved (kept with the decision).")] = "",
+    workspace: WorkspaceOption = Path("."),
+    root: RootOption = None,
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Approve a pending proposal: its new major is published beside the old one, which stays while needed.
+
+    Uses the workspace's admin token: approval is for humans, never for a hive.
+
+    Example: subhive approvals approve p-000042 --note "consumers migrate by June"
+    """
+    from ..root_hive._client import admin_token_of
+    from ..workspace import find_root
+
+    outcome: ProposalOutcome = _dispatch(
+        workspace, root, None, lambda c: c.approve(approval_id, note=note),
+        lambda r: _local_outcome(r.approve(approval_id, admin_token=admin_token_of(find_root(workspace)), note=note)))
+    _print_outcome(outcome, fmt)
+
+
+@approvals_app.command("reject")
+def approvals_reject(
+    approval_id: Annotated[str, typer.Argument(metavar="ID", help="The approval's id.", show_default=False)],
+    reason: Annotated[str, typer.Option("--reason", help="Why (the proposer sees it).", show_default=False)],
+    workspace: WorkspaceOption = Path("."),
+    root: RootOption = None,
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Reject a pending proposal; nothing is published and the decision stays on record.
+
+    Example: subhive approvals reject p-000042 --reason "keep the field; deprecate it first"
+    """
+    from ..root_hive._client import admin_token_of
+    from ..workspace import find_root
+
+    a: Approval = _dispatch(
+        workspace, root, None, lambda c: c.reject(approval_id, reason=reason),
+        lambda r: r.reject(approval_id, admin_token=admin_token_of(find_root(workspace)), reason=reason))
+    if fmt is Format.json:
+        print_json(a.to_dict())
+    else:
+        out_console.print(f"{escape(a.contract)} {a.version}: [red]rejected[/] ({escape(a.id)})")
+
+
+# -- subhive status | watch ------------------------------------------------------------------------------------
+
+def status_command(
+    workspace: WorkspaceOption = Path("."),
+    root: RootOption = None,
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Show the hive tree the root knows: each registered hive with what it provides and consumes.
+
+    Example: subhive status --format json
+    """
+    tree: list[HiveStatus] = _dispatch(workspace, root, None, lambda c: c.status(), lambda r: r.status())
+    if fmt is Format.json:
+        print_json({"hives": [h.to_dict() for h in tree]})
+        return
+    out_console.print("[bold]root[/]")
+    if not tree:
+        err_console.print("no hives registered yet")
+    for i, node in enumerate(tree):
+        _print_node(node, "", last=i == len(tree) - 1)
+
+
+def _print_node(node: HiveStatus, prefix: str, *, last: bool) -> None:
+    branch = "└── " if last else "├── "
+    needs = ", ".join(f"{c.get('contract')} {c.get('versions')}"
+                      + ("" if c.get("satisfied_by") else " (unmet)") for c in node.consumes)
+    out_console.print(f"{prefix}{branch}[bold]{escape(node.name)}[/] [dim]{escape(node.kind)}[/]"
+                      + (f"  provides {escape(', '.join(node.provides))}" if node.provides else "")
+                      + (f"  consumes {escape(needs)}" if needs else ""))
+    below = prefix + ("    " if last else "│   ")
+    for i, child in enumerate(node.children):
+        _print_node(child, below, last=i == len(node.children) - 1)
+
+
+def watch_command(
+    after: Annotated[int, typer.Option("--after", help="Resume token: the seq of the last frame seen "
+                                       "(0 replays everything).")] = 0,
+    count: Annotated[int | None, typer.Option("--count", "-n", help="Stop after this many frames.",
+                                              show_default=False)] = None,
+    workspace: WorkspaceOption = Path("."),
+    root: RootOption = None,
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Follow the root's events live: registrations, proposals, verdicts, pending approvals, contracts ready.
+
+    Each frame carries its seq; pass the last one seen to --after to resume without a gap. With
+    --format json each frame is one JSON object per line. Needs a running root.
+
+    Example: subhive watch --after 120 --format json
+    """
+    from ..root_hive._client import RootClient, admin_token_of
+    from ..workspace import find_root
+
+    if count is not None and count < 1:
+        raise InputError("--count must be at least 1", code="usage.invalid_value")
+    ws = find_root(workspace)
+    address = _remote_address(ws, root)
+    if address is None:
+        from ..root_hive._client import RootUnavailable
+
+        raise RootUnavailable("no root hive runs for this workspace", hint="start it with `subhive root`")
+
+    async def follow() -> None:
+        seen = 0
+        async with RootClient(address, admin_token_of(ws)) as client:
+            async for frame in client.watch(after):
+                _print_frame(frame.seq, frame.kind, frame.data, frame.time, fmt)
+                seen += 1
+                if count is not None and seen >= count:
+                    return
+
+    asyncio.run(follow())
+
+
+def _print_frame(seq: int, kind: str, data: dict[str, Any], time: float, fmt: Format) -> None:
+    if fmt is Format.json:
+        sys.stdout.write(json.dumps({"seq": seq, "kind": kind, "time": time, "data": data}, sort_keys=True) + "\n")
+        sys.stdout.flush()
+        return
+    summary = " ".join(f"{k}={v}" for k, v in sorted(data.items()) if isinstance(v, str | int | float | bool))
+    out_console.print(f"[dim]{seq:>6}[/] {_when(time)} [bold]{escape(kind)}[/] {escape(summary)}")
+
+
+def _when(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%SZ")

@@ -1,0 +1,311 @@
+"""A small typed client of the root hive's gRPC service, and the helpers the CLI uses to find the root.
+
+    async with RootClient("127.0.0.1:40123", token) as root:
+        outcome = await root.propose(Path("contracts/orders/1.2.0"))
+        outcome.status                       # 'accepted' or 'pending'; a rejection raises
+        async for frame in root.watch(after=0):
+            print(frame.seq, frame.kind)
+
+Replies are the engine's own types (ProposalOutcome, Approval, ContractInfo, HiveStatus, Frame), so code
+written against :class:`RootHive` reads the same against a remote root. Statuses come back as the same
+errors the engine raises (:data:`ERROR_OF`): INVALID_ARGUMENT as
+:class:`~subhive.errors.InputError` (or ContractInvalid with every problem), FAILED_PRECONDITION as
+:class:`Conflict`, and so on, rebuilt from the JSON status message. A root that does not answer raises
+:class:`RootUnavailable`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from ..errors import ContractInvalid, InputError, Location, Problem, SubhiveError
+from ..semver import Version
+from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
+from ._log import Frame
+from ._model import Approval, ContractInfo, HiveStatus, ProposalOutcome, Registration, RequirementOutcome, VersionInfo
+from ._proto import root_hive_pb2 as pb
+from ._proto import root_hive_pb2_grpc as pb_grpc
+
+__all__ = [
+    "ADMIN_TOKEN_FILE",
+    "ERROR_OF",
+    "RootClient",
+    "RootUnavailable",
+    "admin_token_of",
+    "contract_files",
+    "running_root_address",
+]
+
+#: The admin token the engine writes on first open (relative to the workspace root).
+ADMIN_TOKEN_FILE = Path(".subhive") / "root" / "admin.token"
+ROOT_ADDRESS_ENV = "SUBHIVE_ROOT"
+_MAX_FILES_BYTES = 32 * 1024 * 1024
+
+
+class RootUnavailable(SubhiveError):
+    """No root hive answers at the address (not started, stopped, or unreachable)."""
+
+    default_code = "root.unavailable"
+
+
+class _RemoteInputError(InputError):
+    """An InputError from the root that keeps the details it sent (the check, the offending changes)."""
+
+    def __init__(self, message: str, *, code: str | None, location: Location | None, hint: str | None,
+                 details: dict[str, Any]) -> None:
+        super().__init__(message, code=code, location=location, hint=hint)
+        self.details = details
+
+    def to_dict(self) -> dict[str, object]:
+        return {**super().to_dict(), **self.details}
+
+
+#: gRPC status -> the error class a caller gets; the status message carries the error's ``to_dict()``.
+ERROR_OF: dict[grpc.StatusCode, type[SubhiveError]] = {
+    grpc.StatusCode.INVALID_ARGUMENT: InputError,
+    grpc.StatusCode.FAILED_PRECONDITION: Conflict,
+    grpc.StatusCode.NOT_FOUND: NotFound,
+    grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
+    grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
+    grpc.StatusCode.UNAVAILABLE: RootUnavailable,
+    grpc.StatusCode.DEADLINE_EXCEEDED: RootUnavailable,
+}
+
+
+# -- the client ----------------------------------------------------------------------------------------------
+
+class RootClient:
+    """An async client of one root hive, authenticated with one token (a hive's, or the admin's)."""
+
+    def __init__(self, address: str, token: str | None = None, *, timeout: float = 30.0) -> None:
+        self.address = address
+        self._token = token
+        self._timeout = timeout
+        self._channel = grpc.aio.insecure_channel(address)
+        self._stub = pb_grpc.RootHiveStub(self._channel)
+
+    async def __aenter__(self) -> RootClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self._token}"),) if self._token else ()
+
+    async def _unary(self, method: Any, request: Any) -> Any:
+        try:
+            return await method(request, metadata=self._metadata(), timeout=self._timeout)
+        except grpc.aio.AioRpcError as exc:
+            raise error_from_status(exc, self.address) from None
+
+    async def healthy(self, *, timeout: float = 2.0) -> bool:
+        """True when the root answers the standard gRPC health check with SERVING."""
+        stub = health_pb2_grpc.HealthStub(self._channel)
+        try:
+            reply = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=timeout)
+        except grpc.aio.AioRpcError:
+            return False
+        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+    async def register_hive(self, name: str, *, kind: str = "custom", parent: str = "root",
+                            rotate: bool = False) -> Registration:
+        """Register a hive (admin token). Its token is in the reply only this once."""
+        reply = await self._unary(self._stub.RegisterHive,
+                                  pb.RegisterHiveRequest(name=name, kind=kind, parent=parent, rotate=rotate))
+        return Registration(reply.name, reply.token)
+
+    async def propose(self, files: Mapping[str, bytes] | Path, *, announcement_id: str | None = None,
+                      on_behalf_of: str | None = None) -> ProposalOutcome:
+        """Propose a contract version: a directory, or its files as ``{relative posix path: bytes}``.
+
+        Returns an accepted or pending outcome; a rejection raises (InputError for a bad contract or a
+        dishonest bump, with the offending changes in ``to_dict()``; Conflict for a clash with accepted state).
+        """
+        content = contract_files(files) if isinstance(files, Path) else dict(files)
+        reply = await self._unary(self._stub.ProposeContract, pb.ProposeContractRequest(
+            files=content, announcement_id=announcement_id or "", on_behalf_of=on_behalf_of or ""))
+        return _outcome(reply)
+
+    async def declare_requirement(self, contract: str, versions: str, *, operations: Sequence[str] = (),
+                                  fields: Sequence[str] = ()) -> RequirementOutcome:
+        """Declare a need (hive token): satisfied by an accepted version, or announced as an open need."""
+        reply = await self._unary(self._stub.DeclareRequirement, pb.DeclareRequirementRequest(
+            contract=contract, versions=versions, operations=list(operations), fields=list(fields)))
+        return RequirementOutcome(Version.parse(reply.satisfied_by) if reply.satisfied_by else None,
+                                  reply.announcement_id or None)
+
+    async def contracts(self, name: str | None = None) -> list[ContractInfo]:
+        """Every contract with its accepted versions (``name`` only, if given)."""
+        reply = await self._unary(self._stub.ListContracts, pb.ListContractsRequest(name=name or ""))
+        return [ContractInfo(c.name, [VersionInfo(Version.parse(v.version), v.hash, v.provider, v.status,
+                                                  dict(v.consumers), v.intact) for v in c.versions])
+                for c in reply.contracts]
+
+    async def approvals(self, status: str = "pending") -> list[Approval]:
+        reply = await self._unary(self._stub.ListApprovals, pb.ListApprovalsRequest(status=status))
+        return [_approval(a) for a in reply.approvals]
+
+    async def approval(self, approval_id: str) -> Approval:
+        return _approval(await self._unary(self._stub.GetApproval, pb.GetApprovalRequest(id=approval_id)))
+
+    async def approve(self, approval_id: str, *, note: str = "") -> ProposalOutcome:
+        """Approve a pending proposal (admin token): its new major is published beside the old one."""
+        return _outcome(await self._unary(self._stub.Approve, pb.ApproveRequest(id=approval_id, note=note)))
+
+    async def reject(self, approval_id: str, *, reason: str) -> Approval:
+        return _approval(await self._unary(self._stub.Reject, pb.RejectRequest(id=approval_id, reason=reason)))
+
+    async def status(self) -> list[HiveStatus]:
+        """The hive tree: the root's direct children, each with theirs."""
+        reply = await self._unary(self._stub.GetStatus, pb.GetStatusRequest())
+        return [_hive(h) for h in reply.hives]
+
+    async def watch(self, after: int = 0) -> AsyncIterator[Frame]:
+        """Every frame after ``after`` (0: from the start), then live frames, until the root stops."""
+        call = self._stub.WatchEvents(pb.WatchEventsRequest(after=after), metadata=self._metadata())
+        try:
+            async for frame in call:
+                yield Frame(frame.seq, frame.kind, json.loads(frame.data_json or "{}"), frame.time)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() != grpc.StatusCode.CANCELLED:
+                raise error_from_status(exc, self.address) from None
+        finally:
+            call.cancel()
+
+
+def error_from_status(exc: grpc.aio.AioRpcError, address: str) -> SubhiveError:
+    """Rebuild the engine's error from a status: its class from the code, its fields from the JSON message."""
+    code = exc.code()
+    cls = ERROR_OF.get(code)
+    if cls is RootUnavailable:
+        return RootUnavailable(f"no root hive answers at {address} ({code.name.lower()})",
+                               hint="start one with `subhive root`, or point --root at the running one")
+    try:
+        body = json.loads(exc.details() or "")
+    except ValueError:
+        body = None
+    if not isinstance(body, dict) or cls is None:
+        return SubhiveError(f"the root hive failed: {code.name}: {exc.details()}", code="root.internal")
+    return _rebuild(cls, body)
+
+
+def _rebuild(cls: type[SubhiveError], body: dict[str, Any]) -> SubhiveError:
+    problems = tuple(_problem(p) for p in body.get("problems", ()) if isinstance(p, dict))
+    message = str(body.get("message", ""))
+    code = str(body.get("error", "")) or None
+    location = problems[0].location if problems else None
+    hint = problems[0].hint if problems else None
+    extra = {k: v for k, v in body.items() if k not in ("error", "message", "problems")}
+    if cls is InputError and len(problems) > 1:
+        return ContractInvalid(problems, summary=message)
+    if cls is InputError:
+        return _RemoteInputError(message, code=code, location=location, hint=hint, details=extra)
+    if cls is Conflict:
+        return Conflict(message, code=code, location=location, hint=hint, problems=problems, details=extra)
+    return cls(message, code=code, location=location, hint=hint)
+
+
+# -- discovery and helpers for the CLI ---------------------------------------------------------------------
+
+def running_root_address(workspace_root: Path) -> str | None:
+    """The address of this workspace's running root: ``$SUBHIVE_ROOT``, else ``.subhive/root/service.json``.
+
+    The file is only a hint (a root killed with SIGKILL leaves it behind); callers check that something
+    answers there with :meth:`RootClient.healthy`.
+    """
+    from ._service import SERVICE_FILE
+
+    if os.environ.get(ROOT_ADDRESS_ENV):
+        return os.environ[ROOT_ADDRESS_ENV]
+    try:
+        data = json.loads((workspace_root / SERVICE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    address = data.get("address") if isinstance(data, dict) else None
+    return address if isinstance(address, str) else None
+
+
+def admin_token_of(workspace_root: Path) -> str:
+    """The workspace's admin token (written by the root on its first start)."""
+    path = workspace_root / ADMIN_TOKEN_FILE
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise InputError(f"no admin token at {path}", code="root.no_admin_token", location=Location(file=str(path)),
+                         hint="start the root once with `subhive root`; it writes the token") from exc
+
+
+def contract_files(directory: Path) -> dict[str, bytes]:
+    """A contract directory's files as ``{relative posix path: bytes}``, hidden files skipped.
+
+    >>> sorted(contract_files(Path("contracts/orders/1.1.0")))  # doctest: +SKIP
+    ['contract.yaml', 'place_order.input.json', 'schemas.json']
+    """
+    if not directory.is_dir():
+        raise InputError(f"{directory} is not a contract directory", code="propose.not_a_directory",
+                         location=Location(file=str(directory)),
+                         hint="name the directory that holds contract.yaml, e.g. contracts/orders/1.2.0")
+    out: dict[str, bytes] = {}
+    total = 0
+    for path in sorted(directory.rglob("*")):
+        rel = path.relative_to(directory)
+        if any(part.startswith(".") for part in rel.parts) or not path.is_file():
+            continue
+        data = path.read_bytes()
+        total += len(data)
+        if total > _MAX_FILES_BYTES:
+            raise InputError(f"{directory} holds more than {_MAX_FILES_BYTES >> 20} MiB",
+                             code="propose.too_large", location=Location(file=str(directory)))
+        out[rel.as_posix()] = data
+    return out
+
+
+def _problem(raw: dict[str, Any]) -> Problem:
+    line = raw.get("line")
+    return Problem(str(raw.get("code", "")), str(raw.get("message", "")),
+                   Location(file=raw.get("file"), line=line if isinstance(line, int) else None,
+                            pointer=raw.get("pointer"), subject=raw.get("subject")),
+                   raw.get("hint"))
+
+
+def _problem_of(message: pb.Problem) -> Problem:
+    return Problem(message.code, message.message,
+                   Location(file=message.file or None, line=message.line or None,
+                            pointer=message.pointer if message.pointer or message.file else None),
+                   message.hint or None)
+
+
+def _check(text: str) -> dict[str, Any] | None:
+    return json.loads(text) if text else None
+
+
+def _outcome(reply: pb.ProposalOutcome) -> ProposalOutcome:
+    status: Any = reply.status
+    return ProposalOutcome(reply.id, reply.contract, Version.parse(reply.version), status, _check(reply.check_json),
+                           tuple(_problem_of(p) for p in reply.problems), reply.message, code=reply.code,
+                           hash=reply.hash, awarded=tuple(reply.awarded))
+
+
+def _approval(reply: pb.Approval) -> Approval:
+    status: Any = reply.status
+    return Approval(reply.id, reply.contract, Version.parse(reply.version), reply.proposer, _check(reply.check_json),
+                    reply.created, status, reason=reply.reason, message=reply.message, hash=reply.hash,
+                    decision=reply.decision, decided=reply.decided or None)
+
+
+def _hive(node: pb.HiveNode) -> HiveStatus:
+    consumes = [{"contract": n.contract, "versions": n.versions, "satisfied_by": n.satisfied_by or None,
+                 "announcement_id": n.announcement_id or None} for n in node.consumes]
+    return HiveStatus(node.name, node.kind, node.parent, [_hive(c) for c in node.children], list(node.provides),
+                      consumes)

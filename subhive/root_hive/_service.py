@@ -1,0 +1,500 @@
+"""The root hive's gRPC service: a ``grpc.aio`` servicer over the sync engine, plus server start and stop.
+
+    server = await RootServer.start(Path("shop"))   # 127.0.0.1, a free port; health and reflection on
+    server.address                                   # '127.0.0.1:40123'
+    await server.stop()
+
+Every RPC of ``contracts/root-hive/1.0.0/root_hive.proto`` authenticates its caller from the metadata
+``authorization: Bearer <token>`` and runs the engine call, authentication included, as one job on a single
+worker thread: the engine is not thread-safe, and keeping it off the event loop keeps watchers streaming
+while a proposal is linted. Errors leave as gRPC statuses whose message is the error's ``to_dict()`` as JSON
+(see :data:`STATUS_OF`); anything else is logged here and leaves as INTERNAL without details.
+
+``WatchEvents`` streams from an in-memory window of recent frames that every watcher shares; a watcher that
+falls behind the window (or resumes from an old token) reads the older frames from the engine's log, so a
+slow watcher costs no memory and misses nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import threading
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from ..errors import InputError, Problem, SubhiveError
+from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
+from ._model import Approval, ContractInfo, HiveStatus, ProposalOutcome
+from ._proto import root_hive_pb2 as pb
+from ._proto import root_hive_pb2_grpc as pb_grpc
+
+if TYPE_CHECKING:
+    from ._engine import Frame, RootHive
+
+__all__ = ["SERVICE_FILE", "SERVICE_NAME", "STATUS_OF", "RootServer", "error_details"]
+
+log = logging.getLogger("subhive.root_hive.service")
+
+T = TypeVar("T")
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["RootHive"].full_name  # "subhive.root.v1.RootHive"
+#: Where a running server records its address and pid, so the CLI finds it (relative to the workspace root).
+SERVICE_FILE = Path(".subhive") / "root" / "service.json"
+
+#: Error class -> gRPC status code. The first matching class wins, so subclasses come first.
+STATUS_OF: tuple[tuple[type[SubhiveError], grpc.StatusCode], ...] = (
+    (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
+    (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
+    (NotFound, grpc.StatusCode.NOT_FOUND),
+    (Conflict, grpc.StatusCode.FAILED_PRECONDITION),
+    (InputError, grpc.StatusCode.INVALID_ARGUMENT),
+)
+
+_WINDOW = 4096  # recent frames kept in memory for watchers; older ones are read from the log
+_LOG_PAGE = 1024  # frames per read from the log for a watcher behind the window
+
+
+def error_details(error: SubhiveError) -> str:
+    """The status message for ``error``: its ``to_dict()`` as compact JSON (no repr, no traceback).
+
+    >>> error_details(NotFound("no approval x"))[:56]
+    '{"error":"state.not_found","message":"no approval x","pr'
+    """
+    return json.dumps(error.to_dict(), separators=(",", ":"), default=str)
+
+
+def _status_of(error: SubhiveError) -> grpc.StatusCode:
+    for cls, code in STATUS_OF:
+        if isinstance(error, cls):
+            return code
+    return grpc.StatusCode.INVALID_ARGUMENT if error.exit_code == 2 else grpc.StatusCode.FAILED_PRECONDITION
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sent a request: a hive's name, or the admin (a human)."""
+
+    name: str
+    admin: bool
+
+
+def _token_of(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization":
+            text = value.decode() if isinstance(value, bytes) else value
+            scheme, _, token = text.partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+            raise Unauthenticated("the authorization metadata is not 'Bearer <token>'", code="auth.malformed",
+                                  hint="send the metadata 'authorization: Bearer <token>'")
+    raise Unauthenticated("no token: every call needs the metadata 'authorization: Bearer <token>'",
+                          code="auth.missing", hint="a hive's token comes from RegisterHive; the admin token "
+                          "is in .subhive/root/admin.token")
+
+
+class _FrameWindow:
+    """The recent frames, shared by every watcher, and a wake-up for those waiting on the next one."""
+
+    def __init__(self, last_seq: int) -> None:
+        self._frames: deque[pb.Frame] = deque(maxlen=_WINDOW)
+        self.last_seq = last_seq
+        self._changed = asyncio.Event()
+        self.closed = False
+
+    def publish(self, frames: Sequence[pb.Frame]) -> None:
+        for frame in frames:
+            if frame.seq > self.last_seq:
+                self._frames.append(frame)
+                self.last_seq = frame.seq
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def close(self) -> None:
+        self.closed = True
+        self._changed.set()
+
+    def since(self, seq: int) -> list[pb.Frame] | None:
+        """Frames after ``seq`` from the window, or None when some of them have left it already."""
+        if seq >= self.last_seq:
+            return []
+        if not self._frames or self._frames[0].seq > seq + 1:
+            return None
+        start = seq + 1 - self._frames[0].seq  # seqs in the window are consecutive
+        return list(self._frames)[start:] if start > 0 else list(self._frames)
+
+    async def wait_after(self, seq: int) -> None:
+        while seq >= self.last_seq and not self.closed:
+            await self._changed.wait()
+
+
+def _frame_pb(frame: Frame) -> pb.Frame:
+    return pb.Frame(seq=frame.seq, kind=frame.kind, time=frame.time,
+                    data_json=json.dumps(frame.data, separators=(",", ":"), sort_keys=True, default=str))
+
+
+class _Engine:
+    """Runs engine calls one at a time on one thread and publishes the frames each call produced."""
+
+    def __init__(self, root: RootHive) -> None:
+        self.root = root
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="subhive-root")
+        self._published = 0
+        self.window: _FrameWindow | None = None
+
+    async def start(self) -> None:
+        frames = await self._run(lambda: self.root.frames_since(0))
+        self._published = frames[-1].seq if frames else 0
+        self.window = _FrameWindow(self._published)
+        self.window.publish([_frame_pb(f) for f in frames[-_WINDOW:]])
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
+
+    async def call(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the engine thread, then hand the frames it appended to the watchers."""
+
+        def job() -> tuple[T | None, BaseException | None, list[pb.Frame]]:
+            result: T | None = None
+            error: BaseException | None = None
+            try:
+                result = fn()
+            except BaseException as exc:  # re-raised on the loop once the frames are out
+                error = exc
+            fresh = self.root.frames_since(self._published)
+            if fresh:
+                self._published = fresh[-1].seq
+            return result, error, [_frame_pb(f) for f in fresh]
+
+        result, error, fresh = await self._run(job)
+        if fresh and self.window is not None:
+            self.window.publish(fresh)
+        if error is not None:
+            raise error
+        return result  # type: ignore[return-value]  # set whenever error is None
+
+    async def read_log(self, after: int) -> list[pb.Frame]:
+        frames = await self._run(lambda: self.root.frames_since(after)[:_LOG_PAGE])
+        return [_frame_pb(f) for f in frames]
+
+    def close(self) -> None:
+        if self.window is not None:
+            self.window.close()
+        self._pool.shutdown(wait=True)
+
+
+class RootHiveServicer(pb_grpc.RootHiveServicer):
+    """Each RPC: authenticate, check the caller's role, call the engine, convert the result."""
+
+    def __init__(self, engine: _Engine) -> None:
+        self._engine = engine
+
+    @property
+    def root(self) -> RootHive:
+        return self._engine.root
+
+    async def _do(self, context: grpc.aio.ServicerContext[Any, Any], fn: Callable[[Caller], T]) -> T:
+        """Authenticate and run ``fn(caller)`` on the engine thread; map errors to statuses."""
+        try:
+            token = _token_of(context)
+
+            def job() -> T:
+                return fn(self._caller(token))
+
+            return await self._engine.call(job)
+        except SubhiveError as exc:
+            await context.abort(_status_of(exc), error_details(exc))
+        except Exception:
+            log.exception("root hive: internal error")
+            await context.abort(grpc.StatusCode.INTERNAL, json.dumps(
+                {"error": "internal", "message": "internal error in the root hive; see its log"}))
+        raise AssertionError("unreachable: abort raises")  # pragma: no cover
+
+    def _caller(self, token: str) -> Caller:
+        if self.root.is_admin(token):
+            return Caller("admin", admin=True)
+        return Caller(self.root.authenticate(token), admin=False)
+
+    # -- RPCs -----------------------------------------------------------------------------------------
+
+    async def RegisterHive(self, request: pb.RegisterHiveRequest,
+                           context: grpc.aio.ServicerContext[Any, Any]) -> pb.RegisterHiveReply:
+        def op(caller: Caller) -> pb.RegisterHiveReply:
+            _require_admin(caller, "register hives")
+            reg = self.root.register_hive(request.name, kind=request.kind or "custom",
+                                          parent=request.parent or "root", rotate=request.rotate)
+            return pb.RegisterHiveReply(name=reg.name, token=reg.token)
+
+        return await self._do(context, op)
+
+    async def ProposeContract(self, request: pb.ProposeContractRequest,
+                              context: grpc.aio.ServicerContext[Any, Any]) -> pb.ProposalOutcome:
+        files = dict(request.files)
+
+        def op(caller: Caller) -> pb.ProposalOutcome:
+            hive = _acting_hive(caller, request.on_behalf_of)
+            outcome = self.root.propose(hive, files, announcement_id=request.announcement_id or None)
+            return _outcome_pb(outcome)
+
+        return await self._do(context, op)
+
+    async def DeclareRequirement(self, request: pb.DeclareRequirementRequest,
+                                 context: grpc.aio.ServicerContext[Any, Any]) -> pb.DeclareRequirementReply:
+        def op(caller: Caller) -> pb.DeclareRequirementReply:
+            if caller.admin:
+                raise PermissionDenied("requirements are declared by the consuming hive, with its own token",
+                                       code="auth.hive_only")
+            out = self.root.declare_requirement(caller.name, request.contract, request.versions,
+                                                operations=tuple(request.operations), fields=tuple(request.fields))
+            return pb.DeclareRequirementReply(
+                satisfied_by=str(out.satisfied_by) if out.satisfied_by is not None else "",
+                announcement_id=out.announcement_id or "")
+
+        return await self._do(context, op)
+
+    async def ListContracts(self, request: pb.ListContractsRequest,
+                            context: grpc.aio.ServicerContext[Any, Any]) -> pb.ListContractsReply:
+        def op(_: Caller) -> pb.ListContractsReply:
+            infos = [c for c in self.root.contracts() if not request.name or c.name == request.name]
+            return pb.ListContractsReply(contracts=[_contract_pb(c) for c in infos])
+
+        return await self._do(context, op)
+
+    async def ListApprovals(self, request: pb.ListApprovalsRequest,
+                            context: grpc.aio.ServicerContext[Any, Any]) -> pb.ListApprovalsReply:
+        def op(_: Caller) -> pb.ListApprovalsReply:
+            return pb.ListApprovalsReply(approvals=[_approval_pb(a)
+                                                    for a in self.root.approvals(request.status or "pending")])
+
+        return await self._do(context, op)
+
+    async def GetApproval(self, request: pb.GetApprovalRequest,
+                          context: grpc.aio.ServicerContext[Any, Any]) -> pb.Approval:
+        return await self._do(context, lambda _: _approval_pb(self.root.approval(request.id)))
+
+    async def Approve(self, request: pb.ApproveRequest,
+                      context: grpc.aio.ServicerContext[Any, Any]) -> pb.ProposalOutcome:
+        token = _token_or_empty(context)
+
+        def op(caller: Caller) -> pb.ProposalOutcome:
+            _require_admin(caller, "approve proposals")
+            return _outcome_pb(self.root.approve(request.id, admin_token=token, note=request.note))
+
+        return await self._do(context, op)
+
+    async def Reject(self, request: pb.RejectRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.Approval:
+        token = _token_or_empty(context)
+
+        def op(caller: Caller) -> pb.Approval:
+            _require_admin(caller, "reject proposals")
+            return _approval_pb(self.root.reject(request.id, admin_token=token, reason=request.reason))
+
+        return await self._do(context, op)
+
+    async def GetStatus(self, request: pb.GetStatusRequest,
+                        context: grpc.aio.ServicerContext[Any, Any]) -> pb.GetStatusReply:
+        return await self._do(context, lambda _: pb.GetStatusReply(hives=[_hive_pb(h) for h in self.root.status()]))
+
+    async def WatchEvents(self, request: pb.WatchEventsRequest,
+                          context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[pb.Frame]:
+        await self._do(context, lambda _: None)  # authenticate once, at the start of the stream
+        window = self._engine.window
+        assert window is not None  # set by RootServer.start before the server listens
+        cursor = request.after
+        while not window.closed:
+            frames = window.since(cursor)
+            if frames is None:  # behind the window: catch up from the log, a page at a time
+                frames = await self._engine.read_log(cursor)
+            if not frames:
+                await window.wait_after(cursor)
+                continue
+            for frame in frames:
+                yield frame
+            cursor = frames[-1].seq
+
+
+def _token_or_empty(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    try:
+        return _token_of(context)
+    except Unauthenticated:
+        return ""  # _do reports it with the same error
+
+
+def _require_admin(caller: Caller, what: str) -> None:
+    if not caller.admin:
+        raise PermissionDenied(f"hive {caller.name!r} may not {what}: that is for humans, with the admin token",
+                               code="auth.admin_only", hint="use the admin token from .subhive/root/admin.token")
+
+
+def _acting_hive(caller: Caller, on_behalf_of: str) -> str:
+    if caller.admin:
+        if not on_behalf_of:
+            raise InputError("the admin proposes on a provider's behalf: name it in on_behalf_of",
+                             code="propose.no_provider", hint="set on_behalf_of to the contract's provider hive")
+        return on_behalf_of
+    if on_behalf_of and on_behalf_of != caller.name:
+        raise PermissionDenied(f"hive {caller.name!r} may not propose on behalf of {on_behalf_of!r}",
+                               code="auth.not_provider")
+    return caller.name
+
+
+# -- conversions (engine objects -> messages) ---------------------------------------------------------------
+
+def _json(data: object) -> str:
+    return "" if data is None else json.dumps(data, separators=(",", ":"), sort_keys=True, default=str)
+
+
+def _problem_pb(problem: Problem) -> pb.Problem:
+    loc = problem.location
+    return pb.Problem(code=problem.code, message=problem.message, file=loc.file or "", line=loc.line or 0,
+                      pointer=loc.pointer or "", hint=problem.hint or "")
+
+
+def _outcome_pb(outcome: ProposalOutcome) -> pb.ProposalOutcome:
+    """An accepted or pending outcome; a rejected one leaves as an error status instead."""
+    error = outcome.error()
+    if error is not None:
+        raise error
+    return pb.ProposalOutcome(id=outcome.id, contract=outcome.contract, version=str(outcome.version),
+                              status=outcome.status, check_json=_json(outcome.check), message=outcome.message,
+                              problems=[_problem_pb(p) for p in outcome.problems], code=outcome.code,
+                              hash=outcome.hash, awarded=list(outcome.awarded))
+
+
+def _approval_pb(approval: Approval) -> pb.Approval:
+    return pb.Approval(id=approval.id, contract=approval.contract, version=str(approval.version),
+                       proposer=approval.proposer, check_json=_json(approval.check), created=approval.created,
+                       status=approval.status, reason=approval.reason, message=approval.message,
+                       hash=approval.hash, decision=approval.decision, decided=approval.decided or 0.0)
+
+
+def _contract_pb(info: ContractInfo) -> pb.ContractInfo:
+    return pb.ContractInfo(name=info.name, versions=[
+        pb.VersionInfo(version=str(v.version), hash=v.hash, provider=v.provider, status=v.status,
+                       consumers=dict(v.consumers), intact=v.intact)
+        for v in info.versions])
+
+
+def _hive_pb(node: HiveStatus) -> pb.HiveNode:
+    return pb.HiveNode(name=node.name, kind=node.kind, parent=node.parent, provides=list(node.provides),
+                       consumes=[pb.Need(contract=str(c.get("contract", "")), versions=str(c.get("versions", "")),
+                                         satisfied_by=str(c.get("satisfied_by") or ""),
+                                         announcement_id=str(c.get("announcement_id") or ""))
+                                 for c in node.consumes],
+                       children=[_hive_pb(c) for c in node.children])
+
+
+# -- the server ----------------------------------------------------------------------------------------------
+
+class RootServer:
+    """A running root hive: the engine, the gRPC server (RootHive, health, reflection) and its address.
+
+    >>> async def main() -> None:  # doctest: +SKIP
+    ...     async with await RootServer.start(Path("shop")) as server:
+    ...         print(server.address)
+    """
+
+    def __init__(self, root: RootHive, server: grpc.aio.Server, engine: _Engine, *,
+                 health_servicer: health.aio.HealthServicer, address: str, workspace_root: Path) -> None:
+        self.root = root
+        self.address = address
+        self.workspace_root = workspace_root
+        self._server = server
+        self._engine = engine
+        self._health = health_servicer
+        self._stopped = False
+
+    @property
+    def port(self) -> int:
+        return int(self.address.rsplit(":", 1)[1])
+
+    @classmethod
+    async def start(cls, workspace_root: Path, *, host: str = "127.0.0.1", port: int = 0,
+                    root: RootHive | None = None) -> RootServer:
+        """Open the engine on ``workspace_root`` (unless ``root`` is given), listen, and record the address.
+
+        ``port=0`` picks a free port; the chosen one is in :attr:`address`. Raises InputError when the
+        address cannot be bound.
+        """
+        if root is None:
+            from ._engine import RootHive
+
+            root = RootHive.open(workspace_root)
+        engine = _Engine(root)
+        try:
+            await engine.start()
+            server = grpc.aio.server()
+            pb_grpc.add_RootHiveServicer_to_server(RootHiveServicer(engine), server)
+            health_servicer = health.aio.HealthServicer()
+            health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+            reflection.enable_server_reflection(
+                (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+                server)
+            try:
+                bound = server.add_insecure_port(f"{host}:{port}")
+            except RuntimeError as exc:
+                bound = 0
+                cause: Exception | None = exc
+            else:
+                cause = None
+            if not bound:
+                raise InputError(f"cannot listen on {host}:{port}", code="root.bind_failed",
+                                 hint="choose another --port, or stop the process that holds it") from cause
+            await server.start()
+        except BaseException:
+            engine.close()
+            root.close()
+            raise
+        await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+        await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+        address = f"{host}:{bound}" if ":" not in host else f"[{host}]:{bound}"
+        self = cls(root, server, engine, health_servicer=health_servicer, address=address,
+                   workspace_root=workspace_root)
+        self._write_service_file()
+        return self
+
+    def _write_service_file(self) -> None:
+        path = self.workspace_root / SERVICE_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps({"address": self.address, "pid": os.getpid()}) + "\n", encoding="utf-8")
+        tmp.replace(path)
+
+    def _remove_service_file(self) -> None:
+        path = self.workspace_root / SERVICE_FILE
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(path.read_text(encoding="utf-8")).get("address") == self.address:
+                path.unlink()
+
+    async def stop(self, grace: float | None = 1.0) -> None:
+        """Stop serving (in-flight calls get ``grace`` seconds), end every watch, close the engine."""
+        if self._stopped:
+            return
+        self._stopped = True
+        await self._health.enter_graceful_shutdown()
+        if self._engine.window is not None:
+            self._engine.window.close()
+        await self._server.stop(grace)
+        self._remove_service_file()
+        await asyncio.get_running_loop().run_in_executor(None, self._engine.close)
+        self.root.close()
+
+    async def wait_for_termination(self) -> None:
+        await self._server.wait_for_termination()
+
+    async def __aenter__(self) -> RootServer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
