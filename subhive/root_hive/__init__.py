@@ -1,0 +1,46 @@
+"""The root hive: the lock, the negotiation engine, and its durable state (docs/root-hive.md).
+
+    >>> from subhive.root_hive import RootHive
+    >>> root = RootHive.open(Path("shop"))                      # doctest: +SKIP
+    >>> token = root.register_hive("backend", kind="backend").token  # doctest: +SKIP
+    >>> root.propose("backend", files).status                   # doctest: +SKIP
+    'accepted'
+
+The engine is synchronous and not thread-safe; the gRPC service serialises calls into it. Every change is
+an event in ``.subhive/root/events.log`` (fsynced before a call returns), and those events are the frames
+watchers receive, so a ``seq`` is both a resume token and a position in the log.
+"""
+
+from ._engine import RootHive
+from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
+from ._lock import LOCK_FILE, Lock, LockEntry, contract_hash
+from ._log import Frame
+from ._model import (
+    Approval,
+    ContractInfo,
+    HiveStatus,
+    ProposalOutcome,
+    Registration,
+    RequirementOutcome,
+    VersionInfo,
+)
+
+__all__ = [
+    "LOCK_FILE",
+    "Approval",
+    "Conflict",
+    "ContractInfo",
+    "Frame",
+    "HiveStatus",
+    "Lock",
+    "LockEntry",
+    "NotFound",
+    "PermissionDenied",
+    "ProposalOutcome",
+    "Registration",
+    "RequirementOutcome",
+    "RootHive",
+    "Unauthenticated",
+    "VersionInfo",
+    "contract_hash",
+]

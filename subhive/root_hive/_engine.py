@@ -1,0 +1,927 @@
+"""The negotiation engine: registrations, requirements, proposals, approvals, all as replayed events.
+
+    >>> root = RootHive.open(Path("shop"))                                    # doctest: +SKIP
+    >>> backend = root.register_hive("backend", kind="backend")               # doctest: +SKIP
+    >>> root.propose("backend", {"contract.yaml": b"...", "in.json": b"..."}).status  # doctest: +SKIP
+    'accepted'
+
+Every change of state is first an event appended (and fsynced) to ``.subhive/root/events.log``, then
+applied to memory by the same function replay uses; so what a restart rebuilds is what callers were told.
+The rules (docs/root-hive.md):
+
+* a proposal is linted, its proposer must be the contract's ``provider`` (and the current one's, unless a
+  human approves a change of provider), its version must be newer than the newest accepted version of its
+  major line (or, for a new major, than the previous major) and honest about semver;
+* a breaking change (a required major bump), a change of provider, or a version that drops an operation or
+  field a consumer uses becomes a pending approval; anything else is accepted and published at once;
+* a requirement no accepted version meets is announced (Contract Net); the first accepted version that
+  meets it is awarded the announcement.
+
+Not thread-safe: callers serialise calls (the gRPC service uses one worker thread or lock).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import os
+import re
+import secrets
+import shutil
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..compat.contract_check import ContractCheck, check_contract
+from ..contract import Contract, load_contract
+from ..errors import ContractInvalid, InputError, Location, Problem, SubhiveError
+from ..semver import Bump, Version
+from ..workspace import Kind, VersionRange, check_hive_name, open_workspace
+from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
+from ._features import check_feature_names, missing_features
+from ._lock import Lock, LockEntry, contract_hash, fsync_directory
+from ._log import EventLog, Frame
+from ._model import (
+    Approval,
+    ContractInfo,
+    HiveStatus,
+    ProposalOutcome,
+    Registration,
+    RequirementOutcome,
+    VersionInfo,
+)
+
+__all__ = ["RootHive"]
+
+ROOT = "root"
+STATE_DIR = Path(".subhive") / "root"
+#: A proposal is a contract directory, not a repository: generous for schemas, small for a request.
+MAX_FILES = 256
+MAX_BYTES = 8 * 1024 * 1024
+_CONTRACT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
+
+Record = tuple[str, dict[str, Any], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Hive:
+    name: str
+    kind: str
+    parent: str
+    token_sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Requirement:
+    hive: str
+    contract: str
+    versions: str
+    range: VersionRange
+    operations: tuple[str, ...]
+    fields: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class _Proposal:
+    """What every verdict on one proposal repeats."""
+
+    hive: str
+    id: str
+    digest: str
+    announcement_id: str | None
+    name: str = ""
+    version: Version = field(default_factory=lambda: Version(0, 0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class _Announcement:
+    id: str
+    hive: str
+    contract: str
+    versions: str
+    status: str  # "open" | "awarded" | "withdrawn"
+
+
+def _line(version: Version) -> tuple[int, ...]:
+    # Below 1.0.0 each minor is its own line (docs/decisions/0003-semver-below-1.md).
+    return (version.major,) if version.major else (0, version.minor)
+
+
+def _sha(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class RootHive:
+    """The root's state and rules. Open with :meth:`open`; close with :meth:`close` (or ``with``)."""
+
+    def __init__(self, workspace_root: Path) -> None:
+        self.workspace_root = workspace_root
+        self.state_dir = workspace_root / STATE_DIR
+        self._hives: dict[str, _Hive] = {}
+        self._tokens: dict[str, str] = {}
+        self._requirements: dict[tuple[str, str], _Requirement] = {}
+        self._announcements: dict[str, _Announcement] = {}
+        self._approvals: dict[str, Approval] = {}
+        self._lock = Lock()
+        self._tampered: dict[tuple[str, Version], Problem] = {}
+        self._contracts: dict[tuple[str, Version], Contract] = {}
+        self._proposals = 0
+        self._subscribers: list[tuple[asyncio.AbstractEventLoop, asyncio.Queue[Frame]]] = []
+        self._listeners: list[Callable[[Frame], None]] = []
+        self._log: EventLog | None = None
+        self._admin_sha = ""
+
+    # ----------------------------------------------------------------------------------------- lifecycle
+    @classmethod
+    def open(cls, workspace_root: Path | str) -> RootHive:
+        """Open the root of the workspace at ``workspace_root``, replaying its event log.
+
+        >>> root = RootHive.open(Path("shop"))  # doctest: +SKIP
+
+        Raises :class:`InputError` if it is not a workspace (``workspace.not_found``), or if the log or the
+        lock is damaged (``log.corrupt``, ``lock.invalid``). A torn last record (a crash mid-append) is
+        dropped and counted in :attr:`recovered_records`.
+        """
+        workspace = open_workspace(workspace_root)
+        root = cls(workspace.root)
+        root.state_dir.mkdir(parents=True, exist_ok=True)
+        root._admin_sha = _sha(root._admin_token_file())
+        base = Lock.load(workspace.root)
+        root._lock = Lock({(e.name, e.version): e for e in base})
+        root._log = EventLog.open(root.state_dir / "events.log")
+        for frame in root._log.frames:
+            root._apply(frame, replaying=True)
+        root._tampered = {(Path(p.location.file or "").parent.name, Version.parse(Path(p.location.file or "").name)):
+                          p for p in root._lock.verify(workspace.root)}
+        for name in root._lock.names():
+            root._refresh_consumers(name)
+        if root._lock != base:
+            root._lock.save(workspace.root)
+        root._clean_leftovers()
+        return root
+
+    @property
+    def recovered_records(self) -> int:
+        """Torn records dropped from the end of the log when it was opened (a crash mid-append)."""
+        return self._log_.dropped
+
+    @property
+    def last_seq(self) -> int:
+        """The newest frame's ``seq`` (0 for an empty log): a watcher starting now resumes from it."""
+        return self._log_.last_seq
+
+    def close(self) -> None:
+        """Close the log. Everything acknowledged is already on disk; close only releases the file."""
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __enter__(self) -> RootHive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def _log_(self) -> EventLog:
+        if self._log is None:
+            raise SubhiveError("the root hive is closed", code="root.closed", hint="open it again with RootHive.open")
+        return self._log
+
+    # ------------------------------------------------------------------------------------ authentication
+    def admin_token(self) -> str:
+        """The human's token (``.subhive/root/admin.token``, mode 0600): approvals need it."""
+        return self._admin_token_file()
+
+    def is_admin(self, token: str) -> bool:
+        return isinstance(token, str) and hmac.compare_digest(_sha(token), self._admin_sha)
+
+    def authenticate(self, token: str) -> str:
+        """The name of the hive holding ``token``; raises :class:`Unauthenticated`.
+
+        >>> root.authenticate(root.register_hive("db").token)  # doctest: +SKIP
+        'db'
+        """
+        name = self._tokens.get(_sha(token)) if isinstance(token, str) and token else None
+        if name is None:
+            raise Unauthenticated("unknown or rotated token", hint="register the hive (or rotate its token) and "
+                                  "use the token the root returned")
+        return name
+
+    def _admin_token_file(self) -> str:
+        path = self.state_dir / "admin.token"
+        if not path.exists():
+            token = secrets.token_urlsafe(32)
+            with contextlib.suppress(FileExistsError):
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                try:
+                    os.write(fd, (token + "\n").encode())
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                fsync_directory(path.parent)
+        return path.read_text(encoding="utf-8").strip()
+
+    def _require_admin(self, token: str) -> None:
+        if self.is_admin(token):
+            return
+        if isinstance(token, str) and _sha(token) in self._tokens:
+            raise PermissionDenied(f"hive {self._tokens[_sha(token)]!r} may not decide approvals: approval is for "
+                                   "humans", code="auth.not_admin",
+                                   hint="a human approves with the admin token (.subhive/root/admin.token)")
+        raise Unauthenticated("approvals need the admin token", code="auth.unauthenticated",
+                              hint="use the token in .subhive/root/admin.token")
+
+    # -------------------------------------------------------------------------------------- registration
+    def register_hive(self, name: str, *, kind: str = "custom", parent: str = ROOT,
+                      rotate: bool = False) -> Registration:
+        """Register ``name`` and return its token (shown once). ``rotate=True`` replaces an existing token.
+
+        >>> root.register_hive("db", kind="db").name  # doctest: +SKIP
+        'db'
+        """
+        check_hive_name(name)
+        if kind not in {k.value for k in Kind}:
+            raise InputError(f"{kind!r} is not a hive kind", code="hive.kind",
+                             hint="one of: " + ", ".join(k.value for k in Kind))
+        if parent != ROOT and parent not in self._hives:
+            raise NotFound(f"parent hive {parent!r} is not registered", code="hive.parent_unknown",
+                           hint=f"register {parent!r} first, or use parent {ROOT!r}")
+        if name in self._hives and not rotate:
+            raise Conflict(f"hive {name!r} is already registered", code="hive.exists",
+                           hint="pass rotate=True (--rotate) to issue a new token; the old one stops working")
+        if parent == name or parent in self._descendants(name):
+            raise InputError(f"hive {name!r} cannot have {parent!r} as parent: the tree would have a cycle",
+                             code="hive.parent_cycle")
+        token = secrets.token_urlsafe(32)
+        self._commit([("hive_registered", {"name": name, "kind": kind, "parent": parent,
+                                           "rotated": name in self._hives},
+                       {"token_sha256": _sha(token)})])
+        return Registration(name, token)
+
+    def hives(self) -> list[str]:
+        return sorted(self._hives)
+
+    def _descendants(self, name: str) -> set[str]:
+        found: set[str] = set()
+        frontier = [name]
+        while frontier:
+            current = frontier.pop()
+            for hive in self._hives.values():
+                if hive.parent == current and hive.name not in found:
+                    found.add(hive.name)
+                    frontier.append(hive.name)
+        return found
+
+    def _known_hive(self, hive: str) -> None:
+        if hive not in self._hives:
+            raise NotFound(f"hive {hive!r} is not registered", code="hive.unknown",
+                           hint="register it first (RegisterHive / subhive root register)")
+
+    # -------------------------------------------------------------------------------------- requirements
+    def declare_requirement(self, hive: str, contract: str, versions: str, *, operations: Sequence[str] = (),
+                            fields: Sequence[str] = ()) -> RequirementOutcome:
+        """Record what ``hive`` needs; announce an open need (Contract Net) when no accepted version meets it.
+
+        >>> root.declare_requirement("web", "orders", "^1.2", operations=["place_order"])  # doctest: +SKIP
+        RequirementOutcome(satisfied_by=Version(1, 2, 0), announcement_id=None)
+        """
+        self._known_hive(hive)
+        if not isinstance(contract, str) or not _CONTRACT_NAME.match(contract):
+            raise InputError(f"{contract!r} is not a contract name", code="requirement.contract",
+                             hint="[a-z][a-z0-9_-]*, at most 63 characters, as in contract.yaml")
+        try:
+            parsed = VersionRange.parse(versions)
+        except ValueError as exc:
+            raise InputError(str(exc), code="requirement.range", hint="e.g. ^1.2, ~1.2.3 or >=1.0.0,<2.0.0") from None
+        operations, fields = tuple(operations), tuple(fields)
+        check_feature_names(operations, fields)
+        requirement = _Requirement(hive, contract, versions, parsed, operations, fields)
+        satisfied = self._resolve(requirement)
+        announcement = None if satisfied else f"need-{len(self._announcements) + 1}"
+        records: list[Record] = [("requirement_declared", {
+            "hive": hive, "contract": contract, "versions": versions, "operations": list(operations),
+            "fields": list(fields), "satisfied_by": str(satisfied) if satisfied else None,
+            "announcement_id": announcement}, {})]
+        if announcement:
+            records.append(("need_announced", {"announcement_id": announcement, "hive": hive, "contract": contract,
+                                               "versions": versions, "operations": list(operations),
+                                               "fields": list(fields)}, {}))
+        self._commit(records)
+        return RequirementOutcome(satisfied, announcement)
+
+    def announcements(self, status: str | None = "open") -> list[dict[str, Any]]:
+        """Announced needs (Contract Net calls for proposals), ``status`` ``open``/``awarded``/``withdrawn``."""
+        return [{"id": a.id, "hive": a.hive, "contract": a.contract, "versions": a.versions, "status": a.status}
+                for a in self._announcements.values() if status is None or a.status == status]
+
+    def _resolve(self, req: _Requirement, extra: tuple[Version, Contract] | None = None) -> Version | None:
+        """The best intact accepted version meeting ``req`` (``extra`` counts as accepted, for what-ifs)."""
+        candidates = [e.version for e in self._lock.versions(req.contract)
+                      if (req.contract, e.version) not in self._tampered and req.range.contains(e.version)]
+        if extra is not None and req.range.contains(extra[0]):
+            candidates.append(extra[0])
+        for version in sorted(candidates, reverse=True):
+            if not (req.operations or req.fields):
+                return version
+            contract = extra[1] if extra is not None and version == extra[0] else self._contract(req.contract, version)
+            if contract is not None and not missing_features(contract, req.operations, req.fields):
+                return version
+        return None
+
+    def _contract(self, name: str, version: Version) -> Contract | None:
+        key = (name, version)
+        if key not in self._contracts:
+            try:
+                self._contracts[key] = load_contract(self.workspace_root / "contracts" / name / str(version))
+            except SubhiveError:
+                return None
+        return self._contracts[key]
+
+    # ----------------------------------------------------------------------------------------- proposals
+    def propose(self, hive: str, files: Mapping[str, bytes], *,
+                announcement_id: str | None = None) -> ProposalOutcome:
+        """Judge a contract version proposed by ``hive``; see the module docstring for the rules.
+
+        >>> outcome = root.propose("backend", read_dir("contracts/orders/1.2.0"))  # doctest: +SKIP
+        >>> outcome.status, outcome.code  # doctest: +SKIP
+        ('accepted', 'proposal.accepted')
+
+        Returns an outcome for every verdict (``rejected`` ones carry :meth:`ProposalOutcome.error`); raises
+        :class:`NotFound` (unknown hive or announcement), :class:`InputError` (not a contract directory at
+        all) and :class:`PermissionDenied` (a hive proposing a contract it does not provide).
+        """
+        self._known_hive(hive)
+        clean = _clean_files(files)
+        if announcement_id is not None and announcement_id not in self._announcements:
+            raise NotFound(f"no announcement {announcement_id!r}", code="announcement.unknown")
+        self._proposals += 1
+        pid = f"p-{self._proposals}"
+        staging = self.state_dir / "staging" / pid
+        _write_tree(staging, clean, sync=False)
+        try:
+            return self._judge(_Proposal(hive, pid, contract_hash(clean), announcement_id), staging, clean)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _judge(self, p: _Proposal, staging: Path, files: dict[str, bytes]) -> ProposalOutcome:
+        hive, announcement_id = p.hive, p.announcement_id
+        try:
+            contract = load_contract(staging)
+        except ContractInvalid as exc:
+            problems = tuple(_relocate(p, staging) for p in exc.problems)
+            p.name, p.version = _peek(files)
+            return self._verdict(p, status="rejected",
+                                 code="contract.invalid", problems=problems,
+                                 message=f"the contract does not lint: {len(problems)} problem(s), first: "
+                                         f"{problems[0].message}")
+        name, version = p.name, p.version = contract.name, contract.version
+        if contract.provider != hive:
+            raise PermissionDenied(f"hive {hive!r} cannot propose {name} {version}: its contract.yaml names "
+                                   f"provider {contract.provider!r}", code="auth.not_provider",
+                                   location=Location(file="contract.yaml", pointer="/provider"),
+                                   hint="a hive proposes only the contracts it provides")
+        if announcement_id is not None and self._announcements[announcement_id].contract != name:
+            raise InputError(f"announcement {announcement_id} asks for contract "
+                             f"{self._announcements[announcement_id].contract!r}, not {name!r}",
+                             code="announcement.mismatch")
+        early = self._settled(p)
+        return early if early is not None else self._against_accepted(p, contract)
+
+    def _against_accepted(self, p: _Proposal, contract: Contract) -> ProposalOutcome:
+        """Check ``contract`` against the accepted version its semver is measured from, then decide."""
+        name, version = contract.name, contract.version
+        entries = self._lock.versions(name)
+        same_line = [e for e in entries if _line(e.version) == _line(version)]
+        if not same_line and any(e.version > version for e in entries):
+            newest = entries[-1].version
+            return self._verdict(p, status="rejected",
+                                 code="proposal.version_order",
+                                 message=f"{name} {version} would start a major line below the newest accepted "
+                                         f"version {newest}: only newer major lines can be added")
+        base_entry = same_line[-1] if same_line else (entries[-1] if entries else None)
+        check: ContractCheck | None = None
+        if base_entry is not None:
+            tampered = self._tampered.get((name, base_entry.version))
+            if tampered is not None:
+                return self._verdict(p, status="rejected",
+                                     code="lock.tampered", problems=(tampered,),
+                                     message=f"cannot check against {name} {base_entry.version}: {tampered.message}")
+            base = self._contract(name, base_entry.version)
+            if base is None:
+                return self._verdict(p, status="rejected",
+                                     code="lock.tampered", message=f"the accepted {name} {base_entry.version} no "
+                                     "longer loads; restore it from version control")
+            check = check_contract(contract, base)
+            if not check.semver_ok:
+                return self._dishonest(p, check)
+        return self._decide(p, contract, check, entries)
+
+    def _settled(self, p: _Proposal) -> ProposalOutcome | None:
+        """The verdict for a version the root already knows (accepted or pending), else None."""
+        name, version, digest = p.name, p.version, p.digest
+        accepted = self._lock.get(name, version)
+        if accepted is not None:
+            if accepted.hash == digest:
+                return self._verdict(p, status="accepted",
+                                     code="proposal.unchanged", message=f"{name} {version} is already accepted "
+                                     "with this content", quiet=True)
+            return self._verdict(p, status="rejected",
+                                 code="proposal.immutable",
+                                 message=f"{name} {version} is already accepted with other content "
+                                         f"({accepted.hash}); accepted versions are immutable: propose a new version")
+        for approval in self._approvals.values():
+            if approval.status == "pending" and approval.contract == name and approval.version == version:
+                if approval.hash == digest:
+                    return self._verdict(p, status="pending",
+                                         code=approval.reason, check=approval.check, quiet=True,
+                                         message=f"{name} {version} already waits for approval as {approval.id}")
+                return self._verdict(p, status="rejected",
+                                     code="proposal.pending_exists",
+                                     message=f"{name} {version} already waits for approval ({approval.id}) with "
+                                             "other content: have it rejected first, or propose another version")
+        return None
+
+    def _dishonest(self, p: _Proposal, check: ContractCheck) -> ProposalOutcome:
+        if check.new_version <= check.old_version:
+            code = "proposal.version_order"
+            message = (f"{p.name} {p.version} is not newer than the accepted {check.old_version}; "
+                       f"propose {check.suggested_version()} or later")
+        else:
+            code = "proposal.semver"
+            offending = "; ".join(f"{part}: {c.message} [{c.code}] at {c.path or '/'}" for part, c in check.offending())
+            message = (f"{p.name} {p.version} is a {check.actual_bump} bump from {check.old_version} "
+                       f"but the changes need a {check.required_bump} bump (propose {check.suggested_version()}): "
+                       f"{offending}")
+        return self._verdict(p, status="rejected", code=code, message=message, check=check.to_dict())
+
+    def _decide(self, p: _Proposal, contract: Contract, check: ContractCheck | None,
+                entries: list[LockEntry]) -> ProposalOutcome:
+        name, version, hive = contract.name, contract.version, p.hive
+        check_dict = check.to_dict() if check is not None else None
+        reason, message = "", ""
+        unsatisfied = self._left_unsatisfied(contract)
+        if entries and entries[-1].provider != hive:
+            reason = "proposal.pending_provider"
+            message = (f"{name} is provided by {entries[-1].provider!r}; {hive!r} taking it over needs a human's "
+                       "approval")
+        elif check is not None and check.required_bump is Bump.MAJOR:
+            reason = "proposal.pending_breaking"
+            changes = "; ".join(f"{part}: {c.message} [{c.code}]" for part, c in check.breaking)
+            message = f"{name} {version} breaks {check.old_version} and waits for approval: {changes}"
+        elif unsatisfied:
+            reason = "proposal.pending_consumers"
+            message = f"{name} {version} drops what consumers use: " + "; ".join(unsatisfied)
+        if reason:
+            return self._hold(p, contract, check_dict, reason=reason, message=message)
+        return self._accept(p, contract, check_dict, records_before=None)
+
+    def _left_unsatisfied(self, contract: Contract) -> list[str]:
+        """Consumers satisfied today whose range takes ``contract`` but who use something it lacks."""
+        out: list[str] = []
+        newest = {e.version for e in self._lock.versions(contract.name)}
+        for req in self._requirements.values():
+            if req.contract != contract.name or not req.range.contains(contract.version):
+                continue
+            if any(v > contract.version and req.range.contains(v) for v in newest):
+                continue  # a newer accepted version keeps serving it
+            if not (req.operations or req.fields) or self._resolve(req) is None:
+                continue
+            missing = missing_features(contract, req.operations, req.fields)
+            if missing:
+                out.append(f"{req.hive} ({req.versions}) uses {', '.join(missing)}")
+        return out
+
+    def _hold(self, p: _Proposal, contract: Contract, check: dict[str, Any] | None, *, reason: str,
+              message: str) -> ProposalOutcome:
+        pending_dir = self.state_dir / "pending" / p.id
+        _write_tree(pending_dir, _read_tree(contract.directory), sync=True)
+        approval = {"approval_id": p.id, "contract": p.name, "version": str(p.version), "proposer": p.hive,
+                    "reason": reason, "message": message, "hash": p.digest, "check": check,
+                    "announcement_id": p.announcement_id}
+        return self._verdict(p, status="pending",
+                             code=reason, message=message, check=check,
+                             extra=[("pending_approval", approval, {})])
+
+    def _accept(self, p: _Proposal, contract: Contract, check: dict[str, Any] | None,
+                records_before: list[Record] | None) -> ProposalOutcome:
+        name, version, hive, pid, digest = contract.name, contract.version, p.hive, p.id, p.digest
+        consumers = sorted(r.hive for r in self._requirements.values()
+                           if r.contract == name and self._resolve(r, (version, contract)) == version)
+        awarded = sorted(a.id for a in self._announcements.values()
+                         if a.status == "open" and a.contract == name
+                         and (a.hive, name) in self._requirements
+                         and self._resolve(self._requirements[(a.hive, name)], (version, contract)) == version)
+        conflict = self._publish(contract.directory, name, version, digest)
+        if conflict is not None:
+            return self._verdict(p, status="rejected",
+                                 code="proposal.exists_unlocked", message=conflict)
+        ready: list[Record] = [("contract_ready", {"contract": name, "version": str(version), "hash": digest,
+                                                   "provider": hive, "proposal_id": pid, "consumers": consumers}, {})]
+        ready += [("need_awarded", {"announcement_id": a, "proposal_id": pid, "contract": name,
+                                    "version": str(version), "provider": hive,
+                                    "consumer": self._announcements[a].hive}, {}) for a in awarded]
+        message = f"{name} {version} accepted" + (f"; awarded {', '.join(awarded)}" if awarded else "")
+        if records_before is not None:  # an approval: no proposal_received/verdict frames of its own
+            self._commit(records_before + ready)
+            self._after_accept(name)
+            return ProposalOutcome(pid, name, version, "accepted", check, (), message, "proposal.accepted", digest,
+                                   tuple(awarded))
+        outcome = self._verdict(p, status="accepted",
+                                code="proposal.accepted", message=message, check=check, extra=ready,
+                                awarded=tuple(awarded))
+        self._after_accept(name)
+        return outcome
+
+    def _after_accept(self, name: str) -> None:
+        self._refresh_consumers(name)
+        self._lock.save(self.workspace_root)
+
+    def _publish(self, source: Path, name: str, version: Version, digest: str) -> str | None:
+        """Copy ``source`` to ``contracts/<name>/<version>/`` atomically; a message if another tree is there."""
+        target = self.workspace_root / "contracts" / name / str(version)
+        if target.exists():
+            if target.is_dir() and contract_hash(target) == digest:
+                return None  # published before a crash kept the log from saying so, or placed by hand: same bytes
+            return (f"contracts/{name}/{version} exists but is not in the lock and holds other files; move it away "
+                    "or propose another version")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.parent / f".{version}.{os.getpid()}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        _write_tree(tmp, _read_tree(source), sync=True)
+        os.rename(tmp, target)
+        fsync_directory(target.parent)
+        return None
+
+    def _verdict(self, p: _Proposal, *, status: str, code: str, message: str, problems: tuple[Problem, ...] = (),
+                 check: dict[str, Any] | None = None, extra: Sequence[Record] = (), quiet: bool = False,
+                 awarded: tuple[str, ...] = ()) -> ProposalOutcome:
+        hive, pid, name, version, digest = p.hive, p.id, p.name, p.version, p.digest
+        verdict: Record = ("verdict", {"proposal_id": pid, "hive": hive, "contract": name, "version": str(version),
+                                       "status": status, "code": code, "message": message, "check": check,
+                                       "problems": [p.to_dict() for p in problems]}, {})
+        received: list[Record] = [] if quiet else [
+            ("proposal_received", {"proposal_id": pid, "hive": hive, "contract": name, "version": str(version),
+                                   "hash": digest, "announcement_id": p.announcement_id}, {})]
+        self._commit([*received, verdict, *extra])
+        return ProposalOutcome(pid, name, version, status, check, problems, message, code, digest,  # type: ignore[arg-type]
+                               awarded)
+
+    # ----------------------------------------------------------------------------------------- approvals
+    def approvals(self, status: str | None = "pending") -> list[Approval]:
+        """Approvals with ``status`` (``pending``, ``approved``, ``rejected``; None for all), oldest first."""
+        return [a for a in self._approvals.values() if status is None or a.status == status]
+
+    def approval(self, approval_id: str) -> Approval:
+        """One approval by id; raises :class:`NotFound`."""
+        try:
+            return self._approvals[approval_id]
+        except KeyError:
+            raise NotFound(f"no approval {approval_id!r}", code="approval.unknown",
+                           hint="list them with `subhive approvals list`") from None
+
+    def pending_files(self, approval_id: str) -> dict[str, bytes]:
+        """The proposed files of a pending approval (for ``approvals show``)."""
+        approval = self._pending(approval_id)
+        return _read_tree(self.state_dir / "pending" / approval.id)
+
+    def _pending(self, approval_id: str) -> Approval:
+        approval = self.approval(approval_id)
+        if approval.status != "pending":
+            raise Conflict(f"approval {approval_id} was already {approval.status}", code="approval.decided")
+        return approval
+
+    def approve(self, approval_id: str, *, admin_token: str, note: str = "") -> ProposalOutcome:
+        """A human approves: the version is published (beside the old major) and its frames go out.
+
+        >>> root.approve("p-7", admin_token=root.admin_token()).status  # doctest: +SKIP
+        'accepted'
+        """
+        self._require_admin(admin_token)
+        approval = self._pending(approval_id)
+        name, version = approval.contract, approval.version
+        accepted = self._lock.get(name, version)
+        if accepted is not None and accepted.hash != approval.hash:
+            raise Conflict(f"{name} {version} was accepted meanwhile with other content; reject this approval",
+                           code="proposal.immutable")
+        source = self.state_dir / "pending" / approval_id
+        if not source.is_dir():  # a crash after publishing and before the log said so
+            source = self.workspace_root / "contracts" / name / str(version)
+        try:
+            contract = load_contract(source)
+        except SubhiveError as exc:
+            raise Conflict(f"the files of approval {approval_id} are gone or damaged: {exc.message}",
+                           code="approval.files_lost") from None
+        decided: list[Record] = [("approval_decided", {"approval_id": approval_id, "contract": name,
+                                                       "version": str(version), "status": "approved",
+                                                       "decision": note}, {})]
+        announcement = next((f.data.get("announcement_id") for f in self._log_.frames
+                             if f.kind == "pending_approval" and f.data["approval_id"] == approval_id), None)
+        proposal = _Proposal(approval.proposer, approval_id, approval.hash, announcement, name, version)
+        outcome = self._accept(proposal, contract, None, records_before=decided)
+        outcome = replace(outcome, check=approval.check)
+        shutil.rmtree(self.state_dir / "pending" / approval_id, ignore_errors=True)
+        return outcome
+
+    def reject(self, approval_id: str, *, admin_token: str, reason: str) -> Approval:
+        """A human rejects: nothing is published and the proposer sees the reason in the frame."""
+        self._require_admin(admin_token)
+        approval = self._pending(approval_id)
+        if not isinstance(reason, str) or not reason.strip():
+            raise InputError("a rejection needs a reason", code="approval.reason_required",
+                             hint="say what the provider should change")
+        self._commit([("approval_decided", {"approval_id": approval_id, "contract": approval.contract,
+                                            "version": str(approval.version), "status": "rejected",
+                                            "decision": reason}, {})])
+        shutil.rmtree(self.state_dir / "pending" / approval_id, ignore_errors=True)
+        return self._approvals[approval_id]
+
+    # ------------------------------------------------------------------------------------------- views
+    def contracts(self) -> list[ContractInfo]:
+        """Every accepted contract with its versions' status and consumers."""
+        out: list[ContractInfo] = []
+        for name in self._lock.names():
+            entries = self._lock.versions(name)
+            heads = {_line(e.version): e.version for e in entries}  # ascending, so the last write is the newest
+            newest_line = _line(entries[-1].version)
+            infos = []
+            for e in entries:
+                if e.consumers or (heads[_line(e.version)] == e.version and _line(e.version) == newest_line):
+                    status = "active"
+                elif heads[_line(e.version)] == e.version:
+                    status = "retired"
+                else:
+                    status = "superseded"
+                infos.append(VersionInfo(e.version, e.hash, e.provider, status,  # type: ignore[arg-type]
+                                         dict(e.consumers), (name, e.version) not in self._tampered))
+            out.append(ContractInfo(name, infos))
+        return out
+
+    @property
+    def lock(self) -> Lock:
+        """The lock as the root holds it (equal to ``contracts.lock`` after every acceptance)."""
+        return self._lock
+
+    def verify(self) -> list[Problem]:
+        """``lock.tampered`` / ``lock.missing`` problems for accepted versions whose files changed.
+
+        Tampered versions found at open are not served: they satisfy no requirement and no proposal is
+        checked against them until their files are restored.
+        """
+        return self._lock.verify(self.workspace_root)
+
+    def status(self) -> list[HiveStatus]:
+        """The hive tree under the root: each hive with the contracts it provides and consumes."""
+        provides: dict[str, list[str]] = {}
+        for name in self._lock.names():
+            provides.setdefault(self._lock.versions(name)[-1].provider, []).append(name)
+        open_needs = {(a.hive, a.contract): a.id for a in self._announcements.values() if a.status == "open"}
+
+        def node(hive: _Hive) -> HiveStatus:
+            consumes = []
+            for (who, contract), req in sorted(self._requirements.items()):
+                if who == hive.name:
+                    best = self._resolve(req)
+                    consumes.append({"contract": contract, "versions": req.versions,
+                                     "satisfied_by": str(best) if best else None,
+                                     "announcement_id": open_needs.get((who, contract))})
+            children = [node(h) for h in sorted(self._hives.values(), key=lambda h: h.name) if h.parent == hive.name]
+            return HiveStatus(hive.name, hive.kind, hive.parent, children, provides.get(hive.name, []), consumes)
+
+        return [node(h) for h in sorted(self._hives.values(), key=lambda h: h.name) if h.parent == ROOT]
+
+    # ---------------------------------------------------------------------------------------- frames
+    def frames_since(self, token: int) -> list[Frame]:
+        """Frames after resume token ``token`` (0 for all), in order. A token beyond the log raises Conflict."""
+        if not isinstance(token, int) or token < 0:
+            raise InputError(f"{token!r} is not a resume token", code="frames.token",
+                             hint="use 0 or the seq of the last frame seen")
+        if token > self._log_.last_seq:
+            raise Conflict(f"resume token {token} is ahead of the log (last frame {self._log_.last_seq}): this root "
+                           "has a different history", code="frames.token_ahead", hint="resume from 0")
+        return self._log_.since(token)
+
+    def subscribe(self) -> asyncio.Queue[Frame]:
+        """A queue receiving every frame committed from now on (call from the event loop that reads it)."""
+        queue: asyncio.Queue[Frame] = asyncio.Queue()
+        self._subscribers.append((asyncio.get_running_loop(), queue))
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue[Frame]) -> None:
+        self._subscribers = [(loop, q) for loop, q in self._subscribers if q is not queue]
+
+    def add_listener(self, callback: Callable[[Frame], None]) -> None:
+        """Call ``callback(frame)`` for each committed frame, synchronously, in the committing thread."""
+        self._listeners.append(callback)
+
+    def remove_listener(self, callback: Callable[[Frame], None]) -> None:
+        self._listeners = [c for c in self._listeners if c is not callback]
+
+    async def watch(self, after: int = 0) -> AsyncIterator[Frame]:
+        """Frames after ``after``, then live ones: no gap, no duplicate, in ``seq`` order.
+
+        >>> async for frame in root.watch(after=41): ...  # doctest: +SKIP
+        """
+        queue = self.subscribe()  # before reading the backlog, so nothing falls between the two
+        try:
+            last = after
+            for frame in self.frames_since(after):
+                yield frame
+                last = frame.seq
+            while True:
+                frame = await queue.get()
+                if frame.seq > last:
+                    yield frame
+                    last = frame.seq
+        finally:
+            self.unsubscribe(queue)
+
+    # -------------------------------------------------------------------------------- events and state
+    def _commit(self, records: list[Record]) -> list[Frame]:
+        frames = self._log_.append(records)
+        for frame in frames:
+            self._apply(frame, replaying=False)
+        for loop, queue in list(self._subscribers):
+            for frame in frames:
+                with contextlib.suppress(RuntimeError):  # the watcher's loop has closed
+                    loop.call_soon_threadsafe(queue.put_nowait, frame)
+        for callback in list(self._listeners):
+            for frame in frames:
+                callback(frame)
+        return frames
+
+    def _apply(self, frame: Frame, *, replaying: bool) -> None:
+        handler = _APPLY.get(frame.kind)
+        if handler is not None:
+            handler(self, frame.data, frame, replaying)
+
+    def _apply_registered(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
+        old = self._hives.get(data["name"])
+        if old is not None:
+            self._tokens.pop(old.token_sha256, None)
+        sha = frame.private["token_sha256"]
+        self._hives[data["name"]] = _Hive(data["name"], data["kind"], data["parent"], sha)
+        self._tokens[sha] = data["name"]
+
+    def _apply_requirement(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
+        key = (data["hive"], data["contract"])
+        self._requirements[key] = _Requirement(data["hive"], data["contract"], data["versions"],
+                                               VersionRange.parse(data["versions"]), tuple(data["operations"]),
+                                               tuple(data["fields"]))
+        for a in list(self._announcements.values()):
+            if (a.hive, a.contract) == key and a.status == "open":
+                self._announcements[a.id] = replace(a, status="withdrawn")
+        if not replaying:
+            self._refresh_consumers(data["contract"])
+            self._lock.save(self.workspace_root)
+
+    def _apply_announced(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
+        self._announcements[data["announcement_id"]] = _Announcement(
+            data["announcement_id"], data["hive"], data["contract"], data["versions"], "open")
+
+    def _apply_received(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
+        number = data["proposal_id"].rpartition("-")[2]
+        if number.isdigit():
+            self._proposals = max(self._proposals, int(number))
+
+    def _apply_pending(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
+        self._approvals[data["approval_id"]] = Approval(
+            data["approval_id"], data["contract"], Version.parse(data["version"]), data["proposer"], data["check"],
+            frame.time, "pending", data["reason"], data["message"], data["hash"])
+
+    def _apply_decided(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
+        approval = self._approvals[data["approval_id"]]
+        self._approvals[approval.id] = replace(approval, status=data["status"], decision=data["decision"],
+                                               decided=frame.time)
+
+    def _apply_ready(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
+        version = Version.parse(data["version"])
+        self._lock.put(LockEntry(data["contract"], version, data["hash"], data["provider"], {}))
+        self._contracts.pop((data["contract"], version), None)
+
+    def _apply_awarded(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
+        a = self._announcements.get(data["announcement_id"])
+        if a is not None:
+            self._announcements[a.id] = replace(a, status="awarded")
+
+    def _refresh_consumers(self, name: str) -> None:
+        """Put each consumer of ``name`` on the version it resolves to (what the lock records)."""
+        resolved: dict[Version, dict[str, str]] = {}
+        for req in self._requirements.values():
+            if req.contract == name:
+                best = self._resolve(req)
+                if best is not None:
+                    resolved.setdefault(best, {})[req.hive] = req.versions
+        for entry in self._lock.versions(name):
+            consumers = resolved.get(entry.version, {})
+            if dict(entry.consumers) != consumers:
+                self._lock.put(replace(entry, consumers=consumers))
+
+    def _clean_leftovers(self) -> None:
+        """Staging trees of unfinished proposals and files of decided approvals are garbage after a restart."""
+        shutil.rmtree(self.state_dir / "staging", ignore_errors=True)
+        pending = self.state_dir / "pending"
+        if pending.is_dir():
+            for child in pending.iterdir():
+                approval = self._approvals.get(child.name)
+                if approval is None or approval.status != "pending":
+                    shutil.rmtree(child, ignore_errors=True)
+
+
+_APPLY: dict[str, Callable[[RootHive, dict[str, Any], Frame, bool], None]] = {
+    "hive_registered": RootHive._apply_registered,
+    "requirement_declared": RootHive._apply_requirement,
+    "need_announced": RootHive._apply_announced,
+    "proposal_received": RootHive._apply_received,
+    "pending_approval": RootHive._apply_pending,
+    "approval_decided": RootHive._apply_decided,
+    "contract_ready": RootHive._apply_ready,
+    "need_awarded": RootHive._apply_awarded,
+}
+
+
+# ------------------------------------------------------------------------------------------------ files
+def _clean_files(files: Mapping[str, bytes]) -> dict[str, bytes]:
+    """Check a proposal's file map: relative POSIX paths inside the directory, bytes, a manifest, limits."""
+    if not isinstance(files, Mapping) or not files:
+        raise InputError("a proposal needs the contract directory's files", code="proposal.no_files",
+                         hint="send {relative path: bytes}, including contract.yaml")
+    if len(files) > MAX_FILES:
+        raise InputError(f"{len(files)} files; a contract has at most {MAX_FILES}", code="proposal.too_many_files")
+    out: dict[str, bytes] = {}
+    total = 0
+    for name, content in files.items():
+        where = Location(file=str(name))
+        path = PurePosixPath(name) if isinstance(name, str) else None
+        if (path is None or not name or name.startswith("/") or "\\" in name or "\0" in name
+                or any(part in ("", ".", "..") for part in name.split("/")) or len(name) > 255):
+            raise InputError(f"{name!r} is not a relative path inside the contract directory",
+                             code="proposal.bad_path", location=where,
+                             hint="use relative POSIX paths like schemas/order.json, without '..'")
+        if not isinstance(content, bytes | bytearray):
+            raise InputError(f"the content of {name} must be bytes", code="proposal.bad_content", location=where)
+        total += len(content)
+        out[name] = bytes(content)
+    if total > MAX_BYTES:
+        raise InputError(f"the proposal holds {total} bytes; the limit is {MAX_BYTES}", code="proposal.too_large")
+    if "contract.yaml" not in out:
+        raise InputError("the proposal has no contract.yaml", code="proposal.no_manifest",
+                         hint="send the whole contract directory, with its contract.yaml at the top")
+    names = set(out)
+    for name in out:  # a file and a directory of the same name cannot both exist on disk
+        parts = name.split("/")
+        for i in range(1, len(parts)):
+            if "/".join(parts[:i]) in names:
+                raise InputError(f"{'/'.join(parts[:i])} is both a file and a directory", code="proposal.bad_path",
+                                 location=Location(file=name))
+    return out
+
+
+def _write_tree(directory: Path, files: Mapping[str, bytes], *, sync: bool) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    dirs = {directory}
+    for name, content in files.items():
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        dirs.add(path.parent)
+        with open(path, "wb") as handle:
+            handle.write(content)
+            if sync:
+                handle.flush()
+                os.fsync(handle.fileno())
+    if sync:
+        for d in sorted(dirs, key=lambda p: len(p.parts), reverse=True):
+            fsync_directory(d)
+        fsync_directory(directory.parent)
+
+
+def _read_tree(directory: Path) -> dict[str, bytes]:
+    from ._lock import directory_files
+
+    return directory_files(directory)
+
+
+def _relocate(problem: Problem, staging: Path) -> Problem:
+    """Name files relative to the proposal, not to the root's private staging directory."""
+    file = problem.location.file
+    if file and file.startswith(str(staging)):
+        rel = file[len(str(staging)):].lstrip("/") or "."
+        return replace(problem, location=replace(problem.location, file=rel))
+    return problem
+
+
+def _peek(files: Mapping[str, bytes]) -> tuple[str, Version]:
+    """Best-effort name and version of a contract that does not lint (for the verdict frame)."""
+    name, version = "", Version(0, 0, 0)
+    for line in files.get("contract.yaml", b"").decode("utf-8", "replace").splitlines():
+        key, _, value = line.partition(":")
+        value = value.strip().strip("'\"")
+        if key == "contract":
+            name = value
+        elif key == "version":
+            with contextlib.suppress(ValueError):
+                version = Version.parse(value)
+    return name, version

@@ -1,0 +1,224 @@
+"""The lock, ``contracts.lock``: every accepted contract version with its content hash, provider and consumers.
+
+    >>> lock = Lock.load(Path("."))                     # doctest: +SKIP
+    >>> lock.get("orders", Version.parse("1.1.0")).hash  # doctest: +SKIP
+    'sha256:3f0c...'
+    >>> [p.code for p in lock.verify(Path("."))]          # doctest: +SKIP
+    []
+
+The file is JSON with sorted keys and entries sorted by name and version, so it diffs well in review and
+two roots that accepted the same versions write the same bytes. It is written atomically (temporary file,
+fsync, rename, fsync of the directory): a crash leaves the old lock or the new one, never half of each.
+
+The hash covers the contract directory's files, sorted by relative POSIX path; each contributes its path, its
+length and its bytes, with separators, so no two different directories hash alike by moving bytes between
+names and contents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .._source import SourceDocument, parse_document
+from ..errors import InputError, Location, Problem
+from ..semver import Version
+
+__all__ = ["LOCK_FILE", "LOCK_FORMAT", "Lock", "LockEntry", "contract_hash", "directory_files", "write_atomic"]
+
+LOCK_FILE = "contracts.lock"
+LOCK_FORMAT = 1
+
+
+def contract_hash(files: Mapping[str, bytes] | Path) -> str:
+    """``"sha256:<hex>"`` of a contract's files (``{relative posix path: bytes}``) or of a directory.
+
+    >>> contract_hash({"contract.yaml": b"contract: x"}) == contract_hash({"contract.yaml": b"contract: x"})
+    True
+    """
+    if isinstance(files, Path):
+        files = directory_files(files)
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        content = files[name]
+        digest.update(name.encode("utf-8") + b"\0" + str(len(content)).encode("ascii") + b"\0")
+        digest.update(content)
+    return "sha256:" + digest.hexdigest()
+
+
+def directory_files(directory: Path) -> dict[str, bytes]:
+    """Every file under ``directory`` by relative POSIX path. A symbolic link counts as its target's path,
+    so replacing a file with a link to identical bytes still changes the hash."""
+    out: dict[str, bytes] = {}
+    for current, dirs, names in os.walk(directory):
+        dirs.sort()
+        base = Path(current)
+        for name in (*names, *(d for d in dirs if (base / d).is_symlink())):
+            path = base / name
+            rel = path.relative_to(directory).as_posix()
+            out[rel] = (b"symlink:" + os.readlink(path).encode()) if path.is_symlink() else path.read_bytes()
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class LockEntry:
+    """One accepted contract version: ``LockEntry("orders", Version.parse("1.1.0"), "sha256:...", "backend")``."""
+
+    name: str
+    version: Version
+    hash: str
+    provider: str
+    #: hive -> the version range it declared, for the consumers this version currently serves.
+    consumers: Mapping[str, str] = field(default_factory=dict)
+
+    def directory(self, workspace_root: Path) -> Path:
+        return workspace_root / "contracts" / self.name / str(self.version)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "version": str(self.version), "hash": self.hash, "provider": self.provider,
+                "consumers": dict(sorted(self.consumers.items()))}
+
+
+class Lock:
+    """The accepted versions, by ``(name, version)``. Load with :meth:`load`, write with :meth:`save`."""
+
+    def __init__(self, entries: Mapping[tuple[str, Version], LockEntry] | None = None) -> None:
+        self._entries: dict[tuple[str, Version], LockEntry] = dict(entries or {})
+
+    @classmethod
+    def load(cls, path: Path) -> Lock:
+        """Read ``path`` (the lock file, or a workspace directory holding ``contracts.lock``).
+
+        A missing file is an empty lock; a malformed one raises :class:`InputError` with file, line and pointer.
+        """
+        path = _lock_path(path)
+        if not path.exists():
+            return cls()
+        document = _load_json(path)
+        data = document.data
+
+        def bad(pointer: str, message: str) -> InputError:
+            return InputError(f"{path.name} is not a valid lock: {message}", code="lock.invalid",
+                              location=document.location(pointer),
+                              hint="restore it from version control; the root rewrites it on the next acceptance")
+
+        if not isinstance(data, dict) or data.get("format") != LOCK_FORMAT or not isinstance(data.get("entries"), list):
+            raise bad("", f'expected {{"format": {LOCK_FORMAT}, "entries": [...]}}')
+        entries: dict[tuple[str, Version], LockEntry] = {}
+        for index, raw in enumerate(data["entries"]):
+            entry = _entry(raw, lambda message, i=index: bad(f"/entries/{i}", message))
+            entries[(entry.name, entry.version)] = entry
+        return cls(entries)
+
+    def save(self, path: Path) -> None:
+        """Write atomically (temp file + fsync + rename + directory fsync)."""
+        write_atomic(_lock_path(path), self.dumps().encode("utf-8"))
+
+    def dumps(self) -> str:
+        payload = {"format": LOCK_FORMAT, "entries": [e.to_dict() for e in self]}
+        return json.dumps(payload, indent=2, sort_keys=True) + "\n"
+
+    def __iter__(self) -> Iterator[LockEntry]:
+        return iter(sorted(self._entries.values(), key=lambda e: (e.name, e.version)))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Lock) and self._entries == other._entries
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def get(self, name: str, version: Version) -> LockEntry | None:
+        return self._entries.get((name, version))
+
+    def put(self, entry: LockEntry) -> None:
+        self._entries[(entry.name, entry.version)] = entry
+
+    def versions(self, name: str) -> list[LockEntry]:
+        """The accepted versions of ``name``, oldest first."""
+        return sorted((e for e in self._entries.values() if e.name == name), key=lambda e: e.version)
+
+    def names(self) -> list[str]:
+        return sorted({name for name, _ in self._entries})
+
+    def verify(self, workspace_root: Path) -> list[Problem]:
+        """A ``lock.tampered`` (or ``lock.missing``) problem per entry whose directory no longer matches its hash.
+
+        >>> Lock.load(Path(".")).verify(Path("."))  # doctest: +SKIP
+        []
+        """
+        problems: list[Problem] = []
+        for entry in self:
+            directory = entry.directory(workspace_root)
+            where = Location(file=str(directory))
+            if not directory.is_dir():
+                problems.append(Problem("lock.missing", f"{entry.name} {entry.version} is in the lock but its "
+                                        "directory is gone", where,
+                                        "restore the directory from version control; accepted versions are immutable"))
+                continue
+            actual = contract_hash(directory)
+            if actual != entry.hash:
+                problems.append(Problem("lock.tampered", f"{entry.name} {entry.version} was changed after it was "
+                                        f"accepted: its files hash to {actual}, the lock says {entry.hash}", where,
+                                        "restore the accepted files from version control and propose a new "
+                                        "version instead; accepted versions are immutable"))
+        return problems
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so a crash leaves either the old or the new content."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    fsync_directory(path.parent)
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make a rename or a new entry in ``directory`` durable."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _lock_path(path: Path) -> Path:
+    return path / LOCK_FILE if path.is_dir() else path
+
+
+def _load_json(path: Path) -> SourceDocument:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}", code="lock.unreadable",
+                         location=Location(file=str(path))) from exc
+    # parse_document picks its parser by suffix; the lock is JSON whatever its name says.
+    document = parse_document(raw, path.with_name(path.name + ".json"))
+    document.path = path
+    return document
+
+
+def _entry(raw: object, fail: Callable[[str], InputError]) -> LockEntry:
+    if not isinstance(raw, dict):
+        raise fail("an entry must be an object")
+    for key in ("name", "version", "hash", "provider"):
+        if not isinstance(raw.get(key), str):
+            raise fail(f"entry needs a string {key!r}")
+    consumers = raw.get("consumers", {})
+    if not isinstance(consumers, dict) or not all(isinstance(v, str) for v in consumers.values()):
+        raise fail("consumers must map hive names to version ranges")
+    try:
+        version = Version.parse(raw["version"])
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    if not raw["hash"].startswith("sha256:"):
+        raise fail("hash must look like sha256:<hex>")
+    return LockEntry(raw["name"], version, raw["hash"], raw["provider"], dict(consumers))
