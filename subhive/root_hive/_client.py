@@ -84,12 +84,21 @@ ERROR_OF: dict[grpc.StatusCode, type[SubhiveError]] = {
 class RootClient:
     """An async client of one root hive, authenticated with one token (a hive's, or the admin's)."""
 
-    def __init__(self, address: str, token: str | None = None, *, timeout: float = 30.0) -> None:
+    def __init__(self, address: str, token: str | None = None, *, timeout: float = 30.0,
+                 _channel: grpc.aio.Channel | None = None) -> None:
         self.address = address
         self._token = token
         self._timeout = timeout
-        self._channel = grpc.aio.insecure_channel(address)
+        self._owns_channel = _channel is None
+        self._channel = _channel or grpc.aio.insecure_channel(address)
         self._stub = pb_grpc.RootHiveStub(self._channel)
+
+    def with_token(self, token: str) -> RootClient:
+        """A client for another caller on the same connection (closing it leaves the connection open).
+
+        >>> backend = admin.with_token(registration.token)  # doctest: +SKIP
+        """
+        return RootClient(self.address, token, timeout=self._timeout, _channel=self._channel)
 
     async def __aenter__(self) -> RootClient:
         return self
@@ -98,7 +107,8 @@ class RootClient:
         await self.close()
 
     async def close(self) -> None:
-        await self._channel.close()
+        if self._owns_channel:
+            await self._channel.close()
 
     def _metadata(self) -> tuple[tuple[str, str], ...]:
         return (("authorization", f"Bearer {self._token}"),) if self._token else ()

@@ -150,14 +150,17 @@ class _Engine:
     def __init__(self, root: RootHive) -> None:
         self.root = root
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="subhive-root")
-        self._published = 0
+        self._fresh: list[Frame] = []  # frames committed by the running job (filled on the engine thread)
         self.window: _FrameWindow | None = None
 
     async def start(self) -> None:
-        frames = await self._run(lambda: self.root.frames_since(0))
-        self._published = frames[-1].seq if frames else 0
-        self.window = _FrameWindow(self._published)
-        self.window.publish([_frame_pb(f) for f in frames[-_WINDOW:]])
+        def tail() -> list[Frame]:
+            self.root.add_listener(self._fresh.append)
+            return self.root.frames_since(max(0, self.root.last_seq - _WINDOW))
+
+        frames = await self._run(tail)
+        self.window = _FrameWindow(frames[0].seq - 1 if frames else 0)
+        self.window.publish([_frame_pb(f) for f in frames])
 
     async def _run(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
@@ -172,9 +175,7 @@ class _Engine:
                 result = fn()
             except BaseException as exc:  # re-raised on the loop once the frames are out
                 error = exc
-            fresh = self.root.frames_since(self._published)
-            if fresh:
-                self._published = fresh[-1].seq
+            fresh, self._fresh[:] = list(self._fresh), []
             return result, error, [_frame_pb(f) for f in fresh]
 
         result, error, fresh = await self._run(job)
@@ -308,7 +309,13 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
 
     async def WatchEvents(self, request: pb.WatchEventsRequest,
                           context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[pb.Frame]:
-        await self._do(context, lambda _: None)  # authenticate once, at the start of the stream
+        def check_token(_: Caller) -> None:  # authenticate once, at the start of the stream
+            if request.after > self.root.last_seq:
+                raise Conflict(f"resume token {request.after} is ahead of the log (last frame "
+                               f"{self.root.last_seq}): this root has a different history",
+                               code="frames.token_ahead", hint="resume from 0")
+
+        await self._do(context, check_token)
         window = self._engine.window
         assert window is not None  # set by RootServer.start before the server listens
         cursor = request.after
@@ -334,7 +341,7 @@ def _token_or_empty(context: grpc.aio.ServicerContext[Any, Any]) -> str:
 def _require_admin(caller: Caller, what: str) -> None:
     if not caller.admin:
         raise PermissionDenied(f"hive {caller.name!r} may not {what}: that is for humans, with the admin token",
-                               code="auth.admin_only", hint="use the admin token from .subhive/root/admin.token")
+                               code="auth.not_admin", hint="use the admin token from .subhive/root/admin.token")
 
 
 def _acting_hive(caller: Caller, on_behalf_of: str) -> str:
