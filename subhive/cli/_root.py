@@ -117,7 +117,10 @@ def root_command(
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         if fmt is Format.json:
-            print_json({"address": server.address, "pid": os.getpid(), "admin_token_file": str(ws / ADMIN_TOKEN_FILE)})
+            # One line, so a supervisor reads the address before the stream of nothing that follows.
+            sys.stdout.write(json.dumps({"address": server.address, "pid": os.getpid(),
+                                         "admin_token_file": str(ws / ADMIN_TOKEN_FILE)}) + "\n")
+            sys.stdout.flush()
         else:
             sys.stdout.write(f"root hive listening on {server.address}\n")
             sys.stdout.flush()
