@@ -97,11 +97,13 @@ def test_missing_file_and_mixed_kinds_exit_2(capsys: pytest.CaptureFixture[str],
     schema = tmp_path / "a.json"
     schema.write_text("{}")
     code, _, err = run(capsys, "schema", "diff", str(schema), str(tmp_path / "missing.json"))
-    assert code == 2 and "file not found" in err
+    assert code == 2
+    assert "file not found" in err
     proto = tmp_path / "a.proto"
     proto.write_text('syntax = "proto3";\n')
     code, _, err = run(capsys, "schema", "diff", str(schema), str(proto))
-    assert code == 2 and "protobuf" in err
+    assert code == 2
+    assert "protobuf" in err
 
 
 def test_errors_in_json_mode_are_json_on_stdout(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -116,7 +118,8 @@ def test_contract_lint_example_contracts_is_clean(capsys: pytest.CaptureFixture[
     code, out, _ = run(capsys, "contract", "lint", str(REPO / "contracts"), "--format", "json")
     assert code == 0
     result = json.loads(out)
-    assert result["ok"] is True and result["problems"] == []
+    assert result["ok"] is True
+    assert result["problems"] == []
     assert {(c["name"], c["version"]) for c in result["contracts"]} >= {
         ("orders", "1.0.0"), ("orders", "1.1.0"), ("orders", "2.0.0"), ("inventory", "1.0.0")}
 
@@ -148,7 +151,8 @@ def test_contract_check_refuses_a_hidden_break(capsys: pytest.CaptureFixture[str
     assert code == 1
     result = json.loads(out)  # one JSON document, even though the check failed
     assert result["semver_ok"] is False
-    assert result["required_bump"] == "major" and result["actual_bump"] == "minor"
+    assert result["required_bump"] == "major"
+    assert result["actual_bump"] == "minor"
     assert result["suggested_version"] == "2.0.0"
     assert [(o["part"], o["code"], o["path"]) for o in result["offending"]] == [
         ("contract", "operation.removed", "/operations/get_order")]

@@ -33,14 +33,15 @@ def versions(tmp_path: Path, new_version: str, *, old_version: str = "1.0.0",
     return old, new
 
 
-def check(old: Path, new: Path):  # noqa: ANN201 - the ContractCheck under test
+def check(old: Path, new: Path):
     return check_contract(load_contract(new), load_contract(old))
 
 
 def test_identical_content_needs_no_bump_but_a_new_version_is_still_newer(tmp_path: Path) -> None:
     result = check(*versions(tmp_path, "1.0.1"))
     assert result.required_bump is Bump.NONE
-    assert result.compatible and result.semver_ok
+    assert result.compatible
+    assert result.semver_ok
 
 
 def test_republishing_the_same_version_with_changes_is_refused(tmp_path: Path) -> None:
@@ -67,7 +68,8 @@ def test_request_shrink_breaks_and_needs_a_major_bump(tmp_path: Path) -> None:
     narrowed["properties"]["qty"]["maximum"] = 10  # requests with qty 11 were valid before
     result = check(*versions(tmp_path, "1.1.0", in_json=narrowed))
     assert not result.compatible
-    assert result.required_bump is Bump.MAJOR and not result.semver_ok
+    assert result.required_bump is Bump.MAJOR
+    assert not result.semver_ok
     assert {part for part, _ in result.breaking} == {"operations.place_order.input"}
     assert check(*versions(tmp_path / "major", "2.0.0", in_json=narrowed)).semver_ok
 
@@ -76,12 +78,14 @@ def test_reply_shrink_is_additive_but_reply_growth_breaks(tmp_path: Path) -> Non
     shrunk = copy.deepcopy(BASE_FILES["event.json"])
     shrunk["properties"]["state"]["enum"] = ["new"]  # old consumers still understand every event
     result = check(*versions(tmp_path / "shrink", "1.1.0", event_json=shrunk))
-    assert result.compatible and result.required_bump is Bump.MINOR
+    assert result.compatible
+    assert result.required_bump is Bump.MINOR
 
     grown = copy.deepcopy(BASE_FILES["event.json"])
     grown["properties"]["state"]["enum"] = ["new", "paid", "refunded"]  # old consumers reject "refunded"
     result = check(*versions(tmp_path / "grow", "1.1.0", event_json=grown))
-    assert not result.compatible and result.required_bump is Bump.MAJOR
+    assert not result.compatible
+    assert result.required_bump is Bump.MAJOR
     assert {part for part, _ in result.breaking} == {"events.order_placed.payload"}
 
 
@@ -106,7 +110,9 @@ def test_adding_an_operation_is_additive(tmp_path: Path) -> None:
     manifest = orders_manifest("1.1.0")
     manifest["operations"]["cancel_order"] = {"description": "Cancel.", "input": "out.json", "output": "out.json"}
     result = check(*versions(tmp_path, "1.1.0", manifest=manifest))
-    assert result.compatible and result.required_bump is Bump.MINOR and result.semver_ok
+    assert result.compatible
+    assert result.required_bump is Bump.MINOR
+    assert result.semver_ok
 
 
 def test_pre_1_0_breaking_change_needs_a_minor_bump(tmp_path: Path) -> None:
@@ -130,9 +136,12 @@ def test_different_contracts_cannot_be_compared(tmp_path: Path) -> None:
 def test_example_contracts_in_the_repository() -> None:
     contracts = REPO / "contracts" / "orders"
     minor = check(contracts / "1.0.0", contracts / "1.1.0")
-    assert minor.compatible and minor.required_bump is Bump.MINOR and minor.semver_ok
+    assert minor.compatible
+    assert minor.required_bump is Bump.MINOR
+    assert minor.semver_ok
     major = check(contracts / "1.1.0", contracts / "2.0.0")
-    assert major.required_bump is Bump.MAJOR and major.semver_ok
+    assert major.required_bump is Bump.MAJOR
+    assert major.semver_ok
     broken_parts = {part for part, _ in major.breaking}
     assert broken_parts == {"operations.place_order.input", "operations.get_order.output",
                             "events.order_placed.payload"}
