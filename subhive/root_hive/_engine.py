@@ -54,7 +54,7 @@ from ._model import (
     VersionInfo,
 )
 
-__all__ = ["RootHive"]
+__all__ = ["Frame", "RootHive"]
 
 ROOT = "root"
 STATE_DIR = Path(".subhive") / "root"
