@@ -22,6 +22,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from .._source import SourceDocument, parse_document
@@ -110,7 +111,7 @@ class Lock:
             raise bad("", f'expected {{"format": {LOCK_FORMAT}, "entries": [...]}}')
         entries: dict[tuple[str, Version], LockEntry] = {}
         for index, raw in enumerate(data["entries"]):
-            entry = _entry(raw, lambda message, i=index: bad(f"/entries/{i}", message))
+            entry = _entry(raw, partial(bad, f"/entries/{index}"))
             entries[(entry.name, entry.version)] = entry
         return cls(entries)
 
