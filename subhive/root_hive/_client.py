@@ -123,7 +123,8 @@ class RootClient:
         """True when the root answers the standard gRPC health check with SERVING."""
         stub = health_pb2_grpc.HealthStub(self._channel)
         try:
-            reply = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=timeout)
+            # grpc_health ships no typed stub for its generated client
+            reply = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=timeout)  # type: ignore[attr-defined]
         except grpc.aio.AioRpcError:
             return False
         return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
