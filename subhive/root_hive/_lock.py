@@ -89,6 +89,11 @@ class Lock:
 
     def __init__(self, entries: Mapping[tuple[str, Version], LockEntry] | None = None) -> None:
         self._entries: dict[tuple[str, Version], LockEntry] = dict(entries or {})
+        self._rendered: dict[int, tuple[LockEntry, str]] = {}
+        self._order: list[LockEntry] | None = None
+        self._by_name: dict[str, dict[Version, LockEntry]] = {}
+        for entry in self._entries.values():
+            self._by_name.setdefault(entry.name, {})[entry.version] = entry
 
     @classmethod
     def load(cls, path: Path) -> Lock:
@@ -120,11 +125,24 @@ class Lock:
         write_atomic(_lock_path(path), self.dumps().encode("utf-8"))
 
     def dumps(self) -> str:
-        payload = {"format": LOCK_FORMAT, "entries": [e.to_dict() for e in self]}
-        return json.dumps(payload, indent=2, sort_keys=True) + "\n"
+        """The file's text: sorted keys, one line per entry (a review diff shows one line per version)."""
+        lines = ",\n".join("    " + self._line(e) for e in self)
+        body = f"[\n{lines}\n  ]" if lines else "[]"
+        return f'{{\n  "entries": {body},\n  "format": {LOCK_FORMAT}\n}}\n'
+
+    def _line(self, entry: LockEntry) -> str:
+        # The lock is rewritten on every acceptance; rendering only changed entries keeps that O(changes).
+        # Keyed by identity (entries are immutable and replaced, never changed): cheaper than hashing versions.
+        cached = self._rendered.get(id(entry))
+        if cached is None or cached[0] is not entry:
+            cached = (entry, json.dumps(entry.to_dict(), sort_keys=True, ensure_ascii=False))
+            self._rendered[id(entry)] = cached
+        return cached[1]
 
     def __iter__(self) -> Iterator[LockEntry]:
-        return iter(sorted(self._entries.values(), key=lambda e: (e.name, e.version)))
+        if self._order is None:
+            self._order = sorted(self._entries.values(), key=lambda e: (e.name, e.version))
+        return iter(self._order)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -138,14 +156,19 @@ class Lock:
         return self._entries.get((name, version))
 
     def put(self, entry: LockEntry) -> None:
+        old = self._entries.get((entry.name, entry.version))
+        if old is not None:
+            self._rendered.pop(id(old), None)
         self._entries[(entry.name, entry.version)] = entry
+        self._by_name.setdefault(entry.name, {})[entry.version] = entry
+        self._order = None
 
     def versions(self, name: str) -> list[LockEntry]:
         """The accepted versions of ``name``, oldest first."""
-        return sorted((e for e in self._entries.values() if e.name == name), key=lambda e: e.version)
+        return sorted(self._by_name.get(name, {}).values(), key=lambda e: e.version)
 
     def names(self) -> list[str]:
-        return sorted({name for name, _ in self._entries})
+        return sorted(self._by_name)
 
     def verify(self, workspace_root: Path) -> list[Problem]:
         """A ``lock.tampered`` (or ``lock.missing``) problem per entry whose directory no longer matches its hash.
