@@ -16,8 +16,16 @@ import yaml
 
 from .errors import InputError, Location
 
-__all__ = ["MAX_DOCUMENT_BYTES", "SourceDocument", "escape_pointer_token", "join_pointer", "load_document",
-           "parse_document"]
+__all__ = [
+    "MAX_DOCUMENT_BYTES",
+    "SourceDocument",
+    "escape_pointer_token",
+    "join_pointer",
+    "load_document",
+    "nearest_line",
+    "parse_document",
+    "read_source",
+]
 
 #: Larger schema or manifest files are refused: real contracts are kilobytes, and a runaway file would
 #: otherwise stall lint and every validator compiled from it.
@@ -50,13 +58,7 @@ class SourceDocument:
 
     def line_of(self, pointer: str) -> int | None:
         """The 1-based line where the value at ``pointer`` starts, or of its nearest known ancestor."""
-        lines = self._pointer_lines
-        while True:
-            if pointer in lines:
-                return lines[pointer]
-            if not pointer:
-                return None
-            pointer = pointer.rsplit("/", 1)[0]
+        return nearest_line(self._pointer_lines, pointer)
 
     def location(self, pointer: str) -> Location:
         return Location(file=str(self.path), line=self.line_of(pointer), pointer=pointer)
@@ -79,6 +81,12 @@ class SourceDocument:
 def load_document(path: str | Path) -> SourceDocument:
     """Read and parse a ``.json``, ``.yaml`` or ``.yml`` file; raise :class:`InputError` naming what is wrong."""
     path = Path(path)
+    return parse_document(read_source(path, split_hint="split the schema into smaller files joined by relative $ref"),
+                          path)
+
+
+def read_source(path: Path, *, split_hint: str) -> bytes:
+    """The bytes of a source file, refusing missing, special, unreadable and oversized files with a clear error."""
     where = Location(file=str(path))
     if not path.exists():
         raise InputError("file not found", code="input.not_found", location=where,
@@ -88,13 +96,21 @@ def load_document(path: str | Path) -> SourceDocument:
     size = path.stat().st_size
     if size > MAX_DOCUMENT_BYTES:
         raise InputError(f"file is {size / 1e6:.1f} MB, over the {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB limit",
-                         code="input.too_large", location=where,
-                         hint="split the schema into smaller files joined by relative $ref")
+                         code="input.too_large", location=where, hint=split_hint)
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", code="input.unreadable", location=where) from exc
-    return parse_document(raw, path)
+
+
+def nearest_line(lines: dict[str, int], pointer: str) -> int | None:
+    """The line recorded for ``pointer``, or for its nearest ancestor that has one."""
+    while True:
+        if pointer in lines:
+            return lines[pointer]
+        if not pointer:
+            return None
+        pointer = pointer.rsplit("/", 1)[0]
 
 
 def parse_document(raw: bytes, path: Path) -> SourceDocument:

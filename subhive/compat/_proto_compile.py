@@ -24,7 +24,7 @@ from pathlib import Path
 from google.protobuf import descriptor_pb2
 from grpc_tools import protoc
 
-from .._source import MAX_DOCUMENT_BYTES
+from .._source import read_source
 from ..errors import ContractInvalid, InputError, Location, Problem
 
 __all__ = ["compile_proto", "compile_proto_bytes"]
@@ -87,19 +87,7 @@ def compile_proto_bytes(path: str | Path, *, include_dirs: Sequence[str | Path] 
 
 def _check_source(path: Path) -> None:
     where = Location(file=str(path))
-    if not path.exists():
-        raise InputError("file not found", code="input.not_found", location=where,
-                         hint="check the path; it is resolved from the current directory")
-    if not path.is_file():
-        raise InputError("not a regular file", code="input.not_a_file", location=where)
-    size = path.stat().st_size
-    if size > MAX_DOCUMENT_BYTES:
-        raise InputError(f"file is {size / 1e6:.1f} MB, over the {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB limit",
-                         code="input.too_large", location=where, hint="split it into files joined by imports")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", code="input.unreadable", location=where) from exc
+    raw = read_source(path, split_hint="split it into files joined by imports")
     if b"\x00" in raw:
         raise InputError("file is binary, not protobuf source text", code="input.binary", location=where,
                          hint="pass the .proto source, not a compiled descriptor")

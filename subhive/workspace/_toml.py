@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .._source import join_pointer
+from .._source import join_pointer, nearest_line
 from ..errors import InputError, Location
 
 __all__ = ["TomlDocument", "read_toml", "toml_key", "toml_string"]
@@ -38,12 +38,7 @@ class TomlDocument:
 
     def line_of(self, pointer: str) -> int | None:
         """The 1-based line of the key at ``pointer``, or of its nearest known ancestor."""
-        while True:
-            if pointer in self._lines:
-                return self._lines[pointer]
-            if not pointer:
-                return None
-            pointer = pointer.rsplit("/", 1)[0]
+        return nearest_line(self._lines, pointer)
 
     def location(self, pointer: str) -> Location:
         return Location(file=str(self.path), line=self.line_of(pointer), pointer=pointer)
