@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._js_arrays import is_evaluation_neutral
 from ._js_docs import Node, Unresolved
 from ._js_pair import TRUE_NODE, Facts, Pair, Vacuous
 from ._js_scalar import diff_bound, show
@@ -421,8 +422,6 @@ _VALIDITY_ONLY = ("type.", "enum.", "const.", "minimum.", "maximum.", "exclusive
 
 def check_unevaluated(p: Pair) -> None:
     """unevaluatedProperties next to applicators: sound only when nothing that evaluates changed."""
-    from ._js_arrays import is_evaluation_neutral
-
     if "unevaluatedProperties" not in p.keys or p.exact_unevaluated:
         return  # absent, or already compared exactly by diff_objects
     co, cn = _complex(p.ok), _complex(p.nk)
