@@ -24,22 +24,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import functools
 import hashlib
 import hmac
 import os
 import re
 import secrets
 import shutil
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
 from ..compat.contract_check import ContractCheck, check_contract
 from ..contract import Contract, load_contract
 from ..errors import ContractInvalid, InputError, Location, Problem, SubhiveError
 from ..semver import Bump, Version
 from ..workspace import Kind, VersionRange, check_hive_name, open_workspace
+from ._durable import Barrier
 from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
 from ._features import check_feature_names, missing_features
 from ._lock import Lock, LockEntry, contract_hash, fsync_directory
@@ -64,6 +67,18 @@ MAX_BYTES = 8 * 1024 * 1024
 _CONTRACT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
 
 Record = tuple[str, dict[str, Any], dict[str, Any]]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _batched(method: F) -> F:
+    """Run a public method that changes state inside :meth:`RootHive.batch` (joining an open batch)."""
+
+    @functools.wraps(method)
+    def wrapper(self: RootHive, *args: Any, **kwargs: Any) -> Any:
+        with self.batch():
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +148,12 @@ class RootHive:
         self._listeners: list[Callable[[Frame], None]] = []
         self._log: EventLog | None = None
         self._admin_sha = ""
+        # Group commit (see batch()): what the open batch must make durable, then announce, then clean.
+        self._batch_depth = 0
+        self._barrier = Barrier(workspace_root)
+        self._unannounced: list[Frame] = []
+        self._lock_dirty = False
+        self._after_commit: list[Callable[[], None]] = []
 
     # ----------------------------------------------------------------------------------------- lifecycle
     @classmethod
@@ -177,6 +198,64 @@ class RootHive:
         """Close the log. Everything acknowledged is already on disk; close only releases the file."""
         if self._log is not None:
             self._log.close()
+            self._log = None
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group commit: calls inside share one barrier for their files and one fsync of the log.
+
+        >>> with root.batch():                                  # doctest: +SKIP
+        ...     outcomes = [root.propose(h, files) for h, files in queue]
+        >>> # only now are the outcomes durable: acknowledge them to their callers
+
+        Each call still sees the state left by the calls before it. At the end of the outermost batch the
+        files the calls wrote (published contracts, pending approvals) are made durable, then the log records
+        are written and fsynced, then watchers get the frames and the lock (derived state) is rewritten once.
+        A result obtained inside a batch must not be acknowledged before the batch has ended without error:
+        if the flush fails, the engine closes itself (memory is ahead of disk) and must be opened again.
+        Every public method that changes state runs in a batch of its own when called outside one.
+        """
+        self._batch_depth += 1
+        try:
+            yield
+        finally:
+            self._batch_depth -= 1
+            if self._batch_depth == 0:
+                self._flush()
+
+    def _flush(self) -> None:
+        log = self._log
+        if log is None:
+            return
+        if log.staged or not self._barrier.empty:
+            try:
+                self._barrier.flush()  # files first: a durable record never names files that are not
+                log.sync()
+            except BaseException:
+                self._fail()
+                raise
+        frames, self._unannounced = self._unannounced, []
+        for loop, queue in list(self._subscribers):
+            for frame in frames:
+                with contextlib.suppress(RuntimeError):  # the watcher's loop has closed
+                    loop.call_soon_threadsafe(queue.put_nowait, frame)
+        for callback in list(self._listeners):
+            for frame in frames:
+                callback(frame)
+        if self._lock_dirty:
+            # Derived state: rewritten after the records it comes from, once per batch (O(entries) per write).
+            self._lock_dirty = False
+            self._lock.save(self.workspace_root)
+        after, self._after_commit = self._after_commit, []
+        for cleanup in after:
+            cleanup()
+
+    def _fail(self) -> None:
+        """A flush failed: state in memory holds records the disk may not; refuse further calls."""
+        self._unannounced, self._after_commit, self._lock_dirty = [], [], False
+        if self._log is not None:
+            with contextlib.suppress(OSError):
+                self._log.close()
             self._log = None
 
     def __enter__(self) -> RootHive:
@@ -236,6 +315,7 @@ class RootHive:
                               hint="use the token in .subhive/root/admin.token")
 
     # -------------------------------------------------------------------------------------- registration
+    @_batched
     def register_hive(self, name: str, *, kind: str = "custom", parent: str = ROOT,
                       rotate: bool = False) -> Registration:
         """Register ``name`` and return its token (shown once). ``rotate=True`` replaces an existing token.
@@ -282,6 +362,7 @@ class RootHive:
                            hint="register it first (RegisterHive / subhive root register)")
 
     # -------------------------------------------------------------------------------------- requirements
+    @_batched
     def declare_requirement(self, hive: str, contract: str, versions: str, *, operations: Sequence[str] = (),
                             fields: Sequence[str] = ()) -> RequirementOutcome:
         """Record what ``hive`` needs; announce an open need (Contract Net) when no accepted version meets it.
@@ -342,6 +423,7 @@ class RootHive:
         return self._contracts[key]
 
     # ----------------------------------------------------------------------------------------- proposals
+    @_batched
     def propose(self, hive: str, files: Mapping[str, bytes], *,
                 announcement_id: str | None = None) -> ProposalOutcome:
         """Judge a contract version proposed by ``hive``; see the module docstring for the rules.
@@ -361,7 +443,7 @@ class RootHive:
         self._proposals += 1
         pid = f"p-{self._proposals}"
         staging = self.state_dir / "staging" / pid
-        _write_tree(staging, clean, sync=False)
+        _write_tree(staging, clean)
         try:
             return self._judge(_Proposal(hive, pid, contract_hash(clean), announcement_id), staging, clean)
         finally:
@@ -497,8 +579,7 @@ class RootHive:
 
     def _hold(self, p: _Proposal, contract: Contract, check: dict[str, Any] | None, *, reason: str,
               message: str) -> ProposalOutcome:
-        pending_dir = self.state_dir / "pending" / p.id
-        _write_tree(pending_dir, _read_tree(contract.directory), sync=True)
+        self._move(contract.directory, self.state_dir / "pending" / p.id)  # the staging tree, written once
         approval = {"approval_id": p.id, "contract": p.name, "version": str(p.version), "proposer": p.hive,
                     "reason": reason, "message": message, "hash": p.digest, "check": check,
                     "announcement_id": p.announcement_id}
@@ -538,7 +619,7 @@ class RootHive:
 
     def _after_accept(self, name: str) -> None:
         self._refresh_consumers(name)
-        self._lock.save(self.workspace_root)
+        self._lock_dirty = True
 
     def _publish(self, source: Path, name: str, version: Version, digest: str) -> str | None:
         """Copy ``source`` to ``contracts/<name>/<version>/`` atomically; a message if another tree is there."""
@@ -548,13 +629,35 @@ class RootHive:
                 return None  # published before a crash kept the log from saying so, or placed by hand: same bytes
             return (f"contracts/{name}/{version} exists but is not in the lock and holds other files; move it away "
                     "or propose another version")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.parent / f".{version}.{os.getpid()}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        _write_tree(tmp, _read_tree(source), sync=True)
-        os.rename(tmp, target)
-        fsync_directory(target.parent)
+        self._move(source, target)
         return None
+
+    def _move(self, source: Path, target: Path) -> None:
+        """Rename the tree ``source`` (staging or pending, the root's own) to ``target``, durable at the flush.
+
+        A rename publishes all files at once and writes them only once (they were written for linting).
+        """
+        self._make_dirs(target.parent)
+        try:
+            os.rename(source, target)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:  # .subhive on another filesystem than contracts/: copy, then rename
+                raise
+            tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            _write_tree(tmp, _read_tree(source))
+            os.rename(tmp, target)
+        self._barrier.add_tree(target)
+        self._barrier.add_dir(target.parent)
+
+    def _make_dirs(self, directory: Path) -> None:
+        missing: list[Path] = []
+        while not directory.is_dir():
+            missing.append(directory)
+            directory = directory.parent
+        for created in reversed(missing):
+            created.mkdir(exist_ok=True)
+            self._barrier.add_dir(created.parent)
 
     def _verdict(self, p: _Proposal, *, status: str, code: str, message: str, problems: tuple[Problem, ...] = (),
                  check: dict[str, Any] | None = None, extra: Sequence[Record] = (), quiet: bool = False,
@@ -594,6 +697,7 @@ class RootHive:
             raise Conflict(f"approval {approval_id} was already {approval.status}", code="approval.decided")
         return approval
 
+    @_batched
     def approve(self, approval_id: str, *, admin_token: str, note: str = "") -> ProposalOutcome:
         """A human approves: the version is published (beside the old major) and its frames go out.
 
@@ -623,9 +727,11 @@ class RootHive:
         proposal = _Proposal(approval.proposer, approval_id, approval.hash, announcement, name, version)
         outcome = self._accept(proposal, contract, None, records_before=decided)
         outcome = replace(outcome, check=approval.check)
-        shutil.rmtree(self.state_dir / "pending" / approval_id, ignore_errors=True)
+        self._after_commit.append(functools.partial(shutil.rmtree, self.state_dir / "pending" / approval_id,
+                                                    ignore_errors=True))
         return outcome
 
+    @_batched
     def reject(self, approval_id: str, *, admin_token: str, reason: str) -> Approval:
         """A human rejects: nothing is published and the proposer sees the reason in the frame."""
         self._require_admin(admin_token)
@@ -636,7 +742,9 @@ class RootHive:
         self._commit([("approval_decided", {"approval_id": approval_id, "contract": approval.contract,
                                             "version": str(approval.version), "status": "rejected",
                                             "decision": reason}, {})])
-        shutil.rmtree(self.state_dir / "pending" / approval_id, ignore_errors=True)
+        # Only once the decision is durable: until then a crash must find the files of a pending approval.
+        self._after_commit.append(functools.partial(shutil.rmtree, self.state_dir / "pending" / approval_id,
+                                                    ignore_errors=True))
         return self._approvals[approval_id]
 
     # ------------------------------------------------------------------------------------------- views
@@ -741,16 +849,12 @@ class RootHive:
 
     # -------------------------------------------------------------------------------- events and state
     def _commit(self, records: list[Record]) -> list[Frame]:
-        frames = self._log_.append(records)
-        for frame in frames:
-            self._apply(frame, replaying=False)
-        for loop, queue in list(self._subscribers):
+        """Stage ``records`` in the log and apply them; the batch's end makes them durable and announces them."""
+        with self.batch():
+            frames = self._log_.stage(records)
             for frame in frames:
-                with contextlib.suppress(RuntimeError):  # the watcher's loop has closed
-                    loop.call_soon_threadsafe(queue.put_nowait, frame)
-        for callback in list(self._listeners):
-            for frame in frames:
-                callback(frame)
+                self._apply(frame, replaying=False)
+            self._unannounced.extend(frames)
         return frames
 
     def _apply(self, frame: Frame, *, replaying: bool) -> None:
@@ -776,7 +880,7 @@ class RootHive:
                 self._announcements[a.id] = replace(a, status="withdrawn")
         if not replaying:
             self._refresh_consumers(data["contract"])
-            self._lock.save(self.workspace_root)
+            self._lock_dirty = True
 
     def _apply_announced(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
         self._announcements[data["announcement_id"]] = _Announcement(
@@ -880,22 +984,17 @@ def _clean_files(files: Mapping[str, bytes]) -> dict[str, bytes]:
     return out
 
 
-def _write_tree(directory: Path, files: Mapping[str, bytes], *, sync: bool) -> None:
+def _write_tree(directory: Path, files: Mapping[str, bytes]) -> None:
+    """Write ``files`` under ``directory``, unsynced: a :class:`Barrier` makes them durable when they matter."""
     directory.mkdir(parents=True, exist_ok=True)
-    dirs = {directory}
+    made = {directory}
     for name, content in files.items():
         path = directory / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        dirs.add(path.parent)
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
         with open(path, "wb") as handle:
             handle.write(content)
-            if sync:
-                handle.flush()
-                os.fsync(handle.fileno())
-    if sync:
-        for d in sorted(dirs, key=lambda p: len(p.parts), reverse=True):
-            fsync_directory(d)
-        fsync_directory(directory.parent)
 
 
 def _read_tree(directory: Path) -> dict[str, bytes]:

@@ -9,7 +9,9 @@ from 1), ``kind``, ``time``, ``data`` (what watchers see) and ``private`` (what 
 as a token's sha256). Records are the frames of ``WatchEvents``: a watcher's resume token is a ``seq``.
 
 Crash safety: :meth:`EventLog.append` writes a batch of records with one ``write`` and one ``fsync`` and
-returns only after the fsync, so a record the caller has seen is on disk. A crash mid-write leaves at most
+returns only after the fsync, so a record the caller has seen is on disk. For group commit, :meth:`stage`
+numbers records in memory and :meth:`sync` writes and fsyncs everything staged at once; the caller must not
+acknowledge a staged record before that sync. A crash mid-write leaves at most
 one torn record at the end: :meth:`EventLog.open` detects it (no newline, bad checksum, bad JSON), drops it
 and truncates the file to the last good record, counting what it dropped. A bad record *before* a good one
 is not a crash artefact but damage, and opening refuses it (``log.corrupt``) rather than guess.
@@ -57,6 +59,8 @@ class EventLog:
         self._frames = frames
         #: Torn records dropped from the end when the log was opened (0 after a clean shutdown).
         self.dropped = dropped
+        self._staged: list[bytes] = []
+        self._durable = len(frames)  # frames[:_durable] are on disk; the rest are staged
         self._handle = open(path, "ab")  # noqa: SIM115 - held open for the engine's lifetime
 
     @classmethod
@@ -80,33 +84,60 @@ class EventLog:
 
     @property
     def last_seq(self) -> int:
+        """The newest record's seq, staged ones included (the next record gets ``last_seq + 1``)."""
         return self._frames[-1].seq if self._frames else 0
+
+    @property
+    def durable_seq(self) -> int:
+        """The newest record on disk."""
+        return self._durable
 
     def append(self, records: Iterable[tuple[str, dict[str, Any], dict[str, Any]]]) -> list[Frame]:
         """Append ``(kind, data, private)`` records durably (one write, one fsync) and return their frames."""
+        frames = self.stage(records)
+        self.sync()
+        return frames
+
+    def stage(self, records: Iterable[tuple[str, dict[str, Any], dict[str, Any]]]) -> list[Frame]:
+        """Number ``(kind, data, private)`` records and hold them in memory until :meth:`sync`.
+
+        Group commit: several calls stage their records and one :meth:`sync` writes and fsyncs them all.
+        Staged frames are not durable yet, so :meth:`since` does not return them.
+        """
         now = time.time()
         seq = self.last_seq
         frames: list[Frame] = []
-        chunks: list[bytes] = []
         for kind, data, private in records:
             seq += 1
             frame = Frame(seq, kind, data, now, private)
             body = json.dumps({"seq": seq, "kind": kind, "time": now, "data": data, "private": private},
                               sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-            chunks.append(b"%08x %s\n" % (zlib.crc32(body), body))
+            self._staged.append(b"%08x %s\n" % (zlib.crc32(body), body))
             frames.append(frame)
-        if not frames:
-            return frames
-        self._handle.write(b"".join(chunks))
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-        # Only after the fsync: a frame in memory is a frame on disk.
         self._frames.extend(frames)
         return frames
 
+    @property
+    def staged(self) -> int:
+        """Records staged and not yet written and fsynced."""
+        return len(self._staged)
+
+    def sync(self) -> int:
+        """Write every staged record with one ``write`` and one ``fsync``; return how many became durable."""
+        if not self._staged:
+            return 0
+        count = len(self._staged)
+        self._handle.write(b"".join(self._staged))
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        # Only after the fsync: a frame handed out by since() is a frame on disk.
+        self._staged.clear()
+        self._durable = len(self._frames)
+        return count
+
     def since(self, seq: int) -> list[Frame]:
         """Frames after ``seq`` (seq is the record number, so this is a slice)."""
-        return list(self._frames[max(seq, 0):])
+        return list(self._frames[max(seq, 0):self._durable])
 
     def close(self) -> None:
         self._handle.close()
