@@ -7,7 +7,9 @@
 Every RPC of ``contracts/root-hive/1.0.0/root_hive.proto`` authenticates its caller from the metadata
 ``authorization: Bearer <token>`` and runs the engine call, authentication included, as one job on a single
 worker thread: the engine is not thread-safe, and keeping it off the event loop keeps watchers streaming
-while a proposal is linted. Errors leave as gRPC statuses whose message is the error's ``to_dict()`` as JSON
+while a proposal is linted. Calls that queue up while the worker is busy run as one group commit (one
+barrier for their files, one fsync of the log) and are all answered once it is durable (see ``_Engine``).
+Errors leave as gRPC statuses whose message is the error's ``to_dict()`` as JSON
 (see :data:`STATUS_OF`); anything else is logged here and leaves as INTERNAL without details.
 
 ``WatchEvents`` streams from an in-memory window of recent frames that every watcher shares; a watcher that
@@ -22,10 +24,10 @@ import contextlib
 import json
 import logging
 import os
+import queue
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -145,54 +147,119 @@ def _frame_pb(frame: Frame) -> pb.Frame:
 
 
 class _Engine:
-    """Runs engine calls one at a time on one thread and publishes the frames each call produced."""
+    """Runs engine calls on one worker thread, several at a time in one group commit.
+
+    Calls queue up while the worker is busy; the worker takes everything queued, runs it inside one
+    :meth:`RootHive.batch` (so the calls share one barrier for their files and one fsync of the log), and only
+    after the batch is durable hands the new frames to the watchers and answers every call of the batch.
+    Under load a batch grows to what arrived during the previous one, which is what makes throughput scale;
+    alone, a call is a batch of one. A failed flush fails every call of its batch: none was acknowledged.
+    """
+
+    #: The most calls one batch takes: bounds the latency a batch adds to its first call.
+    MAX_BATCH = 256
 
     def __init__(self, root: RootHive) -> None:
         self.root = root
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="subhive-root")
-        self._fresh: list[Frame] = []  # frames committed by the running job (filled on the engine thread)
+        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._fresh: list[Frame] = []  # frames made durable by the running batch (filled on the worker)
+        self._thread = threading.Thread(target=self._work, name="subhive-root", daemon=True)
         self.window: _FrameWindow | None = None
+        self.batches = 0  # batches run, for figures: calls / batches is the mean group-commit size
+        self.calls = 0
 
     async def start(self) -> None:
+        self._thread.start()
+
         def tail() -> list[Frame]:
             self.root.add_listener(self._fresh.append)
             return self.root.frames_since(max(0, self.root.last_seq - _WINDOW))
 
-        frames = await self._run(tail)
+        frames = await self.call(tail)
         self.window = _FrameWindow(frames[0].seq - 1 if frames else 0)
         self.window.publish([_frame_pb(f) for f in frames])
 
-    async def _run(self, fn: Callable[[], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
-
     async def call(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` on the engine thread, then hand the frames it appended to the watchers."""
+        """Run ``fn`` on the worker in the next batch; return (or raise) once that batch is durable."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._queue.put(_Job(fn, loop, future))
+        return await future
 
-        def job() -> tuple[T | None, BaseException | None, list[pb.Frame]]:
-            result: T | None = None
-            error: BaseException | None = None
-            try:
-                result = fn()
-            except BaseException as exc:  # re-raised on the loop once the frames are out
-                error = exc
-            fresh, self._fresh[:] = list(self._fresh), []
-            return result, error, [_frame_pb(f) for f in fresh]
+    def _work(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            jobs = [job]
+            stop = False
+            while len(jobs) < self.MAX_BATCH:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    stop = True
+                    break
+                jobs.append(more)
+            self._run_batch(jobs)
+            if stop:
+                return
 
-        result, error, fresh = await self._run(job)
-        if fresh and self.window is not None:
-            self.window.publish(fresh)
-        if error is not None:
-            raise error
-        return result  # type: ignore[return-value]  # set whenever error is None
+    def _run_batch(self, jobs: list[_Job]) -> None:
+        results: list[tuple[object, BaseException | None]] = []
+        try:
+            with self.root.batch():
+                for job in jobs:
+                    try:
+                        results.append((job.fn(), None))
+                    except Exception as exc:  # answered to that call once the batch is durable
+                        results.append((None, exc))
+        except BaseException as exc:  # the flush failed: nothing in this batch was acknowledged
+            log.exception("root hive: group commit failed")
+            results = [(None, exc)] * len(jobs)
+        self.batches += 1
+        self.calls += len(jobs)
+        fresh, self._fresh[:] = list(self._fresh), []
+        frames = [_frame_pb(f) for f in fresh]
+        loops = {job.loop for job in jobs}
+        if frames and self.window is not None:
+            for loop in loops:  # before the answers (call_soon_threadsafe keeps order): a caller that got its
+                _call_soon(loop, self.window.publish, frames)  # answer can already watch its frames
+        for job, (result, error) in zip(jobs, results, strict=True):
+            _call_soon(job.loop, _settle, job.future, result, error)
 
     async def read_log(self, after: int) -> list[pb.Frame]:
-        frames = await self._run(lambda: self.root.frames_since(after)[:_LOG_PAGE])
+        frames = await self.call(lambda: self.root.frames_since(after)[:_LOG_PAGE])
         return [_frame_pb(f) for f in frames]
 
     def close(self) -> None:
         if self.window is not None:
             self.window.close()
-        self._pool.shutdown(wait=True)
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    fn: Callable[[], Any]
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[Any]
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: object) -> None:
+    with contextlib.suppress(RuntimeError):  # the caller's loop has closed: nobody waits for the answer
+        loop.call_soon_threadsafe(fn, *args)
+
+
+def _settle(future: asyncio.Future[Any], result: object, error: BaseException | None) -> None:
+    if future.done():  # the caller gave up (cancelled RPC)
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
 
 
 class RootHiveServicer(pb_grpc.RootHiveServicer):
