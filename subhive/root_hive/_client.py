@@ -183,11 +183,15 @@ class RootClient:
         return [_hive(h) for h in reply.hives]
 
     async def watch(self, after: int = 0) -> AsyncIterator[Frame]:
-        """Every frame after ``after`` (0: from the start), then live frames, until the root stops."""
-        call = self._stub.WatchEvents(pb.WatchEventsRequest(after=after), metadata=self._metadata())
+        """Every frame after ``after`` (0: from the start), then live frames, until the root stops.
+
+        Frames arrive several per message (``WatchEventBatches``, root-hive 1.1.0) and are yielded one by one.
+        """
+        call = self._stub.WatchEventBatches(pb.WatchEventsRequest(after=after), metadata=self._metadata())
         try:
-            async for frame in call:
-                yield Frame(frame.seq, frame.kind, json.loads(frame.data_json or "{}"), frame.time)
+            async for batch in call:
+                for frame in batch.frames:
+                    yield Frame(frame.seq, frame.kind, json.loads(frame.data_json or "{}"), frame.time)
         except grpc.aio.AioRpcError as exc:
             if exc.code() != grpc.StatusCode.CANCELLED:
                 raise error_from_status(exc, self.address) from None

@@ -86,7 +86,7 @@ def test_generated_modules_are_what_protoc_makes_of_the_contract_today() -> None
 def test_generated_modules_say_do_not_edit_and_import_their_sibling_relatively() -> None:
     here = Path(_generate.__file__).parent
     for name in _generate.GENERATED:
-        assert (here / name).read_text().startswith("# Generated from contracts/root-hive/1.0.0/root_hive.proto; "
+        assert (here / name).read_text().startswith("# Generated from contracts/root-hive/1.1.0/root_hive.proto; "
                                                     "do not edit.\n")
     grpc_module = (here / "root_hive_pb2_grpc.py").read_text()
     assert "from . import root_hive_pb2 as root__hive__pb2" in grpc_module
@@ -98,7 +98,46 @@ def test_the_root_hive_contract_passes_lint() -> None:
 
     result = lint_paths([REPO / "contracts" / "root-hive"])
     assert [p.code for p in result.problems] == []
-    assert [(c.name, str(c.version)) for c in result.contracts] == [("root-hive", "1.0.0")]
+    assert sorted((c.name, str(c.version)) for c in result.contracts) == [("root-hive", "1.0.0"),
+                                                                         ("root-hive", "1.1.0")]
+
+
+def test_root_hive_1_1_0_only_adds_the_batched_watch_so_it_is_an_honest_minor() -> None:
+    from subhive.compat.contract_check import check_contract
+    from subhive.contract import load_contract
+
+    base = REPO / "contracts" / "root-hive"
+    check = check_contract(load_contract(base / "1.1.0"), load_contract(base / "1.0.0"))
+    assert check.semver_ok and check.compatible
+    assert str(check.required_bump) == "minor"
+
+
+def test_both_watch_rpcs_send_the_same_frames_in_order(workspace: Path) -> None:
+    async def scenario() -> tuple[list[tuple[int, str]], list[tuple[int, str]], int]:
+        async with await RootServer.start(workspace) as server:
+            await register(server, "a", "b", "c")
+            admin = admin_token_of(workspace)
+            metadata = (("authorization", f"Bearer {admin}"),)
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = pb_grpc.RootHiveStub(channel)
+                single: list[tuple[int, str]] = []
+                async for frame in stub.WatchEvents(pb.WatchEventsRequest(after=1), metadata=metadata):
+                    single.append((frame.seq, json.loads(frame.data_json)["name"]))
+                    if len(single) == 2:
+                        break
+                batched: list[tuple[int, str]] = []
+                messages = 0
+                async for batch in stub.WatchEventBatches(pb.WatchEventsRequest(after=1), metadata=metadata):
+                    messages += 1
+                    batched += [(f.seq, json.loads(f.data_json)["name"]) for f in batch.frames]
+                    if len(batched) >= 2:
+                        break
+                return single, batched, messages
+
+    single, batched, messages = run(scenario())
+    assert single == [(2, "b"), (3, "c")]
+    assert batched == single
+    assert messages == 1  # the backlog after the resume token comes as one message
 
 
 # -- plumbing: health, reflection, the address file, authentication -----------------------------------------

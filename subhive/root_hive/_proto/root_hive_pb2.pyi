@@ -1,4 +1,4 @@
-# Generated from contracts/root-hive/1.0.0/root_hive.proto; do not edit.
+# Generated from contracts/root-hive/1.1.0/root_hive.proto; do not edit.
 # Regenerate with: python -m subhive.root_hive._proto._generate
 # ruff: noqa
 # mypy: disable-error-code="unused-ignore,overload-cannot-match"
@@ -683,6 +683,28 @@ class WatchEventsRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___WatchEventsRequest: _TypeAlias = WatchEventsRequest
+
+@_typing.final
+class FrameBatch(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FRAMES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def frames(self) -> _containers.RepeatedCompositeFieldContainer[Global___Frame]:
+        """consecutive seqs, never empty"""
+
+    def __init__(
+        self,
+        *,
+        frames: _abc.Iterable[Global___Frame] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["frames", b"frames"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FrameBatch: _TypeAlias = FrameBatch
 
 @_typing.final
 class Frame(_message.Message):

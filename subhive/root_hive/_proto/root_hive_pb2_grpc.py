@@ -1,4 +1,4 @@
-# Generated from contracts/root-hive/1.0.0/root_hive.proto; do not edit.
+# Generated from contracts/root-hive/1.1.0/root_hive.proto; do not edit.
 # Regenerate with: python -m subhive.root_hive._proto._generate
 # ruff: noqa
 # mypy: disable-error-code="unused-ignore,overload-cannot-match"
@@ -88,6 +88,11 @@ class RootHiveStub:
                 request_serializer=root__hive__pb2.WatchEventsRequest.SerializeToString,
                 response_deserializer=root__hive__pb2.Frame.FromString,
                 _registered_method=True)
+        self.WatchEventBatches = channel.unary_stream(
+                '/subhive.root.v1.RootHive/WatchEventBatches',
+                request_serializer=root__hive__pb2.WatchEventsRequest.SerializeToString,
+                response_deserializer=root__hive__pb2.FrameBatch.FromString,
+                _registered_method=True)
 
 
 class RootHiveServicer:
@@ -162,6 +167,15 @@ class RootHiveServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchEventBatches(self, request, context):
+        """The same frames, in the same order, several per message: every frame the root has made durable since the
+        previous message (at most 1,024). One message per group commit instead of one per frame keeps many
+        watchers cheap for the root and for themselves. (Added in 1.1.0.)
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RootHiveServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -214,6 +228,11 @@ def add_RootHiveServicer_to_server(servicer, server):
                     servicer.WatchEvents,
                     request_deserializer=root__hive__pb2.WatchEventsRequest.FromString,
                     response_serializer=root__hive__pb2.Frame.SerializeToString,
+            ),
+            'WatchEventBatches': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchEventBatches,
+                    request_deserializer=root__hive__pb2.WatchEventsRequest.FromString,
+                    response_serializer=root__hive__pb2.FrameBatch.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -486,6 +505,33 @@ class RootHive:
             '/subhive.root.v1.RootHive/WatchEvents',
             root__hive__pb2.WatchEventsRequest.SerializeToString,
             root__hive__pb2.Frame.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchEventBatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/subhive.root.v1.RootHive/WatchEventBatches',
+            root__hive__pb2.WatchEventsRequest.SerializeToString,
+            root__hive__pb2.FrameBatch.FromString,
             options,
             channel_credentials,
             insecure,

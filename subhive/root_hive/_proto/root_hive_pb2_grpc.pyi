@@ -1,4 +1,4 @@
-# Generated from contracts/root-hive/1.0.0/root_hive.proto; do not edit.
+# Generated from contracts/root-hive/1.1.0/root_hive.proto; do not edit.
 # Regenerate with: python -m subhive.root_hive._proto._generate
 # ruff: noqa
 # mypy: disable-error-code="unused-ignore,overload-cannot-match"
@@ -64,6 +64,11 @@ class RootHiveStub:
     """The hive tree with each hive's contracts."""
     WatchEvents: _grpc.UnaryStreamMultiCallable[_root_hive_pb2.WatchEventsRequest, _root_hive_pb2.Frame]
     """Every frame after `after` (a resume token: the last seq seen, 0 for all), then live frames, in order."""
+    WatchEventBatches: _grpc.UnaryStreamMultiCallable[_root_hive_pb2.WatchEventsRequest, _root_hive_pb2.FrameBatch]
+    """The same frames, in the same order, several per message: every frame the root has made durable since the
+    previous message (at most 1,024). One message per group commit instead of one per frame keeps many
+    watchers cheap for the root and for themselves. (Added in 1.1.0.)
+    """
 
 @_typing.type_check_only
 class RootHiveAsyncStub(RootHiveStub):
@@ -87,6 +92,11 @@ class RootHiveAsyncStub(RootHiveStub):
     """The hive tree with each hive's contracts."""
     WatchEvents: _aio.UnaryStreamMultiCallable[_root_hive_pb2.WatchEventsRequest, _root_hive_pb2.Frame]  # type: ignore[assignment]
     """Every frame after `after` (a resume token: the last seq seen, 0 for all), then live frames, in order."""
+    WatchEventBatches: _aio.UnaryStreamMultiCallable[_root_hive_pb2.WatchEventsRequest, _root_hive_pb2.FrameBatch]  # type: ignore[assignment]
+    """The same frames, in the same order, several per message: every frame the root has made durable since the
+    previous message (at most 1,024). One message per group commit instead of one per frame keeps many
+    watchers cheap for the root and for themselves. (Added in 1.1.0.)
+    """
 
 class RootHiveServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -167,5 +177,16 @@ class RootHiveServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_root_hive_pb2.Frame], _abc.AsyncIterator[_root_hive_pb2.Frame]]:
         """Every frame after `after` (a resume token: the last seq seen, 0 for all), then live frames, in order."""
+
+    @_abc_1.abstractmethod
+    def WatchEventBatches(
+        self,
+        request: _root_hive_pb2.WatchEventsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_root_hive_pb2.FrameBatch], _abc.AsyncIterator[_root_hive_pb2.FrameBatch]]:
+        """The same frames, in the same order, several per message: every frame the root has made durable since the
+        previous message (at most 1,024). One message per group commit instead of one per frame keeps many
+        watchers cheap for the root and for themselves. (Added in 1.1.0.)
+        """
 
 def add_RootHiveServicer_to_server(servicer: RootHiveServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
