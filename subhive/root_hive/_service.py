@@ -224,12 +224,14 @@ class _Engine:
         self.calls += len(jobs)
         fresh, self._fresh[:] = list(self._fresh), []
         frames = [_frame_pb(f) for f in fresh]
-        loops = {job.loop for job in jobs}
-        if frames and self.window is not None:
-            for loop in loops:  # before the answers (call_soon_threadsafe keeps order): a caller that got its
-                _call_soon(loop, self.window.publish, frames)  # answer can already watch its frames
+        window = self.window
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], object, BaseException | None]]] = {}
         for job, (result, error) in zip(jobs, results, strict=True):
-            _call_soon(job.loop, _settle, job.future, result, error)
+            by_loop.setdefault(job.loop, []).append((job.future, result, error))
+        for loop, answers in by_loop.items():
+            # One wake-up per loop and batch. Frames go out before the answers: a caller that got its answer
+            # can already watch its frames.
+            _call_soon(loop, _deliver, window if frames else None, frames, answers)
 
     async def read_log(self, after: int) -> list[pb.Frame]:
         frames = await self.call(lambda: self.root.frames_since(after)[:_LOG_PAGE])
@@ -255,13 +257,17 @@ def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: 
         loop.call_soon_threadsafe(fn, *args)
 
 
-def _settle(future: asyncio.Future[Any], result: object, error: BaseException | None) -> None:
-    if future.done():  # the caller gave up (cancelled RPC)
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(result)
+def _deliver(window: _FrameWindow | None, frames: list[pb.Frame],
+             answers: list[tuple[asyncio.Future[Any], object, BaseException | None]]) -> None:
+    if window is not None:
+        window.publish(frames)
+    for future, result, error in answers:
+        if future.done():  # the caller gave up (cancelled RPC)
+            continue
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
 
 
 class RootHiveServicer(pb_grpc.RootHiveServicer):
