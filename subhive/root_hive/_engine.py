@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import fcntl
 import functools
 import hashlib
 import hmac
@@ -41,7 +42,7 @@ from ..compat.contract_check import ContractCheck, check_contract
 from ..contract import Contract, load_contract
 from ..errors import ContractInvalid, InputError, Location, Problem, SubhiveError
 from ..semver import Bump, Version
-from ..workspace import Kind, VersionRange, check_hive_name, open_workspace
+from ..workspace import Kind, VersionRange, Workspace, check_hive_name, open_workspace
 from ._durable import Barrier
 from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
 from ._features import check_feature_names, missing_features
@@ -61,6 +62,10 @@ __all__ = ["Frame", "RootHive"]
 
 ROOT = "root"
 STATE_DIR = Path(".subhive") / "root"
+#: Workspace hives' tokens, one file each (mode 0600), written when the root registers them at open.
+TOKENS_DIR = Path(".subhive") / "tokens"
+#: Held with flock(2) by the one engine that writes the state; it names that engine's pid.
+WRITER_LOCK = "engine.lock"
 #: A proposal is a contract directory, not a repository: generous for schemas, small for a request.
 MAX_FILES = 256
 MAX_BYTES = 8 * 1024 * 1024
@@ -154,6 +159,7 @@ class RootHive:
         self._unannounced: list[Frame] = []
         self._lock_dirty = False
         self._after_commit: list[Callable[[], None]] = []
+        self._writer_fd: int | None = None
 
     # ----------------------------------------------------------------------------------------- lifecycle
     @classmethod
@@ -165,10 +171,26 @@ class RootHive:
         Raises :class:`InputError` if it is not a workspace (``workspace.not_found``), or if the log or the
         lock is damaged (``log.corrupt``, ``lock.invalid``). A torn last record (a crash mid-append) is
         dropped and counted in :attr:`recovered_records`.
+
+        Only one engine may hold a workspace: the open engine keeps an exclusive ``flock`` on
+        ``.subhive/root/engine.lock`` (which names its pid) until :meth:`close` or its process ends; a second
+        one raises :class:`Conflict` (``root.locked``) naming that pid. Every valid sub-hive manifest not
+        registered yet is registered (with its kind and parent), its token written to
+        ``.subhive/tokens/<hive>.token`` (mode 0600).
         """
         workspace = open_workspace(workspace_root)
         root = cls(workspace.root)
         root.state_dir.mkdir(parents=True, exist_ok=True)
+        root._take_writer_lock()
+        try:
+            root._load(workspace)
+        except BaseException:
+            root.close()
+            raise
+        return root
+
+    def _load(self, workspace: Workspace) -> None:
+        root = self
         root._admin_sha = _sha(root._admin_token_file())
         base = Lock.load(workspace.root)
         root._lock = Lock({(e.name, e.version): e for e in base})
@@ -182,7 +204,48 @@ class RootHive:
         if root._lock != base:
             root._lock.save(workspace.root)
         root._clean_leftovers()
-        return root
+        root._register_workspace_hives(workspace)
+
+    def _take_writer_lock(self) -> None:
+        """One engine per workspace: a second one would interleave its records with ours and corrupt the log."""
+        path = self.state_dir / WRITER_LOCK
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            raise Conflict(f"another root engine (pid {holder}) already holds this workspace's state",
+                           code="root.locked", location=Location(file=str(path)),
+                           hint="talk to the running root (subhive root prints its address) or stop it first; "
+                                "the lock is released when that process exits, even if it is killed") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        self._writer_fd = fd
+
+    def _register_workspace_hives(self, workspace: Workspace) -> None:
+        """Register every valid sub-hive manifest not registered yet, parents first; write each new token to
+        ``.subhive/tokens/<hive>.token`` (0600) so the hive (and ``subhive contract propose``) can use it."""
+        manifests = dict(workspace.hives().hives)
+        tokens_dir = self.workspace_root / TOKENS_DIR
+        with self.batch():
+            progress = True
+            while progress:
+                progress = False
+                for name, manifest in sorted(manifests.items()):
+                    if name in self._hives:
+                        continue
+                    if manifest.parent != ROOT and manifest.parent not in self._hives:
+                        continue  # its parent first (next round), or never if the parent's manifest is broken
+                    token = secrets.token_urlsafe(32)
+                    self._make_dirs(tokens_dir)
+                    os.chmod(tokens_dir, 0o700)
+                    _write_secret(tokens_dir / f"{name}.token", token)
+                    self._barrier.add_tree(tokens_dir)  # the token on disk before the record that makes it valid
+                    self.register_hive(name, kind=manifest.kind.value, parent=manifest.parent, _token=token)
+                    progress = True
 
     @property
     def recovered_records(self) -> int:
@@ -195,10 +258,13 @@ class RootHive:
         return self._log_.last_seq
 
     def close(self) -> None:
-        """Close the log. Everything acknowledged is already on disk; close only releases the file."""
+        """Close the log and release the workspace. Everything acknowledged is already on disk."""
         if self._log is not None:
             self._log.close()
             self._log = None
+        if self._writer_fd is not None:
+            os.close(self._writer_fd)  # releases the flock
+            self._writer_fd = None
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
@@ -317,7 +383,7 @@ class RootHive:
     # -------------------------------------------------------------------------------------- registration
     @_batched
     def register_hive(self, name: str, *, kind: str = "custom", parent: str = ROOT,
-                      rotate: bool = False) -> Registration:
+                      rotate: bool = False, _token: str | None = None) -> Registration:
         """Register ``name`` and return its token (shown once). ``rotate=True`` replaces an existing token.
 
         >>> root.register_hive("db", kind="db").name  # doctest: +SKIP
@@ -336,7 +402,7 @@ class RootHive:
         if parent == name or parent in self._descendants(name):
             raise InputError(f"hive {name!r} cannot have {parent!r} as parent: the tree would have a cycle",
                              code="hive.parent_cycle")
-        token = secrets.token_urlsafe(32)
+        token = _token or secrets.token_urlsafe(32)
         self._commit([("hive_registered", {"name": name, "kind": kind, "parent": parent,
                                            "rotated": name in self._hives},
                        {"token_sha256": _sha(token)})])
@@ -995,6 +1061,19 @@ def _write_tree(directory: Path, files: Mapping[str, bytes]) -> None:
             made.add(path.parent)
         with open(path, "wb") as handle:
             handle.write(content)
+
+
+def _write_secret(path: Path, secret: str) -> None:
+    """Write ``secret`` to ``path`` readable by its owner only (mode 0600 from creation, never wider)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, (secret + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
 
 
 def _read_tree(directory: Path) -> dict[str, bytes]:

@@ -108,7 +108,8 @@ def test_root_hive_1_1_0_only_adds_the_batched_watch_so_it_is_an_honest_minor() 
 
     base = REPO / "contracts" / "root-hive"
     check = check_contract(load_contract(base / "1.1.0"), load_contract(base / "1.0.0"))
-    assert check.semver_ok and check.compatible
+    assert check.semver_ok
+    assert check.compatible
     assert str(check.required_bump) == "minor"
 
 
