@@ -139,7 +139,8 @@ def contract_propose(
     path: Annotated[Path, typer.Argument(help="The proposed version's directory (holding contract.yaml).",
                                          show_default=False)],
     token: Annotated[str | None, typer.Option("--token", help=f"The provider hive's token (default: ${TOKEN_ENV}, "
-                                              "else the admin token, proposing for the contract's provider).",
+                                              "else .subhive/tokens/<provider>.token, else the admin token, "
+                                              "proposing for the contract's provider).",
                                               show_default=False)] = None,
     announcement: Annotated[str | None, typer.Option("--announcement", help="The open need this proposal bids on.",
                                                      show_default=False)] = None,
@@ -160,7 +161,7 @@ def contract_propose(
 
     contract = load_contract(path)  # every lint problem, located in the user's own files
     files = contract_files(path if path.is_dir() else path.parent)
-    token = token or os.environ.get(TOKEN_ENV) or None
+    token = token or os.environ.get(TOKEN_ENV) or _hive_token(path, contract.provider)
     try:
         outcome = _dispatch(
             path if path.is_dir() else path.parent, root, token,
@@ -177,6 +178,18 @@ def contract_propose(
         fail_check(CheckFailed(f"{outcome.contract} {outcome.version} waits for approval: {outcome.message}",
                                code=outcome.code or "proposal.pending",
                                hint=f"a human decides: subhive approvals show {outcome.id}"), fmt)
+
+
+def _hive_token(path: Path, hive: str) -> str | None:
+    """The token the root wrote for workspace hive ``hive`` (``.subhive/tokens/<hive>.token``), if any."""
+    from ..root_hive._engine import TOKENS_DIR
+    from ..workspace import find_root
+
+    try:
+        token_file = find_root(path if path.is_dir() else path.parent) / TOKENS_DIR / f"{hive}.token"
+        return token_file.read_text(encoding="utf-8").strip() or None
+    except (OSError, SubhiveError):
+        return None  # no workspace or no file: propose with the admin token on the provider's behalf
 
 
 def _local_outcome(outcome: ProposalOutcome) -> ProposalOutcome:

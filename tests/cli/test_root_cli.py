@@ -133,3 +133,42 @@ def test_an_explicit_root_that_does_not_answer_is_an_error(workspace: Path, caps
     code, _, err = run(capsys, "status", "-C", str(workspace), "--root", "127.0.0.1:1")
     assert code == 2
     assert "root.unavailable" in err
+
+
+def test_propose_uses_the_providers_token_file_written_when_the_root_registered_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SUBHIVE_ROOT", raising=False)
+    monkeypatch.delenv("SUBHIVE_TOKEN", raising=False)
+    ws = tmp_path / "shop"
+    init_workspace(ws)
+    assert main(["new", "backend", "--kind", "backend", "-C", str(ws)]) == 0  # the orders contract's provider
+    capsys.readouterr()
+    for version in ("1.0.0", "1.1.0"):
+        shutil.copytree(ORDERS / version, ws / "drafts" / "orders" / version)
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from subhive.cli import main; sys.exit(main())",
+                             "root", "--format", "json", "-C", str(ws)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read() if proc.stderr else "no output"
+        address = json.loads(line)["address"]
+        token_file = ws / ".subhive" / "tokens" / "backend.token"
+        assert token_file.is_file()  # the root registered the workspace's hive when it opened
+        code, out, _ = run(capsys, "contract", "propose", str(ws / "drafts" / "orders" / "1.0.0"),
+                           "--root", address, "--format", "json")
+        assert code == 0
+        assert json.loads(out)["status"] == "accepted"
+        # The file is what propose sends: a stale token there is refused, not replaced by the admin's.
+        token_file.write_text("stale-token\n")
+        code, _, err = run(capsys, "contract", "propose", str(ws / "drafts" / "orders" / "1.1.0"),
+                           "--root", address, "--format", "json")
+        assert code != 0
+        assert "auth.unauthenticated" in err
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
