@@ -1,7 +1,8 @@
 """Killing a real root process with SIGKILL mid-load loses nothing it acknowledged.
 
 The child opens the engine on a workspace and loops: register a hive, propose a contract for it, and every
-fifth hive propose a breaking major (a pending approval). After each call returns it prints an ``ack`` line;
+fifth hive propose a breaking major (a pending approval), several of those calls per group commit
+(``RootHive.batch()``). Once a batch has ended (its records fsynced) it prints an ``ack`` line per call;
 the parent kills it with SIGKILL at an arbitrary point under load, reopens the workspace, and checks every
 acknowledged registration, acceptance and pending approval is there, with the lock and files agreeing.
 """
@@ -15,6 +16,8 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from subhive.root_hive import RootHive, contract_hash
 from subhive.semver import Version
@@ -31,27 +34,34 @@ CHILD = textwrap.dedent("""
     from tests.root_hive._fixtures import simple_files
 
     root = RootHive.open(Path(sys.argv[1]))
-    def ack(**data):
-        print(json.dumps(data), flush=True)
-    i = 0
-    while True:
+    group = int(sys.argv[4])  # calls per group commit; their acks are printed only once the batch has ended
+    def step(i, acks):
         name = f"{sys.argv[3]}{i}"
         token = root.register_hive(name).token
-        ack(kind="registered", name=name, token=token)
+        acks.append(dict(kind="registered", name=name, token=token))
         files = simple_files(f"c{name}", "1.0.0", name)
         outcome = root.propose(name, files)
-        ack(kind=outcome.status, id=outcome.id, contract=f"c{name}", version="1.0.0")
+        acks.append(dict(kind=outcome.status, id=outcome.id, contract=f"c{name}", version="1.0.0"))
         if i % 5 == 0:
             breaking = simple_files(f"c{name}", "2.0.0", name).copy()
             breaking["event.json"] = b'{"type": "object", "properties": {"at": {"type": "integer"}}}'
             outcome = root.propose(name, breaking)
-            ack(kind=outcome.status, id=outcome.id, contract=f"c{name}", version="2.0.0")
-        i += 1
+            acks.append(dict(kind=outcome.status, id=outcome.id, contract=f"c{name}", version="2.0.0"))
+    i = 0
+    while True:
+        acks = []
+        with root.batch():
+            for _ in range(group):
+                step(i, acks)
+                i += 1
+        for data in acks:
+            print(json.dumps(data), flush=True)
 """)
 
 
-def _run_and_kill(workspace: Path, acks_before_kill: int, prefix: str = "h") -> list[dict[str, str]]:
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(workspace), str(REPO), prefix], stdout=subprocess.PIPE,
+def _run_and_kill(workspace: Path, acks_before_kill: int, prefix: str = "h", group: int = 1) -> list[dict[str, str]]:
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(workspace), str(REPO), prefix, str(group)],
+                             stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, cwd=REPO)
     acks: list[dict[str, str]] = []
     assert child.stdout is not None
@@ -87,9 +97,10 @@ def _check_acknowledged(root: RootHive, workspace: Path, acks: list[dict[str, st
     assert root.verify() == []
 
 
-def test_sigkill_under_load_loses_nothing_acknowledged(tmp_path: Path) -> None:
+@pytest.mark.parametrize("group", [1, 7], ids=["call_by_call", "group_commits"])
+def test_sigkill_under_load_loses_nothing_acknowledged(tmp_path: Path, group: int) -> None:
     workspace = make_workspace(tmp_path)
-    acks = _run_and_kill(workspace, acks_before_kill=60)
+    acks = _run_and_kill(workspace, acks_before_kill=60, group=group)
     assert sum(a["kind"] == "pending" for a in acks) >= 3  # the load really exercised pending approvals
 
     root = RootHive.open(workspace)
@@ -105,7 +116,7 @@ def test_repeated_kills_keep_every_generations_acknowledgements(tmp_path: Path) 
     workspace = make_workspace(tmp_path)
     acks: list[dict[str, str]] = []
     for generation, count in enumerate((7, 23, 11)):
-        acks += _run_and_kill(workspace, acks_before_kill=count, prefix=f"g{generation}_")
+        acks += _run_and_kill(workspace, acks_before_kill=count, prefix=f"g{generation}_", group=1 + generation * 3)
         root = RootHive.open(workspace)
         _check_acknowledged(root, workspace, acks)
         root.close()
