@@ -10,7 +10,9 @@ each declared a ``^1.0`` requirement on one of those contracts, so every minor i
 consumer. Each proposal is sent with its own hive's token, ``--concurrency`` in flight.
 
 50 watchers subscribe before the first proposal and must each receive every frame, in order, with no gap
-and no duplicate, up to a marker frame sent after the last proposal.
+and no duplicate, up to a marker frame sent after the last proposal. They watch with ``RootClient.watch``,
+which uses ``WatchEventBatches`` (the frames of one group commit per message); the root answers concurrent
+proposals in group commits (one barrier and one log fsync per batch, nothing answered before it).
 
 Baseline, measured in the same run on the same server and connection: the standard gRPC health ``Check``, a
 bare unary call, at the same concurrency. "ratio" is proposal time over baseline call time.
