@@ -12,7 +12,7 @@ The format is specified in docs/contracts.md, the lint problem codes in docs/lin
 
 from ._model import Contract, Event, GrpcSpec, Operation, SchemaRef
 from ._refs import RefResolver, SchemaDocuments
-from .lint import LintResult, lint_contract, lint_paths, load_contract, load_schema_file
+from .lint import LintResult, lint_contract, lint_paths, load_contract, load_contract_files, load_schema_file
 
 __all__ = [
     "Contract",
@@ -26,5 +26,6 @@ __all__ = [
     "lint_contract",
     "lint_paths",
     "load_contract",
+    "load_contract_files",
     "load_schema_file",
 ]

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from .._source import SourceDocument, join_pointer, load_document
+from .._source import SourceDocument, join_pointer, parse_document
 from ..errors import InputError, Location, Problem
 from ..semver import Version
+from ._files import FileSource
 from ._model import Contract, Event, GrpcSpec, Operation, SchemaRef
 from ._refs import SchemaDocuments, locate
 
@@ -86,14 +87,6 @@ class ManifestDraft:
     #: Every well-formed schema reference with the manifest pointer that names it.
     schema_refs: list[tuple[SchemaRef, str]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    _real_directory: Path | None = None
-
-    @property
-    def real_directory(self) -> Path:
-        """The directory with symbolic links resolved (computed once: every named file is checked against it)."""
-        if self._real_directory is None:
-            self._real_directory = Path(os.path.realpath(self.directory))
-        return self._real_directory
 
     def problem(self, pointer: str, code: str, message: str, hint: str | None = None) -> None:
         where = locate(self.manifest, pointer) if self.manifest else Location(file=str(self.manifest_path))
@@ -112,15 +105,18 @@ class ManifestDraft:
 
 
 def read_manifest(directory: Path, documents: SchemaDocuments) -> ManifestDraft:
-    """Read and check ``directory/contract.yaml``; never raises for bad input (see ``draft.problems``)."""
+    """Read and check ``directory/contract.yaml``; never raises for bad input (see ``draft.problems``).
+
+    Files are read through ``documents.files`` (the directory on disk, or a map of files standing for it).
+    """
     draft = ManifestDraft(directory, documents)
-    if not draft.manifest_path.is_file():
+    if not documents.files.is_file(draft.manifest_path):
         draft.problem("", "contract.no_manifest", f"{directory} has no {MANIFEST_NAME}",
                       f"a contract directory holds a {MANIFEST_NAME} naming its operations, events and gRPC "
                       "service; see docs/contracts.md")
         return draft
     try:
-        draft.manifest = load_document(draft.manifest_path)
+        draft.manifest = parse_document(documents.files.read(draft.manifest_path), draft.manifest_path)
     except InputError as exc:
         draft.problems.extend(exc.problems)
         return draft
@@ -374,14 +370,15 @@ def _file_problem(draft: ManifestDraft, text: str, path: Path, suffixes: frozens
     if path.suffix.lower() not in suffixes:
         return ("manifest.file_type", f"{text!r} is not a {' or '.join(sorted(suffixes))} file",
                 "JSON Schema files end in .json, .yaml or .yml; protobuf files in .proto")
-    if not path.exists():
+    files = draft.documents.files
+    if not files.exists(path):
         return ("manifest.file_missing", f"file {text!r} not found in {draft.directory}",
-                _missing_hint(draft.directory, text, suffixes))
-    if draft.real_directory not in Path(os.path.realpath(path)).parents:
+                _missing_hint(files, text, suffixes))
+    if files.real_directory not in files.realpath(path).parents:
         return ("manifest.path_escape", f"{text!r} is a symbolic link leading out of the contract",
                 "replace the link with a copy of the file: an accepted contract must not change when "
                 "something outside it does")
-    if not path.is_file():
+    if not files.is_file(path):
         return ("manifest.file_missing", f"{text!r} is not a regular file", "name a schema file, not a directory")
     return None
 
@@ -393,11 +390,8 @@ def _scheme(text: str) -> str:
         return text.partition(":")[0] if ":" in text else ""
 
 
-def _missing_hint(directory: Path, text: str, suffixes: frozenset[str]) -> str:
-    try:
-        present = sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.suffix.lower() in suffixes)
-    except OSError:
-        present = []
+def _missing_hint(files: FileSource, text: str, suffixes: frozenset[str]) -> str:
+    present = sorted(p for p in files.listing() if Path(p).suffix.lower() in suffixes)
     close = difflib.get_close_matches(text, present, n=1)
     if close:
         return f"did you mean {close[0]!r}? (paths are relative to the contract directory)"

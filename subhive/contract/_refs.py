@@ -25,8 +25,9 @@ from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 from urllib.request import url2pathname
 
-from .._source import SourceDocument, join_pointer, load_document
+from .._source import SourceDocument, join_pointer, parse_document
 from ..errors import InputError, Location
+from ._files import DiskFiles, FileSource
 
 __all__ = ["DocumentIndex", "RefResolver", "RefSite", "SchemaDocuments", "Target", "locate", "resolve_pointer"]
 
@@ -238,10 +239,11 @@ class SchemaDocuments:
     '/$defs/X'
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, files: FileSource | None = None) -> None:
         self.directory = Path(directory)
+        #: Where the files are read from: the directory itself unless told otherwise (a map of files).
+        self.files: FileSource = files if files is not None else DiskFiles(self.directory)
         self._root = Path(os.path.abspath(self.directory))
-        self._real_root = Path(os.path.realpath(self.directory))
         self._documents: dict[str, SourceDocument] = {}
         self._failures: dict[str, InputError] = {}
         self._indexes: dict[int, DocumentIndex] = {}
@@ -259,7 +261,7 @@ class SchemaDocuments:
         if key in self._failures:
             raise self._failures[key]
         try:
-            doc = load_document(path)
+            doc = parse_document(self.files.read(Path(path)), Path(path))
             if doc.is_yaml:
                 _check_expansion(doc)
         except InputError as exc:
@@ -378,7 +380,7 @@ class SchemaDocuments:
             raise InputError(f"{site.keyword} {site.ref!r} leaves the contract directory", code="schema.ref_escape",
                              location=where(), hint="keep every schema a contract uses inside its directory; copy "
                              "shared definitions in (accepted versions are immutable, so copies never drift)")
-        if not found.is_file():
+        if not self.files.is_file(found):
             raise InputError(f"{site.keyword} {site.ref!r}: file {_relative(found, self._root)} not found",
                              code="schema.ref_unresolved", location=where(),
                              hint="check the file name; references are relative to the referring file")
@@ -394,7 +396,7 @@ class SchemaDocuments:
 
     def _check_file(self, path: Path) -> Path | str:
         """The path to read for absolute ``path`` (named as the user named the directory), or ``"outside"``."""
-        if not _inside(path, self._root) or not _inside(Path(os.path.realpath(path)), self._real_root):
+        if not _inside(path, self._root) or not _inside(self.files.realpath(path), self.files.real_directory):
             return "outside"
         return Path(os.path.normpath(self.directory / path.relative_to(self._root)))
 

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import Any
@@ -31,11 +33,12 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from .._source import SourceDocument, join_pointer
 from ..errors import ContractInvalid, InputError, Location, Problem
+from ._files import FileSource, MemoryFiles
 from ._load import MANIFEST_NAME, SCHEMA_SUFFIXES, ManifestDraft, contract_directory, read_manifest
 from ._model import Contract, GrpcSpec, SchemaRef
 from ._refs import RefSite, SchemaDocuments, Target, locate
 
-__all__ = ["LintResult", "lint_contract", "lint_paths", "load_contract", "load_schema_file"]
+__all__ = ["LintResult", "lint_contract", "lint_paths", "load_contract", "load_contract_files", "load_schema_file"]
 
 DIALECTS = frozenset({"https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#"})
 RPC_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
@@ -81,6 +84,24 @@ def load_contract(path: str | Path) -> Contract:
     return contract
 
 
+def load_contract_files(files: Mapping[str, bytes], *, directory: str | Path) -> Contract:
+    """Load and fully check a contract given as ``{relative POSIX path: bytes}``, as if it were ``directory``.
+
+    >>> c = load_contract_files({"contract.yaml": b"...", "in.json": b"..."}, directory="contracts/x/1.0.0")
+    ... # doctest: +SKIP
+
+    The checks, problem codes, lines and pointers are those :func:`load_contract` gives for the same files
+    written to ``directory``; problems name files as ``directory/<path>``. Nothing is read from or written to
+    ``directory`` (a ``.proto`` is compiled from a temporary copy, since protoc reads files), so the returned
+    contract's schemas live in memory; its ``grpc.proto`` names the file's intended path. Raises
+    :class:`ContractInvalid` listing every problem.
+    """
+    contract, problems = lint_contract(Path(directory), files=files)
+    if contract is None:
+        raise ContractInvalid(problems, summary=_summary(directory, problems))
+    return contract
+
+
 def load_schema_file(path: str | Path) -> SchemaRef:
     """Load and fully check one schema file: ``load_schema_file("orders/1.0.0/order.json").schema``.
 
@@ -98,9 +119,11 @@ def load_schema_file(path: str | Path) -> SchemaRef:
     return ref
 
 
-def lint_contract(directory: Path) -> tuple[Contract | None, tuple[Problem, ...]]:
-    """Check one contract directory; the contract is ``None`` unless there are no problems."""
-    documents = SchemaDocuments(directory)
+def lint_contract(directory: Path, *, files: Mapping[str, bytes] | None = None
+                  ) -> tuple[Contract | None, tuple[Problem, ...]]:
+    """Check one contract directory, or the map of ``files`` standing for it (see :func:`load_contract_files`);
+    the contract is ``None`` unless there are no problems."""
+    documents = SchemaDocuments(directory, None if files is None else MemoryFiles(directory, files))
     draft = read_manifest(directory, documents)
     problems = _Problems(draft.problems)
     if draft.manifest is not None:
@@ -108,7 +131,10 @@ def lint_contract(directory: Path) -> tuple[Contract | None, tuple[Problem, ...]
         _SchemaChecks(documents, problems).run([(ref, partial(locate, manifest, pointer))
                                                 for ref, pointer in draft.schema_refs])
         if draft.grpc is not None:
-            _check_grpc(draft.grpc, directory, problems, draft)
+            if files is None:
+                _check_grpc(draft.grpc, directory, problems, draft)
+            else:
+                _check_grpc_copy(draft.grpc, documents.files, problems, draft)
     found = problems.sorted()
     return (draft.contract() if not found else None), found
 
@@ -586,6 +612,33 @@ def _check_grpc(spec: GrpcSpec, directory: Path, problems: _Problems, draft: Man
                     Location(file=str(spec.proto), line=_line_of(text, rf"\brpc\s+{re.escape(method)}\b")),
                     "RPC names become NATS subject tokens: start with a letter, then letters, digits or '_', "
                     "at most 63 characters"))
+
+
+def _check_grpc_copy(spec: GrpcSpec, files: FileSource, problems: _Problems, draft: ManifestDraft) -> None:
+    """:func:`_check_grpc` for files not on disk: protoc compiles a temporary copy of the ``.proto`` files,
+    and every problem names the file by its intended path again."""
+    tmp = Path(tempfile.mkdtemp(prefix="subhive-lint-")).resolve()
+    try:
+        directory = files.directory
+        for name in files.listing():
+            if name.lower().endswith(".proto") and files.is_file(directory / name):
+                (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+                (tmp / name).write_bytes(files.read(directory / name))
+        found = _Problems()
+        copy = GrpcSpec(tmp / os.path.relpath(os.path.abspath(spec.proto), os.path.abspath(directory)), spec.service)
+        _check_grpc(copy, tmp, found, draft)
+        for problem in found.sorted():
+            problems.add(_renamed(problem, str(tmp), str(directory)))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _renamed(problem: Problem, old: str, new: str) -> Problem:
+    file, hint = problem.location.file, problem.hint
+    if file is not None and (file == old or file.startswith(old + os.sep)):
+        file = os.path.normpath(new + file[len(old):])
+    hint = hint.replace(old, new) if hint else hint
+    return Problem(problem.code, problem.message, replace(problem.location, file=file), hint)
 
 
 def _services(compiled: FileDescriptorSet) -> dict[str, list[str]]:
