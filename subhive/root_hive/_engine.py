@@ -39,8 +39,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
 from ..compat.contract_check import ContractCheck, check_contract
-from ..contract import Contract, load_contract
-from ..errors import ContractInvalid, InputError, Location, Problem, SubhiveError
+from ..contract import Contract, lint_contract, load_contract
+from ..errors import InputError, Location, Problem, SubhiveError
 from ..semver import Bump, Version
 from ..workspace import Kind, VersionRange, Workspace, check_hive_name, open_workspace
 from ._durable import Barrier
@@ -114,6 +114,8 @@ class _Proposal:
     announcement_id: str | None
     name: str = ""
     version: Version = field(default_factory=lambda: Version(0, 0, 0))
+    #: The proposed files when they were linted in memory and are not on disk yet (see RootHive._lint).
+    files: dict[str, bytes] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +149,8 @@ class RootHive:
         self._approvals: dict[str, Approval] = {}
         self._lock = Lock()
         self._tampered: dict[tuple[str, Version], Problem] = {}
-        self._contracts: dict[tuple[str, Version], Contract] = {}
+        #: Accepted versions as loaded (by name, version and hash): the base every proposal is checked against.
+        self._contracts: dict[tuple[str, Version, str], Contract] = {}
         self._proposals = 0
         self._subscribers: list[tuple[asyncio.AbstractEventLoop, asyncio.Queue[Frame]]] = []
         self._listeners: list[Callable[[Frame], None]] = []
@@ -480,7 +483,8 @@ class RootHive:
         return None
 
     def _contract(self, name: str, version: Version) -> Contract | None:
-        key = (name, version)
+        entry = self._lock.get(name, version)
+        key = (name, version, entry.hash if entry is not None else "")
         if key not in self._contracts:
             try:
                 self._contracts[key] = load_contract(self.workspace_root / "contracts" / name / str(version))
@@ -509,18 +513,40 @@ class RootHive:
         self._proposals += 1
         pid = f"p-{self._proposals}"
         staging = self.state_dir / "staging" / pid
-        _write_tree(staging, clean)
         try:
             return self._judge(_Proposal(hive, pid, contract_hash(clean), announcement_id), staging, clean)
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            shutil.rmtree(staging, ignore_errors=True)  # whatever was not moved to contracts/ or pending/
+
+    def _lint(self, p: _Proposal, staging: Path, files: dict[str, bytes]) -> tuple[Contract | None,
+                                                                                  tuple[Problem, ...]]:
+        """Lint the proposal, in memory unless it has a ``.proto`` (protoc and the gRPC check read files).
+
+        In memory, the files stand for their final directory ``contracts/<name>/<version>`` (name and version
+        read off the manifest's text), so an accepted contract is the very object later proposals are
+        checked against. If that guess is wrong (a manifest only YAML reads right), they stand for the
+        staging directory instead, as on disk: the directory's name must never decide a verdict.
+        """
+        if any(name.lower().endswith(".proto") for name in files):
+            _write_tree(staging, files)
+            contract, problems = lint_contract(staging)
+            return contract, tuple(_relocate(x, staging) for x in problems)
+        p.files = files
+        name, version = _peek(files)
+        directory = self.workspace_root / "contracts" / name / str(version)
+        if not _CONTRACT_NAME.match(name):
+            directory = staging
+        contract, problems = lint_contract(directory, files=files)
+        misnamed = contract is not None and (contract.name, contract.version) != (name, version)
+        if directory != staging and (misnamed or any(x.code == "manifest.version_mismatch" for x in problems)):
+            directory = staging
+            contract, problems = lint_contract(directory, files=files)
+        return contract, tuple(_relocate(x, directory) for x in problems)
 
     def _judge(self, p: _Proposal, staging: Path, files: dict[str, bytes]) -> ProposalOutcome:
         hive, announcement_id = p.hive, p.announcement_id
-        try:
-            contract = load_contract(staging)
-        except ContractInvalid as exc:
-            problems = tuple(_relocate(p, staging) for p in exc.problems)
+        contract, problems = self._lint(p, staging, files)
+        if contract is None:
             p.name, p.version = _peek(files)
             return self._verdict(p, status="rejected",
                                  code="contract.invalid", problems=problems,
@@ -645,7 +671,7 @@ class RootHive:
 
     def _hold(self, p: _Proposal, contract: Contract, check: dict[str, Any] | None, *, reason: str,
               message: str) -> ProposalOutcome:
-        self._move(contract.directory, self.state_dir / "pending" / p.id)  # the staging tree, written once
+        self._place(p, contract, self.state_dir / "pending" / p.id)
         approval = {"approval_id": p.id, "contract": p.name, "version": str(p.version), "proposer": p.hive,
                     "reason": reason, "message": message, "hash": p.digest, "check": check,
                     "announcement_id": p.announcement_id}
@@ -662,10 +688,13 @@ class RootHive:
                          if a.status == "open" and a.contract == name
                          and (a.hive, name) in self._requirements
                          and self._resolve(self._requirements[(a.hive, name)], (version, contract)) == version)
-        conflict = self._publish(contract.directory, name, version, digest)
+        conflict = self._publish(p, contract)
         if conflict is not None:
             return self._verdict(p, status="rejected",
                                  code="proposal.exists_unlocked", message=conflict)
+        if contract.directory == self.workspace_root / "contracts" / name / str(version):
+            # Linted in memory as the published directory: no need to read it back to check the next version.
+            self._contracts[(name, version, digest)] = contract
         ready: list[Record] = [("contract_ready", {"contract": name, "version": str(version), "hash": digest,
                                                    "provider": hive, "proposal_id": pid, "consumers": consumers}, {})]
         ready += [("need_awarded", {"announcement_id": a, "proposal_id": pid, "contract": name,
@@ -687,16 +716,28 @@ class RootHive:
         self._refresh_consumers(name)
         self._lock_dirty = True
 
-    def _publish(self, source: Path, name: str, version: Version, digest: str) -> str | None:
-        """Copy ``source`` to ``contracts/<name>/<version>/`` atomically; a message if another tree is there."""
+    def _publish(self, p: _Proposal, contract: Contract) -> str | None:
+        """Put the contract's files at ``contracts/<name>/<version>/`` atomically; a message if another tree is
+        there."""
+        name, version = contract.name, contract.version
         target = self.workspace_root / "contracts" / name / str(version)
         if target.exists():
-            if target.is_dir() and contract_hash(target) == digest:
+            if target.is_dir() and contract_hash(target) == p.digest:
                 return None  # published before a crash kept the log from saying so, or placed by hand: same bytes
             return (f"contracts/{name}/{version} exists but is not in the lock and holds other files; move it away "
                     "or propose another version")
-        self._move(source, target)
+        self._place(p, contract, target)
         return None
+
+    def _place(self, p: _Proposal, contract: Contract, target: Path) -> None:
+        """Put the proposal's files at ``target``: files linted in memory are written (once, to staging, then
+        renamed, so ``target`` appears whole or not at all); a tree on disk is renamed."""
+        if p.files is None:
+            self._move(contract.directory, target)
+            return
+        staging = self.state_dir / "staging" / p.id
+        _write_tree(staging, p.files)
+        self._move(staging, target)
 
     def _move(self, source: Path, target: Path) -> None:
         """Rename the tree ``source`` (staging or pending, the root's own) to ``target``, durable at the flush.
@@ -970,7 +1011,6 @@ class RootHive:
     def _apply_ready(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
         version = Version.parse(data["version"])
         self._lock.put(LockEntry(data["contract"], version, data["hash"], data["provider"], {}))
-        self._contracts.pop((data["contract"], version), None)
 
     def _apply_awarded(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
         a = self._announcements.get(data["announcement_id"])

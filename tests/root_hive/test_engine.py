@@ -442,3 +442,79 @@ def test_a_lost_lock_is_rebuilt_from_the_log(workspace: Path, root: RootHive) ->
     (workspace / "contracts.lock").unlink()
     RootHive.open(workspace).close()
     assert (workspace / "contracts.lock").read_bytes() == expected
+
+
+# ------------------------------------------------------------------------------------- how files are handled
+CONTRACT_FIXTURES = Path(__file__).parents[1] / "contract" / "fixtures"
+
+
+def _files_of(directory: Path) -> dict[str, bytes]:
+    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def _left_in_staging(workspace: Path) -> list[Path]:
+    staging = workspace / ".subhive" / "root" / "staging"
+    return sorted(staging.iterdir()) if staging.is_dir() else []
+
+
+def test_a_rejected_proposal_leaves_no_file_behind(root: RootHive, workspace: Path) -> None:
+    files = orders_files("1.0.0")
+    files["in.json"] = b'{\n  "type": "object",\n  "properties": {"id": {"type": 12}}\n}'
+    outcome = root.propose("backend", files)
+    assert (outcome.status, outcome.code) == ("rejected", "contract.invalid")
+    assert [(p.code, p.location.file, p.location.line) for p in outcome.problems] == [("schema.meta", "in.json", 3)]
+    assert not (workspace / "contracts" / "orders").exists()
+    assert _left_in_staging(workspace) == []
+
+
+def test_problems_in_subdirectories_name_the_file_as_proposed(root: RootHive) -> None:
+    files = orders_files("1.0.0")
+    files["contract.yaml"] = files["contract.yaml"].replace(b"in.json", b"schemas/in.json")
+    files["schemas/in.json"] = b'{"type": "object",\n "properties": {"id": {"type": "string",}}}'
+    outcome = root.propose("backend", files)
+    assert [(p.code, p.location.file, p.location.line) for p in outcome.problems] == [
+        ("input.json", "schemas/in.json", 2)]
+
+
+def test_a_manifest_read_right_only_by_yaml_is_published_where_it_says(root: RootHive, workspace: Path) -> None:
+    # The version line carries a comment: the version is still 1.0.0, in a directory named 1.0.0.
+    files = orders_files("1.0.0")
+    files["contract.yaml"] = files["contract.yaml"].replace(b"version: 1.0.0", b"version: 1.0.0  # first")
+    outcome = root.propose("backend", files)
+    assert (outcome.status, outcome.code) == ("accepted", "proposal.accepted")
+    assert _files_of(_published(workspace, "1.0.0")) == files
+    again = root.propose("backend", orders_files("1.1.0", note=True))
+    assert (again.status, again.check and again.check["old_version"]) == ("accepted", "1.0.0")
+
+
+def test_proposals_are_checked_against_the_accepted_content(root: RootHive, workspace: Path) -> None:
+    # The lock names 1.0.0 by the hash of what was accepted: that is the base, even if its files are
+    # overwritten on disk afterwards (an open input there would make 1.1.0's closed input breaking).
+    root.propose("backend", orders_files("1.0.0"))
+    (_published(workspace, "1.0.0") / "in.json").write_text('{"type": "object"}')
+    outcome = root.propose("backend", orders_files("1.1.0", note=True))
+    assert (outcome.status, outcome.code) == ("accepted", "proposal.accepted")
+    assert outcome.check is not None
+    assert outcome.check["required_bump"] == "minor"
+
+
+def _grpc_files(version: str) -> dict[str, bytes]:
+    files = _files_of(CONTRACT_FIXTURES / "valid_grpc" / "1.0.0")
+    files["contract.yaml"] = files["contract.yaml"].replace(b"version: 1.0.0", f"version: {version}".encode())
+    return files
+
+
+def test_a_grpc_contract_is_compiled_published_and_checked(root: RootHive, workspace: Path) -> None:
+    first = root.propose("backend", _grpc_files("1.0.0"))
+    assert (first.status, first.code) == ("accepted", "proposal.accepted")
+    assert _files_of(_published(workspace, "1.0.0")) == _grpc_files("1.0.0")
+    second = root.propose("backend", _grpc_files("1.0.1"))  # the same service: nothing changed
+    assert (second.status, second.code) == ("accepted", "proposal.accepted")
+    assert second.check is not None
+    assert second.check["required_bump"] == "none"  # identical protos and schemas: no change at all
+    broken = _files_of(CONTRACT_FIXTURES / "proto_does_not_compile")
+    broken["contract.yaml"] = broken["contract.yaml"].replace(b"version: 1.0.0", b"version: 1.1.0")
+    outcome = root.propose("backend", broken)
+    assert [(p.code, p.location.file, p.location.line) for p in outcome.problems] == [
+        ("proto.compile", "orders.proto", 4)]
+    assert _left_in_staging(workspace) == []
