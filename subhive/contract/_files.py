@@ -86,6 +86,7 @@ class MemoryFiles:
     def __init__(self, directory: Path, files: Mapping[str, bytes]) -> None:
         self.directory = Path(directory)
         self._root = os.path.abspath(self.directory)
+        self._keys: dict[str, str | None] = {}  # lint asks about the same few paths many times
         self._files = {os.path.normpath(name): bytes(content) for name, content in files.items()}
         self._dirs = {"."}
         for name in self._files:
@@ -95,8 +96,11 @@ class MemoryFiles:
                 parent = os.path.dirname(parent)
 
     def _key(self, path: Path) -> str | None:
-        rel = os.path.relpath(os.path.abspath(path), self._root)
-        return None if rel == ".." or rel.startswith("../") else rel
+        text = os.fspath(path)
+        if text not in self._keys:
+            rel = os.path.relpath(os.path.abspath(text), self._root)
+            self._keys[text] = None if rel == ".." or rel.startswith("../") else rel
+        return self._keys[text]
 
     def read(self, path: Path) -> bytes:
         key = self._key(path)

@@ -87,6 +87,9 @@ class ManifestDraft:
     #: Every well-formed schema reference with the manifest pointer that names it.
     schema_refs: list[tuple[SchemaRef, str]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    #: What each path text the manifest names came to (several schema references often name one file).
+    checked_files: dict[tuple[str, frozenset[str]], tuple[Path, tuple[str, str, str] | None]] = \
+        field(default_factory=dict)
 
     def problem(self, pointer: str, code: str, message: str, hint: str | None = None) -> None:
         where = locate(self.manifest, pointer) if self.manifest else Location(file=str(self.manifest_path))
@@ -341,8 +344,12 @@ def _schema_ref(draft: ManifestDraft, entry: dict[Any, Any], pointer: str, key: 
 
 
 def _file(draft: ManifestDraft, text: str, pointer: str, suffixes: frozenset[str]) -> Path | None:
-    path = Path(os.path.normpath(draft.directory / text))
-    wrong = _path_problem(draft.directory, text, path) or _file_problem(draft, text, path, suffixes)
+    known = draft.checked_files.get((text, suffixes))
+    if known is None:
+        path = Path(os.path.normpath(draft.directory / text))
+        known = path, _path_problem(draft.directory, text, path) or _file_problem(draft, text, path, suffixes)
+        draft.checked_files[(text, suffixes)] = known
+    path, wrong = known
     if wrong is None:
         return path
     code, message, hint = wrong
@@ -359,7 +366,7 @@ def _path_problem(directory: Path, text: str, path: Path) -> tuple[str, str, str
     if os.path.isabs(text) or text.startswith("~"):
         return ("manifest.path_escape", f"{text!r} is an absolute path",
                 "name files relative to the contract directory, so the contract means the same everywhere")
-    if Path(os.path.abspath(directory)) not in Path(os.path.abspath(path)).parents:
+    if not _below(os.path.abspath(directory), os.path.abspath(path)):
         return ("manifest.path_escape", f"{text!r} leaves the contract directory",
                 "every file a contract uses lives inside its directory; copy shared schemas in")
     return None
@@ -374,13 +381,18 @@ def _file_problem(draft: ManifestDraft, text: str, path: Path, suffixes: frozens
     if not files.exists(path):
         return ("manifest.file_missing", f"file {text!r} not found in {draft.directory}",
                 _missing_hint(files, text, suffixes))
-    if files.real_directory not in files.realpath(path).parents:
+    if not _below(str(files.real_directory), str(files.realpath(path))):
         return ("manifest.path_escape", f"{text!r} is a symbolic link leading out of the contract",
                 "replace the link with a copy of the file: an accepted contract must not change when "
                 "something outside it does")
     if not files.is_file(path):
         return ("manifest.file_missing", f"{text!r} is not a regular file", "name a schema file, not a directory")
     return None
+
+
+def _below(parent: str, child: str) -> bool:
+    """``Path(parent) in Path(child).parents`` for normalised absolute paths, without building the Paths."""
+    return child.startswith(parent if parent.endswith(os.sep) else parent + os.sep) and child != parent
 
 
 def _scheme(text: str) -> str:
