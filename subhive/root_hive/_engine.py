@@ -146,6 +146,9 @@ class RootHive:
         self._tokens: dict[str, str] = {}
         self._requirements: dict[tuple[str, str], _Requirement] = {}
         self._announcements: dict[str, _Announcement] = {}
+        # By contract name, in declaration order: a proposal looks at its own contract's, not at all of them.
+        self._requirement_keys: dict[str, dict[tuple[str, str], None]] = {}
+        self._announcement_ids: dict[str, list[str]] = {}
         self._approvals: dict[str, Approval] = {}
         self._lock = Lock()
         self._tampered: dict[tuple[str, Version], Problem] = {}
@@ -657,8 +660,8 @@ class RootHive:
         """Consumers satisfied today whose range takes ``contract`` but who use something it lacks."""
         out: list[str] = []
         newest = {e.version for e in self._lock.versions(contract.name)}
-        for req in self._requirements.values():
-            if req.contract != contract.name or not req.range.contains(contract.version):
+        for req in self._requirements_of(contract.name):
+            if not req.range.contains(contract.version):
                 continue
             if any(v > contract.version and req.range.contains(v) for v in newest):
                 continue  # a newer accepted version keeps serving it
@@ -682,10 +685,10 @@ class RootHive:
     def _accept(self, p: _Proposal, contract: Contract, check: dict[str, Any] | None,
                 records_before: list[Record] | None) -> ProposalOutcome:
         name, version, hive, pid, digest = contract.name, contract.version, p.hive, p.id, p.digest
-        consumers = sorted(r.hive for r in self._requirements.values()
-                           if r.contract == name and self._resolve(r, (version, contract)) == version)
-        awarded = sorted(a.id for a in self._announcements.values()
-                         if a.status == "open" and a.contract == name
+        consumers = sorted(r.hive for r in self._requirements_of(name)
+                           if self._resolve(r, (version, contract)) == version)
+        awarded = sorted(a.id for a in (self._announcements[i] for i in self._announcement_ids.get(name, ()))
+                         if a.status == "open"
                          and (a.hive, name) in self._requirements
                          and self._resolve(self._requirements[(a.hive, name)], (version, contract)) == version)
         conflict = self._publish(p, contract)
@@ -982,8 +985,9 @@ class RootHive:
         self._requirements[key] = _Requirement(data["hive"], data["contract"], data["versions"],
                                                VersionRange.parse(data["versions"]), tuple(data["operations"]),
                                                tuple(data["fields"]))
-        for a in list(self._announcements.values()):
-            if (a.hive, a.contract) == key and a.status == "open":
+        self._requirement_keys.setdefault(data["contract"], {})[key] = None
+        for a in [self._announcements[i] for i in self._announcement_ids.get(data["contract"], ())]:
+            if a.hive == data["hive"] and a.status == "open":
                 self._announcements[a.id] = replace(a, status="withdrawn")
         if not replaying:
             self._refresh_consumers(data["contract"])
@@ -992,6 +996,7 @@ class RootHive:
     def _apply_announced(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
         self._announcements[data["announcement_id"]] = _Announcement(
             data["announcement_id"], data["hive"], data["contract"], data["versions"], "open")
+        self._announcement_ids.setdefault(data["contract"], []).append(data["announcement_id"])
 
     def _apply_received(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
         number = data["proposal_id"].rpartition("-")[2]
@@ -1017,14 +1022,17 @@ class RootHive:
         if a is not None:
             self._announcements[a.id] = replace(a, status="awarded")
 
+    def _requirements_of(self, contract: str) -> list[_Requirement]:
+        """The requirements on ``contract``, in the order they were first declared."""
+        return [self._requirements[key] for key in self._requirement_keys.get(contract, ())]
+
     def _refresh_consumers(self, name: str) -> None:
         """Put each consumer of ``name`` on the version it resolves to (what the lock records)."""
         resolved: dict[Version, dict[str, str]] = {}
-        for req in self._requirements.values():
-            if req.contract == name:
-                best = self._resolve(req)
-                if best is not None:
-                    resolved.setdefault(best, {})[req.hive] = req.versions
+        for req in self._requirements_of(name):
+            best = self._resolve(req)
+            if best is not None:
+                resolved.setdefault(best, {})[req.hive] = req.versions
         for entry in self._lock.versions(name):
             consumers = resolved.get(entry.version, {})
             if dict(entry.consumers) != consumers:
