@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from the rep
 
 import jsonschema_rs
 from jsonschema import Draft202012Validator
-from subhive.compat.jsonschema import diff_schemas
 
 from benchmarks._common import latency, parser, rate, render, time_each
+from subhive.compat.jsonschema import diff_schemas
 
 Schema = dict[str, Any]
 Pair = tuple[Schema, Schema]

@@ -52,7 +52,7 @@ class Case:
     unprovable: dict[str, str] = field(default_factory=dict)  # direction -> why the rules say False
     sound_only: bool = False
     codes_include: tuple[str, ...] = ()
-    paths_include: tuple[str, ...] = ()
+    paths_under: tuple[str, ...] = ()  # every change must be reported under one of these pointers
     instances: tuple[Any, ...] = ()  # extra instances for the pool
     remote: dict[str, Any] = field(default_factory=dict)  # documents a remote $ref resolves to (tests only)
 
@@ -286,7 +286,8 @@ _case("multipleof-changed", num(multipleOf=2), num(multipleOf=3), False, False, 
 _case("multipleof-added", N, num(multipleOf=2), False, True, "odd numbers refused", witness_backward=1)
 _case("multipleof-removed", num(multipleOf=2), N, True, False, "odd numbers allowed", witness_forward=1)
 _case("multipleof-fraction-relaxed", num(multipleOf=0.5), num(multipleOf=0.25), True, False,
-      "0.25 divides 0.5 exactly in binary", witness_forward=0.25)
+      "0.25 divides 0.5 exactly in binary; an engine may refuse fractional divisors", witness_forward=0.25,
+      sound_only=True, instances=(0.5, 1.5, 1e308, 2.5e-300))
 _case("multipleof-decimal-tightened", num(multipleOf=0.1), num(multipleOf=0.2), False, True,
       "multiples of 0.2 are multiples of 0.1 (jsonschema-rs checks decimals exactly); floats make this "
       "hard to prove", witness_backward=0.1, sound_only=True, instances=(0.2, 0.4, 0.6, 1.2, 0.8, 2.2))
@@ -608,9 +609,10 @@ _case("not-content-widened", {"not": INT}, {"not": N}, False, True, "not flips: 
       witness_backward=1.5)
 _case("not-const-changed", {"not": {"const": 1}}, {"not": {"const": 2}}, False, False, "1 allowed, 2 refused",
       witness_backward=2, witness_forward=1)
-_case("if-then-added", obj(), obj(**{"if": {"required": ["a"]}, "then": {"required": ["b"]}}), False, False,
-      "a without b refused", witness_backward={"a": 1},
-      unprovable={"forward": "the added condition only narrows, but if/then/else changes are unprovable"})
+# Adding or removing a whole conditional adds or removes one conjunct, so one direction is provable; the rules
+# allow an engine to call any conditional change unprovable, hence sound_only.
+_case("if-then-added", obj(), obj(**{"if": {"required": ["a"]}, "then": {"required": ["b"]}}), False, True,
+      "a new conjunct only narrows: a without b refused", witness_backward={"a": 1}, sound_only=True)
 _IF = {"if": {"required": ["a"]}, "then": {"required": ["b"]}}
 _case("if-then-kept-other-change", obj(maxProperties=2, **_IF), obj(maxProperties=3, **_IF), True, False,
       "identical conditional, maxProperties relaxed", witness_forward={"a": 1, "b": 1, "c": 1})
@@ -618,11 +620,11 @@ _case("then-changed", obj(**_IF), obj(**{"if": {"required": ["a"]}, "then": {"re
       "a now needs c instead of b", witness_backward={"a": 1, "b": 1}, witness_forward={"a": 1, "c": 1})
 _case("if-changed", obj(**_IF), obj(**{"if": {"required": ["c"]}, "then": {"required": ["b"]}}), False, False,
       "the condition moved from a to c", witness_backward={"c": 1}, witness_forward={"a": 1})
-_case("if-then-removed", obj(**_IF), obj(), False, False, "a without b allowed", witness_forward={"a": 1},
-      unprovable={"backward": "dropping a condition only widens, but if/then/else changes are unprovable"})
-_case("else-added", obj(**_IF), obj(**_IF, **{"else": {"required": ["c"]}}), False, False,
-      "objects without a now need c", witness_backward={},
-      unprovable={"forward": "else only narrows here, but if/then/else changes are unprovable"})
+_case("if-then-removed", obj(**_IF), obj(), True, False, "dropping a conjunct only widens: a without b allowed",
+      witness_forward={"a": 1}, sound_only=True)
+_case("else-added", obj(**_IF), obj(**_IF, **{"else": {"required": ["c"]}}), False, True,
+      "else under an unchanged if only narrows: objects without a now need c", witness_backward={},
+      sound_only=True)
 _case("anyof-to-oneof-overlap", {"anyOf": [INT, N]}, {"oneOf": [INT, N]}, False, True,
       "exactly-one implies at-least-one; 1 matches two branches", witness_backward=1, sound_only=True)
 _case("anyof-object-branch-widened", {"anyOf": [obj(_A, required=["a"]), NULL]},
@@ -643,7 +645,7 @@ _ADDR_OLD["$defs"] = {"Addr": obj({"zip": S})}
 _ADDR_NEW = copy.deepcopy(_ADDR_OLD)
 _ADDR_NEW["$defs"]["Addr"]["properties"]["zip"] = string(maxLength=5)
 _case("shared-def-narrowed", _ADDR_OLD, _ADDR_NEW, False, True, "used twice, reported once at the definition",
-      witness_backward={"home": {"zip": "123456"}}, paths_include=("/$defs/Addr/properties/zip",))
+      witness_backward={"home": {"zip": "123456"}}, paths_under=("/$defs/Addr/properties/zip",))
 _TREE = {"$ref": "#/$defs/node", "$defs": {"node": obj({"v": INT, "children": arr(items={"$ref": "#/$defs/node"})})}}
 _TREE_WIDE = copy.deepcopy(_TREE)
 _TREE_WIDE["$defs"]["node"]["properties"]["v"] = N

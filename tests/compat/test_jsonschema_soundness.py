@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import hypothesis.strategies as st
-from hypothesis import HealthCheck, event, given, note, settings, target
+from hypothesis import HealthCheck, event, given, note, reject, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from tests.compat.jsonschema_corpus import literals, make_validator
@@ -36,7 +36,7 @@ Draw = Callable[[st.SearchStrategy[Any]], Any]
 Ptr = tuple[str | int, ...]
 
 _DATABASE = DirectoryBasedExampleDatabase(str(Path(__file__).resolve().parents[2] / ".hypothesis" / "examples"))
-_MAX_EXAMPLES = 300
+_MAX_EXAMPLES = 1500
 
 NAMES = ("a", "b", "c", "x-1")
 PATTERNS: dict[str, tuple[str, ...]] = {
@@ -71,9 +71,10 @@ _nums = st.sampled_from(NUMBERS)
 _lengths = st.integers(0, 4)
 
 
-def _leaves(with_ref: bool) -> st.SearchStrategy[Json]:
+@lru_cache(maxsize=4)
+def _leaves(with_ref: bool, with_bool: bool = True) -> st.SearchStrategy[Json]:
     options = [
-        st.booleans(),
+        *([st.booleans()] if with_bool else []),
         st.just({}),
         st.fixed_dictionaries({"type": st.sampled_from(["integer", "number"])},
                               optional={"minimum": _nums, "maximum": _nums, "exclusiveMinimum": _nums,
@@ -166,15 +167,24 @@ def _mentions_ref(node: Json) -> bool:
     return DEF_REF in json.dumps(node)
 
 
+@lru_cache(maxsize=1)
+def _document_parts() -> tuple[st.SearchStrategy[Json], st.SearchStrategy[Json]]:
+    """(root, definition D) strategies, built once: constructing recursive strategies is not cheap."""
+    kids = schemas(True)
+    root = st.one_of(_objects(kids), _objects(kids), _arrays(kids), kids)  # mostly structured roots
+    plain = schemas(False)
+    recursive = st.builds(lambda v: {"type": "object", "properties": {"v": v, "next": {"$ref": DEF_REF}}}, plain)
+    return root, st.one_of(plain, recursive)
+
+
 @st.composite
 def documents(draw: Draw) -> Json:
     """A root schema; when it references D, ``$defs`` holds D (plain, or recursive through a property)."""
-    root = draw(schemas(True))
+    roots, definitions = _document_parts()
+    root = draw(roots)
     if not _mentions_ref(root) and draw(st.integers(0, 5)) != 0:
         return root
-    plain = schemas(False)
-    recursive = st.builds(lambda v: {"type": "object", "properties": {"v": v, "next": {"$ref": DEF_REF}}}, plain)
-    definition = draw(st.one_of(plain, recursive))
+    definition = draw(definitions)
     if isinstance(root, bool):
         root = {} if root else {"not": {}}
     return {**root, "$defs": {"D": definition}}
@@ -197,7 +207,8 @@ def _set(doc: Json, path: Ptr, value: Json) -> Json:
 
 
 def _m_replace(draw: Draw, node: Json) -> Json:
-    return draw(_leaves(False))
+    # true/false replacements are rare on purpose: they tend to make every verdict trivial.
+    return draw(st.one_of(_leaves(False, with_bool=False), _leaves(False, with_bool=False), st.booleans()))
 
 
 def _m_annotate(draw: Draw, node: Json) -> Json:
@@ -206,9 +217,21 @@ def _m_annotate(draw: Draw, node: Json) -> Json:
     return {**node, key: value}
 
 
+def _kinds(node: dict[str, Json]) -> set[str]:
+    """The instance types a schema node's own keywords can constrain (all of them when type is absent)."""
+    kinds = node.get("type", list(TYPES))
+    found = {kinds} if isinstance(kinds, str) else set(kinds)
+    return found | {"number"} if "integer" in found else found
+
+
+_BOUNDS_BY_KIND = {"number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
+                   "string": ("minLength", "maxLength"), "array": ("minItems", "maxItems"),
+                   "object": ("minProperties", "maxProperties")}
+
+
 def _m_bound(draw: Draw, node: Json) -> Json:
     node = dict(node)
-    key = draw(st.sampled_from(NUMERIC_BOUNDS + LENGTH_BOUNDS + ("multipleOf",)))
+    key = draw(st.sampled_from([k for kind in sorted(_kinds(node)) for k in _BOUNDS_BY_KIND.get(kind, ())]))
     if key not in node:
         node[key] = draw(st.sampled_from(STEPS) if key == "multipleOf" else _nums if key in NUMERIC_BOUNDS
                          else _lengths)
@@ -220,6 +243,22 @@ def _m_bound(draw: Draw, node: Json) -> Json:
         node[key] = node[key] + draw(st.sampled_from([-1, -0.5, 0.5, 1]))
     else:
         node[key] = max(0, node[key] + draw(st.sampled_from([-1, 1])))
+    return node
+
+
+def _m_object_rules(draw: Draw, node: Json) -> Json:
+    """Add, change or drop dependentRequired, dependentSchemas or propertyNames."""
+    node = dict(node)
+    key = draw(st.sampled_from(["dependentRequired", "dependentSchemas", "propertyNames"]))
+    if key in node and draw(st.booleans()):
+        del node[key]
+    elif key == "dependentRequired":
+        node[key] = draw(st.sampled_from([{"a": ["b"]}, {"a": ["b", "c"]}, {"b": ["a"]}, {"a": []}]))
+    elif key == "dependentSchemas":
+        node[key] = {draw(st.sampled_from(NAMES)): draw(_leaves(False))}
+    else:
+        node[key] = draw(st.sampled_from([{"maxLength": 1}, {"maxLength": 2}, {"pattern": "^[a-c]"}, {"enum": ["a"]},
+                                          True]))
     return node
 
 
@@ -354,17 +393,29 @@ def _m_ref(draw: Draw, node: Json) -> Json:
 
 _MUTATIONS: dict[str, Callable[[Draw, Json], Json]] = {
     "replace": _m_replace, "annotate": _m_annotate, "bound": _m_bound, "type": _m_type, "enum": _m_enum,
-    "property": _m_property, "required": _m_required, "content": _m_content, "items": _m_items,
-    "logic": _m_logic, "string": _m_string, "delete": _m_delete, "ref": _m_ref,
+    "property": _m_property, "required": _m_required, "content": _m_content, "object_rules": _m_object_rules,
+    "items": _m_items, "logic": _m_logic, "string": _m_string, "delete": _m_delete, "ref": _m_ref,
 }
-_NEEDS_DICT = {"annotate", "bound", "type", "enum", "property", "required", "content", "items", "string",
-               "delete"}
+# Keyword-level mutations are drawn more often than wholesale ones, so that every keyword family gets its
+# share of single, sharp changes.
+_WEIGHTS = {"bound": 4, "items": 3, "property": 2, "required": 2, "content": 2, "object_rules": 2, "string": 2,
+            "enum": 2}
+# Mutations that need a dict node, and the instance type they act on (None: any type).
+_NEEDS_KIND: dict[str, str | None] = {
+    "annotate": None, "bound": None, "type": None, "enum": None, "delete": None, "property": "object",
+    "required": "object", "content": "object", "object_rules": "object", "items": "array", "string": "string",
+}
 
 
 def _applicable(doc: Json, path: Ptr, node: Json) -> list[str]:
-    names = [n for n in _MUTATIONS if isinstance(node, dict) or n not in _NEEDS_DICT]
+    """Mutations that can change what ``node`` accepts: keywords of the types it admits, and a few generic ones."""
+    kinds = _kinds(node) if isinstance(node, dict) else set()
+    names = [n for n in _MUTATIONS
+             if n not in _NEEDS_KIND or (isinstance(node, dict) and _NEEDS_KIND[n] in (None, *kinds))]
     if isinstance(node, dict) and not node:
         names.remove("delete")
+    if "bound" in names and not any(kind in _BOUNDS_BY_KIND for kind in kinds):
+        names.remove("bound")
     guarded = bool(_GUARDS & {p for p in path if isinstance(p, str)}) and "$defs" not in path
     if not (guarded and isinstance(doc, dict) and "D" in (doc.get("$defs") or {})):
         names.remove("ref")
@@ -377,11 +428,17 @@ def related_pairs(draw: Draw) -> tuple[Json, Json, list[str]]:
     old = draw(documents())
     new = copy.deepcopy(old)
     applied: list[str] = []
-    for _ in range(draw(st.integers(1, 3))):
+    for _ in range(draw(st.sampled_from([1, 1, 1, 2, 3]))):  # mostly one change, so each verdict is sharp
         path = draw(st.sampled_from(_walk(new)))
         node = _get(new, path)
-        name = draw(st.sampled_from(_applicable(new, path, node)))
-        new = _set(new, path, _MUTATIONS[name](draw, node))
+        # At the root, mutate the body and keep $defs where "#/$defs/D" expects it.
+        defs = node.pop("$defs", None) if not path and isinstance(node, dict) else None
+        names = _applicable(new, path, node)
+        name = draw(st.sampled_from([n for n in names for _ in range(_WEIGHTS.get(n, 1))]))
+        mutated = _MUTATIONS[name](draw, node)
+        if defs is not None:
+            mutated = {**({} if mutated is True else {"not": {}} if mutated is False else mutated), "$defs": defs}
+        new = _set(new, path, mutated)
         applied.append(name)
     return old, new, applied
 
@@ -395,13 +452,31 @@ def _scalars(old: Json, new: Json) -> list[Json]:
     return list(SCALARS) + found
 
 
+class _Slot(int):
+    """A leaf of a generic shape, filled with one of the pair's literals after drawing."""
+
+
+_SHAPES: st.SearchStrategy[Json] = st.recursive(
+    st.one_of(st.builds(_Slot, st.integers(0, 255)), st.integers(-3, 12), st.text("abx-1@.", max_size=5)),
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.sampled_from([*NAMES, "zz", "x-q", "v", "next"]),
+                                                              kids, max_size=4),
+    max_leaves=8)
+
+
+def _fill(shape: Json, scalars: list[Json]) -> Json:
+    if isinstance(shape, _Slot):
+        return scalars[shape % len(scalars)]
+    if isinstance(shape, list):
+        return [_fill(v, scalars) for v in shape]
+    if isinstance(shape, dict):
+        return {k: _fill(v, scalars) for k, v in shape.items()}
+    return shape
+
+
 def _generic(old: Json, new: Json) -> st.SearchStrategy[Json]:
     """Any JSON value, biased towards the schemas' own literals, bounds and property names."""
-    scalars = st.one_of(st.sampled_from(_scalars(old, new)), st.integers(-3, 12),
-                        st.sampled_from([0.5, 1.5, -0.5, 2.5, 0.25, 1e-9]), st.text("abx-1@.", max_size=5))
-    keys = st.sampled_from([*NAMES, "zz", "x-q", "v", "next"])
-    return st.recursive(scalars, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(keys, kids, max_size=4),
-                        max_leaves=8)
+    scalars = _scalars(old, new)
+    return _SHAPES.map(lambda shape: _fill(shape, scalars))
 
 
 def _resolve(node: Json, doc: Json) -> Json:
@@ -485,6 +560,9 @@ _DRAFT7_ONLY_NOT = re.compile(r'"(\$ref|\$defs|prefixItems|dependentRequired|dep
                               r'minContains|maxContains)"')
 
 
+_OBJECT_PRONE = re.compile(r'"(if|then|else|not|contains|additionalItems|dependencies|propertyNames)"')
+
+
 def _object_free(schema: Json) -> bool:
     """True when no instance of this canonical schema can contain an object, at any depth."""
     if isinstance(schema, bool) or not isinstance(schema, dict):
@@ -511,7 +589,9 @@ def _from_schema(text: str) -> st.SearchStrategy[Json] | None:
         return None
     try:
         schema = json.loads(text)
-        if not _object_free(canonicalish(schema)):
+        canonical = canonicalish(schema)
+        # Sub-strategies built for these keywords may generate objects whatever the overall type says.
+        if not _object_free(canonical) or _OBJECT_PRONE.search(json.dumps(canonical)):
             return None
         # The public from_schema defers construction errors into the strategy (it raises when drawn), so
         # call the builder it wraps and drop the schemas it cannot handle up front.
@@ -523,11 +603,139 @@ def _from_schema(text: str) -> st.SearchStrategy[Json] | None:
         return None
 
 
+_PROBES: tuple[Json, ...] = (None, True, False, 0, 1, -1, 1.5, "", "a", "x-1", [], {}, [1], {"a": 1})
+_CAP = 40  # variants kept per subschema: enough to sit on every edge, small enough to stay cheap
+
+
+def _unique(values: list[Json]) -> list[Json]:
+    seen: set[str] = set()
+    out = []
+    for value in values:
+        key = repr(value)  # tells True from 1 and 1 from 1.0, unlike ==; key order may leave a duplicate
+        if key not in seen:
+            seen.add(key)
+            out.append(value)
+    return out
+
+
+def _pick(options: list[Json], n: int) -> list[Json]:
+    """At most ``n`` options spread over the whole list (the head alone would keep one kind of value)."""
+    if len(options) <= n:
+        return options
+    step = len(options) / n
+    return [options[int(i * step)] for i in range(n)]
+
+
+def _number_variants(node: dict[str, Json]) -> list[Json]:
+    edges = [node[k] for k in NUMERIC_BOUNDS if isinstance(node.get(k), int | float)]
+    out: list[Json] = [e + d for e in edges for d in (0, -1, 1, -0.5, 0.5, -0.05, 0.05)]
+    step = node.get("multipleOf")
+    if isinstance(step, int | float) and step > 0:
+        out += [step * k for k in (-1, 0, 1, 2, 3)] + [step / 2]
+        out += [round(e / step) * step + d * step for e in edges for d in (-1, 0, 1)]
+    return [*out, 0, 1, -1, 2, 1.5, 0.5, 10]
+
+
+def _string_variants(node: dict[str, Json]) -> list[Json]:
+    lengths = [node[k] + d for k in ("minLength", "maxLength") if isinstance(node.get(k), int) for d in (-1, 0, 1)]
+    out: list[Json] = ["a" * n for n in lengths if n >= 0]
+    out += [x for examples in PATTERNS.values() for x in examples]
+    out += [x for examples in FORMATS.values() for x in examples]
+    return [*out, "", "a", "ab", "abc", "abcd", "1", "x-1"]
+
+
+def _array_variants(node: dict[str, Json], doc: Json, depth: int) -> list[Json]:
+    prefix = [_variants(p, doc, depth + 1) for p in node.get("prefixItems") or []]
+    rest = _variants(node.get("items", True), doc, depth + 1)
+    contained = _pick(_variants(node["contains"], doc, depth + 1), 8) if "contains" in node else []
+    firsts = [options[0] for options in prefix if options]
+    out: list[Json] = [[], *[[v] for v in _pick(prefix[0] if prefix else rest, 10)], [*firsts]]
+    out += [[*firsts, v] for v in _pick(rest, 8)] + [[v, v] for v in _pick(rest, 4)]
+    out += [[v] for v in contained] + [[v, v] for v in _pick(contained, 3)]
+    out += [[*firsts, v] for v in _pick(contained, 4)]
+    for key in ("minItems", "maxItems", "minContains", "maxContains"):
+        if isinstance(node.get(key), int) and (rest or contained):
+            item = (contained or rest)[0]
+            out += [[item] * n for n in (node[key] - 1, node[key], node[key] + 1) if 0 <= n <= 6]
+    return out
+
+
+def _object_variants(node: dict[str, Json], doc: Json, depth: int) -> list[Json]:
+    props = node.get("properties") or {}
+
+    def schema_for(name: str) -> Json:
+        if name in props:
+            return props[name]
+        for pattern, schema in (node.get("patternProperties") or {}).items():
+            if re.search(pattern, name):
+                return schema
+        return node.get("additionalProperties", True)
+
+    names = _unique([*props, *NAMES, "x-1", "zz"])
+    base = {}
+    for name in node.get("required") or []:
+        options = _variants(schema_for(name), doc, depth + 1)
+        base[name] = options[0] if options else None
+    out: list[Json] = [{}, base, {**base, **{n: (_variants(schema_for(n), doc, depth + 1) or [None])[0]
+                                             for n in props}}]
+    for name in names:
+        out += [{**base, name: v} for v in _pick(_variants(schema_for(name), doc, depth + 1), 12 if depth == 0 else 6)]
+    return out
+
+
+def _variants(node: Json, doc: Json, depth: int = 0) -> list[Json]:
+    """A small, deterministic set of instances around every edge ``node`` draws (valid or not)."""
+    node = _resolve(node, doc)
+    if not isinstance(node, dict) or depth > 3:
+        return list(_PROBES)
+    out: list[Json] = []
+    for key in ("anyOf", "oneOf", "allOf"):
+        rest = {k: v for k, v in node.items() if k != key}
+        for branch in node.get(key) or []:
+            out += _pick(_variants({**rest, **branch} if isinstance(branch, dict) else rest, doc, depth + 1), 10)
+    for key in ("not", "if", "then", "else", "dependentSchemas"):
+        # These apply to the instance itself: their edges are edges of the node too.
+        value = node.get(key)
+        subs = value.values() if key == "dependentSchemas" and isinstance(value, dict) else [value]
+        for sub in (s for s in subs if isinstance(s, dict)):
+            out += _pick(_variants(sub, doc, depth + 1), 10)
+    if "const" in node:
+        out.append(node["const"])
+    out += node.get("enum") or []
+    kinds = node.get("type", list(TYPES))
+    for kind in [kinds] if isinstance(kinds, str) else kinds:
+        if kind in ("integer", "number"):
+            out += _number_variants(node)
+        elif kind == "string":
+            out += _string_variants(node)
+        elif kind == "array":
+            out += _array_variants(node, doc, depth)
+        elif kind == "object":
+            out += _object_variants(node, doc, depth)
+        else:
+            out += {"null": [None], "boolean": [True, False]}.get(kind, [])
+    return _pick(_unique(out), _CAP) if depth else _unique(out)
+
+
 def instances(old: Json, new: Json) -> st.SearchStrategy[Json]:
-    sources = [_generic(old, new), sketch(old, old), sketch(new, new)]
-    sources += [s for s in (_from_schema(json.dumps(old, sort_keys=True)),
-                            _from_schema(json.dumps(new, sort_keys=True))) if s is not None]
-    return st.one_of(sources)
+    """Edge-biased values and structural sketches of both schemas."""
+    return st.one_of(_generic(old, new), sketch(old, old), sketch(new, new))
+
+
+def draft7_instances(data: st.DataObject, old: Json, new: Json) -> list[Json]:
+    """A few instances from hypothesis-jsonschema for whichever side it can handle."""
+    drawn: list[Json] = []
+    for schema in (old, new):
+        strategy = _from_schema(json.dumps(schema, sort_keys=True))
+        if strategy is None:
+            continue
+        try:
+            drawn += data.draw(st.lists(strategy, max_size=4), label="draft-7 instances")
+        except AttributeError as error:  # its object strategy under this hypothesis: see _from_schema
+            if "more" not in str(error):
+                raise
+            reject()
+    return drawn
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -550,13 +758,13 @@ def test_compatible_verdicts_are_never_contradicted_by_an_instance() -> None:
             assert (report.backward, report.forward) == (True, True), "annotations only must be neutral"
         stats["pairs"] += 1
         claims = [d for d, claimed in (("backward", report.backward), ("forward", report.forward)) if claimed]
-        target(float(len(claims)), label="directions judged compatible")
         event(f"verdict: {'+'.join(claims) or 'none'}")
         if not claims:
             return
         stats["compatible"] += 1
         valid_old, valid_new = make_validator(old), make_validator(new)
-        pool = data.draw(st.lists(instances(old, new), min_size=8, max_size=24), label="instances")
+        drawn = data.draw(st.lists(instances(old, new), min_size=4, max_size=12), label="instances")
+        pool = [*drawn, *draft7_instances(data, old, new), *_variants(old, old), *_variants(new, new)]
         for direction in claims:
             source, dest = (valid_old, valid_new) if direction == "backward" else (valid_new, valid_old)
             accepted = [x for x in pool if source(x)]
@@ -568,4 +776,4 @@ def test_compatible_verdicts_are_never_contradicted_by_an_instance() -> None:
     check()
     # Without these the property has no teeth: compatible verdicts must occur and be put to the test.
     assert stats["compatible"] >= 0.25 * stats["pairs"], stats
-    assert stats["claims_with_instances"] >= 0.6 * stats["claims"], stats
+    assert stats["claims_with_instances"] >= 0.4 * stats["claims"], stats
