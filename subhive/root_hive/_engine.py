@@ -42,7 +42,7 @@ from ..compat.contract_check import ContractCheck, check_contract
 from ..contract import Contract, lint_contract, load_contract
 from ..errors import InputError, Location, Problem, SubhiveError
 from ..semver import Bump, Version
-from ..workspace import Kind, VersionRange, Workspace, check_hive_name, open_workspace
+from ..workspace import Kind, SubhiveManifest, VersionRange, Workspace, check_hive_name, open_workspace
 from ._durable import Barrier
 from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
 from ._features import check_feature_names, missing_features
@@ -252,6 +252,18 @@ class RootHive:
                     self._barrier.add_tree(tokens_dir)  # the token on disk before the record that makes it valid
                     self.register_hive(name, kind=manifest.kind.value, parent=manifest.parent, _token=token)
                     progress = True
+            self._declare_manifest_needs(manifests)
+
+    def _declare_manifest_needs(self, manifests: Mapping[str, SubhiveManifest]) -> None:
+        """What a manifest consumes becomes the hive's requirement (announced when nothing meets it yet), so
+        the root negotiates what the hives declared; unchanged needs are not declared again."""
+        for name, manifest in sorted(manifests.items()):
+            if name not in self._hives:
+                continue
+            for need in manifest.consumes:
+                known = self._requirements.get((name, need.contract))
+                if known is None or str(known.range) != str(need.versions):
+                    self.declare_requirement(name, need.contract, str(need.versions))
 
     @property
     def recovered_records(self) -> int:

@@ -116,3 +116,28 @@ def test_registration_at_open_survives_a_restart_from_the_log(tmp_path: Path) ->
         assert not (workspace / ".subhive" / "tokens" / "db.token").exists()  # never re-issued behind its back
     finally:
         root.close()
+
+
+def test_what_a_manifest_consumes_becomes_a_requirement_once(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path)
+    _new(workspace, "db", "--kind", "db")
+    _new(workspace, "api", "--kind", "backend")  # consumes its sibling db hive's storage contract
+    _new(workspace, "web", "--kind", "ui")  # consumes the backend's API contract
+
+    root = RootHive.open(workspace)
+    try:
+        consumes = {h.name: sorted(c["contract"] for c in h.consumes) for h in root.status()}
+        assert consumes["api"] == ["db_storage"]
+        assert consumes["web"] == ["api_api"]
+        # Nothing provides them yet: each need is announced for providers to bid on.
+        assert {(a["hive"], a["contract"]) for a in root.announcements()} == {("api", "db_storage"),
+                                                                               ("web", "api_api")}
+        seen = root.last_seq
+    finally:
+        root.close()
+
+    root = RootHive.open(workspace)  # unchanged manifests declare nothing again
+    try:
+        assert root.last_seq == seen
+    finally:
+        root.close()
