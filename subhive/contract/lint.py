@@ -561,7 +561,7 @@ def _meta_problem(doc: SourceDocument, base: str, error: ValidationError) -> Pro
 
 
 def _best(error: ValidationError) -> ValidationError:
-    best = best_match([error])
+    best: ValidationError = best_match([error])
     # anyOf/oneOf in the meta-schema (e.g. "type": a name or a list of names) explain nothing by themselves;
     # an enum or const branch names the allowed values, which is what a reader needs.
     while best.validator in ("anyOf", "oneOf") and best.context:
