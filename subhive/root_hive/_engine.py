@@ -48,6 +48,7 @@ from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
 from ._features import check_feature_names, missing_features
 from ._lock import Lock, LockEntry, contract_hash, fsync_directory
 from ._log import EventLog, Frame
+from ._materialise import Materialiser, decode_files, encode_files, write_tree
 from ._model import (
     Approval,
     ContractInfo,
@@ -69,6 +70,9 @@ WRITER_LOCK = "engine.lock"
 #: A proposal is a contract directory, not a repository: generous for schemas, small for a request.
 MAX_FILES = 256
 MAX_BYTES = 8 * 1024 * 1024
+#: Accepted files up to this size go into the log record and are written to contracts/ after the
+#: acknowledgement; larger ones are published before it (staging, barrier, rename), as the log stays small.
+LOGGED_FILES_MAX = 256 * 1024
 _CONTRACT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
 
 Record = tuple[str, dict[str, Any], dict[str, Any]]
@@ -166,6 +170,11 @@ class RootHive:
         self._lock_dirty = False
         self._after_commit: list[Callable[[], None]] = []
         self._writer_fd: int | None = None
+        #: Directories whose files are in durable log records, written after the batch that holds them.
+        self._materialiser = Materialiser(workspace_root)
+        self._to_write: list[tuple[Path, dict[str, bytes]]] = []
+        #: Replayed acceptances whose files the log holds (for open to write a lost directory again).
+        self._logged: dict[tuple[str, Version], dict[str, str]] = {}
 
     # ----------------------------------------------------------------------------------------- lifecycle
     @classmethod
@@ -203,6 +212,7 @@ class RootHive:
         root._log = EventLog.open(root.state_dir / "events.log")
         for frame in root._log.frames:
             root._apply(frame, replaying=True)
+        root._restore_logged_directories()
         root._tampered = {(Path(p.location.file or "").parent.name, Version.parse(Path(p.location.file or "").name)):
                           p for p in root._lock.verify(workspace.root)}
         for name in root._lock.names():
@@ -275,8 +285,22 @@ class RootHive:
         """The newest frame's ``seq`` (0 for an empty log): a watcher starting now resumes from it."""
         return self._log_.last_seq
 
+    def write_files_in_background(self) -> None:
+        """Write accepted directories and the lock on a thread of their own, after acknowledgements.
+
+        The service calls this: a call is then answered after its log fsync alone, and its directory appears
+        while the next batch runs (each batch's flush first waits for the previous batch's files).
+        Without it, they are written at the end of each batch, before it returns.
+        """
+        self._materialiser.start()
+
+    def settle(self) -> None:
+        """Wait until every accepted directory and the lock are written (the log already holds them)."""
+        self._materialiser.wait()
+
     def close(self) -> None:
         """Close the log and release the workspace. Everything acknowledged is already on disk."""
+        self._materialiser.close()
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -318,6 +342,14 @@ class RootHive:
             except BaseException:
                 self._fail()
                 raise
+        # Derived state, after the records it comes from: the previous batch's files first (so at most one
+        # batch is unwritten), then this batch's, and the lock once per batch.
+        self._materialiser.wait()
+        jobs, self._to_write = self._to_write, []
+        lock_text = self._lock.dumps() if self._lock_dirty else None
+        self._lock_dirty = False
+        if jobs or lock_text is not None:
+            self._materialiser.submit(jobs, lock_text)
         frames, self._unannounced = self._unannounced, []
         for loop, queue in list(self._subscribers):
             for frame in frames:
@@ -326,10 +358,6 @@ class RootHive:
         for callback in list(self._listeners):
             for frame in frames:
                 callback(frame)
-        if self._lock_dirty:
-            # Derived state: rewritten after the records it comes from, once per batch (O(entries) per write).
-            self._lock_dirty = False
-            self._lock.save(self.workspace_root)
         after, self._after_commit = self._after_commit, []
         for cleanup in after:
             cleanup()
@@ -337,6 +365,7 @@ class RootHive:
     def _fail(self) -> None:
         """A flush failed: state in memory holds records the disk may not; refuse further calls."""
         self._unannounced, self._after_commit, self._lock_dirty = [], [], False
+        self._to_write = []
         if self._log is not None:
             with contextlib.suppress(OSError):
                 self._log.close()
@@ -501,6 +530,7 @@ class RootHive:
         entry = self._lock.get(name, version)
         key = (name, version, entry.hash if entry is not None else "")
         if key not in self._contracts:
+            self._materialiser.wait()  # its directory may still be on its way to disk
             try:
                 self._contracts[key] = load_contract(self.workspace_root / "contracts" / name / str(version))
             except SubhiveError:
@@ -543,7 +573,7 @@ class RootHive:
         staging directory instead, as on disk: the directory's name must never decide a verdict.
         """
         if any(name.lower().endswith(".proto") for name in files):
-            _write_tree(staging, files)
+            write_tree(staging, files)
             contract, problems = lint_contract(staging)
             return contract, tuple(_relocate(x, staging) for x in problems)
         p.files = files
@@ -703,15 +733,23 @@ class RootHive:
                          if a.status == "open"
                          and (a.hive, name) in self._requirements
                          and self._resolve(self._requirements[(a.hive, name)], (version, contract)) == version)
-        conflict = self._publish(p, contract)
+        target = self.workspace_root / "contracts" / name / str(version)
+        logged = p.files is not None and records_before is None and sum(map(len, p.files.values())) <= LOGGED_FILES_MAX
+        conflict = self._unlocked_conflict(p, target) if logged else self._publish(p, contract)
         if conflict is not None:
             return self._verdict(p, status="rejected",
                                  code="proposal.exists_unlocked", message=conflict)
         if contract.directory == self.workspace_root / "contracts" / name / str(version):
             # Linted in memory as the published directory: no need to read it back to check the next version.
             self._contracts[(name, version, digest)] = contract
+        # The files ride in the record (private: replay only), so the acknowledgement waits for one log fsync;
+        # the directory is written after the batch (see _flush), and again at open if it was lost.
+        private = {"files": encode_files(p.files)} if logged and p.files is not None else {}
         ready: list[Record] = [("contract_ready", {"contract": name, "version": str(version), "hash": digest,
-                                                   "provider": hive, "proposal_id": pid, "consumers": consumers}, {})]
+                                                   "provider": hive, "proposal_id": pid, "consumers": consumers},
+                                private)]
+        if logged and p.files is not None and not target.exists():
+            self._to_write.append((target, p.files))
         ready += [("need_awarded", {"announcement_id": a, "proposal_id": pid, "contract": name,
                                     "version": str(version), "provider": hive,
                                     "consumer": self._announcements[a].hive}, {}) for a in awarded]
@@ -734,15 +772,20 @@ class RootHive:
     def _publish(self, p: _Proposal, contract: Contract) -> str | None:
         """Put the contract's files at ``contracts/<name>/<version>/`` atomically; a message if another tree is
         there."""
-        name, version = contract.name, contract.version
-        target = self.workspace_root / "contracts" / name / str(version)
-        if target.exists():
-            if target.is_dir() and contract_hash(target) == p.digest:
-                return None  # published before a crash kept the log from saying so, or placed by hand: same bytes
-            return (f"contracts/{name}/{version} exists but is not in the lock and holds other files; move it away "
-                    "or propose another version")
-        self._place(p, contract, target)
-        return None
+        target = self.workspace_root / "contracts" / contract.name / str(contract.version)
+        conflict = self._unlocked_conflict(p, target)
+        if conflict is None and not target.exists():
+            self._place(p, contract, target)
+        return conflict
+
+    def _unlocked_conflict(self, p: _Proposal, target: Path) -> str | None:
+        """A message if ``target`` (not in the lock) exists with other files than the proposal's."""
+        if not target.exists():
+            return None
+        if target.is_dir() and contract_hash(target) == p.digest:
+            return None  # published before a crash kept the log from saying so, or placed by hand: same bytes
+        return (f"contracts/{p.name}/{p.version} exists but is not in the lock and holds other files; move it away "
+                "or propose another version")
 
     def _place(self, p: _Proposal, contract: Contract, target: Path) -> None:
         """Put the proposal's files at ``target``: files linted in memory are written (once, to staging, then
@@ -751,7 +794,7 @@ class RootHive:
             self._move(contract.directory, target)
             return
         staging = self.state_dir / "staging" / p.id
-        _write_tree(staging, p.files)
+        write_tree(staging, p.files)
         self._move(staging, target)
 
     def _move(self, source: Path, target: Path) -> None:
@@ -767,7 +810,7 @@ class RootHive:
                 raise
             tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"
             shutil.rmtree(tmp, ignore_errors=True)
-            _write_tree(tmp, _read_tree(source))
+            write_tree(tmp, _read_tree(source))
             os.rename(tmp, target)
         self._barrier.add_tree(target)
         self._barrier.add_dir(target.parent)
@@ -901,6 +944,7 @@ class RootHive:
         Tampered versions found at open are not served: they satisfy no requirement and no proposal is
         checked against them until their files are restored.
         """
+        self._materialiser.wait()
         return self._lock.verify(self.workspace_root)
 
     def status(self) -> list[HiveStatus]:
@@ -1028,6 +1072,28 @@ class RootHive:
     def _apply_ready(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
         version = Version.parse(data["version"])
         self._lock.put(LockEntry(data["contract"], version, data["hash"], data["provider"], {}))
+        files = frame.private.pop("files", None)  # already serialised in the log: not kept in memory
+        if replaying and files is not None:
+            self._logged[(data["contract"], version)] = files
+
+    def _restore_logged_directories(self) -> None:
+        """Write every accepted directory the log holds and the disk lacks (a crash between the acknowledgement
+        and the write, or a half-written temporary left by one); check each against its hash first."""
+        jobs: list[tuple[Path, dict[str, bytes]]] = []
+        for (name, version), encoded in self._logged.items():
+            entry = self._lock.get(name, version)
+            target = self.workspace_root / "contracts" / name / str(version)
+            if entry is None or target.exists():
+                continue
+            files = decode_files(encoded)
+            if contract_hash(files) != entry.hash:
+                raise InputError(f"the event log's files of {name} {version} do not match its hash {entry.hash}",
+                                 code="log.corrupt", location=Location(file=str(self._log_.path)),
+                                 hint="restore .subhive/root from a backup")
+            jobs.append((target, files))
+        self._logged.clear()
+        if jobs:
+            self._materialiser.write(jobs)
 
     def _apply_awarded(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
         a = self._announcements.get(data["announcement_id"])
@@ -1053,6 +1119,8 @@ class RootHive:
     def _clean_leftovers(self) -> None:
         """Staging trees of unfinished proposals and files of decided approvals are garbage after a restart."""
         shutil.rmtree(self.state_dir / "staging", ignore_errors=True)
+        for leftover in self.workspace_root.glob("contracts/*/.*.tmp"):  # a write cut short by a crash
+            shutil.rmtree(leftover, ignore_errors=True)
         pending = self.state_dir / "pending"
         if pending.is_dir():
             for child in pending.iterdir():
@@ -1108,19 +1176,6 @@ def _clean_files(files: Mapping[str, bytes]) -> dict[str, bytes]:
                 raise InputError(f"{'/'.join(parts[:i])} is both a file and a directory", code="proposal.bad_path",
                                  location=Location(file=name))
     return out
-
-
-def _write_tree(directory: Path, files: Mapping[str, bytes]) -> None:
-    """Write ``files`` under ``directory``, unsynced: a :class:`Barrier` makes them durable when they matter."""
-    directory.mkdir(parents=True, exist_ok=True)
-    made = {directory}
-    for name, content in files.items():
-        path = directory / name
-        if path.parent not in made:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            made.add(path.parent)
-        with open(path, "wb") as handle:
-            handle.write(content)
 
 
 def _write_secret(path: Path, secret: str) -> None:

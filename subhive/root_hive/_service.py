@@ -163,6 +163,7 @@ class _Engine:
 
     def __init__(self, root: RootHive) -> None:
         self.root = root
+        root.write_files_in_background()  # answers wait for the log fsync, not for contracts/ to be written
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._fresh: list[Frame] = []  # frames made durable by the running batch (filled on the worker)
         self._thread = threading.Thread(target=self._work, name="subhive-root", daemon=True)

@@ -22,7 +22,7 @@ import pytest
 from subhive.root_hive import RootHive, contract_hash
 from subhive.semver import Version
 
-from ._fixtures import make_workspace
+from ._fixtures import make_workspace, simple_files
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,6 +34,8 @@ CHILD = textwrap.dedent("""
     from tests.root_hive._fixtures import simple_files
 
     root = RootHive.open(Path(sys.argv[1]))
+    if sys.argv[5] == "background":  # as the service runs it: directories written after the acknowledgement
+        root.write_files_in_background()
     group = int(sys.argv[4])  # calls per group commit; their acks are printed only once the batch has ended
     def step(i, acks):
         name = f"{sys.argv[3]}{i}"
@@ -59,8 +61,9 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def _run_and_kill(workspace: Path, acks_before_kill: int, prefix: str = "h", group: int = 1) -> list[dict[str, str]]:
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(workspace), str(REPO), prefix, str(group)],
+def _run_and_kill(workspace: Path, acks_before_kill: int, prefix: str = "h", group: int = 1,
+                  files: str = "background") -> list[dict[str, str]]:
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(workspace), str(REPO), prefix, str(group), files],
                              stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, cwd=REPO)
     acks: list[dict[str, str]] = []
@@ -97,10 +100,11 @@ def _check_acknowledged(root: RootHive, workspace: Path, acks: list[dict[str, st
     assert root.verify() == []
 
 
+@pytest.mark.parametrize("files", ["in_batch", "background"])
 @pytest.mark.parametrize("group", [1, 7], ids=["call_by_call", "group_commits"])
-def test_sigkill_under_load_loses_nothing_acknowledged(tmp_path: Path, group: int) -> None:
+def test_sigkill_under_load_loses_nothing_acknowledged(tmp_path: Path, group: int, files: str) -> None:
     workspace = make_workspace(tmp_path)
-    acks = _run_and_kill(workspace, acks_before_kill=60, group=group)
+    acks = _run_and_kill(workspace, acks_before_kill=60, group=group, files=files)
     assert sum(a["kind"] == "pending" for a in acks) >= 3  # the load really exercised pending approvals
 
     root = RootHive.open(workspace)
@@ -123,3 +127,41 @@ def test_repeated_kills_keep_every_generations_acknowledgements(tmp_path: Path) 
     # Proposal ids stay unique across lives: a restarted root never reuses one it acknowledged.
     ids = [a["id"] for a in acks if a["kind"] != "registered"]
     assert len(ids) == len(set(ids))
+
+
+def test_a_kill_between_acknowledgement_and_directory_write_loses_no_directory(tmp_path: Path) -> None:
+    """Acknowledged after the log fsync alone: directories that were never written come back from the log."""
+    workspace = make_workspace(tmp_path)
+    # Regular files where the contracts' directories must go: every directory write fails (as a crash right
+    # after the acknowledgement would leave it), while the log fsync and so the acknowledgements go on.
+    contracts = workspace / "contracts"
+    contracts.mkdir(exist_ok=True)
+    blockers = [contracts / f"ck{i}" for i in range(12)]
+    for blocker in blockers:
+        blocker.write_bytes(b"not a directory")
+    acks = _run_and_kill(workspace, acks_before_kill=20, prefix="k", group=3)
+    accepted = [a for a in acks if a["kind"] == "accepted"]
+    assert len(accepted) >= 6
+    for ack in accepted:
+        assert (contracts / ack["contract"]).is_file()  # nothing was written before the kill
+    for blocker in blockers:
+        blocker.unlink()
+
+    root = RootHive.open(workspace)
+    for ack in accepted:
+        entry = root.lock.get(ack["contract"], Version.parse(ack["version"]))
+        assert entry is not None
+        directory = contracts / ack["contract"] / ack["version"]
+        files = simple_files(ack["contract"], ack["version"], ack["contract"][1:])
+        assert directory.is_dir()
+        assert contract_hash(directory) == entry.hash == contract_hash(files)
+    _check_acknowledged(root, workspace, acks)
+    assert not list(contracts.glob("*/.*.tmp"))  # no half-written temporary left behind
+    # A restored directory edited afterwards is reported as tampered, not silently rewritten.
+    first = contracts / accepted[0]["contract"] / "1.0.0" / "contract.yaml"
+    root.close()
+    first.write_bytes(first.read_bytes() + b"# edited\n")
+    again = RootHive.open(workspace)
+    assert [p.code for p in again.verify()] == ["lock.tampered"]
+    assert b"# edited" in first.read_bytes()
+    again.close()

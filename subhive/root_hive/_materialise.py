@@ -1,0 +1,160 @@
+"""Writing accepted contracts' directories (and the lock) after their log records are durable.
+
+    >>> writer = Materialiser(Path("shop"))                                            # doctest: +SKIP
+    >>> writer.submit([(Path("shop/contracts/orders/1.2.0"), files)], lock_text)      # doctest: +SKIP
+    >>> writer.wait()                                                                  # doctest: +SKIP
+
+The event log holds an accepted version's files (``contract_ready``'s private ``files``), so the directory
+``contracts/<name>/<version>/`` is derived state, like ``contracts.lock``: a proposal is acknowledged after
+one log fsync, and its directory is written afterwards. Each directory is written to a temporary sibling,
+made durable (one barrier for the whole submission), then renamed into place: after any crash a directory
+is whole or absent, never torn, and an absent one is written again from the log when the root opens
+(docs/decisions/0008-event-sourced-root-state.md). So a directory whose bytes differ from its hash was
+edited by someone, which is what tamper detection reports.
+
+With :meth:`start` the work runs on a thread of its own, overlapping the engine's next batch; without it,
+:meth:`submit` writes at once.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import shutil
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ._durable import Barrier
+from ._lock import LOCK_FILE, contract_hash, write_atomic
+
+__all__ = ["Materialiser", "decode_files", "encode_files"]
+
+log = logging.getLogger("subhive.root_hive")
+
+Job = tuple[Path, Mapping[str, bytes]]
+
+
+def encode_files(files: Mapping[str, bytes]) -> dict[str, str]:
+    """``{path: base64}``: a contract's files as JSON a log record can hold.
+
+    >>> decode_files(encode_files({"a.json": b"{}"}))
+    {'a.json': b'{}'}
+    """
+    return {name: base64.b64encode(content).decode("ascii") for name, content in files.items()}
+
+
+def decode_files(encoded: Mapping[str, str]) -> dict[str, bytes]:
+    """The inverse of :func:`encode_files`."""
+    return {name: base64.b64decode(text) for name, text in encoded.items()}
+
+
+def write_tree(directory: Path, files: Mapping[str, bytes]) -> None:
+    """Write ``files`` under ``directory``, unsynced: a :class:`Barrier` makes them durable when they matter."""
+    directory.mkdir(parents=True, exist_ok=True)
+    made = {directory}
+    for name, content in files.items():
+        path = directory / name
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        with open(path, "wb") as handle:
+            handle.write(content)
+
+
+class Materialiser:
+    """Writes contract directories and the lock text handed to it, in order, whole or not at all."""
+
+    def __init__(self, workspace_root: Path) -> None:
+        self.workspace_root = workspace_root
+        self._barrier = Barrier(workspace_root)
+        self._jobs: list[Job] = []
+        self._lock_text: str | None = None
+        self._cond = threading.Condition()
+        self._busy = False
+        self._closing = False
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Write on a background thread from now on (the service does, so acknowledgements do not wait)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="subhive-root-files", daemon=True)
+            self._thread.start()
+
+    def submit(self, jobs: Sequence[Job], lock_text: str | None) -> None:
+        """Queue directories (target, files) and the newest lock text; without a thread, write them now."""
+        with self._cond:
+            self._jobs.extend(jobs)
+            if lock_text is not None:
+                self._lock_text = lock_text  # only the newest lock matters: it is derived state
+            self._cond.notify_all()
+        if self._thread is None:
+            self._drain()
+
+    def wait(self) -> None:
+        """Return once everything submitted so far is written (or failed: the log still holds it)."""
+        if self._thread is None:
+            return
+        with self._cond:
+            while self._jobs or self._lock_text is not None or self._busy:
+                self._cond.wait()
+
+    def close(self) -> None:
+        """Write what is queued and stop the thread."""
+        if self._thread is not None:
+            with self._cond:
+                self._closing = True
+                self._cond.notify_all()
+            self._thread.join()
+            self._thread = None
+        self._drain()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not (self._jobs or self._lock_text is not None or self._closing):
+                    self._cond.wait()
+                if self._closing and not self._jobs and self._lock_text is None:
+                    return
+            self._drain()
+
+    def _drain(self) -> None:
+        with self._cond:
+            jobs, self._jobs = self._jobs, []
+            text, self._lock_text = self._lock_text, None
+            self._busy = True
+        try:
+            if jobs:
+                self.write(jobs)
+            if text is not None:
+                write_atomic(self.workspace_root / LOCK_FILE, text.encode("utf-8"))
+        except OSError:
+            # Nothing is lost: the log holds the files and the lock's entries; the next open writes them again.
+            log.exception("root hive: writing accepted contracts failed; they will be rewritten at the next open")
+        finally:
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+
+    def write(self, jobs: Sequence[Job]) -> None:
+        """Write each (target, files) to a temporary sibling, make them durable, then rename them into place.
+
+        A target that already exists is left alone: with the same bytes it is already done; with other bytes
+        someone edited it, and tamper detection reports it rather than the root overwriting it.
+        """
+        placed: list[tuple[Path, Path]] = []
+        for target, files in jobs:
+            tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            write_tree(tmp, files)
+            self._barrier.add_tree(tmp)
+            placed.append((tmp, target))
+        self._barrier.flush()  # the bytes before the names: a renamed directory is never torn
+        for tmp, target in placed:
+            if target.exists():
+                if not (target.is_dir() and contract_hash(target) == contract_hash(tmp)):
+                    log.warning("root hive: %s exists with other files; not overwritten", target)
+                shutil.rmtree(tmp, ignore_errors=True)
+                continue
+            os.rename(tmp, target)
