@@ -73,6 +73,8 @@ MAX_BYTES = 8 * 1024 * 1024
 #: Accepted files up to this size go into the log record and are written to contracts/ after the
 #: acknowledgement; larger ones are published before it (staging, barrier, rename), as the log stays small.
 LOGGED_FILES_MAX = 256 * 1024
+#: Bytes of accepted directories the background writer may lag behind by before a batch waits for it.
+UNWRITTEN_MAX = 64 * 1024 * 1024
 _CONTRACT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
 
 Record = tuple[str, dict[str, Any], dict[str, Any]]
@@ -342,9 +344,9 @@ class RootHive:
             except BaseException:
                 self._fail()
                 raise
-        # Derived state, after the records it comes from: the previous batch's files first (so at most one
-        # batch is unwritten), then this batch's, and the lock once per batch.
-        self._materialiser.wait()
+        # Derived state, after the records it comes from: handed to the writer (which may lag behind by at
+        # most UNWRITTEN_MAX bytes, bounding memory), and the lock once per batch.
+        self._materialiser.wait(UNWRITTEN_MAX)
         jobs, self._to_write = self._to_write, []
         lock_text = self._lock.dumps() if self._lock_dirty else None
         self._lock_dirty = False

@@ -73,6 +73,7 @@ class Materialiser:
         self._lock_text: str | None = None
         self._cond = threading.Condition()
         self._busy = False
+        self._bytes = 0  # of the directories queued or being written: what wait(limit) bounds
         self._closing = False
         self._thread: threading.Thread | None = None
 
@@ -86,17 +87,23 @@ class Materialiser:
         """Queue directories (target, files) and the newest lock text; without a thread, write them now."""
         with self._cond:
             self._jobs.extend(jobs)
+            self._bytes += sum(len(content) for _, files in jobs for content in files.values())
             if lock_text is not None:
                 self._lock_text = lock_text  # only the newest lock matters: it is derived state
             self._cond.notify_all()
         if self._thread is None:
             self._drain()
 
-    def wait(self) -> None:
-        """Return once everything submitted so far is written (or failed: the log still holds it)."""
+    def wait(self, limit: int | None = None) -> None:
+        """Return once everything submitted so far is written (or failed: the log still holds it), or with
+        ``limit``, once at most ``limit`` bytes of directories are left to write (a bound on memory)."""
         if self._thread is None:
             return
         with self._cond:
+            if limit is not None:
+                while self._bytes > limit:
+                    self._cond.wait()
+                return
             while self._jobs or self._lock_text is not None or self._busy:
                 self._cond.wait()
 
@@ -135,6 +142,7 @@ class Materialiser:
         finally:
             with self._cond:
                 self._busy = False
+                self._bytes -= sum(len(content) for _, files in jobs for content in files.values())
                 self._cond.notify_all()
 
     def write(self, jobs: Sequence[Job]) -> None:
