@@ -9,10 +9,12 @@ into ``$defs`` including a recursive one) and a NEW one that is its plausible ne
 properties added or removed, bounds tightened or relaxed, an enum member added, a shared definition
 changed, descriptions edited. Generation is deterministic by ``--seed`` and happens before any timing.
 
-Baseline, measured in the same run over the same pairs: python-jsonschema's
-``Draft202012Validator.check_schema`` of OLD and NEW. The registry meta-validates every proposed version
-anyway, so "diff / baseline" says how much the compatibility check adds to what accepting a version
-already costs. jsonschema-rs compiling both schemas is shown as a second, faster reference.
+Baseline, measured in the same run over the same pairs: jsonschema-rs compiling OLD and NEW
+(``validator_for``). Compiling the validators is work the registry does for every accepted version, in
+native code that scales with schema size like the diff does, so "diff / baseline" stays comparable across
+machines and says how many compilations one compatibility check costs. python-jsonschema's
+``check_schema`` of both (the meta-schema check a proposal also gets) is shown too, timed on the first
+``--meta-pairs`` pairs only because it is two orders of magnitude slower.
 Target: >= 500 pairs/s for the diff in one process.
 """
 
@@ -164,27 +166,30 @@ def main(argv: list[str] | None = None) -> int:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--pairs", type=int, default=1000, help="how many schema pairs (default 1000)")
     p.add_argument("--seed", type=int, default=20260101, help="generation seed (default 20260101)")
+    p.add_argument("--meta-pairs", type=int, default=50, help="pairs for the check_schema reference (default 50)")
     args = p.parse_args(argv)
 
     pairs = make_pairs(args.pairs, args.seed)
-    for old, new in pairs[:20]:  # warm caches and imports outside the timing
+    for old, new in make_pairs(20, args.seed + 1):  # warm imports outside the timing, on pairs not timed
         diff_schemas(old, new)
+        jsonschema_rs.validator_for(old)
 
     def diff(pair: Pair) -> None:
         diff_schemas(*pair)
-
-    def meta_check(pair: Pair) -> None:
-        Draft202012Validator.check_schema(pair[0])
-        Draft202012Validator.check_schema(pair[1])
 
     def compile_rs(pair: Pair) -> None:
         jsonschema_rs.validator_for(pair[0])
         jsonschema_rs.validator_for(pair[1])
 
+    def meta_check(pair: Pair) -> None:
+        Draft202012Validator.check_schema(pair[0])
+        Draft202012Validator.check_schema(pair[1])
+
     diff_times = time_each(diff, pairs)
-    baseline_times = time_each(meta_check, pairs)
     compile_times = time_each(compile_rs, pairs)
+    meta_times = time_each(meta_check, pairs[: args.meta_pairs])
     reports = [diff_schemas(old, new) for old, new in pairs]
+    per_pair_diff = sum(diff_times) / len(diff_times)
 
     figures: dict[str, Any] = {
         "pairs": len(pairs),
@@ -192,11 +197,11 @@ def main(argv: list[str] | None = None) -> int:
         **latency(diff_times),
         "target_pairs_per_s": TARGET_PAIRS_PER_S,
         "meets_target": rate(diff_times) >= TARGET_PAIRS_PER_S,
-        "baseline": "python-jsonschema check_schema(old) + check_schema(new)",
-        "baseline_pairs_per_s": round(rate(baseline_times), 1),
-        "ratio_diff_to_baseline": round(sum(diff_times) / sum(baseline_times), 3),
-        "jsonschema_rs_compile_pairs_per_s": round(rate(compile_times), 1),
-        "ratio_diff_to_jsonschema_rs_compile": round(sum(diff_times) / sum(compile_times), 3),
+        "baseline": "jsonschema_rs.validator_for(old) + validator_for(new)",
+        "baseline_pairs_per_s": round(rate(compile_times), 1),
+        "ratio_diff_to_baseline": round(sum(diff_times) / sum(compile_times), 3),
+        "check_schema_pairs_per_s": round(rate(meta_times), 1),
+        "ratio_diff_to_check_schema": round(per_pair_diff / (sum(meta_times) / len(meta_times)), 4),
         "share_backward_compatible": round(sum(r.backward for r in reports) / len(reports), 3),
         "share_forward_compatible": round(sum(r.forward for r in reports) / len(reports), 3),
         "mean_changes_per_pair": round(sum(len(r.changes) for r in reports) / len(reports), 2),

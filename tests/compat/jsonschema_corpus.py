@@ -707,6 +707,54 @@ _case("ref-in-items-narrowed", arr(items={"$ref": "#/$defs/A"}, **{"$defs": {"A"
       '["abc"] refused', witness_backward=["abc"])
 
 # ---------------------------------------------------------------------------------------------------------
+# Interactions between keyword groups, where a per-keyword argument alone would be wrong.
+_group = "object"
+_case("closed-property-removed-pattern-conflict",
+      obj({"x-a": S}, patternProperties={"^x-": INT}, additionalProperties=False),
+      obj(patternProperties={"^x-": INT}, additionalProperties=False), True, False,
+      "x-a had to be a string and an integer (impossible); now it only has to be an integer",
+      witness_forward={"x-a": 1})
+_case("pattern-removed-partial", obj(patternProperties={"^x-": S}, additionalProperties=INT),
+      obj(additionalProperties=INT), False, False, "x- keys fall back to additionalProperties integer",
+      witness_backward={"x-a": "s"}, witness_forward={"x-a": 1})
+_case("propertynames-enum-narrowed", obj(propertyNames={"enum": ["a", "b"]}), obj(propertyNames={"enum": ["a"]}),
+      False, True, "key b refused", witness_backward={"b": 1})
+_case("required-traded-for-minproperties", obj(required=["a", "b"]), obj(required=["a"], minProperties=2), True,
+      False, "any second key will do now", witness_forward={"a": 1, "c": 1})
+_group = "array"
+_case("prefixitems-added-over-items", arr(items=S), arr(prefixItems=[INT], items=S), False, False,
+      "position 0 moves from items (string) to prefixItems (integer)", witness_backward=["a"], witness_forward=[1])
+_case("prefixitems-removed-over-items", arr(prefixItems=[INT], items=S), arr(items=S), False, False,
+      "position 0 falls back to items (string)", witness_backward=[1], witness_forward=["a"])
+_case("maxcontains-with-widened-contains", arr(contains=INT, maxContains=1), arr(contains=N, maxContains=1),
+      False, False, "a wider contains also counts more matches against maxContains",
+      witness_backward=[1, 1.5], witness_forward=[1.5])
+_group = "string"
+_case("maxlength-counts-code-points", string(maxLength=2), string(maxLength=1), False, True,
+      "length is in code points: two emoji are length 2", witness_backward="\U0001F600\U0001F600")
+_group = "numeric"
+_case("untyped-maximum-removed-beside-exclusive", {"exclusiveMinimum": 0, "maximum": 5}, {"exclusiveMinimum": 0},
+      True, False, "6 allowed", witness_forward=6, instances=("a", None))
+_group = "enum"
+_case("const-dropped-beside-enum", {"enum": [1, 2], "const": 1}, {"enum": [1, 2]}, True, False,
+      "const and enum are a conjunction: 2 allowed now", witness_forward=2)
+_group = "compose"
+_case("oneof-branch-widened-into-overlap", {"oneOf": [INT, S]}, {"oneOf": [{"type": ["integer", "string"]}, S]},
+      False, True, 'strings now match both branches, so only integers stay valid', witness_backward="a",
+      sound_only=True)
+_case("not-ref-target-widened", {"not": {"$ref": "#/$defs/A"}, "$defs": {"A": INT}},
+      {"not": {"$ref": "#/$defs/A"}, "$defs": {"A": N}}, False, True, "not flips the widened target",
+      witness_backward=1.5)
+_group = "ref"
+_NEG = {"$ref": "#/$defs/D", "$defs": {"D": obj({"v": {}, "next": {"not": {"$ref": "#/$defs/D"}}})}}
+_case("negated-recursion-annotation", _NEG, {**_NEG, "description": "A chain that alternates."}, True, True,
+      "only a description added; the recursive definition is unchanged (the cycle passes a property)")
+_case("unevaluated-through-ref-property-added",
+      {"$ref": "#/$defs/A", "unevaluatedProperties": False, "$defs": {"A": {"properties": {"a": {}}}}},
+      {"$ref": "#/$defs/A", "unevaluatedProperties": False, "$defs": {"A": {"properties": {"a": {}, "b": {}}}}},
+      True, False, "b is evaluated through the $ref now, hence allowed", witness_forward={"b": 1}, sound_only=True)
+
+# ---------------------------------------------------------------------------------------------------------
 _group = "realistic"
 _EVENT_OLD = obj({"id": string(format="uuid"), "status": {"enum": ["placed", "paid"]},
                   "total": num(minimum=0), "items": arr(items={"$ref": "#/$defs/Line"}, minItems=1)},

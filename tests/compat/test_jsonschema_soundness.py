@@ -171,10 +171,18 @@ def _mentions_ref(node: Json) -> bool:
 def _document_parts() -> tuple[st.SearchStrategy[Json], st.SearchStrategy[Json]]:
     """(root, definition D) strategies, built once: constructing recursive strategies is not cheap."""
     kids = schemas(True)
-    root = st.one_of(_objects(kids), _objects(kids), _arrays(kids), kids)  # mostly structured roots
+    entry = st.sampled_from([{"$ref": DEF_REF}, {"type": "object", "properties": {"d": {"$ref": DEF_REF}}}])
+    root = st.one_of(_objects(kids), _objects(kids), _arrays(kids), kids, entry)  # mostly structured roots
     plain = schemas(False)
-    recursive = st.builds(lambda v: {"type": "object", "properties": {"v": v, "next": {"$ref": DEF_REF}}}, plain)
-    return root, st.one_of(plain, recursive)
+    ref = {"$ref": DEF_REF}
+    # D refers to itself below a property or an item (a guarded cycle), also through not/anyOf/oneOf, where
+    # co-inductive reasoning has to keep the two directions apart.
+    link = st.one_of(st.just(ref), st.just({"not": ref}), st.builds(lambda x: {"anyOf": [ref, x]}, plain),
+                     st.builds(lambda x: {"oneOf": [ref, x]}, plain), st.just({"type": "array", "items": ref}))
+    recursive = st.builds(lambda v, nxt, closed: {"type": "object", "properties": {"v": v, "next": nxt},
+                                                   **({"additionalProperties": False} if closed else {})},
+                          plain, link, st.booleans())
+    return root, st.one_of(plain, recursive, recursive)
 
 
 @st.composite
