@@ -646,7 +646,8 @@ _ADDR_NEW = copy.deepcopy(_ADDR_OLD)
 _ADDR_NEW["$defs"]["Addr"]["properties"]["zip"] = string(maxLength=5)
 _case("shared-def-narrowed", _ADDR_OLD, _ADDR_NEW, False, True, "used twice, reported once at the definition",
       witness_backward={"home": {"zip": "123456"}}, paths_under=("/$defs/Addr/properties/zip",))
-_TREE = {"$ref": "#/$defs/node", "$defs": {"node": obj({"v": INT, "children": arr(items={"$ref": "#/$defs/node"})})}}
+_TREE: dict[str, Any] = {"$ref": "#/$defs/node",
+                         "$defs": {"node": obj({"v": INT, "children": arr(items={"$ref": "#/$defs/node"})})}}
 _TREE_WIDE = copy.deepcopy(_TREE)
 _TREE_WIDE["$defs"]["node"]["properties"]["v"] = N
 _case("recursive-identical", _TREE, _TREE, True, True, "identical recursive schemas")
@@ -691,7 +692,7 @@ _case("closed-def-property-added", _CLOSED_DEF, _CLOSED_DEF_WIDE, True, False, "
 _case("ref-retargeted", {"$ref": "#/$defs/A", "$defs": {"A": S, "B": INT}},
       {"$ref": "#/$defs/B", "$defs": {"A": S, "B": INT}}, False, False, "points at another definition",
       witness_backward="a", witness_forward=1)
-_MUTUAL = {"$ref": "#/$defs/A", "$defs": {"A": obj({"b": {"$ref": "#/$defs/B"}}),
+_MUTUAL: dict[str, Any] = {"$ref": "#/$defs/A", "$defs": {"A": obj({"b": {"$ref": "#/$defs/B"}}),
                                           "B": obj({"a": {"$ref": "#/$defs/A"}, "n": INT})}}
 _MUTUAL_WIDE = copy.deepcopy(_MUTUAL)
 _MUTUAL_WIDE["$defs"]["B"]["properties"]["n"] = N
@@ -828,8 +829,10 @@ def _walk(node: Any) -> Iterator[dict[str, Any]]:
             yield from _walk(value)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+def _number(value: Any) -> float | None:
+    """``value`` when it is a finite JSON number (not a boolean), else None."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return value if ok else None
 
 
 def _node_literals(node: dict[str, Any]) -> Iterator[Any]:
@@ -838,11 +841,11 @@ def _node_literals(node: dict[str, Any]) -> Iterator[Any]:
         yield from node["enum"]
     if "const" in node:
         yield node["const"]
-    for bound in (node.get(key) for key in _NUMERIC):
-        if _is_number(bound):
+    for bound in (_number(node.get(key)) for key in _NUMERIC):
+        if bound is not None:
             yield from (bound, bound - 1, bound + 1, bound - 0.5, bound + 0.5, bound - 0.05, bound + 0.05)
-    step = node.get("multipleOf")
-    if _is_number(step) and step > 0:
+    step = _number(node.get("multipleOf"))
+    if step is not None and step > 0:
         yield from (step, step * 2, step * 3, step / 2, step * 1.5)
     for length in (node.get(key) for key in _LENGTHS):
         if isinstance(length, int) and not isinstance(length, bool) and 0 <= length <= 50:

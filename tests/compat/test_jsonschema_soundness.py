@@ -721,7 +721,7 @@ def _variants(node: Json, doc: Json, depth: int = 0) -> list[Json]:
         elif kind == "object":
             out += _object_variants(node, doc, depth)
         else:
-            out += {"null": [None], "boolean": [True, False]}.get(kind, [])
+            out += [None] if kind == "null" else [True, False] if kind == "boolean" else []
     return _pick(_unique(out), _CAP) if depth else _unique(out)
 
 
