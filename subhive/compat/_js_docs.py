@@ -24,7 +24,7 @@ import jsonschema_rs
 
 from ..errors import InputError, Location, SubhiveError
 
-__all__ = ["Doc", "Library", "Node", "RefResolver", "Unresolved", "check_schema"]
+__all__ = ["Doc", "Library", "Node", "RefResolver", "Unresolved", "check_schema", "reference_sites"]
 
 #: Resolves the document part of a non-local ``$ref`` (``"other.json"``, relative to the referring
 #: document) to ``(document root, resolver for references inside that document)``, or None when it cannot.
@@ -271,6 +271,23 @@ def _subschemas(value: dict[str, Any], ptr: str) -> Iterator[tuple[Any, str]]:
         if isinstance(sub, list):
             for i, child in enumerate(sub):
                 yield child, f"{ptr}/{key}/{i}"
+
+
+def reference_sites(node: Node) -> Iterator[Node]:
+    """Every subschema inside ``node`` (itself included) that carries a reference keyword, in document
+    order. Only schema positions count: a ``{"$ref": ...}`` inside an ``enum`` value is data."""
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        value = current.value
+        if not isinstance(value, dict):
+            continue
+        if "$ref" in value or "$dynamicRef" in value or "$recursiveRef" in value:
+            yield current
+        children = [Node(current.doc, ptr, ptr, child,
+                         ptr if isinstance(child, dict) and "$id" in child else current.base)
+                    for child, ptr in _subschemas(value, current.ptr)]
+        todo += reversed(children)
 
 
 def _escape(token: str) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _js_arrays, _js_logic, _js_objects, _js_scalar
-from ._js_docs import Library, Node, Unresolved
+from ._js_docs import Library, Node, Unresolved, reference_sites
 from ._js_pair import CLEAN, Facts, Pair, Result, finite_values, result_of
 from ._js_values import ALL_KINDS, json_equal, kind_of, kinds_of_type
 from ._js_vocab import is_false, is_pure, is_trivial, validation_keys
@@ -78,6 +78,7 @@ class Engine:
         self._kinds: dict[tuple[int, str], frozenset[str]] = {}
         self._cut = 0  # how many times _types stopped at a cycle (results computed past one are partial)
         self._targets: dict[tuple[int, str, str], Node | Unresolved] = {}
+        self._not_same: set[_Key] = set()  # pairs _same_closure refuted (equal JSON, references differ)
         self._guard = 0
         self._flip = 0
 
@@ -210,9 +211,49 @@ class Engine:
         if isinstance(ov, dict) and isinstance(nv, dict):
             if json_equal(ov, nv, allow_refs=False):
                 return CLEAN
+            if json_equal(ov, nv) and self._same_closure(old, new):
+                return CLEAN
         elif ov is nv:  # both the same boolean
             return CLEAN
         return None
+
+    def _same_closure(self, old: Node, new: Node) -> bool:
+        """``old`` and ``new`` are equal JSON and so is every pair of subschemas their references reach:
+        they accept the same instances whatever else the two documents changed.
+
+        Checked before any reasoning about recursion, which is incomplete by design (a cycle through
+        ``not`` is unprovable) and must not turn an unchanged recursive definition into a breaking change.
+        The pairs met along the way are equal too, so they are memoised as such.
+        """
+        start = (old.doc.uid, old.key, new.doc.uid, new.key)
+        if start in self._not_same:
+            return False
+        seen: dict[_Key, None] = {}
+        todo = [(old, new)]
+        while todo:
+            o, n = todo.pop()
+            key = (o.doc.uid, o.key, n.doc.uid, n.key)
+            if key in seen or self._memo.get(key) is CLEAN:
+                continue
+            seen[key] = None
+            if not json_equal(o.value, n.value):
+                self._not_same.add(start)
+                return False
+            # Equal JSON: the same reference sites, in the same order, with the same texts.
+            for o_site, n_site in zip(reference_sites(o), reference_sites(n), strict=True):
+                if "$ref" not in o_site.value or "$dynamicRef" in o_site.value or "$recursiveRef" in o_site.value:
+                    self._not_same.add(start)
+                    return False
+                o_target, n_target = self.deref(o_site), self.deref(n_site)
+                if (isinstance(o_target, Unresolved) or isinstance(n_target, Unresolved)
+                        or is_pure(self.follow(o_target).value, "$ref")):  # a loop of bare references
+                    self._not_same.add(start)
+                    return False
+                todo.append((o_target, n_target))
+        for key in seen:
+            if key not in self._active:
+                self._memo[key] = CLEAN
+        return True
 
     # -- one pair ---------------------------------------------------------------------------------------
 
