@@ -348,10 +348,10 @@ class RootHive:
         # most UNWRITTEN_MAX bytes, bounding memory), and the lock once per batch.
         self._materialiser.wait(UNWRITTEN_MAX)
         jobs, self._to_write = self._to_write, []
-        lock_text = self._lock.dumps() if self._lock_dirty else None
+        lock = self._lock.entries() if self._lock_dirty else None
         self._lock_dirty = False
-        if jobs or lock_text is not None:
-            self._materialiser.submit(jobs, lock_text)
+        if jobs or lock is not None:
+            self._materialiser.submit(jobs, lock)
         frames, self._unannounced = self._unannounced, []
         for loop, queue in list(self._subscribers):
             for frame in frames:

@@ -17,10 +17,11 @@ names and contents.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -29,7 +30,8 @@ from .._source import SourceDocument, parse_document
 from ..errors import InputError, Location, Problem
 from ..semver import Version
 
-__all__ = ["LOCK_FILE", "LOCK_FORMAT", "Lock", "LockEntry", "contract_hash", "directory_files", "write_atomic"]
+__all__ = ["LOCK_FILE", "LOCK_FORMAT", "Lock", "LockEntry", "contract_hash", "directory_files", "render_lock",
+           "write_atomic"]
 
 LOCK_FILE = "contracts.lock"
 LOCK_FORMAT = 1
@@ -125,23 +127,16 @@ class Lock:
         write_atomic(_lock_path(path), self.dumps().encode("utf-8"))
 
     def dumps(self) -> str:
-        """The file's text: sorted keys, one line per entry (a review diff shows one line per version)."""
-        lines = ",\n".join("    " + self._line(e) for e in self)
-        body = f"[\n{lines}\n  ]" if lines else "[]"
-        return f'{{\n  "entries": {body},\n  "format": {LOCK_FORMAT}\n}}\n'
+        """The file's text (see :func:`render_lock`)."""
+        return render_lock(self, self._rendered)
 
-    def _line(self, entry: LockEntry) -> str:
-        # The lock is rewritten on every acceptance; rendering only changed entries keeps that O(changes).
-        # Keyed by identity (entries are immutable and replaced, never changed): cheaper than hashing versions.
-        cached = self._rendered.get(id(entry))
-        if cached is None or cached[0] is not entry:
-            cached = (entry, json.dumps(entry.to_dict(), sort_keys=True, ensure_ascii=False))
-            self._rendered[id(entry)] = cached
-        return cached[1]
+    def entries(self) -> list[LockEntry]:
+        """The entries in file order, as a list of their own: a snapshot another thread may render."""
+        return list(self)
 
     def __iter__(self) -> Iterator[LockEntry]:
         if self._order is None:
-            self._order = sorted(self._entries.values(), key=lambda e: (e.name, e.version))
+            self._order = sorted(self._entries.values(), key=_order_key)
         return iter(self._order)
 
     def __len__(self) -> int:
@@ -161,7 +156,10 @@ class Lock:
             self._rendered.pop(id(old), None)
         self._entries[(entry.name, entry.version)] = entry
         self._by_name.setdefault(entry.name, {})[entry.version] = entry
-        self._order = None
+        if self._order is not None:  # kept sorted in place: the lock is rendered after every batch
+            if old is not None:  # found by its key: list.remove would compare whole entries one by one
+                del self._order[bisect.bisect_left(self._order, _order_key(old), key=_order_key)]
+            bisect.insort(self._order, entry, key=_order_key)
 
     def versions(self, name: str) -> list[LockEntry]:
         """The accepted versions of ``name``, oldest first."""
@@ -192,6 +190,29 @@ class Lock:
                                         "restore the accepted files from version control and propose a new "
                                         "version instead; accepted versions are immutable"))
         return problems
+
+
+def _order_key(entry: LockEntry) -> tuple[str, Version]:
+    return entry.name, entry.version
+
+
+def render_lock(entries: Iterable[LockEntry], cache: dict[int, tuple[LockEntry, str]]) -> str:
+    """The lock file's text for ``entries`` (in file order): sorted keys, one line per entry, so a review
+    diff shows one line per version.
+
+    The lock is rewritten after every batch of acceptances; ``cache`` keeps each entry's line so only new
+    entries are rendered. It is keyed by identity (entries are immutable and replaced, never changed),
+    which is cheaper than hashing versions; the entry is kept beside its line so a reused id never matches.
+    """
+    lines = []
+    for entry in entries:
+        cached = cache.get(id(entry))
+        if cached is None or cached[0] is not entry:
+            cached = (entry, json.dumps(entry.to_dict(), sort_keys=True, ensure_ascii=False))
+            cache[id(entry)] = cached
+        lines.append("    " + cached[1])
+    body = "[\n" + ",\n".join(lines) + "\n  ]" if lines else "[]"
+    return f'{{\n  "entries": {body},\n  "format": {LOCK_FORMAT}\n}}\n'
 
 
 def write_atomic(path: Path, data: bytes) -> None:

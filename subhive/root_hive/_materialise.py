@@ -1,7 +1,7 @@
 """Writing accepted contracts' directories (and the lock) after their log records are durable.
 
     >>> writer = Materialiser(Path("shop"))                                            # doctest: +SKIP
-    >>> writer.submit([(Path("shop/contracts/orders/1.2.0"), files)], lock_text)      # doctest: +SKIP
+    >>> writer.submit([(Path("shop/contracts/orders/1.2.0"), files)], lock.entries())  # doctest: +SKIP
     >>> writer.wait()                                                                  # doctest: +SKIP
 
 The event log holds an accepted version's files (``contract_ready``'s private ``files``), so the directory
@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ._durable import Barrier
-from ._lock import LOCK_FILE, contract_hash, write_atomic
+from ._lock import LOCK_FILE, LockEntry, contract_hash, render_lock, write_atomic
 
 __all__ = ["Materialiser", "decode_files", "encode_files"]
 
@@ -64,13 +64,18 @@ def write_tree(directory: Path, files: Mapping[str, bytes]) -> None:
 
 
 class Materialiser:
-    """Writes contract directories and the lock text handed to it, in order, whole or not at all."""
+    """Writes contract directories and the lock handed to it, in order, whole or not at all.
+
+    The lock comes as a snapshot of its entries and is rendered here, off the engine's thread; only the newest
+    snapshot is written, so while the writer is busy the lock is rendered once however many batches pass.
+    """
 
     def __init__(self, workspace_root: Path) -> None:
         self.workspace_root = workspace_root
         self._barrier = Barrier(workspace_root)
         self._jobs: list[Job] = []
-        self._lock_text: str | None = None
+        self._lock_entries: list[LockEntry] | None = None
+        self._rendered: dict[int, tuple[LockEntry, str]] = {}
         self._cond = threading.Condition()
         self._busy = False
         self._bytes = 0  # of the directories queued or being written: what wait(limit) bounds
@@ -83,13 +88,14 @@ class Materialiser:
             self._thread = threading.Thread(target=self._run, name="subhive-root-files", daemon=True)
             self._thread.start()
 
-    def submit(self, jobs: Sequence[Job], lock_text: str | None) -> None:
-        """Queue directories (target, files) and the newest lock text; without a thread, write them now."""
+    def submit(self, jobs: Sequence[Job], lock: list[LockEntry] | None) -> None:
+        """Queue directories (target, files) and the newest lock (its entries, in file order); without a
+        thread, write them now."""
         with self._cond:
             self._jobs.extend(jobs)
             self._bytes += sum(len(content) for _, files in jobs for content in files.values())
-            if lock_text is not None:
-                self._lock_text = lock_text  # only the newest lock matters: it is derived state
+            if lock is not None:
+                self._lock_entries = lock  # only the newest lock matters: it is derived state
             self._cond.notify_all()
         if self._thread is None:
             self._drain()
@@ -104,7 +110,7 @@ class Materialiser:
                 while self._bytes > limit:
                     self._cond.wait()
                 return
-            while self._jobs or self._lock_text is not None or self._busy:
+            while self._jobs or self._lock_entries is not None or self._busy:
                 self._cond.wait()
 
     def close(self) -> None:
@@ -120,21 +126,25 @@ class Materialiser:
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not (self._jobs or self._lock_text is not None or self._closing):
+                while not (self._jobs or self._lock_entries is not None or self._closing):
                     self._cond.wait()
-                if self._closing and not self._jobs and self._lock_text is None:
+                if self._closing and not self._jobs and self._lock_entries is None:
                     return
             self._drain()
 
     def _drain(self) -> None:
         with self._cond:
             jobs, self._jobs = self._jobs, []
-            text, self._lock_text = self._lock_text, None
+            lock, self._lock_entries = self._lock_entries, None
             self._busy = True
         try:
             if jobs:
                 self.write(jobs)
-            if text is not None:
+            if lock is not None:
+                text = render_lock(lock, self._rendered)
+                if len(self._rendered) > 2 * len(lock):  # forget replaced entries now and then
+                    live = {id(e) for e in lock}
+                    self._rendered = {k: v for k, v in self._rendered.items() if k in live}
                 write_atomic(self.workspace_root / LOCK_FILE, text.encode("utf-8"))
         except OSError:
             # Nothing is lost: the log holds the files and the lock's entries; the next open writes them again.

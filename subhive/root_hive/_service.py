@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import json
 import logging
 import os
 import queue
 import threading
-from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -43,6 +41,7 @@ from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
 from ._model import Approval, ContractInfo, HiveStatus, ProposalOutcome
 from ._proto import root_hive_pb2 as pb
 from ._proto import root_hive_pb2_grpc as pb_grpc
+from ._window import EncodedFrame, FrameWindow, encode_frame, passthrough
 
 if TYPE_CHECKING:
     from ._engine import Frame, RootHive
@@ -108,46 +107,6 @@ def _token_of(context: grpc.aio.ServicerContext[Any, Any]) -> str:
                           "is in .subhive/root/admin.token")
 
 
-class _FrameWindow:
-    """The recent frames, shared by every watcher, and a wake-up for those waiting on the next one."""
-
-    def __init__(self, last_seq: int) -> None:
-        self._frames: deque[pb.Frame] = deque(maxlen=_WINDOW)
-        self.last_seq = last_seq
-        self._changed = asyncio.Event()
-        self.closed = False
-
-    def publish(self, frames: Sequence[pb.Frame]) -> None:
-        for frame in frames:
-            if frame.seq > self.last_seq:
-                self._frames.append(frame)
-                self.last_seq = frame.seq
-        self._changed.set()
-        self._changed = asyncio.Event()
-
-    def close(self) -> None:
-        self.closed = True
-        self._changed.set()
-
-    def since(self, seq: int) -> list[pb.Frame] | None:
-        """Frames after ``seq`` from the window, or None when some of them have left it already."""
-        if seq >= self.last_seq:
-            return []
-        if not self._frames or self._frames[0].seq > seq + 1:
-            return None
-        start = seq + 1 - self._frames[0].seq  # seqs in the window are consecutive
-        return list(itertools.islice(self._frames, start, None))
-
-    async def wait_after(self, seq: int) -> None:
-        while seq >= self.last_seq and not self.closed:
-            await self._changed.wait()
-
-
-def _frame_pb(frame: Frame) -> pb.Frame:
-    return pb.Frame(seq=frame.seq, kind=frame.kind, time=frame.time,
-                    data_json=json.dumps(frame.data, separators=(",", ":"), sort_keys=True, default=str))
-
-
 class _Engine:
     """Runs engine calls on one worker thread, several at a time in one group commit.
 
@@ -167,7 +126,7 @@ class _Engine:
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._fresh: list[Frame] = []  # frames made durable by the running batch (filled on the worker)
         self._thread = threading.Thread(target=self._work, name="subhive-root", daemon=True)
-        self.window: _FrameWindow | None = None
+        self.window: FrameWindow | None = None
         self.batches = 0  # batches run, for figures: calls / batches is the mean group-commit size
         self.calls = 0
 
@@ -179,8 +138,8 @@ class _Engine:
             return self.root.frames_since(max(0, self.root.last_seq - _WINDOW))
 
         frames = await self.call(tail)
-        self.window = _FrameWindow(frames[0].seq - 1 if frames else 0)
-        self.window.publish([_frame_pb(f) for f in frames])
+        self.window = FrameWindow(frames[0].seq - 1 if frames else 0, _WINDOW)
+        self.window.publish([encode_frame(f) for f in frames])
 
     async def call(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on the worker in the next batch; return (or raise) once that batch is durable."""
@@ -224,7 +183,7 @@ class _Engine:
         self.batches += 1
         self.calls += len(jobs)
         fresh, self._fresh[:] = list(self._fresh), []
-        frames = [_frame_pb(f) for f in fresh]
+        frames = [encode_frame(f) for f in fresh]  # serialised once, whatever the number of watchers
         window = self.window
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], object, BaseException | None]]] = {}
         for job, (result, error) in zip(jobs, results, strict=True):
@@ -234,9 +193,9 @@ class _Engine:
             # can already watch its frames.
             _call_soon(loop, _deliver, window if frames else None, frames, answers)
 
-    async def read_log(self, after: int) -> list[pb.Frame]:
+    async def read_log(self, after: int) -> list[EncodedFrame]:
         frames = await self.call(lambda: self.root.frames_since(after)[:_LOG_PAGE])
-        return [_frame_pb(f) for f in frames]
+        return [encode_frame(f) for f in frames]
 
     def close(self) -> None:
         if self.window is not None:
@@ -258,7 +217,7 @@ def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: 
         loop.call_soon_threadsafe(fn, *args)
 
 
-def _deliver(window: _FrameWindow | None, frames: list[pb.Frame],
+def _deliver(window: FrameWindow | None, frames: list[EncodedFrame],
              answers: list[tuple[asyncio.Future[Any], object, BaseException | None]]) -> None:
     if window is not None:
         window.publish(frames)
@@ -383,22 +342,26 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
                         context: grpc.aio.ServicerContext[Any, Any]) -> pb.GetStatusReply:
         return await self._do(context, lambda _: pb.GetStatusReply(hives=[_hive_pb(h) for h in self.root.status()]))
 
-    async def WatchEvents(self, request: pb.WatchEventsRequest,
-                          context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[pb.Frame]:
+    # The watch streams yield bytes serialised once for every watcher (``_add_servicer`` registers them with
+    # ``passthrough`` serializers), not the messages the generated base class declares.
+    async def WatchEvents(  # type: ignore[override]
+            self, request: pb.WatchEventsRequest, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
         async for frames in self._follow(request, context):
             for frame in frames:
-                yield frame
+                yield frame.body
 
-    async def WatchEventBatches(self, request: pb.WatchEventsRequest,
-                                context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[pb.FrameBatch]:
+    async def WatchEventBatches(  # type: ignore[override]
+            self, request: pb.WatchEventsRequest, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
         # One message per group commit (or per page of the log) rather than per frame: with 50 watchers a
         # message per frame costs the root ~50 us each, more than the proposals that made the frames.
+        window = self._engine.window
+        assert window is not None  # set by RootServer.start before the server listens
         async for frames in self._follow(request, context):
             for start in range(0, len(frames), _LOG_PAGE):
-                yield pb.FrameBatch(frames=frames[start:start + _LOG_PAGE])
+                yield window.batch(frames[start:start + _LOG_PAGE])  # serialised FrameBatch, shared
 
     async def _follow(self, request: pb.WatchEventsRequest,
-                      context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[list[pb.Frame]]:
+                      context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[list[EncodedFrame]]:
         """Runs of consecutive frames after ``request.after``: the backlog, then live ones, until the root stops."""
         def check_token(_: Caller) -> None:  # authenticate once, at the start of the stream
             if request.after > self.root.last_seq:
@@ -419,6 +382,34 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
                 continue
             yield frames
             cursor = frames[-1].seq
+
+
+class _Handlers:
+    """Stands in for a server to catch the method handlers the generated ``add_*_to_server`` registers."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
+
+    def add_generic_rpc_handlers(self, _: object) -> None:
+        pass
+
+    def add_registered_method_handlers(self, _: str, handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]) -> None:
+        self.handlers = dict(handlers)
+
+
+#: Streaming methods whose servicer yields bytes it serialised once for every watcher (see ``_window``).
+_PRESERIALISED = ("WatchEvents", "WatchEventBatches")
+
+
+def _add_servicer(servicer: RootHiveServicer, server: grpc.aio.Server) -> None:
+    """``add_RootHiveServicer_to_server``, with :func:`passthrough` serializers on the watch streams."""
+    caught = _Handlers()
+    pb_grpc.add_RootHiveServicer_to_server(servicer, caught)  # type: ignore[arg-type]  # duck-typed on purpose
+    handlers = caught.handlers
+    for name in _PRESERIALISED:
+        handlers[name] = handlers[name]._replace(response_serializer=passthrough)  # type: ignore[attr-defined]
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+    server.add_registered_method_handlers(SERVICE_NAME, handlers)
 
 
 def _token_or_empty(context: grpc.aio.ServicerContext[Any, Any]) -> str:
@@ -532,7 +523,7 @@ class RootServer:
         try:
             await engine.start()
             server = grpc.aio.server()
-            pb_grpc.add_RootHiveServicer_to_server(RootHiveServicer(engine), server)
+            _add_servicer(RootHiveServicer(engine), server)
             health_servicer = health.aio.HealthServicer()
             health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
             reflection.enable_server_reflection(

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from subhive.errors import InputError
 from subhive.root_hive import LOCK_FILE, Lock, LockEntry, contract_hash
@@ -78,6 +80,25 @@ def test_lock_entries_sort_by_name_then_semver(tmp_path: Path) -> None:
     lock.save(tmp_path)
     data = json.loads((tmp_path / LOCK_FILE).read_text())
     assert [(e["name"], e["version"]) for e in data["entries"]] == [("a", "1.2.0"), ("a", "1.10.0"), ("b", "1.0.0")]
+
+
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from(["1.0.0", "1.2.0", "1.10.0", "2.0.0-rc.1"]),
+                          st.sampled_from(["p", "q"]), st.booleans()), max_size=30))
+def test_lock_stays_sorted_and_rendered_right_while_entries_are_put_and_replaced(
+        steps: list[tuple[str, str, str, bool]]) -> None:
+    # The lock keeps its order and rendered lines between puts; both must match a lock built at once.
+    lock = Lock()
+    for name, version, provider, look in steps:
+        lock.put(_entry(name, version, provider=provider))
+        if look:  # iterate (and render) mid-way, so later puts update the kept order in place
+            lock.dumps()
+    fresh = Lock({(e.name, e.version): e for e in lock.entries()})
+    assert lock.entries() == sorted(lock.entries(), key=lambda e: (e.name, e.version))
+    last_provider = {(n, v): p for n, v, p, _ in steps}
+    assert [(e.name, str(e.version), e.provider) for e in lock.entries()] == sorted(
+        ((n, v, p) for (n, v), p in last_provider.items()), key=lambda t: (t[0], Version.parse(t[1])))
+    assert lock.dumps() == fresh.dumps()
+    assert json.loads(lock.dumps())["entries"] == [e.to_dict() for e in fresh.entries()]
 
 
 def test_save_leaves_no_temporary_file(tmp_path: Path) -> None:
