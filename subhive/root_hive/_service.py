@@ -67,6 +67,7 @@ STATUS_OF: tuple[tuple[type[SubhiveError], grpc.StatusCode], ...] = (
 
 _WINDOW = 4096  # recent frames kept in memory for watchers; older ones are read from the log
 _LOG_PAGE = 1024  # frames per read from the log for a watcher behind the window
+_WAKE_INTERVAL = 0.02  # seconds: under load watchers wake at most this often, so group commits share messages
 
 
 def error_details(error: SubhiveError) -> str:
@@ -138,7 +139,7 @@ class _Engine:
             return self.root.frames_since(max(0, self.root.last_seq - _WINDOW))
 
         frames = await self.call(tail)
-        self.window = FrameWindow(frames[0].seq - 1 if frames else 0, _WINDOW)
+        self.window = FrameWindow(frames[0].seq - 1 if frames else 0, _WINDOW, wake_interval=_WAKE_INTERVAL)
         self.window.publish([encode_frame(f) for f in frames])
 
     async def call(self, fn: Callable[[], T]) -> T:
