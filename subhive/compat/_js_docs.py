@@ -24,7 +24,8 @@ import jsonschema_rs
 
 from ..errors import InputError, Location, SubhiveError
 
-__all__ = ["Doc", "Library", "Node", "RefResolver", "Unresolved", "check_schema", "reference_sites"]
+__all__ = ["SCHEMA_LISTS", "SCHEMA_MAPS", "SCHEMA_ONE", "Doc", "Library", "Node", "RefResolver", "Unresolved",
+           "check_schema"]
 
 #: Resolves the document part of a non-local ``$ref`` (``"other.json"``, relative to the referring
 #: document) to ``(document root, resolver for references inside that document)``, or None when it cannot.
@@ -35,10 +36,10 @@ DRAFT_2020_12 = frozenset({"https://json-schema.org/draft/2020-12/schema",
 
 # Keywords whose values are schemas, used to find $id and $anchor without mistaking a property named
 # "$id" (or a "$id" inside an enum value) for an identifier.
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_SCHEMA_ONE = ("additionalProperties", "unevaluatedProperties", "propertyNames", "items", "unevaluatedItems",
+SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+SCHEMA_ONE = ("additionalProperties", "unevaluatedProperties", "propertyNames", "items", "unevaluatedItems",
                "contains", "not", "if", "then", "else", "contentSchema")
-_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
@@ -244,8 +245,8 @@ def _resource_along(root: Any, ptr: str) -> str:
         value = value[int(token)] if isinstance(value, list) else value[token]
         here += "/" + raw
         if state == "schema":
-            state = ("member" if token in _SCHEMA_MAPS or token in _SCHEMA_LISTS else
-                     "at" if token in _SCHEMA_ONE else "lost")
+            state = ("member" if token in SCHEMA_MAPS or token in SCHEMA_LISTS else
+                     "at" if token in SCHEMA_ONE else "lost")
         elif state == "member":
             state = "at"
         if state == "lost":
@@ -258,36 +259,19 @@ def _resource_along(root: Any, ptr: str) -> str:
 
 
 def _subschemas(value: dict[str, Any], ptr: str) -> Iterator[tuple[Any, str]]:
-    for key in _SCHEMA_MAPS:
+    for key in SCHEMA_MAPS:
         sub = value.get(key)
         if isinstance(sub, dict):
             for name, child in sub.items():
                 yield child, f"{ptr}/{key}/{_escape(name)}"
-    for key in _SCHEMA_ONE:
+    for key in SCHEMA_ONE:
         if key in value:
             yield value[key], f"{ptr}/{key}"
-    for key in _SCHEMA_LISTS:
+    for key in SCHEMA_LISTS:
         sub = value.get(key)
         if isinstance(sub, list):
             for i, child in enumerate(sub):
                 yield child, f"{ptr}/{key}/{i}"
-
-
-def reference_sites(node: Node) -> Iterator[Node]:
-    """Every subschema inside ``node`` (itself included) that carries a reference keyword, in document
-    order. Only schema positions count: a ``{"$ref": ...}`` inside an ``enum`` value is data."""
-    todo = [node]
-    while todo:
-        current = todo.pop()
-        value = current.value
-        if not isinstance(value, dict):
-            continue
-        if "$ref" in value or "$dynamicRef" in value or "$recursiveRef" in value:
-            yield current
-        children = [Node(current.doc, ptr, ptr, child,
-                         ptr if isinstance(child, dict) and "$id" in child else current.base)
-                    for child, ptr in _subschemas(value, current.ptr)]
-        todo += reversed(children)
 
 
 def _escape(token: str) -> str:

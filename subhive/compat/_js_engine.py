@@ -24,10 +24,10 @@ from __future__ import annotations
 from typing import Any
 
 from . import _js_arrays, _js_logic, _js_objects, _js_scalar
-from ._js_docs import Library, Node, Unresolved, reference_sites
+from ._js_docs import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_ONE, Library, Node, Unresolved
 from ._js_pair import CLEAN, Facts, Pair, Result, finite_values, result_of
 from ._js_values import ALL_KINDS, json_equal, kind_of, kinds_of_type
-from ._js_vocab import is_false, is_pure, is_trivial, validation_keys
+from ._js_vocab import ASSERTIONS, is_false, is_pure, is_trivial, validation_keys
 from ._report import Change
 
 __all__ = ["Engine"]
@@ -78,7 +78,7 @@ class Engine:
         self._kinds: dict[tuple[int, str], frozenset[str]] = {}
         self._cut = 0  # how many times _types stopped at a cycle (results computed past one are partial)
         self._targets: dict[tuple[int, str, str], Node | Unresolved] = {}
-        self._not_same: set[_Key] = set()  # pairs _same_closure refuted (equal JSON, references differ)
+        self._not_same: set[tuple[int, str, int, str, bool]] = set()  # pairs _equivalent refuted
         self._guard = 0
         self._flip = 0
 
@@ -108,12 +108,12 @@ class Engine:
 
     def compare(self, old: Node, new: Node) -> Result:
         key = (old.doc.uid, old.key, new.doc.uid, new.key)
-        hit = self._memo.get(key) or self._provisional(key, new)
+        hit = self._memo.get(key) or self._provisional(key, old, new)
         if hit is not None:
             return hit
         index = self._active.get(key)
         if index is not None:
-            return self._revisit(index, new)
+            return self._revisit(index, old, new)
         quick = self._quick(old, new)
         if quick is not None:
             return quick
@@ -121,11 +121,13 @@ class Engine:
 
     # -- memo and co-induction --------------------------------------------------------------------------
 
-    def _provisional(self, key: _Key, new: Node) -> Result | None:
+    def _provisional(self, key: _Key, old: Node, new: Node) -> Result | None:
         entry = self._prov.get(key)
         if entry is None:
             return None
         if self._flip != self._stack[entry.head].flip:
+            if self._equivalent(old, new, strict=False):
+                return CLEAN  # the same schema on both sides: equal under negation too
             # Used with directions swapped relative to the assumption it rests on: keeping the two
             # directions apart (what _weaken relies on) would no longer hold.
             return result_of([Change("ref.cycle.unprovable", new.path, False, False,
@@ -135,9 +137,11 @@ class Engine:
         top.low = min(top.low, entry.head)
         return entry.result
 
-    def _revisit(self, index: int, new: Node) -> Result:
+    def _revisit(self, index: int, old: Node, new: Node) -> Result:
         frame = self._stack[index]
         if self._flip != frame.flip:
+            if self._equivalent(old, new, strict=False):
+                return CLEAN  # the same schema on both sides: equal under negation too
             return result_of([Change("ref.cycle.unprovable", new.path, False, False,
                                      "a recursive reference loops through not/if/oneOf: "
                                      "recursion under negation cannot be proven")])
@@ -211,21 +215,22 @@ class Engine:
         if isinstance(ov, dict) and isinstance(nv, dict):
             if json_equal(ov, nv, allow_refs=False):
                 return CLEAN
-            if json_equal(ov, nv) and self._same_closure(old, new):
+            if json_equal(ov, nv) and self._equivalent(old, new, strict=True):
                 return CLEAN
         elif ov is nv:  # both the same boolean
             return CLEAN
         return None
 
-    def _same_closure(self, old: Node, new: Node) -> bool:
-        """``old`` and ``new`` are equal JSON and so is every pair of subschemas their references reach:
-        they accept the same instances whatever else the two documents changed.
+    def _equivalent(self, old: Node, new: Node, *, strict: bool) -> bool:
+        """``old`` and ``new`` accept the same instances because they are the same schema: the same
+        assertions (``strict``: the same JSON, annotations included), and every pair of subschemas their
+        references reach is the same too, however the rest of the two documents changed.
 
-        Checked before any reasoning about recursion, which is incomplete by design (a cycle through
-        ``not`` is unprovable) and must not turn an unchanged recursive definition into a breaking change.
-        The pairs met along the way are equal too, so they are memoised as such.
+        Recursion reasoning is incomplete by design (a cycle through ``not`` is unprovable); this check comes
+        first so that an unchanged recursive definition never reads as a breaking change. With ``strict``, the
+        pairs met along the way are memoised as equal (nothing to report inside them).
         """
-        start = (old.doc.uid, old.key, new.doc.uid, new.key)
+        start = (old.doc.uid, old.key, new.doc.uid, new.key, strict)
         if start in self._not_same:
             return False
         seen: dict[_Key, None] = {}
@@ -236,23 +241,46 @@ class Engine:
             if key in seen or self._memo.get(key) is CLEAN:
                 continue
             seen[key] = None
-            if not json_equal(o.value, n.value):
+            if (strict and not json_equal(o.value, n.value)) or not self._same_assertions(o, n, todo):
                 self._not_same.add(start)
                 return False
-            # Equal JSON: the same reference sites, in the same order, with the same texts.
-            for o_site, n_site in zip(reference_sites(o), reference_sites(n), strict=True):
-                if "$ref" not in o_site.value or "$dynamicRef" in o_site.value or "$recursiveRef" in o_site.value:
-                    self._not_same.add(start)
-                    return False
-                o_target, n_target = self.deref(o_site), self.deref(n_site)
-                if (isinstance(o_target, Unresolved) or isinstance(n_target, Unresolved)
-                        or is_pure(self.follow(o_target).value, "$ref")):  # a loop of bare references
-                    self._not_same.add(start)
-                    return False
-                todo.append((o_target, n_target))
-        for key in seen:
-            if key not in self._active:
-                self._memo[key] = CLEAN
+        if strict:
+            for key in seen:
+                if key not in self._active:
+                    self._memo[key] = CLEAN
+        return True
+
+    def _same_assertions(self, old: Node, new: Node, todo: list[tuple[Node, Node]]) -> bool:
+        """The assertions of ``old`` and ``new`` are equal JSON except at subschema positions, whose pairs
+        (and the pairs of ``$ref`` targets) go on ``todo``."""
+        ov, nv = old.value, new.value
+        if not (isinstance(ov, dict) and isinstance(nv, dict)):
+            return ov is nv  # both true or both false (a dict never equals a bool here)
+        keys = ov.keys() & ASSERTIONS
+        if keys != nv.keys() & ASSERTIONS or "$dynamicRef" in keys or "$recursiveRef" in keys:
+            return False
+        return all(self._same_keyword(old, new, k, todo) for k in keys)
+
+    def _same_keyword(self, old: Node, new: Node, k: str, todo: list[tuple[Node, Node]]) -> bool:
+        a, b = old.value[k], new.value[k]
+        if k == "$ref":
+            o_target, n_target = self.deref(old), self.deref(new)
+            if (isinstance(o_target, Unresolved) or isinstance(n_target, Unresolved)
+                    or is_pure(self.follow(o_target).value, "$ref")):  # a loop of bare references
+                return False
+            todo.append((o_target, n_target))
+        elif k in SCHEMA_MAPS and isinstance(a, dict) and isinstance(b, dict):
+            if a.keys() != b.keys():
+                return False
+            todo += [(old.child(a[m], k, m), new.child(b[m], k, m)) for m in a]
+        elif k in SCHEMA_LISTS and isinstance(a, list) and isinstance(b, list):
+            if len(a) != len(b):
+                return False
+            todo += [(old.child(x, k, i), new.child(y, k, i)) for i, (x, y) in enumerate(zip(a, b, strict=True))]
+        elif k in SCHEMA_ONE or (k == "dependencies" and isinstance(a, dict | bool) and isinstance(b, dict | bool)):
+            todo.append((old.child(a, k), new.child(b, k)))
+        else:
+            return json_equal(a, b, allow_refs=False)
         return True
 
     # -- one pair ---------------------------------------------------------------------------------------

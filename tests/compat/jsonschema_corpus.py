@@ -750,6 +750,13 @@ _group = "ref"
 _NEG = {"$ref": "#/$defs/D", "$defs": {"D": obj({"v": {}, "next": {"not": {"$ref": "#/$defs/D"}}})}}
 _case("negated-recursion-annotation", _NEG, {**_NEG, "description": "A chain that alternates."}, True, True,
       "only a description added; the recursive definition is unchanged (the cycle passes a property)")
+_case("negated-recursion-annotation-inside", _NEG,
+      {**_NEG, "$defs": {"D": {**_NEG["$defs"]["D"], "title": "Link"}}}, True, True,
+      "a title added inside the recursive definition itself: its assertions are unchanged")
+_case("negated-recursion-assertion-inside", _NEG,
+      {**_NEG, "$defs": {"D": obj({"v": {"type": "string"}, "next": {"not": {"$ref": "#/$defs/D"}}})}},
+      False, False, "v narrowed inside a definition that recurs under not",
+      witness_backward={"v": 1}, witness_forward={"v": "a", "next": {"v": 1}})
 _case("unevaluated-through-ref-property-added",
       {"$ref": "#/$defs/A", "unevaluatedProperties": False, "$defs": {"A": {"properties": {"a": {}}}}},
       {"$ref": "#/$defs/A", "unevaluatedProperties": False, "$defs": {"A": {"properties": {"a": {}, "b": {}}}}},
