@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import typer
 
 from ..errors import SubhiveError
+from ._codegen import codegen_command
 from ._contract import contract_app
 from ._output import Format, err_console, print_error
 from ._root import approvals_app, root_command, status_command, watch_command
@@ -34,6 +35,7 @@ app.add_typer(contract_app, name="contract")
 app.add_typer(schema_app, name="schema")
 app.command("init")(init_command)
 app.command("new")(new_command)
+app.command("codegen")(codegen_command)
 app.add_typer(approvals_app, name="approvals")
 app.command("root")(root_command)
 app.command("status")(status_command)

@@ -44,6 +44,7 @@ from ._proto import root_hive_pb2_grpc as pb_grpc
 from ._window import EncodedFrame, FrameWindow, encode_frame, passthrough
 
 if TYPE_CHECKING:
+    from ..codegen._trigger import CodegenTrigger
     from ._engine import Frame, RootHive
 
 __all__ = ["SERVICE_FILE", "SERVICE_NAME", "STATUS_OF", "RootServer", "error_details"]
@@ -495,8 +496,11 @@ class RootServer:
     """
 
     def __init__(self, root: RootHive, server: grpc.aio.Server, engine: _Engine, *,
-                 health_servicer: health.aio.HealthServicer, address: str, workspace_root: Path) -> None:
+                 health_servicer: health.aio.HealthServicer, address: str, workspace_root: Path,
+                 codegen: CodegenTrigger | None = None) -> None:
         self.root = root
+        #: Regenerates the stubs of the hives a newly accepted contract touches (None: switched off).
+        self.codegen = codegen
         self.address = address
         self.workspace_root = workspace_root
         self._server = server
@@ -510,8 +514,11 @@ class RootServer:
 
     @classmethod
     async def start(cls, workspace_root: Path, *, host: str = "127.0.0.1", port: int = 0,
-                    root: RootHive | None = None) -> RootServer:
+                    root: RootHive | None = None, codegen: bool = True) -> RootServer:
         """Open the engine on ``workspace_root`` (unless ``root`` is given), listen, and record the address.
+
+        With ``codegen``, every accepted contract regenerates the stubs of the hives that use it, in the
+        background (``subhive.codegen.CodegenTrigger``).
 
         ``port=0`` picks a free port; the chosen one is in :attr:`address`. Raises InputError when the
         address cannot be bound.
@@ -548,8 +555,14 @@ class RootServer:
         await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
         await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
         address = f"{host}:{bound}" if ":" not in host else f"[{host}]:{bound}"
+        trigger = None
+        if codegen:
+            from ..codegen._trigger import CodegenTrigger
+
+            trigger = CodegenTrigger(workspace_root, settle=root.settle)
+            root.add_listener(trigger)
         self = cls(root, server, engine, health_servicer=health_servicer, address=address,
-                   workspace_root=workspace_root)
+                   workspace_root=workspace_root, codegen=trigger)
         self._write_service_file()
         return self
 
@@ -577,6 +590,9 @@ class RootServer:
         await self._server.stop(grace)
         self._remove_service_file()
         await asyncio.get_running_loop().run_in_executor(None, self._engine.close)
+        if self.codegen is not None:
+            self.root.remove_listener(self.codegen)
+            await asyncio.get_running_loop().run_in_executor(None, self.codegen.close)
         self.root.close()
 
     async def wait_for_termination(self) -> None:

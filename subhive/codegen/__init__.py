@@ -1,0 +1,32 @@
+"""Codegen: typed stubs and mocks for every sub-hive, from the lock (docs/codegen.md).
+
+    >>> from subhive.codegen import generate_stubs
+    >>> generate_stubs(open_workspace("shop")).written      # doctest: +SKIP
+    ['stubs/web/orders_v1/client.py', ...]
+
+The orchestration is imported on first use, so ``subhive.codegen.mockdata`` (which generated mocks load at
+run time) stays a light import.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._generate import GENERATOR_VERSION, CodegenResult, generate_stubs
+    from ._plan import ContractStub, HiveStubs, StubPlan, plan_stubs
+
+__all__ = ["GENERATOR_VERSION", "CodegenResult", "ContractStub", "HiveStubs", "StubPlan", "generate_stubs",
+           "plan_stubs"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("GENERATOR_VERSION", "CodegenResult", "generate_stubs"):
+        from . import _generate
+
+        return getattr(_generate, name)
+    if name in ("ContractStub", "HiveStubs", "StubPlan", "plan_stubs"):
+        from . import _plan
+
+        return getattr(_plan, name)
+    raise AttributeError(f"module 'subhive.codegen' has no attribute {name!r}")

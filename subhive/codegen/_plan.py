@@ -1,0 +1,120 @@
+"""Which stubs each sub-hive gets, decided from the lock and the hives' manifests only.
+
+A hive gets a package ``stubs/<hive>/`` holding one package per contract major it touches:
+
+* for each requirement it consumes, the newest accepted version its range takes (the version negotiation
+  would pick); a requirement the lock cannot satisfy is an error;
+* for each contract it provides, the newest accepted version of every major line still in the lock (an old
+  major is served beside the new one until no consumer needs it); a provided contract not accepted yet has
+  no stubs, which the plan notes.
+
+Nothing else: isolation starts at codegen, so a hive's package never holds a contract it does not touch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..errors import Location, Problem
+from ..root_hive import Lock, LockEntry
+from ..workspace import MANIFEST_NAME, Workspace
+
+__all__ = ["ContractStub", "HiveStubs", "StubPlan", "class_prefix", "plan_stubs"]
+
+Role = Literal["consumes", "provides"]
+
+
+@dataclass(frozen=True)
+class ContractStub:
+    """One contract version in one hive's package: ``package`` is ``orders_v1``."""
+
+    entry: LockEntry
+    role: Role
+    package: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.role}:{self.entry.name}@{self.entry.version}:{self.entry.hash}"
+
+
+@dataclass
+class HiveStubs:
+    hive: str
+    contracts: list[ContractStub] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StubPlan:
+    hives: dict[str, HiveStubs]
+    problems: list[Problem]
+
+
+def contract_package(name: str, major: int) -> str:
+    """``contract_package("db-storage", 1)`` is 'db_storage_v1': a contract name as a Python package."""
+    return f"{name.replace('-', '_')}_v{major}"
+
+
+def class_prefix(name: str) -> str:
+    """``class_prefix("db_storage")`` is 'DbStorage': the prefix of a contract's generated classes."""
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[_-]+", name) if part)
+
+
+def plan_stubs(workspace: Workspace, lock: Lock, hives: list[str] | None = None) -> StubPlan:
+    """The stubs of ``hives`` (all when None); unknown hive names and unsatisfiable requirements are problems."""
+    tree = workspace.hives()
+    problems: list[Problem] = []
+    names = hives if hives else sorted(tree.hives)
+    plan: dict[str, HiveStubs] = {}
+    for hive in names:
+        manifest = tree.hives.get(hive)
+        if manifest is None:
+            problems.append(Problem("codegen.unknown_hive", f"no sub-hive named {hive!r} in this workspace",
+                                    Location(file=str(workspace.hives_dir)),
+                                    f"known hives: {', '.join(sorted(tree.hives)) or 'none'}"))
+            continue
+        where = Location(file=str(workspace.hive_dir(hive) / MANIFEST_NAME))
+        stubs = HiveStubs(hive)
+        for req in manifest.consumes:
+            versions = [e.version for e in lock.versions(req.contract)]
+            best = req.versions.best(versions)
+            if best is None:
+                have = ", ".join(str(v) for v in versions) or "none accepted"
+                problems.append(Problem(
+                    "codegen.not_in_lock", f"{hive} consumes {req.contract} {req.versions} but the lock has no "
+                    f"such version ({have})", Location(file=where.file, pointer=f"/consumes/{req.contract}"),
+                    "have the provider propose a version in that range (subhive contract propose), "
+                    "or change the range in the hive's subhive.toml"))
+                continue
+            entry = lock.get(req.contract, best)
+            assert entry is not None
+            stubs.contracts.append(ContractStub(entry, "consumes", contract_package(entry.name, best.major)))
+        for name in manifest.provides:
+            entries = lock.versions(name)
+            if not entries:
+                stubs.notes.append(f"{name}: not accepted yet, so no stubs (propose it with "
+                                   "`subhive contract propose`)")
+                continue
+            newest: dict[int, LockEntry] = {}
+            for entry in entries:  # oldest first: the last of each major line wins
+                newest[entry.version.major] = entry
+            for major, entry in sorted(newest.items()):
+                stubs.contracts.append(ContractStub(entry, "provides", contract_package(name, major)))
+        clash = _clashes(stubs.contracts)
+        if clash:
+            problems.append(Problem("codegen.name_collision", f"{hive}: contracts {clash} map to the same Python "
+                                    "package name", where, "rename one of the contracts"))
+            continue
+        plan[hive] = stubs
+    return StubPlan(plan, problems)
+
+
+def _clashes(contracts: list[ContractStub]) -> str:
+    seen: dict[str, str] = {}
+    for stub in contracts:
+        other = seen.setdefault(stub.package, stub.entry.name)
+        if other != stub.entry.name:
+            return f"{other!r} and {stub.entry.name!r}"
+    return ""

@@ -1,0 +1,35 @@
+"""What generated stubs run on: contract bindings with compiled validators, transports, mocks, contract tests.
+
+    >>> from subhive.runtime import LocalTransport
+    >>> from stubs.web.orders_v1 import OrdersClient, OrdersMock, serve_orders   # doctest: +SKIP
+    >>> transport = LocalTransport()                                            # doctest: +SKIP
+    >>> await serve_orders(OrdersMock(seed=1), transport)                       # doctest: +SKIP
+    >>> await OrdersClient(transport).place_order(PlaceOrderInput(...))        # doctest: +SKIP
+"""
+
+from ._binding import ContractBinding, PayloadInvalid, UnknownOperation
+from ._mock import MockProvider
+from ._transport import EventCallback, Handler, LocalTransport, NotServed, Subscription, Transport
+from ._typed import OnEvent, PinnedAnswer, to_payload, typed_callback, typed_handler
+from ._verify import ContractViolation, VerifyReport, verify_provider
+
+__all__ = [
+    "ContractBinding",
+    "ContractViolation",
+    "EventCallback",
+    "Handler",
+    "LocalTransport",
+    "MockProvider",
+    "NotServed",
+    "OnEvent",
+    "PayloadInvalid",
+    "PinnedAnswer",
+    "Subscription",
+    "Transport",
+    "UnknownOperation",
+    "VerifyReport",
+    "to_payload",
+    "typed_callback",
+    "typed_handler",
+    "verify_provider",
+]

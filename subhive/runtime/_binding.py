@@ -1,0 +1,127 @@
+"""A contract as the runtime sees it: operations, events, and compiled validators for their payloads.
+
+Generated stub packages ship a ``contract.json`` (name, version, provider, hash, which schema each operation
+and event uses, and every schema bundled self-contained) and load it once:
+
+    >>> CONTRACT = ContractBinding.load(Path(__file__).with_name("contract.json"))  # doctest: +SKIP
+    >>> CONTRACT.check("operations.place_order.input", payload, moving="outgoing")  # doctest: +SKIP
+
+Validation uses jsonschema-rs with formats asserted (docs/decisions/0009-format-is-asserted.md); a
+validator is compiled on first use and kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import jsonschema_rs
+
+from ..errors import InputError, Location
+from ..semver import Version
+
+__all__ = ["ContractBinding", "PayloadInvalid", "UnknownOperation"]
+
+Moving = Literal["outgoing", "incoming"]
+
+
+class PayloadInvalid(InputError):
+    """A payload does not match its schema: ``pointer`` is where in the payload, ``keyword`` which rule."""
+
+    default_code = "payload.invalid"
+
+    def __init__(self, message: str, *, contract: str, schema: str, pointer: str, keyword: str,
+                 moving: Moving) -> None:
+        super().__init__(message, location=Location(file=f"{contract}:{schema}", pointer=pointer),
+                         hint="fix the payload to match the contract's schema" if moving == "outgoing" else
+                         "the sender broke the contract; the message was refused")
+        self.contract = contract
+        self.schema = schema
+        self.pointer = pointer
+        self.keyword = keyword
+        self.moving = moving
+
+    def to_dict(self) -> dict[str, object]:
+        return {**super().to_dict(), "pointer": self.pointer, "keyword": self.keyword, "schema": self.schema}
+
+
+class UnknownOperation(InputError):
+    default_code = "contract.unknown_operation"
+
+
+@dataclass(frozen=True)
+class ContractBinding:
+    """One accepted contract version, ready to validate payloads.
+
+    ``operations`` maps an operation to its (input, output) schema keys, ``events`` an event to its payload
+    schema key; ``schemas`` maps those keys (``"operations.place_order.input"``) to self-contained schemas.
+    """
+
+    name: str
+    version: Version
+    provider: str
+    operations: Mapping[str, tuple[str, str]]
+    events: Mapping[str, str]
+    schemas: Mapping[str, Any]
+    hash: str = ""
+    _validators: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def major(self) -> int:
+        return self.version.major
+
+    @property
+    def id(self) -> str:
+        """``orders@1.1.0``: how headers and errors name the contract version."""
+        return f"{self.name}@{self.version}"
+
+    @classmethod
+    def load(cls, path: Path) -> ContractBinding:
+        """Read a generated ``contract.json``."""
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ContractBinding:
+        return cls(name=data["name"], version=Version.parse(data["version"]), provider=data["provider"],
+                   operations={k: (v["input"], v["output"]) for k, v in data["operations"].items()},
+                   events=dict(data["events"]), schemas=dict(data["schemas"]), hash=data.get("hash", ""))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "version": str(self.version), "provider": self.provider, "hash": self.hash,
+                "operations": {k: {"input": i, "output": o} for k, (i, o) in sorted(self.operations.items())},
+                "events": dict(sorted(self.events.items())), "schemas": dict(sorted(self.schemas.items()))}
+
+    def operation(self, name: str) -> tuple[str, str]:
+        try:
+            return self.operations[name]
+        except KeyError:
+            raise UnknownOperation(f"{self.id} has no operation {name!r}; it has: "
+                                   f"{', '.join(sorted(self.operations)) or 'none'}") from None
+
+    def event(self, name: str) -> str:
+        try:
+            return self.events[name]
+        except KeyError:
+            raise UnknownOperation(f"{self.id} has no event {name!r}; it has: "
+                                   f"{', '.join(sorted(self.events)) or 'none'}",
+                                   code="contract.unknown_event") from None
+
+    def check(self, schema: str, payload: Any, *, moving: Moving) -> None:
+        """Raise :class:`PayloadInvalid` unless ``payload`` is valid under the schema named ``schema``."""
+        validator = self._validators.get(schema)
+        if validator is None:
+            validator = jsonschema_rs.validator_for(self.schemas[schema], validate_formats=True)
+            self._validators[schema] = validator
+        if validator.is_valid(payload):
+            return
+        error = next(iter(validator.iter_errors(payload)))
+        pointer = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in error.instance_path)
+        keyword = str(error.schema_path[-1]) if error.schema_path else ""
+        raise PayloadInvalid(f"{moving} {self.id} {schema} payload is invalid at {pointer or '/'}: "
+                             f"{error.message}", contract=self.id, schema=schema, pointer=pointer,
+                             keyword=keyword, moving=moving)
+

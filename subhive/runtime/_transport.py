@@ -1,0 +1,123 @@
+"""How generated clients and handlers reach each other: the :class:`Transport` protocol.
+
+A transport carries JSON payloads for one :class:`ContractBinding`; it validates every payload when it is
+sent and when it is received, so an invalid one never reaches a handler or a caller. Generated code only
+speaks to this protocol; :class:`LocalTransport` connects hives in one process (a hive's own tests, a UI
+built against a mock), and the NATS transport connects them across processes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
+
+from ..errors import SubhiveError
+from ._binding import ContractBinding
+
+__all__ = ["EventCallback", "Handler", "LocalTransport", "NotServed", "Subscription", "Transport"]
+
+#: Serves one operation: receives the validated request payload, returns the reply payload.
+Handler = Callable[[Any], Awaitable[Any]]
+#: Receives one validated event payload.
+EventCallback = Callable[[Any], Awaitable[None]]
+
+
+class NotServed(SubhiveError):
+    """Nobody serves the operation a client called."""
+
+    default_code = "bus.not_served"
+
+
+class Subscription(Protocol):
+    async def stop(self) -> None: ...
+
+
+class Transport(Protocol):
+    async def request(self, contract: ContractBinding, operation: str, payload: Any) -> Any:
+        """Send a request and return the provider's validated reply."""
+        ...
+
+    async def serve(self, contract: ContractBinding, handlers: Mapping[str, Handler]) -> Subscription:
+        """Answer requests for ``handlers``' operations until the returned subscription is stopped."""
+        ...
+
+    async def publish(self, contract: ContractBinding, event: str, payload: Any) -> None:
+        """Emit an event of a provided contract."""
+        ...
+
+    async def subscribe(self, contract: ContractBinding, event: str, callback: EventCallback) -> Subscription:
+        """Call ``callback`` with every event ``event`` from now on, until stopped."""
+        ...
+
+
+class _Registration:
+    def __init__(self, table: dict[Any, Any], key: Any, value: Any) -> None:
+        self._table, self._key, self._value = table, key, value
+
+    async def stop(self) -> None:
+        entries = self._table.get(self._key)
+        if isinstance(entries, list):
+            if self._value in entries:
+                entries.remove(self._value)
+        elif entries is self._value:
+            del self._table[self._key]
+
+
+class LocalTransport:
+    """Hives in one process: requests call the served handler directly, events call every subscriber.
+
+    Payloads still travel as JSON text (so nothing is shared by reference) and are validated on both
+    ends, exactly as on the bus.
+    """
+
+    def __init__(self) -> None:
+        self._served: dict[tuple[str, int, str], Handler] = {}
+        self._subscribers: dict[tuple[str, int, str], list[EventCallback]] = {}
+
+    async def request(self, contract: ContractBinding, operation: str, payload: Any) -> Any:
+        input_schema, output_schema = contract.operation(operation)
+        contract.check(input_schema, payload, moving="outgoing")
+        handler = self._served.get((contract.name, contract.major, operation))
+        if handler is None:
+            raise NotServed(f"nobody serves {contract.name} v{contract.major} operation {operation!r} here",
+                            hint="serve the provider's handler (or its generated mock) on this transport first")
+        received = json.loads(json.dumps(payload))
+        contract.check(input_schema, received, moving="incoming")
+        reply = await handler(received)
+        contract.check(output_schema, reply, moving="outgoing")
+        answer = json.loads(json.dumps(reply))
+        contract.check(output_schema, answer, moving="incoming")
+        return answer
+
+    async def serve(self, contract: ContractBinding, handlers: Mapping[str, Handler]) -> Subscription:
+        keys = []
+        for operation, handler in handlers.items():
+            contract.operation(operation)  # an unknown operation is refused now, not at the first call
+            key = (contract.name, contract.major, operation)
+            self._served[key] = handler
+            keys.append(_Registration(self._served, key, handler))
+        return _Group(keys)
+
+    async def publish(self, contract: ContractBinding, event: str, payload: Any) -> None:
+        schema = contract.event(event)
+        contract.check(schema, payload, moving="outgoing")
+        for callback in list(self._subscribers.get((contract.name, contract.major, event), ())):
+            received = json.loads(json.dumps(payload))
+            contract.check(schema, received, moving="incoming")
+            await callback(received)
+
+    async def subscribe(self, contract: ContractBinding, event: str, callback: EventCallback) -> Subscription:
+        contract.event(event)
+        key = (contract.name, contract.major, event)
+        self._subscribers.setdefault(key, []).append(callback)
+        return _Registration(self._subscribers, key, callback)
+
+
+class _Group:
+    def __init__(self, parts: list[_Registration]) -> None:
+        self._parts = parts
+
+    async def stop(self) -> None:
+        for part in self._parts:
+            await part.stop()

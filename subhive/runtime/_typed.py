@@ -1,0 +1,52 @@
+"""Typed adapters between generated pydantic models and the JSON payloads transports carry.
+
+Generated stubs stay thin by calling these instead of repeating the conversions per operation: a handler
+method that takes and returns models becomes a payload-level :data:`Handler` with :func:`typed_handler`, an
+event callback that takes a model becomes an :data:`EventCallback` with :func:`typed_callback`.
+
+    >>> handlers = {"get_order": typed_handler(impl.get_order, models.OrderRef)}   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeAlias, TypeVar
+
+from pydantic import BaseModel
+
+from ._transport import EventCallback, Handler
+
+__all__ = ["OnEvent", "PinnedAnswer", "to_payload", "typed_callback", "typed_handler"]
+
+M = TypeVar("M", bound=BaseModel)
+In = TypeVar("In", bound=BaseModel)
+Out = TypeVar("Out", bound=BaseModel)
+
+#: What a mock's ``pin_<operation>`` takes: a fixed answer, or a function of the request.
+#: ``PinnedAnswer[Out, In]``: parameters in order of appearance, the answer's model first.
+PinnedAnswer: TypeAlias = Out | Callable[[In], Out]
+#: A typed event callback: ``OnEvent[models.OrderShipped]``.
+OnEvent: TypeAlias = Callable[[M], Awaitable[None]]
+
+
+def to_payload(model: BaseModel) -> Any:
+    """A generated model as its JSON payload: the JSON names, and only the fields that were set."""
+    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def typed_handler(method: Callable[[In], Awaitable[BaseModel]], model: type[In]) -> Handler:
+    """``method`` (request model in, reply model out) as a payload-level handler."""
+
+    async def handle(payload: Any) -> Any:
+        return to_payload(await method(model.model_validate(payload)))
+
+    return handle
+
+
+def typed_callback(callback: OnEvent[M], model: type[M]) -> EventCallback:
+    """``callback`` (event model in) as a payload-level event callback."""
+
+    async def deliver(payload: Any) -> None:
+        await callback(model.model_validate(payload))
+
+    return deliver
