@@ -15,6 +15,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -73,11 +74,16 @@ def _dispatch(workspace: Path, explicit: str | None, token: str | None,
     ws = find_root(workspace)
     address = _remote_address(ws, explicit)
     if address is None:
+        from ..codegen._trigger import CodegenTrigger
         from ..root_hive._engine import RootHive
 
         root = RootHive.open(ws)
+        codegen = CodegenTrigger(ws, background=False)  # an accepted contract refreshes the stubs that use it
+        root.add_listener(codegen)
         try:
-            return local(root)
+            answer = local(root)
+            codegen.flush()
+            return answer
         finally:
             root.close()
 
@@ -92,9 +98,12 @@ def _dispatch(workspace: Path, explicit: str | None, token: str | None,
 
 def root_command(
     host: Annotated[str, typer.Option("--host", help="The interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", "-p", help="The port; 0 picks a free one.")] = 0,
+    port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535, help="The port; 0 picks a free one.")] = 0,
     workspace: WorkspaceOption = Path("."),
     fmt: FormatOption = Format.text,
+    codegen: Annotated[bool, typer.Option("--codegen/--no-codegen",
+                                          help="Regenerate the stubs of the hives an accepted contract touches.")]
+    = True,
 ) -> None:
     """Serve the root hive: the negotiation service over gRPC, with health checking and reflection.
 
@@ -111,7 +120,7 @@ def root_command(
     ws = find_root(workspace)
 
     async def serve() -> None:
-        server = await RootServer.start(ws, host=host, port=port)
+        server = await RootServer.start(ws, host=host, port=port, codegen=codegen)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -246,9 +255,16 @@ approvals_app = typer.Typer(help="Breaking proposals waiting for a human: list, 
                             no_args_is_help=True)
 
 
+class ApprovalStatus(StrEnum):
+    pending = "pending"
+    approved = "approved"
+    rejected = "rejected"
+    all = "all"
+
+
 @approvals_app.command("list")
 def approvals_list(
-    status: Annotated[str, typer.Option("--status", help="pending, approved, rejected or all.")] = "pending",
+    status: Annotated[ApprovalStatus, typer.Option("--status", help="Which approvals.")] = ApprovalStatus.pending,
     workspace: WorkspaceOption = Path("."),
     root: RootOption = None,
     fmt: FormatOption = Format.text,
@@ -257,13 +273,13 @@ def approvals_list(
 
     Example: subhive approvals list --status all
     """
-    items: list[Approval] = _dispatch(workspace, root, None, lambda c: c.approvals(status),
-                                      lambda r: r.approvals(status))
+    items: list[Approval] = _dispatch(workspace, root, None, lambda c: c.approvals(status.value),
+                                      lambda r: r.approvals(status.value))
     if fmt is Format.json:
         print_json({"approvals": [a.to_dict() for a in items]})
         return
     if not items:
-        err_console.print(f"no {status} approvals" if status != "all" else "no approvals")
+        err_console.print(f"no {status.value} approvals" if status is not ApprovalStatus.all else "no approvals")
     for a in items:
         out_console.print(f"{escape(a.id)}  {escape(a.contract)} {a.version}  [bold]{a.status}[/]  "
                           f"from {escape(a.proposer)}  {_when(a.created)}  [dim]{escape(a.reason)}[/]")
@@ -381,7 +397,7 @@ def _print_node(node: HiveStatus, prefix: str, *, last: bool) -> None:
 
 
 def watch_command(
-    after: Annotated[int, typer.Option("--after", help="Resume token: the seq of the last frame seen "
+    after: Annotated[int, typer.Option("--after", min=0, help="Resume token: the seq of the last frame seen "
                                        "(0 replays everything).")] = 0,
     count: Annotated[int | None, typer.Option("--count", "-n", help="Stop after this many frames.",
                                               show_default=False)] = None,

@@ -533,8 +533,15 @@ class RootHive:
         key = (name, version, entry.hash if entry is not None else "")
         if key not in self._contracts:
             self._materialiser.wait()  # its directory may still be on its way to disk
+            directory = self.workspace_root / "contracts" / name / str(version)
+            if entry is not None and (name, version) not in self._tampered:
+                # Read from disk only now, maybe long after open: an edit since then is tampering too.
+                for problem in Lock({(name, version): entry}).verify(self.workspace_root):
+                    self._tampered[(name, version)] = problem
+            if (name, version) in self._tampered:
+                return None
             try:
-                self._contracts[key] = load_contract(self.workspace_root / "contracts" / name / str(version))
+                self._contracts[key] = load_contract(directory)
             except SubhiveError:
                 return None
         return self._contracts[key]
@@ -626,12 +633,12 @@ class RootHive:
         base_entry = same_line[-1] if same_line else (entries[-1] if entries else None)
         check: ContractCheck | None = None
         if base_entry is not None:
+            base = self._contract(name, base_entry.version)  # first: loading it is what detects a late edit
             tampered = self._tampered.get((name, base_entry.version))
             if tampered is not None:
                 return self._verdict(p, status="rejected",
                                      code="lock.tampered", problems=(tampered,),
                                      message=f"cannot check against {name} {base_entry.version}: {tampered.message}")
-            base = self._contract(name, base_entry.version)
             if base is None:
                 return self._verdict(p, status="rejected",
                                      code="lock.tampered", message=f"the accepted {name} {base_entry.version} no "
@@ -842,7 +849,13 @@ class RootHive:
 
     # ----------------------------------------------------------------------------------------- approvals
     def approvals(self, status: str | None = "pending") -> list[Approval]:
-        """Approvals with ``status`` (``pending``, ``approved``, ``rejected``; None for all), oldest first."""
+        """Approvals with ``status`` (``pending``, ``approved``, ``rejected``; ``all`` or None for all), oldest
+        first; raises :class:`InputError` for any other status."""
+        if status == "all":
+            status = None
+        if status is not None and status not in ("pending", "approved", "rejected"):
+            raise InputError(f"no approval status {status!r}", code="approval.unknown_status",
+                             hint="use pending, approved, rejected or all")
         return [a for a in self._approvals.values() if status is None or a.status == status]
 
     def approval(self, approval_id: str) -> Approval:

@@ -77,6 +77,10 @@ def test_without_a_root_the_commands_run_the_engine_on_the_workspace(
     code, out, _ = run(capsys, "approvals", "approve", pending["id"], "-C", str(workspace), "--format", "json")
     assert code == 0
     assert json.loads(out)["status"] == "accepted"
+    code, out, _ = run(capsys, "approvals", "list", "-C", str(workspace), "--format", "json")
+    assert json.loads(out)["approvals"] == []
+    code, out, _ = run(capsys, "approvals", "list", "--status", "all", "-C", str(workspace), "--format", "json")
+    assert [(a["id"], a["status"]) for a in json.loads(out)["approvals"]] == [(pending["id"], "approved")]
     code, out, _ = run(capsys, "contract", "list", "-C", str(workspace), "--format", "json")
     versions = {v["version"]: v["status"] for c in json.loads(out)["contracts"] for v in c["versions"]}
     assert versions == {"1.0.0": "active", "2.0.0": "active"}
@@ -108,6 +112,17 @@ def test_the_commands_talk_to_a_running_root(workspace: Path, running_root: str,
     code, out, err = run(capsys, "contract", "propose", str(dishonest))
     assert code == 1
     assert "major" in err
+    code, out, _ = run(capsys, "contract", "propose", str(drafts / "2.0.0"), "-f", "json")
+    assert (code, json.loads(out)["status"]) == (1, "pending")
+    code, out, _ = run(capsys, "approvals", "reject", json.loads(out)["id"], "--reason", "not now", "-C", ws)
+    assert code == 0
+    code, out, _ = run(capsys, "approvals", "list", "-C", ws, "-f", "json")
+    assert json.loads(out)["approvals"] == []
+    code, out, _ = run(capsys, "approvals", "list", "--status", "all", "-C", ws, "-f", "json")
+    assert [a["status"] for a in json.loads(out)["approvals"]] == ["rejected"]
+    code, _, err = run(capsys, "approvals", "list", "--status", "bogus", "-C", ws)
+    assert code == 2
+    assert "bogus" in err
 
     code, out, _ = run(capsys, "status", "-C", ws, "-f", "json")
     tree = {h["name"]: h for h in json.loads(out)["hives"]}

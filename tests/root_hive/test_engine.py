@@ -435,6 +435,18 @@ def test_a_tampered_version_is_reported_and_not_built_on(workspace: Path, root: 
     assert again.declare_requirement("web", "orders", "^1.0").satisfied_by is None
 
 
+def test_a_version_edited_while_the_root_runs_is_tampered_when_first_read(workspace: Path, root: RootHive) -> None:
+    root.propose("backend", orders_files("1.0.0"))
+    root.close()
+    again = RootHive.open(workspace)  # opens clean: 1.0.0 is intact, and not read yet
+    assert again.verify() == []
+    (_published(workspace, "1.0.0") / "in.json").write_text('{"type": "object"}')
+    outcome = again.propose("backend", orders_files("1.1.0", note=True))
+    assert (outcome.status, outcome.code) == ("rejected", "lock.tampered")
+    assert "1.0.0" in outcome.message
+    assert again.contracts()[0].versions[0].intact is False
+
+
 def test_a_lost_lock_is_rebuilt_from_the_log(workspace: Path, root: RootHive) -> None:
     root.propose("backend", orders_files("1.0.0"))
     expected = (workspace / "contracts.lock").read_bytes()
