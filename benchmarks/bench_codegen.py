@@ -70,20 +70,18 @@ def build(root: Path, count: int) -> list[Path]:
     return schema_files
 
 
-def accept_new_minor(root: Path, name: str, provider: str) -> None:
-    """Propose ``name`` 1.1.0: 1.0.0 with one more optional output field, so only its users change."""
-    old, new = root / "contracts" / name / "1.0.0", root / "contracts" / name / "1.1.0"
+def accept_new_patch(root: Path, name: str, provider: str) -> None:
+    """Propose ``name`` 1.0.1: 1.0.0 with a reworded description, so only the hives that use it change."""
+    old, new = root / "contracts" / name / "1.0.0", root / "contracts" / name / "1.0.1"
     shutil.copytree(old, new)
     manifest = new / "contract.yaml"
-    manifest.write_text(manifest.read_text().replace("version: 1.0.0", "version: 1.1.0"))
-    output = new / "op0.output.json"
-    output.write_text(output.read_text().replace('"properties": {', '"properties": {"added": {"type": "string"}, ',
-                                                 1))
+    text = manifest.read_text().replace("version: 1.0.0", "version: 1.0.1")
+    manifest.write_text(text.replace("description: ", "description: Reworded. ", 1))
     engine = RootHive.open(root)
     try:
         outcome = engine.propose(provider, contract_files(new))
         if outcome.status != "accepted":
-            raise SystemExit(f"{name} 1.1.0 was not accepted: {outcome.message}")
+            raise SystemExit(f"{name} 1.0.1 was not accepted: {outcome.message}")
     finally:
         engine.close()
 
@@ -127,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"a no-op run wrote {len(noop.written)} files", file=sys.stderr)
             return 1
 
-        accept_new_minor(root, "c0000", "p0")
+        accept_new_patch(root, "c0000", "p0")
         start = time.perf_counter()
         one = generate_stubs(open_workspace(root))
         one_s = time.perf_counter() - start

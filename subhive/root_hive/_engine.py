@@ -42,7 +42,15 @@ from ..compat.contract_check import ContractCheck, check_contract
 from ..contract import Contract, lint_contract, load_contract
 from ..errors import InputError, Location, Problem, SubhiveError
 from ..semver import Bump, Version
-from ..workspace import Kind, SubhiveManifest, VersionRange, Workspace, check_hive_name, open_workspace
+from ..workspace import (
+    MANIFEST_NAME,
+    Kind,
+    SubhiveManifest,
+    VersionRange,
+    Workspace,
+    check_hive_name,
+    open_workspace,
+)
 from ._durable import Barrier
 from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
 from ._features import check_feature_names, missing_features
@@ -447,7 +455,7 @@ class RootHive:
                            hint=f"register {parent!r} first, or use parent {ROOT!r}")
         if name in self._hives and not rotate:
             raise Conflict(f"hive {name!r} is already registered", code="hive.exists",
-                           hint="pass rotate=True (--rotate) to issue a new token; the old one stops working")
+                           hint="register it with rotate=True to issue a new token; the old one stops working")
         if parent == name or parent in self._descendants(name):
             raise InputError(f"hive {name!r} cannot have {parent!r} as parent: the tree would have a cycle",
                              code="hive.parent_cycle")
@@ -472,9 +480,18 @@ class RootHive:
         return found
 
     def _known_hive(self, hive: str) -> None:
+        if hive not in self._hives and hive in self._workspace_hive_names():
+            # Made with `subhive new` after this root opened: registered now, as it would have been at open.
+            self._register_workspace_hives(open_workspace(self.workspace_root))
         if hive not in self._hives:
             raise NotFound(f"hive {hive!r} is not registered", code="hive.unknown",
-                           hint="register it first (RegisterHive / subhive root register)")
+                           hint="create it with `subhive new` (the root registers the workspace's sub-hives), "
+                                "or register it through the RegisterHive call with the admin token")
+
+    def _workspace_hive_names(self) -> set[str]:
+        """The names of ``subhives/<name>/subhive.toml`` on disk now (cheap: no manifest is parsed)."""
+        hives_dir = open_workspace(self.workspace_root).hives_dir
+        return {p.parent.name for p in hives_dir.glob(f"*/{MANIFEST_NAME}")} if hives_dir.is_dir() else set()
 
     # -------------------------------------------------------------------------------------- requirements
     @_batched

@@ -318,6 +318,18 @@ def test_a_bid_meeting_the_need_is_awarded(root: RootHive) -> None:
     assert web.consumes[0]["satisfied_by"] == "1.0.0"
 
 
+def test_a_better_bid_accepted_after_the_award_takes_the_consumer_over(root: RootHive, workspace: Path) -> None:
+    need = root.declare_requirement("web", "orders", "^1.0").announcement_id
+    assert root.propose("backend", orders_files("1.0.0"), announcement_id=need).awarded == (need,)
+    later = root.propose("backend", orders_files("1.1.0", note=True))
+    assert later.status == "accepted"
+    web = next(h for h in root.status() if h.name == "web")
+    assert web.consumes[0]["satisfied_by"] == "1.1.0"
+    lock = Lock.load(workspace)
+    assert lock.get("orders", Version.parse("1.1.0")).consumers == {"web": "^1.0"}  # type: ignore[union-attr]
+    assert lock.get("orders", Version.parse("1.0.0")).consumers == {}  # type: ignore[union-attr]
+
+
 def test_a_bid_outside_the_range_is_not_awarded(root: RootHive) -> None:
     need = root.declare_requirement("web", "orders", "^2.0").announcement_id
     outcome = root.propose("backend", orders_files("1.0.0"), announcement_id=need)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from subhive.cli import main
-from subhive.root_hive import Conflict, RootHive, Unauthenticated
+from subhive.root_hive import Conflict, NotFound, RootHive, Unauthenticated
+from subhive.root_hive._client import contract_files
 
 from ._fixtures import make_workspace
 
@@ -139,5 +140,25 @@ def test_what_a_manifest_consumes_becomes_a_requirement_once(tmp_path: Path) -> 
     root = RootHive.open(workspace)  # unchanged manifests declare nothing again
     try:
         assert root.last_seq == seen
+    finally:
+        root.close()
+
+
+def test_a_hive_made_while_the_root_runs_is_registered_when_it_first_calls(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path)
+    _new(workspace, "db", "--kind", "db")
+    root = RootHive.open(workspace)
+    try:
+        _new(workspace, "pay", "--kind", "backend")  # after the root opened
+        outcome = root.propose("pay", contract_files(workspace / "contracts" / "pay_api" / "0.1.0"))
+        assert outcome.status == "accepted"
+        token = (workspace / ".subhive" / "tokens" / "pay.token").read_text().strip()
+        assert root.authenticate(token) == "pay"
+        assert {h.name: h.kind for h in root.status()} == {"db": "db", "pay": "backend"}
+        # A name with no manifest on disk is still unknown, and the error says how to make one.
+        with pytest.raises(NotFound) as caught:
+            root.propose("ghost", contract_files(workspace / "contracts" / "pay_api" / "0.1.0"))
+        assert caught.value.code == "hive.unknown"
+        assert "subhive new" in (caught.value.hint or "")
     finally:
         root.close()
