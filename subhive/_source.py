@@ -8,6 +8,7 @@ only when an error needs one, so the happy path costs a plain ``json.loads``.
 from __future__ import annotations
 
 import json
+import math
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,13 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400: Python would read infinity, which no JSON value is
+        raise ValueError(f"number {text} is too large for a float")
+    return value
+
+
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
@@ -154,7 +162,8 @@ class _DuplicateKey(ValueError):
 
 def _parse_json(text: str, path: Path) -> Any:
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant,
+                          parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", code="input.json",
                          location=Location(file=str(path), line=exc.lineno)) from exc
@@ -186,10 +195,34 @@ class _StrictLoader(_FastSafeLoader):  # type: ignore[valid-type,misc]
     """SafeLoader that refuses duplicate keys instead of keeping the last one."""
 
 
+class _Refused(yaml.constructor.ConstructorError):
+    """YAML that parses but has no JSON meaning; ``code`` and ``hint`` say which and what to do."""
+
+    code = "input.yaml"
+    hint = ""
+
+
+class _NonStringKey(_Refused):
+    code = "input.key"
+    hint = "write keys as strings: quote them ('on': ..., '1': ...)"
+
+
+class _NotFinite(_Refused):
+    code = "input.value"
+    hint = "use a finite number"
+
+
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
+        if not isinstance(key, str):
+            # JSON has string keys only; YAML 1.1 also reads `on`, `yes`, `1` or a date as non-strings, which
+            # would silently become another name (True, 1) or fail deep inside a validator.
+            problem = (f"key {key_node.value!r} is not a string (YAML reads it as {type(key).__name__}); quote it"
+                       if isinstance(key_node, yaml.ScalarNode) else
+                       f"a key is a {type(key).__name__}; keys must be strings, as in JSON")
+            raise _NonStringKey(None, None, problem, key_node.start_mark)
         if key in seen:
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {key!r}: the second would silently replace the first",
@@ -199,12 +232,24 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
     return mapping
 
 
+def _construct_finite_float(loader: _StrictLoader, node: yaml.ScalarNode) -> float:
+    value: float = loader.construct_yaml_float(node)
+    if not math.isfinite(value):  # .nan, .inf, 1e400: no JSON value, so no schema or payload can hold one
+        raise _NotFinite(None, None, f"{node.value} is not a finite number, which JSON needs", node.start_mark)
+    return value
+
+
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_StrictLoader.add_constructor("tag:yaml.org,2002:float", _construct_finite_float)
 
 
 def _parse_yaml(text: str, path: Path) -> Any:
     try:
         return yaml.load(text, Loader=_StrictLoader)
+    except _Refused as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        raise InputError(f"invalid YAML: {exc.problem}", code=exc.code, location=Location(file=str(path), line=line),
+                         hint=exc.hint) from exc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -212,6 +257,10 @@ def _parse_yaml(text: str, path: Path) -> Any:
                          location=Location(file=str(path), line=line)) from exc
     except (yaml.YAMLError, RecursionError) as exc:
         raise InputError(f"invalid YAML: {exc}", code="input.yaml", location=Location(file=str(path))) from exc
+    except ValueError as exc:  # a scalar YAML cannot build, like an integer of more digits than Python converts
+        raise InputError(f"a value in this YAML cannot be read: {exc}", code="input.value",
+                         location=Location(file=str(path)),
+                         hint="JSON Schema and contract files need numbers a program can hold; shorten it") from exc
 
 
 def _yaml_pointer_lines(text: str) -> dict[str, int]:

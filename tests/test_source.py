@@ -38,6 +38,13 @@ def test_yaml_pointer_lines(tmp_path: Path) -> None:
     ("latin1.json", b'{"a": "\xe9"}', "input.encoding", 1),
     ("binary.json", b"\x89PNG\r\n\x1a\n\x00\x00", "input.binary", None),
     ("schema.txt", "{}", "input.file_type", None),
+    ("list_key.yaml", "type: object\n? [a, b]\n: 1\n", "input.key", 2),
+    ("bool_key.yaml", "properties:\n  on: {type: string}\n", "input.key", 2),
+    ("int_key.yaml", "enum:\n  - 1\n2: x\n", "input.key", 3),
+    ("nan.yaml", "maximum: .nan\n", "input.value", 1),
+    ("inf.yaml", "a:\n  maximum: -.inf\n", "input.value", 2),
+    ("huge_float.json", '{"maximum": 1e400}', "input.json", None),
+    ("huge_int.yaml", "maximum: 1" + "0" * 5000 + "\n", "input.value", None),
 ])
 def test_bad_documents_are_refused_with_code_and_line(
         tmp_path: Path, name: str, content: str | bytes, code: str, line: int | None) -> None:

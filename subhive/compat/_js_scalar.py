@@ -221,7 +221,8 @@ def _number_bound(facts: Facts, lower: bool) -> tuple[int | float, bool] | None:
         value, exclusive = max(cands, key=lambda c: (c[0], c[1]))
     else:
         value, exclusive = min(cands, key=lambda c: (c[0], not c[1]))
-    if facts.types & NUMBER == {"int"} and math.isfinite(value):  # integers only: x > 2.5 is x >= 3
+    # Integers only: x > 2.5 is x >= 3. (An int needs no finiteness check, and one past float range has none.)
+    if facts.types & NUMBER == {"int"} and (isinstance(value, int) or math.isfinite(value)):
         if lower:
             return (math.floor(value) + 1 if exclusive else math.ceil(value)), False
         return (math.ceil(value) - 1 if exclusive else math.floor(value)), False

@@ -75,6 +75,18 @@ def test_schema_diff_require_turns_the_verdict_into_an_exit_code(
     assert "not backward compatible" in err
 
 
+def test_integer_bounds_beyond_float_range_are_compared_exactly(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text('{"type": "integer", "maximum": 1' + "0" * 400 + "}")
+    new.write_text('{"type": "integer", "maximum": 2' + "0" * 400 + "}")
+    code, out, _ = run(capsys, "schema", "diff", str(old), str(new), "--format", "json")
+    assert code == 0
+    report = json.loads(out)
+    assert (report["backward"], report["forward"]) == (True, False)
+    assert [c["code"] for c in report["changes"]] == ["maximum.relaxed"]
+
+
 @pytest.mark.parametrize(("content", "expected"), [
     ('{"type": "string",\n "maxLength": }', "invalid JSON"),
     (b"\x00\x01\x02garbage", "binary"),

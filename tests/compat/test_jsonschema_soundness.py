@@ -753,7 +753,7 @@ def test_compatible_verdicts_are_never_contradicted_by_an_instance() -> None:
 
     stats: Counter[str] = Counter()
 
-    @settings(max_examples=_MAX_EXAMPLES, deadline=None, database=_DATABASE, derandomize=False,
+    @settings(max_examples=_MAX_EXAMPLES, deadline=None, database=_DATABASE,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
     @given(pair=related_pairs(), data=st.data())
     def check(pair: tuple[Json, Json, list[str]], data: st.DataObject) -> None:
