@@ -1,9 +1,12 @@
-"""The NATS bus: the embedded server, subjects and per-hive credentials.
+"""The NATS bus: the embedded server, subjects and per-hive credentials, and the contract transport.
 
 The subject scheme and the permission rules are in :mod:`subhive.bus._permissions`; the server process in
-:mod:`subhive.bus._server`.
+:mod:`subhive.bus._server`; the transport hives talk through in :mod:`subhive.bus._transport`, with its
+wire format in :mod:`subhive.bus._wire`, event streams in :mod:`subhive.bus._streams` and the dead-letter
+stream in :mod:`subhive.bus._deadletter`.
 """
 
+from subhive.bus._deadletter import DeadLetter, DeadLetters, ensure_dead_letter_stream
 from subhive.bus._permissions import (
     ADMIN_USER,
     DLQ_STREAM,
@@ -18,17 +21,33 @@ from subhive.bus._permissions import (
     op_subject,
 )
 from subhive.bus._server import BusEndpoint, EmbeddedServer, ServerConfig, find_server_binary
+from subhive.bus._streams import ensure_event_streams, event_stream
+from subhive.bus._transport import MAX_DELIVER, BusStats, Failure, NatsTransport
+from subhive.bus._wire import BusError, PermissionViolation, RemoteError, WireError
 
 __all__ = [
     "ADMIN_USER",
     "DLQ_STREAM",
+    "MAX_DELIVER",
     "AccountsConfig",
     "BusEndpoint",
+    "BusError",
+    "BusStats",
+    "DeadLetter",
+    "DeadLetters",
     "EmbeddedServer",
+    "Failure",
+    "NatsTransport",
+    "PermissionViolation",
     "Permissions",
+    "RemoteError",
     "ServerConfig",
+    "WireError",
     "accounts_config",
     "dlq_subject",
+    "ensure_dead_letter_stream",
+    "ensure_event_streams",
+    "event_stream",
     "event_subject",
     "find_server_binary",
     "hive_permissions",

@@ -1,0 +1,44 @@
+"""JetStream streams the framework provisions from the lock: one per contract major for its events.
+
+``SUBHIVE_EV_<contract>_v<major>`` captures ``subhive.<contract>.v<major>.ev.>``, on disk, deduplicating by
+``Nats-Msg-Id`` for two minutes (a publisher that retries after a lost ack, or after a server restart, stores
+the event once). Hives never create streams: their credentials do not allow it; the framework's admin
+connection does it before the hives start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from nats.js import JetStreamContext
+from nats.js.api import StorageType, StreamConfig
+from nats.js.errors import NotFoundError
+
+from ._deadletter import ensure_dead_letter_stream
+from ._permissions import event_subject
+
+__all__ = ["DUPLICATE_WINDOW", "ensure_event_streams", "event_stream"]
+
+DUPLICATE_WINDOW = 120.0  # seconds
+
+
+def event_stream(contract: str, major: int) -> str:
+    """``event_stream("orders", 1)`` is 'SUBHIVE_EV_orders_v1'."""
+    return f"SUBHIVE_EV_{contract}_v{major}"
+
+
+async def ensure_event_streams(js: JetStreamContext, contracts: Iterable[tuple[str, int]]) -> list[str]:
+    """Create the event stream of each (contract, major) that has none, and the dead-letter stream; returns
+    the names created."""
+    created: list[str] = []
+    for contract, major in sorted(set(contracts)):
+        name = event_stream(contract, major)
+        try:
+            await js.stream_info(name)
+        except NotFoundError:
+            subjects = [event_subject(contract, major, "x").rsplit(".", 1)[0] + ".>"]
+            await js.add_stream(StreamConfig(name=name, subjects=subjects, storage=StorageType.FILE,
+                                             duplicate_window=DUPLICATE_WINDOW))
+            created.append(name)
+    await ensure_dead_letter_stream(js)
+    return created

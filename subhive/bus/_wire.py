@@ -1,0 +1,96 @@
+"""What travels besides the payload: header names, error replies, and the errors a bus client raises.
+
+Every message a hive sends carries::
+
+    Subhive-Contract   orders@1.1.0      the contract version the sender was built against
+    Subhive-Sender     web               the sending hive
+    Nats-Msg-Id        <32 hex>          unique per message; JetStream drops a repeat within its window
+    traceparent        00-<trace>-<span>-01   W3C trace context
+
+A request that is refused gets an error reply: header ``Subhive-Error: <code>`` and a JSON body
+``{"code", "message", "pointer", "keyword", "subject"}``; the caller raises :class:`RemoteError` from it.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import Location, SubhiveError
+
+__all__ = [
+    "H_CONTRACT",
+    "H_ERROR",
+    "H_MSG_ID",
+    "H_SENDER",
+    "H_TRACE",
+    "BusError",
+    "PermissionViolation",
+    "RemoteError",
+    "WireError",
+    "message_id",
+]
+
+H_CONTRACT = "Subhive-Contract"
+H_SENDER = "Subhive-Sender"
+H_MSG_ID = "Nats-Msg-Id"
+H_TRACE = "traceparent"
+H_ERROR = "Subhive-Error"
+
+
+def message_id() -> str:
+    return secrets.token_hex(16)
+
+
+class BusError(SubhiveError):
+    """A message could not be sent, served or delivered; ``location.subject`` names the subject."""
+
+    default_code = "bus.error"
+
+
+class PermissionViolation(BusError):
+    """The NATS server refused a publish or subscribe: the hive's credentials do not allow that subject."""
+
+    default_code = "bus.permission_denied"
+
+
+class RemoteError(BusError):
+    """The other side refused the request: ``code`` is its stable code, ``pointer``/``keyword`` say where."""
+
+    default_code = "bus.remote_error"
+
+    def __init__(self, wire: WireError) -> None:
+        super().__init__(wire.message, code=wire.code,
+                         location=Location(pointer=wire.pointer or None, subject=wire.subject or None))
+        self.pointer = wire.pointer
+        self.keyword = wire.keyword
+
+
+@dataclass(frozen=True)
+class WireError:
+    """A structured refusal, as sent in an error reply and kept with a dead letter."""
+
+    code: str
+    message: str
+    pointer: str = ""
+    keyword: str = ""
+    subject: str = ""
+
+    def to_bytes(self) -> bytes:
+        return json.dumps({"code": self.code, "message": self.message, "pointer": self.pointer,
+                           "keyword": self.keyword, "subject": self.subject}).encode()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, code: str, subject: str) -> WireError:
+        """Read an error reply; a body that is not one still gives an error with the header's code."""
+        try:
+            body: Any = json.loads(data)
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            return cls(code, data[:200].decode("utf-8", "replace") or "refused", subject=subject)
+        return cls(code=str(body.get("code") or code), message=str(body.get("message") or "refused"),
+                   pointer=str(body.get("pointer") or ""), keyword=str(body.get("keyword") or ""),
+                   subject=str(body.get("subject") or subject))

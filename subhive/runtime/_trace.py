@@ -1,0 +1,60 @@
+"""Trace context: the W3C ``traceparent`` a hive's work carries across NATS headers and gRPC metadata.
+
+A message handled by a hive runs with the sender's trace as the current one, so whatever it sends on keeps
+the trace id (a new span id each hop); work that starts a chain gets a fresh trace.
+
+    >>> with continue_trace("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"):   # doctest: +SKIP
+    ...     outgoing_traceparent()   # same trace id, new span id
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import secrets
+from collections.abc import Iterator
+from contextvars import ContextVar
+
+__all__ = ["continue_trace", "current_traceparent", "outgoing_traceparent", "parse_traceparent", "trace_id"]
+
+# version 00: 2 hex version, 32 hex trace id (not all zero), 16 hex parent id (not all zero), 2 hex flags.
+_TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})\Z")
+_current: ContextVar[str | None] = ContextVar("subhive_traceparent", default=None)
+
+
+def parse_traceparent(value: str | None) -> str | None:
+    """``value`` if it is a valid version-00 traceparent, else None (an invalid one starts a new trace)."""
+    if not value:
+        return None
+    match = _TRACEPARENT.match(value.strip().lower())
+    if match is None or set(match.group(1)) == {"0"} or set(match.group(2)) == {"0"}:
+        return None
+    return match.group(0)
+
+
+def trace_id(traceparent: str) -> str:
+    """The 32-hex trace id of a traceparent."""
+    return traceparent.split("-")[1]
+
+
+def current_traceparent() -> str | None:
+    """The trace the current task works in, if any."""
+    return _current.get()
+
+
+def outgoing_traceparent() -> str:
+    """The traceparent for a message sent now: the current trace with a new span id, or a new trace."""
+    current = _current.get()
+    trace = trace_id(current) if current else secrets.token_hex(16)
+    return f"00-{trace}-{secrets.token_hex(8)}-01"
+
+
+@contextlib.contextmanager
+def continue_trace(traceparent: str | None) -> Iterator[str]:
+    """Run the block in ``traceparent``'s trace (a new trace when it is missing or invalid)."""
+    value = parse_traceparent(traceparent) or outgoing_traceparent()
+    token = _current.set(value)
+    try:
+        yield value
+    finally:
+        _current.reset(token)
