@@ -14,6 +14,8 @@ from subhive.bus._permissions import (
     Permissions,
     accounts_config,
     dlq_subject,
+    durable_name,
+    event_stream,
     event_subject,
     hive_permissions,
     inbox_prefix,
@@ -21,7 +23,7 @@ from subhive.bus._permissions import (
     op_subject,
 )
 from subhive.bus._server import BusEndpoint, EmbeddedServer, ServerConfig, find_server_binary
-from subhive.bus._streams import ensure_event_streams, event_stream
+from subhive.bus._streams import ensure_event_streams
 from subhive.bus._transport import MAX_DELIVER, BusStats, Failure, NatsTransport
 from subhive.bus._wire import BusError, PermissionViolation, RemoteError, WireError
 
@@ -45,6 +47,7 @@ __all__ = [
     "WireError",
     "accounts_config",
     "dlq_subject",
+    "durable_name",
     "ensure_dead_letter_stream",
     "ensure_event_streams",
     "event_stream",

@@ -8,6 +8,10 @@ The subject scheme (the major version is a subject token, so a grant can target 
     subhive.dlq.<hive>.>                         the hive's dead letters, captured by stream ``SUBHIVE_DLQ``
     _INBOX_<hive>.>                              the hive's reply inboxes: ``connect(inbox_prefix="_INBOX_<hive>")``
 
+Events are stored by stream ``SUBHIVE_EV_<contract>_v<major>``; each consuming hive reads them through its own
+durable consumer ``<hive>__<contract>__v<major>__<event>``, and may create, inspect, pull from and
+acknowledge exactly that consumer.
+
 A hive's user may publish exactly: the op subjects it consumes, the event subjects it provides, its own
 blackboard and dead-letter subjects, and the JetStream API subjects its bucket needs; it may subscribe
 exactly: the op subjects it provides, the event subjects it consumes and its own inboxes. A provider answers
@@ -33,6 +37,8 @@ __all__ = [
     "Permissions",
     "accounts_config",
     "dlq_subject",
+    "durable_name",
+    "event_stream",
     "event_subject",
     "hive_permissions",
     "inbox_prefix",
@@ -85,6 +91,25 @@ def event_subject(contract: str, major: int, event: str) -> str:
     'subhive.orders.v2.ev.order_placed'
     """
     return f"subhive.{_contract_prefix(contract, major)}.ev.{_check(_MEMBER, event, 'event')}"
+
+
+def event_stream(contract: str, major: int) -> str:
+    """The JetStream stream storing a contract major's events.
+
+    >>> event_stream("orders", 1)
+    'SUBHIVE_EV_orders_v1'
+    """
+    return f"SUBHIVE_EV_{_contract_prefix(contract, major).replace('.', '_')}"
+
+
+def durable_name(hive: str, contract: str, major: int, event: str) -> str:
+    """The durable consumer through which ``hive`` reads one event of one contract major.
+
+    >>> durable_name("web", "orders", 1, "order_placed")
+    'web__orders__v1__order_placed'
+    """
+    return (f"{_check(_HIVE, hive, 'hive')}__{_contract_prefix(contract, major).replace('.', '__')}"
+            f"__{_check(_MEMBER, event, 'event')}")
 
 
 def kv_bucket(hive: str) -> str:
@@ -208,7 +233,9 @@ def hive_permissions(hive: str, provides: Mapping[str, Sequence[int]], consumes:
         publish += [event_subject(contract, major, ev) for ev in _members(events, contract, major)]
     for contract, major in _pairs(consumes):
         publish += [op_subject(contract, major, op) for op in _members(operations, contract, major)]
-        subscribe += [event_subject(contract, major, ev) for ev in _members(events, contract, major)]
+        for ev in _members(events, contract, major):
+            subscribe.append(event_subject(contract, major, ev))
+            publish += _consumer_grants(hive, contract, major, ev)
     return Permissions(publish=tuple(publish), subscribe=tuple(subscribe), allow_responses=bool(provides))
 
 
@@ -225,6 +252,17 @@ def _members(table: Mapping[tuple[str, int], Sequence[str]], contract: str, majo
         raise UsageError(f"the members of {contract} v{major} must be a list of names, not one string",
                          code="bus.name_invalid")
     return members
+
+
+def _consumer_grants(hive: str, contract: str, major: int, event: str) -> list[str]:
+    """What nats-py publishes to read one event through the hive's own durable pull consumer."""
+    stream, durable = event_stream(contract, major), durable_name(hive, contract, major, event)
+    return [
+        f"{_JS_API}.CONSUMER.INFO.{stream}.{durable}",
+        f"{_JS_API}.CONSUMER.CREATE.{stream}.{durable}.{event_subject(contract, major, event)}",
+        f"{_JS_API}.CONSUMER.MSG.NEXT.{stream}.{durable}",
+        f"$JS.ACK.{stream}.{durable}.>",
+    ]
 
 
 def _kv_grants(hive: str) -> list[str]:

@@ -15,16 +15,11 @@ from nats.js.api import StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
 from ._deadletter import ensure_dead_letter_stream
-from ._permissions import event_subject
+from ._permissions import event_stream, event_subject
 
-__all__ = ["DUPLICATE_WINDOW", "ensure_event_streams", "event_stream"]
+__all__ = ["DUPLICATE_WINDOW", "ensure_event_streams"]
 
 DUPLICATE_WINDOW = 120.0  # seconds
-
-
-def event_stream(contract: str, major: int) -> str:
-    """``event_stream("orders", 1)`` is 'SUBHIVE_EV_orders_v1'."""
-    return f"SUBHIVE_EV_{contract}_v{major}"
 
 
 async def ensure_event_streams(js: JetStreamContext, contracts: Iterable[tuple[str, int]]) -> list[str]:

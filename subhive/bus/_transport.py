@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import nats
 from nats.aio.client import Client
@@ -42,9 +42,8 @@ from ..errors import SubhiveError
 from ..runtime import ContractBinding, EventCallback, Handler, NotServed, PayloadInvalid, Subscription
 from ..runtime._trace import continue_trace, outgoing_traceparent
 from ._deadletter import publish_dead_letter
-from ._permissions import event_subject, inbox_prefix, op_subject
+from ._permissions import durable_name, event_stream, event_subject, inbox_prefix, op_subject
 from ._server import BusEndpoint
-from ._streams import event_stream
 from ._wire import (
     H_CONTRACT,
     H_ERROR,
@@ -62,6 +61,7 @@ __all__ = ["BusStats", "Failure", "NatsTransport"]
 
 #: A handler is called at most this many times for one event: the first try and one retry.
 MAX_DELIVER = 2
+T = TypeVar("T")
 _VIOLATION = re.compile(r'permissions violation for (publish|subscription) to "([^"]+)"', re.IGNORECASE)
 
 
@@ -94,23 +94,49 @@ class _Violations:
 
     def __init__(self) -> None:
         self.seen: dict[str, str] = {}
-        self.event = asyncio.Event()
+        self._changed = asyncio.Event()
 
     async def error_cb(self, exc: Exception) -> None:
         match = _VIOLATION.search(str(exc))
         if match:
-            self.seen[match.group(2)] = match.group(1)
-            self.event.set()
+            # nats-py lower-cases the server's error text, subject included: keys are lower-case.
+            self.seen[match.group(2).lower()] = match.group(1)
+            # Wake everyone waiting on the current event; later waiters get a fresh one.
+            self._changed.set()
+            self._changed = asyncio.Event()
 
-    def pop(self, subject: str) -> PermissionViolation | None:
-        kind = self.seen.pop(subject, None)
+    def pop(self, subject: str, *, shown: str | None = None) -> PermissionViolation | None:
+        """The violation reported for ``subject`` (or, with a trailing ``*``, any subject starting so)."""
+        key = subject.lower()
+        if key.endswith("*"):
+            key = next((s for s in self.seen if s.startswith(key[:-1])), key)
+        kind = self.seen.pop(key, None)
         if kind is None:
             return None
         verb = "publish to" if kind.lower() == "publish" else "subscribe to"
-        return PermissionViolation(f"the NATS server refused to let this hive {verb} {subject}",
-                                   location=_at(subject),
+        named = shown or subject
+        via = f" (it refused {key})" if shown and shown != subject else ""
+        return PermissionViolation(f"the NATS server refused to let this hive {verb} {named}{via}",
+                                   location=_at(named),
                                    hint="a hive may only use the subjects of contracts it provides or consumes "
                                         "(from the lock); declare the contract in its subhive.toml and renegotiate")
+
+    async def guard(self, call: Awaitable[T], subject: str, *, shown: str | None = None) -> T:
+        """Await ``call``, but raise the violation for ``subject`` as soon as the server reports one, instead
+        of waiting for ``call`` to time out (a refused publish is dropped without an answer)."""
+        task = asyncio.ensure_future(call)
+        while True:
+            changed = asyncio.ensure_future(self._changed.wait())
+            done, _ = await asyncio.wait({task, changed}, return_when=asyncio.FIRST_COMPLETED)
+            if task in done:
+                changed.cancel()
+                return task.result()
+            violation = self.pop(subject, shown=shown)
+            if violation is not None:
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+                raise violation
 
 
 def _at(subject: str) -> Any:
@@ -160,6 +186,7 @@ class NatsTransport:
         self._slots = asyncio.Semaphore(max_concurrency)
         self._tasks: set[asyncio.Task[None]] = set()
         self._failures: Counter[tuple[str, str, str]] = Counter()
+        self._allowed: set[str] = set()  # subjects a publish already went through on
 
     @classmethod
     async def connect(cls, endpoint: BusEndpoint, hive: str, **options: Any) -> NatsTransport:
@@ -204,9 +231,11 @@ class NatsTransport:
         subject = op_subject(contract.name, contract.major, operation)
         data = _encode(payload)
         self._fits(data, subject)
+        call = self._nc.request(subject, data, timeout=self.request_timeout, headers=self._headers(contract))
         try:
-            msg = await self._nc.request(subject, data, timeout=self.request_timeout,
-                                         headers=self._headers(contract))
+            # The first use of a subject listens for a refusal too; after one success it is known allowed.
+            msg = await (call if subject in self._allowed else self._violations.guard(call, subject))
+            self._allowed.add(subject)
         except NoRespondersError:
             raise self._violations.pop(subject) or NotServed(
                 f"nobody serves {contract.name} v{contract.major} operation {operation!r}",
@@ -248,8 +277,10 @@ class NatsTransport:
             await self._nc.publish(subject, data, headers=headers)
             self.stats.sent += 1
             return
+        call = self._js.publish(subject, data, headers=headers, timeout=self.request_timeout)
         try:
-            await self._js.publish(subject, data, headers=headers, timeout=self.request_timeout)
+            await (call if subject in self._allowed else self._violations.guard(call, subject))
+            self._allowed.add(subject)
         except (NoStreamResponseError, NatsTimeout, NoRespondersError):
             raise self._violations.pop(subject) or BusError(
                 f"no stream stored the event on {subject}", code="bus.no_stream", location=_at(subject),
@@ -321,8 +352,11 @@ class NatsTransport:
 
     async def _confirm(self, subjects: list[str], subs: list[NatsSubscription]) -> None:
         """Raise if the server refused any of these subscriptions (it says so asynchronously)."""
+        # nats-py's flush() writes its PING ahead of commands still buffered; the second PING queues behind
+        # them, so its PONG comes after the server's -ERR for a refused SUB (then error_cb needs a turn).
         await self._nc.flush()
-        await asyncio.sleep(0.05)  # the -ERR for a refused SUB arrives after the PONG that ends the flush
+        await self._nc.flush()
+        await asyncio.sleep(0.01)
         for subject in subjects:
             violation = self._violations.pop(subject)
             if violation is not None:
@@ -413,14 +447,17 @@ class NatsTransport:
             sub = await self._nc.subscribe(subject, cb=on_event)
             await self._confirm([subject], [sub])
             return _Group([sub.unsubscribe])
-        durable = f"{self.hive}__{contract.name}__v{contract.major}__{event}"
+        durable = durable_name(self.hive, contract.name, contract.major, event)
         config = ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, max_deliver=MAX_DELIVER, ack_wait=self.ack_wait,
                                 deliver_policy=DeliverPolicy.ALL)
+        stream = event_stream(contract.name, contract.major)
         try:
-            pull = await self._js.pull_subscribe(subject, durable=durable,
-                                                 stream=event_stream(contract.name, contract.major), config=config)
+            # Creating or reading the hive's own consumer is where a missing grant shows: name the event.
+            pull = await self._violations.guard(
+                self._js.pull_subscribe(subject, durable=durable, stream=stream, config=config),
+                "$JS.API.CONSUMER.*", shown=subject)
         except (NatsTimeout, NoRespondersError, nats.js.errors.Error) as exc:
-            raise self._violations.pop(subject) or BusError(
+            raise self._violations.pop("$JS.API.CONSUMER.*", shown=subject) or BusError(
                 f"cannot consume {subject}: {exc}", code="bus.no_stream", location=_at(subject),
                 hint="the framework creates event streams from the lock (subhive.bus.ensure_event_streams)") from None
         task = asyncio.create_task(self._consume(pull, contract, schema, callback, where))

@@ -124,7 +124,8 @@ def test_everything_else_a_hive_may_touch_is_its_own(hive: str) -> None:
     contract_subjects = {f"subhive.{c}.v{m}.{kind}.{name}" for (c, m), names in OPERATIONS.items()
                          for kind, name in (("op", n) for n in names)}
     contract_subjects |= {f"subhive.{c}.v{m}.ev.{n}" for (c, m), names in EVENTS.items() for n in names}
-    own_markers = (f"bb_{hive}.", f"bb_{hive}", f"subhive.dlq.{hive}.", f"_INBOX_{hive}.")
+    # Its blackboard, dead letters, inboxes, and the durable consumers named after it (".web__orders__v1__...").
+    own_markers = (f"bb_{hive}.", f"bb_{hive}", f"subhive.dlq.{hive}.", f"_INBOX_{hive}.", f".{hive}__")
     for subject in permissions.publish + permissions.subscribe:
         if subject in contract_subjects:
             continue
