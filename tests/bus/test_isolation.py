@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,19 +123,16 @@ def test_what_the_lock_does_not_allow_is_refused_by_the_server_naming_the_subjec
 
     async def scenario() -> PermissionViolation:
         web = await bus.hive("web")
-        web.request_timeout = 1.0
+        attempts: dict[str, Callable[[], Awaitable[Any]]] = {
+            "request orders v2": lambda: web.request(orders(2), "place_order", {"sku": "A-1", "qty": 1}),
+            "request payments": lambda: web.request(payments(), "charge", {"sku": "A-1", "qty": 1}),
+            "publish order_placed": lambda: web.publish(orders(), "order_placed", {"order_id": "o-1"}),
+            "serve orders": lambda: web.serve(orders(), {"place_order": noop}),
+            "subscribe charged": lambda: web.subscribe(payments(), "charged", quiet),
+        }
         try:
             with pytest.raises(PermissionViolation) as caught:
-                if attempt == "request orders v2":
-                    await web.request(orders(2), "place_order", {"sku": "A-1", "qty": 1})
-                elif attempt == "request payments":
-                    await web.request(payments(), "charge", {"sku": "A-1", "qty": 1})
-                elif attempt == "publish order_placed":
-                    await web.publish(orders(), "order_placed", {"order_id": "o-1"})
-                elif attempt == "serve orders":
-                    await web.serve(orders(), {"place_order": noop})
-                else:
-                    await web.subscribe(payments(), "charged", quiet)
+                await attempts[attempt]()
             return caught.value
         finally:
             await web.close()
