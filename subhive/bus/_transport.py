@@ -195,7 +195,8 @@ class NatsTransport:
         try:
             nc = await nats.connect(**endpoint.connect_options(), name=f"subhive-{hive}",  # type: ignore[arg-type]
                                     inbox_prefix=inbox_prefix(hive), error_cb=violations.error_cb,
-                                    ping_interval=5, max_reconnect_attempts=-1, connect_timeout=5)
+                                    ping_interval=5, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
+                                    connect_timeout=5)
         except (OSError, nats.errors.Error) as exc:
             raise BusError(f"cannot connect hive {hive} to {', '.join(endpoint.servers)}: {exc}",
                            code="bus.unavailable", hint="is the NATS server running (subhive up)?") from exc
@@ -266,13 +267,17 @@ class NatsTransport:
             await self._keep(where, subject, data, headers, error)
             raise BusError(error.message, code=error.code, location=_at(subject)) from None
 
-    async def publish(self, contract: ContractBinding, event: str, payload: Any) -> None:
+    async def publish(self, contract: ContractBinding, event: str, payload: Any, *, msg_id: str | None = None) -> None:
+        """Emit ``event``; returns once JetStream stored it. Pass ``msg_id`` when retrying after an unknown
+        outcome (a timeout, a restart): the stream keeps one copy per id within its duplicate window."""
         schema = contract.event(event)
         contract.check(schema, payload, moving="outgoing")
         subject = event_subject(contract.name, contract.major, event)
         data = _encode(payload)
         self._fits(data, subject)
         headers = self._headers(contract)
+        if msg_id is not None:
+            headers[H_MSG_ID] = msg_id
         if not self.durable_events:
             await self._nc.publish(subject, data, headers=headers)
             self.stats.sent += 1
@@ -479,6 +484,9 @@ class NatsTransport:
                 continue
             except nats.errors.ConnectionClosedError:
                 return
+            except (nats.errors.Error, nats.js.errors.Error):
+                await asyncio.sleep(0.2)  # reconnecting (a server restart): the durable consumer waits for us
+                continue
             for msg in messages:
                 await self._deliver(msg, contract, schema, callback, where)
 
