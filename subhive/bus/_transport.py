@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import re
 from collections import Counter
@@ -155,8 +156,11 @@ class _Group:
                 await stop()
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def _encode(payload: Any) -> bytes:
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+    return _ENCODER.encode(payload).encode()
 
 
 class NatsTransport:
@@ -187,6 +191,9 @@ class NatsTransport:
         self._tasks: set[asyncio.Task[None]] = set()
         self._failures: Counter[tuple[str, str, str]] = Counter()
         self._allowed: set[str] = set()  # subjects a publish already went through on
+        self._subjects: dict[tuple[str, int, str, str], str] = {}
+        self._id_prefix = message_id()[:16] + "-"
+        self._ids = itertools.count()
 
     @classmethod
     async def connect(cls, endpoint: BusEndpoint, hive: str, **options: Any) -> NatsTransport:
@@ -216,8 +223,18 @@ class NatsTransport:
     # -- sending ------------------------------------------------------------------------------------------
 
     def _headers(self, contract: ContractBinding) -> dict[str, str]:
-        return {H_CONTRACT: contract.id, H_SENDER: self.hive, H_MSG_ID: message_id(),
+        # Unique per message, cheap: this transport's random prefix and a counter.
+        return {H_CONTRACT: contract.id, H_SENDER: self.hive, H_MSG_ID: f"{self._id_prefix}{next(self._ids)}",
                 H_TRACE: outgoing_traceparent()}
+
+    def _subject(self, contract: ContractBinding, kind: str, member: str) -> str:
+        """The subject of an operation (``op``) or event (``ev``); names are checked once, then cached."""
+        key = (contract.name, contract.major, kind, member)
+        subject = self._subjects.get(key)
+        if subject is None:
+            make = op_subject if kind == "op" else event_subject
+            subject = self._subjects[key] = make(contract.name, contract.major, member)
+        return subject
 
     def _fits(self, data: bytes, subject: str) -> None:
         limit = self._nc.max_payload
@@ -229,7 +246,7 @@ class NatsTransport:
     async def request(self, contract: ContractBinding, operation: str, payload: Any) -> Any:
         input_schema, output_schema = contract.operation(operation)
         contract.check(input_schema, payload, moving="outgoing")
-        subject = op_subject(contract.name, contract.major, operation)
+        subject = self._subject(contract, "op", operation)
         data = _encode(payload)
         self._fits(data, subject)
         call = self._nc.request(subject, data, timeout=self.request_timeout, headers=self._headers(contract))
@@ -272,7 +289,7 @@ class NatsTransport:
         outcome (a timeout, a restart): the stream keeps one copy per id within its duplicate window."""
         schema = contract.event(event)
         contract.check(schema, payload, moving="outgoing")
-        subject = event_subject(contract.name, contract.major, event)
+        subject = self._subject(contract, "ev", event)
         data = _encode(payload)
         self._fits(data, subject)
         headers = self._headers(contract)
@@ -348,7 +365,7 @@ class NatsTransport:
         subs: list[NatsSubscription] = []
         for operation, handler in handlers.items():
             contract.operation(operation)
-            subject = op_subject(contract.name, contract.major, operation)
+            subject = self._subject(contract, "op", operation)
             callback = self._on_request(contract, operation, handler)
             subs.append(await self._nc.subscribe(subject, queue=f"subhive.{contract.name}.v{contract.major}",
                                                  cb=callback))
@@ -440,7 +457,7 @@ class NatsTransport:
         """Deliver ``event`` to ``callback``: durably (a consumer that survives restarts), unless the
         transport was made with ``durable_events=False``."""
         schema = contract.event(event)
-        subject = event_subject(contract.name, contract.major, event)
+        subject = self._subject(contract, "ev", event)
         where = (contract.name, contract.major, "ev", event)
         if not self.durable_events:
             async def on_event(msg: Msg) -> None:

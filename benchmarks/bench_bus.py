@@ -1,0 +1,160 @@
+"""The contract bus against raw nats-py, on one embedded nats-server, with the same payloads.
+
+    .venv/bin/python benchmarks/bench_bus.py            # a table
+    .venv/bin/python benchmarks/bench_bus.py --json     # one JSON object
+
+For a small payload (~40 bytes) and a ~4 KB one, measured in the same run:
+
+* publish: NatsTransport.publish (validated, headers, plain NATS: ``durable_events=False``) against raw
+  ``nc.publish`` of the same bytes; target >= 0.6x;
+* request/reply: NatsTransport.request to a NatsTransport provider (validated on both ends) against raw
+  ``nc.request`` to a raw responder echoing a reply of the same size; sequential, p50/p99 printed;
+  target >= 0.85x;
+* durable events: NatsTransport.publish to JetStream (acknowledged) against raw ``js.publish``; printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import nats
+from _common import latency, parser, render
+
+from subhive.bus import EmbeddedServer, NatsTransport, ServerConfig, ensure_event_streams
+from subhive.runtime import ContractBinding
+
+ITEM = {"type": "object", "required": ["sku", "qty"],
+        "properties": {"sku": {"type": "string", "maxLength": 32}, "qty": {"type": "integer", "minimum": 1}}}
+ORDER = {"type": "object", "required": ["id", "items"],
+         "properties": {"id": {"type": "string"}, "items": {"type": "array", "items": ITEM}}}
+
+
+def binding(major: int) -> ContractBinding:
+    return ContractBinding.from_dict({
+        "name": "bench", "version": f"{major}.0.0", "provider": "backend",
+        "operations": {"place": {"input": "order", "output": "order"}}, "events": {"placed": "order"},
+        "schemas": {"order": ORDER},
+    })
+
+
+# v1's events go to a JetStream stream (durable); v2 has no stream, so plain publishes are not stored.
+BENCH, PLAIN = binding(1), binding(2)
+SUBJECT_EV = "subhive.bench.v1.ev.placed"
+SUBJECT_PLAIN = "subhive.bench.v2.ev.placed"
+
+
+def payload(size: str) -> dict[str, Any]:
+    items = 1 if size == "small" else 130  # ~4 KB of JSON
+    return {"id": "o-1", "items": [{"sku": f"SKU-{i:05d}", "qty": i + 1} for i in range(items)]}
+
+
+async def timed(count: int, one: Callable[[], Awaitable[Any]], done: Callable[[], Awaitable[Any]] | None = None
+                ) -> float:
+    """Messages per second for ``count`` calls of ``one`` (then ``done``, e.g. a flush)."""
+    start = time.perf_counter()
+    for _ in range(count):
+        await one()
+    if done is not None:
+        await done()
+    return count / (time.perf_counter() - start)
+
+
+async def each(count: int, one: Callable[[], Awaitable[Any]]) -> list[float]:
+    durations = []
+    for _ in range(count):
+        start = time.perf_counter()
+        await one()
+        durations.append(time.perf_counter() - start)
+    return durations
+
+
+async def measure(server: EmbeddedServer, size: str, n_pub: int, n_req: int, n_js: int) -> dict[str, Any]:
+    body = payload(size)
+    data = json.dumps(body, separators=(",", ":")).encode()
+    raw = await nats.connect(server.url)
+    provider_raw = await nats.connect(server.url)
+    hive = await NatsTransport.connect(server.endpoint(), "web", durable_events=False)
+    durable = await NatsTransport.connect(server.endpoint(), "backend")
+    provider = await NatsTransport.connect(server.endpoint(), "backend")
+    js = raw.jetstream()
+    out: dict[str, Any] = {"payload_bytes": len(data)}
+    try:
+        # Publish: nobody subscribes, so both sides measure the client and the socket, not a consumer.
+        raw_pub = await timed(n_pub, lambda: raw.publish(SUBJECT_PLAIN, data), raw.flush)
+        ours_pub = await timed(n_pub, lambda: hive.publish(PLAIN, "placed", body), hive.connection.flush)
+        out |= {"publish_raw_per_s": round(raw_pub), "publish_ours_per_s": round(ours_pub),
+                "publish_ratio": round(ours_pub / raw_pub, 3)}
+
+        async def echo(msg: Any) -> None:
+            await provider_raw.publish(msg.reply, msg.data)
+
+        async def answer(request: Any) -> Any:
+            return request
+
+        raw_sub = await provider_raw.subscribe("bench.raw.place", cb=echo)
+        await provider.serve(BENCH, {"place": answer})
+        await provider_raw.flush()
+        await hive.request(BENCH, "place", body)  # warm: the first call on a subject listens for refusals
+        raw_lat = await each(n_req, lambda: raw.request("bench.raw.place", data, timeout=5))
+        ours_lat = await each(n_req, lambda: hive.request(BENCH, "place", body))
+        raw_rr, ours_rr = n_req / sum(raw_lat), n_req / sum(ours_lat)
+        out |= {"request_raw_per_s": round(raw_rr), "request_ours_per_s": round(ours_rr),
+                "request_ratio": round(ours_rr / raw_rr, 3),
+                **{f"request_raw_{k}": v for k, v in latency(raw_lat, "us").items()},
+                **{f"request_ours_{k}": v for k, v in latency(ours_lat, "us").items()}}
+        await raw_sub.unsubscribe()
+
+        await durable.publish(BENCH, "placed", body)  # warm, as above
+        raw_js = await timed(n_js, lambda: js.publish(SUBJECT_EV, data))
+        ours_js = await timed(n_js, lambda: durable.publish(BENCH, "placed", body))
+        out |= {"durable_raw_per_s": round(raw_js), "durable_ours_per_s": round(ours_js),
+                "durable_ratio": round(ours_js / raw_js, 3)}
+    finally:
+        for t in (hive, durable, provider):
+            await t.close()
+        await raw.close()
+        await provider_raw.close()
+    return out
+
+
+async def main_async(args: Any) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="subhive-bench-bus-") as tmp:
+        server = await EmbeddedServer.start(ServerConfig(Path(tmp) / "nats", max_payload=8 * 1024 * 1024))
+        try:
+            nc = await nats.connect(server.url)
+            await ensure_event_streams(nc.jetstream(), [("bench", 1)])
+            await nc.close()
+            figures: dict[str, Any] = {}
+            for size in ("small", "4kb"):
+                for key, value in (await measure(server, size, args.publish, args.requests, args.durable)).items():
+                    figures[f"{size}_{key}"] = value
+        finally:
+            await server.stop()
+    figures["targets"] = "publish_ratio >= 0.6, request_ratio >= 0.85"
+    figures["within_targets"] = all(figures[f"{s}_publish_ratio"] >= 0.6 and figures[f"{s}_request_ratio"] >= 0.85
+                                    for s in ("small", "4kb"))
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--publish", type=int, default=50_000, help="messages per publish measurement")
+    p.add_argument("--requests", type=int, default=3_000, help="requests per request/reply measurement")
+    p.add_argument("--durable", type=int, default=3_000, help="events per durable measurement")
+    args = p.parse_args(argv)
+    figures = asyncio.run(main_async(args))
+    print(render("contract bus vs raw nats-py", figures, as_json=args.json))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
