@@ -413,3 +413,45 @@ def test_an_oversized_payload_is_refused_before_sending(server: EmbeddedServer) 
     error = run(scenario())
     assert error.code == "payload.too_large"
     assert error.location.subject == "subhive.orders.v1.op.place_order"
+
+
+def test_the_senders_trace_reaches_the_handler_and_every_message_has_its_own_id(server: EmbeddedServer) -> None:
+    from subhive.runtime._trace import continue_trace, current_traceparent
+
+    seen: list[tuple[str | None, str]] = []
+    trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+    async def handler(payload: Any) -> Any:
+        seen.append((current_traceparent(), payload["sku"]))
+        return {"order_id": "o"}
+
+    async def scenario() -> list[str]:
+        await _fresh(server)
+        backend, web = await _hive(server, "backend"), await _hive(server, "web")
+        spy = await nats.connect(server.url)
+        ids: list[str] = []
+
+        async def record(msg: Any) -> None:
+            ids.append((msg.headers or {})["Nats-Msg-Id"])
+
+        await spy.subscribe("subhive.orders.v1.op.place_order", cb=record)
+        await spy.flush()
+        try:
+            await backend.serve(orders(), {"place_order": handler})
+            with continue_trace(trace):
+                await web.request(orders(), "place_order", {"sku": "A-1", "qty": 1})
+                await web.request(orders(), "place_order", {"sku": "A-2", "qty": 1})
+            await web.request(orders(), "place_order", {"sku": "A-3", "qty": 1})  # outside: a trace of its own
+            await asyncio.sleep(0.1)
+            return ids
+        finally:
+            await spy.close()
+            await web.close()
+            await backend.close()
+
+    ids = run(scenario())
+    traces = {sku: tp.split("-")[1] for tp, sku in seen if tp}
+    assert traces["A-1"] == traces["A-2"] == "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert traces["A-3"] != "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert len(ids) == 3
+    assert len(set(ids)) == 3
