@@ -24,10 +24,13 @@ from datetime import datetime
 from typing import Any
 
 from nats.aio.client import Client
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
+from ..errors import Location
 from ._permissions import DLQ_STREAM, dlq_subject
 from ._wire import H_MSG_ID, BusError, WireError, message_id
 
@@ -144,7 +147,15 @@ class DeadLetters:
         if ".ev." in letter.subject:
             ack = await self._js.publish(letter.subject, letter.data, headers=headers, timeout=timeout)
             return f"event re-published to {letter.subject} (stream {ack.stream}, seq {ack.seq})"
-        reply = await self._nc.request(letter.subject, letter.data, timeout=timeout, headers=headers)
+        try:
+            reply = await self._nc.request(letter.subject, letter.data, timeout=timeout, headers=headers)
+        except NoRespondersError:
+            raise BusError(f"nobody serves {letter.subject} now; dead letter {seq} was not replayed",
+                           code="bus.not_served", location=Location(subject=letter.subject),
+                           hint="start the provider hive, then replay again") from None
+        except NatsTimeout:
+            raise BusError(f"{letter.subject} did not answer within {timeout} s", code="bus.timeout",
+                           location=Location(subject=letter.subject)) from None
         code = (reply.headers or {}).get("Subhive-Error")
         return f"request re-sent to {letter.subject}: " + (f"refused again ({code})" if code else "answered")
 

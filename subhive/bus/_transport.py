@@ -200,11 +200,14 @@ class NatsTransport:
         """Connect as ``hive`` (its own inbox prefix, so its credentials need no other hive's inboxes)."""
         violations = _Violations()
         try:
-            nc = await nats.connect(**endpoint.connect_options(), name=f"subhive-{hive}",  # type: ignore[arg-type]
-                                    inbox_prefix=inbox_prefix(hive), error_cb=violations.error_cb,
-                                    ping_interval=5, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
-                                    connect_timeout=5)
-        except (OSError, nats.errors.Error) as exc:
+            # Reconnect forever once connected (a server restart), but bound the first connection: nats-py
+            # keeps retrying it too, and an unreachable server must be an error, not a hang.
+            nc = await asyncio.wait_for(nats.connect(**endpoint.connect_options(),  # type: ignore[arg-type]
+                                                     name=f"subhive-{hive}", inbox_prefix=inbox_prefix(hive),
+                                                     error_cb=violations.error_cb, ping_interval=5,
+                                                     max_reconnect_attempts=-1, reconnect_time_wait=0.5,
+                                                     connect_timeout=5), 10)
+        except (OSError, nats.errors.Error, TimeoutError) as exc:
             raise BusError(f"cannot connect hive {hive} to {', '.join(endpoint.servers)}: {exc}",
                            code="bus.unavailable", hint="is the NATS server running (subhive up)?") from exc
         return cls(nc, hive, _violations=violations, **options)

@@ -16,6 +16,7 @@ import typer
 from ..errors import SubhiveError
 from ._codegen import codegen_command
 from ._contract import contract_app
+from ._deadletters import deadletters_app
 from ._output import Format, err_console, print_error
 from ._root import approvals_app, root_command, status_command, watch_command
 from ._schema import schema_app
@@ -37,6 +38,7 @@ app.command("init")(init_command)
 app.command("new")(new_command)
 app.command("codegen")(codegen_command)
 app.add_typer(approvals_app, name="approvals")
+app.add_typer(deadletters_app, name="deadletters")
 app.command("root")(root_command)
 app.command("status")(status_command)
 app.command("watch")(watch_command)

@@ -455,3 +455,16 @@ def test_the_senders_trace_reaches_the_handler_and_every_message_has_its_own_id(
     assert traces["A-3"] != "4bf92f3577b34da6a3ce929d0e0e4736"
     assert len(ids) == 3
     assert len(set(ids)) == 3
+
+
+def test_an_unreachable_server_is_an_error_not_a_hang() -> None:
+    from subhive.bus import BusEndpoint
+
+    async def scenario() -> BusError:
+        with pytest.raises(BusError) as caught:
+            await NatsTransport.connect(BusEndpoint(["nats://127.0.0.1:1"]), "web")
+        return caught.value
+
+    error = run(scenario())
+    assert error.code == "bus.unavailable"
+    assert "127.0.0.1:1" in error.message

@@ -1,0 +1,130 @@
+"""``subhive deadletters list|show|replay``: the messages hives refused or failed to handle, bytes intact.
+
+The bus is found with ``--server`` (or ``SUBHIVE_NATS_URL``); reading the dead-letter stream needs the
+framework's credentials, taken from ``SUBHIVE_NATS_USER`` / ``SUBHIVE_NATS_PASSWORD`` when the server has
+users.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.markup import escape
+
+from ..errors import UsageError
+from ._output import Format, err_console, out_console, print_json
+
+__all__ = ["deadletters_app"]
+
+T = TypeVar("T")
+
+deadletters_app = typer.Typer(help="Messages hives refused or failed to handle: list, show, replay.",
+                              no_args_is_help=True)
+
+ServerOption = Annotated[str | None, typer.Option("--server", "-s", envvar="SUBHIVE_NATS_URL",
+                                                  help="The NATS server, e.g. nats://127.0.0.1:4222.",
+                                                  show_default=False)]
+FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+
+
+def _with_letters(server: str | None, work: Callable[[Any], Awaitable[T]]) -> T:
+    """Connect to the bus as the framework, run ``work(DeadLetters)``, close."""
+    import nats
+
+    from ..bus import BusEndpoint, BusError, DeadLetters
+
+    if not server:
+        raise UsageError("which NATS server? pass --server nats://HOST:PORT or set SUBHIVE_NATS_URL",
+                         code="bus.server_unknown")
+    user, password = os.environ.get("SUBHIVE_NATS_USER"), os.environ.get("SUBHIVE_NATS_PASSWORD")
+    endpoint = BusEndpoint([server], user=user, password=password) if user else BusEndpoint([server])
+
+    async def session() -> T:
+        async def quiet(exc: Exception) -> None:  # the failure is reported below, once, not logged per try
+            pass
+
+        try:
+            # nats-py retries a first connection that fails: bound it, or an unreachable server hangs the CLI.
+            nc = await asyncio.wait_for(nats.connect(**endpoint.connect_options(),  # type: ignore[arg-type]
+                                                     allow_reconnect=False, connect_timeout=2,
+                                                     max_reconnect_attempts=1, error_cb=quiet), 5)
+        except (OSError, nats.errors.Error, TimeoutError) as exc:
+            raise BusError(f"cannot reach the NATS server at {server}: {exc}", code="bus.unavailable",
+                           hint="is the server running? check --server / SUBHIVE_NATS_URL") from None
+        try:
+            return await work(DeadLetters(nc))
+        except nats.js.errors.NotFoundError:
+            raise BusError("this server has no dead-letter stream (SUBHIVE_DLQ)", code="deadletter.no_stream",
+                           hint="the framework creates it when hives start; nothing was dead-lettered") from None
+        finally:
+            await nc.close()
+
+    return asyncio.run(session())
+
+
+@deadletters_app.command("list")
+def deadletters_list(
+    hive: Annotated[str | None, typer.Option("--hive", help="Only this hive's dead letters.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many, oldest first.")] = 100,
+    server: ServerOption = None,
+    fmt: FormatOption = Format.text,
+) -> None:
+    """List dead letters, oldest first: sequence, hive, subject, reason.
+
+    Example: subhive deadletters list --hive backend --server nats://127.0.0.1:4222
+    """
+    letters = _with_letters(server, lambda dl: dl.list(hive, limit=limit))
+    if fmt is Format.json:
+        print_json({"dead_letters": [d.to_dict() for d in letters]})
+        return
+    if not letters:
+        err_console.print("no dead letters")
+    for d in letters:
+        where = f" at {d.pointer}" if d.pointer else ""
+        out_console.print(f"{d.seq:>6}  {escape(d.hive):<12} {escape(d.subject)}  [bold]{escape(d.code)}[/]{where}"
+                          f"  [dim]{escape(d.message)}[/]")
+
+
+@deadletters_app.command("show")
+def deadletters_show(
+    seq: Annotated[int, typer.Argument(metavar="SEQ", help="The dead letter's sequence number.", min=1)],
+    server: ServerOption = None,
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Show one dead letter: the reason, the original headers and the exact payload.
+
+    Example: subhive deadletters show 42
+    """
+    letter = _with_letters(server, lambda dl: dl.get(seq))
+    if fmt is Format.json:
+        print_json(letter.to_dict(with_data=True))
+        return
+    out_console.print(f"[bold]{letter.seq}[/]  {escape(letter.hive)}  {escape(letter.subject)}")
+    out_console.print(f"  reason   {escape(letter.code)}: {escape(letter.message)}")
+    if letter.pointer or letter.keyword:
+        out_console.print(f"  where    {escape(letter.pointer or '/')} (keyword {escape(letter.keyword or '-')})")
+    for key, value in sorted(letter.headers.items()):
+        out_console.print(f"  header   {escape(key)}: {escape(value)}")
+    out_console.print(f"  payload  {len(letter.data)} bytes")
+    out_console.print(escape(letter.data.decode("utf-8", "replace")), markup=False)
+
+
+@deadletters_app.command("replay")
+def deadletters_replay(
+    seq: Annotated[int, typer.Argument(metavar="SEQ", help="The dead letter's sequence number.", min=1)],
+    server: ServerOption = None,
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Send a dead letter again, exact bytes and headers, to its original subject (under a new message id).
+
+    Example: subhive deadletters replay 42
+    """
+    said = _with_letters(server, lambda dl: dl.replay(seq))
+    if fmt is Format.json:
+        print_json({"seq": seq, "result": said})
+        return
+    out_console.print(said)
