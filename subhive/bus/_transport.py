@@ -196,8 +196,10 @@ class NatsTransport:
         self._ids = itertools.count()
 
     @classmethod
-    async def connect(cls, endpoint: BusEndpoint, hive: str, **options: Any) -> NatsTransport:
-        """Connect as ``hive`` (its own inbox prefix, so its credentials need no other hive's inboxes)."""
+    async def connect(cls, endpoint: BusEndpoint, hive: str, *, connect_timeout: float = 5.0,
+                      **options: Any) -> NatsTransport:
+        """Connect as ``hive`` (its own inbox prefix, so its credentials need no other hive's inboxes);
+        raises ``bus.unavailable`` when no server answers within ``connect_timeout`` seconds."""
         violations = _Violations()
         try:
             # Reconnect forever once connected (a server restart), but bound the first connection: nats-py
@@ -206,7 +208,8 @@ class NatsTransport:
                                                      name=f"subhive-{hive}", inbox_prefix=inbox_prefix(hive),
                                                      error_cb=violations.error_cb, ping_interval=5,
                                                      max_reconnect_attempts=-1, reconnect_time_wait=0.5,
-                                                     connect_timeout=5), 10)
+                                                     connect_timeout=max(1, int(connect_timeout))),
+                                        connect_timeout)
         except (OSError, nats.errors.Error, TimeoutError) as exc:
             raise BusError(f"cannot connect hive {hive} to {', '.join(endpoint.servers)}: {exc}",
                            code="bus.unavailable", hint="is the NATS server running (subhive up)?") from exc

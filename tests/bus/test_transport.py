@@ -462,7 +462,7 @@ def test_an_unreachable_server_is_an_error_not_a_hang() -> None:
 
     async def scenario() -> BusError:
         with pytest.raises(BusError) as caught:
-            await NatsTransport.connect(BusEndpoint(["nats://127.0.0.1:1"]), "web")
+            await NatsTransport.connect(BusEndpoint(["nats://127.0.0.1:1"]), "web", connect_timeout=1.0)
         return caught.value
 
     error = run(scenario())
