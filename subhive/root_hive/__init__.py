@@ -18,9 +18,11 @@ from ._log import Frame
 from ._model import (
     Approval,
     ContractInfo,
+    Endpoint,
     HiveStatus,
     ProposalOutcome,
     Registration,
+    Repair,
     RequirementOutcome,
     VersionInfo,
 )
@@ -30,6 +32,7 @@ __all__ = [
     "Approval",
     "Conflict",
     "ContractInfo",
+    "Endpoint",
     "Frame",
     "HiveStatus",
     "Lock",
@@ -38,6 +41,7 @@ __all__ = [
     "PermissionDenied",
     "ProposalOutcome",
     "Registration",
+    "Repair",
     "RequirementOutcome",
     "RootHive",
     "Unauthenticated",

@@ -6,7 +6,7 @@
         async for frame in root.watch(after=0):
             print(frame.seq, frame.kind)
 
-Replies are the engine's own types (ProposalOutcome, Approval, ContractInfo, HiveStatus, Frame), so code
+Replies are the engine's own types (ProposalOutcome, Approval, ContractInfo, HiveStatus, Endpoint, Frame), so code
 written against :class:`RootHive` reads the same against a remote root. Statuses come back as the same
 errors the engine raises (:data:`ERROR_OF`): INVALID_ARGUMENT as
 :class:`~subhive.errors.InputError` (or ContractInvalid with every problem), FAILED_PRECONDITION as
@@ -25,11 +25,21 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from ..errors import ContractInvalid, InputError, Location, Problem, SubhiveError
+from ..errors import InputError, Location, Problem, SubhiveError
 from ..semver import Version
-from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
+from . import _status
 from ._log import Frame
-from ._model import Approval, ContractInfo, HiveStatus, ProposalOutcome, Registration, RequirementOutcome, VersionInfo
+from ._model import (
+    Approval,
+    ContractInfo,
+    Endpoint,
+    HiveStatus,
+    ProposalOutcome,
+    Registration,
+    Repair,
+    RequirementOutcome,
+    VersionInfo,
+)
 from ._proto import root_hive_pb2 as pb
 from ._proto import root_hive_pb2_grpc as pb_grpc
 
@@ -55,25 +65,10 @@ class RootUnavailable(SubhiveError):
     default_code = "root.unavailable"
 
 
-class _RemoteInputError(InputError):
-    """An InputError from the root that keeps the details it sent (the check, the offending changes)."""
-
-    def __init__(self, message: str, *, code: str | None, location: Location | None, hint: str | None,
-                 details: dict[str, Any]) -> None:
-        super().__init__(message, code=code, location=location, hint=hint)
-        self.details = details
-
-    def to_dict(self) -> dict[str, object]:
-        return {**super().to_dict(), **self.details}
-
-
 #: gRPC status -> the error class a caller gets; the status message carries the error's ``to_dict()``.
+#: The shared table (``_status.ERROR_OF``) plus a root that does not answer.
 ERROR_OF: dict[grpc.StatusCode, type[SubhiveError]] = {
-    grpc.StatusCode.INVALID_ARGUMENT: InputError,
-    grpc.StatusCode.FAILED_PRECONDITION: Conflict,
-    grpc.StatusCode.NOT_FOUND: NotFound,
-    grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
-    grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
+    **_status.ERROR_OF,
     grpc.StatusCode.UNAVAILABLE: RootUnavailable,
     grpc.StatusCode.DEADLINE_EXCEEDED: RootUnavailable,
 }
@@ -163,19 +158,61 @@ class RootClient:
                                                   dict(v.consumers), v.intact) for v in c.versions])
                 for c in reply.contracts]
 
-    async def approvals(self, status: str = "pending") -> list[Approval]:
-        reply = await self._unary(self._stub.ListApprovals, pb.ListApprovalsRequest(status=status))
+    async def approvals(self, status: str = "pending", *, kind: str = "all") -> list[Approval]:
+        """Approvals by ``status`` (pending, approved, rejected, all) and ``kind`` (contract, repair, all)."""
+        reply = await self._unary(self._stub.ListApprovals, pb.ListApprovalsRequest(status=status, kind=kind))
         return [_approval(a) for a in reply.approvals]
 
     async def approval(self, approval_id: str) -> Approval:
         return _approval(await self._unary(self._stub.GetApproval, pb.GetApprovalRequest(id=approval_id)))
 
     async def approve(self, approval_id: str, *, note: str = "") -> ProposalOutcome:
-        """Approve a pending proposal (admin token): its new major is published beside the old one."""
+        """Approve a pending proposal (admin token): its new major is published beside the old one. For a
+        repair approval, the outcome has ``kind`` ``"repair"``, code ``repair.accepted`` and no version."""
         return _outcome(await self._unary(self._stub.Approve, pb.ApproveRequest(id=approval_id, note=note)))
 
     async def reject(self, approval_id: str, *, reason: str) -> Approval:
         return _approval(await self._unary(self._stub.Reject, pb.RejectRequest(id=approval_id, reason=reason)))
+
+    async def propose_repair(self, *, code: str, message: str, contract: str = "", operation: str = "",
+                             subject: str = "", count: int = 1, sample: bytes | str = b"",
+                             hive: str | None = None) -> Approval:
+        """Report an error class this hive saw ``count`` times (hive token; the admin names ``hive``).
+
+        >>> await backend.propose_repair(code="handler.failed", message="KeyError: 'sku'", contract="orders",
+        ...                              operation="place_order", count=2)  # doctest: +SKIP
+        Approval(id='r-1', ..., kind='repair', repair=Repair(code='handler.failed', ..., count=2, ...))
+
+        Returns the pending repair approval; a repeat while it is pending adds to its count.
+        """
+        reply = await self._unary(self._stub.ProposeRepair, pb.ProposeRepairRequest(
+            hive=hive or "", code=code, contract=contract, operation=operation, subject=subject, count=count,
+            message=message, sample=sample.encode("utf-8") if isinstance(sample, str) else sample))
+        return _approval(reply)
+
+    async def register_endpoint(self, contract: str, major: int, address: str, *, services: Sequence[str] = (),
+                                on_behalf_of: str | None = None) -> Endpoint:
+        """Register where this hive serves ``contract`` v``major`` over gRPC (its provider's token).
+
+        >>> await db.register_endpoint("inventory", 1, "127.0.0.1:40123")  # doctest: +SKIP
+        Endpoint(contract='inventory', major=1, address='127.0.0.1:40123', provider='db', ...)
+        """
+        reply = await self._unary(self._stub.RegisterEndpoint, pb.RegisterEndpointRequest(
+            contract=contract, major=major, address=address, services=list(services),
+            on_behalf_of=on_behalf_of or ""))
+        return _endpoint(reply)
+
+    async def remove_endpoint(self, contract: str, major: int, address: str) -> bool:
+        """Remove this hive's registration of ``contract`` v``major`` if it still names ``address``."""
+        reply = await self._unary(self._stub.RemoveEndpoint, pb.RemoveEndpointRequest(
+            contract=contract, major=major, address=address))
+        return bool(reply.removed)
+
+    async def lookup_endpoint(self, contract: str, major: int) -> Endpoint:
+        """Where ``contract`` v``major`` is served (a consumer's or the provider's token); NotFound
+        (``endpoint.none``) while nothing is registered."""
+        reply = await self._unary(self._stub.LookupEndpoint, pb.LookupEndpointRequest(contract=contract, major=major))
+        return _endpoint(reply)
 
     async def status(self) -> list[HiveStatus]:
         """The hive tree: the root's direct children, each with theirs."""
@@ -202,33 +239,13 @@ class RootClient:
 def error_from_status(exc: grpc.aio.AioRpcError, address: str) -> SubhiveError:
     """Rebuild the engine's error from a status: its class from the code, its fields from the JSON message."""
     code = exc.code()
-    cls = ERROR_OF.get(code)
-    if cls is RootUnavailable:
+    if ERROR_OF.get(code) is RootUnavailable:
         return RootUnavailable(f"no root hive answers at {address} ({code.name.lower()})",
                                hint="start one with `subhive root`, or point --root at the running one")
-    try:
-        body = json.loads(exc.details() or "")
-    except ValueError:
-        body = None
-    if not isinstance(body, dict) or cls is None:
+    error = _status.error_from_details(code, exc.details())
+    if error is None:
         return SubhiveError(f"the root hive failed: {code.name}: {exc.details()}", code="root.internal")
-    return _rebuild(cls, body)
-
-
-def _rebuild(cls: type[SubhiveError], body: dict[str, Any]) -> SubhiveError:
-    problems = tuple(_problem(p) for p in body.get("problems", ()) if isinstance(p, dict))
-    message = str(body.get("message", ""))
-    code = str(body.get("error", "")) or None
-    location = problems[0].location if problems else None
-    hint = problems[0].hint if problems else None
-    extra = {k: v for k, v in body.items() if k not in ("error", "message", "problems")}
-    if cls is InputError and len(problems) > 1:
-        return ContractInvalid(problems, summary=message)
-    if cls is InputError:
-        return _RemoteInputError(message, code=code, location=location, hint=hint, details=extra)
-    if cls is Conflict:
-        return Conflict(message, code=code, location=location, hint=hint, problems=problems, details=extra)
-    return cls(message, code=code, location=location, hint=hint)
+    return error
 
 
 # -- discovery and helpers for the CLI ---------------------------------------------------------------------
@@ -286,14 +303,6 @@ def contract_files(directory: Path) -> dict[str, bytes]:
     return out
 
 
-def _problem(raw: dict[str, Any]) -> Problem:
-    line = raw.get("line")
-    return Problem(str(raw.get("code", "")), str(raw.get("message", "")),
-                   Location(file=raw.get("file"), line=line if isinstance(line, int) else None,
-                            pointer=raw.get("pointer"), subject=raw.get("subject")),
-                   raw.get("hint"))
-
-
 def _problem_of(message: pb.Problem) -> Problem:
     return Problem(message.code, message.message,
                    Location(file=message.file or None, line=message.line or None,
@@ -305,22 +314,36 @@ def _check(text: str) -> dict[str, Any] | None:
     return json.loads(text) if text else None
 
 
+def _version(text: str) -> Version | None:
+    return Version.parse(text) if text else None  # empty for a repair
+
+
 def _outcome(reply: pb.ProposalOutcome) -> ProposalOutcome:
     status: Any = reply.status
-    return ProposalOutcome(reply.id, reply.contract, Version.parse(reply.version), status, _check(reply.check_json),
+    kind: Any = reply.kind or "contract"
+    return ProposalOutcome(reply.id, reply.contract, _version(reply.version), status, _check(reply.check_json),
                            tuple(_problem_of(p) for p in reply.problems), reply.message, code=reply.code,
-                           hash=reply.hash, awarded=tuple(reply.awarded))
+                           hash=reply.hash, awarded=tuple(reply.awarded), kind=kind)
 
 
 def _approval(reply: pb.Approval) -> Approval:
     status: Any = reply.status
-    return Approval(reply.id, reply.contract, Version.parse(reply.version), reply.proposer, _check(reply.check_json),
+    kind: Any = reply.kind or "contract"
+    repair = None
+    if reply.HasField("repair"):
+        r = reply.repair
+        repair = Repair(r.code, r.operation, r.subject, r.count, r.sample, r.last_seen)
+    return Approval(reply.id, reply.contract, _version(reply.version), reply.proposer, _check(reply.check_json),
                     reply.created, status, reason=reply.reason, message=reply.message, hash=reply.hash,
-                    decision=reply.decision, decided=reply.decided or None)
+                    decision=reply.decision, decided=reply.decided or None, kind=kind, repair=repair)
+
+
+def _endpoint(reply: pb.Endpoint) -> Endpoint:
+    return Endpoint(reply.contract, reply.major, reply.address, reply.provider, reply.service, reply.registered)
 
 
 def _hive(node: pb.HiveNode) -> HiveStatus:
     consumes = [{"contract": n.contract, "versions": n.versions, "satisfied_by": n.satisfied_by or None,
                  "announcement_id": n.announcement_id or None} for n in node.consumes]
     return HiveStatus(node.name, node.kind, node.parent, [_hive(c) for c in node.children], list(node.provides),
-                      consumes)
+                      consumes, [_endpoint(e) for e in node.endpoints])

@@ -15,7 +15,11 @@ The rules (docs/root-hive.md):
 * a breaking change (a required major bump), a change of provider, or a version that drops an operation or
   field a consumer uses becomes a pending approval; anything else is accepted and published at once;
 * a requirement no accepted version meets is announced (Contract Net); the first accepted version that
-  meets it is awarded the announcement.
+  meets it is awarded the announcement;
+* a contract's provider registers where it serves the contract's gRPC service, per major line; its consumers
+  and provider look it up (docs/decisions/0013-endpoint-registry.md);
+* a hive reports an error class it saw repeatedly as a repair proposal: an approval of kind ``repair`` that a
+  human accepts or dismisses; a repeat while it is pending adds to its count.
 
 Not thread-safe: callers serialise calls (the gRPC service uses one worker thread or lock).
 """
@@ -23,6 +27,7 @@ Not thread-safe: callers serialise calls (the gRPC service uses one worker threa
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import errno
 import fcntl
@@ -52,6 +57,7 @@ from ..workspace import (
     open_workspace,
 )
 from ._durable import Barrier
+from ._endpoints import EndpointRegistry, check_address, check_major, check_services
 from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
 from ._features import check_feature_names, missing_features
 from ._lock import Lock, LockEntry, contract_hash, fsync_directory
@@ -60,12 +66,14 @@ from ._materialise import Materialiser, decode_files, encode_files, write_tree
 from ._model import (
     Approval,
     ContractInfo,
+    Endpoint,
     HiveStatus,
     ProposalOutcome,
     Registration,
     RequirementOutcome,
     VersionInfo,
 )
+from ._repairs import RepairKey, check_report, repair_approval, repair_key
 
 __all__ = ["Frame", "RootHive"]
 
@@ -84,6 +92,8 @@ LOGGED_FILES_MAX = 256 * 1024
 #: Bytes of accepted directories the background writer may lag behind by before a batch waits for it.
 UNWRITTEN_MAX = 64 * 1024 * 1024
 _CONTRACT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
+#: A repair's count is a uint32 on the wire; repeats stop adding up there rather than wrap.
+_COUNT_CAP = 2**31 - 1
 
 Record = tuple[str, dict[str, Any], dict[str, Any]]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -185,6 +195,10 @@ class RootHive:
         self._to_write: list[tuple[Path, dict[str, bytes]]] = []
         #: Replayed acceptances whose files the log holds (for open to write a lost directory again).
         self._logged: dict[tuple[str, Version], dict[str, str]] = {}
+        self._endpoints = EndpointRegistry()
+        #: Pending repair approvals by what they are about: a repeat adds to the count instead of a new one.
+        self._open_repairs: dict[RepairKey, str] = {}
+        self._repairs = 0
 
     # ----------------------------------------------------------------------------------------- lifecycle
     @classmethod
@@ -865,15 +879,22 @@ class RootHive:
                                awarded)
 
     # ----------------------------------------------------------------------------------------- approvals
-    def approvals(self, status: str | None = "pending") -> list[Approval]:
-        """Approvals with ``status`` (``pending``, ``approved``, ``rejected``; ``all`` or None for all), oldest
-        first; raises :class:`InputError` for any other status."""
+    def approvals(self, status: str | None = "pending", *, kind: str | None = None) -> list[Approval]:
+        """Approvals with ``status`` (``pending``, ``approved``, ``rejected``; ``all`` or None for all) and
+        ``kind`` (``contract``, ``repair``; ``all`` or None for both), oldest first; raises :class:`InputError`
+        for any other status or kind."""
         if status == "all":
             status = None
         if status is not None and status not in ("pending", "approved", "rejected"):
             raise InputError(f"no approval status {status!r}", code="approval.unknown_status",
                              hint="use pending, approved, rejected or all")
-        return [a for a in self._approvals.values() if status is None or a.status == status]
+        if kind == "all":
+            kind = None
+        if kind is not None and kind not in ("contract", "repair"):
+            raise InputError(f"no approval kind {kind!r}", code="approval.unknown_kind",
+                             hint="use contract, repair or all")
+        return [a for a in self._approvals.values()
+                if (status is None or a.status == status) and (kind is None or a.kind == kind)]
 
     def approval(self, approval_id: str) -> Approval:
         """One approval by id; raises :class:`NotFound`."""
@@ -886,6 +907,9 @@ class RootHive:
     def pending_files(self, approval_id: str) -> dict[str, bytes]:
         """The proposed files of a pending approval (for ``approvals show``)."""
         approval = self._pending(approval_id)
+        if approval.kind != "contract":
+            raise InputError(f"approval {approval_id} is a repair: it has no files", code="approval.no_files",
+                             hint="its sample is in the approval's repair details")
         return _read_tree(self.state_dir / "pending" / approval.id)
 
     def _pending(self, approval_id: str) -> Approval:
@@ -903,6 +927,8 @@ class RootHive:
         """
         self._require_admin(admin_token)
         approval = self._pending(approval_id)
+        if approval.kind == "repair" or approval.version is None:  # a repair: acknowledged, nothing to publish
+            return self._acknowledge_repair(approval, note)
         name, version = approval.contract, approval.version
         accepted = self._lock.get(name, version)
         if accepted is not None and accepted.hash != approval.hash:
@@ -916,9 +942,9 @@ class RootHive:
         except SubhiveError as exc:
             raise Conflict(f"the files of approval {approval_id} are gone or damaged: {exc.message}",
                            code="approval.files_lost") from None
-        decided: list[Record] = [("approval_decided", {"approval_id": approval_id, "contract": name,
-                                                       "version": str(version), "status": "approved",
-                                                       "decision": note}, {})]
+        decided: list[Record] = [("approval_decided", {"approval_id": approval_id, "kind": "contract",
+                                                       "contract": name, "version": str(version),
+                                                       "status": "approved", "decision": note}, {})]
         announcement = next((f.data.get("announcement_id") for f in self._log_.frames
                              if f.kind == "pending_approval" and f.data["approval_id"] == approval_id), None)
         proposal = _Proposal(approval.proposer, approval_id, approval.hash, announcement, name, version)
@@ -936,13 +962,172 @@ class RootHive:
         if not isinstance(reason, str) or not reason.strip():
             raise InputError("a rejection needs a reason", code="approval.reason_required",
                              hint="say what the provider should change")
-        self._commit([("approval_decided", {"approval_id": approval_id, "contract": approval.contract,
-                                            "version": str(approval.version), "status": "rejected",
-                                            "decision": reason}, {})])
-        # Only once the decision is durable: until then a crash must find the files of a pending approval.
-        self._after_commit.append(functools.partial(shutil.rmtree, self.state_dir / "pending" / approval_id,
-                                                    ignore_errors=True))
+        self._commit([("approval_decided", {"approval_id": approval_id, "kind": approval.kind,
+                                            "contract": approval.contract,
+                                            "version": str(approval.version) if approval.version else None,
+                                            "status": "rejected", "decision": reason}, {})])
+        if approval.kind == "contract":
+            # Only once the decision is durable: until then a crash must find the files of a pending approval.
+            self._after_commit.append(functools.partial(shutil.rmtree, self.state_dir / "pending" / approval_id,
+                                                        ignore_errors=True))
         return self._approvals[approval_id]
+
+    # ------------------------------------------------------------------------------------------- repairs
+    @_batched
+    def propose_repair(self, hive: str, *, code: str, message: str, contract: str = "", operation: str = "",
+                       subject: str = "", count: int = 1, sample: bytes | str = b"") -> Approval:
+        """``hive`` reports an error class it saw ``count`` times; a human decides what to do about it.
+
+        >>> root.propose_repair("backend", code="handler.failed", message="KeyError: 'sku'",
+        ...                     contract="orders", operation="place_order", count=2).id  # doctest: +SKIP
+        'r-1'
+
+        The report becomes a pending approval of kind ``repair`` (``r-N``), or, when one about the same
+        (hive, code, contract, operation, subject) is pending, adds ``count`` to it (its message and sample
+        become the latest). ``approve`` acknowledges it and ``reject`` dismisses it; neither publishes
+        anything. Raises :class:`NotFound` for an unknown hive and :class:`InputError` (``repair.*``) for a
+        malformed report (a sample over 4 KiB is refused, not cut: the hive cuts it; text is kept as UTF-8).
+        """
+        self._known_hive(hive)
+        report = check_report(hive, code=code, message=message, contract=contract, operation=operation,
+                              subject=subject, count=count, sample=sample)
+        pending_id = self._open_repairs.get(report.key)
+        pending = self._approvals.get(pending_id) if pending_id is not None else None
+        if pending is not None and pending.repair is not None:
+            approval_id, total = pending.id, min(pending.repair.count + report.count, _COUNT_CAP)
+        else:
+            approval_id, total = f"r-{self._repairs + 1}", report.count
+        self._commit([("repair_proposed", {
+            "approval_id": approval_id, "hive": hive, "code": report.code, "contract": report.contract,
+            "operation": report.operation, "subject": report.subject, "count": total, "added": report.count,
+            "repeat": pending is not None, "message": report.message,
+            "sample_bytes": len(report.sample)}, {"sample": base64.b64encode(report.sample).decode("ascii")})])
+        return self._approvals[approval_id]
+
+    def _acknowledge_repair(self, approval: Approval, note: str) -> ProposalOutcome:
+        """Approving a repair records that a human accepted it; the repair itself is the hive's work."""
+        self._commit([("approval_decided", {"approval_id": approval.id, "kind": "repair",
+                                            "contract": approval.contract, "version": None,
+                                            "status": "approved", "decision": note}, {})])
+        repair = approval.repair
+        what = f"{repair.code} x{repair.count}" if repair is not None else "repair"
+        return ProposalOutcome(approval.id, approval.contract, None, "accepted", None, (),
+                               f"repair {approval.id} from {approval.proposer} ({what}) accepted",
+                               "repair.accepted", kind="repair")
+
+    # ----------------------------------------------------------------------------------------- endpoints
+    @_batched
+    def register_endpoint(self, hive: str | None, contract: str, major: int, address: str, *,
+                          services: Sequence[str] = ()) -> Endpoint:
+        """Record that ``contract``'s major line ``major`` is served over gRPC at ``address``.
+
+        >>> root.register_endpoint("db", "inventory", 1, "127.0.0.1:40123").provider  # doctest: +SKIP
+        'db'
+
+        ``hive`` must be the provider of that line (of its newest accepted version); ``None`` stands for the
+        admin, who registers for that provider. The line's contract must declare a gRPC service, and
+        ``services`` (what the server answers, if given) must include it. A registration replaces the previous
+        one (a restarted provider has a new port); the same address again changes nothing. Raises
+        :class:`PermissionDenied` (``auth.not_provider``), :class:`NotFound` (``endpoint.no_contract``: no
+        accepted version of that major) and :class:`InputError` (``endpoint.*``).
+        """
+        _check_contract_name(contract, "endpoint.contract")
+        major, address, served = check_major(major), check_address(address), check_services(services)
+        provider, service = self._served_line(contract, major)
+        if hive is not None:
+            self._known_hive(hive)
+            if hive != provider:
+                raise PermissionDenied(f"hive {hive!r} cannot register an endpoint for {contract} v{major}: "
+                                       f"{provider!r} provides it", code="auth.not_provider",
+                                       hint="only the contract's provider serves it")
+        if served and service not in served:
+            raise InputError(f"the server at {address} does not answer {service}, the service of {contract} "
+                             f"v{major} (it answers {', '.join(served)})", code="endpoint.service_missing",
+                             hint="add the contract's servicer to the server before registering it")
+        known = self._endpoints.get(contract, major)
+        if known is not None and (known.address, known.provider) == (address, provider):
+            return known
+        self._commit([("endpoint_registered", {"contract": contract, "major": major, "address": address,
+                                               "provider": provider, "service": service,
+                                               "replaced": known.address if known is not None else None}, {})])
+        return self._endpoint_now(contract, major)
+
+    @_batched
+    def remove_endpoint(self, hive: str | None, contract: str, major: int, address: str) -> bool:
+        """Remove the registration of ``contract`` v``major`` if it still names ``address``; True if it did.
+
+        A provider stopping removes its own address only, so it never removes the one a newer instance of
+        it registered meanwhile. ``hive`` must be the registered provider (``None``: the admin).
+        """
+        _check_contract_name(contract, "endpoint.contract")
+        major, address = check_major(major), check_address(address)
+        known = self._endpoints.get(contract, major)
+        if known is None:
+            return False
+        if hive is not None and hive != known.provider:
+            raise PermissionDenied(f"hive {hive!r} cannot remove the endpoint of {contract} v{major}: "
+                                   f"{known.provider!r} registered it", code="auth.not_provider")
+        if known.address != address:
+            return False
+        self._commit([("endpoint_removed", {"contract": contract, "major": major, "address": address,
+                                            "provider": known.provider}, {})])
+        return True
+
+    def endpoint(self, contract: str, major: int, *, hive: str | None) -> Endpoint:
+        """Where ``contract`` v``major`` is served, for ``hive`` (``None``: the admin).
+
+        >>> root.endpoint("inventory", 1, hive="web").address  # doctest: +SKIP
+        '127.0.0.1:40123'
+
+        A hive may look up the contracts it declared a requirement on, and those it provides (decision
+        0013); any other hive gets :class:`PermissionDenied` (``auth.not_consumer``), whether or not an
+        endpoint exists. Nothing registered raises :class:`NotFound` (``endpoint.none``).
+        """
+        _check_contract_name(contract, "endpoint.contract")
+        major = check_major(major)
+        if hive is not None:
+            self._known_hive(hive)
+            if (hive, contract) not in self._requirements and \
+                    all(e.provider != hive for e in self._lock.versions(contract)):
+                raise PermissionDenied(f"hive {hive!r} neither consumes nor provides {contract}: it may not look up "
+                                       "its endpoint", code="auth.not_consumer",
+                                       hint=f"declare a requirement on {contract} (consumes in subhive.toml, or "
+                                            "DeclareRequirement) first")
+        found = self._endpoints.get(contract, major)
+        if found is None:
+            line = [e for e in self._lock.versions(contract) if e.version.major == major]
+            hint = (f"its provider {line[-1].provider!r} registers one when it serves it (subhive.rpc.serve_grpc)"
+                    if line else f"no version of {contract} with major {major} is accepted yet: its provider "
+                                 "proposes one first")
+            raise NotFound(f"no gRPC endpoint is registered for {contract} v{major}", code="endpoint.none",
+                           hint=hint)
+        return found
+
+    def endpoints(self) -> list[Endpoint]:
+        """Every registered endpoint, by contract and major."""
+        return self._endpoints.all()
+
+    def _endpoint_now(self, contract: str, major: int) -> Endpoint:
+        found = self._endpoints.get(contract, major)
+        assert found is not None  # just applied
+        return found
+
+    def _served_line(self, contract: str, major: int) -> tuple[str, str]:
+        """The provider and gRPC service of the newest accepted version of ``contract`` with ``major``."""
+        line = [e for e in self._lock.versions(contract) if e.version.major == major]
+        if not line:
+            raise NotFound(f"no version of {contract} with major {major} is accepted", code="endpoint.no_contract",
+                           hint="propose the contract first; an endpoint serves an accepted version")
+        newest = line[-1]
+        loaded = self._contract(contract, newest.version)
+        if loaded is None:
+            raise Conflict(f"the accepted {contract} {newest.version} no longer loads; restore it from version "
+                           "control", code="lock.tampered")
+        if loaded.grpc is None:
+            raise InputError(f"{contract} {newest.version} declares no gRPC service: there is nothing to serve",
+                             code="endpoint.no_service", hint="add grpc: {proto, service} to its contract.yaml "
+                             "in a new version")
+        return newest.provider, loaded.grpc.service
 
     # ------------------------------------------------------------------------------------------- views
     def contracts(self) -> list[ContractInfo]:
@@ -995,7 +1180,8 @@ class RootHive:
                                      "satisfied_by": str(best) if best else None,
                                      "announcement_id": open_needs.get((who, contract))})
             children = [node(h) for h in sorted(self._hives.values(), key=lambda h: h.name) if h.parent == hive.name]
-            return HiveStatus(hive.name, hive.kind, hive.parent, children, provides.get(hive.name, []), consumes)
+            return HiveStatus(hive.name, hive.kind, hive.parent, children, provides.get(hive.name, []), consumes,
+                              self._endpoints.of_provider(hive.name))
 
         return [node(h) for h in sorted(self._hives.values(), key=lambda h: h.name) if h.parent == ROOT]
 
@@ -1100,6 +1286,23 @@ class RootHive:
         approval = self._approvals[data["approval_id"]]
         self._approvals[approval.id] = replace(approval, status=data["status"], decision=data["decision"],
                                                decided=frame.time)
+        if approval.repair is not None:
+            self._open_repairs.pop(repair_key(approval), None)
+
+    def _apply_repair(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
+        pending = self._approvals.get(data["approval_id"])
+        approval = repair_approval(data, base64.b64decode(frame.private.get("sample", "")), frame.time, pending)
+        self._approvals[approval.id] = approval
+        self._open_repairs[repair_key(approval)] = approval.id
+        number = approval.id.rpartition("-")[2]
+        if number.isdigit():
+            self._repairs = max(self._repairs, int(number))
+
+    def _apply_endpoint(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
+        self._endpoints.apply_registered(data, frame.time)
+
+    def _apply_endpoint_removed(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
+        self._endpoints.apply_removed(data)
 
     def _apply_ready(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
         version = Version.parse(data["version"])
@@ -1170,7 +1373,16 @@ _APPLY: dict[str, Callable[[RootHive, dict[str, Any], Frame, bool], None]] = {
     "approval_decided": RootHive._apply_decided,
     "contract_ready": RootHive._apply_ready,
     "need_awarded": RootHive._apply_awarded,
+    "repair_proposed": RootHive._apply_repair,
+    "endpoint_registered": RootHive._apply_endpoint,
+    "endpoint_removed": RootHive._apply_endpoint_removed,
 }
+
+
+def _check_contract_name(contract: object, code: str) -> None:
+    if not isinstance(contract, str) or not _CONTRACT_NAME.match(contract):
+        raise InputError(f"{contract!r} is not a contract name", code=code,
+                         hint="[a-z][a-z0-9_-]*, at most 63 characters, as in contract.yaml")
 
 
 # ------------------------------------------------------------------------------------------------ files

@@ -1,4 +1,5 @@
-"""What the root hive hands out: registrations, outcomes, approvals, contract and hive views.
+"""What the root hive hands out: registrations, outcomes, approvals (of contracts and of repairs), contract and
+hive views, gRPC endpoints.
 
 All are frozen dataclasses with ``to_dict()`` giving plain JSON data (versions as strings), which is what
 the gRPC service and ``--format json`` send.
@@ -13,12 +14,14 @@ from ..errors import ContractInvalid, InputError, Problem, SubhiveError
 from ..semver import Version
 from ._errors import Conflict
 
-__all__ = ["Approval", "ContractInfo", "HiveStatus", "ProposalOutcome", "Registration", "RequirementOutcome",
-           "VersionInfo"]
+__all__ = ["Approval", "ContractInfo", "Endpoint", "HiveStatus", "ProposalOutcome", "Registration", "Repair",
+           "RequirementOutcome", "VersionInfo"]
 
 ProposalStatus = Literal["accepted", "pending", "rejected"]
 ApprovalStatus = Literal["pending", "approved", "rejected"]
 VersionStatus = Literal["active", "superseded", "retired"]
+#: What an approval is about: a contract version waiting to be published, or a repair a hive reported.
+ApprovalKind = Literal["contract", "repair"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,12 +51,13 @@ class ProposalOutcome:
     ``code`` is stable: ``proposal.accepted``, ``proposal.unchanged`` (the same accepted content again),
     ``proposal.pending_breaking``, ``proposal.pending_consumers``, ``proposal.pending_provider``,
     ``contract.invalid`` (lint), ``proposal.semver`` (dishonest bump), ``proposal.version_order``,
-    ``proposal.immutable`` (an accepted version with other content), ``proposal.pending_exists``.
+    ``proposal.immutable`` (an accepted version with other content), ``proposal.pending_exists``; and
+    ``repair.accepted`` for a repair approval a human approved (``kind`` ``"repair"``, no ``version``).
     """
 
     id: str
     contract: str
-    version: Version
+    version: Version | None
     status: ProposalStatus
     check: dict[str, Any] | None
     problems: tuple[Problem, ...]
@@ -62,6 +66,7 @@ class ProposalOutcome:
     hash: str = ""
     #: Announcements (open needs) this acceptance awarded.
     awarded: tuple[str, ...] = ()
+    kind: ApprovalKind = "contract"
 
     def error(self) -> SubhiveError | None:
         """For a rejection, the error a wire should carry: :class:`InputError` (bad contract or dishonest
@@ -77,9 +82,9 @@ class ProposalOutcome:
         return _WithDetails(error, {"proposal": self.id, "check": self.check})
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "contract": self.contract, "version": str(self.version), "status": self.status,
-                "code": self.code, "message": self.message, "hash": self.hash, "awarded": list(self.awarded),
-                "problems": [p.to_dict() for p in self.problems], "check": self.check}
+        return {"id": self.id, "kind": self.kind, "contract": self.contract, "version": _text(self.version),
+                "status": self.status, "code": self.code, "message": self.message, "hash": self.hash,
+                "awarded": list(self.awarded), "problems": [p.to_dict() for p in self.problems], "check": self.check}
 
 
 _CONFLICT_CODES = frozenset({"proposal.immutable", "proposal.pending_exists", "proposal.version_order",
@@ -98,28 +103,84 @@ class _WithDetails(InputError):
 
 
 @dataclass(frozen=True, slots=True)
+class Repair:
+    """What a hive reported about an error class it saw repeatedly (the approval's ``repair``).
+
+    Where it happened is the approval's ``contract`` plus ``operation`` and/or ``subject``; the hive is the
+    approval's ``proposer``. ``count`` adds up every report while the approval is pending.
+    """
+
+    code: str
+    operation: str
+    subject: str
+    count: int
+    #: The latest report's sample (at most 4 KiB, bytes as the hive sent them), b"" if none.
+    sample: bytes
+    last_seen: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data; the sample as text (UTF-8, undecodable bytes replaced), since people read it."""
+        return {"code": self.code, "operation": self.operation, "subject": self.subject, "count": self.count,
+                "sample": self.sample.decode("utf-8", "replace"), "last_seen": self.last_seen}
+
+
+@dataclass(frozen=True, slots=True)
 class Approval:
-    """A proposal waiting for a human (or decided by one). ``id`` is the proposal's id."""
+    """Something waiting for a human (or decided by one).
+
+    ``kind`` ``"contract"``: a proposal (``id`` is the proposal's, ``p-N``); approving publishes its version.
+    ``kind`` ``"repair"``: a hive's repair proposal (``id`` ``r-N``, ``version`` None, details in ``repair``);
+    approving acknowledges it, rejecting dismisses it, and neither publishes anything.
+    """
 
     id: str
     contract: str
-    version: Version
+    version: Version | None
     proposer: str
     check: dict[str, Any] | None
     created: float
     status: ApprovalStatus
-    #: Why it waits: ``proposal.pending_breaking``, ``proposal.pending_consumers`` or ``proposal.pending_provider``.
+    #: Why it waits: ``proposal.pending_breaking``, ``proposal.pending_consumers``, ``proposal.pending_provider``,
+    #: or ``repair.proposed``.
     reason: str = ""
     message: str = ""
     hash: str = ""
     #: The approver's note or the rejection's reason, once decided.
     decision: str = ""
     decided: float | None = None
+    kind: ApprovalKind = "contract"
+    repair: Repair | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "contract": self.contract, "version": str(self.version), "proposer": self.proposer,
-                "status": self.status, "reason": self.reason, "message": self.message, "hash": self.hash,
-                "created": self.created, "decided": self.decided, "decision": self.decision, "check": self.check}
+        return {"id": self.id, "kind": self.kind, "contract": self.contract, "version": _text(self.version),
+                "proposer": self.proposer, "status": self.status, "reason": self.reason, "message": self.message,
+                "hash": self.hash, "created": self.created, "decided": self.decided, "decision": self.decision,
+                "check": self.check, "repair": self.repair.to_dict() if self.repair is not None else None}
+
+
+def _text(version: Version | None) -> str | None:
+    return str(version) if version is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where a provider serves the gRPC service of one major line of a contract.
+
+    >>> Endpoint("inventory", 1, "127.0.0.1:40123", "db", "shop.inventory.v1.Inventory", 1.7e9).address
+    '127.0.0.1:40123'
+    """
+
+    contract: str
+    major: int
+    address: str
+    provider: str
+    #: The contract's gRPC service (``grpc.service`` in its contract.yaml), for health checks and reflection.
+    service: str
+    registered: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"contract": self.contract, "major": self.major, "address": self.address, "provider": self.provider,
+                "service": self.service, "registered": self.registered}
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,8 +221,10 @@ class HiveStatus:
     children: list[HiveStatus]
     provides: list[str]
     consumes: list[dict[str, Any]]
+    #: The gRPC endpoints the hive registered, by contract and major.
+    endpoints: list[Endpoint] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "parent": self.parent,
                 "children": [c.to_dict() for c in self.children], "provides": list(self.provides),
-                "consumes": [dict(c) for c in self.consumes]}
+                "consumes": [dict(c) for c in self.consumes], "endpoints": [e.to_dict() for e in self.endpoints]}

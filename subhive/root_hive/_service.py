@@ -4,13 +4,14 @@
     server.address                                   # '127.0.0.1:40123'
     await server.stop()
 
-Every RPC of ``contracts/root-hive/1.1.0/root_hive.proto`` authenticates its caller from the metadata
+Every RPC of ``contracts/root-hive/1.2.0/root_hive.proto`` authenticates its caller from the metadata
 ``authorization: Bearer <token>`` and runs the engine call, authentication included, as one job on a single
 worker thread: the engine is not thread-safe, and keeping it off the event loop keeps watchers streaming
 while a proposal is linted. Calls that queue up while the worker is busy run as one group commit (one
 barrier for their files, one fsync of the log) and are all answered once it is durable (see ``_Engine``).
 Errors leave as gRPC statuses whose message is the error's ``to_dict()`` as JSON
-(see :data:`STATUS_OF`); anything else is logged here and leaves as INTERNAL without details.
+(see :data:`STATUS_OF`, shared with every provider ``subhive.rpc`` serves); anything else is logged here and
+leaves as INTERNAL without details.
 
 ``WatchEvents`` (a message per frame) and ``WatchEventBatches`` (the frames of a group commit per message)
 stream from an in-memory window of recent frames that every watcher shares; a watcher that
@@ -36,11 +37,12 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from ..errors import InputError, Problem, SubhiveError
-from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
-from ._model import Approval, ContractInfo, HiveStatus, ProposalOutcome
+from ..errors import InputError, Problem
+from ._errors import Conflict, PermissionDenied, Unauthenticated
+from ._model import Approval, ContractInfo, Endpoint, HiveStatus, ProposalOutcome
 from ._proto import root_hive_pb2 as pb
 from ._proto import root_hive_pb2_grpc as pb_grpc
+from ._status import STATUS_OF, abort_with, error_details
 from ._window import EncodedFrame, FrameWindow, encode_frame, passthrough
 
 if TYPE_CHECKING:
@@ -57,34 +59,9 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["RootHive"].full_name  # "subhive.
 #: Where a running server records its address and pid, so the CLI finds it (relative to the workspace root).
 SERVICE_FILE = Path(".subhive") / "root" / "service.json"
 
-#: Error class -> gRPC status code. The first matching class wins, so subclasses come first.
-STATUS_OF: tuple[tuple[type[SubhiveError], grpc.StatusCode], ...] = (
-    (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
-    (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
-    (NotFound, grpc.StatusCode.NOT_FOUND),
-    (Conflict, grpc.StatusCode.FAILED_PRECONDITION),
-    (InputError, grpc.StatusCode.INVALID_ARGUMENT),
-)
-
 _WINDOW = 4096  # recent frames kept in memory for watchers; older ones are read from the log
 _LOG_PAGE = 1024  # frames per read from the log for a watcher behind the window
 _WAKE_INTERVAL = 0.02  # seconds: under load watchers wake at most this often, so group commits share messages
-
-
-def error_details(error: SubhiveError) -> str:
-    """The status message for ``error``: its ``to_dict()`` as compact JSON (no repr, no traceback).
-
-    >>> error_details(NotFound("no approval x"))[:56]
-    '{"error":"state.not_found","message":"no approval x","pr'
-    """
-    return json.dumps(error.to_dict(), separators=(",", ":"), default=str)
-
-
-def _status_of(error: SubhiveError) -> grpc.StatusCode:
-    for cls, code in STATUS_OF:
-        if isinstance(error, cls):
-            return code
-    return grpc.StatusCode.INVALID_ARGUMENT if error.exit_code == 2 else grpc.StatusCode.FAILED_PRECONDITION
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,13 +228,8 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
                 return fn(self._caller(token))
 
             return await self._engine.call(job)
-        except SubhiveError as exc:
-            await context.abort(_status_of(exc), error_details(exc))
-        except Exception:
-            log.exception("root hive: internal error")
-            await context.abort(grpc.StatusCode.INTERNAL, json.dumps(
-                {"error": "internal", "message": "internal error in the root hive; see its log"}))
-        raise AssertionError("unreachable: abort raises")  # pragma: no cover
+        except Exception as exc:
+            await abort_with(context, exc, server="the root hive", log=log)
 
     def _caller(self, token: str) -> Caller:
         if self.root.is_admin(token):
@@ -312,8 +284,9 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
     async def ListApprovals(self, request: pb.ListApprovalsRequest,
                             context: grpc.aio.ServicerContext[Any, Any]) -> pb.ListApprovalsReply:
         def op(_: Caller) -> pb.ListApprovalsReply:
-            return pb.ListApprovalsReply(approvals=[_approval_pb(a)
-                                                    for a in self.root.approvals(request.status or "pending")])
+            # An empty kind is a 1.1.0 client's request: it knows contract approvals only.
+            approvals = self.root.approvals(request.status or "pending", kind=request.kind or "contract")
+            return pb.ListApprovalsReply(approvals=[_approval_pb(a) for a in approvals])
 
         return await self._do(context, op)
 
@@ -337,6 +310,54 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
         def op(caller: Caller) -> pb.Approval:
             _require_admin(caller, "reject proposals")
             return _approval_pb(self.root.reject(request.id, admin_token=token, reason=request.reason))
+
+        return await self._do(context, op)
+
+    async def ProposeRepair(self, request: pb.ProposeRepairRequest,
+                            context: grpc.aio.ServicerContext[Any, Any]) -> pb.Approval:
+        def op(caller: Caller) -> pb.Approval:
+            if caller.admin and not request.hive:
+                raise InputError("the admin proposes a repair for a hive: name it in hive", code="repair.no_hive")
+            if not caller.admin and request.hive and request.hive != caller.name:
+                raise PermissionDenied(f"hive {caller.name!r} may not propose a repair for {request.hive!r}: a hive "
+                                       "reports its own errors", code="auth.not_self")
+            approval = self.root.propose_repair(
+                request.hive or caller.name, code=request.code, message=request.message, contract=request.contract,
+                operation=request.operation, subject=request.subject, count=request.count or 1,
+                sample=request.sample)
+            return _approval_pb(approval)
+
+        return await self._do(context, op)
+
+    async def RegisterEndpoint(self, request: pb.RegisterEndpointRequest,
+                               context: grpc.aio.ServicerContext[Any, Any]) -> pb.Endpoint:
+        def op(caller: Caller) -> pb.Endpoint:
+            if caller.admin:  # for the contract's provider, named or not
+                hive = request.on_behalf_of or None
+            else:
+                if request.on_behalf_of and request.on_behalf_of != caller.name:
+                    raise PermissionDenied(f"hive {caller.name!r} may not register endpoints on behalf of "
+                                           f"{request.on_behalf_of!r}", code="auth.not_provider")
+                hive = caller.name
+            return _endpoint_pb(self.root.register_endpoint(hive, request.contract, request.major, request.address,
+                                                            services=tuple(request.services)))
+
+        return await self._do(context, op)
+
+    async def RemoveEndpoint(self, request: pb.RemoveEndpointRequest,
+                             context: grpc.aio.ServicerContext[Any, Any]) -> pb.RemoveEndpointReply:
+        def op(caller: Caller) -> pb.RemoveEndpointReply:
+            removed = self.root.remove_endpoint(None if caller.admin else caller.name, request.contract,
+                                                request.major, request.address)
+            return pb.RemoveEndpointReply(removed=removed)
+
+        return await self._do(context, op)
+
+    async def LookupEndpoint(self, request: pb.LookupEndpointRequest,
+                             context: grpc.aio.ServicerContext[Any, Any]) -> pb.Endpoint:
+        def op(caller: Caller) -> pb.Endpoint:
+            return _endpoint_pb(self.root.endpoint(request.contract, request.major,
+                                                   hive=None if caller.admin else caller.name))
 
         return await self._do(context, op)
 
@@ -456,17 +477,32 @@ def _outcome_pb(outcome: ProposalOutcome) -> pb.ProposalOutcome:
     error = outcome.error()
     if error is not None:
         raise error
-    return pb.ProposalOutcome(id=outcome.id, contract=outcome.contract, version=str(outcome.version),
+    return pb.ProposalOutcome(id=outcome.id, contract=outcome.contract, version=_version(outcome),
                               status=outcome.status, check_json=_json(outcome.check), message=outcome.message,
                               problems=[_problem_pb(p) for p in outcome.problems], code=outcome.code,
-                              hash=outcome.hash, awarded=list(outcome.awarded))
+                              hash=outcome.hash, awarded=list(outcome.awarded), kind=outcome.kind)
+
+
+def _version(item: ProposalOutcome | Approval) -> str:
+    return str(item.version) if item.version is not None else ""  # a repair has none
 
 
 def _approval_pb(approval: Approval) -> pb.Approval:
-    return pb.Approval(id=approval.id, contract=approval.contract, version=str(approval.version),
-                       proposer=approval.proposer, check_json=_json(approval.check), created=approval.created,
-                       status=approval.status, reason=approval.reason, message=approval.message,
-                       hash=approval.hash, decision=approval.decision, decided=approval.decided or 0.0)
+    message = pb.Approval(id=approval.id, contract=approval.contract, version=_version(approval),
+                          proposer=approval.proposer, check_json=_json(approval.check), created=approval.created,
+                          status=approval.status, reason=approval.reason, message=approval.message,
+                          hash=approval.hash, decision=approval.decision, decided=approval.decided or 0.0,
+                          kind=approval.kind)
+    if approval.repair is not None:
+        r = approval.repair
+        message.repair.CopyFrom(pb.Repair(code=r.code, operation=r.operation, subject=r.subject, count=r.count,
+                                          sample=r.sample, last_seen=r.last_seen))
+    return message
+
+
+def _endpoint_pb(endpoint: Endpoint) -> pb.Endpoint:
+    return pb.Endpoint(contract=endpoint.contract, major=endpoint.major, address=endpoint.address,
+                       provider=endpoint.provider, service=endpoint.service, registered=endpoint.registered)
 
 
 def _contract_pb(info: ContractInfo) -> pb.ContractInfo:
@@ -482,7 +518,8 @@ def _hive_pb(node: HiveStatus) -> pb.HiveNode:
                                          satisfied_by=str(c.get("satisfied_by") or ""),
                                          announcement_id=str(c.get("announcement_id") or ""))
                                  for c in node.consumes],
-                       children=[_hive_pb(c) for c in node.children])
+                       children=[_hive_pb(c) for c in node.children],
+                       endpoints=[_endpoint_pb(e) for e in node.endpoints])
 
 
 # -- the server ----------------------------------------------------------------------------------------------

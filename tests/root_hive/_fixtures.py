@@ -47,3 +47,14 @@ def simple_files(name: str, version: str, provider: str) -> dict[str, bytes]:
                 "events": {"changed": {"payload": "event.json"}}}
     event = {"type": "object", "properties": {"at": {"type": "string"}}, "additionalProperties": False}
     return {"contract.yaml": yaml.safe_dump(manifest).encode(), "event.json": json.dumps(event).encode()}
+
+
+REPO = Path(__file__).resolve().parents[2]
+INVENTORY = REPO / "contracts" / "inventory" / "1.0.0"
+
+
+def inventory_files(*, provider: str = "db") -> dict[str, bytes]:
+    """The example ``inventory`` 1.0.0 contract (a gRPC service ``shop.inventory.v1.Inventory``)."""
+    files = {p.relative_to(INVENTORY).as_posix(): p.read_bytes() for p in sorted(INVENTORY.rglob("*")) if p.is_file()}
+    files["contract.yaml"] = files["contract.yaml"].replace(b"provider: db", f"provider: {provider}".encode())
+    return files

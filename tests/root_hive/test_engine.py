@@ -364,8 +364,9 @@ def test_status_is_a_tree(workspace: Path) -> None:
     root.propose("backend", orders_files("1.0.0"))
     tree = [h.to_dict() for h in root.status()]
     assert tree == [{"name": "backend", "kind": "backend", "parent": "root", "provides": ["orders"], "consumes": [],
+                     "endpoints": [],
                      "children": [{"name": "api", "kind": "custom", "parent": "backend", "provides": [],
-                                   "consumes": [], "children": []}]}]
+                                   "consumes": [], "endpoints": [], "children": []}]}]
 
 
 def test_frames_resume_after_a_token(root: RootHive) -> None:

@@ -86,7 +86,7 @@ def test_generated_modules_are_what_protoc_makes_of_the_contract_today() -> None
 def test_generated_modules_say_do_not_edit_and_import_their_sibling_relatively() -> None:
     here = Path(_generate.__file__).parent
     for name in _generate.GENERATED:
-        assert (here / name).read_text().startswith("# Generated from contracts/root-hive/1.1.0/root_hive.proto; "
+        assert (here / name).read_text().startswith("# Generated from contracts/root-hive/1.2.0/root_hive.proto; "
                                                     "do not edit.\n")
     grpc_module = (here / "root_hive_pb2_grpc.py").read_text()
     assert "from . import root_hive_pb2 as root__hive__pb2" in grpc_module
@@ -99,7 +99,8 @@ def test_the_root_hive_contract_passes_lint() -> None:
     result = lint_paths([REPO / "contracts" / "root-hive"])
     assert [p.code for p in result.problems] == []
     assert sorted((c.name, str(c.version)) for c in result.contracts) == [("root-hive", "1.0.0"),
-                                                                         ("root-hive", "1.1.0")]
+                                                                         ("root-hive", "1.1.0"),
+                                                                         ("root-hive", "1.2.0")]
 
 
 def test_root_hive_1_1_0_only_adds_the_batched_watch_so_it_is_an_honest_minor() -> None:
@@ -111,6 +112,25 @@ def test_root_hive_1_1_0_only_adds_the_batched_watch_so_it_is_an_honest_minor() 
     assert check.semver_ok
     assert check.compatible
     assert str(check.required_bump) == "minor"
+
+
+def test_root_hive_1_2_0_only_adds_endpoints_and_repairs_so_it_is_an_honest_minor() -> None:
+    from subhive.compat.contract_check import check_contract
+    from subhive.contract import load_contract
+
+    base = REPO / "contracts" / "root-hive"
+    check = check_contract(load_contract(base / "1.2.0"), load_contract(base / "1.1.0"))
+    assert check.semver_ok
+    assert check.compatible
+    assert str(check.required_bump) == "minor"
+
+
+def test_accepted_root_hive_versions_are_never_edited() -> None:
+    from subhive.root_hive import contract_hash
+
+    base = REPO / "contracts" / "root-hive"
+    assert contract_hash(base / "1.0.0") == "sha256:481e36ca13667786ffa42b1f6fafc21b2b1df01dcbb043650cd9e04112a04584"
+    assert contract_hash(base / "1.1.0") == "sha256:daf0c726fe7de2acb3f7be23f95e35cebd4b8f7e441814f68190562743839067"
 
 
 def test_both_watch_rpcs_send_the_same_frames_in_order(workspace: Path) -> None:

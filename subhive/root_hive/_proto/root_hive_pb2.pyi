@@ -1,4 +1,4 @@
-# Generated from contracts/root-hive/1.1.0/root_hive.proto; do not edit.
+# Generated from contracts/root-hive/1.2.0/root_hive.proto; do not edit.
 # Regenerate with: python -m subhive.root_hive._proto._generate
 # ruff: noqa
 # mypy: disable-error-code="unused-ignore,overload-cannot-match"
@@ -183,6 +183,7 @@ class ProposalOutcome(_message.Message):
     CODE_FIELD_NUMBER: _builtins.int
     HASH_FIELD_NUMBER: _builtins.int
     AWARDED_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     contract: _builtins.str
     version: _builtins.str
@@ -195,6 +196,8 @@ class ProposalOutcome(_message.Message):
     """A stable code: proposal.accepted, proposal.unchanged, proposal.pending_breaking, ... (docs/root-hive.md)."""
     hash: _builtins.str
     """"sha256:<hex>" of the proposed files"""
+    kind: _builtins.str
+    """"contract" (also when empty) | "repair" (1.2.0: approving a repair; version is empty)"""
     @_builtins.property
     def problems(self) -> _containers.RepeatedCompositeFieldContainer[Global___Problem]: ...
     @_builtins.property
@@ -214,10 +217,11 @@ class ProposalOutcome(_message.Message):
         code: _builtins.str = ...,
         hash: _builtins.str = ...,
         awarded: _abc.Iterable[_builtins.str] | None = ...,
+        kind: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["awarded", b"awarded", "check_json", b"check_json", "code", b"code", "contract", b"contract", "hash", b"hash", "id", b"id", "message", b"message", "problems", b"problems", "status", b"status", "version", b"version"]
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["awarded", b"awarded", "check_json", b"check_json", "code", b"code", "contract", b"contract", "hash", b"hash", "id", b"id", "kind", b"kind", "message", b"message", "problems", b"problems", "status", b"status", "version", b"version"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -405,16 +409,20 @@ class ListApprovalsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     STATUS_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     status: _builtins.str
     """"pending" (default), "approved", "rejected" or "all" """
+    kind: _builtins.str
+    """1.2.0: "contract", "repair" or "all". Empty means "contract": a 1.1.0 client never sees a repair."""
     def __init__(
         self,
         *,
         status: _builtins.str = ...,
+        kind: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["status", b"status"]
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "status", b"status"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -436,6 +444,8 @@ class Approval(_message.Message):
     HASH_FIELD_NUMBER: _builtins.int
     DECISION_FIELD_NUMBER: _builtins.int
     DECIDED_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    REPAIR_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     contract: _builtins.str
     version: _builtins.str
@@ -453,6 +463,12 @@ class Approval(_message.Message):
     """the approver's note or the rejection's reason, once decided"""
     decided: _builtins.float
     """when it was decided; 0 while pending"""
+    kind: _builtins.str
+    """"contract" (also when empty) | "repair" (1.2.0; version, check_json and hash are empty)"""
+    @_builtins.property
+    def repair(self) -> Global___Repair:
+        """set for kind "repair" """
+
     def __init__(
         self,
         *,
@@ -468,14 +484,58 @@ class Approval(_message.Message):
         hash: _builtins.str = ...,
         decision: _builtins.str = ...,
         decided: _builtins.float = ...,
+        kind: _builtins.str = ...,
+        repair: Global___Repair | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never
+    _HasFieldArgType: _TypeAlias = _typing.Literal["repair", b"repair"]
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["check_json", b"check_json", "contract", b"contract", "created", b"created", "decided", b"decided", "decision", b"decision", "hash", b"hash", "id", b"id", "message", b"message", "proposer", b"proposer", "reason", b"reason", "status", b"status", "version", b"version"]
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["check_json", b"check_json", "contract", b"contract", "created", b"created", "decided", b"decided", "decision", b"decision", "hash", b"hash", "id", b"id", "kind", b"kind", "message", b"message", "proposer", b"proposer", "reason", b"reason", "repair", b"repair", "status", b"status", "version", b"version"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Approval: _TypeAlias = Approval
+
+@_typing.final
+class Repair(_message.Message):
+    """What a hive reported (1.2.0). The hive is the approval's proposer, the contract its contract."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    OPERATION_FIELD_NUMBER: _builtins.int
+    SUBJECT_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    SAMPLE_FIELD_NUMBER: _builtins.int
+    LAST_SEEN_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """the error code or class, e.g. "handler.failed" or "KeyError" """
+    operation: _builtins.str
+    """the contract's operation or event, if known"""
+    subject: _builtins.str
+    """the NATS subject (or gRPC method) where it happened, if known"""
+    count: _builtins.int
+    """occurrences reported while it was pending"""
+    sample: _builtins.bytes
+    """the latest sample (at most 4 KiB, e.g. the payload that failed), may be empty"""
+    last_seen: _builtins.float
+    """when it was last reported"""
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+        operation: _builtins.str = ...,
+        subject: _builtins.str = ...,
+        count: _builtins.int = ...,
+        sample: _builtins.bytes = ...,
+        last_seen: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "count", b"count", "last_seen", b"last_seen", "operation", b"operation", "sample", b"sample", "subject", b"subject"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Repair: _TypeAlias = Repair
 
 @_typing.final
 class ListApprovalsReply(_message.Message):
@@ -585,6 +645,7 @@ class HiveNode(_message.Message):
     PROVIDES_FIELD_NUMBER: _builtins.int
     CONSUMES_FIELD_NUMBER: _builtins.int
     CHILDREN_FIELD_NUMBER: _builtins.int
+    ENDPOINTS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     kind: _builtins.str
     parent: _builtins.str
@@ -596,6 +657,10 @@ class HiveNode(_message.Message):
     def consumes(self) -> _containers.RepeatedCompositeFieldContainer[Global___Need]: ...
     @_builtins.property
     def children(self) -> _containers.RepeatedCompositeFieldContainer[Global___HiveNode]: ...
+    @_builtins.property
+    def endpoints(self) -> _containers.RepeatedCompositeFieldContainer[Global___Endpoint]:
+        """1.2.0: the gRPC endpoints this hive registered"""
+
     def __init__(
         self,
         *,
@@ -605,10 +670,11 @@ class HiveNode(_message.Message):
         provides: _abc.Iterable[_builtins.str] | None = ...,
         consumes: _abc.Iterable[Global___Need] | None = ...,
         children: _abc.Iterable[Global___HiveNode] | None = ...,
+        endpoints: _abc.Iterable[Global___Endpoint] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["children", b"children", "consumes", b"consumes", "kind", b"kind", "name", b"name", "parent", b"parent", "provides", b"provides"]
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["children", b"children", "consumes", b"consumes", "endpoints", b"endpoints", "kind", b"kind", "name", b"name", "parent", b"parent", "provides", b"provides"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -737,3 +803,189 @@ class Frame(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Frame: _TypeAlias = Frame
+
+@_typing.final
+class RegisterEndpointRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTRACT_FIELD_NUMBER: _builtins.int
+    MAJOR_FIELD_NUMBER: _builtins.int
+    ADDRESS_FIELD_NUMBER: _builtins.int
+    SERVICES_FIELD_NUMBER: _builtins.int
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    contract: _builtins.str
+    major: _builtins.int
+    address: _builtins.str
+    """host:port or [v6]:port"""
+    on_behalf_of: _builtins.str
+    """admin tokens only: the provider hive; hives leave it empty"""
+    @_builtins.property
+    def services(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The services the server answers (optional); when given, they must include the contract's service."""
+
+    def __init__(
+        self,
+        *,
+        contract: _builtins.str = ...,
+        major: _builtins.int = ...,
+        address: _builtins.str = ...,
+        services: _abc.Iterable[_builtins.str] | None = ...,
+        on_behalf_of: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "contract", b"contract", "major", b"major", "on_behalf_of", b"on_behalf_of", "services", b"services"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RegisterEndpointRequest: _TypeAlias = RegisterEndpointRequest
+
+@_typing.final
+class Endpoint(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTRACT_FIELD_NUMBER: _builtins.int
+    MAJOR_FIELD_NUMBER: _builtins.int
+    ADDRESS_FIELD_NUMBER: _builtins.int
+    PROVIDER_FIELD_NUMBER: _builtins.int
+    SERVICE_FIELD_NUMBER: _builtins.int
+    REGISTERED_FIELD_NUMBER: _builtins.int
+    contract: _builtins.str
+    major: _builtins.int
+    address: _builtins.str
+    provider: _builtins.str
+    """the hive that serves it"""
+    service: _builtins.str
+    """the contract's gRPC service, e.g. shop.inventory.v1.Inventory"""
+    registered: _builtins.float
+    """seconds since the epoch"""
+    def __init__(
+        self,
+        *,
+        contract: _builtins.str = ...,
+        major: _builtins.int = ...,
+        address: _builtins.str = ...,
+        provider: _builtins.str = ...,
+        service: _builtins.str = ...,
+        registered: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "contract", b"contract", "major", b"major", "provider", b"provider", "registered", b"registered", "service", b"service"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Endpoint: _TypeAlias = Endpoint
+
+@_typing.final
+class RemoveEndpointRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTRACT_FIELD_NUMBER: _builtins.int
+    MAJOR_FIELD_NUMBER: _builtins.int
+    ADDRESS_FIELD_NUMBER: _builtins.int
+    contract: _builtins.str
+    major: _builtins.int
+    address: _builtins.str
+    """removed only while the registration still names this address"""
+    def __init__(
+        self,
+        *,
+        contract: _builtins.str = ...,
+        major: _builtins.int = ...,
+        address: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "contract", b"contract", "major", b"major"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveEndpointRequest: _TypeAlias = RemoveEndpointRequest
+
+@_typing.final
+class RemoveEndpointReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REMOVED_FIELD_NUMBER: _builtins.int
+    removed: _builtins.bool
+    def __init__(
+        self,
+        *,
+        removed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["removed", b"removed"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveEndpointReply: _TypeAlias = RemoveEndpointReply
+
+@_typing.final
+class LookupEndpointRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTRACT_FIELD_NUMBER: _builtins.int
+    MAJOR_FIELD_NUMBER: _builtins.int
+    contract: _builtins.str
+    major: _builtins.int
+    def __init__(
+        self,
+        *,
+        contract: _builtins.str = ...,
+        major: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["contract", b"contract", "major", b"major"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LookupEndpointRequest: _TypeAlias = LookupEndpointRequest
+
+@_typing.final
+class ProposeRepairRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HIVE_FIELD_NUMBER: _builtins.int
+    CODE_FIELD_NUMBER: _builtins.int
+    CONTRACT_FIELD_NUMBER: _builtins.int
+    OPERATION_FIELD_NUMBER: _builtins.int
+    SUBJECT_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    SAMPLE_FIELD_NUMBER: _builtins.int
+    hive: _builtins.str
+    """empty: the calling hive; the admin must name one"""
+    code: _builtins.str
+    """the error code or class"""
+    contract: _builtins.str
+    """where: a contract (and operation), a subject, or both"""
+    operation: _builtins.str
+    subject: _builtins.str
+    count: _builtins.int
+    """occurrences seen (0 counts as 1)"""
+    message: _builtins.str
+    """short: at most 1,024 characters"""
+    sample: _builtins.bytes
+    """optional: at most 4 KiB, bytes as they were (the hive cuts longer ones)"""
+    def __init__(
+        self,
+        *,
+        hive: _builtins.str = ...,
+        code: _builtins.str = ...,
+        contract: _builtins.str = ...,
+        operation: _builtins.str = ...,
+        subject: _builtins.str = ...,
+        count: _builtins.int = ...,
+        message: _builtins.str = ...,
+        sample: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "contract", b"contract", "count", b"count", "hive", b"hive", "message", b"message", "operation", b"operation", "sample", b"sample", "subject", b"subject"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ProposeRepairRequest: _TypeAlias = ProposeRepairRequest

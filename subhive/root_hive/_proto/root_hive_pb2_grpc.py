@@ -1,4 +1,4 @@
-# Generated from contracts/root-hive/1.1.0/root_hive.proto; do not edit.
+# Generated from contracts/root-hive/1.2.0/root_hive.proto; do not edit.
 # Regenerate with: python -m subhive.root_hive._proto._generate
 # ruff: noqa
 # mypy: disable-error-code="unused-ignore,overload-cannot-match"
@@ -93,6 +93,26 @@ class RootHiveStub:
                 request_serializer=root__hive__pb2.WatchEventsRequest.SerializeToString,
                 response_deserializer=root__hive__pb2.FrameBatch.FromString,
                 _registered_method=True)
+        self.RegisterEndpoint = channel.unary_unary(
+                '/subhive.root.v1.RootHive/RegisterEndpoint',
+                request_serializer=root__hive__pb2.RegisterEndpointRequest.SerializeToString,
+                response_deserializer=root__hive__pb2.Endpoint.FromString,
+                _registered_method=True)
+        self.RemoveEndpoint = channel.unary_unary(
+                '/subhive.root.v1.RootHive/RemoveEndpoint',
+                request_serializer=root__hive__pb2.RemoveEndpointRequest.SerializeToString,
+                response_deserializer=root__hive__pb2.RemoveEndpointReply.FromString,
+                _registered_method=True)
+        self.LookupEndpoint = channel.unary_unary(
+                '/subhive.root.v1.RootHive/LookupEndpoint',
+                request_serializer=root__hive__pb2.LookupEndpointRequest.SerializeToString,
+                response_deserializer=root__hive__pb2.Endpoint.FromString,
+                _registered_method=True)
+        self.ProposeRepair = channel.unary_unary(
+                '/subhive.root.v1.RootHive/ProposeRepair',
+                request_serializer=root__hive__pb2.ProposeRepairRequest.SerializeToString,
+                response_deserializer=root__hive__pb2.Approval.FromString,
+                _registered_method=True)
 
 
 class RootHiveServicer:
@@ -176,6 +196,38 @@ class RootHiveServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RegisterEndpoint(self, request, context):
+        """Added in 1.2.0: gRPC between hives. A provider registers the address where it serves the gRPC service of
+        (contract, major): the contract's provider only, or the admin. A new registration replaces the old one.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemoveEndpoint(self, request, context):
+        """Remove a registration, only while it still names the given address (a provider stopping cleanly).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def LookupEndpoint(self, request, context):
+        """Where (contract, major) is served: for the contract's consumers (hives that declared a requirement on it),
+        its provider, and the admin. NOT_FOUND (endpoint.none) while nothing is registered.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ProposeRepair(self, request, context):
+        """Added in 1.2.0: a hive reports an error class it saw repeatedly, for itself only (the admin names the
+        hive). It becomes a repair approval (kind "repair"); the same (hive, code, place) while one is pending
+        adds to its count instead of making another.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RootHiveServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -233,6 +285,26 @@ def add_RootHiveServicer_to_server(servicer, server):
                     servicer.WatchEventBatches,
                     request_deserializer=root__hive__pb2.WatchEventsRequest.FromString,
                     response_serializer=root__hive__pb2.FrameBatch.SerializeToString,
+            ),
+            'RegisterEndpoint': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterEndpoint,
+                    request_deserializer=root__hive__pb2.RegisterEndpointRequest.FromString,
+                    response_serializer=root__hive__pb2.Endpoint.SerializeToString,
+            ),
+            'RemoveEndpoint': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveEndpoint,
+                    request_deserializer=root__hive__pb2.RemoveEndpointRequest.FromString,
+                    response_serializer=root__hive__pb2.RemoveEndpointReply.SerializeToString,
+            ),
+            'LookupEndpoint': grpc.unary_unary_rpc_method_handler(
+                    servicer.LookupEndpoint,
+                    request_deserializer=root__hive__pb2.LookupEndpointRequest.FromString,
+                    response_serializer=root__hive__pb2.Endpoint.SerializeToString,
+            ),
+            'ProposeRepair': grpc.unary_unary_rpc_method_handler(
+                    servicer.ProposeRepair,
+                    request_deserializer=root__hive__pb2.ProposeRepairRequest.FromString,
+                    response_serializer=root__hive__pb2.Approval.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -532,6 +604,114 @@ class RootHive:
             '/subhive.root.v1.RootHive/WatchEventBatches',
             root__hive__pb2.WatchEventsRequest.SerializeToString,
             root__hive__pb2.FrameBatch.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegisterEndpoint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/subhive.root.v1.RootHive/RegisterEndpoint',
+            root__hive__pb2.RegisterEndpointRequest.SerializeToString,
+            root__hive__pb2.Endpoint.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemoveEndpoint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/subhive.root.v1.RootHive/RemoveEndpoint',
+            root__hive__pb2.RemoveEndpointRequest.SerializeToString,
+            root__hive__pb2.RemoveEndpointReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LookupEndpoint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/subhive.root.v1.RootHive/LookupEndpoint',
+            root__hive__pb2.LookupEndpointRequest.SerializeToString,
+            root__hive__pb2.Endpoint.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ProposeRepair(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/subhive.root.v1.RootHive/ProposeRepair',
+            root__hive__pb2.ProposeRepairRequest.SerializeToString,
+            root__hive__pb2.Approval.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,4 +1,4 @@
-# Generated from contracts/root-hive/1.1.0/root_hive.proto; do not edit.
+# Generated from contracts/root-hive/1.2.0/root_hive.proto; do not edit.
 # Regenerate with: python -m subhive.root_hive._proto._generate
 # ruff: noqa
 # mypy: disable-error-code="unused-ignore,overload-cannot-match"
@@ -69,6 +69,21 @@ class RootHiveStub:
     previous message (at most 1,024). One message per group commit instead of one per frame keeps many
     watchers cheap for the root and for themselves. (Added in 1.1.0.)
     """
+    RegisterEndpoint: _grpc.UnaryUnaryMultiCallable[_root_hive_pb2.RegisterEndpointRequest, _root_hive_pb2.Endpoint]
+    """Added in 1.2.0: gRPC between hives. A provider registers the address where it serves the gRPC service of
+    (contract, major): the contract's provider only, or the admin. A new registration replaces the old one.
+    """
+    RemoveEndpoint: _grpc.UnaryUnaryMultiCallable[_root_hive_pb2.RemoveEndpointRequest, _root_hive_pb2.RemoveEndpointReply]
+    """Remove a registration, only while it still names the given address (a provider stopping cleanly)."""
+    LookupEndpoint: _grpc.UnaryUnaryMultiCallable[_root_hive_pb2.LookupEndpointRequest, _root_hive_pb2.Endpoint]
+    """Where (contract, major) is served: for the contract's consumers (hives that declared a requirement on it),
+    its provider, and the admin. NOT_FOUND (endpoint.none) while nothing is registered.
+    """
+    ProposeRepair: _grpc.UnaryUnaryMultiCallable[_root_hive_pb2.ProposeRepairRequest, _root_hive_pb2.Approval]
+    """Added in 1.2.0: a hive reports an error class it saw repeatedly, for itself only (the admin names the
+    hive). It becomes a repair approval (kind "repair"); the same (hive, code, place) while one is pending
+    adds to its count instead of making another.
+    """
 
 @_typing.type_check_only
 class RootHiveAsyncStub(RootHiveStub):
@@ -96,6 +111,21 @@ class RootHiveAsyncStub(RootHiveStub):
     """The same frames, in the same order, several per message: every frame the root has made durable since the
     previous message (at most 1,024). One message per group commit instead of one per frame keeps many
     watchers cheap for the root and for themselves. (Added in 1.1.0.)
+    """
+    RegisterEndpoint: _aio.UnaryUnaryMultiCallable[_root_hive_pb2.RegisterEndpointRequest, _root_hive_pb2.Endpoint]  # type: ignore[assignment]
+    """Added in 1.2.0: gRPC between hives. A provider registers the address where it serves the gRPC service of
+    (contract, major): the contract's provider only, or the admin. A new registration replaces the old one.
+    """
+    RemoveEndpoint: _aio.UnaryUnaryMultiCallable[_root_hive_pb2.RemoveEndpointRequest, _root_hive_pb2.RemoveEndpointReply]  # type: ignore[assignment]
+    """Remove a registration, only while it still names the given address (a provider stopping cleanly)."""
+    LookupEndpoint: _aio.UnaryUnaryMultiCallable[_root_hive_pb2.LookupEndpointRequest, _root_hive_pb2.Endpoint]  # type: ignore[assignment]
+    """Where (contract, major) is served: for the contract's consumers (hives that declared a requirement on it),
+    its provider, and the admin. NOT_FOUND (endpoint.none) while nothing is registered.
+    """
+    ProposeRepair: _aio.UnaryUnaryMultiCallable[_root_hive_pb2.ProposeRepairRequest, _root_hive_pb2.Approval]  # type: ignore[assignment]
+    """Added in 1.2.0: a hive reports an error class it saw repeatedly, for itself only (the admin names the
+    hive). It becomes a repair approval (kind "repair"); the same (hive, code, place) while one is pending
+    adds to its count instead of making another.
     """
 
 class RootHiveServicer(metaclass=_abc_1.ABCMeta):
@@ -187,6 +217,45 @@ class RootHiveServicer(metaclass=_abc_1.ABCMeta):
         """The same frames, in the same order, several per message: every frame the root has made durable since the
         previous message (at most 1,024). One message per group commit instead of one per frame keeps many
         watchers cheap for the root and for themselves. (Added in 1.1.0.)
+        """
+
+    @_abc_1.abstractmethod
+    def RegisterEndpoint(
+        self,
+        request: _root_hive_pb2.RegisterEndpointRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_root_hive_pb2.Endpoint, _abc.Awaitable[_root_hive_pb2.Endpoint]]:
+        """Added in 1.2.0: gRPC between hives. A provider registers the address where it serves the gRPC service of
+        (contract, major): the contract's provider only, or the admin. A new registration replaces the old one.
+        """
+
+    @_abc_1.abstractmethod
+    def RemoveEndpoint(
+        self,
+        request: _root_hive_pb2.RemoveEndpointRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_root_hive_pb2.RemoveEndpointReply, _abc.Awaitable[_root_hive_pb2.RemoveEndpointReply]]:
+        """Remove a registration, only while it still names the given address (a provider stopping cleanly)."""
+
+    @_abc_1.abstractmethod
+    def LookupEndpoint(
+        self,
+        request: _root_hive_pb2.LookupEndpointRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_root_hive_pb2.Endpoint, _abc.Awaitable[_root_hive_pb2.Endpoint]]:
+        """Where (contract, major) is served: for the contract's consumers (hives that declared a requirement on it),
+        its provider, and the admin. NOT_FOUND (endpoint.none) while nothing is registered.
+        """
+
+    @_abc_1.abstractmethod
+    def ProposeRepair(
+        self,
+        request: _root_hive_pb2.ProposeRepairRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_root_hive_pb2.Approval, _abc.Awaitable[_root_hive_pb2.Approval]]:
+        """Added in 1.2.0: a hive reports an error class it saw repeatedly, for itself only (the admin names the
+        hive). It becomes a repair approval (kind "repair"); the same (hive, code, place) while one is pending
+        adds to its count instead of making another.
         """
 
 def add_RootHiveServicer_to_server(servicer: RootHiveServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,45 @@
+"""The consumer's side: find a contract's gRPC endpoint through the root and open a traced channel to it.
+
+    async with RootClient(root_address, web_token) as root:
+        channel = await connect_grpc(root, "inventory", 1)
+        async with channel:
+            stock = await inventory_pb2_grpc.InventoryStub(channel).GetStock(GetStockRequest(sku="A-1"))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import grpc
+
+from ..root_hive._client import RootClient
+from ..root_hive._errors import NotFound
+from ._errors import NoEndpoint
+from ._interceptors import trace_interceptors
+
+__all__ = ["connect_grpc"]
+
+
+async def connect_grpc(root: RootClient, contract: str, major: int, *,
+                       interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
+                       options: Sequence[tuple[str, Any]] = ()) -> grpc.aio.Channel:
+    """A channel to where ``contract`` v``major`` is served, sending the caller's trace on every call.
+
+    ``root`` is authenticated as a consumer of the contract (a hive that declared a requirement on it) or
+    its provider. Raises :class:`NoEndpoint` (``rpc.no_endpoint``) when nothing is registered,
+    PermissionDenied (``auth.not_consumer``) for a hive that neither consumes nor provides it, and
+    RootUnavailable when the root does not answer. The channel connects lazily; close it when done (or use
+    ``async with``). Failed calls raise ``grpc.aio.AioRpcError``: :func:`error_from_rpc` gives the error the
+    provider raised.
+    """
+    try:
+        endpoint = await root.lookup_endpoint(contract, major)
+    except NotFound as exc:
+        if exc.code != "endpoint.none":
+            raise
+        raise NoEndpoint(f"no gRPC endpoint is registered for {contract} v{major}",
+                         hint=f"{exc.hint or 'start its provider'}; then connect again "
+                              "(the provider registers its address with the root when it starts serving)") from None
+    return grpc.aio.insecure_channel(endpoint.address, options=list(options) or None,
+                                     interceptors=[*trace_interceptors(), *interceptors])

@@ -1,0 +1,151 @@
+"""The provider's side: serve a contract's gRPC service and register its address with the root.
+
+    async with RootClient(root_address, db_token) as root:
+        server = await serve_grpc(root, "inventory", 1,
+                                  [(inventory_pb2_grpc.add_InventoryServicer_to_server, Inventory())])
+        server.address                                  # '127.0.0.1:40123', registered with the root
+        ...
+        await server.stop()                             # NOT_SERVING, unregistered, then stopped
+
+The server listens on 127.0.0.1 with an ephemeral port by default, answers the standard health service
+(SERVING for ``""`` and every service added) and runs :class:`ProviderInterceptor` outermost, so handlers
+see the caller's trace and their errors leave as proper statuses.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from ..errors import InputError, SubhiveError, UsageError
+from ..root_hive._client import RootClient
+from ..root_hive._model import Endpoint
+from ._interceptors import ProviderInterceptor
+
+__all__ = ["AddServicer", "ProviderServer", "serve_grpc"]
+
+log = logging.getLogger("subhive.rpc")
+
+#: A generated ``add_<Service>Servicer_to_server(servicer, server)`` function.
+AddServicer = Callable[[Any, Any], None]
+
+
+class ProviderServer:
+    """A running provider: its gRPC server, health service and the endpoint the root holds for it."""
+
+    def __init__(self, server: grpc.aio.Server, health_servicer: health.aio.HealthServicer, root: RootClient,
+                 endpoint: Endpoint, services: tuple[str, ...]) -> None:
+        self.endpoint = endpoint
+        #: The services the server answers (health excluded), as the generated code named them.
+        self.services = services
+        self._server = server
+        self._health = health_servicer
+        self._root = root
+        self._stopped = False
+
+    @property
+    def address(self) -> str:
+        return self.endpoint.address
+
+    async def stop(self, grace: float | None = 1.0) -> None:
+        """Stop cleanly: health says NOT_SERVING, the root forgets the address (if it still names this
+        one), and in-flight calls get ``grace`` seconds. A root that does not answer only leaves a stale
+        registration behind, which the provider's next start replaces."""
+        if self._stopped:
+            return
+        self._stopped = True
+        await self._health.enter_graceful_shutdown()
+        try:
+            await self._root.remove_endpoint(self.endpoint.contract, self.endpoint.major, self.address)
+        except (SubhiveError, grpc.aio.UsageError) as exc:  # UsageError: the root client was closed first
+            log.warning("could not unregister %s v%d at %s: %s", self.endpoint.contract, self.endpoint.major,
+                        self.address, exc)
+        await self._server.stop(grace)
+
+    async def wait_for_termination(self) -> None:
+        await self._server.wait_for_termination()
+
+    async def __aenter__(self) -> ProviderServer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+async def serve_grpc(root: RootClient, contract: str, major: int, servicers: Sequence[tuple[AddServicer, object]],
+                     *, host: str = "127.0.0.1", port: int = 0,
+                     interceptors: Sequence[grpc.aio.ServerInterceptor] = ()) -> ProviderServer:
+    """Serve ``servicers`` for ``contract`` v``major`` and register the address with ``root``.
+
+    ``root`` is authenticated as the contract's provider (its hive token). ``servicers`` pairs each generated
+    ``add_*_to_server`` function with its servicer; the root refuses the registration
+    (``endpoint.service_missing``) when none of them is the contract's service. ``interceptors`` run inside
+    the trace and error boundary. Raises :class:`~subhive.errors.UsageError` for no servicers, InputError
+    ``rpc.bind_failed`` when the address cannot be bound, and what the root raises (PermissionDenied
+    ``auth.not_provider`` for a hive that does not provide the contract); the server is stopped then.
+    """
+    _check_servicers(servicers)
+    server = grpc.aio.server(interceptors=[ProviderInterceptor(f"{contract} v{major} provider"), *interceptors])
+    recorder = _Recorder(server)
+    for add, servicer in servicers:
+        add(servicer, recorder)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    address = _bind(server, host, port)
+    await server.start()
+    try:
+        for name in ("", *recorder.services):
+            await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+        # SERVING before the root hands the address out: a consumer that finds it can call it at once.
+        endpoint = await root.register_endpoint(contract, major, address, services=recorder.services)
+    except BaseException:
+        await server.stop(None)
+        raise
+    return ProviderServer(server, health_servicer, root, endpoint, tuple(recorder.services))
+
+
+def _check_servicers(servicers: Sequence[tuple[AddServicer, object]]) -> None:
+    if not servicers or not all(isinstance(s, tuple) and len(s) == 2 and callable(s[0]) for s in servicers):
+        raise UsageError("serve_grpc needs (add_*_to_server, servicer) pairs, at least one", code="rpc.servicers",
+                         hint="e.g. [(inventory_pb2_grpc.add_InventoryServicer_to_server, Inventory())]")
+
+
+def _bind(server: grpc.aio.Server, host: str, port: int) -> str:
+    try:
+        bound = server.add_insecure_port(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+    except RuntimeError as exc:
+        raise InputError(f"cannot listen on {host}:{port}", code="rpc.bind_failed",
+                         hint="choose another port, or 0 for a free one") from exc
+    if not bound:
+        raise InputError(f"cannot listen on {host}:{port}", code="rpc.bind_failed",
+                         hint="choose another port, or 0 for a free one")
+    return f"[{host}]:{bound}" if ":" in host else f"{host}:{bound}"
+
+
+class _Recorder:
+    """Stands in for the server while generated ``add_*_to_server`` functions run, to learn the names of
+    the services they add (for health checking and for the root's check) and pass everything on."""
+
+    def __init__(self, server: grpc.aio.Server) -> None:
+        self._server = server
+        self.services: list[str] = []
+
+    def _note(self, name: str) -> None:
+        if name not in self.services:
+            self.services.append(name)
+
+    def add_generic_rpc_handlers(self, handlers: Iterable[grpc.GenericRpcHandler]) -> None:
+        handlers = tuple(handlers)
+        for handler in handlers:
+            service_name = getattr(handler, "service_name", None)
+            if callable(service_name):
+                self._note(str(service_name()))
+        self._server.add_generic_rpc_handlers(handlers)
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        self._note(service)
+        self._server.add_registered_method_handlers(service, handlers)
