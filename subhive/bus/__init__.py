@@ -22,6 +22,7 @@ from subhive.bus._permissions import (
     kv_bucket,
     op_subject,
 )
+from subhive.bus._repair import report_to_root
 from subhive.bus._server import BusEndpoint, EmbeddedServer, ServerConfig, find_server_binary
 from subhive.bus._streams import ensure_event_streams
 from subhive.bus._transport import MAX_DELIVER, BusStats, Failure, NatsTransport
@@ -57,4 +58,5 @@ __all__ = [
     "inbox_prefix",
     "kv_bucket",
     "op_subject",
+    "report_to_root",
 ]

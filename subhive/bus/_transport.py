@@ -74,6 +74,7 @@ class Failure:
     code: str
     contract: str
     member: str
+    subject: str
     count: int
     message: str
     sample: bytes
@@ -452,7 +453,7 @@ class NatsTransport:
         self._failures[key] += 1
         self.stats.refused[error.code] += 1
         if self._failures[key] == 2 and self.on_repeated_failure is not None:
-            failure = Failure(self.hive, error.code, contract, member, 2,
+            failure = Failure(self.hive, error.code, contract, member, error.subject, 2,
                               f"{error.message}: {detail}"[:500] if detail else error.message, sample[:4096])
             with contextlib.suppress(Exception):  # reporting must not turn one failure into two
                 await self.on_repeated_failure(failure)

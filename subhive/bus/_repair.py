@@ -1,0 +1,32 @@
+"""Self-repair: a failure class a hive saw twice becomes a repair proposal at the root.
+
+    >>> async with RootClient(address, token) as root:                                   # doctest: +SKIP
+    ...     transport = await NatsTransport.connect(endpoint, "web", on_repeated_failure=report_to_root(root))
+
+The root records it as a pending approval of kind ``repair`` (``subhive approvals list``); a repeat while it
+is pending adds to its count instead of opening another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from ._transport import Failure
+
+if TYPE_CHECKING:
+    from ..root_hive._client import RootClient
+
+__all__ = ["report_to_root"]
+
+
+def report_to_root(root: RootClient) -> Callable[[Failure], Awaitable[None]]:
+    """An ``on_repeated_failure`` callback that sends each repeated failure to the root as a repair proposal
+    (with the hive's own token: a hive proposes repairs for itself only)."""
+
+    async def report(failure: Failure) -> None:
+        await root.propose_repair(code=failure.code, message=failure.message, contract=failure.contract,
+                                  operation=failure.member, subject=failure.subject, count=failure.count,
+                                  sample=failure.sample)
+
+    return report

@@ -1,0 +1,77 @@
+"""Self-repair end to end: a hive on a real NATS bus fails the same way twice, and a repair proposal appears
+at the real root (gRPC), where ``subhive approvals list`` shows it to a human."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+
+from subhive.bus import EmbeddedServer, NatsTransport, ServerConfig, ensure_event_streams, report_to_root
+from subhive.cli import main
+from subhive.root_hive._client import RootClient
+from subhive.root_hive._service import RootServer
+from subhive.workspace import Kind, new_subhive
+
+from ._contracts import orders, run
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[EmbeddedServer]:
+    server = EmbeddedServer.start_sync(ServerConfig(tmp_path / "nats"))
+    try:
+        yield server
+    finally:
+        server.stop_sync()
+
+
+def test_the_same_failure_twice_becomes_one_repair_proposal_at_the_root(
+        server: EmbeddedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from subhive.workspace import init_workspace
+
+    workspace = tmp_path / "shop"
+    init_workspace(workspace)
+    new_subhive("web", Kind.ui, start=workspace)
+
+    async def failing(payload: Any) -> None:
+        raise KeyError("order_id")
+
+    async def scenario() -> None:
+        nc = await nats.connect(server.url)
+        await ensure_event_streams(nc.jetstream(), [("orders", 1)])
+        await nc.close()
+        async with await RootServer.start(workspace, codegen=False) as root_server:
+            token = (workspace / ".subhive" / "tokens" / "web.token").read_text().strip()
+            async with RootClient(root_server.address, token) as root:
+                backend = await NatsTransport.connect(server.endpoint(), "backend")
+                web = await NatsTransport.connect(server.endpoint(), "web", on_repeated_failure=report_to_root(root))
+                try:
+                    await web.subscribe(orders(), "order_placed", failing)
+                    await backend.publish(orders(), "order_placed", {"order_id": "o-1"})
+                    for _ in range(300):
+                        if web.stats.dead_lettered:
+                            break
+                        await asyncio.sleep(0.02)
+                finally:
+                    await web.close()
+                    await backend.close()
+
+    run(scenario())
+    # The root has stopped; the CLI reads the same durable state from the workspace.
+    assert main(["approvals", "list", "-C", str(workspace), "--format", "json"]) == 0
+    approvals = json.loads(capsys.readouterr().out)["approvals"]
+    assert len(approvals) == 1
+    [repair] = approvals
+    assert repair["kind"] == "repair"
+    assert repair["proposer"] == "web"
+    assert repair["contract"] == "orders"
+    assert "KeyError" in repair["message"]
+    details = repair["repair"]
+    assert (details["code"], details["operation"], details["count"]) == ("handler.failed", "order_placed", 2)
+    assert details["subject"] == "subhive.orders.v1.ev.order_placed"
+    assert json.loads(details["sample"]) == {"order_id": "o-1"}  # the message that failed, kept for a human
