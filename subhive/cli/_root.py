@@ -213,7 +213,9 @@ def _print_outcome(outcome: ProposalOutcome, fmt: Format) -> None:
         print_json(outcome.to_dict())
         return
     colour = {"accepted": "green", "pending": "yellow"}.get(outcome.status, "red")
-    out_console.print(f"[bold]{escape(outcome.contract)}[/] {outcome.version}: [{colour}]{outcome.status}[/] "
+    version = outcome.version
+    what = f"repair {escape(outcome.id)}" if version is None else f"{escape(outcome.contract)} {version}"
+    out_console.print(f"[bold]{what}[/]: [{colour}]{outcome.status}[/] "
                       f"[dim]({escape(outcome.code)}, proposal {escape(outcome.id)})[/]")
     if outcome.message:
         out_console.print(f"  {escape(outcome.message)}")
@@ -281,8 +283,17 @@ def approvals_list(
     if not items:
         err_console.print(f"no {status.value} approvals" if status is not ApprovalStatus.all else "no approvals")
     for a in items:
-        out_console.print(f"{escape(a.id)}  {escape(a.contract)} {a.version}  [bold]{a.status}[/]  "
+        out_console.print(f"{escape(a.id)}  {_subject_of(a)}  [bold]{a.status}[/]  "
                           f"from {escape(a.proposer)}  {_when(a.created)}  [dim]{escape(a.reason)}[/]")
+
+
+def _subject_of(a: Approval) -> str:
+    """What an approval is about, in one phrase: a contract version, or a repair's failure and where."""
+    if a.repair is None:
+        return f"{escape(a.contract)} {a.version}"
+    r = a.repair
+    where = "/".join(escape(x) for x in (a.contract, r.operation) if x) or escape(r.subject) or "-"
+    return f"repair {escape(r.code)} x{r.count} at {where}"
 
 
 @approvals_app.command("show")
@@ -301,12 +312,20 @@ def approvals_show(
     if fmt is Format.json:
         print_json(a.to_dict())
         return
-    out_console.print(f"[bold]{escape(a.contract)}[/] {a.version}  {a.status}  proposal {escape(a.id)} "
+    out_console.print(f"[bold]{_subject_of(a)}[/]  {a.status}  {escape(a.id)} "
                       f"from {escape(a.proposer)}, {_when(a.created)}")
     if a.message:
         out_console.print(f"  {escape(a.message)}")
     if a.decision:
         out_console.print(f"  decision: {escape(a.decision)}")
+    if a.repair is not None:
+        if a.repair.subject:
+            out_console.print(f"  subject: {escape(a.repair.subject)}")
+        lines = a.repair.sample.decode("utf-8", "replace").splitlines()
+        if lines:
+            out_console.print("  sample (the message that failed):")
+            for line in lines[:10]:
+                out_console.print(f"    {line[:200]}", markup=False)
     for part in (a.check or {}).get("parts", []):
         for change in part.get("changes", []):
             if change.get("backward") and change.get("forward"):

@@ -75,3 +75,14 @@ def test_the_same_failure_twice_becomes_one_repair_proposal_at_the_root(
     assert (details["code"], details["operation"], details["count"]) == ("handler.failed", "order_placed", 2)
     assert details["subject"] == "subhive.orders.v1.ev.order_placed"
     assert json.loads(details["sample"]) == {"order_id": "o-1"}  # the message that failed, kept for a human
+    # People read the text form: what failed, how often, where, and the message that failed.
+    assert main(["approvals", "list", "-C", str(workspace)]) == 0
+    line = capsys.readouterr().out
+    assert "repair handler.failed x2 at orders/order_placed" in line
+    assert "None" not in line
+    assert main(["approvals", "show", "r-1", "-C", str(workspace)]) == 0
+    shown = capsys.readouterr().out
+    assert "subject: subhive.orders.v1.ev.order_placed" in shown
+    assert '{"order_id":"o-1"}' in shown
+    assert main(["approvals", "approve", "r-1", "-C", str(workspace), "--note", "fixed the handler"]) == 0
+    assert "repair r-1: accepted" in capsys.readouterr().out
