@@ -409,7 +409,9 @@ def _print_node(node: HiveStatus, prefix: str, *, last: bool) -> None:
                       + ("" if c.get("satisfied_by") else " (unmet)") for c in node.consumes)
     out_console.print(f"{prefix}{branch}[bold]{escape(node.name)}[/] [dim]{escape(node.kind)}[/]"
                       + (f"  provides {escape(', '.join(node.provides))}" if node.provides else "")
-                      + (f"  consumes {escape(needs)}" if needs else ""))
+                      + (f"  consumes {escape(needs)}" if needs else "")
+                      + "".join(f"  serves {escape(e.contract)} v{e.major} at {escape(e.address)}"
+                                for e in node.endpoints))
     below = prefix + ("    " if last else "│   ")
     for i, child in enumerate(node.children):
         _print_node(child, below, last=i == len(node.children) - 1)

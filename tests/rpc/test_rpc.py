@@ -17,6 +17,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from subhive.cli import main
 from subhive.errors import InputError, UsageError
 from subhive.root_hive import Conflict, NotFound, PermissionDenied
 from subhive.root_hive._client import RootClient, admin_token_of
@@ -145,7 +146,7 @@ def test_a_call_outside_any_trace_starts_one_and_a_provider_calling_onward_keeps
 # -- health, errors, permissions ------------------------------------------------------------------------------
 
 def test_health_checking_reports_serving_and_stopping_unregisters(
-        workspace: Path, modules: tuple[ModuleType, ModuleType]) -> None:
+        workspace: Path, modules: tuple[ModuleType, ModuleType], capsys: pytest.CaptureFixture[str]) -> None:
     async def scenario() -> None:
         async with shop(workspace) as s:
             _, servicers = serving(modules)
@@ -156,6 +157,11 @@ def test_health_checking_reports_serving_and_stopping_unregisters(
                     reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
                     assert reply.status == health_pb2.HealthCheckResponse.SERVING
             assert [e.address for e in (await s.admin.status())[0].endpoints] == [provider.address]
+            # `subhive status` (its own event loop, so a thread) shows where the hive serves.
+            code = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: main(["status", "-C", str(workspace)]))
+            assert code == 0
+            assert f"serves inventory v1 at {provider.address}" in capsys.readouterr().out
             await provider.stop()
             await provider.stop()  # idempotent
             with pytest.raises(NoEndpoint):
