@@ -7,6 +7,7 @@ stream in :mod:`subhive.bus._deadletter`.
 """
 
 from subhive.bus._deadletter import DeadLetter, DeadLetters, ensure_dead_letter_stream
+from subhive.bus._lock_grants import BusPlan, bus_plan
 from subhive.bus._permissions import (
     ADMIN_USER,
     DLQ_STREAM,
@@ -35,6 +36,7 @@ __all__ = [
     "AccountsConfig",
     "BusEndpoint",
     "BusError",
+    "BusPlan",
     "BusStats",
     "DeadLetter",
     "DeadLetters",
@@ -47,6 +49,7 @@ __all__ = [
     "ServerConfig",
     "WireError",
     "accounts_config",
+    "bus_plan",
     "dlq_subject",
     "durable_name",
     "ensure_dead_letter_stream",

@@ -1,0 +1,69 @@
+"""What the bus needs from the lock: each hive's NATS permissions, the event streams, who may send what.
+
+A hive touches exactly the contract versions codegen gives it stubs for (:func:`subhive.codegen.plan_stubs`:
+each requirement's resolved version, every major line of what it provides), so permissions, streams and
+stubs can never disagree about what a hive may use.
+
+    >>> plan = bus_plan(open_workspace("shop"), Lock.load(Path("shop")))     # doctest: +SKIP
+    >>> "subhive.orders.v1.op.place_order" in plan.permissions["web"].publish  # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ..contract import load_contract
+from ..errors import ContractInvalid, Problem
+from ..root_hive import Lock
+from ..workspace import Workspace
+from ._permissions import Permissions, hive_permissions
+
+__all__ = ["BusPlan", "bus_plan"]
+
+
+@dataclass(frozen=True)
+class BusPlan:
+    """``permissions`` per hive; ``streams``: the (contract, major) pairs with events; ``senders``: the hives
+    that may send requests for each (contract, major) (its consumers, for ``NatsTransport(allowed_senders=)``)."""
+
+    permissions: dict[str, Permissions]
+    streams: list[tuple[str, int]]
+    senders: dict[tuple[str, int], set[str]]
+
+
+def bus_plan(workspace: Workspace, lock: Lock) -> BusPlan:
+    """The bus configuration of every workspace hive; raises :class:`ContractInvalid` listing every problem
+    (a requirement the lock cannot meet, a locked version that no longer loads)."""
+    from ..codegen import plan_stubs
+
+    plan = plan_stubs(workspace, lock)
+    problems: list[Problem] = list(plan.problems)
+    operations: dict[tuple[str, int], list[str]] = {}
+    events: dict[tuple[str, int], list[str]] = {}
+    senders: dict[tuple[str, int], set[str]] = defaultdict(set)
+    touches: dict[str, tuple[dict[str, list[int]], dict[str, list[int]]]] = {}
+    for hive in plan.hives.values():
+        provides: dict[str, list[int]] = defaultdict(list)
+        consumes: dict[str, list[int]] = defaultdict(list)
+        for stub in hive.contracts:
+            key = (stub.entry.name, stub.entry.version.major)
+            if key not in operations:
+                try:
+                    contract = load_contract(stub.entry.directory(workspace.root))
+                except ContractInvalid as exc:
+                    problems.extend(exc.problems)
+                    continue
+                operations[key] = sorted(contract.operations)
+                events[key] = sorted(contract.events)
+            (provides if stub.role == "provides" else consumes)[key[0]].append(key[1])
+            if stub.role == "consumes":
+                senders[key].add(hive.hive)
+        touches[hive.hive] = (dict(provides), dict(consumes))
+    if problems:
+        raise ContractInvalid(problems)
+    permissions = {hive: hive_permissions(hive, provides, consumes, operations, events)
+                   for hive, (provides, consumes) in touches.items()}
+    streams = sorted(key for key, names in events.items() if names)
+    return BusPlan(permissions, streams, dict(senders))

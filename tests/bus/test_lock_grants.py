@@ -1,0 +1,103 @@
+"""Bus configuration from a real lock: the workspace of tests/codegen (web, api, db, backend hives with
+accepted contracts). Expected subjects are written out by hand from the contracts' manifests."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from subhive.bus import (
+    ADMIN_USER,
+    AccountsConfig,
+    EmbeddedServer,
+    NatsTransport,
+    PermissionViolation,
+    ServerConfig,
+    bus_plan,
+)
+from subhive.errors import ContractInvalid
+from subhive.root_hive import Lock
+from subhive.runtime import ContractBinding
+from subhive.workspace import open_workspace
+from tests.codegen._workspace import _rewrite, make_shop
+
+from ._contracts import run
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_shop(tmp_path_factory.mktemp("grants"))
+
+
+def test_each_hive_gets_exactly_the_subjects_of_what_it_touches(shop: Path) -> None:
+    plan = bus_plan(open_workspace(shop), Lock.load(shop))
+    web = plan.permissions["web"]
+    requests = {s for s in web.publish if ".op." in s}
+    assert requests == {"subhive.api_api.v0.op.get_status", "subhive.orders.v1.op.get_order",
+                        "subhive.orders.v1.op.place_order", "subhive.inventory.v1.op.reserve_stock"}
+    assert {s for s in web.subscribe if ".ev." in s} == {"subhive.orders.v1.ev.order_placed",
+                                                          "subhive.orders.v1.ev.order_shipped"}
+    assert not web.allow_responses  # it provides nothing
+    backend = plan.permissions["backend"]
+    assert {s for s in backend.subscribe if ".op." in s} == {"subhive.orders.v1.op.get_order",
+                                                              "subhive.orders.v1.op.place_order"}
+    assert {s for s in backend.publish if ".ev." in s} == {"subhive.orders.v1.ev.order_placed",
+                                                            "subhive.orders.v1.ev.order_shipped"}
+    assert not [s for s in backend.publish + backend.subscribe if "db_storage" in s or "api_api" in s]
+    assert plan.streams == [("db_storage", 0), ("orders", 1)]
+    assert plan.senders[("orders", 1)] == {"web"}
+    assert plan.senders[("db_storage", 0)] == {"api"}
+
+
+def test_a_requirement_the_lock_cannot_meet_is_an_error_not_a_silent_gap(tmp_path: Path) -> None:
+    root = make_shop(tmp_path)
+    _rewrite(root, "web", consumes={"orders": "^3.0"})
+    with pytest.raises(ContractInvalid) as caught:
+        bus_plan(open_workspace(root), Lock.load(root))
+    assert [p.code for p in caught.value.problems] == ["codegen.not_in_lock"]
+
+
+def test_the_server_enforces_the_grants_made_from_the_lock(shop: Path, tmp_path: Path) -> None:
+    plan = bus_plan(open_workspace(shop), Lock.load(shop))
+    passwords = {hive: secrets.token_urlsafe(24) for hive in [*plan.permissions, ADMIN_USER]}
+    users = {hive: (passwords[hive], grants) for hive, grants in plan.permissions.items()}
+    server = EmbeddedServer.start_sync(ServerConfig(tmp_path / "nats",
+                                                    accounts=AccountsConfig(users, passwords[ADMIN_USER])))
+    api_api = ContractBinding.load(_binding(shop, "api", "api_api_v0"))
+    db_storage = ContractBinding.load(_binding(shop, "api", "db_storage_v0"))
+
+    async def status(payload: Any) -> Any:
+        return {"status": "ok", "build": "b-1"}
+
+    async def scenario() -> tuple[Any, PermissionViolation]:
+        api = await NatsTransport.connect(server.endpoint("api", passwords["api"]), "api")
+        web = await NatsTransport.connect(server.endpoint("web", passwords["web"]), "web")
+        try:
+            await api.serve(api_api, {"get_status": status})
+            answer = await web.request(api_api, "get_status", {})
+            with pytest.raises(PermissionViolation) as caught:  # web does not consume db_storage
+                await web.request(db_storage, "get_record", {"collection": "orders", "id": "o-1"})
+            return answer, caught.value
+        finally:
+            await web.close()
+            await api.close()
+
+    try:
+        answer, refused = run(scenario())
+    finally:
+        server.stop_sync()
+    assert answer == {"status": "ok", "build": "b-1"}
+    assert refused.location.subject == "subhive.db_storage.v0.op.get_record"
+
+
+def _binding(shop: Path, hive: str, package: str) -> Path:
+    """The contract.json codegen would write: generated here so the test needs no stubs/ on disk."""
+    from subhive.codegen import generate_stubs
+
+    path = shop / "stubs" / hive / package / "contract.json"
+    if not path.exists():
+        assert not generate_stubs(open_workspace(shop), hives=[hive]).problems
+    return path
