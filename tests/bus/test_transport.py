@@ -468,3 +468,31 @@ def test_an_unreachable_server_is_an_error_not_a_hang() -> None:
     error = run(scenario())
     assert error.code == "bus.unavailable"
     assert "127.0.0.1:1" in error.message
+
+
+def test_a_request_from_a_hive_that_is_not_a_registered_consumer_is_refused_and_kept(
+        server: EmbeddedServer) -> None:
+    data = b'{"sku": "A-1", "qty": 1}'
+
+    async def scenario() -> tuple[dict[str, Any], list[Any], int]:
+        await _fresh(server)
+        backend = await _hive(server, "backend", allowed_senders={("orders", 1): {"web"}})
+        web, rogue = await _hive(server, "web"), await nats.connect(server.url)
+        try:
+            await backend.serve(orders(), {"place_order": _echo_orders})
+            assert await web.request(orders(), "place_order", {"sku": "A-1", "qty": 1}) == {"order_id": "o-A-1-1"}
+            reply = await rogue.request("subhive.orders.v1.op.place_order", data, timeout=5,
+                                        headers={"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "billing"})
+            await asyncio.sleep(0.1)
+            counted = backend.stats.refused["bus.sender_unknown"]
+            return json.loads(reply.data), await _letters(server, "backend"), counted
+        finally:
+            await rogue.close()
+            await web.close()
+            await backend.close()
+
+    body, letters, counted = run(scenario())
+    assert body["code"] == "bus.sender_unknown"
+    assert "billing" in body["message"]
+    assert counted == 1
+    assert [(d.data, d.code) for d in letters] == [(data, "bus.sender_unknown")]
