@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
@@ -42,6 +41,7 @@ from nats.js.errors import NoStreamResponseError
 from ..errors import SubhiveError
 from ..runtime import ContractBinding, EventCallback, Handler, NotServed, PayloadInvalid, Subscription
 from ..runtime._trace import continue_trace, outgoing_traceparent
+from ._codec import decode, encode
 from ._deadletter import publish_dead_letter
 from ._permissions import durable_name, event_stream, event_subject, inbox_prefix, op_subject
 from ._server import BusEndpoint
@@ -157,11 +157,7 @@ class _Group:
                 await stop()
 
 
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
-def _encode(payload: Any) -> bytes:
-    return _ENCODER.encode(payload).encode()
+_encode = encode
 
 
 class NatsTransport:
@@ -285,7 +281,7 @@ class NatsTransport:
     async def _decoded(self, data: bytes, subject: str, headers: Mapping[str, str],
                        where: tuple[str, int, str, str]) -> Any:
         try:
-            return json.loads(data)
+            return decode(data)
         except ValueError as exc:
             error = WireError("payload.malformed", f"the payload is not JSON: {exc}", subject=subject)
             await self._keep(where, subject, data, headers, error)
@@ -343,7 +339,7 @@ class NatsTransport:
         payload: Any = None
         if refusal is None:
             try:
-                payload = json.loads(msg.data)
+                payload = decode(msg.data)
             except ValueError as exc:
                 refusal = WireError("payload.malformed", f"the payload is not JSON: {exc}", subject=msg.subject)
         if refusal is None:
