@@ -32,5 +32,5 @@ def test_integers_past_64_bits_take_the_slow_path_and_still_round_trip(value: An
 
 @pytest.mark.parametrize("data", [b'{"a": 1', b"NaN", b"", b"\xff\xfe", b'{"a": 1} x'])
 def test_what_is_not_json_raises_value_error(data: bytes) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"."):  # any ValueError, as long as it says why
         decode(data)
