@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._js_docs import Node
-from ._js_pair import TRUE_NODE, Facts, Pair, Vacuous
+from ._js_pair import TRUE_NODE, Facts, Pair, Vacuous, changes_in
 from ._js_scalar import diff_bound, show
 from ._js_values import jkey
 from ._js_vocab import INPLACE, is_false
@@ -60,7 +60,7 @@ def _diff_items(p: Pair) -> None:
         co = p.o.child(po[i], "prefixItems", i) if i < len(po) else io
         cn = p.n.child(pn[i], "prefixItems", i) if i < len(pn) else in_
         if i < len(po) and i < len(pn):
-            p.values.extend(eng.sub(co, cn, guarded=True).changes)
+            p.values.append(eng.sub(co, cn, guarded=True))
             continue
         back = vac[0] or (max_o is not None and max_o <= i) or eng.subset(co, cn, guarded=True)
         fwd = vac[1] or (max_n is not None and max_n <= i) or eng.subset(cn, co, guarded=True)
@@ -74,7 +74,7 @@ def _diff_items(p: Pair) -> None:
         return
     tail = max(len(po), len(pn))
     if io_kw and in_kw and isinstance(io.value, dict) and isinstance(in_.value, dict):
-        p.values.extend(eng.sub(io, in_, guarded=True).changes)
+        p.values.append(eng.sub(io, in_, guarded=True))
         return
     if eng.same(io.value, in_.value):
         return
@@ -108,7 +108,7 @@ def _diff_contains(p: Pair) -> None:
     vac = Vacuous(p, "array")
     if old.schema is not None and new.schema is not None and old.high is None and new.high is None:
         # Only lower counts: a wider contains schema can only count more items.
-        p.inner.extend(p.eng.sub(old.schema, new.schema, guarded=True).changes)
+        p.inner.append(p.eng.sub(old.schema, new.schema, guarded=True))
         if old.low != new.low:
             back = vac[0] or new.low == 0 or old.low >= new.low
             fwd = vac[1] or old.low == 0 or new.low >= old.low
@@ -138,7 +138,7 @@ def _same_count_part(p: Pair, index: int, values: tuple[Any, Any], sides: tuple[
         return p.eng.same(vo, vn)
     if old.schema is None or new.schema is None:
         return False
-    return not p.eng.sub(old.schema, new.schema, guarded=True).changes
+    return p.eng.sub(old.schema, new.schema, guarded=True).clean
 
 
 def _contains_holds(eng: Engine, facts: Facts, a: _Count, b: _Count) -> bool:
@@ -222,12 +222,12 @@ def check_unevaluated(p: Pair) -> None:
               "unevaluatedItems added next to applicators or contains; which old arrays it now rejects "
               "cannot be proven")
         return
-    relevant = [c for c in (*p.own, *p.inner) if not is_evaluation_neutral(c.code)]
+    relevant = next((c for c in changes_in([*p.own, *p.inner]) if not is_evaluation_neutral(c.code)), None)
     uo, un = p.o.child(p.ok["unevaluatedItems"], "unevaluatedItems"), p.n.child(
         p.nk["unevaluatedItems"], "unevaluatedItems")
-    if relevant:
+    if relevant is not None:
         p.add("unevaluated_items.unprovable", p.path("unevaluatedItems"), False, False,
               "unevaluatedItems depends on which items other keywords evaluate, and those changed "
-              f"({relevant[0].code} at {relevant[0].path or '/'})")
+              f"({relevant.code} at {relevant.path or '/'})")
         return
-    p.inner.extend(p.eng.sub(uo, un, guarded=True).changes)
+    p.inner.append(p.eng.sub(uo, un, guarded=True))

@@ -78,16 +78,22 @@ class Doc:
 
 
 class Node:
-    """A subschema: ``value`` is a dict or a bool; ``key`` identifies it for memoisation."""
+    """A subschema: ``value`` is a dict or a bool; ``key`` identifies it for memoisation.
 
-    __slots__ = ("base", "doc", "key", "ptr", "value")
+    ``path`` is where changes inside it are reported: its own pointer, or, for the target of a ``$ref``
+    compared against an inline schema (see ``Engine._through_refs``), the pointer of that reference with
+    the target's inner tokens appended (``shown``). It never takes part in memoisation.
+    """
 
-    def __init__(self, doc: Doc, ptr: str, key: str, value: Any, base: str) -> None:
+    __slots__ = ("base", "doc", "key", "ptr", "shown", "value")
+
+    def __init__(self, doc: Doc, ptr: str, key: str, value: Any, base: str, *, shown: str | None = None) -> None:
         self.doc = doc
         self.ptr = ptr
         self.key = key
         self.value = value
         self.base = base
+        self.shown = shown
 
     def __repr__(self) -> str:
         return f"Node({self.path!r})"
@@ -95,19 +101,29 @@ class Node:
     @property
     def path(self) -> str:
         """Where to report a change: a JSON pointer, prefixed by ``file#`` outside the root document."""
+        return self.doc.prefix + self.ptr if self.shown is None else self.shown
+
+    @property
+    def own_path(self) -> str:
+        """Where the subschema is written (``path`` without the reference it is shown at)."""
         return self.doc.prefix + self.ptr
 
     def child(self, value: Any, *tokens: str | int) -> Node:
-        ptr = self.ptr
+        suffix = ""
         for token in tokens:
             text = str(token)
-            ptr += "/" + (text.replace("~", "~0").replace("/", "~1") if "~" in text or "/" in text else text)
+            suffix += "/" + (text.replace("~", "~0").replace("/", "~1") if "~" in text or "/" in text else text)
+        ptr = self.ptr + suffix
         base = ptr if isinstance(value, dict) and "$id" in value else self.base
-        return Node(self.doc, ptr, ptr, value, base)
+        return Node(self.doc, ptr, ptr, value, base, shown=None if self.shown is None else self.shown + suffix)
 
     def variant(self, value: dict[str, Any], tag: str) -> Node:
         """A synthetic copy with a different value (e.g. narrowed to one type), used only in proofs."""
-        return Node(self.doc, self.ptr, f"{self.key}\x00{tag}", value, self.base)
+        return Node(self.doc, self.ptr, f"{self.key}\x00{tag}", value, self.base, shown=self.shown)
+
+    def shown_at(self, path: str | None) -> Node:
+        """The same subschema (same key), reported as if it were written at ``path`` (None: where it is)."""
+        return Node(self.doc, self.ptr, self.key, self.value, self.base, shown=path)
 
 
 class _Index:
@@ -199,7 +215,7 @@ class Library:
         if doc is None:
             try:
                 got = resolver(docpart)
-            except SubhiveError:
+            except (SubhiveError, RecursionError):  # ours, or the comparison being too deep (not the resolver)
                 raise
             except Exception as exc:  # a foreign failure enters here; translate it, keep the cause
                 raise InputError(f"cannot resolve $ref {ref!r}: {exc}", code="schema.ref_unresolvable",

@@ -9,7 +9,12 @@ hypothesis) implies it; each keyword family does that in its own module (``_js_s
 Recursion and soundness:
 
 * Results are memoised per (old node, new node) pair, so a ``$defs`` entry is compared once however many
-  times it is referenced, and its changes are reported once, at the definition.
+  times it is referenced, and its changes are reported once, at the definition. A result links the results
+  of the pairs inside it instead of copying their changes (see ``_js_pair.Result``): in a graph of
+  definitions that reference each other, copying along every path would be exponential.
+* A ``$ref`` followed on one side only (``{"$ref": "#/$defs/A"}`` replaced by an inline schema, or the
+  reverse) compares the definition with the inline schema, and what differs is reported at the reference,
+  where the schema changed, not inside the definition (which may be unchanged and used elsewhere).
 * Recursive schemas terminate by a co-inductive assumption: a pair met again while it is being compared
   is assumed compatible. That is sound for finite instances only when the cycle went through a property or
   an item (a strictly smaller instance) and through no negation (``not``, ``if``, overlapping ``oneOf``,
@@ -25,7 +30,7 @@ from typing import Any
 
 from . import _js_arrays, _js_logic, _js_objects, _js_scalar
 from ._js_docs import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_ONE, Library, Node, Unresolved
-from ._js_pair import CLEAN, Facts, Pair, Result, finite_values, result_of
+from ._js_pair import CLEAN, Facts, Item, Pair, Result, finite_values, result_of
 from ._js_values import ALL_KINDS, json_equal, kind_of, kinds_of_type
 from ._js_vocab import ASSERTIONS, is_false, is_pure, is_trivial, validation_keys
 from ._report import Change
@@ -40,14 +45,16 @@ _CONJUNCT_DEPTH = 4  # how deep allOf/$ref nesting is searched for hypotheses (m
 
 
 class _Entry:
-    """A provisional result: final only once the assumption it rests on (stack index ``head``) holds."""
+    """A provisional result: final only once the assumption it rests on (stack index ``head``) holds.
+    ``seq`` numbers provisional results in the order they were made."""
 
-    __slots__ = ("head", "path", "result")
+    __slots__ = ("head", "path", "result", "seq")
 
-    def __init__(self, result: Result, head: int, path: str) -> None:
+    def __init__(self, result: Result, head: int, path: str, seq: int) -> None:
         self.result = result
         self.head = head
         self.path = path
+        self.seq = seq
 
 
 class _Frame:
@@ -71,7 +78,10 @@ class Engine:
         self.library = library
         self._memo: dict[_Key, Result] = {}
         self._prov: dict[_Key, _Entry] = {}
-        self._prov_log: list[_Key] = []
+        # The provisional results still proven backward (forward), in the order they were made: the ones
+        # a failed assumption can weaken (see _weaken).
+        self._open: tuple[dict[_Key, _Entry], dict[_Key, _Entry]] = ({}, {})
+        self._prov_made = 0  # provisional results made so far (the next one's seq)
         self._active: dict[_Key, int] = {}
         self._stack: list[_Frame] = []
         self._facts: dict[tuple[int, str], Facts] = {}
@@ -81,6 +91,8 @@ class Engine:
         self._not_same: set[tuple[int, str, int, str, bool]] = set()  # pairs _equivalent refuted
         self._guard = 0
         self._flip = 0
+        #: (how many pairs were being compared, NEW pointer of the innermost) when recursion ran out
+        self.overflow: tuple[int, str] | None = None
 
     # -- entry points -----------------------------------------------------------------------------------
 
@@ -114,6 +126,10 @@ class Engine:
         index = self._active.get(key)
         if index is not None:
             return self._revisit(index, old, new)
+        if (old.shown is not None or new.shown is not None) and old.own_path == new.own_path:
+            # Reached through a reference on one side only, yet the same place in both documents (a
+            # definition met again): what differs there is reported there, as when the walk is parallel.
+            old, new = old.shown_at(None), new.shown_at(None)
         quick = self._quick(old, new)
         if quick is not None:
             return quick
@@ -130,7 +146,7 @@ class Engine:
                 return CLEAN  # the same schema on both sides: equal under negation too
             # Used with directions swapped relative to the assumption it rests on: keeping the two
             # directions apart (what _weaken relies on) would no longer hold.
-            return result_of([Change("ref.cycle.unprovable", new.path, False, False,
+            return result_of([Change("ref.cycle.unprovable", new.own_path, False, False,
                                      "a recursive comparison is used under not/if/oneOf while it is still "
                                      "open; recursion under negation cannot be proven")])
         top = self._stack[-1]
@@ -142,7 +158,7 @@ class Engine:
         if self._flip != frame.flip:
             if self._equivalent(old, new, strict=False):
                 return CLEAN  # the same schema on both sides: equal under negation too
-            return result_of([Change("ref.cycle.unprovable", new.path, False, False,
+            return result_of([Change("ref.cycle.unprovable", new.own_path, False, False,
                                      "a recursive reference loops through not/if/oneOf: "
                                      "recursion under negation cannot be proven")])
         if self._guard > frame.guard:
@@ -150,28 +166,35 @@ class Engine:
             top = self._stack[-1]
             top.low = min(top.low, index)
             return CLEAN  # the co-inductive assumption, confirmed or dropped when the frame completes
-        return result_of([Change("ref.cycle.unprovable", new.path, False, False,
+        return result_of([Change("ref.cycle.unprovable", new.own_path, False, False,
                                  "a reference loops back to itself without going through a property "
                                  "or an item, so no instance can settle it")])
 
     def _compute(self, key: _Key, old: Node, new: Node) -> Result:
         index = len(self._stack)
-        frame = _Frame(self._guard, self._flip, index, len(self._prov_log))
+        frame = _Frame(self._guard, self._flip, index, self._prov_made)
         self._stack.append(frame)
         self._active[key] = index
         try:
             result = self._compare_nodes(old, new)
+        except RecursionError:
+            if self.overflow is None:  # the innermost pair is the first to see it
+                self.overflow = (index + 1, new.path)
+            raise
         finally:
             self._stack.pop()
             del self._active[key]
         if frame.assumed and not (result.back and result.fwd):
-            self._weaken(frame.mark, result, new.path)
+            self._weaken(frame.mark, result, new.own_path)
         if frame.low >= index:
             self._settle(frame, key, result)
             return result
-        entry = _Entry(result, frame.low, new.path)
+        entry = _Entry(result, frame.low, new.own_path, self._prov_made)
+        self._prov_made += 1
         self._prov[key] = entry
-        self._prov_log.append(key)
+        for proven, opened in zip((result.back, result.fwd), self._open, strict=True):
+            if proven:
+                opened[key] = entry  # a pair is never recomputed while provisional: seq order holds
         head = self._stack[frame.low]
         for k, moved in [*frame.provisional, (key, entry)]:
             moved.head = frame.low
@@ -189,22 +212,27 @@ class Engine:
         backward facts. The results are weakened rather than dropped: recomputing them is exponential
         on mutually recursive schemas.
         """
-        for k in self._prov_log[mark:]:
-            entry = self._prov.get(k)
-            if entry is None:
-                continue
-            r = entry.result
-            if (r.back and not failed.back) or (r.fwd and not failed.fwd):
-                entry.result = result_of([*r.changes, Change(
-                    "ref.cycle.unprovable", entry.path, failed.back, failed.fwd,
-                    f"this comparison assumed the recursive comparison at {where or '/'} compatible, "
-                    "which it is not in every direction")])
+        hit: dict[_Key, _Entry] = {}
+        for held, opened in zip((failed.back, failed.fwd), self._open, strict=True):
+            while opened and not held:  # newest first, down to the ones made before the assumption
+                key, entry = opened.popitem()
+                if entry.seq < mark:
+                    opened[key] = entry  # it was the last one: putting it back keeps the order
+                    break
+                hit[key] = entry
+        for entry in hit.values():
+            entry.result = result_of([entry.result, Change(
+                "ref.cycle.unprovable", entry.path, failed.back, failed.fwd,
+                f"this comparison assumed the recursive comparison at {where or '/'} compatible, "
+                "which it is not in every direction")])
 
     def _settle(self, frame: _Frame, key: _Key, result: Result) -> None:
         self._memo[key] = result
         confirmed = result.back and result.fwd
         for k, entry in frame.provisional:
             self._prov.pop(k, None)
+            for opened in self._open:
+                opened.pop(k, None)
             if confirmed:
                 self._memo[k] = entry.result
 
@@ -234,16 +262,29 @@ class Engine:
         if start in self._not_same:
             return False
         seen: dict[_Key, None] = {}
-        todo = [(old, new)]
+        # Depth first, keeping the way down: when a pair differs, every pair on the way reaches it and is
+        # refuted too, so walks that start inside a long chain (or a graph) of references stop at once.
+        way: list[tuple[int, str, int, str, bool]] = []
+        todo: list[list[tuple[Node, Node]]] = [[(old, new)]]  # todo[i + 1]: what is left below way[i]
         while todo:
-            o, n = todo.pop()
+            if not todo[-1]:
+                todo.pop()
+                if way:
+                    way.pop()
+                continue
+            o, n = todo[-1].pop()
             key = (o.doc.uid, o.key, n.doc.uid, n.key)
             if key in seen or self._memo.get(key) is CLEAN:
                 continue
             seen[key] = None
-            if (strict and not json_equal(o.value, n.value)) or not self._same_assertions(o, n, todo):
+            below: list[tuple[Node, Node]] = []
+            if ((*key, strict) in self._not_same or (strict and not json_equal(o.value, n.value))
+                    or not self._same_assertions(o, n, below)):
+                self._not_same.update(way)
                 self._not_same.add(start)
                 return False
+            way.append((*key, strict))
+            todo.append(below)
         if strict:
             for key in seen:
                 if key not in self._active:
@@ -320,18 +361,26 @@ class Engine:
                                  "the schema now rejects every instance")])
 
     def _through_refs(self, old: Node, new: Node, ov: dict[str, Any], nv: dict[str, Any]) -> Result:
-        changes: list[Change] = []
-        if is_pure(ov, "$ref") and is_pure(nv, "$ref"):
-            changes += _js_scalar.annotation_changes(old, new, ov, nv)
+        """Compare through plain ``$ref``s. When both sides are references, their targets are compared
+        where they are defined (so a changed definition is reported once, at the definition, however many
+        references reach it). When only one side is, its target stands in for the reference: what differs
+        is reported at the reference's pointer (with the target's inner tokens appended), because that is
+        where the schema changed; the definition itself may be unchanged and used elsewhere."""
+        items: list[Item] = []
+        both = is_pure(ov, "$ref") and is_pure(nv, "$ref")
+        if both:
+            items += _js_scalar.annotation_changes(old, new, ov, nv)
         targets = []
         for node, value in ((old, ov), (new, nv)):
             target = self.deref(node) if is_pure(value, "$ref") else node
             if isinstance(target, Unresolved):
-                changes.append(Change(target.code, node.path + "/$ref", False, False, target.message))
+                items.append(Change(target.code, node.path + "/$ref", False, False, target.message))
+            elif target is not node and not both:
+                target = target.shown_at(node.path)
             targets.append(target)
         if isinstance(targets[0], Node) and isinstance(targets[1], Node):
-            changes += self.sub(targets[0], targets[1]).changes
-        return result_of(changes)
+            items.append(self.sub(targets[0], targets[1]))
+        return result_of(items)
 
     # -- facts about one subschema ----------------------------------------------------------------------
 

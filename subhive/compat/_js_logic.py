@@ -15,11 +15,10 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from ._js_docs import Node, Unresolved
-from ._js_pair import TRUE_NODE, Pair, Result
+from ._js_pair import TRUE_NODE, Pair, Result, Reversed
 from ._js_scalar import show
 from ._js_values import NUMBER, canonical_text, jkey
 from ._js_vocab import is_pure
-from ._report import Change
 
 if TYPE_CHECKING:
     from ._js_engine import Engine
@@ -124,7 +123,7 @@ def _diff_branches(p: Pair, keyword: str, olds: list[Node] | None, news: list[No
     for i, j in pairs:
         result = eng.sub(olds[i], news[j], flipped=mixed)
         results.append(result)
-        p.inner.extend(result.changes)
+        p.inner.append(result)
     if keyword == "allOf":
         _conjuncts(p, olds, news, removed, added)
     else:
@@ -249,10 +248,8 @@ def _diff_not(p: Pair) -> None:
     eng = p.eng
     old, new = p.old_child("not"), p.new_child("not")
     if old is not None and new is not None:
-        inner = eng.sub(old, new, flipped=True)  # inside not, widening the subschema narrows the schema
-        p.inner.extend(Change(c.code, c.path, c.forward, c.backward, c.message + " (inside not: effect "
-                                                                                  "reversed)")
-                       for c in inner.changes)
+        # Inside not, widening the subschema narrows the schema: the inner result counts reversed.
+        p.inner.append(Reversed(eng.sub(old, new, flipped=True)))
     elif new is not None:
         p.add("not.added", p.new_path("not"), disjoint(eng, p.o, new), True,
               f"not added: instances must not match {show(new.value)}")
@@ -278,11 +275,11 @@ def _diff_conditional(p: Pair) -> None:
               "the if condition changed; which of then/else applies to an instance may change, so neither "
               "direction is proven")
         return
-    p.inner.extend(cond.changes)
+    p.inner.append(cond)
     for part in ("then", "else"):
         old, new = po[part], pn[part]
         if old is not None and new is not None:
-            p.inner.extend(eng.sub(old, new).changes)
+            p.inner.append(eng.sub(old, new))
         elif old is not None or new is not None:
             a, b = old or TRUE_NODE, new or TRUE_NODE
             verb = "added" if old is None else "removed"
@@ -314,7 +311,7 @@ def _diff_sibling_ref(p: Pair) -> None:
     new = _target(p, p.n, "new") if "$ref" in p.nk else None
     if "$ref" in p.ok and "$ref" in p.nk:
         if old is not None and new is not None:
-            p.inner.extend(eng.sub(old, new).changes)
+            p.inner.append(eng.sub(old, new))
     elif new is not None:
         p.add("ref.added", p.new_path("$ref"), eng.subset(p.o, new), True,
               f"$ref {p.nk['$ref']!r} added: instances must now also match it")

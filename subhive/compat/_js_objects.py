@@ -10,11 +10,12 @@ runtime validator (ECMA-262 regular expressions).
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from ._js_arrays import is_evaluation_neutral
 from ._js_docs import Node, Unresolved
-from ._js_pair import TRUE_NODE, Facts, Pair, Vacuous
+from ._js_pair import TRUE_NODE, Facts, Pair, Vacuous, changes_in
 from ._js_scalar import diff_bound, show
 from ._js_values import contains_ref, json_equal, runtime_accepts
 from ._js_vocab import INPLACE, is_false
@@ -192,7 +193,7 @@ def _diff_properties(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
     eng = p.eng
     for name, value in so.props.items():
         if name in sn.props and not json_equal(value, sn.props[name], allow_refs=False):
-            p.values.extend(eng.sub(so.prop(name), sn.prop(name), guarded=True).changes)
+            p.values.append(eng.sub(so.prop(name), sn.prop(name), guarded=True))
     names = dict.fromkeys([*so.props, *sn.props, *sorted(so.names | sn.names)])
     for name in names:
         in_o, in_n = name in so.props, name in sn.props
@@ -231,7 +232,7 @@ def _diff_patterns(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
     eng = p.eng
     for regex in so.pats:
         if regex in sn.pats:
-            p.values.extend(eng.sub(so.pat(regex), sn.pat(regex), guarded=True).changes)
+            p.values.append(eng.sub(so.pat(regex), sn.pat(regex), guarded=True))
     for regex in sn.pats:
         if regex not in so.pats:
             new = sn.pat(regex)
@@ -268,7 +269,7 @@ def _diff_additional(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
         return
     eng = p.eng
     if so.add_kw and sn.add_kw and isinstance(so.add.value, dict) and isinstance(sn.add.value, dict):
-        p.values.extend(eng.sub(so.add, sn.add, guarded=True).changes)
+        p.values.append(eng.sub(so.add, sn.add, guarded=True))
         return
     if eng.same(so.add.value, sn.add.value):
         return
@@ -345,7 +346,7 @@ def _diff_dependent_schemas(p: Pair, vac: Vacuous) -> None:
     for key in do:
         old = p.o.child(do[key], "dependentSchemas", key)
         if key in dn:
-            p.inner.extend(eng.sub(old, p.n.child(dn[key], "dependentSchemas", key)).changes)
+            p.inner.append(eng.sub(old, p.n.child(dn[key], "dependentSchemas", key)))
         else:
             p.add("dependent_schema.removed", p.old_path("dependentSchemas", key), True,
                   vac[1] or eng.subset(p.n, old), f"objects with {key!r} no longer need to match a schema")
@@ -380,7 +381,7 @@ def _diff_property_names(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
         return
     if no is not None and nn is not None:
         if isinstance(no.value, dict) and isinstance(nn.value, dict):
-            p.inner.extend(p.eng.sub(no, nn, guarded=True).changes)
+            p.inner.append(p.eng.sub(no, nn, guarded=True))
             return
         if no.value is nn.value:
             return
@@ -443,13 +444,14 @@ def check_unevaluated(p: Pair) -> None:
               "unevaluatedProperties added next to applicators; which old objects it now rejects cannot "
               "be proven")
         return
-    relevant = [c for c in p.own if not (is_evaluation_neutral(c.code) or c.code.startswith(_VALIDITY_ONLY))]
-    relevant += [c for c in p.inner if not is_evaluation_neutral(c.code)]
-    if relevant:
+    relevant = next(chain((c for c in p.own if not (is_evaluation_neutral(c.code)
+                                                    or c.code.startswith(_VALIDITY_ONLY))),
+                          (c for c in changes_in(p.inner) if not is_evaluation_neutral(c.code))), None)
+    if relevant is not None:
         p.add("unevaluated_properties.unprovable", p.path("unevaluatedProperties"), False, False,
               "unevaluatedProperties depends on which properties the applicators evaluate, and those "
-              f"changed ({relevant[0].code} at {relevant[0].path or '/'})")
+              f"changed ({relevant.code} at {relevant.path or '/'})")
         return
     old = p.o.child(p.ok["unevaluatedProperties"], "unevaluatedProperties")
     new = p.n.child(p.nk["unevaluatedProperties"], "unevaluatedProperties")
-    p.inner.extend(p.eng.sub(old, new, guarded=True).changes)
+    p.inner.append(p.eng.sub(old, new, guarded=True))

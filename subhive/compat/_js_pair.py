@@ -6,8 +6,8 @@ Kept apart from the engine so that the families (``_js_scalar``, ``_js_arrays``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ._js_docs import Doc, Node
 from ._js_values import jkey, kind_of
@@ -16,31 +16,108 @@ from ._report import Change
 if TYPE_CHECKING:
     from ._js_engine import Engine
 
-__all__ = ["CLEAN", "FALSE_NODE", "TRUE_NODE", "Facts", "Pair", "Result", "Vacuous", "finite_values",
-           "result_of"]
+__all__ = ["CLEAN", "FALSE_NODE", "TRUE_NODE", "Facts", "Item", "Pair", "Result", "Reversed", "Vacuous",
+           "changes_in", "finite_values", "result_of"]
 
 _TRUE_DOC = Doc(True, uid=0)
 TRUE_NODE = Node(_TRUE_DOC, "", "true", True, "")
 FALSE_NODE = Node(_TRUE_DOC, "", "false", False, "")
 
 
+class Result:
+    """Changes between two subschemas and the proven verdicts (conjunction of the change flags).
 
-class Result(NamedTuple):
-    """Changes between two subschemas and the proven verdicts (conjunction of the change flags)."""
+    ``items`` are this pair's own changes and the results of the pairs compared inside it, in the order
+    they were found. Inner results are linked, never copied: a definition reached through many references
+    (or many paths through a graph of mutually recursive definitions) is compared once, and every pair that
+    reaches it shares its result. The results form a DAG whose number of paths can grow exponentially with
+    its size, so nothing may walk it path by path; :attr:`changes` visits each result once.
+    """
 
-    changes: tuple[Change, ...]
-    back: bool
-    fwd: bool
+    __slots__ = ("back", "fwd", "items")
 
+    def __init__(self, items: tuple[Item, ...], back: bool, fwd: bool) -> None:
+        self.items = items
+        self.back = back
+        self.fwd = fwd
+
+    def __repr__(self) -> str:
+        return f"Result(back={self.back}, fwd={self.fwd}, items={len(self.items)})"
+
+    @property
+    def clean(self) -> bool:
+        """No change at all, inside either (results with no change are never linked)."""
+        return not self.items
+
+    @property
+    def changes(self) -> tuple[Change, ...]:
+        """Every change in this result and the results it links, each result visited once."""
+        return tuple(changes_in(self.items))
+
+
+class Reversed:
+    """An inner result seen from outside a ``not``: widening the subschema narrows the schema, so each of
+    its changes counts with its directions swapped (and says so). Linked like a result, never copied."""
+
+    __slots__ = ("back", "fwd", "result")
+
+    SUFFIX = " (inside not: effect reversed)"
+
+    def __init__(self, result: Result) -> None:
+        self.result = result
+        self.back = result.fwd
+        self.fwd = result.back
+
+
+Item: TypeAlias = "Change | Result | Reversed"
 
 CLEAN = Result((), True, True)
 
 
-def result_of(changes: Iterable[Change]) -> Result:
-    changes = tuple(changes)
-    if not changes:
+def result_of(items: Iterable[Item]) -> Result:
+    """A result made of changes and inner results (clean inner results are dropped)."""
+    kept: list[Item] = []
+    back = fwd = True
+    for item in items:
+        if isinstance(item, Change):
+            back = back and item.backward
+            fwd = fwd and item.forward
+        else:
+            if not (item.result if isinstance(item, Reversed) else item).items:
+                continue
+            back = back and item.back
+            fwd = fwd and item.fwd
+        kept.append(item)
+    if not kept:
         return CLEAN
-    return Result(changes, all(c.backward for c in changes), all(c.forward for c in changes))
+    return Result(tuple(kept), back, fwd)
+
+
+def changes_in(items: Iterable[Item]) -> Iterator[Change]:
+    """The changes of ``items`` depth first, in the order they were found, visiting each result once
+    (iteratively: a chain of references can nest results thousands deep). Inside ``n`` levels of
+    :class:`Reversed`, a change has its directions swapped ``n`` times and the suffix ``n`` times."""
+    seen: set[tuple[int, int]] = set()
+    stack: list[tuple[Iterator[Item], int]] = [(iter(items), 0)]
+    while stack:
+        todo, flips = stack[-1]
+        for item in todo:
+            if isinstance(item, Change):
+                yield _reversed(item, flips) if flips else item
+                continue
+            depth = flips + 1 if isinstance(item, Reversed) else flips
+            inner = item.result if isinstance(item, Reversed) else item
+            if (id(inner), depth) not in seen:  # results stay alive while linked, so their ids are stable
+                seen.add((id(inner), depth))
+                stack.append((iter(inner.items), depth))
+                break
+        else:
+            stack.pop()
+
+
+def _reversed(change: Change, flips: int) -> Change:
+    back, fwd = (change.forward, change.backward) if flips % 2 else (change.backward, change.forward)
+    return Change(change.code, change.path, back, fwd, change.message + Reversed.SUFFIX * flips)
 
 
 class Facts:
@@ -85,9 +162,10 @@ def finite_values(kw: dict[str, Any], types: frozenset[str]) -> list[Any] | None
 class Pair:
     """One (old, new) pair being compared, with the changes found so far.
 
-    ``own`` holds changes of this node's keywords, ``inner`` changes found inside in-place subschemas
-    (applicators, dependentSchemas ...), ``values`` changes inside the schemas of named properties and
-    prefix items (they cannot change which properties or items count as evaluated).
+    ``own`` holds changes of this node's keywords, ``inner`` the results of in-place subschemas
+    (applicators, dependentSchemas ...), ``values`` the results of the schemas of named properties and
+    prefix items (they cannot change which properties or items count as evaluated). Inner results are
+    linked as they are (see :class:`Result`); :func:`changes_in` lists their changes.
     """
 
     __slots__ = ("_facts_new", "_facts_old", "eng", "exact_unevaluated", "inner", "keys", "n", "nk", "o", "ok",
@@ -104,8 +182,8 @@ class Pair:
         self._facts_new: Facts | None = None
         self.exact_unevaluated = False  # unevaluatedProperties compared exactly (see _js_objects)
         self.own: list[Change] = []
-        self.inner: list[Change] = []
-        self.values: list[Change] = []
+        self.inner: list[Item] = []
+        self.values: list[Item] = []
 
     @property
     def A(self) -> Facts:

@@ -19,12 +19,15 @@ Remote references (``https:``, ``urn:``, ``file:`` ...) are never fetched.
 
 from __future__ import annotations
 
+import sys
+import threading
 from typing import Any
 
 from ..errors import InputError, Location
 from ._js_codes import CODES
 from ._js_docs import Doc, Library, Node, RefResolver, check_schema
 from ._js_engine import Engine
+from ._js_pair import Result
 from ._js_values import json_equal
 from ._report import DiffReport
 
@@ -53,8 +56,9 @@ def diff_schemas(
     ``schemas.json#/$defs/Order``): ``#...`` references inside it still resolve against the whole document,
     and change paths stay pointers into the document.
 
-    Raises :class:`~subhive.errors.InputError` when a schema is not a valid 2020-12 schema or a
-    ``#...`` reference inside it points nowhere.
+    Raises :class:`~subhive.errors.InputError` when a schema is not a valid 2020-12 schema, a ``#...``
+    reference inside it points nowhere, or one path through nested subschemas and ``$ref`` hops is too
+    long to follow (``schema.too_deep``: some thousands of hops, see ``_DEEP_FRAMES``).
     """
     check_schema(old, "the old schema")
     check_schema(new, "the new schema")
@@ -62,16 +66,74 @@ def diff_schemas(
     old_doc = library.new_doc(old, resolver=old_resolver)
     new_doc = library.new_doc(new, resolver=new_resolver)
     engine = Engine(library)
-    if old_pointer == new_pointer and json_equal(old, new) and (
-            old_resolver is new_resolver or _local_refs_only(old)):
-        return DiffReport()  # identical documents resolving references identically
     try:
-        result = engine.compare(_node_at(old_doc, old_pointer, "old"), _node_at(new_doc, new_pointer, "new"))
-    except RecursionError as exc:
-        raise InputError("the schemas are nested too deeply to compare", code="schema.too_deep",
-                         location=Location(pointer=""),
-                         hint="flatten deeply nested subschemas into $defs") from exc
+        identical = old_pointer == new_pointer and json_equal(old, new) and (
+            old_resolver is new_resolver or _local_refs_only(old))
+    except RecursionError:
+        identical = False  # too deeply nested to tell here; the comparison below copes with depth
+    if identical:
+        return DiffReport()  # identical documents resolving references identically
+    old_node, new_node = _node_at(old_doc, old_pointer, "old"), _node_at(new_doc, new_pointer, "new")
+    try:
+        result = engine.compare(old_node, new_node)
+    except RecursionError:
+        result = None  # deeper than this thread's stack allows: again below, outside this handler
+    if result is None:
+        result = _compare_deep(library, old_node, new_node)
     return DiffReport.of(result.changes)
+
+
+# A comparison recurses once per nested subschema and per $ref hop along the path it follows (a chain of
+# definitions, or a cycle of mutually recursive ones, however they are spread over $defs): about a dozen
+# Python frames per $ref hop, so the default recursion limit (1,000 frames) holds some 80 hops. Deeper
+# schemas are compared again on a thread with its own large stack and a raised limit (about 4,000 hops).
+# Python-to-Python calls take no C stack; each re-entry through C (any() over a generator, a property)
+# takes about 0.55 KB (measured on CPython 3.11: 8 MiB hold 7,900 levels of two re-entries each). Even if
+# every frame re-entered, the limit below needs under 30 MB: the stack leaves a margin of eight. Its pages
+# are only reserved, and used as the recursion goes deep.
+_DEEP_FRAMES = 50_000
+_DEEP_STACK = 256 * 1024 * 1024
+_DEEP_LOCK = threading.Lock()  # the recursion limit is per process: one deep comparison at a time
+
+
+def _compare_deep(library: Library, old: Node, new: Node) -> Result:
+    """Compare ``old`` and ``new`` with a fresh engine on a thread with a large stack and a raised
+    recursion limit (restored afterwards); raise ``schema.too_deep`` if even that is not deep enough."""
+    engine = Engine(library)
+    outcome: list[Result | BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(engine.compare(old, new))
+        except BaseException as exc:  # handed to the caller's thread, raised there
+            outcome.append(exc)
+
+    with _DEEP_LOCK:
+        limit, size = sys.getrecursionlimit(), threading.stack_size()
+        sys.setrecursionlimit(max(limit, _DEEP_FRAMES))
+        try:
+            threading.stack_size(_DEEP_STACK)
+            try:
+                worker = threading.Thread(target=run, name="subhive-deep-schema-diff", daemon=True)
+                worker.start()  # the stack size applies to threads started while it is set
+            finally:
+                threading.stack_size(size)
+            worker.join()
+        except (RuntimeError, ValueError, MemoryError):  # no thread (or no such stack) to be had here
+            outcome.append(RecursionError("no thread with a large stack could be started"))
+        finally:
+            sys.setrecursionlimit(limit)
+    found = outcome[0] if outcome else RecursionError("the comparison did not finish")
+    if isinstance(found, Result):
+        return found
+    if isinstance(found, RecursionError):
+        depth, pointer = engine.overflow or (0, "")
+        how_deep = f" ({depth:,} nested subschemas and $ref targets on one path)" if depth else ""
+        raise InputError(f"the schemas are nested too deeply to compare{how_deep}", code="schema.too_deep",
+                         location=Location(pointer=pointer),
+                         hint="shorten the longest chain of $ref hops (or of nested subschemas): every hop "
+                              "counts as a level, wherever the definitions are") from found
+    raise found
 
 
 def _node_at(doc: Doc, pointer: str, side: str) -> Node:

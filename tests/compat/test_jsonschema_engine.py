@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import re
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -447,6 +448,128 @@ def test_recursion_through_not_is_unprovable() -> None:
     assert "ref.cycle.unprovable" in {c.code for c in report.changes}
     assert not report.backward
     assert not report.forward
+
+
+# -- scale: graphs of definitions, long chains of references ----------------------------------------------------
+
+def _graph(n: int) -> dict[str, Any]:
+    """``n`` mutually recursive definitions, each an object with a string and 3 references to the next ones."""
+    defs = {f"D{i}": obj({"name": {"type": "string"},
+                          **{f"x{j}": {"$ref": f"#/$defs/D{(i + j) % n}"} for j in (1, 2, 3)}}) for i in range(n)}
+    return {"$defs": defs, "$ref": "#/$defs/D0"}
+
+
+def _chain(n: int, leaf: dict[str, Any], negated: bool = False) -> dict[str, Any]:
+    """D0 -> D1 -> ... -> Dn through a property each (``negated``: through not/not), Dn is ``leaf``."""
+    def hop(i: int) -> dict[str, Any]:
+        ref = {"$ref": f"#/$defs/D{i + 1}"}
+        return {"not": {"not": ref}} if negated else ref
+
+    defs: dict[str, Any] = {f"D{i}": obj({"next": hop(i)}) for i in range(n)}
+    return {"$defs": {**defs, f"D{n}": leaf}, "$ref": "#/$defs/D0"}
+
+
+@pytest.fixture
+def budget(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``budget(per)``: fail the test as soon as the engine does more than ``per`` of one kind of work:
+    compared pairs, equivalence checks, or changes and inner results linked into results. Each is a
+    few per pair when results are shared; copying change lists along every path through a graph of
+    references, or rewalking it from every pair, costs exponentially (or quadratically) more, and
+    fails here at once instead of running out of time or memory."""
+    from subhive.compat import _js_engine, _js_pair
+
+    def limit(per: int) -> None:
+        spent = {"pairs": 0, "checks": 0, "links": 0}
+
+        def charge(kind: str, amount: int) -> None:
+            spent[kind] += amount
+            assert spent[kind] <= per, f"more than {per} {kind}: the work is not linear in the schema"
+
+        compare_nodes, same_assertions, result_of = (_js_engine.Engine._compare_nodes,
+                                                     _js_engine.Engine._same_assertions, _js_pair.result_of)
+
+        def counted_compare(self: Any, *args: Any) -> Any:
+            charge("pairs", 1)
+            return compare_nodes(self, *args)
+
+        def counted_check(self: Any, *args: Any) -> Any:
+            charge("checks", 1)
+            return same_assertions(self, *args)
+
+        def counted_result(items: Any) -> Any:
+            items = list(items)
+            charge("links", len(items))
+            return result_of(items)
+
+        monkeypatch.setattr(_js_engine.Engine, "_compare_nodes", counted_compare)
+        monkeypatch.setattr(_js_engine.Engine, "_same_assertions", counted_check)
+        monkeypatch.setattr(_js_pair, "result_of", counted_result)
+        monkeypatch.setattr(_js_engine, "result_of", counted_result)
+
+    return limit
+
+
+@pytest.mark.parametrize("n", [40, 200])
+def test_a_dense_graph_of_definitions_reports_only_the_real_change(budget: Any, n: int) -> None:
+    old = _graph(n)
+    new = copy.deepcopy(old)
+    new["$defs"][f"D{n - 1}"]["properties"]["name"]["maxLength"] = 64
+    budget(30 * n)  # both diffs together: about 13 per definition
+    narrowed = _check(diff_schemas(old, new))
+    assert [(c.code, c.path, c.backward, c.forward) for c in narrowed.changes] == [
+        ("max_length.added", f"/$defs/D{n - 1}/properties/name/maxLength", False, True)]
+    widened = _check(diff_schemas(new, old))
+    assert [(c.code, c.path, c.backward, c.forward) for c in widened.changes] == [
+        ("max_length.removed", f"/$defs/D{n - 1}/properties/name/maxLength", True, False)]
+
+
+def test_a_reference_replaced_in_a_dense_graph_is_reported_where_it_was_replaced(budget: Any) -> None:
+    old = _graph(40)
+    new = copy.deepcopy(old)
+    new["$defs"]["D39"]["properties"]["x1"] = {"type": "string"}  # was {"$ref": "#/$defs/D0"}
+    budget(800)  # about 260
+    report = _check(diff_schemas(old, new))
+    site = "/$defs/D39/properties/x1"
+    assert all(c.path.startswith(site + "/") for c in report.changes), [c.to_dict() for c in report.changes]
+    assert [(c.code, c.path) for c in report.changes if not c.is_neutral] == [("type.changed", site + "/type")]
+    assert (report.backward, report.forward) == (False, False)
+
+
+def test_a_reference_replaced_by_an_inline_schema_is_reported_at_the_reference() -> None:
+    shared = {"$defs": {"A": obj({"a": INT})}}
+    old = {**shared, **obj({"f": {"$ref": "#/$defs/A"}, "g": {"$ref": "#/$defs/A"}})}
+    new = {**shared, **obj({"f": obj(), "g": {"$ref": "#/$defs/A"}})}
+    # A itself did not change (g still uses it): f lost A's property, so that is where it is reported.
+    removed = _check(diff_schemas(old, new))
+    assert [(c.code, c.path, c.backward, c.forward) for c in removed.changes] == [
+        ("property.removed", "/properties/f/properties/a", True, False)]
+    added = _check(diff_schemas(new, old))
+    assert [(c.code, c.path, c.backward, c.forward) for c in added.changes] == [
+        ("property.added", "/properties/f/properties/a", False, True)]
+
+
+@pytest.mark.parametrize("negated", [False, True], ids=["plain", "through-not-not"])
+def test_a_long_chain_of_references_is_compared(budget: Any, negated: bool) -> None:
+    limit = sys.getrecursionlimit()
+    hops = 200
+    budget(15 * hops)  # at most 8 per hop
+    report = _check(diff_schemas(_chain(hops, S, negated), _chain(hops, {**S, "minLength": 1}, negated)))
+    assert [(c.code, c.path, c.backward, c.forward) for c in report.changes] == [
+        ("min_length.added", f"/$defs/D{hops}/minLength", False, True)]
+    assert sys.getrecursionlimit() == limit  # raised only while a deep comparison runs
+
+
+def test_a_chain_too_long_to_compare_is_an_input_error_that_says_why() -> None:
+    hops = 20_000
+    with pytest.raises(InputError) as info:
+        diff_schemas(_chain(hops, S), _chain(hops, {**S, "minLength": 1}))
+    assert info.value.code == "schema.too_deep"
+    assert re.fullmatch(r"/\$defs/D\d+", info.value.location.pointer)  # where it got too deep
+    assert "$ref" in info.value.message
+    # The chain already is in $defs: the hint must not say to move subschemas there.
+    assert info.value.hint is not None
+    assert "$ref" in info.value.hint
+    assert "$defs" not in info.value.hint
 
 
 # -- references to other documents ---------------------------------------------------------------------------
