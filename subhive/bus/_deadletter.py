@@ -32,7 +32,7 @@ from nats.js.errors import NotFoundError
 
 from ..errors import Location
 from ._permissions import DLQ_STREAM, dlq_subject
-from ._wire import H_MSG_ID, BusError, WireError, message_id
+from ._wire import H_ERROR, H_MSG_ID, BusError, WireError, message_id
 
 __all__ = ["DeadLetter", "DeadLetters", "ensure_dead_letter_stream", "publish_dead_letter"]
 
@@ -156,7 +156,7 @@ class DeadLetters:
         except NatsTimeout:
             raise BusError(f"{letter.subject} did not answer within {timeout} s", code="bus.timeout",
                            location=Location(subject=letter.subject)) from None
-        code = (reply.headers or {}).get("Subhive-Error")
+        code = (reply.headers or {}).get(H_ERROR)
         return f"request re-sent to {letter.subject}: " + (f"refused again ({code})" if code else "answered")
 
 

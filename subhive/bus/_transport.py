@@ -38,7 +38,7 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NoStreamResponseError
 
-from ..errors import SubhiveError
+from ..errors import Location, SubhiveError
 from ..runtime import ContractBinding, EventCallback, Handler, NotServed, PayloadInvalid, Subscription
 from ..runtime._trace import continue_trace, outgoing_traceparent
 from ._codec import decode, encode
@@ -141,9 +141,7 @@ class _Violations:
                 raise violation
 
 
-def _at(subject: str) -> Any:
-    from ..errors import Location
-
+def _at(subject: str) -> Location:
     return Location(subject=subject)
 
 

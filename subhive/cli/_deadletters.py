@@ -28,6 +28,7 @@ deadletters_app = typer.Typer(help="Messages hives refused or failed to handle: 
 ServerOption = Annotated[str | None, typer.Option("--server", "-s", envvar="SUBHIVE_NATS_URL",
                                                   help="The NATS server, e.g. nats://127.0.0.1:4222.",
                                                   show_default=False)]
+SeqArgument = Annotated[int, typer.Argument(metavar="SEQ", help="The dead letter's sequence number.", min=1)]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 
 
@@ -91,7 +92,7 @@ def deadletters_list(
 
 @deadletters_app.command("show")
 def deadletters_show(
-    seq: Annotated[int, typer.Argument(metavar="SEQ", help="The dead letter's sequence number.", min=1)],
+    seq: SeqArgument,
     server: ServerOption = None,
     fmt: FormatOption = Format.text,
 ) -> None:
@@ -115,7 +116,7 @@ def deadletters_show(
 
 @deadletters_app.command("replay")
 def deadletters_replay(
-    seq: Annotated[int, typer.Argument(metavar="SEQ", help="The dead letter's sequence number.", min=1)],
+    seq: SeqArgument,
     server: ServerOption = None,
     fmt: FormatOption = Format.text,
 ) -> None:

@@ -15,7 +15,8 @@ import re
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-__all__ = ["continue_trace", "current_traceparent", "outgoing_traceparent", "parse_traceparent", "trace_id"]
+__all__ = ["continue_trace", "current_traceparent", "new_traceparent", "outgoing_traceparent", "parse_traceparent",
+           "start_trace", "trace_id"]
 
 # version 00: 2 hex version, 32 hex trace id (not all zero), 16 hex parent id (not all zero), 2 hex flags.
 _TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})\Z")
@@ -44,11 +45,17 @@ def current_traceparent() -> str | None:
 
 def outgoing_traceparent() -> str:
     """The traceparent for a message sent now: the current trace with a new span id, or a new trace."""
-    # Trace and span ids must be unique, not secret: random's generator is seeded from the OS and costs a
-    # fraction of a system call per message.
     current = _current.get()
-    trace = current[3:35] if current else f"{random.getrandbits(128) | 1:032x}"
-    return f"00-{trace}-{random.getrandbits(64) | 1:016x}-01"
+    if current is None:
+        return new_traceparent()
+    return f"00-{current[3:35]}-{random.getrandbits(64) | 1:016x}-01"
+
+
+def new_traceparent() -> str:
+    """A traceparent of a new trace: ``00-<32 hex trace id>-<16 hex span id>-01`` (sampled)."""
+    # Trace and span ids must be unique, not secret: random's generator is seeded from the OS and costs a
+    # fraction of a system call per message. "| 1" keeps them from being all zeros, which W3C forbids.
+    return f"00-{random.getrandbits(128) | 1:032x}-{random.getrandbits(64) | 1:016x}-01"
 
 
 @contextlib.contextmanager
@@ -60,3 +67,10 @@ def continue_trace(traceparent: str | None) -> Iterator[str]:
         yield value
     finally:
         _current.reset(token)
+
+
+@contextlib.contextmanager
+def start_trace() -> Iterator[str]:
+    """Run the block in a new trace, even inside another one (work that starts a chain of its own)."""
+    with continue_trace(new_traceparent()) as traceparent:
+        yield traceparent
