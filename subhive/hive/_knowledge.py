@@ -7,22 +7,32 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Blackboard", "Entry", "KnowledgeSource", "Write", "check_key_pattern", "key_matches"]
+from ..errors import InputError
+
+__all__ = ["Blackboard", "Entry", "KnowledgeSource", "Reply", "Write", "check_key", "check_key_pattern",
+           "key_matches"]
 
 #: One token of a NATS key-value key: the characters JetStream KV allows, without the "." separator.
 _TOKEN = re.compile(r"[-/_=A-Za-z0-9]+\Z")
+#: Keys become subjects; keep them well below the server's subject size limits.
+_MAX_KEY = 512
 
 
 @dataclass(frozen=True, slots=True)
 class Entry:
     """A value on a blackboard: ``Entry("tasks.t1", {"title": "Add login"}, revision=3)``.
 
-    ``revision`` is the key-value store's revision of this value (0 when it was never stored).
+    ``revision`` is the key-value store's revision of this value (0 when it was never stored); ``writer``
+    who wrote it (a knowledge source's name, ``human``, ...); ``depth`` how many knowledge-source activations
+    led to it (0 for a write from outside the hive's experts); ``time`` when it was stored (epoch seconds).
     """
 
     key: str
     value: Any
     revision: int = 0
+    writer: str = ""
+    depth: int = 0
+    time: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +46,17 @@ class Write:
     key: str
     value: Any
     expected_revision: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The answer of a knowledge source activated by a contract operation: ``Reply({"note_id": "n1"})``.
+
+    Return it among the writes; the runtime applies the writes first, then sends the reply, which the
+    transport validates against the operation's output schema.
+    """
+
+    payload: Any
 
 
 class Blackboard(Protocol):
@@ -79,9 +100,22 @@ class KnowledgeSource(Protocol):
         """Higher runs first when several activations wait."""
         ...
 
+    # Optional (read with getattr, default ()): ``operations = ("notes_api.create_note",)`` makes the source
+    # answer that operation of a contract its hive provides (``entry.key`` is ``op.<contract>.<operation>``,
+    # ``entry.value`` the request; return a :class:`Reply`), and ``events = ("notes_store.stored",)`` wakes it
+    # on an event of a contract its hive consumes (``entry.key`` is ``ev.<contract>.<event>``).
+
     async def activate(self, entry: Entry, blackboard: Blackboard) -> Sequence[Write]:
         """React to ``entry``; return the writes to apply (the runtime validates them against the schema)."""
         ...
+
+
+def check_key(key: str) -> None:
+    """Raise ``InputError`` (``blackboard.key_invalid``) unless ``key`` is a blackboard key: ``tasks.t1``."""
+    if isinstance(key, str) and len(key) <= _MAX_KEY and all(_TOKEN.match(t) for t in key.split(".")):
+        return
+    raise InputError(f"{key!r} is not a blackboard key", code="blackboard.key_invalid",
+                     hint="tokens of letters, digits, '-', '_', '/', '=' separated by '.', e.g. tasks.t1")
 
 
 def check_key_pattern(pattern: str) -> None:

@@ -1,0 +1,239 @@
+"""A sub-hive's local blackboard: a JetStream key-value bucket only that hive may touch.
+
+The bucket is an ordinary NATS KV bucket (stream ``KV_bb_<hive>``, subjects ``$KV.bb_<hive>.<key>``), so
+``nats kv`` tools read it too, with two differences that the promises need:
+
+* **full history**: no per-key history limit (NATS KV stops at 64); the bucket's byte limit bounds it, and a
+  full bucket refuses the write (``blackboard.full``) rather than forgetting old revisions;
+* **attribution**: every write carries ``Subhive-Writer`` (the knowledge source, the handler or the human that
+  wrote it) and ``Subhive-Depth`` (how many activations led to it; the controller's loop detector reads it).
+
+Values are JSON, validated against the hive's blackboard schema before they are sent. Compare-and-set is the
+stream's ``Nats-Expected-Last-Subject-Sequence``: a write with ``expected_revision`` is refused by the server if
+another writer got there first (:class:`RevisionConflict`), so concurrent writers never lose an update::
+
+    board = await KvBlackboard.open(js, "backend", BoardSchema.load(path, hive="backend"))
+    await board.put("tasks.t1", {"title": "Add login", "status": "open"}, writer="human")
+    await board.update("counters.c1", lambda old: {"n": (old or {"n": 0})["n"] + 1}, writer="counter")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from typing import Any
+
+import nats.errors
+import nats.js.errors
+import orjson
+from nats.js import JetStreamContext
+from nats.js.api import DiscardPolicy, RawStreamMsg, StorageType, StreamConfig
+
+from ..bus._permissions import kv_bucket
+from ..errors import InputError, Location, SubhiveError
+from ._board_schema import BoardSchema
+from ._knowledge import Entry, Write, check_key
+
+__all__ = ["BlackboardError", "KvBlackboard", "RevisionConflict", "board_stream", "ensure_blackboard"]
+
+H_WRITER = "Subhive-Writer"
+H_DEPTH = "Subhive-Depth"
+_EXPECTED = "Nats-Expected-Last-Subject-Sequence"
+#: What a bucket may hold before it refuses writes (history included).
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+# JetStream's "wrong last sequence" errors: the compare-and-set lost.
+_WRONG_LAST = (10071, 10164)
+# "maximum bytes exceeded" / "insufficient resources": the bucket (or the disk) is full.
+_FULL = (10047, 10077, 10054)
+_WRITER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:@/")
+
+
+class BlackboardError(SubhiveError):
+    """The blackboard could not do what was asked (no bucket, bucket full, server refused)."""
+
+    default_code = "blackboard.error"
+
+
+class RevisionConflict(BlackboardError):
+    """A compare-and-set lost: ``key`` is no longer at ``expected`` (0: it already exists)."""
+
+    default_code = "blackboard.conflict"
+
+    def __init__(self, key: str, expected: int) -> None:
+        what = "already exists" if expected == 0 else f"is no longer at revision {expected}"
+        super().__init__(f"{key!r} {what}: another writer changed it first", location=Location(subject=key),
+                         hint="read the entry again and decide on its new value (KvBlackboard.update does this)")
+        self.key = key
+        self.expected = expected
+
+
+def board_stream(hive: str) -> str:
+    """The JetStream stream behind ``hive``'s bucket: ``KV_bb_<hive>``."""
+    return f"KV_{kv_bucket(hive)}"
+
+
+async def ensure_blackboard(js: JetStreamContext, hive: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    """Create ``hive``'s bucket if it does not exist (the framework does this, with admin rights, at ``up``)."""
+    bucket = kv_bucket(hive)
+    config = StreamConfig(name=board_stream(hive), subjects=[f"$KV.{bucket}.>"], allow_direct=True,
+                          allow_rollup_hdrs=True, deny_delete=True, deny_purge=False, discard=DiscardPolicy.NEW,
+                          max_msgs_per_subject=-1, max_msgs=-1, max_bytes=max_bytes, storage=StorageType.FILE,
+                          duplicate_window=120.0, description=f"the blackboard of sub-hive {hive}")
+    try:
+        await js.stream_info(config.name or "")
+    except nats.js.errors.NotFoundError:
+        await js.add_stream(config)
+
+
+class KvBlackboard:
+    """One hive's blackboard. Reads and writes go to the server; nothing is cached, so every reader sees the
+    latest revision. ``schema`` validates every write (``None``: any JSON value)."""
+
+    def __init__(self, js: JetStreamContext, hive: str, schema: BoardSchema | None = None, *,
+                 timeout: float = 5.0) -> None:
+        self.hive = hive
+        self.schema = schema or BoardSchema(None, hive=hive)
+        self._js = js
+        self._stream = board_stream(hive)
+        self._prefix = f"$KV.{kv_bucket(hive)}."
+        self._timeout = timeout
+
+    @classmethod
+    async def open(cls, js: JetStreamContext, hive: str, schema: BoardSchema | None = None) -> KvBlackboard:
+        """The hive's board; raises ``blackboard.missing`` when its bucket was never created."""
+        board = cls(js, hive, schema)
+        try:
+            await js.stream_info(board._stream)
+        except nats.js.errors.NotFoundError:
+            raise BlackboardError(f"sub-hive {hive} has no blackboard bucket ({board._stream})",
+                                  code="blackboard.missing", location=Location(subject=board._prefix + ">"),
+                                  hint="`subhive up` creates every hive's bucket") from None
+        return board
+
+    # -- reading ------------------------------------------------------------------------------------------
+
+    async def get(self, key: str) -> Entry | None:
+        """The current entry at ``key``, or ``None`` when it was never written."""
+        check_key(key)
+        try:
+            msg = await self._js.get_msg(self._stream, subject=self._prefix + key, direct=True)
+        except nats.js.errors.NotFoundError:
+            return None
+        return self._entry(key, msg)
+
+    async def history(self, key: str) -> list[Entry]:
+        """Every revision of ``key``, oldest first, each with who wrote it."""
+        check_key(key)
+        entries: list[Entry] = []
+        seq = 1
+        while True:
+            try:
+                msg = await self._js.get_msg(self._stream, seq=seq, subject=self._prefix + key, direct=True,
+                                             next=True)
+            except nats.js.errors.NotFoundError:
+                return entries
+            entries.append(self._entry(key, msg))
+            seq = (msg.seq or seq) + 1
+
+    async def keys(self) -> list[str]:
+        """Every key that has a value, sorted."""
+        info = await self._js.stream_info(self._stream, subjects_filter=self._prefix + ">")
+        return sorted(subject[len(self._prefix):] for subject in (info.state.subjects or {}))
+
+    async def snapshot(self) -> dict[str, Entry]:
+        """The latest entry of every key: what a human reads (``subhive board show``)."""
+        found: dict[str, Entry] = {}
+        for key in await self.keys():
+            entry = await self.get(key)
+            if entry is not None:
+                found[key] = entry
+        return found
+
+    async def size(self) -> tuple[int, int, int]:
+        """``(keys, revisions, bytes)`` stored, history included."""
+        state = (await self._js.stream_info(self._stream)).state
+        return (len(await self.keys()) if state.messages else 0), state.messages, state.bytes
+
+    # -- writing ------------------------------------------------------------------------------------------
+
+    async def put(self, key: str, value: Any, *, writer: str, expected_revision: int | None = None,
+                  depth: int = 0) -> int:
+        """Store ``value`` at ``key`` and return its new revision.
+
+        ``expected_revision``: ``None`` writes unconditionally, ``0`` only if ``key`` has no value yet, ``n``
+        only if ``key`` is still at revision ``n``; otherwise :class:`RevisionConflict`.
+        """
+        check_key(key)
+        _check_writer(writer)
+        self.schema.check(key, value, writer=writer)
+        try:
+            data = orjson.dumps(value)
+        except (TypeError, orjson.JSONEncodeError) as exc:
+            raise InputError(f"the value for {key!r} is not JSON: {exc}", code="blackboard.not_json",
+                             location=Location(subject=key), hint="write JSON: dicts, lists, numbers") from None
+        headers = {H_WRITER: writer, H_DEPTH: str(depth)}
+        if expected_revision is not None:
+            headers[_EXPECTED] = str(expected_revision)
+        try:
+            ack = await self._js.publish(self._prefix + key, data, stream=self._stream, headers=headers,
+                                         timeout=self._timeout)
+        except nats.js.errors.APIError as exc:
+            if exc.err_code in _WRONG_LAST and expected_revision is not None:
+                raise RevisionConflict(key, expected_revision) from None
+            if exc.err_code in _FULL:
+                raise BlackboardError(f"the blackboard of {self.hive} is full: {exc.description}",
+                                      code="blackboard.full", location=Location(subject=key),
+                                      hint="raise the bucket's byte limit, or keep smaller values") from None
+            raise BlackboardError(f"the server refused the write to {key!r}: {exc.description}",
+                                  location=Location(subject=key)) from None
+        except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+            raise BlackboardError(f"no answer from the blackboard of {self.hive} writing {key!r}",
+                                  code="blackboard.unavailable", location=Location(subject=key),
+                                  hint="is the NATS server up, and the bucket created?") from None
+        return ack.seq
+
+    async def apply(self, write: Write, *, writer: str, depth: int = 0) -> int:
+        """:meth:`put` for a :class:`Write` a knowledge source returned."""
+        return await self.put(write.key, write.value, writer=writer, expected_revision=write.expected_revision,
+                              depth=depth)
+
+    async def update(self, key: str, change: Callable[[Any | None], Any], *, writer: str,
+                     attempts: int = 1000) -> Entry:
+        """Read ``key``, compute ``change(current value or None)`` and compare-and-set it, again on a lost race,
+        until it lands: an increment from 20 concurrent writers counts 20. Returns the stored entry."""
+        for attempt in range(attempts):
+            current = await self.get(key)
+            value = change(None if current is None else current.value)
+            try:
+                revision = await self.put(key, value, writer=writer,
+                                          expected_revision=0 if current is None else current.revision)
+            except RevisionConflict:
+                # Lost the race: back off a little, growing, so 20 writers spread out instead of colliding again.
+                await asyncio.sleep(random.uniform(0, min(0.002 * (attempt + 1), 0.05)))
+                continue
+            return Entry(key, value, revision, writer=writer)
+        raise BlackboardError(f"{key!r} kept changing under {writer}: {attempts} attempts lost the race",
+                              code="blackboard.contended", location=Location(subject=key),
+                              hint="fewer writers on one key, or split the key")
+
+    def _entry(self, key: str, msg: RawStreamMsg) -> Entry:
+        headers = msg.headers or {}
+        try:
+            depth = int(headers.get(H_DEPTH, "0"))
+        except ValueError:
+            depth = 0
+        try:
+            value = orjson.loads(msg.data or b"null")
+        except orjson.JSONDecodeError:
+            raise BlackboardError(f"revision {msg.seq} of {key!r} is not JSON (written by another tool?)",
+                                  code="blackboard.not_json", location=Location(subject=self._prefix + key),
+                                  hint="write it again through subhive, which validates values") from None
+        return Entry(key, value, msg.seq or 0, writer=headers.get(H_WRITER, ""), depth=depth,
+                     time=msg.time.timestamp() if msg.time else None)
+
+
+def _check_writer(writer: str) -> None:
+    if not writer or len(writer) > 128 or not set(writer) <= _WRITER_CHARS:
+        raise InputError(f"{writer!r} is not a writer name", code="blackboard.writer_invalid",
+                         hint="name who writes: a knowledge source's name, 'human', 'cli' (letters, digits, _-.:@/)")
