@@ -281,6 +281,7 @@ def _kv_grants(hive: str) -> list[str]:
         f"{_JS_API}.CONSUMER.CREATE.{stream}.>",
         f"{_JS_API}.CONSUMER.INFO.{stream}.>",
         f"{_JS_API}.CONSUMER.DELETE.{stream}.>",
+        f"{_JS_API}.CONSUMER.MSG.NEXT.{stream}.>",  # the hive's controller pulls its board's writes
         f"$JS.ACK.{stream}.>",
         f"$JS.FC.{stream}.>",
     ]

@@ -1,0 +1,444 @@
+"""The controller of a sub-hive: what wakes which knowledge source, in what order, and what to do when one
+misbehaves.
+
+Three things wake a source: a blackboard write whose key matches one of its ``triggers``, a request for an
+operation it ``operations``-declares, an event it ``events``-declares. Every activation goes through one
+priority queue (highest ``priority`` first, then first come) served by ``concurrency`` workers, so a hive
+never runs more experts at once than it was given.
+
+Board writes reach the controller through a durable JetStream consumer on the hive's bucket, acknowledged
+only once every activation the write caused has finished: a hive killed mid-work re-runs what was not done
+when it comes back, and nothing a writer put on the board is skipped.
+
+What a source returns is applied in order, each write attributed to the source (``Subhive-Writer``) and one
+level deeper in the activation chain than what woke it. Misbehaviour is escalated instead of repeated:
+
+* a **loop** (:mod:`subhive.hive._loops`): the write is not applied, the source is quarantined (never
+  activated again until the hive restarts), and the root gets a repair proposal (``ks.loop``);
+* a **stall**: an activation running longer than ``stall_after`` is cancelled and reported (``ks.stalled``);
+* a **failure** (the source raised, or returned a write the schema refuses): retried once, then reported;
+  the same failure class twice becomes a repair proposal (``ks.failed``);
+* a **lost race** on a compare-and-set write (``expected_revision=n``): the source is activated again on
+  the latest entry (a few times); ``expected_revision=0`` on an existing key means "only once" and is
+  counted as skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import nats.errors
+import nats.js.errors
+import orjson
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from ..bus._permissions import kv_bucket
+from ..errors import InputError, SubhiveError
+from ._blackboard import H_DEPTH, H_WRITER, KvBlackboard, RevisionConflict, board_stream
+from ._knowledge import Entry, KnowledgeSource, Reply, Write, check_key_pattern, key_matches
+from ._loops import LoopDetector
+
+__all__ = ["Controller", "ControllerConfig", "ControllerStats", "Escalation", "KnowledgeSourceFailed"]
+
+log = logging.getLogger("subhive.hive")
+
+EscalationKind = Literal["loop", "stall", "failure"]
+#: The durable consumer the controller reads its hive's board through.
+CONSUMER = "controller"
+_SAMPLE_MAX = 4096
+_ACK_WAIT = 6.0
+
+
+class KnowledgeSourceFailed(SubhiveError):
+    """A knowledge source raised, stalled, looped or returned something the runtime cannot apply."""
+
+    default_code = "ks.failed"
+
+
+@dataclass(frozen=True)
+class ControllerConfig:
+    """``concurrency`` activations at most at once; loop rules (:class:`LoopDetector`); ``stall_after``
+    seconds before an activation counts as stalled; ``conflict_retries`` re-activations after a lost race."""
+
+    concurrency: int = 4
+    loop_repeats: int = 5
+    max_depth: int = 32
+    stall_after: float = 30.0
+    conflict_retries: int = 3
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        if self.stall_after <= 0 or self.conflict_retries < 0:
+            raise ValueError("stall_after must be positive and conflict_retries not negative")
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """What the controller reports to the root instead of spinning: a repair proposal's content."""
+
+    kind: EscalationKind
+    source: str
+    key: str
+    message: str
+    count: int = 1
+    sample: bytes = b""
+
+    @property
+    def code(self) -> str:
+        return {"loop": "ks.loop", "stall": "ks.stalled", "failure": "ks.failed"}[self.kind]
+
+
+@dataclass
+class ControllerStats:
+    """Counters for ``subhive status`` and tests."""
+
+    activations: int = 0
+    writes: int = 0
+    skipped: int = 0
+    conflicts: int = 0
+    failures: int = 0
+    escalations: int = 0
+    by_source: Counter[str] = field(default_factory=Counter)
+    quarantined: set[str] = field(default_factory=set)
+    last_error: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"activations": self.activations, "writes": self.writes, "skipped": self.skipped,
+                "conflicts": self.conflicts, "failures": self.failures, "escalations": self.escalations,
+                "by_source": dict(sorted(self.by_source.items())), "quarantined": sorted(self.quarantined),
+                "last_error": self.last_error}
+
+
+@dataclass
+class _Activation:
+    priority: int
+    order: int
+    source: KnowledgeSource
+    entry: Entry
+    done: asyncio.Future[Any] = field(compare=False)
+
+    def __lt__(self, other: _Activation) -> bool:
+        return (-self.priority, self.order) < (-other.priority, other.order)
+
+
+class _Quarantined(Exception):
+    """The source was quarantined: its activation is dropped (the escalation already said why)."""
+
+
+OnEscalation = Callable[[Escalation], Awaitable[None]]
+
+
+class Controller:
+    """Schedules one hive's knowledge sources over its blackboard. ``context`` is what sources get as their
+    blackboard argument (it must offer ``get``); by default the board itself."""
+
+    def __init__(self, board: KvBlackboard, sources: Sequence[KnowledgeSource], *,
+                 config: ControllerConfig | None = None, context: Any = None,
+                 on_escalation: OnEscalation | None = None) -> None:
+        self.board = board
+        self.config = config or ControllerConfig()
+        self.sources = _checked(sources)
+        self.context = board if context is None else context
+        self.on_escalation = on_escalation
+        self.stats = ControllerStats()
+        self._loops = LoopDetector(repeats=self.config.loop_repeats, max_depth=self.config.max_depth)
+        self._queue: asyncio.PriorityQueue[_Activation] = asyncio.PriorityQueue()
+        self._order = itertools.count()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._failures: Counter[tuple[str, str]] = Counter()
+        self._busy = 0
+        self._pending_writes = 0
+        self._inflight: set[asyncio.Task[None]] = set()
+        self._pull: Any = None
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    # -- lifecycle ----------------------------------------------------------------------------------------
+
+    async def start(self, js: JetStreamContext) -> None:
+        """Start the workers and read the board's writes through the hive's durable consumer."""
+        self._tasks = [asyncio.create_task(self._work(), name=f"ks-worker-{i}")
+                       for i in range(self.config.concurrency)]
+        if any(getattr(s, "triggers", ()) for s in self.sources):
+            stream = board_stream(self.board.hive)
+            # A short ack wait, kept alive with in_progress while a write's activations run: a write handed to a
+            # controller that died comes back to the next one within seconds.
+            config = ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL, max_deliver=-1,
+                                    ack_wait=_ACK_WAIT)
+            self._pull = await js.pull_subscribe(f"$KV.{kv_bucket(self.board.hive)}.>", durable=CONSUMER,
+                                                 stream=stream, config=config)
+            self._tasks.append(asyncio.create_task(self._read_board(self._pull), name="ks-board"))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        for task in list(self._inflight):
+            task.cancel()
+        if self._pull is not None:
+            with contextlib.suppress(Exception):
+                await self._pull.unsubscribe()  # the durable consumer stays: what arrives meanwhile waits
+            self._pull = None
+
+    async def idle(self, timeout: float = 10.0) -> None:
+        """Wait until no activation is queued or running and every board write read so far is handled."""
+        async with asyncio.timeout(timeout):
+            while True:
+                await self._idle.wait()
+                await asyncio.sleep(0.05)  # a write just applied may still be on its way back to us
+                if self._idle.is_set():
+                    return
+
+    # -- what wakes sources -------------------------------------------------------------------------------
+
+    def sources_for_key(self, key: str) -> list[KnowledgeSource]:
+        return [s for s in self.sources if any(key_matches(p, key) for p in getattr(s, "triggers", ()))]
+
+    async def answer(self, contract: str, operation: str, request: Any) -> Any:
+        """Run the source that answers ``contract.operation`` and return its reply payload."""
+        member = f"{contract}.{operation}"
+        source = next((s for s in self.sources if member in getattr(s, "operations", ())), None)
+        if source is None:
+            raise KnowledgeSourceFailed(f"no knowledge source answers {member}", code="ks.no_source",
+                                        hint="declare operations = (\"" + member + "\",) on one source")
+        result = await self._schedule(source, Entry(f"op.{member}", request))
+        replies = [item for item in result if isinstance(item, Reply)]
+        if len(replies) != 1:
+            raise KnowledgeSourceFailed(f"{source.name} answered {member} with {len(replies)} replies, not one",
+                                        code="ks.no_reply", hint="return exactly one Reply(payload) with the writes")
+        return replies[0].payload
+
+    async def on_event(self, contract: str, event: str, payload: Any) -> None:
+        """Run every source that reacts to ``contract.event``; raises if one failed (the bus retries once)."""
+        member = f"{contract}.{event}"
+        sources = [s for s in self.sources if member in getattr(s, "events", ())]
+        results = await asyncio.gather(*(self._schedule(s, Entry(f"ev.{member}", payload)) for s in sources),
+                                       return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+
+    # -- scheduling ---------------------------------------------------------------------------------------
+
+    def _schedule(self, source: KnowledgeSource, entry: Entry) -> asyncio.Future[Any]:
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if source.name in self.stats.quarantined:
+            done.set_exception(_Quarantined(source.name))
+            return done
+        self._idle.clear()
+        self._queue.put_nowait(_Activation(source.priority, next(self._order), source, entry, done))
+        return done
+
+    async def _work(self) -> None:
+        while True:
+            activation = await self._queue.get()
+            self._busy += 1
+            try:
+                result = await self._run(activation.source, activation.entry)
+                if not activation.done.done():
+                    activation.done.set_result(result)
+            except Exception as exc:
+                if not activation.done.done():
+                    activation.done.set_exception(exc)
+            finally:
+                self._busy -= 1
+                self._settle()
+
+    def _settle(self) -> None:
+        if not self._busy and self._queue.empty() and not self._pending_writes:
+            self._idle.set()
+
+    async def _run(self, source: KnowledgeSource, entry: Entry) -> list[Any]:
+        """One activation, with a retry after a failure and re-activation after a lost race."""
+        attempts = 0
+        conflicts = 0
+        while True:
+            if source.name in self.stats.quarantined:
+                raise _Quarantined(source.name)
+            self.stats.activations += 1
+            self.stats.by_source[source.name] += 1
+            try:
+                return await self._activate_once(source, entry)
+            except RevisionConflict:
+                self.stats.conflicts += 1
+                conflicts += 1
+                if conflicts > self.config.conflict_retries:
+                    await self._failed(source, entry, KnowledgeSourceFailed(
+                        f"{source.name} lost the compare-and-set race {conflicts} times", code="ks.contended"))
+                    raise
+                fresh = await self.board.get(entry.key) if not entry.key.startswith(("op.", "ev.")) else entry
+                entry = fresh or entry
+            except (_Quarantined, asyncio.CancelledError):
+                raise
+            except Exception as exc:
+                attempts += 1
+                escalated = await self._failed(source, entry, exc)
+                if attempts > 1 or escalated:
+                    raise
+                entry = (await self.board.get(entry.key) or entry) if not entry.key.startswith(("op.", "ev.")) \
+                    else entry
+
+    async def _activate_once(self, source: KnowledgeSource, entry: Entry) -> list[Any]:
+        try:
+            result = await asyncio.wait_for(source.activate(entry, self.context), self.config.stall_after)
+        except TimeoutError:
+            raise KnowledgeSourceFailed(f"{source.name} did not finish within {self.config.stall_after:g} s on "
+                                        f"{entry.key!r}", code="ks.stalled") from None
+        items = list(result or ())
+        for item in items:
+            if not isinstance(item, Write | Reply):
+                raise KnowledgeSourceFailed(f"{source.name} returned {type(item).__name__}, not a Write or Reply",
+                                            code="ks.bad_result", hint="return a sequence of Write (and one Reply)")
+        for item in items:
+            if isinstance(item, Write):
+                await self._write(source, entry, item)
+        return items
+
+    async def _write(self, source: KnowledgeSource, cause: Entry, write: Write) -> None:
+        depth = cause.depth + 1
+        try:
+            data = orjson.dumps(write.value)
+        except TypeError as exc:
+            raise InputError(f"{source.name} wrote a value that is not JSON to {write.key!r}: {exc}",
+                             code="blackboard.not_json") from None
+        why = self._loops.check(source.name, write.key, data, depth=depth, now=time.monotonic())
+        if why is not None:
+            self.stats.quarantined.add(source.name)
+            await self._escalate(Escalation("loop", source.name, write.key, why, sample=data[:_SAMPLE_MAX]))
+            log.error("knowledge source %s quarantined: %s", source.name, why)
+            raise _Quarantined(source.name)
+        try:
+            await self.board.apply(write, writer=source.name, depth=depth)
+        except RevisionConflict:
+            if write.expected_revision == 0:
+                self.stats.skipped += 1  # "create only once": the key exists, which is what the source allowed
+                return
+            raise
+        self.stats.writes += 1
+
+    async def _failed(self, source: KnowledgeSource, entry: Entry, exc: BaseException) -> bool:
+        """Record a failure; the same class twice (or any stall) is escalated. Returns whether it was."""
+        self.stats.failures += 1
+        code = exc.code if isinstance(exc, SubhiveError) else type(exc).__name__
+        message = exc.message if isinstance(exc, SubhiveError) else f"{type(exc).__name__}: {exc}"
+        self.stats.last_error = f"{source.name} on {entry.key}: {message}"[:500]
+        log.warning("knowledge source %s failed on %s: %s", source.name, entry.key, message)
+        self._failures[(source.name, code)] += 1
+        count = self._failures[(source.name, code)]
+        stalled = code == "ks.stalled"
+        if count == 2 or stalled:
+            sample = orjson.dumps({"key": entry.key, "error": code, "message": message})[:_SAMPLE_MAX]
+            await self._escalate(Escalation("stall" if stalled else "failure", source.name, entry.key,
+                                            f"{source.name}: {message}"[:1000], count=count, sample=sample))
+            return stalled
+        return False
+
+    async def _escalate(self, escalation: Escalation) -> None:
+        self.stats.escalations += 1
+        if self.on_escalation is None:
+            return
+        try:
+            await self.on_escalation(escalation)
+        except Exception as exc:  # the root being away must not stop the hive: the log keeps the report
+            log.error("could not escalate %s of %s to the root: %s", escalation.code, escalation.source, exc)
+
+    # -- the board's writes -------------------------------------------------------------------------------
+
+    async def _read_board(self, pull: Any) -> None:
+        prefix = f"$KV.{kv_bucket(self.board.hive)}."
+        while True:
+            try:
+                messages = await pull.fetch(batch=64, timeout=1.0)
+            except nats.errors.TimeoutError:
+                continue
+            except nats.errors.ConnectionClosedError:
+                return
+            except (nats.errors.Error, nats.js.errors.Error):
+                await asyncio.sleep(0.2)  # reconnecting: the durable consumer keeps our place
+                continue
+            for msg in messages:
+                self._pending_writes += 1
+                self._idle.clear()
+                task = asyncio.create_task(self._on_board_write(msg, msg.subject[len(prefix):]))
+                self._inflight.add(task)
+                task.add_done_callback(self._inflight.discard)
+
+    async def _on_board_write(self, msg: Msg, key: str) -> None:
+        try:
+            sources = self.sources_for_key(key)
+            if sources:
+                entry = _entry_of(key, msg)
+                alive = asyncio.create_task(_keep_alive(msg))
+                try:
+                    await asyncio.gather(*(self._schedule(s, entry) for s in sources), return_exceptions=True)
+                finally:
+                    alive.cancel()
+            # Failures were reported and escalated; the entry stays on the board either way, so acknowledge.
+            with contextlib.suppress(nats.errors.Error):
+                await msg.ack()
+        finally:
+            self._pending_writes -= 1
+            self._settle()
+
+
+async def _keep_alive(msg: Msg) -> None:
+    """Tell the server a write is still being worked on, so it does not hand it to anyone else meanwhile."""
+    while True:
+        await asyncio.sleep(_ACK_WAIT / 3)
+        with contextlib.suppress(nats.errors.Error):
+            await msg.in_progress()
+
+
+def _entry_of(key: str, msg: Msg) -> Entry:
+    headers = msg.headers or {}
+    try:
+        depth = int(headers.get(H_DEPTH, "0"))
+    except ValueError:
+        depth = 0
+    try:
+        value = orjson.loads(msg.data) if msg.data else None
+    except orjson.JSONDecodeError:
+        value = None
+    return Entry(key, value, msg.metadata.sequence.stream, writer=headers.get(H_WRITER, ""), depth=depth,
+                 time=msg.metadata.timestamp.timestamp() if msg.metadata.timestamp else None)
+
+
+def _checked(sources: Sequence[KnowledgeSource]) -> tuple[KnowledgeSource, ...]:
+    """Refuse sources the controller could not schedule, each with what is wrong."""
+    seen: set[str] = set()
+    for source in sources:
+        name = getattr(source, "name", None)
+        if not isinstance(name, str) or not name:
+            raise InputError(f"{source!r} has no name", code="ks.invalid", hint="give every source a unique name")
+        if name in seen:
+            raise InputError(f"two knowledge sources are called {name!r}", code="ks.invalid",
+                             hint="names are unique within a hive: history attributes writes to them")
+        seen.add(name)
+        if not isinstance(getattr(source, "priority", None), int):
+            raise InputError(f"{name}.priority must be an integer", code="ks.invalid")
+        if not callable(getattr(source, "activate", None)):
+            raise InputError(f"{name} has no activate(entry, blackboard) method", code="ks.invalid")
+        triggers = tuple(getattr(source, "triggers", ()))
+        for pattern in triggers:
+            try:
+                check_key_pattern(pattern)
+            except ValueError as exc:
+                raise InputError(f"{name}: {exc}", code="ks.invalid") from None
+        if not triggers and not getattr(source, "operations", ()) and not getattr(source, "events", ()):
+            raise InputError(f"{name} declares nothing that wakes it", code="ks.invalid",
+                             hint="set triggers (key patterns), operations or events")
+    return tuple(sources)
