@@ -1,0 +1,59 @@
+"""``python -m subhive.hive --workspace DIR --hive NAME``: one sub-hive's process, as ``subhive up`` starts it.
+
+Where to connect comes from the environment ``subhive up`` sets (never from argv, which ``ps`` shows):
+``SUBHIVE_NATS_URL`` (comma-separated), ``SUBHIVE_NATS_USER``/``SUBHIVE_NATS_PASSWORD``, ``SUBHIVE_ROOT`` and
+``SUBHIVE_TOKEN`` (the hive's root token), ``SUBHIVE_STATUS_FILE`` (the heartbeat file). SIGTERM stops the hive
+cleanly. Exit codes: 0 stopped, 2 the hive cannot start (bad manifest, schema, knowledge module), 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+from ..bus import BusEndpoint
+from ..errors import SubhiveError
+from ._runtime import HiveRuntime
+
+
+async def _run(workspace: Path, hive: str) -> None:
+    env = os.environ
+    endpoint = BusEndpoint([u for u in env.get("SUBHIVE_NATS_URL", "nats://127.0.0.1:4222").split(",") if u],
+                           user=env.get("SUBHIVE_NATS_USER"), password=env.get("SUBHIVE_NATS_PASSWORD"))
+    status = env.get("SUBHIVE_STATUS_FILE")
+    runtime = await HiveRuntime.start(workspace, hive, endpoint, root_address=env.get("SUBHIVE_ROOT"),
+                                      token=env.get("SUBHIVE_TOKEN"), status_file=Path(status) if status else None)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await runtime.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m subhive.hive", description=__doc__.split("\n")[0])
+    parser.add_argument("--workspace", type=Path, required=True)
+    parser.add_argument("--hive", required=True)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format=f"%(asctime)s {args.hive} %(levelname)s %(name)s: %(message)s")
+    try:
+        asyncio.run(_run(args.workspace, args.hive))
+    except SubhiveError as exc:
+        print(f"error: {exc.code}: {exc}" + (f"\nhint: {exc.hint}" if exc.hint else ""), file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

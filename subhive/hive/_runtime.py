@@ -1,0 +1,277 @@
+"""A running sub-hive: its blackboard, its controller, its contracts on the bus, its gRPC services.
+
+``subhive up`` runs each hive as its own process (``python -m subhive.hive``), which builds a
+:class:`HiveRuntime`; tests build one in-process the same way::
+
+    runtime = await HiveRuntime.start(workspace_root, "backend", endpoint, root_address=addr, token=tok)
+    ...
+    await runtime.stop()
+
+Start-up order matters for "nothing lost": the board and the controller first (so a request's writes have
+somewhere to go), then the provided contracts, then the consumed events, then gRPC; a heartbeat file says
+``ready`` only after all of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..bus import BusEndpoint, NatsTransport
+from ..bus._transport import Failure
+from ..errors import InputError, Location
+from ..runtime import ContractBinding
+from ..workspace import open_workspace
+from ._blackboard import KvBlackboard
+from ._board_schema import BoardSchema
+from ._controller import Controller, ControllerConfig, Escalation
+from ._knowledge import Entry
+from ._sources import GrpcService, check_members, load_bindings, load_knowledge
+
+__all__ = ["HiveContext", "HiveRuntime"]
+
+log = logging.getLogger("subhive.hive")
+HEARTBEAT = 1.0
+
+
+@dataclass
+class HiveContext:
+    """What a knowledge source gets as its ``blackboard`` argument: reads of its own board, and the ways out
+    of the hive (the bus transport for generated clients, the root, gRPC channels to providers)."""
+
+    hive: str
+    board: KvBlackboard
+    transport: NatsTransport
+    root: Any = None
+    _channels: dict[tuple[str, int], Any] = field(default_factory=dict)
+
+    async def get(self, key: str) -> Entry | None:
+        return await self.board.get(key)
+
+    async def history(self, key: str) -> list[Entry]:
+        return await self.board.history(key)
+
+    async def channel(self, contract: str, major: int) -> Any:
+        """A gRPC channel to ``contract`` v``major``'s provider, found through the root and kept."""
+        from ..rpc import connect_grpc
+
+        if (contract, major) not in self._channels:
+            if self.root is None:
+                raise InputError(f"{self.hive} has no root to find {contract} v{major} through",
+                                 code="rpc.no_root", hint="run the hive under `subhive up`")
+            self._channels[(contract, major)] = await connect_grpc(self.root, contract, major)
+        return self._channels[(contract, major)]
+
+    async def close(self) -> None:
+        for channel in self._channels.values():
+            with contextlib.suppress(Exception):
+                await channel.close()
+        self._channels.clear()
+
+
+class HiveRuntime:
+    """One sub-hive, running. Build it with :meth:`start`; :meth:`stop` undoes everything it started."""
+
+    def __init__(self, hive: str) -> None:
+        self.hive = hive
+        self.state = "starting"
+        self.started = time.time()
+        self.transport: NatsTransport | None = None
+        self.board: KvBlackboard | None = None
+        self.controller: Controller | None = None
+        self.context: HiveContext | None = None
+        self.bindings: list[ContractBinding] = []
+        self._root: Any = None
+        self._subscriptions: list[Any] = []
+        self._grpc: list[Any] = []
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._status_file: Path | None = None
+        self.endpoints: list[str] = []
+
+    @classmethod
+    async def start(cls, workspace_root: Path, hive: str, endpoint: BusEndpoint, *, root_address: str | None = None,
+                    token: str | None = None, status_file: Path | None = None,
+                    config: ControllerConfig | None = None) -> HiveRuntime:
+        runtime = cls(hive)
+        runtime._status_file = status_file
+        try:
+            await runtime._start(Path(workspace_root), endpoint, root_address, token, config)
+        except BaseException:
+            await runtime.stop()
+            raise
+        return runtime
+
+    async def _start(self, root: Path, endpoint: BusEndpoint, root_address: str | None, token: str | None,
+                     config: ControllerConfig | None) -> None:
+        workspace = open_workspace(root)
+        tree = workspace.hives()
+        manifest = tree.hives.get(self.hive)
+        if manifest is None:
+            problems = tree.problems_by_hive.get(self.hive)
+            raise InputError(f"no valid sub-hive {self.hive!r} in {workspace.root}", code="hive.unknown",
+                             location=problems[0].location if problems else Location(file=str(workspace.hives_dir)),
+                             hint=problems[0].message if problems else "subhive new NAME --kind ... creates one")
+        hive_dir = workspace.hive_dir(self.hive)
+        manifest_file = hive_dir / "subhive.toml"
+        schema = BoardSchema.load(hive_dir / manifest.blackboard_schema, hive=self.hive)
+        knowledge = load_knowledge(manifest.knowledge_sources, hive_dir=hive_dir, workspace=workspace.root,
+                                   manifest=manifest_file)
+        self.bindings = load_bindings(workspace.stubs_dir / self.hive)
+        check_members(knowledge.sources, self.hive, self.bindings)
+
+        if root_address:
+            from ..root_hive._client import RootClient
+
+            self._root = RootClient(root_address, token)
+        self.transport = await NatsTransport.connect(endpoint, self.hive, on_repeated_failure=self._report_failure)
+        js = self.transport.connection.jetstream()
+        self.board = await KvBlackboard.open(js, self.hive, schema)
+        self.context = HiveContext(self.hive, self.board, self.transport, self._root)
+        self.controller = Controller(self.board, knowledge.sources, config=config, context=self.context,
+                                     on_escalation=self._escalate)
+        await self.controller.start(js)
+        await self._serve_contracts(self.transport, self.controller, knowledge.sources)
+        if knowledge.grpc is not None:
+            await self._serve_grpc(knowledge.grpc(self.context))
+        self.state = "ready"
+        if self._status_file is not None:
+            await self.write_status()
+            self._heartbeat = asyncio.create_task(self._beat())
+        log.info("hive %s ready: %d knowledge sources, %d contracts", self.hive, len(knowledge.sources),
+                 len(self.bindings))
+
+    async def _serve_contracts(self, transport: NatsTransport, controller: Controller, sources: Sequence[Any]) -> None:
+        for binding in self.bindings:
+            if binding.provider == self.hive:
+                declared = {m.split(".", 1)[1] for s in sources for m in getattr(s, "operations", ())
+                            if m.split(".", 1)[0] == binding.name}
+                handlers = {op: _answerer(controller, binding.name, op)
+                            for op in sorted(declared & set(binding.operations))}
+                missing = sorted(set(binding.operations) - declared)
+                if missing:
+                    log.warning("%s v%d: no knowledge source answers %s (requests get bus.not_served)",
+                                binding.name, binding.major, ", ".join(missing))
+                if handlers:
+                    self._subscriptions.append(await transport.serve(binding, handlers))
+            else:
+                declared = {m.split(".", 1)[1] for s in sources for m in getattr(s, "events", ())
+                            if m.split(".", 1)[0] == binding.name}
+                for event in sorted(declared & set(binding.events)):
+                    self._subscriptions.append(await transport.subscribe(
+                        binding, event, _reactor(controller, binding.name, event)))
+
+    async def _serve_grpc(self, services: Sequence[GrpcService]) -> None:
+        from ..rpc import serve_grpc
+
+        if self._root is None:
+            raise InputError(f"{self.hive} serves gRPC but has no root to register with", code="rpc.no_root",
+                             hint="run the hive under `subhive up`")
+        by_contract: dict[tuple[str, int], list[tuple[Any, object]]] = {}
+        for service in services:
+            by_contract.setdefault((service.contract, service.major), []).append(
+                (service.add_to_server, service.servicer))
+        for (contract, major), servicers in sorted(by_contract.items(), key=lambda item: item[0]):
+            server = await serve_grpc(self._root, contract, major, servicers)
+            self._grpc.append(server)
+            self.endpoints.append(f"{contract} v{major} at {server.address}")
+
+    async def _report_failure(self, failure: Failure) -> None:
+        if self._root is not None:
+            with contextlib.suppress(Exception):
+                await self._root.propose_repair(code=failure.code, message=failure.message, contract=failure.contract,
+                                                operation=failure.member, subject=failure.subject,
+                                                count=failure.count, sample=failure.sample)
+
+    async def _escalate(self, escalation: Escalation) -> None:
+        log.error("escalating %s of %s: %s", escalation.code, escalation.source, escalation.message)
+        if self._root is not None:
+            await self._root.propose_repair(code=escalation.code, message=escalation.message,
+                                            operation=escalation.source, subject=escalation.key,
+                                            count=escalation.count, sample=escalation.sample)
+
+    # -- status -------------------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        stats = self.transport.stats if self.transport else None
+        return {
+            "hive": self.hive, "pid": os.getpid(), "state": self.state, "started": self.started,
+            "updated": time.time(),
+            "bus": {"sent": stats.sent, "received": stats.received, "refused": sum(stats.refused.values()),
+                    "dead_lettered": stats.dead_lettered, "retried": stats.retried} if stats else {},
+            "controller": self.controller.stats.to_dict() if self.controller else {},
+            "contracts": [f"{b.id}{' (provides)' if b.provider == self.hive else ''}" for b in self.bindings],
+            "endpoints": list(self.endpoints),
+        }
+
+    async def write_status(self) -> None:
+        if self._status_file is None:
+            return
+        data = self.status()
+        if self.board is not None:
+            with contextlib.suppress(Exception):
+                keys, revisions, size = await self.board.size()
+                data["blackboard"] = {"keys": keys, "revisions": revisions, "bytes": size}
+        _write_atomic(self._status_file, json.dumps(data, sort_keys=True))
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT)
+            with contextlib.suppress(Exception):
+                await self.write_status()
+
+    async def stop(self) -> None:
+        """Stop serving, let activations in flight finish their writes, close the connection."""
+        self.state = "stopping"
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+        for server in self._grpc:
+            with contextlib.suppress(Exception):
+                await server.stop()
+        for sub in self._subscriptions:
+            with contextlib.suppress(Exception):
+                await sub.stop()
+        if self.controller is not None:
+            await self.controller.stop()
+        if self.context is not None:
+            await self.context.close()
+        if self.transport is not None:
+            await self.transport.close()
+        if self._root is not None:
+            with contextlib.suppress(Exception):
+                await self._root.close()
+        self.state = "stopped"
+        if self._status_file is not None:
+            with contextlib.suppress(OSError):
+                data = self.status()
+                _write_atomic(self._status_file, json.dumps(data, sort_keys=True))
+
+
+def _answerer(controller: Controller, contract: str, operation: str) -> Callable[[Any], Awaitable[Any]]:
+    async def answer(payload: Any) -> Any:
+        return await controller.answer(contract, operation, payload)
+
+    return answer
+
+
+def _reactor(controller: Controller, contract: str, event: str) -> Callable[[Any], Awaitable[None]]:
+    async def react(payload: Any) -> None:
+        await controller.on_event(contract, event, payload)
+
+    return react
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
