@@ -20,6 +20,7 @@ from ._deadletters import deadletters_app
 from ._output import Format, err_console, print_error
 from ._root import approvals_app, root_command, status_command, watch_command
 from ._schema import schema_app
+from ._up import down_command, logs_command, up_command
 from ._workspace import init_command, new_command
 
 __all__ = ["app", "main"]
@@ -42,6 +43,9 @@ app.add_typer(deadletters_app, name="deadletters")
 app.command("root")(root_command)
 app.command("status")(status_command)
 app.command("watch")(watch_command)
+app.command("up")(up_command)
+app.command("down")(down_command)
+app.command("logs")(logs_command)
 
 
 @app.command("version")

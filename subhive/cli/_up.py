@@ -1,0 +1,150 @@
+"""``subhive up``, ``down`` and ``logs``: run the whole workspace, stop it, read what it said.
+
+``status`` (in :mod:`subhive.cli._root`) adds each running hive's health to the tree the root knows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from ..errors import InputError
+from ._output import Format, err_console, out_console, print_json
+
+__all__ = ["down_command", "logs_command", "up_command"]
+
+FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+WorkspaceOption = Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
+PortOption = typer.Option(min=0, max=65535)
+_STYLE = {"ready": "bold green", "failed": "bold red", "hive.crashed": "red", "root.crashed": "red",
+          "nats.crashed": "red", "contract.pending": "yellow", "contract.refused": "red", "stopped": "bold"}
+
+
+def _print_event(event: dict[str, Any]) -> None:
+    style = _STYLE.get(str(event.get("event")), "")
+    message = escape(str(event.get("message", "")))
+    err_console.print(f"[dim]{time.strftime('%H:%M:%S', time.localtime(event.get('t', 0)))}[/] "
+                      + (f"[{style}]{message}[/]" if style else message))
+
+
+def up_command(
+    workspace: WorkspaceOption = Path("."),
+    *,
+    detach: Annotated[bool, typer.Option("--detach", "-d", help="Return once every hive is ready; the tree keeps "
+                                         "running until `subhive down`.")] = False,
+    root_port: Annotated[int, typer.Option("--root-port", min=0, max=65535,
+                                           help="The root hive's gRPC port; 0 picks a free one.")] = 0,
+    nats_port: Annotated[int, typer.Option("--nats-port", min=0, max=65535,
+                                           help="The NATS port; 0 picks a free one.")] = 0,
+    ready_timeout: Annotated[float, typer.Option("--ready-timeout", min=1.0,
+                                                 help="Seconds every hive gets to become ready.")] = 120.0,
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Start the workspace: NATS, the root hive and every sub-hive, each its own process.
+
+    Negotiates the contracts under contracts/ that the lock does not hold yet, generates stubs, starts NATS
+    with per-hive permissions from the lock, then every sub-hive, and shows progress as it goes. A hive that
+    crashes is reported and restarted with backoff. Without --detach it stays in the foreground and Ctrl-C
+    stops everything; with --detach it returns once all hives are ready (stop them with `subhive down`).
+
+    Example: subhive up --detach
+    """
+    from ..up import down, follow, start
+    from ..workspace import find_root
+
+    ws = find_root(workspace)
+    ready = start(ws, on_event=_print_event if fmt is Format.text else lambda _: None, root_port=root_port,
+                  nats_port=nats_port, ready_timeout=ready_timeout)
+    if fmt is Format.json:
+        print_json({"ready": True, "seconds": ready.get("seconds"), "hives": ready.get("hives", [])})
+    if detach:
+        if fmt is Format.text:
+            err_console.print("running in the background: subhive status, subhive logs HIVE, subhive down")
+        return
+    err_console.print("Ctrl-C stops every hive, the root and NATS")
+    try:
+        follow(ws, _print_event if fmt is Format.text else lambda _: None, until=frozenset({"stopped"}),
+               skip_existing=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        with contextlib.suppress(KeyboardInterrupt):
+            report = down(ws)
+            if fmt is Format.text and report.was_running:
+                err_console.print(f"stopped: {', '.join(report.stopped)}")
+
+
+def down_command(
+    workspace: WorkspaceOption = Path("."),
+    timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds to wait for a clean stop before "
+                                           "killing what is left.")] = 30.0,
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Stop everything `subhive up` started: every sub-hive, then the root, then NATS; no process is left.
+
+    Data stays: blackboards, event streams and dead letters are on disk under .subhive/ for the next `up`.
+
+    Example: subhive down
+    """
+    from ..up import down
+    from ..workspace import find_root
+
+    report = down(find_root(workspace), timeout=timeout)
+    if fmt is Format.json:
+        print_json({"was_running": report.was_running, "stopped": report.stopped, "killed": report.killed})
+        return
+    if not report.was_running and not report.killed:
+        out_console.print("nothing is running in this workspace")
+        return
+    out_console.print(f"stopped {len(report.stopped)} processes" + (f": {', '.join(report.stopped)}"
+                                                                    if report.stopped else ""))
+    if report.killed:
+        err_console.print(f"[yellow]killed (did not stop in time)[/]: {', '.join(report.killed)}")
+
+
+def logs_command(
+    name: Annotated[str | None, typer.Argument(help="A sub-hive, or root, nats, supervisor; all when omitted.",
+                                               show_default=False)] = None,
+    lines: Annotated[int, typer.Option("--lines", "-n", min=0, help="How many of the last lines to show.")] = 40,
+    follow_: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing what is appended.")] = False,
+    workspace: WorkspaceOption = Path("."),
+) -> None:
+    """Show what the supervisor, NATS, the root and the sub-hives wrote to their logs (.subhive/logs/).
+
+    Example: subhive logs backend -n 100 --follow
+    """
+    from ..up import UpLayout
+    from ..workspace import find_root
+
+    layout = UpLayout(find_root(workspace))
+    files = sorted(layout.logs_dir.glob("*.log")) if layout.logs_dir.is_dir() else []
+    if name is not None:
+        files = [f for f in files if f.stem == name]
+        if not files:
+            known = ", ".join(sorted(p.stem for p in layout.logs_dir.glob("*.log"))) if layout.logs_dir.is_dir() else ""
+            raise InputError(f"no log for {name!r}", code="logs.unknown", hint=f"logs exist for: {known}"
+                             if known else "nothing has run yet: subhive up")
+    prefix = name is None
+    positions: dict[Path, int] = {}
+    for path in files:
+        text = path.read_bytes()
+        positions[path] = len(text)
+        for line in text.decode("utf-8", errors="replace").splitlines()[-lines:] if lines else []:
+            out_console.print((f"[dim]{escape(path.stem)}[/] | " if prefix else "") + escape(line))
+    while follow_:
+        time.sleep(0.2)
+        for path in sorted(layout.logs_dir.glob("*.log")) if name is None else files:
+            size = path.stat().st_size if path.exists() else 0
+            start = positions.get(path, 0)
+            if size > start:
+                with open(path, "rb") as handle:
+                    handle.seek(start)
+                    chunk = handle.read()
+                positions[path] = start + len(chunk)
+                for line in chunk.decode("utf-8", errors="replace").splitlines():
+                    out_console.print((f"[dim]{escape(path.stem)}[/] | " if prefix else "") + escape(line))

@@ -1,0 +1,24 @@
+"""Running a whole workspace: ``subhive up`` / ``down`` / ``status`` / ``logs`` (docs/up.md).
+
+:class:`Supervisor` is the background process that starts the root, negotiates, generates stubs, starts NATS
+with per-hive permissions and every sub-hive, restarts what crashes and stops everything in order;
+:func:`start`, :func:`down`, :func:`runtime_status` and :func:`follow` are what the CLI calls.
+"""
+
+from ._control import DownReport, UpFailed, down, follow, running_supervisor, runtime_status, start
+from ._layout import UpLayout, pid_alive
+from ._supervisor import Supervisor, UpOptions
+
+__all__ = [
+    "DownReport",
+    "Supervisor",
+    "UpFailed",
+    "UpLayout",
+    "UpOptions",
+    "down",
+    "follow",
+    "pid_alive",
+    "running_supervisor",
+    "runtime_status",
+    "start",
+]

@@ -1,0 +1,219 @@
+"""What the CLI does with a workspace's running tree: start it, follow it, stop it, ask how it is.
+
+    >>> start(workspace, on_event=print)         # doctest: +SKIP   spawns the supervisor, returns when ready
+    >>> runtime_status(workspace)["hives"]["db"]["health"]                       # doctest: +SKIP
+    'ready'
+    >>> down(workspace).stopped                                                   # doctest: +SKIP
+    ['supervisor', 'db', 'root', 'nats']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import SubhiveError
+from ._layout import UpLayout, pid_alive, read_json
+
+__all__ = ["DownReport", "UpFailed", "down", "follow", "running_supervisor", "runtime_status", "start"]
+
+#: Events after which ``start`` stops following.
+FINAL = frozenset({"ready", "failed", "stopped"})
+#: A heartbeat older than this means the hive stopped answering.
+STALE_AFTER = 5.0
+
+
+class UpFailed(SubhiveError):
+    """``subhive up`` could not bring the workspace up; nothing it started is left running."""
+
+    default_code = "up.failed"
+    exit_code = 1
+
+
+def running_supervisor(workspace: Path) -> dict[str, Any] | None:
+    """The record of this workspace's live supervisor, or None."""
+    record = read_json(UpLayout(workspace).supervisor_file)
+    if record and record.get("state") != "stopped" and pid_alive(record.get("pid")):
+        return record
+    return None
+
+
+def start(workspace: Path, *, on_event: Callable[[dict[str, Any]], None], root_port: int = 0, nats_port: int = 0,
+          ready_timeout: float = 120.0) -> dict[str, Any]:
+    """Start the supervisor in the background and relay its progress until everything is ready.
+
+    Returns the ``ready`` event; raises UpFailed (after the supervisor cleaned up) when start-up failed.
+    """
+    layout = UpLayout(workspace)
+    record = running_supervisor(workspace)
+    if record is not None:
+        raise SubhiveError(f"this workspace is already up (supervisor pid {record['pid']})", code="up.already_running",
+                           hint="subhive status shows it; subhive down stops it")
+    layout.up_dir.mkdir(parents=True, exist_ok=True)
+    layout.logs_dir.mkdir(parents=True, exist_ok=True)
+    layout.progress_file.unlink(missing_ok=True)
+    argv = [sys.executable, "-m", "subhive.up", "--workspace", str(workspace), "--root-port", str(root_port),
+            "--nats-port", str(nats_port), "--ready-timeout", str(ready_timeout)]
+    with open(layout.log_file("supervisor"), "ab") as out:
+        process = subprocess.Popen(argv, cwd=workspace, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+    last = follow(workspace, on_event, until=FINAL, alive=lambda: process.poll() is None,
+                  timeout=ready_timeout + 120)
+    if last is None or last["event"] != "ready":
+        # The supervisor stops what it started before it exits: wait for that, so nothing is left behind.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(30)
+        message = last["message"] if last else f"the supervisor exited with code {process.poll()}"
+        raise UpFailed(f"subhive up failed: {message}", code=(last or {}).get("code") or "up.failed",
+                       hint=(last or {}).get("hint") or f"see {layout.log_file('supervisor')}")
+    return last
+
+
+def follow(workspace: Path, on_event: Callable[[dict[str, Any]], None], *, until: frozenset[str] = FINAL,
+           alive: Callable[[], bool] | None = None, timeout: float | None = None,
+           skip_existing: bool = False) -> dict[str, Any] | None:
+    """Relay progress events as the supervisor appends them; return the first event in ``until`` (None when
+    the supervisor went away first or ``timeout`` passed)."""
+    path = UpLayout(workspace).progress_file
+    deadline = None if timeout is None else time.monotonic() + timeout
+    position = path.stat().st_size if skip_existing and path.exists() else 0
+    buffer = ""
+    while deadline is None or time.monotonic() < deadline:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                handle.seek(position)
+                chunk = handle.read()
+                position = handle.tell()
+        except FileNotFoundError:
+            chunk = ""
+        buffer += chunk
+        while "\n" in buffer:
+            line, buffer = buffer.split("\n", 1)
+            with contextlib.suppress(ValueError):
+                event = json.loads(line)
+                on_event(event)
+                if event.get("event") in until:
+                    return dict(event)
+        if not chunk:
+            if alive is not None and not alive():
+                return None
+            time.sleep(0.05)
+    return None
+
+
+@dataclass
+class DownReport:
+    """What ``down`` stopped: cleanly (``stopped``) or, because it did not stop in time, with SIGKILL."""
+
+    was_running: bool
+    stopped: list[str] = field(default_factory=list)
+    killed: list[str] = field(default_factory=list)
+
+
+def down(workspace: Path, *, timeout: float = 30.0) -> DownReport:
+    """Stop the supervisor (which stops the hives, the root and NATS in order), then make sure every process
+    it ever recorded is gone, killing what is not (a supervisor killed with SIGKILL leaves its children)."""
+    layout = UpLayout(workspace)
+    record = read_json(layout.supervisor_file)
+    if record is None:
+        return DownReport(was_running=False)
+    report = DownReport(was_running=pid_alive(record.get("pid")) and record.get("state") != "stopped")
+    processes = _recorded(record)
+    pid = record.get("pid")
+    if isinstance(pid, int) and pid_alive(pid) and _ours(pid):
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    for name, child in processes:
+        if pid_alive(child) and _ours(child):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
+            report.killed.append(name)
+        else:
+            report.stopped.append(name)
+    return report
+
+
+def _recorded(record: dict[str, Any]) -> list[tuple[str, int]]:
+    found = [("supervisor", record.get("pid")), ("root", record.get("root_pid")), ("nats", record.get("nats_pid"))]
+    found += [(name, info.get("pid")) for name, info in sorted((record.get("hives") or {}).items())
+              if isinstance(info, dict)]
+    return [(name, pid) for name, pid in found if isinstance(pid, int) and not isinstance(pid, bool)]
+
+
+def _ours(pid: int) -> bool:
+    """Whether ``pid`` is still one of ours (a recorded pid may have been reused by another program)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # no /proc: trust the record
+    return b"subhive" in cmdline or b"nats-server" in cmdline
+
+
+def runtime_status(workspace: Path) -> dict[str, Any] | None:
+    """Each running hive's health, message rates, blackboard size and dead-letter count; None when not up."""
+    layout = UpLayout(workspace)
+    record = running_supervisor(workspace)
+    if record is None:
+        return None
+    dead = _dead_letters(layout, record)
+    hives: dict[str, Any] = {}
+    now = time.time()
+    for name, info in sorted((record.get("hives") or {}).items()):
+        beat = read_json(layout.status_file(name)) or {}
+        pid = info.get("pid")
+        if not pid_alive(pid):
+            health = "restarting" if info.get("exits") else "down"
+        elif record.get("state") == "starting" and beat.get("state") != "ready":
+            health = "starting"
+        elif beat.get("pid") != pid or now - float(beat.get("updated") or 0) > STALE_AFTER:
+            health = "unresponsive"
+        else:
+            health = str(beat.get("state") or "unknown")
+        hives[name] = {"health": health, "pid": pid, "restarts": info.get("restarts", 0),
+                       "rates": beat.get("rates", {}), "bus": beat.get("bus", {}),
+                       "blackboard": beat.get("blackboard", {}), "dead_letters": dead.get(name, 0),
+                       "controller": beat.get("controller", {}), "endpoints": beat.get("endpoints", [])}
+    return {"state": record.get("state"), "supervisor": record.get("pid"), "root": record.get("root"),
+            "nats": record.get("nats"), "hives": hives}
+
+
+def _dead_letters(layout: UpLayout, record: dict[str, Any]) -> dict[str, int]:
+    """Dead letters per hive (``subhive.dlq.<hive>.>``), read with the framework's credentials."""
+    creds = read_json(layout.creds_file) or {}
+    url = record.get("nats")
+    if not url or not creds.get("admin"):
+        return {}
+
+    async def count() -> dict[str, int]:
+        import nats
+
+        from ..bus import ADMIN_USER, DLQ_STREAM
+
+        nc = await asyncio.wait_for(nats.connect(url, user=ADMIN_USER, password=creds["admin"],
+                                                 max_reconnect_attempts=0, allow_reconnect=False), 3)
+        try:
+            info = await nc.jetstream().stream_info(DLQ_STREAM, subjects_filter="subhive.dlq.>")
+        finally:
+            await nc.close()
+        counts: dict[str, int] = {}
+        for subject, n in (info.state.subjects or {}).items():
+            hive = subject.split(".")[2]
+            counts[hive] = counts.get(hive, 0) + n
+        return counts
+
+    try:
+        return asyncio.run(count())
+    except Exception:  # status must still show the tree when NATS is busy or restarting
+        return {}

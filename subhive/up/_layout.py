@@ -1,0 +1,98 @@
+"""Where a running workspace keeps its runtime files (all under the git-ignored ``.subhive/``)::
+
+    .subhive/up/supervisor.json   the supervisor's pid, the NATS URL, the root address, every child's pid
+    .subhive/up/progress.jsonl    what the supervisor did, one JSON object per line (``subhive up`` shows it)
+    .subhive/up/creds.json        the NATS passwords of the admin and of each hive (mode 0600)
+    .subhive/up/hives/<hive>.json each hive's heartbeat: state, message counters, blackboard size
+    .subhive/logs/<name>.log      the output of nats, the root, the supervisor and each hive
+    .subhive/nats/                the JetStream store: streams, dead letters, blackboards
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["UpLayout", "pid_alive", "read_json", "write_json"]
+
+
+@dataclass(frozen=True)
+class UpLayout:
+    workspace: Path
+
+    @property
+    def state_dir(self) -> Path:
+        return self.workspace / ".subhive"
+
+    @property
+    def up_dir(self) -> Path:
+        return self.state_dir / "up"
+
+    @property
+    def supervisor_file(self) -> Path:
+        return self.up_dir / "supervisor.json"
+
+    @property
+    def progress_file(self) -> Path:
+        return self.up_dir / "progress.jsonl"
+
+    @property
+    def creds_file(self) -> Path:
+        return self.up_dir / "creds.json"
+
+    @property
+    def hives_dir(self) -> Path:
+        return self.up_dir / "hives"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.state_dir / "logs"
+
+    @property
+    def nats_dir(self) -> Path:
+        return self.state_dir / "nats"
+
+    def status_file(self, hive: str) -> Path:
+        return self.hives_dir / f"{hive}.json"
+
+    def log_file(self, name: str) -> Path:
+        return self.logs_dir / f"{name}.log"
+
+
+def pid_alive(pid: object) -> bool:
+    """Whether a process with this pid exists (a zombie counts as gone)."""
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        if stat.read().rsplit(")", 1)[-1].split()[0] == "Z":
+            return False
+    return True
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``, or None when it is missing or half-written."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_json(path: Path, data: dict[str, Any], *, private: bool = False) -> None:
+    """Write atomically (readers never see half a file); ``private`` makes it 0600 before anything is in it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, sort_keys=True)
+    os.replace(temporary, path)

@@ -1,0 +1,426 @@
+"""The supervisor: the process ``subhive up`` leaves running, which starts and watches everything else.
+
+Start-up, in the order the pieces need each other:
+
+1. the **root hive** (``python -m subhive root``), which opens the workspace and registers its hives;
+2. **negotiation**: every contract version under ``contracts/`` that a workspace hive provides and the lock
+   does not hold yet is proposed, oldest first (a breaking one waits for approval; up goes on);
+3. **codegen** for every hive, from the lock;
+4. **NATS** (the embedded server) with one user per hive whose permissions come from the lock, then the
+   event streams, the dead-letter stream and one blackboard bucket per hive;
+5. every **sub-hive** as its own process (``python -m subhive.hive``), ready once its heartbeat says so.
+
+Then it watches: a hive that exits is reported and restarted with exponential backoff (1 s doubling to 30 s,
+back to 1 s after a minute of good health); so are the root and NATS. SIGTERM (``subhive down``) stops the
+hives, then the root, then NATS, and removes nothing but its own record. Every step is appended to
+``progress.jsonl``, which ``subhive up`` prints live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from ..errors import InputError, Location, SubhiveError
+from ..workspace import Workspace, open_workspace
+from ._layout import UpLayout, read_json, write_json
+
+__all__ = ["Supervisor", "UpOptions"]
+
+log = logging.getLogger("subhive.up")
+
+BACKOFF_FIRST = 1.0
+BACKOFF_MAX = 30.0
+HEALTHY_AFTER = 60.0
+_POLL = 0.2
+
+
+@dataclass(frozen=True)
+class UpOptions:
+    """``root_port``/``nats_port`` 0: free ports; ``ready_timeout``: seconds for every hive to be ready."""
+
+    root_port: int = 0
+    nats_port: int = 0
+    ready_timeout: float = 120.0
+    stop_timeout: float = 5.0
+
+
+@dataclass
+class _Child:
+    """A process the supervisor keeps alive."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+    started: float = 0.0
+    restarts: int = 0
+    backoff: float = BACKOFF_FIRST
+    next_start: float = 0.0
+    exits: list[int] = field(default_factory=list)
+
+    def launch(self, cwd: Path) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as out:
+            # Its own session: a Ctrl-C in the terminal that ran `subhive up` reaches the supervisor only,
+            # which then stops the children in order.
+            self.process = subprocess.Popen(self.argv, cwd=cwd, env=self.env, stdin=subprocess.DEVNULL, stdout=out,
+                                            stderr=subprocess.STDOUT, start_new_session=True)
+        self.started = time.monotonic()
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None and self.process.poll() is None else None
+
+
+class Supervisor:
+    """Runs a workspace: see the module docstring. :meth:`run` returns the process's exit code."""
+
+    def __init__(self, workspace_root: Path, options: UpOptions | None = None) -> None:
+        self.layout = UpLayout(Path(workspace_root))
+        self.options = options or UpOptions()
+        self.workspace: Workspace | None = None
+        self.hives: dict[str, _Child] = {}
+        self.root: _Child | None = None
+        self.root_address = ""
+        self.nats: Any = None
+        self._stop = asyncio.Event()
+        self._progress: IO[str] | None = None
+        self._started = time.monotonic()
+
+    # -- reporting ----------------------------------------------------------------------------------------
+
+    def emit(self, event: str, message: str, **data: Any) -> None:
+        """One line of progress: what ``subhive up`` prints and tests read."""
+        record = {"t": round(time.time(), 3), "event": event, "message": message, **data}
+        if self._progress is not None:
+            self._progress.write(json.dumps(record, sort_keys=True) + "\n")
+            self._progress.flush()
+        log.info("%s: %s", event, message)
+
+    def _record(self, state: str) -> None:
+        write_json(self.layout.supervisor_file, {
+            "pid": os.getpid(), "state": state, "workspace": str(self.layout.workspace),
+            "root": self.root_address, "nats": self.nats.url if self.nats is not None else "",
+            "nats_pid": self.nats.pid if self.nats is not None else None,
+            "root_pid": self.root.pid if self.root is not None else None,
+            "hives": {name: {"pid": child.pid, "restarts": child.restarts, "exits": child.exits[-5:]}
+                      for name, child in sorted(self.hives.items())},
+        })
+
+    # -- the whole run ------------------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        self.layout.up_dir.mkdir(parents=True, exist_ok=True)
+        self._progress = open(self.layout.progress_file, "w", encoding="utf-8")  # noqa: SIM115 (lives with us)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self._stop.set)
+        self._record("starting")
+        code = 0
+        try:
+            await self._start_all()
+            self._record("ready")
+            self.emit("ready", f"all {len(self.hives)} hives ready in {time.monotonic() - self._started:.1f} s",
+                      seconds=round(time.monotonic() - self._started, 3), hives=sorted(self.hives))
+            await self._watch()
+        except SubhiveError as exc:
+            self.emit("failed", str(exc), code=exc.code, hint=exc.hint or "")
+            code = exc.exit_code
+        except Exception as exc:  # a bug: still stop what was started, and say what happened
+            log.exception("supervisor failed")
+            self.emit("failed", f"internal error: {type(exc).__name__}: {exc}", code="up.internal")
+            code = 70
+        finally:
+            await self._stop_all()
+            self._record("stopped")
+            self.emit("stopped", "every process stopped")
+            self._progress.close()
+        return code
+
+    async def _start_all(self) -> None:
+        self.workspace = open_workspace(self.layout.workspace)
+        hives = _checked_hives(self.workspace)
+        await self._start_root()
+        await self._negotiate(hives)
+        if self._stop.is_set():
+            return
+        self._codegen()
+        passwords = await self._start_nats(hives)
+        await self._start_hives(hives, passwords)
+
+    # -- root ---------------------------------------------------------------------------------------------
+
+    async def _start_root(self) -> None:
+        port = self.options.root_port
+        self.root = _Child("root", [sys.executable, "-m", "subhive", "root", "--format", "json", "--no-codegen",
+                                    "--port", str(port), "-C", str(self.layout.workspace)],
+                           _child_env(), self.layout.log_file("root"))
+        self.root_address = await self._launch_root(self.root)
+        self.emit("root.started", f"root hive listening on {self.root_address}", address=self.root_address)
+
+    async def _launch_root(self, child: _Child) -> str:
+        """Start the root and read the address it prints; its errors (a port in use) become ours."""
+        child.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(child.log_path, "ab") as err:
+            child.process = subprocess.Popen(child.argv, cwd=self.layout.workspace, env=child.env,
+                                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
+                                             start_new_session=True)
+        child.started = time.monotonic()
+        assert child.process.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(child.process.stdout.readline), 60)
+        try:
+            address = json.loads(line)["address"]
+        except (ValueError, KeyError, TypeError):
+            child.process.wait(5)
+            raise SubhiveError(f"the root hive did not start: {_tail(child.log_path)}", code="up.root_failed",
+                               hint=f"see {child.log_path}") from None
+        return str(address)
+
+    async def _negotiate(self, hives: dict[str, Any]) -> None:
+        from ..contract import load_contract
+        from ..root_hive._client import RootClient, admin_token_of
+        from ..semver import Version
+
+        assert self.workspace is not None
+        providers = {contract: name for name, manifest in hives.items() for contract in manifest.provides}
+        drafts: list[tuple[str, Version, Path]] = []
+        for directory in sorted(self.workspace.contracts_dir.glob("*/*/contract.yaml")):
+            name = directory.parent.parent.name
+            with contextlib.suppress(ValueError):
+                if name in providers:
+                    drafts.append((name, Version.parse(directory.parent.name), directory.parent))
+        async with RootClient(self.root_address, admin_token_of(self.layout.workspace)) as root:
+            known = {(c.name, str(v.version)) for c in await root.contracts() for v in c.versions}
+            for name, version, directory in sorted(drafts, key=lambda d: (d[0], d[1])):
+                if (name, str(version)) in known:
+                    continue
+                try:
+                    load_contract(directory)
+                    outcome = await root.propose(directory, on_behalf_of=providers[name])
+                except SubhiveError as exc:
+                    self.emit("contract.refused", f"{name} {version}: {exc}", contract=name, version=str(version),
+                              code=exc.code)
+                    continue
+                self.emit(f"contract.{outcome.status}", f"{name} {version}: {outcome.status}"
+                          + (f" ({outcome.message})" if outcome.status != "accepted" and outcome.message else ""),
+                          contract=name, version=str(version))
+            accepted = sorted(f"{c.name} {v.version}" for c in await root.contracts() for v in c.versions)
+        self.emit("negotiated", f"{len(accepted)} contract versions in the lock: {', '.join(accepted) or 'none'}",
+                  contracts=accepted)
+
+    def _codegen(self) -> None:
+        from ..codegen import generate_stubs
+        from ..errors import ContractInvalid
+
+        assert self.workspace is not None
+        result = generate_stubs(self.workspace)
+        if result.problems:
+            raise ContractInvalid(result.problems, summary=f"codegen failed: {result.problems[0].message}")
+        self.emit("codegen", f"stubs: {len(result.written)} files written, {len(result.unchanged)} packages "
+                  "up to date", written=len(result.written))
+
+    # -- NATS ---------------------------------------------------------------------------------------------
+
+    async def _start_nats(self, hives: dict[str, Any]) -> dict[str, str]:
+        import nats
+
+        from ..bus import (
+            ADMIN_USER,
+            AccountsConfig,
+            EmbeddedServer,
+            Permissions,
+            ServerConfig,
+            bus_plan,
+            ensure_dead_letter_stream,
+            ensure_event_streams,
+            hive_permissions,
+        )
+        from ..hive import ensure_blackboard
+        from ..root_hive import Lock
+
+        assert self.workspace is not None
+        plan = bus_plan(self.workspace, Lock.load(self.layout.workspace))
+        creds = read_json(self.layout.creds_file) or {}
+        passwords: dict[str, str] = {name: str(creds.get("hives", {}).get(name) or secrets.token_urlsafe(24))
+                                     for name in hives}
+        admin = str(creds.get("admin") or secrets.token_urlsafe(24))
+        write_json(self.layout.creds_file, {"admin": admin, "hives": passwords}, private=True)
+        users: dict[str, tuple[str, Permissions]] = {
+            name: (passwords[name], plan.permissions.get(name) or hive_permissions(name, {}, {}, {}, {}))
+            for name in hives}
+        config = ServerConfig(self.layout.nats_dir, port=self.options.nats_port,
+                              accounts=AccountsConfig(users, admin_password=admin))
+        self.nats = await EmbeddedServer.start(config)
+        self.emit("nats.started", f"NATS on {self.nats.url} (JetStream in {self.layout.nats_dir})", url=self.nats.url)
+        nc = await nats.connect(self.nats.url, user=ADMIN_USER, password=admin)
+        try:
+            js = nc.jetstream()
+            await ensure_event_streams(js, plan.streams)
+            await ensure_dead_letter_stream(js)
+            for name in hives:
+                await ensure_blackboard(js, name)
+        finally:
+            await nc.close()
+        self._record("starting")
+        return passwords
+
+    # -- hives --------------------------------------------------------------------------------------------
+
+    async def _start_hives(self, hives: dict[str, Any], passwords: dict[str, str]) -> None:
+        from ..root_hive._engine import TOKENS_DIR
+
+        for name in sorted(hives):
+            status = self.layout.status_file(name)
+            status.unlink(missing_ok=True)
+            token_file = self.layout.workspace / TOKENS_DIR / f"{name}.token"
+            token = token_file.read_text(encoding="utf-8").strip() if token_file.exists() else ""
+            env = _child_env(SUBHIVE_NATS_URL=self.nats.url, SUBHIVE_NATS_USER=name,
+                             SUBHIVE_NATS_PASSWORD=passwords[name], SUBHIVE_ROOT=self.root_address,
+                             SUBHIVE_TOKEN=token, SUBHIVE_STATUS_FILE=str(status))
+            child = _Child(name, [sys.executable, "-m", "subhive.hive", "--workspace", str(self.layout.workspace),
+                                  "--hive", name], env, self.layout.log_file(name))
+            self.hives[name] = child
+            child.launch(self.layout.workspace)
+            self.emit("hive.starting", f"{name}: starting (pid {child.pid})", hive=name, pid=child.pid)
+        self._record("starting")
+        deadline = time.monotonic() + self.options.ready_timeout
+        waiting = set(self.hives)
+        while waiting:
+            if self._stop.is_set():
+                return
+            for name in sorted(waiting):
+                child = self.hives[name]
+                assert child.process is not None
+                code = child.process.poll()
+                if code is not None:
+                    raise SubhiveError(f"sub-hive {name} exited with code {code} while starting: "
+                                       f"{_tail(child.log_path)}", code="up.hive_failed",
+                                       location=Location(file=str(child.log_path)),
+                                       hint=f"fix what its log says, then run subhive up again ({child.log_path})")
+                heartbeat = read_json(self.layout.status_file(name))
+                if heartbeat and heartbeat.get("state") == "ready" and heartbeat.get("pid") == child.pid:
+                    waiting.discard(name)
+                    self.emit("hive.ready", f"{name}: ready", hive=name, pid=child.pid)
+            if time.monotonic() > deadline:
+                raise SubhiveError(f"sub-hives not ready after {self.options.ready_timeout:g} s: "
+                                   f"{', '.join(sorted(waiting))}", code="up.timeout",
+                                   hint="see their logs: subhive logs HIVE")
+            await asyncio.sleep(0.05)
+
+    async def _watch(self) -> None:
+        """Restart what exits, until told to stop."""
+        while not self._stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), _POLL)
+            if self._stop.is_set():
+                return
+            now = time.monotonic()
+            changed = False
+            for child in self.hives.values():
+                changed |= self._tend(child, now)
+            if self.root is not None and self.root.process is not None and self.root.process.poll() is not None:
+                code = self.root.process.returncode
+                self.emit("root.crashed", f"the root hive exited with code {code}; restarting", code=code)
+                port = self.root_address.rsplit(":", 1)[-1]
+                self.root.argv[self.root.argv.index("--port") + 1] = port  # same address: hives keep using it
+                self.root.restarts += 1
+                self.root_address = await self._launch_root(self.root)
+                changed = True
+            if self.nats is not None and not self.nats.running:
+                self.emit("nats.crashed", "NATS exited; restarting on the same port with the same store")
+                await self.nats.restart()
+                changed = True
+            if changed:
+                self._record("ready")
+
+    def _tend(self, child: _Child, now: float) -> bool:
+        process = child.process
+        if process is not None and process.poll() is None:
+            if now - child.started > HEALTHY_AFTER:
+                child.backoff = BACKOFF_FIRST
+            return False
+        if process is not None:
+            code = process.returncode
+            child.exits.append(code)
+            child.process = None
+            child.next_start = now + child.backoff
+            self.emit("hive.crashed", f"{child.name}: exited with code {code}; restarting in {child.backoff:g} s",
+                      hive=child.name, code=code, backoff=child.backoff)
+            child.backoff = min(child.backoff * 2, BACKOFF_MAX)
+            return True
+        if now >= child.next_start:
+            child.restarts += 1
+            child.launch(self.layout.workspace)
+            self.emit("hive.restarted", f"{child.name}: restarted (pid {child.pid}, restart {child.restarts})",
+                      hive=child.name, pid=child.pid, restarts=child.restarts)
+            return True
+        return False
+
+    # -- stopping -----------------------------------------------------------------------------------------
+
+    async def _stop_all(self) -> None:
+        await _terminate([c.process for c in self.hives.values() if c.process is not None],
+                         self.options.stop_timeout)
+        if self.root is not None and self.root.process is not None:
+            await _terminate([self.root.process], self.options.stop_timeout)
+        if self.nats is not None:
+            await self.nats.stop()
+
+
+async def _terminate(processes: list[subprocess.Popen[bytes]], timeout: float) -> None:
+    """SIGTERM all, wait up to ``timeout`` together, SIGKILL what is left, reap everything."""
+    for process in processes:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+    deadline = time.monotonic() + timeout
+    while any(p.poll() is None for p in processes) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    for process in processes:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(5)
+
+
+def _checked_hives(workspace: Workspace) -> dict[str, Any]:
+    from ..errors import ContractInvalid
+
+    tree = workspace.hives()
+    if tree.problems:
+        raise ContractInvalid(tree.problems, summary=f"the hive tree has {len(tree.problems)} problem(s), first: "
+                              f"{tree.problems[0].message}")
+    if not tree.hives:
+        raise InputError(f"the workspace {workspace.root} has no sub-hives to run", code="up.no_hives",
+                         location=Location(file=str(workspace.hives_dir)),
+                         hint="add one: subhive new NAME --kind ui|backend|db|custom")
+    return dict(tree.hives)
+
+
+def _child_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")}
+    env.update(extra)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _tail(path: Path, lines: int = 6) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return "(no log)"
+    return " | ".join(line.strip() for line in text[-lines:]) or "(empty log)"
