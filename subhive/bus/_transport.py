@@ -500,7 +500,7 @@ class NatsTransport:
         while True:
             try:
                 messages = await pull.fetch(batch=64, timeout=1.0)
-            except NatsTimeout:
+            except TimeoutError:  # nats-py raises its own and, when its deadline passes early, asyncio's
                 continue
             except nats.errors.ConnectionClosedError:
                 return

@@ -18,9 +18,8 @@ level deeper in the activation chain than what woke it. Misbehaviour is escalate
 * a **stall**: an activation running longer than ``stall_after`` is cancelled and reported (``ks.stalled``);
 * a **failure** (the source raised, or returned a write the schema refuses): retried once, then reported;
   the same failure class twice becomes a repair proposal (``ks.failed``);
-* a **lost race** on a compare-and-set write (``expected_revision=n``): the source is activated again on
-  the latest entry (a few times); ``expected_revision=0`` on an existing key means "only once" and is
-  counted as skipped.
+* a **lost race** on a compare-and-set write: the source is activated again on the latest entry (a few
+  times), unless the write says ``on_conflict="skip"`` ("create only once"), which is counted as skipped.
 """
 
 from __future__ import annotations
@@ -68,19 +67,21 @@ class KnowledgeSourceFailed(SubhiveError):
 @dataclass(frozen=True)
 class ControllerConfig:
     """``concurrency`` activations at most at once; loop rules (:class:`LoopDetector`); ``stall_after``
-    seconds before an activation counts as stalled; ``conflict_retries`` re-activations after a lost race."""
+    seconds before an activation counts as stalled; ``conflict_retries`` re-activations after a lost race;
+    ``retry_delay`` seconds before the one retry of a failed activation."""
 
     concurrency: int = 4
     loop_repeats: int = 5
     max_depth: int = 32
     stall_after: float = 30.0
     conflict_retries: int = 3
+    retry_delay: float = 1.0
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        if self.stall_after <= 0 or self.conflict_retries < 0:
-            raise ValueError("stall_after must be positive and conflict_retries not negative")
+        if self.stall_after <= 0 or self.conflict_retries < 0 or self.retry_delay < 0:
+            raise ValueError("stall_after must be positive, conflict_retries and retry_delay not negative")
 
 
 @dataclass(frozen=True)
@@ -289,6 +290,8 @@ class Controller:
                 escalated = await self._failed(source, entry, exc)
                 if attempts > 1 or escalated:
                     raise
+                # A moment before the retry: what failed is often another hive that is starting or restarting.
+                await asyncio.sleep(self.config.retry_delay)
                 entry = (await self.board.get(entry.key) or entry) if not entry.key.startswith(("op.", "ev.")) \
                     else entry
 
@@ -324,8 +327,8 @@ class Controller:
         try:
             await self.board.apply(write, writer=source.name, depth=depth)
         except RevisionConflict:
-            if write.expected_revision == 0:
-                self.stats.skipped += 1  # "create only once": the key exists, which is what the source allowed
+            if write.on_conflict == "skip":
+                self.stats.skipped += 1  # e.g. "create only once": someone did, which is what the source allowed
                 return
             raise
         self.stats.writes += 1
@@ -363,12 +366,13 @@ class Controller:
         while True:
             try:
                 messages = await pull.fetch(batch=64, timeout=1.0)
-            except nats.errors.TimeoutError:
+            except TimeoutError:  # nats-py raises its own and asyncio's: nothing new on the board
                 continue
             except nats.errors.ConnectionClosedError:
                 return
-            except (nats.errors.Error, nats.js.errors.Error):
-                await asyncio.sleep(0.2)  # reconnecting: the durable consumer keeps our place
+            except Exception as exc:  # reconnecting, or anything else: this loop must never die quietly
+                log.warning("reading the board of %s: %s; trying again", self.board.hive, exc)
+                await asyncio.sleep(0.2)  # the durable consumer keeps our place
                 continue
             for msg in messages:
                 self._pending_writes += 1
