@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import typer
 
 from ..errors import SubhiveError
+from ._board import board_app
 from ._codegen import codegen_command
 from ._contract import contract_app
 from ._deadletters import deadletters_app
@@ -40,6 +41,7 @@ app.command("new")(new_command)
 app.command("codegen")(codegen_command)
 app.add_typer(approvals_app, name="approvals")
 app.add_typer(deadletters_app, name="deadletters")
+app.add_typer(board_app, name="board")
 app.command("root")(root_command)
 app.command("status")(status_command)
 app.command("watch")(watch_command)

@@ -388,22 +388,47 @@ def status_command(
     root: RootOption = None,
     fmt: FormatOption = Format.text,
 ) -> None:
-    """Show the hive tree the root knows: each registered hive with what it provides and consumes.
+    """Show the hive tree the root knows: what each hive provides and consumes and, while the workspace is
+    up, each hive's health, message rates, blackboard size and dead letters.
 
     Example: subhive status --format json
     """
+    from ..up import runtime_status
+    from ..workspace import find_root
+
     tree: list[HiveStatus] = _dispatch(workspace, root, None, lambda c: c.status(), lambda r: r.status())
+    running = runtime_status(find_root(workspace))
     if fmt is Format.json:
-        print_json({"hives": [h.to_dict() for h in tree]})
+        print_json({"hives": [h.to_dict() for h in tree], "runtime": running})
         return
-    out_console.print("[bold]root[/]")
+    live = (running or {}).get("hives", {})
+    out_console.print("[bold]root[/]" + (f"  [green]up[/] [dim](NATS {escape(str(running.get('nats')))}, root "
+                                         f"{escape(str(running.get('root')))})[/]" if running else
+                                         "  [dim]not running (subhive up starts it)[/]"))
     if not tree:
         err_console.print("no hives registered yet")
     for i, node in enumerate(tree):
-        _print_node(node, "", last=i == len(tree) - 1)
+        _print_node(node, "", last=i == len(tree) - 1, live=live)
 
 
-def _print_node(node: HiveStatus, prefix: str, *, last: bool) -> None:
+_HEALTH = {"ready": "green", "starting": "yellow", "restarting": "red", "down": "red", "unresponsive": "red"}
+
+
+def _runtime_line(info: dict[str, Any]) -> str:
+    health = str(info.get("health", "?"))
+    rates = info.get("rates") or {}
+    board = info.get("blackboard") or {}
+    parts = [f"[{_HEALTH.get(health, 'dim')}]{escape(health)}[/]"]
+    if info.get("restarts"):
+        parts.append(f"{info['restarts']} restarts")
+    parts.append(f"{rates.get('sent_per_s', 0):g} sent/s, {rates.get('received_per_s', 0):g} received/s")
+    parts.append(f"board {board.get('keys', 0)} keys, {board.get('revisions', 0)} revisions")
+    dead = info.get("dead_letters", 0)
+    parts.append(f"[red]{dead} dead letters[/]" if dead else "0 dead letters")
+    return " · ".join(parts)
+
+
+def _print_node(node: HiveStatus, prefix: str, *, last: bool, live: dict[str, Any]) -> None:
     branch = "└── " if last else "├── "
     needs = ", ".join(f"{c.get('contract')} {c.get('versions')}"
                       + ("" if c.get("satisfied_by") else " (unmet)") for c in node.consumes)
@@ -413,8 +438,10 @@ def _print_node(node: HiveStatus, prefix: str, *, last: bool) -> None:
                       + "".join(f"  serves {escape(e.contract)} v{e.major} at {escape(e.address)}"
                                 for e in node.endpoints))
     below = prefix + ("    " if last else "│   ")
+    if node.name in live:
+        out_console.print(f"{below}[dim]└[/] {_runtime_line(live[node.name])}")
     for i, child in enumerate(node.children):
-        _print_node(child, below, last=i == len(node.children) - 1)
+        _print_node(child, below, last=i == len(node.children) - 1, live=live)
 
 
 def watch_command(

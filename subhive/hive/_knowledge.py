@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import InputError
 
@@ -41,11 +41,15 @@ class Write:
 
     ``expected_revision`` makes it a compare-and-set: ``None`` writes unconditionally, ``0`` only if the
     key does not exist yet, ``n`` only if the key is still at revision ``n`` (no lost updates).
+    ``on_conflict`` says what the controller does when the set loses: ``"retry"`` activates the source again
+    on fresh data (it decides anew, as a counter must), ``"skip"`` drops the write and counts it ("create only
+    once": someone else already did).
     """
 
     key: str
     value: Any
     expected_revision: int | None = None
+    on_conflict: Literal["retry", "skip"] = "retry"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +83,7 @@ class KnowledgeSource(Protocol):
             priority = 10
 
             def writes_for(self, entry: Entry) -> list[Write]:  # pure: what tests call
-                return [Write("plans." + entry.key.split(".", 1)[1], {...})]
+                return [Write("plans." + entry.key.split(".", 1)[1], {...}, expected_revision=0, on_conflict="skip")]
 
             async def activate(self, entry: Entry, blackboard: Blackboard) -> Sequence[Write]:
                 return self.writes_for(entry)

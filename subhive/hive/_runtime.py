@@ -20,12 +20,13 @@ import json
 import logging
 import os
 import time
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..bus import BusEndpoint, NatsTransport
+from ..bus import BusEndpoint, NatsTransport, kv_bucket
 from ..bus._transport import Failure
 from ..errors import InputError, Location
 from ..runtime import ContractBinding
@@ -40,6 +41,8 @@ __all__ = ["HiveContext", "HiveRuntime"]
 
 log = logging.getLogger("subhive.hive")
 HEARTBEAT = 1.0
+#: Message rates are averaged over this many heartbeats.
+RATE_WINDOW = 10
 
 
 @dataclass
@@ -95,6 +98,9 @@ class HiveRuntime:
         self._heartbeat: asyncio.Task[None] | None = None
         self._status_file: Path | None = None
         self.endpoints: list[str] = []
+        #: What crossed the hive's boundary, by kind and contract member: "answered notes_api.create_note".
+        self.flows: Counter[str] = Counter()
+        self._samples: deque[tuple[float, int, int]] = deque(maxlen=RATE_WINDOW + 1)
 
     @classmethod
     async def start(cls, workspace_root: Path, hive: str, endpoint: BusEndpoint, *, root_address: str | None = None,
@@ -153,7 +159,7 @@ class HiveRuntime:
             if binding.provider == self.hive:
                 declared = {m.split(".", 1)[1] for s in sources for m in getattr(s, "operations", ())
                             if m.split(".", 1)[0] == binding.name}
-                handlers = {op: _answerer(controller, binding.name, op)
+                handlers = {op: _answerer(controller, binding.name, op, self.flows)
                             for op in sorted(declared & set(binding.operations))}
                 missing = sorted(set(binding.operations) - declared)
                 if missing:
@@ -166,7 +172,7 @@ class HiveRuntime:
                             if m.split(".", 1)[0] == binding.name}
                 for event in sorted(declared & set(binding.events)):
                     self._subscriptions.append(await transport.subscribe(
-                        binding, event, _reactor(controller, binding.name, event)))
+                        binding, event, _reactor(controller, binding.name, event, self.flows)))
 
     async def _serve_grpc(self, services: Sequence[GrpcService]) -> None:
         from ..rpc import serve_grpc
@@ -193,20 +199,29 @@ class HiveRuntime:
     async def _escalate(self, escalation: Escalation) -> None:
         log.error("escalating %s of %s: %s", escalation.code, escalation.source, escalation.message)
         if self._root is not None:
+            # Not about a contract: the subject is the blackboard key's (the message names the source).
             await self._root.propose_repair(code=escalation.code, message=escalation.message,
-                                            operation=escalation.source, subject=escalation.key,
+                                            subject=f"$KV.{kv_bucket(self.hive)}.{escalation.key}",
                                             count=escalation.count, sample=escalation.sample)
 
     # -- status -------------------------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
         stats = self.transport.stats if self.transport else None
+        now = time.monotonic()
+        if stats is not None:
+            self._samples.append((now, stats.sent, stats.received))
+        first = self._samples[0] if self._samples else (now, 0, 0)
+        span = max(now - first[0], 1e-9)
+        rates = {"sent_per_s": round((stats.sent - first[1]) / span, 2) if stats and span > 0.5 else 0.0,
+                 "received_per_s": round((stats.received - first[2]) / span, 2) if stats and span > 0.5 else 0.0}
         return {
             "hive": self.hive, "pid": os.getpid(), "state": self.state, "started": self.started,
             "updated": time.time(),
             "bus": {"sent": stats.sent, "received": stats.received, "refused": sum(stats.refused.values()),
                     "dead_lettered": stats.dead_lettered, "retried": stats.retried} if stats else {},
             "controller": self.controller.stats.to_dict() if self.controller else {},
+            "rates": rates, "flows": dict(sorted(self.flows.items())),
             "contracts": [f"{b.id}{' (provides)' if b.provider == self.hive else ''}" for b in self.bindings],
             "endpoints": list(self.endpoints),
         }
@@ -256,15 +271,19 @@ class HiveRuntime:
                 _write_atomic(self._status_file, json.dumps(data, sort_keys=True))
 
 
-def _answerer(controller: Controller, contract: str, operation: str) -> Callable[[Any], Awaitable[Any]]:
+def _answerer(controller: Controller, contract: str, operation: str,
+              flows: Counter[str]) -> Callable[[Any], Awaitable[Any]]:
     async def answer(payload: Any) -> Any:
+        flows[f"answered {contract}.{operation}"] += 1
         return await controller.answer(contract, operation, payload)
 
     return answer
 
 
-def _reactor(controller: Controller, contract: str, event: str) -> Callable[[Any], Awaitable[None]]:
+def _reactor(controller: Controller, contract: str, event: str,
+             flows: Counter[str]) -> Callable[[Any], Awaitable[None]]:
     async def react(payload: Any) -> None:
+        flows[f"received {contract}.{event}"] += 1
         await controller.on_event(contract, event, payload)
 
     return react

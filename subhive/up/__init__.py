@@ -7,7 +7,7 @@ with per-hive permissions and every sub-hive, restarts what crashes and stops ev
 
 from ._control import DownReport, UpFailed, down, follow, running_supervisor, runtime_status, start
 from ._layout import UpLayout, pid_alive
-from ._supervisor import Supervisor, UpOptions
+from ._supervisor import Supervisor, UpOptions, start_waves
 
 __all__ = [
     "DownReport",
@@ -21,4 +21,5 @@ __all__ = [
     "running_supervisor",
     "runtime_status",
     "start",
+    "start_waves",
 ]

@@ -36,7 +36,7 @@ from ..errors import InputError, Location, SubhiveError
 from ..workspace import Workspace, open_workspace
 from ._layout import UpLayout, read_json, write_json
 
-__all__ = ["Supervisor", "UpOptions"]
+__all__ = ["Supervisor", "UpOptions", "start_waves"]
 
 log = logging.getLogger("subhive.up")
 
@@ -280,9 +280,17 @@ class Supervisor:
     # -- hives --------------------------------------------------------------------------------------------
 
     async def _start_hives(self, hives: dict[str, Any], passwords: dict[str, str]) -> None:
+        # Providers first: a consumer's experts may call a contract the moment they start (work left on the
+        # board from the last run), and a provider that is not there yet would only cost them a retry.
+        for wave in start_waves(hives):
+            await self._start_wave(wave, passwords)
+            if self._stop.is_set():
+                return
+
+    async def _start_wave(self, wave: list[str], passwords: dict[str, str]) -> None:
         from ..root_hive._engine import TOKENS_DIR
 
-        for name in sorted(hives):
+        for name in wave:
             status = self.layout.status_file(name)
             status.unlink(missing_ok=True)
             token_file = self.layout.workspace / TOKENS_DIR / f"{name}.token"
@@ -297,7 +305,7 @@ class Supervisor:
             self.emit("hive.starting", f"{name}: starting (pid {child.pid})", hive=name, pid=child.pid)
         self._record("starting")
         deadline = time.monotonic() + self.options.ready_timeout
-        waiting = set(self.hives)
+        waiting = set(wave)
         while waiting:
             if self._stop.is_set():
                 return
@@ -395,6 +403,31 @@ async def _terminate(processes: list[subprocess.Popen[bytes]], timeout: float) -
                 process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(5)
+
+
+def start_waves(hives: dict[str, Any]) -> list[list[str]]:
+    """Hives in the order to start them: each wave after the providers of what it consumes; hives that
+    consume each other (a cycle through contracts) start together in the last wave.
+
+    >>> class M:
+    ...     def __init__(self, provides, consumes): self.provides, self.consumes = provides, consumes
+    >>> class R:
+    ...     def __init__(self, contract): self.contract = contract
+    >>> start_waves({"ui": M((), (R("api"),)), "api": M(("api",), (R("db"),)), "db": M(("db",), ())})
+    [['db'], ['api'], ['ui']]
+    """
+    provider = {contract: name for name, manifest in hives.items() for contract in manifest.provides}
+    needs = {name: {provider[r.contract] for r in manifest.consumes if r.contract in provider} - {name}
+             for name, manifest in hives.items()}
+    waves: list[list[str]] = []
+    started: set[str] = set()
+    while len(started) < len(hives):
+        wave = sorted(name for name in hives if name not in started and needs[name] <= started)
+        if not wave:
+            wave = sorted(set(hives) - started)
+        waves.append(wave)
+        started.update(wave)
+    return waves
 
 
 def _checked_hives(workspace: Workspace) -> dict[str, Any]:

@@ -41,7 +41,8 @@ class Recorder:
 class Planner(Recorder):
     def react(self, entry: Entry) -> list[Write]:
         task_id = entry.key.split(".", 1)[1]
-        return [Write(f"plans.{task_id}", {"task": entry.key, "steps": ["do it"]}, expected_revision=0)]
+        return [Write(f"plans.{task_id}", {"task": entry.key, "steps": ["do it"]}, expected_revision=0,
+                      on_conflict="skip")]
 
 
 class Echo(Recorder):
@@ -263,6 +264,25 @@ def test_writes_made_while_no_controller_ran_are_handled_when_one_starts(server:
                 await second.stop()
             assert planner.seen == ["tasks.t1", "tasks.t2"]  # t2 handled once, t1 not again
             assert await bb.get("plans.t2") is not None
+
+    run(scenario())
+
+
+def test_a_controller_idle_for_a_while_still_wakes_on_the_next_write(server: EmbeddedServer) -> None:
+    """Idle pulls time out every second (nats-py raises two kinds of timeout); the board loop outlives them."""
+
+    async def scenario() -> None:
+        async with board(server) as (nc, bb):
+            planner = Planner("planner", ("tasks.*",))
+            controller = Controller(bb, [planner])
+            await controller.start(nc.jetstream())
+            try:
+                await asyncio.sleep(3.5)
+                await bb.put("tasks.late", {"title": "late", "status": "open"}, writer="human")
+                await _settled(controller, lambda: planner.seen)
+            finally:
+                await controller.stop()
+            assert planner.seen == ["tasks.late"]
 
     run(scenario())
 

@@ -1,0 +1,131 @@
+"""``subhive board show|history|put``: read a running hive's blackboard, or write to it as a human.
+
+The board lives in the workspace's NATS server, so these need ``subhive up``; they connect with the
+framework's credentials (``.subhive/up/creds.json``). A write is validated against the hive's blackboard
+schema like any other, attributed to ``--writer`` (default ``human``), and wakes the hive's experts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+from rich.markup import escape
+
+from ..errors import InputError, Location
+from ._output import Format, out_console, print_json
+
+if TYPE_CHECKING:
+    from ..hive import Entry, KvBlackboard
+
+__all__ = ["board_app"]
+
+T = TypeVar("T")
+board_app = typer.Typer(help="Read a running hive's blackboard, or write to it.", no_args_is_help=True)
+FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+WorkspaceOption = Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
+HiveArgument = Annotated[str, typer.Argument(help="The sub-hive whose board to use.", show_default=False)]
+
+
+def _with_board(workspace: Path, hive: str, action: Callable[[KvBlackboard], Awaitable[T]]) -> T:
+    import nats
+
+    from ..bus import ADMIN_USER
+    from ..hive import BoardSchema, KvBlackboard
+    from ..up import UpLayout, running_supervisor
+    from ..up._layout import read_json
+    from ..workspace import find_root, open_workspace
+
+    ws = open_workspace(find_root(workspace))
+    manifest = ws.hives().hives.get(hive)
+    if manifest is None:
+        raise InputError(f"no sub-hive {hive!r} in this workspace", code="board.unknown_hive",
+                         location=Location(file=str(ws.hives_dir)), hint="subhive status lists the hives")
+    record = running_supervisor(ws.root)
+    creds = read_json(UpLayout(ws.root).creds_file) or {}
+    if record is None or not record.get("nats") or not creds.get("admin"):
+        raise InputError("the workspace is not running, and blackboards live in its NATS server",
+                         code="board.not_running", hint="start it: subhive up --detach")
+    schema = BoardSchema.load(ws.hive_dir(hive) / manifest.blackboard_schema, hive=hive)
+
+    async def go() -> T:
+        nc = await asyncio.wait_for(nats.connect(record["nats"], user=ADMIN_USER, password=creds["admin"],
+                                                 allow_reconnect=False), 5)
+        try:
+            return await action(await KvBlackboard.open(nc.jetstream(), hive, schema))
+        finally:
+            await nc.close()
+
+    return asyncio.run(go())
+
+
+def _entry_dict(entry: Entry) -> dict[str, Any]:
+    return {"key": entry.key, "value": entry.value, "revision": entry.revision, "writer": entry.writer,
+            "depth": entry.depth, "time": entry.time}
+
+
+def _print_entry(entry: Entry, *, with_key: bool = True) -> None:
+    when = datetime.fromtimestamp(entry.time, UTC).strftime("%H:%M:%S") if entry.time else ""
+    value = json.dumps(entry.value, ensure_ascii=False, sort_keys=True)
+    out_console.print((f"[bold]{escape(entry.key)}[/] " if with_key else "")
+                      + f"[dim]rev {entry.revision} by {escape(entry.writer or '?')} {when}[/]  {escape(value)}")
+
+
+@board_app.command("show")
+def board_show(hive: HiveArgument, workspace: WorkspaceOption = Path("."), fmt: FormatOption = Format.text) -> None:
+    """Show the latest value of every key on a hive's board, with who wrote it.
+
+    Example: subhive board show ui
+    """
+    snapshot = _with_board(workspace, hive, lambda board: board.snapshot())
+    if fmt is Format.json:
+        print_json({"hive": hive, "entries": [_entry_dict(e) for e in snapshot.values()]})
+        return
+    if not snapshot:
+        out_console.print(f"the board of {escape(hive)} is empty")
+    for entry in snapshot.values():
+        _print_entry(entry)
+
+
+@board_app.command("history")
+def board_history(hive: HiveArgument, key: Annotated[str, typer.Argument(help="The key.", show_default=False)],
+                  workspace: WorkspaceOption = Path("."), fmt: FormatOption = Format.text) -> None:
+    """Show every revision of one key, oldest first, each with its writer.
+
+    Example: subhive board history backend notes.n-1a2b3c4d
+    """
+    history = _with_board(workspace, hive, lambda board: board.history(key))
+    if fmt is Format.json:
+        print_json({"hive": hive, "key": key, "revisions": [_entry_dict(e) for e in history]})
+        return
+    if not history:
+        out_console.print(f"{escape(key)} was never written on the board of {escape(hive)}")
+    for entry in history:
+        _print_entry(entry, with_key=False)
+
+
+@board_app.command("put")
+def board_put(hive: HiveArgument, key: Annotated[str, typer.Argument(help="The key.", show_default=False)],
+              value: Annotated[str, typer.Argument(help="The value, as JSON.", show_default=False)], *,
+              writer: Annotated[str, typer.Option("--writer", help="Who the history names as the writer.")]
+              = "human",
+              workspace: WorkspaceOption = Path("."), fmt: FormatOption = Format.text) -> None:
+    """Write one value to a hive's board (validated against its schema); the hive's experts react to it.
+
+    Example: subhive board put ui drafts.hello '{"text": "Hello, hive", "author": "ada"}'
+    """
+    try:
+        data = json.loads(value)
+    except ValueError as exc:
+        raise InputError(f"the value is not JSON: {exc}", code="board.not_json", location=Location(subject=key),
+                         hint="quote it for the shell: '{\"text\": \"hi\"}'") from None
+    revision = _with_board(workspace, hive, lambda board: board.put(key, data, writer=writer))
+    if fmt is Format.json:
+        print_json({"hive": hive, "key": key, "revision": revision})
+    else:
+        out_console.print(f"{escape(hive)}: {escape(key)} is at revision {revision}")
