@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import grpc
+
 from ..bus import BusEndpoint, NatsTransport, kv_bucket
 from ..bus._transport import Failure
 from ..errors import InputError, Location
@@ -185,7 +187,8 @@ class HiveRuntime:
             by_contract.setdefault((service.contract, service.major), []).append(
                 (service.add_to_server, service.servicer))
         for (contract, major), servicers in sorted(by_contract.items(), key=lambda item: item[0]):
-            server = await serve_grpc(self._root, contract, major, servicers)
+            server = await serve_grpc(self._root, contract, major, servicers,
+                                      interceptors=[_CallCounter(self.flows, contract)])
             self._grpc.append(server)
             self.endpoints.append(f"{contract} v{major} at {server.address}")
 
@@ -269,6 +272,21 @@ class HiveRuntime:
             with contextlib.suppress(OSError):
                 data = self.status()
                 _write_atomic(self._status_file, json.dumps(data, sort_keys=True))
+
+
+class _CallCounter(grpc.aio.ServerInterceptor):
+    """Counts the gRPC calls a hive serves, for ``flows`` in its heartbeat."""
+
+    def __init__(self, flows: Counter[str], contract: str) -> None:
+        self.flows = flows
+        self.contract = contract
+
+    async def intercept_service(self, continuation: Callable[[Any], Awaitable[Any]],
+                                handler_call_details: Any) -> Any:
+        method = str(handler_call_details.method).rsplit("/", 1)[-1]
+        if not str(handler_call_details.method).startswith("/grpc.health"):
+            self.flows[f"served gRPC {self.contract}.{method}"] += 1
+        return await continuation(handler_call_details)
 
 
 def _answerer(controller: Controller, contract: str, operation: str,

@@ -184,7 +184,8 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
         hives[name] = {"health": health, "pid": pid, "restarts": info.get("restarts", 0),
                        "rates": beat.get("rates", {}), "bus": beat.get("bus", {}),
                        "blackboard": beat.get("blackboard", {}), "dead_letters": dead.get(name, 0),
-                       "controller": beat.get("controller", {}), "endpoints": beat.get("endpoints", [])}
+                       "controller": beat.get("controller", {}), "endpoints": beat.get("endpoints", []),
+                       "flows": beat.get("flows", {})}
     return {"state": record.get("state"), "supervisor": record.get("pid"), "root": record.get("root"),
             "nats": record.get("nats"), "hives": hives}
 

@@ -1,0 +1,1 @@
+"""Sub-hive backend's own code: its knowledge sources (knowledge.py) and what they share."""

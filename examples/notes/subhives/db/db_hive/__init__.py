@@ -1,0 +1,1 @@
+"""Sub-hive db's own code: its knowledge sources (knowledge.py) and what they share."""

@@ -1,0 +1,1 @@
+"""Sub-hive ui's own code: its knowledge sources (knowledge.py) and what they share."""
