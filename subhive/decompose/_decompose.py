@@ -1,0 +1,189 @@
+"""``decompose(path)``: read a repository, build its import graph, split it, name the hives.
+
+    >>> plan = decompose("shop", Budget(max_files=50))  # doctest: +SKIP
+    >>> plan.stats.edges_total, plan.stats.edges_cut  # doctest: +SKIP
+    (412, 37)
+
+This is the I/O shell around the pure parts: :mod:`._discover` lists and reads files, :mod:`._roles`,
+:mod:`._imports` and :mod:`._resolve` turn them into a graph, :mod:`._split` cuts it, :mod:`._naming`
+names the pieces and :mod:`._model` holds the result.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ..errors import InputError, Location
+from ..workspace import ROOT_HIVE
+from ._discover import discover, read_file
+from ._imports import Extracted, JvmFile, extract, language_of
+from ._model import Budget, Crossing, DecompositionPlan, HivePlan, PlanStats
+from ._naming import HiveNames, contract_for
+from ._resolve import Resolver
+from ._roles import Role, classify, dominant_role
+from ._split import Graph, Node, Strategy, split
+
+__all__ = ["decompose"]
+
+Progress = Callable[[str], None]
+_SIDE_FILES = frozenset({"go.mod", "package.json"})
+_PROGRESS_EVERY = 20_000
+
+
+def decompose(path: str | Path, budget: Budget | None = None, *, exclude: Sequence[str] = (),
+              strategy: Strategy | str = Strategy.graph, progress: Progress | None = None) -> DecompositionPlan:
+    """Plan the sub-hives of the repository at ``path`` so that every leaf fits ``budget``.
+
+    Raises :class:`InputError` when ``path`` does not exist (``decompose.not_found``), is not a directory
+    (``decompose.not_a_directory``), cannot be listed (``decompose.unreadable``) or holds no file to plan
+    (``decompose.empty``). Files it cannot use are skipped and counted, never fatal.
+    """
+    budget = budget or Budget()
+    strategy = Strategy(strategy)
+    say = progress or (lambda _message: None)
+    root = _check_root(path)
+    listing = discover(root, exclude)
+    say(f"listed {len(listing.paths):,} files ({listing.source})")
+    graph, extracted, side_files, skipped, languages = _read(root, listing.paths, budget, say)
+    skipped.update(listing.skipped)
+    if not graph.paths:
+        shown = ", ".join(f"{count} {reason}" for reason, count in sorted(skipped.items()))
+        raise InputError(f"nothing to decompose in {root}: no readable file" + (f" ({shown} skipped)" if shown else ""),
+                         code="decompose.empty", location=Location(file=str(root)),
+                         hint="point at a repository with files; in a git checkout only tracked files count")
+    edges, unresolved = _link(graph, extracted, side_files)
+    say(f"import graph: {len(graph.paths):,} files, {len(edges):,} edges")
+    tree = split(graph, budget, strategy)
+    say("split done")
+    hives = _hives(tree, graph, root)
+    crossings, cut = _crossings(hives, graph, edges)
+    stats = PlanStats(files=len(graph.paths), bytes=sum(graph.sizes), edges_total=len(edges), edges_cut=cut,
+                      unresolved=unresolved, languages=languages, skipped=dict(skipped))
+    return DecompositionPlan(str(root), listing.source, budget, strategy.value, tuple(hives), tuple(crossings), stats)
+
+
+def _check_root(path: str | Path) -> Path:
+    root = Path(os.path.abspath(path))
+    if not os.path.lexists(root):
+        raise InputError(f"{root} does not exist", code="decompose.not_found", location=Location(file=str(root)),
+                         hint="name the repository's directory, e.g. subhive decompose .")
+    if not root.is_dir():
+        raise InputError(f"{root} is not a directory", code="decompose.not_a_directory",
+                         location=Location(file=str(root)), hint="name the repository's directory, not a file in it")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise InputError(f"{root} cannot be read", code="decompose.unreadable", location=Location(file=str(root)),
+                         hint="check its permissions")
+    return Path(os.path.realpath(root))
+
+
+def _read(root: Path, paths: list[str], budget: Budget,
+          say: Progress) -> tuple[Graph, list[Extracted | None], dict[str, str], Counter[str], dict[str, int]]:
+    kept: list[str] = []
+    sizes: list[int] = []
+    roles: list[Role] = []
+    extracted: list[Extracted | None] = []
+    side_files: dict[str, str] = {}
+    skipped: Counter[str] = Counter()
+    languages: Counter[str] = Counter()
+    for count, path in enumerate(paths, 1):
+        if count % _PROGRESS_EVERY == 0:
+            say(f"read {count:,}/{len(paths):,} files")
+        language = language_of(path)
+        side = path.rpartition("/")[2] in _SIDE_FILES
+        result = read_file(root / path, limit=budget.max_bytes, want_text=language is not None or side)
+        if result.skipped is not None:
+            skipped[result.skipped] += 1
+            continue
+        kept.append(path)
+        sizes.append(result.size)
+        roles.append(classify(path))
+        if side and result.text is not None:
+            side_files[path] = result.text
+        if language is not None and result.text is not None:
+            extracted.append(extract(language, result.text))
+            languages[language.value] += 1
+        else:
+            extracted.append(None)
+    graph = Graph(kept, sizes, roles, [{} for _ in kept])
+    return graph, extracted, side_files, skipped, dict(languages)
+
+
+def _link(graph: Graph, extracted: list[Extracted | None], side_files: dict[str, str]) -> tuple[list[tuple[int, int]],
+                                                                                                 int]:
+    """Resolve every file's imports; fill ``graph.adjacency``; return the directed import edges."""
+    resolver = Resolver(graph.paths, side_files)
+    for i, found in enumerate(extracted):
+        if isinstance(found, JvmFile):
+            resolver.add_jvm(i, found)
+    adjacency = graph.adjacency
+    edges: list[tuple[int, int]] = []
+    for i, found in enumerate(extracted):
+        if not found:
+            continue
+        for j in resolver.resolve(i, found):
+            edges.append((i, j))
+            adjacency[i][j] = adjacency[i].get(j, 0) + 1
+            adjacency[j][i] = adjacency[j].get(i, 0) + 1
+        anchor = resolver.cohesion(i, found)
+        if anchor is not None:  # files of one Go or JVM package belong together without importing each other
+            adjacency[i][anchor] = adjacency[i].get(anchor, 0) + 1
+            adjacency[anchor][i] = adjacency[anchor].get(i, 0) + 1
+    return edges, resolver.unresolved
+
+
+def _hives(tree: Node, graph: Graph, root: Path) -> list[HivePlan]:
+    names = HiveNames()
+    out: list[HivePlan | None] = []
+    top = tree.children
+    repository = root.name or "repo"
+
+    def visit(node: Node, parent: str, above: str, depth: int) -> str:
+        files = sorted(node.all_files())
+        paths = [graph.paths[f] for f in files]
+        directory = node.directory
+        roles = Counter(graph.roles[f] for f in files)
+        role = dominant_role(roles)
+        segment = directory.rpartition("/")[2] or repository
+        if (directory == above and len(top) > 1) or not directory:  # a part of its parent's directory: say which
+            segment = f"{segment}_{_hub(files, graph)}" if directory else _hub(files, graph)
+        name = names.claim(segment, parent=parent, fallback=role.value)
+        position = len(out)
+        out.append(None)
+        children = tuple(visit(child, name, directory, depth + 1) for child in node.children)
+        out[position] = HivePlan(name=name, parent=parent, role=role, path=directory or ".",
+                                 files=tuple(paths) if node.leaf else (), children=children, file_count=len(files),
+                                 bytes=sum(graph.sizes[f] for f in files), roles=dict(roles), depth=depth)
+        return name
+
+    for node in top:
+        visit(node, ROOT_HIVE, tree.directory, 1)
+    return [hive for hive in out if hive is not None]
+
+
+def _hub(files: list[int], graph: Graph) -> str:
+    """The stem of the file with the most connections inside ``files`` (ties: path order)."""
+    inside = set(files)
+    best = max(files, key=lambda f: (sum(w for n, w in graph.adjacency[f].items() if n in inside), -f))
+    directory, _, name = graph.paths[best].rpartition("/")
+    stem = name.partition(".")[0]
+    if stem in ("__init__", "index", "mod", "main", "package-info") and directory:
+        return directory.rpartition("/")[2]  # a package's entry file: the package's name says more
+    return stem
+
+
+def _crossings(hives: list[HivePlan], graph: Graph, edges: list[tuple[int, int]]) -> tuple[list[Crossing], int]:
+    owner: dict[str, str] = {path: hive.name for hive in hives if hive.leaf for path in hive.files}
+    roles = {hive.name: hive.role for hive in hives}
+    grouped: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for i, j in edges:
+        a, b = graph.paths[i], graph.paths[j]
+        consumer, provider = owner[a], owner[b]
+        if consumer != provider:
+            grouped.setdefault((consumer, provider), []).append((a, b))
+    crossings = [Crossing(consumer, provider, contract_for(provider, roles[provider]), tuple(sorted(pairs)))
+                 for (consumer, provider), pairs in sorted(grouped.items())]
+    return crossings, sum(len(c.edges) for c in crossings)
+

@@ -1,0 +1,118 @@
+"""Import extraction: what a source file names as its dependencies, by language, from its text alone.
+
+    >>> extract(Language.python, "from .models import User\\nimport os.path as p\\n")
+    (PyImport(level=1, module='models', names=('User',)), PyImport(level=0, module='os.path', names=()))
+    >>> extract(Language.javascript, "import { h } from './h.js'; const x = require('../x')")
+    ('./h.js', '../x')
+
+Line scanning with regular expressions, not parsing: it is fast enough for 100,000 files, never fails on
+a syntax error, and reads every language the same way. It can be fooled by an import-shaped line inside a
+string or a comment; a wrong edge costs a little cut quality, never correctness of the plan (every file
+still lands in exactly one hive). Resolving what was extracted to files of the repository is
+:mod:`._resolve`'s job.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = ["JvmFile", "Language", "PyImport", "extract", "language_of"]
+
+
+class Language(StrEnum):
+    python = "python"
+    javascript = "javascript"
+    go = "go"
+    java = "java"
+
+
+_EXTENSIONS = {
+    ".py": Language.python, ".pyi": Language.python,
+    ".js": Language.javascript, ".jsx": Language.javascript, ".mjs": Language.javascript,
+    ".cjs": Language.javascript, ".ts": Language.javascript, ".tsx": Language.javascript,
+    ".mts": Language.javascript, ".cts": Language.javascript, ".vue": Language.javascript,
+    ".svelte": Language.javascript,
+    ".go": Language.go,
+    ".java": Language.java, ".kt": Language.java,
+}
+
+
+def language_of(path: str) -> Language | None:
+    """The language whose imports :func:`extract` reads for ``path``, or None."""
+    dot = path.rfind(".")
+    return _EXTENSIONS.get(path[dot:].lower()) if dot > path.rfind("/") else None
+
+
+@dataclass(frozen=True, slots=True)
+class PyImport:
+    """``from <level dots><module> import <names>`` or ``import <module>`` (level 0, no names)."""
+
+    level: int
+    module: str
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class JvmFile:
+    """A Java or Kotlin file's package and the names it imports (``a.b.C``, ``a.b.*``)."""
+
+    package: str
+    imports: tuple[str, ...]
+
+
+Extracted = tuple[PyImport, ...] | tuple[str, ...] | JvmFile
+
+_PY = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]+))", re.M)
+_PY_AS = re.compile(r"\s+as\s+\w+")
+_JS = re.compile(r"""(?:\bfrom|\bimport|\brequire\s*\(|\bimport\s*\()\s*(['"`])([^'"`\n]{1,300})\1""")
+_GO_BLOCK = re.compile(r"^import\s*\(([^)]*)\)", re.M)
+_GO_SINGLE = re.compile(r'^import[ \t]+(?:[\w.]+[ \t]+)?"([^"\n]+)"', re.M)
+_GO_PATH = re.compile(r'"([^"\n]+)"')
+_JVM_PACKAGE = re.compile(r"^[ \t]*package[ \t]+([\w.]+)", re.M)
+_JVM_IMPORT = re.compile(r"^[ \t]*import[ \t]+(?:static[ \t]+)?(\w+(?:\.\w+)*(?:\.\*)?)", re.M)
+
+
+def extract(language: Language, text: str) -> Extracted:
+    """What ``text``, a file in ``language``, imports: Python :class:`PyImport`\\ s, JavaScript/TypeScript
+    module specifiers, Go import paths, or a :class:`JvmFile`. Duplicates are dropped, order is kept."""
+    if language is Language.python:
+        return _python(text)
+    if language is Language.javascript:
+        return tuple(dict.fromkeys(sys.intern(m.group(2)) for m in _JS.finditer(text)))
+    if language is Language.go:
+        return _go(text)
+    package = _JVM_PACKAGE.search(text)
+    return JvmFile(package.group(1) if package else "",
+                   tuple(dict.fromkeys(sys.intern(m.group(1)) for m in _JVM_IMPORT.finditer(text))))
+
+
+def _python(text: str) -> tuple[PyImport, ...]:
+    if "import" not in text:
+        return ()
+    found: dict[PyImport, None] = {}
+    for match in _PY.finditer(text):
+        source, names, modules = match.groups()
+        if source is not None:
+            stripped = source.lstrip(".")
+            level = len(source) - len(stripped)
+            listed = tuple(n for n in (_PY_AS.sub("", part).strip() for part in names.strip("()\n \t").split(","))
+                           if n.isidentifier())
+            found[PyImport(level, sys.intern(stripped), listed)] = None
+            continue
+        for part in modules.split(","):
+            module = _PY_AS.sub("", part).strip()
+            if module and all(piece.isidentifier() for piece in module.split(".")):
+                found[PyImport(0, sys.intern(module))] = None
+    return tuple(found)
+
+
+def _go(text: str) -> tuple[str, ...]:
+    if "import" not in text:
+        return ()
+    paths: list[str] = [m.group(1) for m in _GO_SINGLE.finditer(text)]
+    for block in _GO_BLOCK.finditer(text):
+        paths.extend(_GO_PATH.findall(block.group(1)))
+    return tuple(dict.fromkeys(sys.intern(p) for p in paths))

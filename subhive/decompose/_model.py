@@ -1,0 +1,152 @@
+"""The plan ``subhive decompose`` makes: a tree of sub-hives, the files of each leaf, and the import edges
+that cross between leaves, grouped by pair of hives as candidate contracts.
+
+    >>> plan = decompose("shop")  # doctest: +SKIP
+    >>> [(h.name, h.parent, h.role) for h in plan.hives][:2]  # doctest: +SKIP
+    [('api', 'root', 'backend'), ('web', 'root', 'ui')]
+    >>> plan.to_dict()["stats"]["edges_cut"]  # doctest: +SKIP
+    12
+
+Everything here is data: built once, never changed, rendered by :meth:`DecompositionPlan.to_dict` in a
+fixed order so the same repository always gives the same document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+from ._roles import Role
+
+__all__ = ["Budget", "Crossing", "DecompositionPlan", "HivePlan", "PlanStats"]
+
+_DEFAULTS = {"max_files": 200, "max_bytes": 2_000_000}
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """How big one leaf sub-hive may be: ``Budget(max_files=200, max_bytes=2_000_000)``.
+
+    The defaults are those of a sub-hive manifest's ``[budgets]``. A value below 1 raises
+    :class:`InputError` (``decompose.budget_invalid``).
+    """
+
+    max_files: int = 200
+    max_bytes: int = 2_000_000
+
+    def __post_init__(self) -> None:
+        for name in ("max_files", "max_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                option = "--" + name.replace("_", "-")
+                raise InputError(f"{option} must be a positive integer, not {value!r}", code="decompose.budget_invalid",
+                                 hint=f"a leaf sub-hive holds at most this many {name[4:]}; e.g. {option} "
+                                 f"{_DEFAULTS[name]}")
+
+    def to_dict(self) -> dict[str, int]:
+        return {"max_files": self.max_files, "max_bytes": self.max_bytes}
+
+
+@dataclass(frozen=True, slots=True)
+class HivePlan:
+    """One sub-hive of the plan. A leaf owns ``files``; an inner hive has ``children`` and owns none."""
+
+    name: str
+    parent: str
+    role: Role
+    #: The directory holding all of its files ('.' for the repository's root).
+    path: str
+    files: tuple[str, ...]
+    children: tuple[str, ...]
+    file_count: int
+    bytes: int
+    #: How many of its files (its leaves' files, for an inner hive) have each role.
+    roles: Mapping[Role, int]
+    depth: int
+
+    @property
+    def leaf(self) -> bool:
+        return not self.children
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "name": self.name, "parent": self.parent, "role": self.role.value, "path": self.path,
+            "leaf": self.leaf, "depth": self.depth, "file_count": self.file_count, "bytes": self.bytes,
+            "roles": {role.value: count for role, count in sorted(self.roles.items(), key=lambda i: (-i[1], i[0]))},
+        }
+        if self.leaf:
+            out["files"] = list(self.files)
+        else:
+            out["children"] = list(self.children)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Crossing:
+    """The import edges from files of ``consumer`` to files of ``provider``: a candidate contract that
+    ``provider`` serves to ``consumer``. ``edges`` are (importing file, imported file), sorted."""
+
+    consumer: str
+    provider: str
+    contract: str
+    edges: tuple[tuple[str, str], ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"consumer": self.consumer, "provider": self.provider, "contract": self.contract,
+                "count": len(self.edges), "edges": [{"from": a, "to": b} for a, b in self.edges]}
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStats:
+    files: int
+    bytes: int
+    #: Import edges between two files of the repository (each ordered pair once).
+    edges_total: int
+    #: Those whose two files are in different leaves.
+    edges_cut: int
+    #: Imports that name nothing in the repository (standard library, third-party, unresolvable).
+    unresolved: int
+    #: Files per language whose imports were read.
+    languages: Mapping[str, int]
+    #: Files and directories left out, by reason (docs/decompose.md).
+    skipped: Mapping[str, int]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"files": self.files, "bytes": self.bytes, "edges_total": self.edges_total,
+                "edges_cut": self.edges_cut, "unresolved_imports": self.unresolved,
+                "languages": dict(sorted(self.languages.items())), "skipped": dict(sorted(self.skipped.items())),
+                "skipped_total": sum(self.skipped.values())}
+
+
+@dataclass(frozen=True, slots=True)
+class DecompositionPlan:
+    """The whole plan: ``hives`` in tree order (each parent before its children), the crossings sorted by
+    (consumer, provider)."""
+
+    root: str
+    source: str
+    budget: Budget
+    strategy: str
+    hives: tuple[HivePlan, ...]
+    crossings: tuple[Crossing, ...]
+    stats: PlanStats
+    _by_name: dict[str, HivePlan] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._by_name.update((h.name, h) for h in self.hives)
+
+    def hive(self, name: str) -> HivePlan:
+        return self._by_name[name]
+
+    def leaves(self) -> Iterator[HivePlan]:
+        return (h for h in self.hives if h.leaf)
+
+    def leaf_of(self) -> dict[str, str]:
+        """Each file -> the leaf hive that owns it."""
+        return {path: hive.name for hive in self.leaves() for path in hive.files}
+
+    def to_dict(self) -> dict[str, object]:
+        return {"root": self.root, "source": self.source, "strategy": self.strategy, "budget": self.budget.to_dict(),
+                "stats": self.stats.to_dict(), "hives": [h.to_dict() for h in self.hives],
+                "crossings": [c.to_dict() for c in self.crossings]}

@@ -1,0 +1,277 @@
+"""Resolving extracted imports to files of the repository: the edges of the import graph.
+
+    >>> resolver = Resolver(["app/__init__.py", "app/models.py", "app/views.py"], {})
+    >>> resolver.resolve(2, (PyImport(1, "models", ("User",)),))
+    [1]
+
+Only imports that name a file of the repository become edges; the standard library, third-party
+packages and anything unresolvable are ignored (and counted as unresolved). Per language:
+
+* **Python**: a module's dotted name comes from its path below the topmost directory holding an
+  ``__init__.py`` (so ``src/shop/db.py`` in package ``shop`` is ``shop.db``), and also from every longer
+  path suffix (``src.shop.db``) so namespace packages and source roots resolve too. A top-level module
+  outside any package (``tools/helper.py`` is ``helper``) is found only from its own directory or when it
+  sits in the repository's root, a ``src`` or a ``lib`` directory: ``import json`` must not land on some
+  ``scripts/json.py``. Relative imports resolve by path. ``from a import b`` is an edge to ``a/b.py`` when
+  ``b`` is a submodule, else to ``a``. When a name has several files, the one closest to the importer wins.
+* **JavaScript/TypeScript**: relative specifiers, with the usual extensions and ``index`` files (and
+  ``./x.js`` naming ``x.ts``); bare specifiers that name a package of the repository (a ``package.json``
+  with a ``name``, as in a monorepo), with an optional sub-path.
+* **Go**: import paths below a ``go.mod``'s module path name a package directory; the edge goes to the
+  package's anchor (its first non-test file), and the files of one package are tied to that anchor, since
+  Go needs no import between them.
+* **Java/Kotlin**: ``a.b.C`` is the file declaring ``package a.b`` named ``C.java`` (``C.kt``); nested and
+  static imports fall back to the enclosing class; ``a.b.*`` goes to the package's anchor. Files of one
+  package are tied to the anchor as in Go.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Mapping, Sequence
+
+from ._imports import Extracted, JvmFile, PyImport
+
+__all__ = ["Resolver"]
+
+_JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".vue", ".svelte", ".json")
+_JS_STRIP = re.compile(r"\.(m|c)?js$")
+_ROOT_DIRS = frozenset({"", "src", "lib", "Lib"})
+_GO_MODULE = re.compile(r"^module[ \t]+\"?([^\s\"]+)", re.M)
+
+
+def _dirname(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
+def _stem(path: str) -> str:
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    return name[:dot] if dot > 0 else name
+
+
+class Resolver:
+    """Indexes of the repository's files by module name, path, Go package and JVM class.
+
+    ``paths`` are the repository's files (sorted, '/'-separated); ``side_files`` maps a path to the text
+    of the few files that say how imports resolve (``go.mod``, ``package.json``).
+    """
+
+    def __init__(self, paths: Sequence[str], side_files: Mapping[str, str]) -> None:
+        self.paths = paths
+        self.index = {path: i for i, path in enumerate(paths)}
+        self.unresolved = 0
+        self._python_index()
+        self._js_packages(side_files)
+        self._go_index(side_files)
+        self._jvm_anchor: dict[str, int] = {}
+        self._jvm_class: dict[str, int] = {}
+
+    # --- indexes ------------------------------------------------------------------------------------------
+
+    def _python_index(self) -> None:
+        package_dirs = {_dirname(p) for p in self.paths if p.rpartition("/")[2] in ("__init__.py", "__init__.pyi")}
+        names: dict[str, list[int]] = {}
+        local: dict[str, list[int]] = {}
+        for i, path in enumerate(self.paths):
+            if not path.endswith((".py", ".pyi")):
+                continue
+            parts = path.split("/")
+            parts[-1] = _stem(path)
+            package = parts[-1] == "__init__"
+            if package:
+                parts.pop()
+                if not parts:
+                    continue
+            # the topmost directory of the package chain: every directory below it holds an __init__.py
+            top = len(parts) - 1
+            while top > 0 and "/".join(parts[:top]) in package_dirs:
+                top -= 1
+            lone = not package and top == len(parts) - 1 and parts[top - 1] not in _ROOT_DIRS if top else False
+            for length in range(len(parts) - top, len(parts) + 1):
+                name = ".".join(parts[len(parts) - length:])
+                # a module outside any package is importable only where its directory is on the path
+                (local if lone and length == 1 else names).setdefault(name, []).append(i)
+        self._py_names = names
+        self._py_local = local
+
+    def _js_packages(self, side_files: Mapping[str, str]) -> None:
+        self._js_package_dirs: dict[str, str] = {}
+        for path, text in side_files.items():
+            if path.rpartition("/")[2] != "package.json":
+                continue
+            try:
+                name = json.loads(text).get("name")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(name, str) and name:
+                self._js_package_dirs.setdefault(name, _dirname(path))
+
+    def _go_index(self, side_files: Mapping[str, str]) -> None:
+        modules: list[tuple[str, str]] = []
+        for path, text in side_files.items():
+            if path.rpartition("/")[2] == "go.mod":
+                match = _GO_MODULE.search(text)
+                if match:
+                    modules.append((match.group(1), _dirname(path)))
+        self._go_modules = sorted(modules, key=lambda m: (-len(m[0]), m))
+        self._go_anchor: dict[str, int] = {}
+        for i, path in enumerate(self.paths):
+            if path.endswith(".go") and not path.endswith("_test.go"):
+                self._go_anchor.setdefault(_dirname(path), i)
+
+    def add_jvm(self, i: int, unit: JvmFile) -> None:
+        """Record the package of file ``i`` (call for every Java/Kotlin file before resolving any)."""
+        qualified = f"{unit.package}.{_stem(self.paths[i])}" if unit.package else _stem(self.paths[i])
+        self._jvm_class.setdefault(qualified, i)
+        self._jvm_anchor.setdefault(unit.package, i)
+
+    # --- resolution ---------------------------------------------------------------------------------------
+
+    def resolve(self, i: int, extracted: Extracted) -> list[int]:
+        """The files that file ``i`` imports (deduplicated, never ``i`` itself)."""
+        path = self.paths[i]
+        if isinstance(extracted, JvmFile):
+            found = [self._jvm(spec) for spec in extracted.imports]
+        elif path.endswith(".go"):
+            found = [self._go(spec) for spec in extracted if isinstance(spec, str)]
+        elif path.endswith((".py", ".pyi")):
+            found = []
+            for spec in extracted:
+                if isinstance(spec, PyImport):
+                    found.extend(self._python(path, spec))
+        else:
+            found = [self._js(path, spec) for spec in extracted if isinstance(spec, str)]
+        out: list[int] = []
+        for target in found:
+            if target is None:
+                self.unresolved += 1
+            elif target != i and target not in out:
+                out.append(target)
+        return out
+
+    def cohesion(self, i: int, extracted: Extracted) -> int | None:
+        """The anchor that file ``i`` is tied to without an import (same Go or JVM package), or None."""
+        path = self.paths[i]
+        if isinstance(extracted, JvmFile):
+            anchor = self._jvm_anchor.get(extracted.package)
+        elif path.endswith(".go"):
+            anchor = self._go_anchor.get(_dirname(path))
+        else:
+            return None
+        return anchor if anchor is not None and anchor != i else None
+
+    def _python(self, path: str, spec: PyImport) -> list[int | None]:
+        if spec.level:
+            base = _dirname(path)
+            for _ in range(spec.level - 1):
+                base = _dirname(base)
+            module = "/".join(filter(None, (base, *spec.module.split(".")))) if spec.module else base
+            return self._python_relative(module, spec.names)
+        found: list[int | None] = []
+        attributes = not spec.names
+        for name in spec.names:
+            submodule = self._python_exact(path, f"{spec.module}.{name}")
+            if submodule is None:
+                attributes = True
+            else:
+                found.append(submodule)
+        if attributes:
+            found.append(self._python_name(path, spec.module))
+        return found
+
+    def _python_relative(self, module: str, names: tuple[str, ...]) -> list[int | None]:
+        found: list[int | None] = []
+        for name in names:
+            target = self._python_file(f"{module}/{name}" if module else name)
+            if target is not None:
+                found.append(target)
+        return found or [self._python_file(module)]
+
+    def _python_file(self, base: str) -> int | None:
+        for candidate in (f"{base}.py", f"{base}/__init__.py", f"{base}.pyi", f"{base}/__init__.pyi"):
+            target = self.index.get(candidate.lstrip("/"))
+            if target is not None:
+                return target
+        return None
+
+    def _python_exact(self, path: str, name: str) -> int | None:
+        candidates = self._py_names.get(name)
+        if candidates is None and "." not in name:
+            local = self._py_local.get(name)
+            here = _dirname(path)
+            candidates = [c for c in local if _dirname(self.paths[c]) == here] if local else None
+        if not candidates:
+            return None
+        return candidates[0] if len(candidates) == 1 else self._closest(path, candidates)
+
+    def _python_name(self, path: str, dotted: str) -> int | None:
+        """The file of ``dotted`` or of its closest enclosing package (``import a.b.c`` loads ``a.b``)."""
+        name = dotted
+        while name:
+            target = self._python_exact(path, name)
+            if target is not None:
+                return target
+            name = name.rpartition(".")[0]
+        return None
+
+    def _closest(self, path: str, candidates: list[int]) -> int:
+        def shared(candidate: int) -> tuple[int, str]:
+            return (-len(posixpath.commonprefix([path, self.paths[candidate]])), self.paths[candidate])
+
+        return min(candidates, key=shared)
+
+    def _js(self, path: str, spec: str) -> int | None:
+        if spec.startswith(("./", "../")) or spec in (".", ".."):
+            return self._js_file(posixpath.normpath(posixpath.join(_dirname(path), spec)))
+        if spec.startswith("/") or ":" in spec:
+            return None
+        parts = spec.split("/")
+        width = 2 if spec.startswith("@") else 1
+        directory = self._js_package_dirs.get("/".join(parts[:width]))
+        if directory is None:
+            return None
+        return self._js_file("/".join(filter(None, (directory, *parts[width:]))) or ".", package=True)
+
+    def _js_file(self, base: str, *, package: bool = False) -> int | None:
+        if base.startswith("../") or base == "..":
+            return None
+        base = "" if base == "." else base
+        exact = self.index.get(base)
+        if exact is not None:
+            return exact
+        stripped = _JS_STRIP.sub("", base)
+        for candidate in (stripped, base):
+            for ext in _JS_EXTENSIONS:
+                target = self.index.get(candidate + ext)
+                if target is not None:
+                    return target
+        roots = [base, f"{base}/src"] if package else [base]
+        for root in roots:
+            for ext in _JS_EXTENSIONS:
+                target = self.index.get(f"{root}/index{ext}".lstrip("/"))
+                if target is not None:
+                    return target
+        return None
+
+    def _go(self, spec: str) -> int | None:
+        for module, directory in self._go_modules:
+            if spec == module or spec.startswith(module + "/"):
+                rest = spec[len(module) + 1:]
+                return self._go_anchor.get("/".join(filter(None, (directory, rest))))
+        return None
+
+    def _jvm(self, spec: str) -> int | None:
+        if spec.endswith(".*"):
+            package = spec[:-2]
+            anchor = self._jvm_anchor.get(package)
+            return anchor if anchor is not None else self._jvm_class.get(package)
+        name = spec
+        while "." in name:
+            target = self._jvm_class.get(name)
+            if target is not None:
+                return target
+            name = name.rpartition(".")[0]
+        return None

@@ -1,0 +1,460 @@
+"""The recursive split: a tree whose leaves each fit the budget, cut where the import graph is thin.
+
+    >>> tree = split(Graph(["a/x.py", "a/y.py", "b/z.py"], [10, 10, 10], [Role.backend] * 3, [{1: 1}, {0: 1}, {}]),
+    ...              Budget(max_files=2))
+    >>> [sorted(leaf.files) for leaf in tree.leaves()]
+    [[0, 1], [2]]
+
+At each node the files are grouped by the next directory level (files sitting directly in the node's
+directory form one more group). A group that fits the budget is a **unit**; a subdirectory that does not
+fit is a big unit, split the same way one level down; loose files that do not fit are split by **graph
+communities** (Leiden, modularity, fixed seed) until every part fits, and by path order only where the
+graph has no structure left. Units are then packed into leaves:
+
+1. **Coupling first**: the two units with the most import edges between them per file of the merged
+   leaf are merged while the merged leaf fits, greedily, so the edges left between leaves (the cut) are
+   the thin ones.
+2. **Small leftovers** (under a tenth of the budget, and at least the one-file units) join a neighbour:
+   the next small unit of the same role in path order, then the unit they import most from or that
+   imports them most, then the nearest one that fits; if only big units are left they travel down into
+   the big unit they are most coupled to and are packed there, so no one-file hive is made while a
+   neighbour has room.
+
+3. **Refinement**, once the whole tree is built: a file moves to the leaf it has more edges with than
+   with its own, when that leaf has room (a few greedy Fiduccia-Mattheyses passes). This is where the
+   coupling overrides the directories: a test can join the code it tests. A leaf is never emptied.
+
+The ``directory`` strategy is the baseline the benchmark compares with: the same recursion and budget,
+but loose files are cut in path order and units are packed in path order, without the graph.
+
+Everything is deterministic: files are indexed in path order, ties break on that order, and Leiden runs
+with a fixed seed on a graph built in that order.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from ._model import Budget
+from ._roles import Role, dominant_role
+
+__all__ = ["Graph", "Node", "Strategy", "split"]
+
+_SEED = 20260107
+
+
+class Strategy(StrEnum):
+    graph = "graph"
+    directory = "directory"
+
+
+@dataclass(slots=True)
+class Graph:
+    """Files in path order with their sizes and roles, and ``adjacency[i][j]``: the weight between i and j
+    (import edges in either direction, plus ties inside a Go or JVM package); symmetric, no self-loops."""
+
+    paths: Sequence[str]
+    sizes: Sequence[int]
+    roles: Sequence[Role]
+    adjacency: Sequence[dict[int, int]]
+
+
+@dataclass(slots=True)
+class Node:
+    """A node of the split: a leaf owns ``files``; an inner node has ``children`` (and no files of its own)."""
+
+    files: list[int]
+    children: list[Node] = field(default_factory=list)
+    #: The directory holding the node's files when the split made it ('' for the root); refinement may
+    #: later move single files in from elsewhere, but the node stays named after this directory.
+    directory: str = ""
+
+    @property
+    def leaf(self) -> bool:
+        return not self.children
+
+    def leaves(self) -> Iterator[Node]:
+        if self.leaf:
+            yield self
+        for child in self.children:
+            yield from child.leaves()
+
+    def all_files(self) -> Iterator[int]:
+        for leaf in self.leaves():
+            yield from leaf.files
+
+
+@dataclass(slots=True)
+class _Unit:
+    files: list[int]
+    size: int
+    depth: int  # the depth at which a big unit's files are grouped again
+    big: bool
+    extras: list[_Unit] = field(default_factory=list)
+
+
+def split(graph: Graph, budget: Budget, strategy: Strategy = Strategy.graph) -> Node:
+    """Split every file of ``graph`` into a tree whose leaves fit ``budget`` (a file that alone exceeds the
+    byte budget is a leaf of its own)."""
+    return _Splitter(graph, budget, strategy).run()
+
+
+class _Splitter:
+    def __init__(self, graph: Graph, budget: Budget, strategy: Strategy) -> None:
+        self.graph = graph
+        self.budget = budget
+        self.strategy = strategy
+        self.parts = [path.split("/") for path in graph.paths]
+        self.small_files = max(2, budget.max_files // 10)
+
+    def run(self) -> Node:
+        files = list(range(len(self.graph.paths)))
+        if not files:
+            return Node([])
+        tree = self._split(files, 0, [])
+        if tree.leaf:
+            tree = Node([], [tree], tree.directory)
+        if self.strategy is Strategy.graph:
+            _refine(tree, self.graph, self.budget)
+        return tree
+
+    # --- sizes
+
+    def _size(self, files: Sequence[int]) -> int:
+        sizes = self.graph.sizes
+        return sum(sizes[f] for f in files)
+
+    def _fits(self, count: int, size: int) -> bool:
+        return count <= self.budget.max_files and size <= self.budget.max_bytes
+
+    def _small(self, unit: _Unit) -> bool:
+        return len(unit.files) < self.small_files
+
+    # --- recursion
+
+    def _split(self, files: list[int], depth: int, extras: list[_Unit]) -> Node:
+        size = self._size(files)
+        count = len(files) + sum(len(u.files) for u in extras)
+        if self._fits(count, size + sum(u.size for u in extras)) or count <= 1:
+            return self._node(sorted(files + [f for u in extras for f in u.files]))
+        groups, loose = self._group(files, depth)
+        while not loose and len(groups) == 1:
+            depth += 1
+            groups, loose = self._group(files, depth)
+        units: list[_Unit] = []
+        for name in sorted(groups):
+            group = groups[name]
+            group_size = self._size(group)
+            units.append(_Unit(group, group_size, depth + 1, not self._fits(len(group), group_size)))
+        if loose:
+            loose_size = self._size(loose)
+            if self._fits(len(loose), loose_size):
+                units.append(_Unit(loose, loose_size, depth + 1, False))
+            else:
+                units.extend(self._loose_units(loose, depth))
+        units.extend(extras)
+        children: list[Node] = []
+        for packed in self._pack(units):
+            if packed.big:
+                children.append(self._split(packed.files, packed.depth, packed.extras))
+            else:
+                children.append(self._node(sorted(packed.files)))
+        if len(children) == 1:
+            return children[0]
+        paths = self.graph.paths  # named after its own files' directory, not after leftovers sent down to it
+        return Node([], children, _common_directory([paths[min(files)], paths[max(files)]]))
+
+    def _node(self, files: list[int]) -> Node:
+        paths = self.graph.paths
+        return Node(files, [], _common_directory([paths[files[0]], paths[files[-1]]]) if files else "")
+
+    def _group(self, files: list[int], depth: int) -> tuple[dict[str, list[int]], list[int]]:
+        groups: dict[str, list[int]] = {}
+        loose: list[int] = []
+        parts = self.parts
+        for f in files:
+            segments = parts[f]
+            if len(segments) > depth + 1:
+                groups.setdefault(segments[depth], []).append(f)
+            else:
+                loose.append(f)
+        return groups, loose
+
+    # --- loose files: communities, then path order
+
+    def _loose_units(self, files: list[int], depth: int) -> list[_Unit]:
+        if self.strategy is Strategy.directory:
+            return self._chunks(files, depth)
+        out: list[_Unit] = []
+        pending = [files]
+        while pending:
+            group = pending.pop()
+            size = self._size(group)
+            if self._fits(len(group), size):
+                out.append(_Unit(group, size, depth + 1, False))
+                continue
+            communities = _communities(group, self.graph.adjacency)
+            if len(communities) <= 1:
+                out.extend(self._chunks(group, depth))
+            else:
+                pending.extend(reversed(communities))
+        out.sort(key=lambda u: u.files[0])
+        return out
+
+    def _chunks(self, files: list[int], depth: int) -> list[_Unit]:
+        """Cut ``files`` in path order into consecutive pieces that each fit."""
+        out: list[_Unit] = []
+        current: list[int] = []
+        current_size = 0
+        for f in sorted(files):
+            size = self.graph.sizes[f]
+            if current and not self._fits(len(current) + 1, current_size + size):
+                out.append(_Unit(current, current_size, depth + 1, False))
+                current, current_size = [], 0
+            current.append(f)
+            current_size += size
+        if current:
+            out.append(_Unit(current, current_size, depth + 1, False))
+        return out
+
+    # --- packing units into leaves
+
+    def _pack(self, units: list[_Unit]) -> list[_Unit]:
+        if self.strategy is Strategy.directory:
+            return self._pack_in_order(units)
+        return _Packer(self, units).run()
+
+    def _pack_in_order(self, units: list[_Unit]) -> list[_Unit]:
+        out: list[_Unit] = []
+        current: _Unit | None = None
+        for unit in units:
+            if unit.big:
+                out.append(unit)
+                continue
+            if current is not None and self._fits(len(current.files) + len(unit.files), current.size + unit.size):
+                current.files.extend(unit.files)
+                current.size += unit.size
+                continue
+            current = _Unit(list(unit.files), unit.size, unit.depth, False)
+            out.append(current)
+        return out
+
+
+class _Packer:
+    """Greedy packing of one node's units: by coupling, then small leftovers by role and position."""
+
+    def __init__(self, splitter: _Splitter, units: list[_Unit]) -> None:
+        self.s = splitter
+        self.units = units
+        self.alive = [True] * len(units)
+        owner: dict[int, int] = {}
+        for index, unit in enumerate(units):
+            for f in unit.files:
+                owner[f] = index
+        adjacency = splitter.graph.adjacency
+        self.weights: list[dict[int, int]] = [{} for _ in units]
+        for index, unit in enumerate(units):
+            row = self.weights[index]
+            for f in unit.files:
+                for neighbour, weight in adjacency[f].items():
+                    other = owner.get(neighbour)
+                    if other is not None and other != index:
+                        row[other] = row.get(other, 0) + weight
+        self.roles = [Counter(splitter.graph.roles[f] for f in unit.files) for unit in units]
+
+    def run(self) -> list[_Unit]:
+        self._by_coupling()
+        self._leftovers()
+        return [unit for index, unit in enumerate(self.units) if self.alive[index]]
+
+    def _can_merge(self, a: int, b: int) -> bool:
+        x, y = self.units[a], self.units[b]
+        return not x.big and not y.big and self.s._fits(len(x.files) + len(y.files), x.size + y.size)
+
+    def _merge(self, keep: int, gone: int) -> None:
+        x, y = self.units[keep], self.units[gone]
+        x.files.extend(y.files)
+        x.size += y.size
+        self.roles[keep].update(self.roles[gone])
+        self.alive[gone] = False
+        row = self.weights[keep]
+        for other, weight in self.weights[gone].items():
+            if other == keep:
+                continue
+            row[other] = row.get(other, 0) + weight
+            back = self.weights[other]
+            back[keep] = back.get(keep, 0) + back.pop(gone, 0)
+        row.pop(gone, None)
+        self.weights[gone] = {}
+
+    def _score(self, a: int, b: int, weight: int) -> float:
+        # edges per file of the merged leaf: small, tightly coupled units merge before big ones fill a leaf
+        return weight / (len(self.units[a].files) + len(self.units[b].files))
+
+    def _by_coupling(self) -> None:
+        heap = [(-self._score(a, b, w), a, b, w) for a, row in enumerate(self.weights) for b, w in row.items()
+                if a < b and self._can_merge(a, b)]
+        heapq.heapify(heap)
+        while heap:
+            _, a, b, weight = heapq.heappop(heap)
+            if not (self.alive[a] and self.alive[b]) or self.weights[a].get(b) != weight or \
+                    not self._can_merge(a, b):
+                continue
+            keep, gone = (a, b) if a < b else (b, a)
+            self._merge(keep, gone)
+            for other, w in self.weights[keep].items():
+                if self.alive[other] and self._can_merge(keep, other):
+                    x, y = min(keep, other), max(keep, other)
+                    heapq.heappush(heap, (-self._score(x, y, w), x, y, w))
+
+    def _role(self, index: int) -> Role:
+        return dominant_role(self.roles[index])
+
+    def _leftovers(self) -> None:
+        open_by_role: dict[Role, int] = {}
+        for index, unit in enumerate(self.units):  # small units of one role, in path order, fill one leaf
+            if not self.alive[index] or unit.big or not self.s._small(unit):
+                continue
+            role = self._role(index)
+            target = open_by_role.get(role)
+            if target is not None and self.alive[target] and self._can_merge(target, index):
+                self._merge(target, index)
+            else:
+                open_by_role[role] = index
+        for index, unit in enumerate(self.units):
+            if self.alive[index] and not unit.big and self.s._small(unit):
+                self._place(index)
+
+    def _place(self, index: int) -> None:
+        """A small unit still alone: join the unit it is most coupled to, else the nearest that fits, else
+        travel down into the big unit it is most coupled to."""
+        coupled = sorted(((w, -other) for other, w in self.weights[index].items() if self.alive[other]),
+                         reverse=True)
+        for _, other in coupled:
+            if self._can_merge(-other, index):
+                self._merge_into(-other, index)
+                return
+        candidates = [other for other in range(len(self.units))
+                      if other != index and self.alive[other] and self._can_merge(other, index)]
+        if candidates:
+            self._merge_into(min(candidates, key=lambda other: (abs(other - index), other)), index)
+            return
+        bigs = [other for other in range(len(self.units)) if self.alive[other] and self.units[other].big]
+        if bigs:
+            target = max(bigs, key=lambda other: (self.weights[index].get(other, 0), -other))
+            self.units[target].extras.append(self.units[index])
+            self.alive[index] = False
+
+    def _merge_into(self, target: int, index: int) -> None:
+        if target < index:
+            self._merge(target, index)
+        else:  # keep the earlier position so the leaf's order follows the paths
+            self._merge(index, target)
+
+
+def _common_directory(paths: list[str], *, directories: bool = False) -> str:
+    """The deepest directory holding every path (``paths`` sorted, or just the first and last of them)."""
+    if not paths:
+        return ""
+    first, last = min(paths), max(paths)
+    if not directories:
+        first, last = first.rpartition("/")[0], last.rpartition("/")[0]
+    a, b = first.split("/"), last.split("/")
+    common: list[str] = []
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        common.append(x)
+    return "/".join(common)
+
+
+def _best_move(row: dict[int, int], owner: list[int], here: int, room: Callable[[int], bool]) -> int:
+    """The leaf a file with edges ``row`` gains most by joining (``here`` if none gains and has room)."""
+    toward: dict[int, int] = {}
+    for neighbour, weight in row.items():
+        leaf = owner[neighbour]
+        toward[leaf] = toward.get(leaf, 0) + weight
+    stay = toward.get(here, 0)
+    best, gain = here, 0
+    for leaf, weight in sorted(toward.items()):
+        if weight - stay > gain and leaf != here and room(leaf):
+            best, gain = leaf, weight - stay
+    return best
+
+
+def _communities(files: list[int], adjacency: Sequence[dict[int, int]]) -> list[list[int]]:
+    """Leiden communities (modularity) of the subgraph on ``files``; isolated files each alone."""
+    local = {f: i for i, f in enumerate(files)}
+    edges: list[tuple[int, int]] = []
+    weights: list[int] = []
+    for i, f in enumerate(files):
+        for neighbour, weight in adjacency[f].items():
+            j = local.get(neighbour)
+            if j is not None and i < j:
+                edges.append((i, j))
+                weights.append(weight)
+    if not edges:
+        return [[f] for f in files]
+    import igraph  # type: ignore[import-untyped]
+
+    graph = igraph.Graph(n=len(files), edges=edges, directed=False)
+    previous = random.getstate()
+    igraph.set_random_number_generator(random.Random(_SEED))
+    try:
+        clustering = graph.community_leiden(objective_function="modularity", weights=weights, n_iterations=-1)
+    finally:
+        igraph.set_random_number_generator(random)
+        random.setstate(previous)
+    groups: dict[int, list[int]] = {}
+    for i, membership in enumerate(clustering.membership):
+        groups.setdefault(membership, []).append(files[i])
+    return sorted(groups.values(), key=lambda g: g[0])
+
+
+_PASSES = 8
+
+
+def _refine(tree: Node, graph: Graph, budget: Budget) -> None:
+    """Move single files to the leaf they are most coupled to while that lowers the cut and the leaf has
+    room (a bounded, greedy Fiduccia-Mattheyses pass): the coupling overrides the directory where it is
+    clearly stronger. A leaf is never emptied, so the tree keeps its shape."""
+    leaves = list(tree.leaves())
+    if len(leaves) < 2:
+        return
+    owner = [0] * len(graph.paths)
+    counts = [len(leaf.files) for leaf in leaves]
+    sizes = [0] * len(leaves)
+    for index, leaf in enumerate(leaves):
+        for f in leaf.files:
+            owner[f] = index
+            sizes[index] += graph.sizes[f]
+    for _ in range(_PASSES):
+        moved = 0
+        for f, row in enumerate(graph.adjacency):
+            here = owner[f]
+            if not row or counts[here] <= 1:
+                continue
+            size = graph.sizes[f]
+
+            def room(leaf: int, size: int = size) -> bool:
+                return counts[leaf] < budget.max_files and sizes[leaf] + size <= budget.max_bytes
+
+            best = _best_move(row, owner, here, room)
+            if best != here:
+                owner[f] = best
+                counts[here] -= 1
+                counts[best] += 1
+                sizes[here] -= size
+                sizes[best] += size
+                moved += 1
+        if not moved:
+            break
+    for leaf in leaves:
+        leaf.files.clear()
+    for f, index in enumerate(owner):
+        leaves[index].files.append(f)

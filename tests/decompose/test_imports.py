@@ -1,0 +1,61 @@
+"""Import extraction per language, from text alone."""
+
+from __future__ import annotations
+
+from subhive.decompose import Language, extract, language_of
+from subhive.decompose._imports import JvmFile, PyImport
+
+
+def test_python_forms() -> None:
+    text = (
+        "import os, sys as system\n"
+        "import a.b.c\n"
+        "from . import sibling\n"
+        "from ..pkg.mod import (\n    One,\n    Two as Deux,\n)\n"
+        "from x import *\n"
+        "    from inner import thing  # indented imports count too\n"
+        "# import commented  (a comment line is not an import)\n"
+    )
+    found = extract(Language.python, text)
+    assert isinstance(found, tuple)
+    assert PyImport(0, "os") in found
+    assert PyImport(0, "sys") in found
+    assert PyImport(0, "a.b.c") in found
+    assert PyImport(1, "", ("sibling",)) in found
+    assert PyImport(2, "pkg.mod", ("One", "Two")) in found
+    assert PyImport(0, "x", ()) in found
+    assert PyImport(0, "inner", ("thing",)) in found
+    assert not any(i.module == "commented" for i in found if isinstance(i, PyImport))
+
+
+def test_javascript_forms() -> None:
+    text = (
+        "import React from 'react'\n"
+        'import { a } from "./a"\n'
+        "import './side-effect.css'\n"
+        "export * from '../b.js'\n"
+        "const c = require('./c')\n"
+        "const d = await import('./d')\n"
+    )
+    assert extract(Language.javascript, text) == ("react", "./a", "./side-effect.css", "../b.js", "./c", "./d")
+
+
+def test_go_single_and_block_imports() -> None:
+    text = 'package main\n\nimport "fmt"\nimport (\n\t"example.com/x/store"\n\tapi "example.com/x/api"\n)\n'
+    assert extract(Language.go, text) == ("fmt", "example.com/x/store", "example.com/x/api")
+
+
+def test_java_package_and_imports() -> None:
+    text = ("package com.shop;\n\nimport com.shop.model.*;\nimport static com.shop.Util.helper;\n"
+            "import java.util.List;\n")
+    assert extract(Language.java, text) == JvmFile("com.shop", ("com.shop.model.*", "com.shop.Util.helper",
+                                                                "java.util.List"))
+
+
+def test_languages_by_extension() -> None:
+    assert language_of("a/b.py") is Language.python
+    assert language_of("a/b.tsx") is Language.javascript
+    assert language_of("a/b.go") is Language.go
+    assert language_of("A.kt") is Language.java
+    assert language_of("a.d/README") is None
+    assert language_of("notes.md") is None
