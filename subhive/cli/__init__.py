@@ -18,6 +18,7 @@ from ._board import board_app
 from ._codegen import codegen_command
 from ._contract import contract_app
 from ._deadletters import deadletters_app
+from ._decompose import decompose_command
 from ._output import Format, err_console, print_error
 from ._root import approvals_app, root_command, status_command, watch_command
 from ._schema import schema_app
@@ -39,6 +40,7 @@ app.add_typer(schema_app, name="schema")
 app.command("init")(init_command)
 app.command("new")(new_command)
 app.command("codegen")(codegen_command)
+app.command("decompose")(decompose_command)
 app.add_typer(approvals_app, name="approvals")
 app.add_typer(deadletters_app, name="deadletters")
 app.add_typer(board_app, name="board")
