@@ -74,8 +74,10 @@ def start(workspace: Path, *, on_event: Callable[[dict[str, Any]], None], root_p
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(30)
         message = last["message"] if last else f"the supervisor exited with code {process.poll()}"
-        raise UpFailed(f"subhive up failed: {message}", code=(last or {}).get("code") or "up.failed",
-                       hint=(last or {}).get("hint") or f"see {layout.log_file('supervisor')}")
+        failure = UpFailed(f"subhive up failed: {message}", code=(last or {}).get("code") or "up.failed",
+                           hint=(last or {}).get("hint") or f"see {layout.log_file('supervisor')}")
+        failure.exit_code = process.poll() or 2  # the supervisor's own: 2 for a wrong workspace or option
+        raise failure
     return last
 
 
