@@ -44,9 +44,11 @@ def load_knowledge(spec: str, *, hive_dir: Path, workspace: Path, manifest: Path
     if not spec:
         return LoadedKnowledge((), None)
     module_name, _, attribute = spec.partition(":")
-    for path in (str(workspace), str(hive_dir)):
-        if path not in sys.path:
-            sys.path.insert(0, path)
+    for path in (str(workspace), str(hive_dir)):  # the hive's own directory ends up first
+        if path in sys.path:
+            sys.path.remove(path)
+        sys.path.insert(0, path)
+    _forget_other(module_name.split(".")[0], hive_dir)
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:
@@ -66,6 +68,16 @@ def load_knowledge(spec: str, *, hive_dir: Path, workspace: Path, manifest: Path
         raise InputError(f"{module_name}.GRPC must be a function of the hive context", code="ks.invalid",
                          location=where)
     return LoadedKnowledge(tuple(sources), grpc)
+
+
+def _forget_other(package: str, hive_dir: Path) -> None:
+    """Drop an already imported ``package`` that is not this hive's (several hives loaded in one process)."""
+    mine = hive_dir.resolve()
+    for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+        origin = getattr(sys.modules[name], "__file__", None)
+        if origin is None or not Path(origin).resolve().is_relative_to(mine):
+            del sys.modules[name]
+    importlib.invalidate_caches()
 
 
 def load_bindings(stubs_dir: Path) -> list[ContractBinding]:
