@@ -133,8 +133,14 @@ class _Activation:
         return (-self.priority, self.order) < (-other.priority, other.order)
 
 
-class _Quarantined(Exception):
+class _Quarantined(KnowledgeSourceFailed):
     """The source was quarantined: its activation is dropped (the escalation already said why)."""
+
+    default_code = "ks.quarantined"
+
+    def __init__(self, source: str) -> None:
+        super().__init__(f"knowledge source {source} is quarantined after a loop",
+                         hint="see the ks.loop repair in subhive approvals; restart the hive once it is fixed")
 
 
 OnEscalation = Callable[[Escalation], Awaitable[None]]
