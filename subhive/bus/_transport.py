@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
@@ -43,19 +42,19 @@ from ..runtime import ContractBinding, EventCallback, Handler, NotServed, Payloa
 from ..runtime._trace import continue_trace, outgoing_traceparent
 from ._codec import decode, encode
 from ._deadletter import publish_dead_letter
+from ._fastpub import Frames, Target
+from ._inbox import Inbox
 from ._permissions import durable_name, event_stream, event_subject, inbox_prefix, op_subject
 from ._server import BusEndpoint
 from ._wire import (
     H_CONTRACT,
     H_ERROR,
-    H_MSG_ID,
     H_SENDER,
     H_TRACE,
     BusError,
     PermissionViolation,
     RemoteError,
     WireError,
-    message_id,
 )
 
 __all__ = ["BusStats", "Failure", "NatsTransport"]
@@ -145,6 +144,27 @@ def _at(subject: str) -> Location:
     return Location(subject=subject)
 
 
+@dataclass(frozen=True, slots=True)
+class _Route:
+    """A contract member as a sender sees it: the schema it sends (and, for an operation, the reply's), their
+    validators' ``is_valid``, and where messages go."""
+
+    contract: ContractBinding
+    sends: str
+    receives: str
+    sends_valid: Callable[[Any], bool]
+    receives_valid: Callable[[Any], bool]
+    target: Target
+
+
+def _no_reply(payload: Any) -> bool:
+    return True
+
+
+def _reply_of(route: _Route, operation: str) -> tuple[str, int, str, str]:
+    return route.contract.name, route.contract.major, "reply", operation
+
+
 class _Group:
     def __init__(self, stops: list[Callable[[], Awaitable[None]]]) -> None:
         self._stops = stops
@@ -187,8 +207,9 @@ class NatsTransport:
         self._failures: Counter[tuple[str, str, str]] = Counter()
         self._allowed: set[str] = set()  # subjects a publish already went through on
         self._subjects: dict[tuple[str, int, str, str], str] = {}
-        self._id_prefix = message_id()[:16] + "-"
-        self._ids = itertools.count()
+        self._frames = Frames(nc, hive)
+        self._inbox = Inbox(nc)
+        self._routes: dict[tuple[str, str, str], _Route] = {}
 
     @classmethod
     async def connect(cls, endpoint: BusEndpoint, hive: str, *, connect_timeout: float = 5.0,
@@ -223,10 +244,8 @@ class NatsTransport:
 
     # -- sending ------------------------------------------------------------------------------------------
 
-    def _headers(self, contract: ContractBinding) -> dict[str, str]:
-        # Unique per message, cheap: this transport's random prefix and a counter.
-        return {H_CONTRACT: contract.id, H_SENDER: self.hive, H_MSG_ID: f"{self._id_prefix}{next(self._ids)}",
-                H_TRACE: outgoing_traceparent()}
+    def _headers(self, contract: ContractBinding, msg_id: str | None = None) -> dict[str, str]:
+        return self._frames.headers(contract.id, outgoing_traceparent(), msg_id)
 
     def _subject(self, contract: ContractBinding, kind: str, member: str) -> str:
         """The subject of an operation (``op``) or event (``ev``); names are checked once, then cached."""
@@ -237,20 +256,36 @@ class NatsTransport:
             subject = self._subjects[key] = make(contract.name, contract.major, member)
         return subject
 
-    def _fits(self, data: bytes, subject: str) -> None:
+    def _route(self, contract: ContractBinding, kind: str, member: str) -> _Route:
+        """How this transport sends ``member`` of ``contract``: worked out once, then cached by contract version
+        (one route per version and member, for the binding used last)."""
+        key = (contract.id, kind, member)
+        route = self._routes.get(key)
+        if route is None or route.contract is not contract:
+            sends, receives = contract.operation(member) if kind == "op" else (contract.event(member), "")
+            target = self._frames.target(self._subject(contract, kind, member), contract.id)
+            route = self._routes[key] = _Route(
+                contract, sends, receives, contract.validator(sends).is_valid,
+                contract.validator(receives).is_valid if receives else _no_reply, target)
+        return route
+
+    def _encoded(self, route: _Route, payload: Any) -> bytes:
+        """``payload`` validated (or :class:`PayloadInvalid` before anything leaves) and encoded."""
+        if not route.sends_valid(payload):
+            route.contract.check(route.sends, payload, moving="outgoing")  # raises, saying where and why
+        data = _encode(payload)
         limit = self._nc.max_payload
         if len(data) > limit:
             raise BusError(f"the payload is {len(data)} bytes; the server takes at most {limit}",
-                           code="payload.too_large", location=_at(subject),
+                           code="payload.too_large", location=_at(route.target.subject),
                            hint="send a reference (a blackboard key, a URL) instead of the data itself")
+        return data
 
     async def request(self, contract: ContractBinding, operation: str, payload: Any) -> Any:
-        input_schema, output_schema = contract.operation(operation)
-        contract.check(input_schema, payload, moving="outgoing")
-        subject = self._subject(contract, "op", operation)
-        data = _encode(payload)
-        self._fits(data, subject)
-        call = self._nc.request(subject, data, timeout=self.request_timeout, headers=self._headers(contract))
+        route = self._route(contract, "op", operation)
+        data = self._encoded(route, payload)
+        subject = route.target.subject
+        call = self._inbox.request(self._frames, route.target, data, self.request_timeout)
         try:
             # The first use of a subject listens for a refusal too; after one success it is known allowed.
             msg = await (call if subject in self._allowed else self._violations.guard(call, subject))
@@ -267,40 +302,34 @@ class NatsTransport:
         headers = msg.headers or {}
         if H_ERROR in headers:
             raise RemoteError(WireError.from_bytes(msg.data, code=headers[H_ERROR], subject=subject))
-        where = (contract.name, contract.major, "reply", operation)
-        reply = await self._decoded(msg.data, subject, headers, where)
         try:
-            contract.check(output_schema, reply, moving="incoming")
-        except PayloadInvalid as exc:
-            await self._keep(where, subject, msg.data, headers, _wire(exc, subject))
-            raise
-        return reply
-
-    async def _decoded(self, data: bytes, subject: str, headers: Mapping[str, str],
-                       where: tuple[str, int, str, str]) -> Any:
-        try:
-            return decode(data)
+            reply = decode(msg.data)
         except ValueError as exc:
             error = WireError("payload.malformed", f"the payload is not JSON: {exc}", subject=subject)
-            await self._keep(where, subject, data, headers, error)
+            await self._keep(_reply_of(route, operation), subject, msg.data, headers, error)
             raise BusError(error.message, code=error.code, location=_at(subject)) from None
+        if not route.receives_valid(reply):
+            try:
+                contract.check(route.receives, reply, moving="incoming")
+            except PayloadInvalid as exc:
+                await self._keep(_reply_of(route, operation), subject, msg.data, headers, _wire(exc, subject))
+                raise
+        return reply
 
     async def publish(self, contract: ContractBinding, event: str, payload: Any, *, msg_id: str | None = None) -> None:
         """Emit ``event``; returns once JetStream stored it. Pass ``msg_id`` when retrying after an unknown
         outcome (a timeout, a restart): the stream keeps one copy per id within its duplicate window."""
-        schema = contract.event(event)
-        contract.check(schema, payload, moving="outgoing")
-        subject = self._subject(contract, "ev", event)
-        data = _encode(payload)
-        self._fits(data, subject)
-        headers = self._headers(contract)
-        if msg_id is not None:
-            headers[H_MSG_ID] = msg_id
+        route = self._route(contract, "ev", event)
+        data = self._encoded(route, payload)
         if not self.durable_events:
-            await self._nc.publish(subject, data, headers=headers)
+            if msg_id is None:
+                await self._frames.send(route.target, data)
+            else:
+                await self._nc.publish(route.target.subject, data, headers=self._headers(contract, msg_id))
             self.stats.sent += 1
             return
-        call = self._js.publish(subject, data, headers=headers, timeout=self.request_timeout)
+        subject = route.target.subject
+        call = self._js.publish(subject, data, headers=self._headers(contract, msg_id), timeout=self.request_timeout)
         try:
             await (call if subject in self._allowed else self._violations.guard(call, subject))
             self._allowed.add(subject)

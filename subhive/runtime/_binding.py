@@ -12,6 +12,7 @@ validator is compiled on first use and kept.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -73,9 +74,9 @@ class ContractBinding:
     def major(self) -> int:
         return self.version.major
 
-    @property
+    @functools.cached_property
     def id(self) -> str:
-        """``orders@1.1.0``: how headers and errors name the contract version."""
+        """``orders@1.1.0``: how headers and errors name the contract version (every message's header: kept)."""
         return f"{self.name}@{self.version}"
 
     @classmethod
@@ -110,12 +111,18 @@ class ContractBinding:
                                    f"{', '.join(sorted(self.events)) or 'none'}",
                                    code="contract.unknown_event") from None
 
-    def check(self, schema: str, payload: Any, *, moving: Moving) -> None:
-        """Raise :class:`PayloadInvalid` unless ``payload`` is valid under the schema named ``schema``."""
+    def validator(self, schema: str) -> Any:
+        """The compiled jsonschema-rs validator of the schema named ``schema`` (compiled once, then kept): for
+        callers that check many payloads against one schema, ``is_valid`` first and :meth:`check` for why not."""
         validator = self._validators.get(schema)
         if validator is None:
             validator = jsonschema_rs.validator_for(self.schemas[schema], validate_formats=True)
             self._validators[schema] = validator
+        return validator
+
+    def check(self, schema: str, payload: Any, *, moving: Moving) -> None:
+        """Raise :class:`PayloadInvalid` unless ``payload`` is valid under the schema named ``schema``."""
+        validator = self._validators.get(schema) or self.validator(schema)
         if validator.is_valid(payload):
             return
         error = next(iter(validator.iter_errors(payload)))

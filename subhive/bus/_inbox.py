@@ -1,0 +1,74 @@
+"""Replies to a hive's requests: one wildcard inbox subscription per connection, one future per request.
+
+nats-py's ``request`` does the same, but publishes through its own header encoding (the bus sends requests as
+pre-encoded frames, :mod:`subhive.bus._fastpub`) and waits with ``asyncio.wait_for``, which on Python 3.11
+costs an extra turn of the event loop per reply. This uses only nats-py's public API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js.api import Header
+
+from ._fastpub import Frames, Target
+
+__all__ = ["Inbox"]
+
+_NO_RESPONDERS = "503"  # the status the server sends to a request's inbox when nobody listens on the subject
+
+
+class Inbox:
+    """``_INBOX_<hive>.<nuid>.<n>``: where the replies to this connection's requests arrive."""
+
+    def __init__(self, nc: Client) -> None:
+        self._nc = nc
+        self._prefix = ""
+        self._waiting: dict[str, asyncio.Future[Msg]] = {}
+        self._tokens = itertools.count()
+
+    async def request(self, frames: Frames, target: Target, data: bytes, timeout: float) -> Msg:
+        """Send ``data`` to ``target`` and return the reply that arrives within ``timeout`` seconds; raises
+        nats-py's ``TimeoutError`` or ``NoRespondersError`` as its ``request`` does."""
+        if not self._prefix:
+            await self._start()
+        token = f"{next(self._tokens):x}"
+        future: asyncio.Future[Msg] = asyncio.get_running_loop().create_future()
+        self._waiting[token] = future
+        try:
+            await frames.send(target, data, reply=self._prefix + token)
+            timer = asyncio.get_running_loop().call_later(timeout, _expire, future)
+            try:
+                msg = await future
+            finally:
+                timer.cancel()
+        finally:
+            self._waiting.pop(token, None)
+        if not msg.data and msg.headers and msg.headers.get(Header.STATUS) == _NO_RESPONDERS:
+            raise NoRespondersError
+        return msg
+
+    async def _start(self) -> None:
+        # The prefix is set before subscribing, so a concurrent first request does not subscribe a second
+        # time; the SUB is queued ahead of any request on the same connection, so the server knows it first.
+        prefix = self._prefix = f"{self._nc.new_inbox()}."
+        try:
+            await self._nc.subscribe(f"{prefix}*", cb=self._on_reply)
+        except BaseException:
+            self._prefix = ""
+            raise
+
+    async def _on_reply(self, msg: Msg) -> None:
+        future = self._waiting.pop(msg.subject[len(self._prefix):], None)
+        if future is not None and not future.done():
+            future.set_result(msg)
+
+
+def _expire(future: asyncio.Future[Msg]) -> None:
+    if not future.done():
+        future.set_exception(NatsTimeout())

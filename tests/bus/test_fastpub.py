@@ -1,0 +1,204 @@
+"""Pre-encoded frames (``subhive.bus._fastpub``) and the request inbox against nats-py's own path: the same bytes
+on the wire, the same subject, headers and payload for a raw subscriber, nats-py's public ``publish`` when its
+internals are not what the fast path expects, and replies matched to their requests."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import nats
+import pytest
+from nats import errors
+
+from subhive.bus import BusError, EmbeddedServer, NatsTransport, ServerConfig, _fastpub
+from subhive.bus._fastpub import Frames, supported
+from subhive.runtime._trace import continue_trace, parse_traceparent
+
+from ._contracts import orders, run
+
+SUBJECT = "subhive.orders.v1.ev.order_placed"
+TRACE = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("fastpub") / "nats"))
+    try:
+        yield server
+    finally:
+        server.stop_sync()
+
+
+def _parse(frame: bytes) -> tuple[list[bytes], dict[str, str], bytes]:
+    """An HPUB frame's command words, headers (in order) and payload."""
+    line, _, rest = frame.partition(b"\r\n")
+    words = line.split(b" ")
+    size, total = int(words[-2]), int(words[-1])
+    block, data = rest[:size], rest[size:total]
+    assert rest[total:] == b"\r\n"
+    lines = block.split(b"\r\n")
+    assert lines[0] == b"NATS/1.0"
+    assert lines[-2:] == [b"", b""]
+    headers = dict(entry.decode().split(": ", 1) for entry in lines[1:-2])
+    return words, headers, data
+
+
+def test_the_installed_nats_py_takes_the_fast_path(server: EmbeddedServer) -> None:
+    async def scenario() -> tuple[bool, bool]:
+        nc = await nats.connect(server.url)
+        try:
+            return supported(nc), Frames(nc, "web").fast
+        finally:
+            await nc.close()
+
+    assert run(scenario()) == (True, True)
+
+
+def test_internals_that_are_not_there_mean_the_public_api() -> None:
+    assert not supported(SimpleNamespace())  # type: ignore[arg-type]
+    assert not supported(SimpleNamespace(_send_command=print, _flush_pending=print, stats={}))  # type: ignore[arg-type]
+
+
+def test_a_frame_is_byte_for_byte_what_nats_py_would_send(server: EmbeddedServer) -> None:
+    async def scenario() -> list[tuple[bytes, bytes]]:
+        nc = await nats.connect(server.url)
+        sent: list[bytes] = []
+        real = nc._send_command
+
+        async def spy(cmd: bytes, priority: bool = False) -> None:
+            sent.append(bytes(cmd))
+            await real(cmd, priority)
+
+        nc._send_command = spy  # type: ignore[method-assign]
+        frames = Frames(nc, "web")
+        target = frames.target(SUBJECT, "orders@1.2.0")
+        pairs = []
+        try:
+            for reply, trace in (("", None), ("_INBOX_web.abc.7", None), ("", TRACE), ("_INBOX_web.abc.8", TRACE)):
+                with continue_trace(trace) if trace else contextlib.nullcontext():
+                    await frames.send(target, b'{"order_id":"o-1"}', reply=reply)
+                _, headers, data = _parse(sent[-1])
+                await nc.publish(SUBJECT, data, reply=reply, headers=headers)  # nats-py, same values
+                pairs.append((sent[-2], sent[-1]))
+        finally:
+            await nc.close()
+        return pairs
+
+    pairs = run(scenario())
+    for ours, theirs in pairs:
+        assert ours == theirs
+    headers = [_parse(ours)[1] for ours, _ in pairs]
+    assert [list(h) for h in headers] == [["Subhive-Contract", "Subhive-Sender", "Nats-Msg-Id", "traceparent"]] * 4
+    assert {h["Subhive-Contract"] for h in headers} == {"orders@1.2.0"}
+    assert {h["Subhive-Sender"] for h in headers} == {"web"}
+    ids = [h["Nats-Msg-Id"] for h in headers]
+    assert len(set(ids)) == 4
+    assert all(re.fullmatch(r"[0-9a-f]{32}", i) for i in ids)
+    parents = [h["traceparent"] for h in headers]
+    assert all(parse_traceparent(p) == p for p in parents)
+    traces = [p.split("-")[1] for p in parents]
+    assert traces[2] == traces[3] == "4bf92f3577b34da6a3ce929d0e0e4736"  # a handler sending on keeps the trace
+    assert len({traces[0], traces[1], traces[2]}) == 3  # outside any trace: a new trace per message
+    assert len({p.split("-")[2] for p in parents} | {"00f067aa0ba902b7"}) == 5  # a new span id each message
+
+
+def test_a_raw_subscriber_sees_the_same_message_from_the_fast_path_and_the_fallback(
+        server: EmbeddedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def send(fast: bool) -> Any:
+        with monkeypatch.context() as patch:
+            if not fast:
+                patch.setattr(_fastpub, "supported", lambda nc: False)
+            web = await NatsTransport.connect(server.endpoint(), "web", durable_events=False)
+        raw = await nats.connect(server.url)
+        sub = await raw.subscribe(SUBJECT)
+        await raw.flush()
+        try:
+            assert web._frames.fast is fast
+            await web.publish(orders(), "order_placed", {"order_id": "o-1"})
+            with continue_trace(TRACE):
+                await web.publish(orders(), "order_placed", {"order_id": "o-2"})
+            return [await sub.next_msg(timeout=5) for _ in range(2)]
+        finally:
+            await raw.close()
+            await web.close()
+
+    async def scenario() -> tuple[Any, Any]:
+        return await send(True), await send(False)
+
+    fast, slow = run(scenario())
+    for a, b in zip(fast, slow, strict=True):
+        assert (a.subject, a.data, a.reply) == (b.subject, b.data, b.reply)
+        assert list(a.headers) == list(b.headers) == ["Subhive-Contract", "Subhive-Sender", "Nats-Msg-Id",
+                                                      "traceparent"]
+        for key in ("Subhive-Contract", "Subhive-Sender"):
+            assert a.headers[key] == b.headers[key]
+        for msg in (a, b):
+            assert re.fullmatch(r"[0-9a-f]{32}", msg.headers["Nats-Msg-Id"])
+            assert parse_traceparent(msg.headers["traceparent"])
+    assert fast[0].data == b'{"order_id":"o-1"}'
+    assert fast[1].headers["traceparent"].split("-")[1] == slow[1].headers["traceparent"].split("-")[1] == \
+        "4bf92f3577b34da6a3ce929d0e0e4736"
+
+
+def test_a_closed_connection_raises_what_nats_py_raises(server: EmbeddedServer) -> None:
+    async def scenario() -> None:
+        nc = await nats.connect(server.url)
+        frames = Frames(nc, "web")
+        target = frames.target(SUBJECT, "orders@1.0.0")
+        await nc.close()
+        with pytest.raises(errors.ConnectionClosedError):
+            await frames.send(target, b"{}")
+        with pytest.raises(errors.ConnectionClosedError):
+            await nc.publish(SUBJECT, b"{}")
+
+    run(scenario())
+
+
+def test_concurrent_requests_each_get_their_own_reply(server: EmbeddedServer) -> None:
+    async def handler(payload: Any) -> Any:
+        await asyncio.sleep(0.001 * (payload["qty"] % 5))  # replies come back out of order
+        return {"order_id": f"o-{payload['sku']}-{payload['qty']}"}
+
+    async def scenario() -> tuple[list[Any], int]:
+        backend = await NatsTransport.connect(server.endpoint(), "backend")
+        web = await NatsTransport.connect(server.endpoint(), "web")
+        try:
+            await backend.serve(orders(), {"place_order": handler})
+            replies = await asyncio.gather(*(web.request(orders(), "place_order", {"sku": "A-1", "qty": q})
+                                             for q in range(1, 51)))
+            return replies, len(web._inbox._waiting)
+        finally:
+            await web.close()
+            await backend.close()
+
+    replies, waiting = run(scenario())
+    assert replies == [{"order_id": f"o-A-1-{q}"} for q in range(1, 51)]
+    assert waiting == 0
+
+
+def test_a_request_nobody_answers_in_time_is_a_timeout_and_leaves_nothing_waiting(server: EmbeddedServer) -> None:
+    async def stuck(payload: Any) -> Any:
+        await asyncio.sleep(1)
+        return {"order_id": "late"}
+
+    async def scenario() -> tuple[BusError, int]:
+        backend = await NatsTransport.connect(server.endpoint(), "backend")
+        web = await NatsTransport.connect(server.endpoint(), "web", request_timeout=0.2)
+        try:
+            await backend.serve(orders(), {"place_order": stuck})
+            with pytest.raises(BusError) as caught:
+                await web.request(orders(), "place_order", {"sku": "A-1", "qty": 1})
+            return caught.value, len(web._inbox._waiting)
+        finally:
+            await web.close()
+            await backend.close()
+
+    error, waiting = run(scenario())
+    assert error.code == "bus.timeout"
+    assert error.location.subject == "subhive.orders.v1.op.place_order"
+    assert waiting == 0
