@@ -6,19 +6,22 @@ small publish costs: raw ``nc.publish`` runs at ~500k/s, with four headers at ~1
 never change for a (contract, sender) and the other two have a fixed size, so here a frame is one bytes
 formatting of pieces encoded once.
 
-How: the frame goes through the steps nats-py's ``publish`` takes after its header encoding, after the same
-checks (closed, draining, the pending-buffer limit while reconnecting; ``max_payload`` is the caller's): the
-``stats`` counters, ``_send_command`` into the pending buffer (it flushes when the buffer is over its limit),
-then ``_flush_pending`` to wake the flusher unless a wake-up is queued already. Those are private:
-:func:`supported` checks once per connection that they are there and that nats-py frames an ``HPUB`` as this
-module does; if not, :class:`Frames` sends through the public ``publish`` with a header dict, which puts the same
-subject, headers and bytes on the wire, only slower. ``tests/bus/test_fastpub.py`` pins both, byte for byte and
-against a raw subscriber.
+How: the frame goes where nats-py's ``publish`` puts its own, after the same checks (closed, draining, the
+pending-buffer limit while reconnecting; ``max_payload`` is the caller's): the ``stats`` counters, the pending
+buffer (``_send_command``'s three lines, inline: a coroutine call is a tenth of a small publish, and it flushes
+when the buffer is over its limit), then ``_flush_pending`` to wake the flusher unless a wake-up is queued
+already. All of that is private. :func:`supported` checks once per connection that it is there, that the nats-py
+code mirrored here is the code it was written against (by a digest of its source), and that nats-py frames an
+``HPUB`` as this module does; if not, :class:`Frames` sends through the public ``publish`` with a header dict,
+which puts the same subject, headers and bytes on the wire, only slower. ``tests/bus/test_fastpub.py`` pins
+both, byte for byte and against a raw subscriber, and fails when the fast path is off.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import inspect
 import itertools
 import random
 import re
@@ -37,8 +40,13 @@ __all__ = ["Frames", "Target", "supported"]
 
 # A header value written as is must be visible ASCII: nats-py would not strip or rewrite it either.
 _PLAIN = re.compile(r"[!-~]+")
+_PLAIN_BYTES = re.compile(rb"[!-~]+")
 _TRACE_LINE = f"\r\n{H_TRACE}: 00-".encode()
-_SEND, _WAKE = "_send_command", "_flush_pending"
+_WAKE = "_flush_pending"
+# What this module mirrors of nats-py (the checks of ``publish``, the bookkeeping of ``_send_publish``, the
+# buffer of ``_send_command``), by a digest of their source as of nats-py 2.16.0. Any other source means the
+# public path until someone has read the new code and updated these; tests/bus/test_fastpub.py fails meanwhile.
+_MIRRORED = {"publish": "97d776c391adfd8b", "_send_publish": "300b534f8eabee74", "_send_command": "ed57e8e86389cf94"}
 
 
 def _frame_format(trace_id: bytes) -> bytes:
@@ -54,15 +62,31 @@ _IN_TRACE = _frame_format(b"%s")  # the current trace's id
 _bits = random.getrandbits  # span ids must be unique, not secret (as in runtime._trace)
 
 
+_checked: dict[type, bool] = {}
+
+
+def _mirrors(cls: type) -> bool:
+    """Whether ``cls`` has the code this module mirrors (read once per class)."""
+    if cls not in _checked:
+        try:
+            _checked[cls] = all(hashlib.sha256(inspect.getsource(getattr(cls, name)).encode()).hexdigest()[:16]
+                                == digest for name, digest in _MIRRORED.items())
+        except (OSError, TypeError, AttributeError):  # no source to read: nothing to compare
+            _checked[cls] = False
+    return _checked[cls]
+
+
 def supported(nc: Client) -> bool:
     """Whether ``nc`` has the private steps :class:`Frames` uses, and frames an HPUB as this module does."""
     head, trace, span = b"NATS/1.0\r\nA: b\r\nNats-Msg-Id: x", b"4bf92f3577b34da6a3ce929d0e0e4736", 0xF067
     block = head + b"%016x" % 7 + _TRACE_LINE + trace + b"-%016x-01\r\n\r\n" % span
     try:
-        steps_there = (asyncio.iscoroutinefunction(getattr(nc, _SEND, None))
-                       and asyncio.iscoroutinefunction(getattr(nc, _WAKE, None))
-                       and hasattr(nc, "_flush_queue") and isinstance(getattr(nc, "_max_pending_size", None), int)
-                       and isinstance(nc.stats, dict) and {"out_msgs", "out_bytes"} <= nc.stats.keys())
+        steps_there = (asyncio.iscoroutinefunction(getattr(nc, _WAKE, None)) and hasattr(nc, "_flush_queue")
+                       and type(getattr(nc, "_pending", None)) is list
+                       and all(type(getattr(nc, name, None)) is int for name in ("_pending_data_size",
+                                                                                "_max_pending_size"))
+                       and isinstance(nc.stats, dict) and {"out_msgs", "out_bytes"} <= nc.stats.keys()
+                       and _mirrors(type(nc)))
         theirs = command.hpub_cmd("s.x", "", bytearray(block), b"P")
     except Exception:  # anything unexpected about nats-py's internals means: use its public API
         return False
@@ -120,11 +144,11 @@ class Frames:
                 f"{H_MSG_ID}: {self._id_prefix}").encode()
         return Target(subject, contract_id, f"HPUB {subject} ".encode(), head, len(head) + _VARYING)
 
-    async def send(self, target: Target, data: bytes, reply: str = "") -> None:
+    async def send(self, target: Target, data: bytes, reply: bytes = b"") -> None:
         """Publish ``data`` to ``target`` with the four headers (and ``reply`` as its reply subject)."""
         line = target.line
-        if line is None or (reply and _PLAIN.fullmatch(reply) is None):
-            await self._nc.publish(target.subject, data, reply=reply,
+        if line is None or (reply and _PLAIN_BYTES.fullmatch(reply) is None):
+            await self._nc.publish(target.subject, data, reply=reply.decode(),
                                    headers=self.headers(target.contract_id, outgoing_traceparent()))
             return
         nc = self._nc
@@ -134,14 +158,18 @@ class Frames:
         n = next(self._ids)
         current = current_traceparent()
         if current is None:
-            cmd = self._new_trace % (line, reply.encode(), size, size + len(data), target.head, n, n, n, data)
+            cmd = self._new_trace % (line, reply, size, size + len(data), target.head, n, n, n, data)
         else:  # "| 1": a span id of zeros is invalid
-            cmd = _IN_TRACE % (line, reply.encode(), size, size + len(data), target.head, n,
-                               current[3:35].encode(), _bits(64) | 1, data)
+            cmd = _IN_TRACE % (line, reply, size, size + len(data), target.head, n, current[3:35].encode(),
+                               _bits(64) | 1, data)
         stats: dict[str, Any] = nc.stats
         stats["out_msgs"] += 1
         stats["out_bytes"] += len(data)
-        await nc._send_command(cmd)
+        # nats-py's _send_command, inline (a coroutine call is a tenth of a small publish)
+        nc._pending.append(cmd)
+        nc._pending_data_size += len(cmd)
+        if 0 < nc._max_pending_size < nc._pending_data_size:
+            await nc._flush_pending(force_flush=True)
         queue = nc._flush_queue
         if queue is not None and queue.empty():
             await nc._flush_pending()

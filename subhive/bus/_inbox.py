@@ -41,7 +41,7 @@ class Inbox:
         future: asyncio.Future[Msg] = asyncio.get_running_loop().create_future()
         self._waiting[token] = future
         try:
-            await frames.send(target, data, reply=self._prefix + token)
+            await frames.send(target, data, reply=f"{self._prefix}{token}".encode())
             timer = asyncio.get_running_loop().call_later(timeout, _expire, future)
             try:
                 msg = await future

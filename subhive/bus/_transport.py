@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import nats
+import orjson
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription as NatsSubscription
@@ -175,9 +176,6 @@ class _Group:
                 await stop()
 
 
-_encode = encode
-
-
 class NatsTransport:
     """Contract-typed messaging for hive ``hive`` over the NATS connection ``nc``.
 
@@ -258,22 +256,22 @@ class NatsTransport:
 
     def _route(self, contract: ContractBinding, kind: str, member: str) -> _Route:
         """How this transport sends ``member`` of ``contract``: worked out once, then cached by contract version
-        (one route per version and member, for the binding used last)."""
-        key = (contract.id, kind, member)
-        route = self._routes.get(key)
-        if route is None or route.contract is not contract:
-            sends, receives = contract.operation(member) if kind == "op" else (contract.event(member), "")
-            target = self._frames.target(self._subject(contract, kind, member), contract.id)
-            route = self._routes[key] = _Route(
-                contract, sends, receives, contract.validator(sends).is_valid,
-                contract.validator(receives).is_valid if receives else _no_reply, target)
+        (one route per version and member, for the binding used last). Callers look in ``_routes`` first."""
+        sends, receives = contract.operation(member) if kind == "op" else (contract.event(member), "")
+        target = self._frames.target(self._subject(contract, kind, member), contract.id)
+        route = self._routes[contract.id, kind, member] = _Route(
+            contract, sends, receives, contract.validator(sends).is_valid,
+            contract.validator(receives).is_valid if receives else _no_reply, target)
         return route
 
     def _encoded(self, route: _Route, payload: Any) -> bytes:
         """``payload`` validated (or :class:`PayloadInvalid` before anything leaves) and encoded."""
         if not route.sends_valid(payload):
             route.contract.check(route.sends, payload, moving="outgoing")  # raises, saying where and why
-        data = _encode(payload)
+        try:
+            data = orjson.dumps(payload)
+        except TypeError:  # an integer past 64 bits, say: the codec's exact path decides
+            data = encode(payload)
         limit = self._nc.max_payload
         if len(data) > limit:
             raise BusError(f"the payload is {len(data)} bytes; the server takes at most {limit}",
@@ -282,7 +280,9 @@ class NatsTransport:
         return data
 
     async def request(self, contract: ContractBinding, operation: str, payload: Any) -> Any:
-        route = self._route(contract, "op", operation)
+        route = self._routes.get((contract.id, "op", operation))
+        if route is None or route.contract is not contract:
+            route = self._route(contract, "op", operation)
         data = self._encoded(route, payload)
         subject = route.target.subject
         call = self._inbox.request(self._frames, route.target, data, self.request_timeout)
@@ -319,7 +319,9 @@ class NatsTransport:
     async def publish(self, contract: ContractBinding, event: str, payload: Any, *, msg_id: str | None = None) -> None:
         """Emit ``event``; returns once JetStream stored it. Pass ``msg_id`` when retrying after an unknown
         outcome (a timeout, a restart): the stream keeps one copy per id within its duplicate window."""
-        route = self._route(contract, "ev", event)
+        route = self._routes.get((contract.id, "ev", event))
+        if route is None or route.contract is not contract:
+            route = self._route(contract, "ev", event)
         data = self._encoded(route, payload)
         if not self.durable_events:
             if msg_id is None:
@@ -455,7 +457,7 @@ class NatsTransport:
             return
         # A reply goes to the one inbox that asked, for the contract it asked about: headers would tell the
         # caller nothing new, and nats-py parses them byte by byte. The absence of Subhive-Error means success.
-        await self._nc.publish(msg.reply, _encode(reply))
+        await self._nc.publish(msg.reply, encode(reply))
         self.stats.sent += 1
 
     async def _call(self, handler: Handler, payload: Any, msg: Msg,

@@ -67,24 +67,26 @@ def test_internals_that_are_not_there_mean_the_public_api() -> None:
 def test_a_frame_is_byte_for_byte_what_nats_py_would_send(server: EmbeddedServer) -> None:
     async def scenario() -> list[tuple[bytes, bytes]]:
         nc = await nats.connect(server.url)
-        sent: list[bytes] = []
-        real = nc._send_command
+        written: list[bytes] = []
+        real = nc._transport.writelines
 
-        async def spy(cmd: bytes, priority: bool = False) -> None:
-            sent.append(bytes(cmd))
-            await real(cmd, priority)
+        def spy(chunks: list[bytes]) -> None:  # what goes to the socket, one command per chunk
+            written.extend(bytes(chunk) for chunk in chunks if chunk.startswith(b"HPUB"))
+            real(chunks)
 
-        nc._send_command = spy  # type: ignore[method-assign]
+        nc._transport.writelines = spy  # type: ignore[method-assign]
         frames = Frames(nc, "web")
         target = frames.target(SUBJECT, "orders@1.2.0")
         pairs = []
         try:
             for reply, trace in (("", None), ("_INBOX_web.abc.7", None), ("", TRACE), ("_INBOX_web.abc.8", TRACE)):
                 with continue_trace(trace) if trace else contextlib.nullcontext():
-                    await frames.send(target, b'{"order_id":"o-1"}', reply=reply)
-                _, headers, data = _parse(sent[-1])
-                await nc.publish(SUBJECT, data, reply=reply, headers=headers)  # nats-py, same values
-                pairs.append((sent[-2], sent[-1]))
+                    await frames.send(target, b'{"order_id":"o-1"}', reply=reply.encode())
+                await nc.flush()
+                _, headers, data = _parse(written[-1])
+                await nc.publish(SUBJECT, data, reply=reply, headers=headers)  # nats-py, the same values
+                await nc.flush()
+                pairs.append((written[-2], written[-1]))
         finally:
             await nc.close()
         return pairs
@@ -202,3 +204,20 @@ def test_a_request_nobody_answers_in_time_is_a_timeout_and_leaves_nothing_waitin
     assert error.code == "bus.timeout"
     assert error.location.subject == "subhive.orders.v1.op.place_order"
     assert waiting == 0
+
+
+def test_a_client_whose_mirrored_code_differs_takes_the_public_path(server: EmbeddedServer) -> None:
+    class Patched(nats.aio.client.Client):
+        async def publish(self, subject: str, payload: bytes = b"", reply: str = "",
+                          headers: dict[str, str] | None = None) -> None:
+            await super().publish(subject, payload, reply, headers)
+
+    async def scenario() -> tuple[bool, bool]:
+        nc = Patched()
+        await nc.connect(server.url)
+        try:
+            return supported(nc), Frames(nc, "web").fast
+        finally:
+            await nc.close()
+
+    assert run(scenario()) == (False, False)
