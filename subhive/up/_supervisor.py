@@ -435,8 +435,12 @@ def _checked_hives(workspace: Workspace) -> dict[str, Any]:
 
     tree = workspace.hives()
     if tree.problems:
-        raise ContractInvalid(tree.problems, summary=f"the hive tree has {len(tree.problems)} problem(s), first: "
-                              f"{tree.problems[0].message}")
+        error = ContractInvalid(tree.problems, summary=f"the hive tree has {len(tree.problems)} problem(s), first: "
+                                f"{tree.problems[0].message}")
+        # `up` reports one code: the first problem's (hive.parent_cycle, ...), not the generic contract.invalid
+        # that ContractInvalid takes for more than one problem.
+        error.code = tree.problems[0].code
+        raise error
     if not tree.hives:
         raise InputError(f"the workspace {workspace.root} has no sub-hives to run", code="up.no_hives",
                          location=Location(file=str(workspace.hives_dir)),
