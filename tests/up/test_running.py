@@ -1,0 +1,94 @@
+"""A running workspace, read without disturbing it: what ``up --format json`` said, each hive's health, a
+second ``up`` refused without touching the running tree, and ``logs``.
+
+One tree serves every test here (each ``up`` costs seconds); none of them changes it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from subhive.up import UpLayout, pid_alive, runtime_status
+
+from ._tree import HIVES, assert_clean_error, events, processes_of, recorded_pids, subhive, tear_down, up
+
+
+@pytest.fixture(scope="module")
+def running_workspace(template_workspace: Path, tmp_path_factory: pytest.TempPathFactory
+                      ) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """The template, up (``--detach --format json``), with what ``up`` printed; down at the end, even when a
+    test failed."""
+    workspace = (tmp_path_factory.mktemp("running") / "ws").resolve()
+    shutil.copytree(template_workspace, workspace)
+    try:
+        ran = up(workspace, "--format", "json")
+        assert ran.code == 0, ran
+        yield workspace, json.loads(ran.out)
+    finally:
+        tear_down(workspace)
+
+
+def test_up_json_says_ready_with_every_hive_and_how_long_it_took(
+        running_workspace: tuple[Path, dict[str, Any]]) -> None:
+    workspace, printed = running_workspace
+    assert printed["ready"] is True
+    assert printed["hives"] == sorted(HIVES)
+    ready = [e for e in events(workspace) if e["event"] == "ready"]
+    assert len(ready) == 1
+    assert printed["seconds"] == ready[0]["seconds"]
+    assert 0 < printed["seconds"] < 60
+
+
+def test_every_hive_is_ready_with_a_fresh_heartbeat_from_its_recorded_pid(
+        running_workspace: tuple[Path, dict[str, Any]]) -> None:
+    workspace, _ = running_workspace
+    status = runtime_status(workspace)
+    assert status is not None
+    assert status["state"] == "ready"
+    pids = recorded_pids(workspace)
+    assert {name: hive["health"] for name, hive in status["hives"].items()} == dict.fromkeys(HIVES, "ready")
+    for name in HIVES:
+        assert status["hives"][name]["pid"] == pids[name]
+        beat = json.loads(UpLayout(workspace).status_file(name).read_text())
+        assert (beat["hive"], beat["pid"], beat["state"]) == (name, pids[name], "ready")
+    # What each hive serves and consumes is what the lock and the scaffold say.
+    contracts = {name: json.loads(UpLayout(workspace).status_file(name).read_text())["contracts"] for name in HIVES}
+    assert contracts["db"] == ["db_storage@0.1.0 (provides)"]
+    assert sorted(contracts["backend"]) == ["backend_api@0.1.0 (provides)", "db_storage@0.1.0"]
+    assert contracts["web"] == ["backend_api@0.1.0"]
+
+
+def test_a_second_up_is_refused_and_leaves_the_running_tree_alone(
+        running_workspace: tuple[Path, dict[str, Any]]) -> None:
+    workspace, _ = running_workspace
+    pids = recorded_pids(workspace)
+    before = processes_of(workspace)
+    progress = UpLayout(workspace).progress_file.read_bytes()
+
+    ran = up(workspace)
+    assert_clean_error(ran, 2, "up.already_running")
+    assert f"supervisor pid {pids['supervisor']}" in ran.err
+    assert "subhive down" in ran.err  # the hint says how to stop it
+    assert recorded_pids(workspace) == pids
+    assert all(pid_alive(pid) for pid in pids.values())
+    assert processes_of(workspace) == before  # no second supervisor, root or NATS
+    assert UpLayout(workspace).progress_file.read_bytes() == progress  # the running tree's progress is kept
+
+
+def test_logs_shows_a_hive_log_and_refuses_an_unknown_name(running_workspace: tuple[Path, dict[str, Any]]) -> None:
+    workspace, _ = running_workspace
+    ran = subhive(workspace, "logs", "backend", "-n", "50")
+    assert ran.code == 0, ran
+    assert "hive backend ready" in ran.out
+
+    ran = subhive(workspace, "logs", "nosuch")
+    assert_clean_error(ran, 2, "logs.unknown")
+    assert "no log for 'nosuch'" in ran.err
+    for name in ("backend", "db", "web", "root", "supervisor"):  # the hint names what exists
+        assert name in ran.err
