@@ -12,12 +12,16 @@ For a small payload (~40 bytes) and a ~4 KB one, measured in the same run:
   ``nc.request`` to a raw responder echoing a reply of the same size; sequential, p50/p99 printed;
   target >= 0.85x;
 * durable events: NatsTransport.publish to JetStream (acknowledged) against raw ``js.publish``; printed.
+
+Each measurement runs ``--rounds`` times, raw and ours back to back; rates are medians, a ratio is the median
+of the rounds' ratios with its spread (``*_ratio_spread``: lowest, highest), since the machine is shared.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -78,7 +82,19 @@ async def each(count: int, one: Callable[[], Awaitable[Any]]) -> list[float]:
     return durations
 
 
-async def measure(server: EmbeddedServer, size: str, n_pub: int, n_req: int, n_js: int) -> dict[str, Any]:
+def _ratio(name: str, raw: list[float], ours: list[float]) -> dict[str, Any]:
+    """The median of each round's ours/raw (the two run back to back in a round, so they share the machine's
+    mood), and its spread over the rounds."""
+    ratios = sorted(o / r for r, o in zip(raw, ours, strict=True))
+    return {name: round(statistics.median(ratios), 3), f"{name}_spread": [round(ratios[0], 3), round(ratios[-1], 3)]}
+
+
+def _rate(values: list[float]) -> int:
+    return round(statistics.median(values))
+
+
+async def measure(server: EmbeddedServer, size: str, args: Any) -> dict[str, Any]:
+    n_pub, n_req, n_js, rounds = args.publish, args.requests, args.durable, args.rounds
     body = payload(size)
     data = json.dumps(body, separators=(",", ":")).encode()
     raw = await nats.connect(server.url)
@@ -90,15 +106,17 @@ async def measure(server: EmbeddedServer, size: str, n_pub: int, n_req: int, n_j
     out: dict[str, Any] = {"payload_bytes": len(data)}
     try:
         # Publish: nobody subscribes, so both sides measure the client and the socket, not a consumer.
-        raw_pub = await timed(n_pub, lambda: raw.publish(SUBJECT_PLAIN, data), raw.flush)
         # The same four headers every bus message carries, sent raw: what nats-py itself costs for them.
         headers = {"Subhive-Contract": "bench@2.0.0", "Subhive-Sender": "web",
-                   "Nats-Msg-Id": "0123456789abcdef-1", "traceparent": f"00-{'a' * 32}-{'b' * 16}-01"}
-        raw_hdr = await timed(n_pub, lambda: raw.publish(SUBJECT_PLAIN, data, headers=headers), raw.flush)
-        ours_pub = await timed(n_pub, lambda: hive.publish(PLAIN, "placed", body), hive.connection.flush)
-        out |= {"publish_raw_per_s": round(raw_pub), "publish_raw_with_headers_per_s": round(raw_hdr),
-                "publish_ours_per_s": round(ours_pub), "publish_ratio": round(ours_pub / raw_pub, 3),
-                "publish_ratio_vs_raw_with_headers": round(ours_pub / raw_hdr, 3)}
+                   "Nats-Msg-Id": "0123456789abcdef0123456789abcdef", "traceparent": f"00-{'a' * 32}-{'b' * 16}-01"}
+        raw_pub, raw_hdr, ours_pub = [], [], []
+        for _ in range(rounds):
+            raw_pub.append(await timed(n_pub, lambda: raw.publish(SUBJECT_PLAIN, data), raw.flush))
+            raw_hdr.append(await timed(n_pub, lambda: raw.publish(SUBJECT_PLAIN, data, headers=headers), raw.flush))
+            ours_pub.append(await timed(n_pub, lambda: hive.publish(PLAIN, "placed", body), hive.connection.flush))
+        out |= {"publish_raw_per_s": _rate(raw_pub), "publish_raw_with_headers_per_s": _rate(raw_hdr),
+                "publish_ours_per_s": _rate(ours_pub), **_ratio("publish_ratio", raw_pub, ours_pub),
+                **_ratio("publish_ratio_vs_raw_with_headers", raw_hdr, ours_pub)}
 
         async def echo(msg: Any) -> None:
             await provider_raw.publish(msg.reply, msg.data)
@@ -110,20 +128,25 @@ async def measure(server: EmbeddedServer, size: str, n_pub: int, n_req: int, n_j
         await provider.serve(BENCH, {"place": answer})
         await provider_raw.flush()
         await hive.request(BENCH, "place", body)  # warm: the first call on a subject listens for refusals
-        raw_lat = await each(n_req, lambda: raw.request("bench.raw.place", data, timeout=5))
-        ours_lat = await each(n_req, lambda: hive.request(BENCH, "place", body))
-        raw_rr, ours_rr = n_req / sum(raw_lat), n_req / sum(ours_lat)
-        out |= {"request_raw_per_s": round(raw_rr), "request_ours_per_s": round(ours_rr),
-                "request_ratio": round(ours_rr / raw_rr, 3),
-                **{f"request_raw_{k}": v for k, v in latency(raw_lat, "us").items()},
-                **{f"request_ours_{k}": v for k, v in latency(ours_lat, "us").items()}}
+        raw_rr, ours_rr, raw_lat, ours_lat = [], [], [], []
+        for _ in range(rounds):
+            raw_lat.append(await each(n_req, lambda: raw.request("bench.raw.place", data, timeout=5)))
+            ours_lat.append(await each(n_req, lambda: hive.request(BENCH, "place", body)))
+            raw_rr.append(n_req / sum(raw_lat[-1]))
+            ours_rr.append(n_req / sum(ours_lat[-1]))
+        out |= {"request_raw_per_s": _rate(raw_rr), "request_ours_per_s": _rate(ours_rr),
+                **_ratio("request_ratio", raw_rr, ours_rr)}
+        out |= {**{f"request_raw_{k}": v for k, v in latency([d for r in raw_lat for d in r], "us").items()},
+                **{f"request_ours_{k}": v for k, v in latency([d for r in ours_lat for d in r], "us").items()}}
         await raw_sub.unsubscribe()
 
         await durable.publish(BENCH, "placed", body)  # warm, as above
-        raw_js = await timed(n_js, lambda: js.publish(SUBJECT_EV, data))
-        ours_js = await timed(n_js, lambda: durable.publish(BENCH, "placed", body))
-        out |= {"durable_raw_per_s": round(raw_js), "durable_ours_per_s": round(ours_js),
-                "durable_ratio": round(ours_js / raw_js, 3)}
+        raw_js, ours_js = [], []
+        for _ in range(rounds):
+            raw_js.append(await timed(n_js, lambda: js.publish(SUBJECT_EV, data)))
+            ours_js.append(await timed(n_js, lambda: durable.publish(BENCH, "placed", body)))
+        out |= {"durable_raw_per_s": _rate(raw_js), "durable_ours_per_s": _rate(ours_js),
+                **_ratio("durable_ratio", raw_js, ours_js)}
     finally:
         for t in (hive, durable, provider):
             await t.close()
@@ -141,7 +164,7 @@ async def main_async(args: Any) -> dict[str, Any]:
             await nc.close()
             figures: dict[str, Any] = {}
             for size in ("small", "4kb"):
-                for key, value in (await measure(server, size, args.publish, args.requests, args.durable)).items():
+                for key, value in (await measure(server, size, args)).items():
                     figures[f"{size}_{key}"] = value
         finally:
             await server.stop()
@@ -156,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--publish", type=int, default=50_000, help="messages per publish measurement")
     p.add_argument("--requests", type=int, default=3_000, help="requests per request/reply measurement")
     p.add_argument("--durable", type=int, default=3_000, help="events per durable measurement")
+    p.add_argument("--rounds", type=int, default=3, help="rounds of each measurement (medians are printed)")
     args = p.parse_args(argv)
     figures = asyncio.run(main_async(args))
     print(render("contract bus vs raw nats-py", figures, as_json=args.json))
