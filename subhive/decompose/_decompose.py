@@ -147,9 +147,10 @@ def _hives(tree: Node, graph: Graph, root: Path) -> list[HivePlan]:
         roles = Counter(graph.roles[f] for f in files)
         role = dominant_role(roles)
         segment = directory.rpartition("/")[2] or repository
+        wanted = [segment]
         if (directory == above and len(top) > 1) or not directory:  # a part of its parent's directory: say which
-            segment = f"{segment}_{_hub(files, graph)}" if directory else _hub(files, graph)
-        name = names.claim(segment, parent=parent, fallback=role.value)
+            wanted = [f"{segment}_{hub}" if directory else hub for hub in _hubs(files, graph)]
+        name = names.claim_first(wanted, parent=parent, fallback=role.value)
         position = len(out)
         out.append(None)
         children = tuple(visit(child, name, directory, depth + 1) for child in node.children)
@@ -163,15 +164,19 @@ def _hives(tree: Node, graph: Graph, root: Path) -> list[HivePlan]:
     return [hive for hive in out if hive is not None]
 
 
-def _hub(files: list[int], graph: Graph) -> str:
-    """The stem of the file with the most connections inside ``files`` (ties: path order)."""
+def _hubs(files: list[int], graph: Graph, count: int = 3) -> list[str]:
+    """Names for ``files`` after their most connected files inside them (ties: path order), best first."""
     inside = set(files)
-    best = max(files, key=lambda f: (sum(w for n, w in graph.adjacency[f].items() if n in inside), -f))
-    directory, _, name = graph.paths[best].rpartition("/")
-    stem = name.partition(".")[0]
-    if stem in ("__init__", "index", "mod", "main", "package-info") and directory:
-        return directory.rpartition("/")[2]  # a package's entry file: the package's name says more
-    return stem
+    ranked = sorted(files, key=lambda f: (-sum(w for n, w in graph.adjacency[f].items() if n in inside), f))
+    out: list[str] = []
+    for best in ranked[:count]:
+        directory, _, name = graph.paths[best].rpartition("/")
+        stem = name.partition(".")[0]
+        if stem in ("__init__", "index", "mod", "main", "package-info") and directory:
+            stem = directory.rpartition("/")[2]  # a package's entry file: the package's name says more
+        if stem not in out:
+            out.append(stem)
+    return out
 
 
 def _crossings(hives: list[HivePlan], graph: Graph, edges: list[tuple[int, int]]) -> tuple[list[Crossing], int]:

@@ -39,6 +39,14 @@ class HiveNames:
     def __init__(self, taken: set[str] | None = None) -> None:
         self.taken: set[str] = set(taken or ())
 
+    def claim_first(self, wanted: list[str], *, parent: str | None = None, fallback: str = "hive") -> str:
+        """The first of ``wanted`` that is free as it is, else :meth:`claim` of the first."""
+        for candidate in wanted:
+            valid = self._valid(sanitise(candidate) or sanitise(fallback) or "hive")
+            if valid not in self.taken:
+                return self._take(valid)
+        return self.claim(wanted[0] if wanted else fallback, parent=parent, fallback=fallback)
+
     def claim(self, wanted: str, *, parent: str | None = None, fallback: str = "hive") -> str:
         base = self._valid(sanitise(wanted) or sanitise(fallback) or "hive")
         candidates = [base]

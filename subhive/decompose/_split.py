@@ -16,13 +16,17 @@ graph has no structure left. Units are then packed into leaves:
    the thin ones.
 2. **Small leftovers** (under a tenth of the budget, and at least the one-file units) join a neighbour:
    the next small unit of the same role in path order, then the unit they import most from or that
-   imports them most, then the nearest one that fits; if only big units are left they travel down into
-   the big unit they are most coupled to and are packed there, so no one-file hive is made while a
-   neighbour has room.
+   imports them most, then the nearest one that fits, again while still small; if only big units are
+   left they travel down into the big unit they are most coupled to and are packed there, so no one-file
+   hive is made while a neighbour has room.
 
-3. **Refinement**, once the whole tree is built: a file moves to the leaf it has more edges with than
-   with its own, when that leaf has room (a few greedy Fiduccia-Mattheyses passes). This is where the
-   coupling overrides the directories: a test can join the code it tests. A leaf is never emptied.
+3. **Communities where the coupling says otherwise**: the node's files are also cut by Leiden
+   communities across its directories and packed the same way; when that leaves under 0.95 x the edges
+   the directory cut leaves at this node, the communities become the node's children (oversized ones are
+   split again by the same rules, one recursion down).
+4. **Refinement**, once the whole tree is built: a file moves to the leaf it has more edges with than
+   with its own, when that leaf has room, and two files in full leaves swap when each is pulled to the
+   other's leaf (greedy Fiduccia-Mattheyses-style passes). A leaf is never emptied.
 
 The ``directory`` strategy is the baseline the benchmark compares with: the same recursion and budget,
 but loose files are cut in path order and units are packed in path order, without the graph.
@@ -36,7 +40,7 @@ from __future__ import annotations
 import heapq
 import random
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -46,6 +50,9 @@ from ._roles import Role, dominant_role
 __all__ = ["Graph", "Node", "Strategy", "split"]
 
 _SEED = 20260107
+#: Communities replace the directories of a node only when they cut fewer than this share of the edges
+#: the directory split cuts at that node (decision 0020): directories win ties and near-ties.
+_COMMUNITY_MARGIN = 0.95
 
 
 class Strategy(StrEnum):
@@ -142,6 +149,23 @@ class _Splitter:
         count = len(files) + sum(len(u.files) for u in extras)
         if self._fits(count, size + sum(u.size for u in extras)) or count <= 1:
             return self._node(sorted(files + [f for u in extras for f in u.files]))
+        units = self._units(files, depth)
+        bins = self._pack(units + [_Unit(list(u.files), u.size, u.depth, u.big) for u in extras])
+        if self.strategy is Strategy.graph:
+            bins = self._or_communities(files, depth, extras, bins)
+        children: list[Node] = []
+        for packed in bins:
+            if packed.big:
+                children.append(self._split(packed.files, packed.depth, packed.extras))
+            else:
+                children.append(self._node(sorted(packed.files)))
+        if len(children) == 1:
+            return children[0]
+        paths = self.graph.paths  # named after its own files' directory, not after leftovers sent down to it
+        return Node([], children, _common_directory([paths[min(files)], paths[max(files)]]))
+
+    def _units(self, files: list[int], depth: int) -> list[_Unit]:
+        """The units of a node: one per subdirectory (big when it does not fit), and its loose files."""
         groups, loose = self._group(files, depth)
         while not loose and len(groups) == 1:
             depth += 1
@@ -157,17 +181,42 @@ class _Splitter:
                 units.append(_Unit(loose, loose_size, depth + 1, False))
             else:
                 units.extend(self._loose_units(loose, depth))
-        units.extend(extras)
-        children: list[Node] = []
-        for packed in self._pack(units):
-            if packed.big:
-                children.append(self._split(packed.files, packed.depth, packed.extras))
-            else:
-                children.append(self._node(sorted(packed.files)))
-        if len(children) == 1:
-            return children[0]
-        paths = self.graph.paths  # named after its own files' directory, not after leftovers sent down to it
-        return Node([], children, _common_directory([paths[min(files)], paths[max(files)]]))
+        return units
+
+    def _or_communities(self, files: list[int], depth: int, extras: list[_Unit], bins: list[_Unit]) -> list[_Unit]:
+        """Where the coupling says otherwise: the node's files cut by Leiden communities instead of by
+        directory, when that cuts clearly fewer edges at this level (big communities are split again,
+        below, by directory or communities as their own coupling says)."""
+        directory_cut = self._cut(bins)
+        if directory_cut == 0:  # nothing to win
+            return bins
+        communities = _communities(files, self.graph.adjacency)
+        if len(communities) <= 1:
+            return bins
+        units: list[_Unit] = []
+        for community in communities:
+            size = self._size(community)
+            units.append(_Unit(community, size, depth, not self._fits(len(community), size)))
+        alternative = self._pack(units + [_Unit(list(u.files), u.size, u.depth, u.big) for u in extras])
+        if self._cut(alternative) < _COMMUNITY_MARGIN * directory_cut:
+            return alternative
+        return bins
+
+    def _cut(self, bins: list[_Unit]) -> int:
+        """The weight between different bins (each edge counted from both ends: only compared, never shown)."""
+        owner: dict[int, int] = {}
+        for index, unit in enumerate(bins):
+            owner.update(dict.fromkeys(unit.files, index))
+            for extra in unit.extras:
+                owner.update(dict.fromkeys(extra.files, index))
+        adjacency = self.graph.adjacency
+        total = 0
+        for f, index in owner.items():
+            for n, w in adjacency[f].items():
+                other = owner.get(n, index)
+                if other != index:
+                    total += w
+        return total
 
     def _node(self, files: list[int]) -> Node:
         paths = self.graph.paths
@@ -331,30 +380,32 @@ class _Packer:
                 self._place(index)
 
     def _place(self, index: int) -> None:
-        """A small unit still alone: join the unit it is most coupled to, else the nearest that fits, else
-        travel down into the big unit it is most coupled to."""
-        coupled = sorted(((w, -other) for other, w in self.weights[index].items() if self.alive[other]),
-                         reverse=True)
-        for _, other in coupled:
-            if self._can_merge(-other, index):
-                self._merge_into(-other, index)
-                return
-        candidates = [other for other in range(len(self.units))
-                      if other != index and self.alive[other] and self._can_merge(other, index)]
-        if candidates:
-            self._merge_into(min(candidates, key=lambda other: (abs(other - index), other)), index)
+        """A small unit still alone: join the unit it is most coupled to, else the nearest that fits, and
+        again while the merged unit is still small; else travel down into the big unit it is most coupled to."""
+        while self.alive[index] and self.s._small(self.units[index]):
+            coupled = sorted(((w, -other) for other, w in self.weights[index].items() if self.alive[other]),
+                             reverse=True)
+            target = next((-other for _, other in coupled if self._can_merge(-other, index)), None)
+            if target is None:
+                candidates = [other for other in range(len(self.units))
+                              if other != index and self.alive[other] and self._can_merge(other, index)]
+                if candidates:
+                    target = min(candidates, key=lambda other: (abs(other - index), other))
+            if target is not None:
+                index = self._merge_into(target, index)
+                continue
+            bigs = [other for other in range(len(self.units)) if self.alive[other] and self.units[other].big]
+            if bigs:
+                target = max(bigs, key=lambda other: (self.weights[index].get(other, 0), -other))
+                self.units[target].extras.append(self.units[index])
+                self.alive[index] = False
             return
-        bigs = [other for other in range(len(self.units)) if self.alive[other] and self.units[other].big]
-        if bigs:
-            target = max(bigs, key=lambda other: (self.weights[index].get(other, 0), -other))
-            self.units[target].extras.append(self.units[index])
-            self.alive[index] = False
 
-    def _merge_into(self, target: int, index: int) -> None:
-        if target < index:
-            self._merge(target, index)
-        else:  # keep the earlier position so the leaf's order follows the paths
-            self._merge(index, target)
+    def _merge_into(self, target: int, index: int) -> int:
+        """Merge two units, keeping the earlier position so a leaf's order follows the paths; the survivor."""
+        keep, gone = (target, index) if target < index else (index, target)
+        self._merge(keep, gone)
+        return keep
 
 
 def _common_directory(paths: list[str], *, directories: bool = False) -> str:
@@ -371,20 +422,6 @@ def _common_directory(paths: list[str], *, directories: bool = False) -> str:
             break
         common.append(x)
     return "/".join(common)
-
-
-def _best_move(row: dict[int, int], owner: list[int], here: int, room: Callable[[int], bool]) -> int:
-    """The leaf a file with edges ``row`` gains most by joining (``here`` if none gains and has room)."""
-    toward: dict[int, int] = {}
-    for neighbour, weight in row.items():
-        leaf = owner[neighbour]
-        toward[leaf] = toward.get(leaf, 0) + weight
-    stay = toward.get(here, 0)
-    best, gain = here, 0
-    for leaf, weight in sorted(toward.items()):
-        if weight - stay > gain and leaf != here and room(leaf):
-            best, gain = leaf, weight - stay
-    return best
 
 
 def _communities(files: list[int], adjacency: Sequence[dict[int, int]]) -> list[list[int]]:
@@ -421,40 +458,107 @@ _PASSES = 8
 
 def _refine(tree: Node, graph: Graph, budget: Budget) -> None:
     """Move single files to the leaf they are most coupled to while that lowers the cut and the leaf has
-    room (a bounded, greedy Fiduccia-Mattheyses pass): the coupling overrides the directory where it is
-    clearly stronger. A leaf is never emptied, so the tree keeps its shape."""
+    room, and swap pairs of files between two full leaves that each want the other's (greedy
+    Fiduccia-Mattheyses-style passes): the coupling overrides the directory where it is clearly stronger.
+    A leaf is never emptied, so the tree keeps its shape."""
     leaves = list(tree.leaves())
     if len(leaves) < 2:
         return
-    owner = [0] * len(graph.paths)
-    counts = [len(leaf.files) for leaf in leaves]
-    sizes = [0] * len(leaves)
-    for index, leaf in enumerate(leaves):
-        for f in leaf.files:
-            owner[f] = index
-            sizes[index] += graph.sizes[f]
+    refiner = _Refiner(graph, budget, leaves)
     for _ in range(_PASSES):
-        moved = 0
-        for f, row in enumerate(graph.adjacency):
-            here = owner[f]
-            if not row or counts[here] <= 1:
-                continue
-            size = graph.sizes[f]
-
-            def room(leaf: int, size: int = size) -> bool:
-                return counts[leaf] < budget.max_files and sizes[leaf] + size <= budget.max_bytes
-
-            best = _best_move(row, owner, here, room)
-            if best != here:
-                owner[f] = best
-                counts[here] -= 1
-                counts[best] += 1
-                sizes[here] -= size
-                sizes[best] += size
-                moved += 1
-        if not moved:
+        if not refiner.move_pass() + refiner.swap_pass():
             break
     for leaf in leaves:
         leaf.files.clear()
-    for f, index in enumerate(owner):
+    for f, index in enumerate(refiner.owner):
         leaves[index].files.append(f)
+
+
+class _Refiner:
+    def __init__(self, graph: Graph, budget: Budget, leaves: list[Node]) -> None:
+        self.graph = graph
+        self.budget = budget
+        self.owner = [0] * len(graph.paths)
+        self.counts = [len(leaf.files) for leaf in leaves]
+        self.sizes = [0] * len(leaves)
+        for index, leaf in enumerate(leaves):
+            for f in leaf.files:
+                self.owner[f] = index
+                self.sizes[index] += graph.sizes[f]
+        #: (from leaf, to leaf) -> files that would gain by moving so but found no room, by the last move pass
+        self.blocked: dict[tuple[int, int], list[int]] = {}
+
+    def _room(self, leaf: int, size: int) -> bool:
+        return self.counts[leaf] < self.budget.max_files and self.sizes[leaf] + size <= self.budget.max_bytes
+
+    def _move(self, f: int, to: int) -> None:
+        here, size = self.owner[f], self.graph.sizes[f]
+        self.owner[f] = to
+        self.counts[here] -= 1
+        self.counts[to] += 1
+        self.sizes[here] -= size
+        self.sizes[to] += size
+
+    def _toward(self, f: int) -> dict[int, int]:
+        owner = self.owner
+        toward: dict[int, int] = {}
+        for neighbour, weight in self.graph.adjacency[f].items():
+            leaf = owner[neighbour]
+            toward[leaf] = toward.get(leaf, 0) + weight
+        return toward
+
+    def move_pass(self) -> int:
+        moved = 0
+        self.blocked = {}
+        for f, row in enumerate(self.graph.adjacency):
+            here = self.owner[f]
+            if not row or self.counts[here] <= 1:
+                continue
+            toward = self._toward(f)
+            stay = toward.get(here, 0)
+            best, gain = here, 0
+            wanted, wanted_gain = here, 0
+            for leaf, weight in sorted(toward.items()):
+                if leaf == here or weight - stay <= 0:
+                    continue
+                if weight - stay > wanted_gain:
+                    wanted, wanted_gain = leaf, weight - stay
+                if weight - stay > gain and self._room(leaf, self.graph.sizes[f]):
+                    best, gain = leaf, weight - stay
+            if best != here:
+                self._move(f, best)
+                moved += 1
+            elif wanted != here:
+                self.blocked.setdefault((here, wanted), []).append(f)
+        return moved
+
+    def swap_pass(self) -> int:
+        """Exchange files between two leaves that each hold files wanting the other, when both still fit
+        and the cut drops."""
+        swapped = 0
+        max_bytes = self.budget.max_bytes
+        for (a, b), forward in sorted(self.blocked.items()):
+            if a > b or (b, a) not in self.blocked:
+                continue
+            backward = list(self.blocked[(b, a)])
+            for f in forward:
+                if self.owner[f] != a:
+                    continue
+                for h in backward:
+                    if self.owner[h] != b:
+                        continue
+                    delta = self.graph.sizes[h] - self.graph.sizes[f]
+                    if self.sizes[a] + delta > max_bytes or self.sizes[b] - delta > max_bytes:
+                        continue
+                    if self._swap_gain(f, h, a, b) > 0:
+                        self._move(f, b)
+                        self._move(h, a)
+                        backward.remove(h)
+                        swapped += 1
+                        break
+        return swapped
+
+    def _swap_gain(self, f: int, h: int, a: int, b: int) -> int:
+        toward_f, toward_h = self._toward(f), self._toward(h)
+        between = self.graph.adjacency[f].get(h, 0)
+        return (toward_f.get(b, 0) - toward_f.get(a, 0)) + (toward_h.get(a, 0) - toward_h.get(b, 0)) - 2 * between

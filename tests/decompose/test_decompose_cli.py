@@ -84,3 +84,19 @@ def test_the_public_surface_is_exactly_all() -> None:
     assert set(subhive.decompose.__all__) == public - {"annotations"}
     for name in subhive.decompose.__all__:
         assert getattr(subhive.decompose, name) is not None
+
+
+def test_the_same_output_across_processes_whatever_the_hash_seed(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    shop = polyglot_shop(tmp_path / "shop")
+    outputs = []
+    for seed in ("1", "2"):
+        done = subprocess.run([sys.executable, "-c", "from subhive.cli import run; run()", "decompose", str(shop),
+                               "--max-files", "3", "--format", "json", "-q"], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed}, check=True)
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    assert json.loads(outputs[0])["stats"]["edges_cut"] > 0

@@ -134,3 +134,10 @@ def test_a_directory_that_cannot_be_listed_is_counted_even_as_root(tmp_path: Pat
     listing = discover(tmp_path)
     assert listing.paths == ["ok.py"]
     assert listing.skipped == {"unreadable_dir": 1}
+
+
+def test_an_enormous_file_is_never_read_whatever_the_budget(tmp_path: Path) -> None:
+    path = tmp_path / "dump.sql"
+    with open(path, "wb") as handle:  # sparse: 17 MiB on paper, nothing on disk
+        handle.truncate(17 * 1024 * 1024)
+    assert read_file(path, limit=10**12, want_text=True).skipped == "too_large"

@@ -124,3 +124,26 @@ def test_every_file_lands_in_exactly_one_leaf_that_fits_and_the_split_is_determi
         assert sum(graph.sizes[f] for f in leaf.files) <= budget.max_bytes
     again = split(graph, budget, strategy)
     assert [leaf.files for leaf in again.leaves()] == [leaf.files for leaf in tree.leaves()]
+
+
+def test_leftovers_merged_with_each_other_keep_merging_while_still_small() -> None:
+    # two small units of different roles beside one oversized directory: they merge with each other, and the
+    # merged unit, still small (under a tenth of the budget), travels into the big one instead of staying a
+    # three-file hive beside it
+    paths = ["a/one.py", "c/x.md", "c/y.md", *(f"big/p/{n:02d}.py" for n in range(30)),
+             *(f"big/q/{n:02d}.py" for n in range(30)), "big/r.py"]
+    graph = graph_of(paths, [], roles={"c/x.md": Role.docs, "c/y.md": Role.docs})
+    tree = split(graph, Budget(max_files=60))
+    assert sorted(len(leaf.files) for leaf in tree.leaves()) == [30, 34]
+
+
+def test_communities_replace_directories_where_the_coupling_says_otherwise() -> None:
+    # each feature spans both directories (a layered layout): the directory cut splits both features
+    paths = ["models/cart.py", "models/user.py", "views/cart.py", "views/user.py"]
+    edges = [("models/cart.py", "views/cart.py"), ("models/user.py", "views/user.py")] * 3
+    graph = graph_of(paths, edges)
+    tree = split(graph, Budget(max_files=2))
+    assert leaves(tree, graph) == [["models/cart.py", "views/cart.py"], ["models/user.py", "views/user.py"]]
+    assert cut(tree, graph) == 0
+    directory = split(graph, Budget(max_files=2), Strategy.directory)
+    assert leaves(directory, graph) == [["models/cart.py", "models/user.py"], ["views/cart.py", "views/user.py"]]
