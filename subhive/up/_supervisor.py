@@ -218,8 +218,22 @@ class Supervisor:
                           + (f" ({outcome.message})" if outcome.status != "accepted" and outcome.message else ""),
                           contract=name, version=str(version))
             accepted = sorted(f"{c.name} {v.version}" for c in await root.contracts() for v in c.versions)
+        await self._lock_written(set(accepted))
         self.emit("negotiated", f"{len(accepted)} contract versions in the lock: {', '.join(accepted) or 'none'}",
                   contracts=accepted)
+
+    async def _lock_written(self, accepted: set[str], timeout: float = 30.0) -> None:
+        """Wait until contracts.lock on disk holds every accepted version: the root answers a proposal once
+        its log is durable and writes the lock (after the contract's directory) in the background, while
+        codegen and the bus plan read the lock from disk right after negotiation."""
+        from ..root_hive import Lock
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(SubhiveError):  # unreadable: codegen says why, below
+                if accepted <= {f"{e.name} {e.version}" for e in Lock.load(self.layout.workspace)}:
+                    return
+            await asyncio.sleep(0.02)
 
     def _codegen(self) -> None:
         from ..codegen import generate_stubs
