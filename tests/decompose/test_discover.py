@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -96,44 +99,56 @@ def test_a_fifo_is_skipped_without_blocking(tmp_path: Path) -> None:
     assert listing.skipped == {"special": 1}
 
 
-def _chmod_blocks_reads(path: Path) -> bool:
-    try:
-        os.listdir(path) if path.is_dir() else path.read_bytes()
-    except PermissionError:
-        return True
-    return False
+def _unprivileged(check: Callable[[], dict[str, object]]) -> dict[str, object]:
+    """Run ``check`` where file permissions apply: as is, or (root reads through chmod 000) in a forked
+    child that gave up root for the unprivileged user ``nobody``."""
+    if os.geteuid() != 0:
+        return check()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: drop root, run, report, and leave without running pytest's teardown
+        status = 1
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(write, json.dumps(check()).encode())
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert status == 0, "the unprivileged check failed"
+    result: dict[str, object] = json.loads(data)
+    return result
 
 
-def test_unreadable_files_and_directories_are_counted(tmp_path: Path) -> None:
-    write_tree(tmp_path, {"ok.py": "", "locked/inner.py": "", "secret.py": "x\n"})
-    (tmp_path / "locked").chmod(0)
-    (tmp_path / "secret.py").chmod(0)
+def test_unreadable_files_and_directories_are_counted() -> None:
+    base = Path(tempfile.mkdtemp(prefix="subhive-decompose-"))  # outside pytest's 0700 tree: nobody may enter
     try:
-        if not _chmod_blocks_reads(tmp_path / "locked"):
-            pytest.skip("permissions do not block reads here (running as root)")
-        listing = discover(tmp_path)
-        assert listing.skipped == {"unreadable_dir": 1}
-        assert read_file(tmp_path / "secret.py", limit=100, want_text=True).skipped == "unreadable"
+        base.chmod(0o755)
+        write_tree(base, {"ok.py": "", "locked/inner.py": "", "secret.py": "x\n"})
+        for path in (base, base / "ok.py"):
+            path.chmod(0o755)
+        (base / "locked").chmod(0)
+        (base / "secret.py").chmod(0)
+
+        def check() -> dict[str, object]:
+            listing = discover(base)
+            return {"paths": listing.paths, "skipped": dict(listing.skipped),
+                    "secret": read_file(base / "secret.py", limit=100, want_text=True).skipped}
+
+        result = _unprivileged(check)
+        assert result["skipped"] == {"unreadable_dir": 1}
+        assert result["secret"] == "unreadable"
+        assert "locked/inner.py" not in result["paths"]  # type: ignore[operator]
     finally:
-        (tmp_path / "locked").chmod(0o755)
-        (tmp_path / "secret.py").chmod(0o644)
-
-
-def test_a_directory_that_cannot_be_listed_is_counted_even_as_root(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    # root reads through chmod 000, so the refusal the kernel would give anyone else is simulated here
-    write_tree(tmp_path, {"ok.py": "", "locked/inner.py": ""})
-    real_scandir = os.scandir
-
-    def scandir(path: str | os.PathLike[str]) -> object:
-        if Path(path).name == "locked":
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
-    listing = discover(tmp_path)
-    assert listing.paths == ["ok.py"]
-    assert listing.skipped == {"unreadable_dir": 1}
+        (base / "locked").chmod(0o755)
+        (base / "secret.py").chmod(0o644)
+        shutil.rmtree(base)
 
 
 def test_an_enormous_file_is_never_read_whatever_the_budget(tmp_path: Path) -> None:
