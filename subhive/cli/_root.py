@@ -393,22 +393,40 @@ def status_command(
 
     Example: subhive status --format json
     """
+    from ..decompose import summarise_tree
     from ..up import runtime_status
-    from ..workspace import find_root
+    from ..workspace import find_root, open_workspace
 
     tree: list[HiveStatus] = _dispatch(workspace, root, None, lambda c: c.status(), lambda r: r.status())
-    running = runtime_status(find_root(workspace))
-    if fmt is Format.json:
-        print_json({"hives": [h.to_dict() for h in tree], "runtime": running})
-        return
+    ws = find_root(workspace)
+    running = runtime_status(ws)
     live = (running or {}).get("hives", {})
+    # Each parent's synthesis of what is below it (counts, roles, health, open contracts, failures).
+    summary = summarise_tree(open_workspace(ws), {name: _synthesis_input(info) for name, info in live.items()})
+    if fmt is Format.json:
+        print_json({"hives": [h.to_dict() for h in tree], "runtime": running, "summary": summary.to_dict()})
+        return
     out_console.print("[bold]root[/]" + (f"  [green]up[/] [dim](NATS {escape(str(running.get('nats')))}, root "
                                          f"{escape(str(running.get('root')))})[/]" if running else
                                          "  [dim]not running (subhive up starts it)[/]"))
-    if not tree:
+    if tree:
+        out_console.print(f"[dim]│ {escape(summary.root.line())}[/]")
+    else:
         err_console.print("no hives registered yet")
+    lines = {name: s.line() for name, s in summary.hives.items() if s.children}
     for i, node in enumerate(tree):
-        _print_node(node, "", last=i == len(tree) - 1, live=live)
+        _print_node(node, "", last=i == len(tree) - 1, live=live, summaries=lines)
+
+
+#: Runtime health, in the words of the upward synthesis.
+_SYNTHESIS_HEALTH = {"ready": "ok", "starting": "degraded", "restarting": "failing", "down": "failing",
+                     "unresponsive": "failing"}
+
+
+def _synthesis_input(info: dict[str, Any]) -> dict[str, Any]:
+    controller = info.get("controller") or {}
+    failures = int(controller.get("failures", 0) or 0) + int(info.get("dead_letters", 0) or 0)
+    return {"health": _SYNTHESIS_HEALTH.get(str(info.get("health")), "unknown"), "failures": failures}
 
 
 _HEALTH = {"ready": "green", "starting": "yellow", "restarting": "red", "down": "red", "unresponsive": "red"}
@@ -428,7 +446,7 @@ def _runtime_line(info: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def _print_node(node: HiveStatus, prefix: str, *, last: bool, live: dict[str, Any]) -> None:
+def _print_node(node: HiveStatus, prefix: str, *, last: bool, live: dict[str, Any], summaries: dict[str, str]) -> None:
     branch = "└── " if last else "├── "
     needs = ", ".join(f"{c.get('contract')} {c.get('versions')}"
                       + ("" if c.get("satisfied_by") else " (unmet)") for c in node.consumes)
@@ -440,8 +458,10 @@ def _print_node(node: HiveStatus, prefix: str, *, last: bool, live: dict[str, An
     below = prefix + ("    " if last else "│   ")
     if node.name in live:
         out_console.print(f"{below}[dim]└[/] {_runtime_line(live[node.name])}")
+    if node.name in summaries:
+        out_console.print(f"{below}[dim]└ below: {escape(summaries[node.name])}[/]")
     for i, child in enumerate(node.children):
-        _print_node(child, below, last=i == len(node.children) - 1, live=live)
+        _print_node(child, below, last=i == len(node.children) - 1, live=live, summaries=summaries)
 
 
 def watch_command(

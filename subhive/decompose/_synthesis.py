@@ -50,6 +50,10 @@ def _worst(healths: Iterator[str] | list[str]) -> str:
     return HEALTH_ORDER[min(ranked)] if ranked else "unknown"
 
 
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
 @dataclass(frozen=True, slots=True)
 class HiveSummary:
     """A hive and the synthesis of everything below it (``hives``/``leaves``/``roles``/... exclude itself,
@@ -86,8 +90,8 @@ class HiveSummary:
     def line(self) -> str:
         """One line of text: ``api (backend, ok): 3 hives, 2 leaves, 120 files; open: api_api; 1 failure``."""
         parts = [f"{self.name} ({self.role}, {self.health})"]
-        counts = f"{self.files} files" if not self.children else \
-            f"{self.hives} hives, {self.leaves} leaves, {self.files} files"
+        counts = _count(self.files, "file") if not self.children else \
+            f"{_count(self.hives, 'hive')}, {_count(self.leaves, 'leaf', 'leaves')}, {_count(self.files, 'file')}"
         parts.append(": " + counts)
         if self.open_contracts:
             parts.append(f"; open: {', '.join(self.open_contracts)}")
