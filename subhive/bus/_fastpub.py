@@ -133,8 +133,8 @@ class Frames:
 
     def headers(self, contract_id: str, traceparent: str, msg_id: str | None = None) -> dict[str, str]:
         """The four headers as a dict, in wire order (for nats-py's public API: JetStream, the fallback)."""
-        return {H_CONTRACT: contract_id, H_SENDER: self.hive, H_MSG_ID: msg_id or self.message_id(),
-                H_TRACE: traceparent}
+        return {H_CONTRACT: contract_id, H_SENDER: self.hive,
+                H_MSG_ID: self.message_id() if msg_id is None else msg_id, H_TRACE: traceparent}
 
     def target(self, subject: str, contract_id: str) -> Target:
         """Where :meth:`send` sends, its constant frame pieces encoded once."""
