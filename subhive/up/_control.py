@@ -67,8 +67,17 @@ def start(workspace: Path, *, on_event: Callable[[dict[str, Any]], None], root_p
     with open(layout.log_file("supervisor"), "ab") as out:
         process = subprocess.Popen(argv, cwd=workspace, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True)
-    last = follow(workspace, on_event, until=FINAL, alive=lambda: process.poll() is None,
-                  timeout=ready_timeout + 120)
+    try:
+        last = follow(workspace, on_event, until=FINAL, alive=lambda: process.poll() is None,
+                      timeout=ready_timeout + 120)
+    except KeyboardInterrupt:
+        # Ctrl-C reached only us: the supervisor has a session of its own. Stop it (it stops what it started)
+        # before giving up, or the whole tree would go on running with nobody following it.
+        process.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(30)
+        down(workspace)
+        raise
     if last is None or last["event"] != "ready":
         # The supervisor stops what it started before it exits: wait for that, so nothing is left behind.
         with contextlib.suppress(subprocess.TimeoutExpired):

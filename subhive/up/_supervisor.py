@@ -132,6 +132,9 @@ class Supervisor:
         code = 0
         try:
             await self._start_all()
+            if self._stop.is_set():  # told to stop (subhive down, Ctrl-C) before every hive was ready
+                raise SubhiveError("stopped before every hive was ready", code="up.stopped",
+                                   hint="subhive down or a signal stopped it; run subhive up again")
             self._record("ready")
             self.emit("ready", f"all {len(self.hives)} hives ready in {time.monotonic() - self._started:.1f} s",
                       seconds=round(time.monotonic() - self._started, 3), hives=sorted(self.hives))
