@@ -1,0 +1,94 @@
+"""``subhive up`` interrupted: Ctrl-C in the foreground, before or after every hive is ready, and ``subhive
+down`` while ``up`` is still starting. Each stops every process of the tree, and ``up`` never claims a tree
+is ready that is being stopped."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ._tree import CLI_TIMEOUT, events, processes_of, subhive, wait_for
+
+
+@pytest.fixture
+def foreground_up(scaffolded_workspace: Path) -> Iterator[subprocess.Popen[str]]:
+    """``subhive up`` without ``--detach``, as a user runs it in a terminal (killed if a test leaves it)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")}
+    proc = subprocess.Popen([sys.executable, "-m", "subhive", "up", "-C", str(scaffolded_workspace)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+
+
+def _read_until(proc: subprocess.Popen[str], text: str) -> str:
+    """What ``proc`` wrote to stderr up to the line containing ``text`` (the test's timeout bounds it)."""
+    assert proc.stderr is not None
+    seen = ""
+    while text not in seen:
+        line = proc.stderr.readline()
+        if not line:
+            raise AssertionError(f"exited with {proc.wait()} before saying {text!r}:\n{seen}")
+        seen += line
+    return seen
+
+
+def _reported(workspace: Path, event: str) -> bool:
+    return any(e["event"] == event for e in events(workspace))
+
+
+def test_ctrl_c_while_up_is_starting_stops_what_it_started(scaffolded_workspace: Path,
+                                                           foreground_up: subprocess.Popen[str]) -> None:
+    workspace = scaffolded_workspace
+    wait_for(lambda: _reported(workspace, "hive.starting"), "the first hive to start", timeout=60)
+    foreground_up.send_signal(signal.SIGINT)
+    _, err = foreground_up.communicate(timeout=CLI_TIMEOUT)
+    assert foreground_up.returncode == 130, err
+    assert "Traceback" not in err
+    # The supervisor runs in a session of its own, so the terminal's Ctrl-C reached only `up`: it must stop
+    # the supervisor before it exits, which stops the hives, the root and NATS.
+    assert processes_of(workspace) == {}
+    assert not _reported(workspace, "ready")
+
+
+def test_ctrl_c_after_ready_stops_every_process(scaffolded_workspace: Path,
+                                                foreground_up: subprocess.Popen[str]) -> None:
+    workspace = scaffolded_workspace
+    _read_until(foreground_up, "Ctrl-C stops every hive")  # up is past start-up, following the tree
+    tree = set(processes_of(workspace)) - {foreground_up.pid}
+    assert len(tree) == 6  # supervisor, root, NATS, three hives
+    foreground_up.send_signal(signal.SIGINT)
+    _, err = foreground_up.communicate(timeout=CLI_TIMEOUT)
+    assert foreground_up.returncode == 0, err
+    assert "stopped: supervisor, root, nats, backend, db, web" in err
+    assert processes_of(workspace) == {}
+
+
+def test_down_while_up_is_starting_makes_up_fail_instead_of_reporting_ready(scaffolded_workspace: Path) -> None:
+    workspace = scaffolded_workspace
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")}
+    up = subprocess.Popen([sys.executable, "-m", "subhive", "up", "--detach", "-C", str(workspace)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        wait_for(lambda: _reported(workspace, "hive.starting"), "the first hive to start", timeout=60)
+        ran = subhive(workspace, "down")
+        assert ran.code == 0, ran
+        _, err = up.communicate(timeout=CLI_TIMEOUT)
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.communicate(timeout=30)
+    assert up.returncode == 2, err
+    assert "[up.stopped]" in err
+    assert "Traceback" not in err
+    assert not _reported(workspace, "ready")
+    assert processes_of(workspace) == {}
