@@ -496,3 +496,27 @@ def test_a_request_from_a_hive_that_is_not_a_registered_consumer_is_refused_and_
     assert "billing" in body["message"]
     assert counted == 1
     assert [(d.data, d.code) for d in letters] == [(data, "bus.sender_unknown")]
+
+
+def test_a_handler_whose_own_timeout_expires_is_refused_and_the_provider_serves_on(server: EmbeddedServer) -> None:
+    # asyncio.timeout cancels the task it was entered in: that must be the handler's, never the subscription's
+    # (an eager start on Python 3.11 would get this wrong and stop the provider for good).
+    async def impatient(payload: Any) -> Any:
+        if payload["qty"] == 1:
+            async with asyncio.timeout(0.05):
+                await asyncio.sleep(1)
+        return {"order_id": "o"}
+
+    async def scenario() -> tuple[str, Any]:
+        backend, web = await _hive(server, "backend"), await _hive(server, "web")
+        try:
+            await backend.serve(orders(), {"place_order": impatient})
+            with pytest.raises(RemoteError) as caught:
+                await web.request(orders(), "place_order", {"sku": "A-1", "qty": 1})
+            await asyncio.sleep(0.1)
+            return caught.value.code, await web.request(orders(), "place_order", {"sku": "A-1", "qty": 2})
+        finally:
+            await web.close()
+            await backend.close()
+
+    assert run(scenario()) == ("handler.failed", {"order_id": "o"})
