@@ -1,5 +1,12 @@
-"""A sub-hive killed with SIGKILL is restarted by the supervisor with its blackboard intact, and its knowledge
-source works again: on a task written while the hive was dead (the durable consumer kept it) and on a new one.
+"""What crashes is restarted by the supervisor, and what it kept survives.
+
+* a sub-hive killed with SIGKILL: a new process with its blackboard intact and its knowledge source working
+  again, also on a task written while no process of the hive ran (its durable consumer kept it);
+* NATS killed with SIGKILL: restarted on the same port with the same store; the boards keep every
+  acknowledged write and the hives, reconnected, react to new ones;
+* the root killed with SIGKILL: restarted at the same address with the same lock; the hives keep running.
+
+One tree serves these tests (each ``up`` costs seconds); each crashes one part of it and leaves it healthy.
 """
 
 from __future__ import annotations
@@ -7,20 +14,52 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import nats
+import pytest
 
 from subhive.bus import ADMIN_USER
 from subhive.hive import BoardSchema, Entry, KvBlackboard
+from subhive.root_hive._client import RootClient, admin_token_of
 from subhive.up import UpLayout, pid_alive
 
-from ._tree import events, recorded_pids, tail, up, wait_for
+from ._tree import events, recorded_pids, tail, tear_down, up, wait_for
 
 HIVE = "backend"
+
+
+@pytest.fixture(scope="module")
+def crashing_tree(template_workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The template, up; down at the end, even when a test failed."""
+    workspace = (tmp_path_factory.mktemp("crashing") / "ws").resolve()
+    shutil.copytree(template_workspace, workspace)
+    try:
+        ran = up(workspace)
+        assert ran.code == 0, ran
+        yield workspace
+    finally:
+        tear_down(workspace)
+
+
+@asynccontextmanager
+async def backend_board(workspace: Path) -> AsyncIterator[KvBlackboard]:
+    """The backend hive's board, through NATS as the framework's admin (the password from creds.json)."""
+    layout = UpLayout(workspace)
+    url = json.loads(layout.supervisor_file.read_text())["nats"]
+    admin = json.loads(layout.creds_file.read_text())["admin"]
+    schema = BoardSchema.load(workspace / "subhives" / HIVE / "blackboard.schema.json", hive=HIVE)
+    nc = await nats.connect(url, user=ADMIN_USER, password=admin)
+    try:
+        yield await KvBlackboard.open(nc.jetstream(), HIVE, schema)
+    finally:
+        await nc.close()
 
 
 async def _plan(board: KvBlackboard, log: Path, task: str, timeout: float = 30.0) -> Entry:
@@ -33,6 +72,13 @@ async def _plan(board: KvBlackboard, log: Path, task: str, timeout: float = 30.0
     return entry
 
 
+async def _assert_planned(board: KvBlackboard, workspace: Path, *tasks: str) -> None:
+    """``Intake`` planned each task: one level below the write that woke it, attributed to it."""
+    for task in tasks:
+        plan = await _plan(board, UpLayout(workspace).log_file(HIVE), task)
+        assert (plan.writer, plan.depth, plan.value["task"]) == ("intake", 1, f"tasks.{task}")
+
+
 def _restarted(workspace: Path, old_pid: int) -> dict[str, Any] | None:
     """The heartbeat of the restarted hive, once a new process of it says it is ready."""
     beat: dict[str, Any] = json.loads(UpLayout(workspace).status_file(HIVE).read_text())
@@ -41,25 +87,21 @@ def _restarted(workspace: Path, old_pid: int) -> dict[str, Any] | None:
     return None
 
 
-def test_a_hive_killed_with_sigkill_is_restarted_with_its_board_and_its_knowledge(
-        scaffolded_workspace: Path) -> None:
-    workspace = scaffolded_workspace
-    assert up(workspace).code == 0
-    pids = recorded_pids(workspace)
+def _others(pids: dict[str, int], *but: str) -> dict[str, int]:
+    return {name: pid for name, pid in pids.items() if name not in but}
+
+
+def test_a_hive_killed_with_sigkill_is_restarted_with_its_board_and_its_knowledge(crashing_tree: Path) -> None:
+    workspace = crashing_tree
     layout = UpLayout(workspace)
-    url = json.loads(layout.supervisor_file.read_text())["nats"]
-    admin = json.loads(layout.creds_file.read_text())["admin"]
-    schema = BoardSchema.load(workspace / "subhives" / HIVE / "blackboard.schema.json", hive=HIVE)
+    pids = recorded_pids(workspace)
 
     async def scenario() -> None:
-        nc = await nats.connect(url, user=ADMIN_USER, password=admin)
-        try:
-            board = await KvBlackboard.open(nc.jetstream(), HIVE, schema)
+        async with backend_board(workspace) as board:
             await board.put("tasks.t1", {"title": "Add login", "status": "open"}, writer="human")
             await board.put("tasks.t2", {"title": "Fix logout", "status": "open"}, writer="human")
             await board.put("tasks.t2", {"title": "Fix logout", "status": "done"}, writer="reviewer")
-            await _plan(board, layout.log_file(HIVE), "t1")
-            await _plan(board, layout.log_file(HIVE), "t2")
+            await _assert_planned(board, workspace, "t1", "t2")
             before = await board.snapshot()
             history = await board.history("tasks.t2")
 
@@ -81,9 +123,7 @@ def test_a_hive_killed_with_sigkill_is_restarted_with_its_board_and_its_knowledg
             assert restarted["t"] > written_while_down, "the task was not written while the hive was down"
             record = json.loads(layout.supervisor_file.read_text())["hives"][HIVE]
             assert (record["pid"], record["restarts"], record["exits"]) == (beat["pid"], 1, [-signal.SIGKILL])
-            # The other hives were not disturbed.
-            assert {n: p for n, p in recorded_pids(workspace).items() if n != HIVE} == \
-                {n: p for n, p in pids.items() if n != HIVE}
+            assert _others(recorded_pids(workspace), HIVE) == _others(pids, HIVE)  # nothing else restarted
 
             # The board is what it was: every entry, revision and writer, and the full history.
             after = await board.snapshot()
@@ -91,14 +131,60 @@ def test_a_hive_killed_with_sigkill_is_restarted_with_its_board_and_its_knowledg
             assert await board.history("tasks.t2") == history
             assert [e.writer for e in history] == ["human", "reviewer"]
 
-            # The knowledge source works again: on the task written while down, and on a new one.
+            # The knowledge source works again: on the task written while down (which may wait for the
+            # consumer's ack wait, if the dead process had asked for it), and on a new one.
             await board.put("tasks.t4", {"title": "Written after restart", "status": "open"}, writer="human")
-            for task in ("t3", "t4"):
-                plan = await _plan(board, layout.log_file(HIVE), task)
-                assert plan.writer == "intake"
-                assert plan.depth == 1
-                assert plan.value["task"] == f"tasks.{task}"
-        finally:
-            await nc.close()
+            await _assert_planned(board, workspace, "t4", "t3")
 
     asyncio.run(asyncio.wait_for(scenario(), 90))
+
+
+def test_nats_killed_with_sigkill_is_restarted_with_every_acknowledged_write(crashing_tree: Path) -> None:
+    workspace = crashing_tree
+    pids = recorded_pids(workspace)
+    url = json.loads(UpLayout(workspace).supervisor_file.read_text())["nats"]
+
+    async def write_before() -> dict[str, Entry]:
+        async with backend_board(workspace) as board:
+            await board.put("tasks.n1", {"title": "Before NATS died", "status": "open"}, writer="human")
+            await _assert_planned(board, workspace, "n1")
+            return await board.snapshot()
+
+    before = asyncio.run(asyncio.wait_for(write_before(), 60))
+    os.kill(pids["nats"], signal.SIGKILL)
+    restarted = wait_for(lambda: (p := recorded_pids(workspace)["nats"]) != pids["nats"] and pid_alive(p) and p,
+                         "NATS to be restarted", 30, context=lambda: str(events(workspace)[-3:]))
+    assert "nats.crashed" in [e["event"] for e in events(workspace)]
+    record = json.loads(UpLayout(workspace).supervisor_file.read_text())
+    assert record["nats"] == url  # the same port: hives reconnect to what they know
+    assert _others(recorded_pids(workspace), "nats") == _others(pids, "nats")  # the hives rode it out
+    assert pid_alive(restarted)
+
+    async def after_restart() -> None:
+        async with backend_board(workspace) as board:
+            after = await board.snapshot()
+            assert {key: after[key] for key in before} == before
+            # The hive reconnected: its controller reacts to a write made after the restart.
+            await board.put("tasks.n2", {"title": "After NATS came back", "status": "open"}, writer="human")
+            await _assert_planned(board, workspace, "n2")
+
+    asyncio.run(asyncio.wait_for(after_restart(), 60))
+
+
+def test_the_root_killed_with_sigkill_is_restarted_at_the_same_address_with_its_lock(crashing_tree: Path) -> None:
+    workspace = crashing_tree
+    pids = recorded_pids(workspace)
+    address = json.loads(UpLayout(workspace).supervisor_file.read_text())["root"]
+
+    os.kill(pids["root"], signal.SIGKILL)
+    wait_for(lambda: (p := recorded_pids(workspace)["root"]) != pids["root"] and pid_alive(p),
+             "the root to be restarted", 30, context=lambda: str(events(workspace)[-3:]))
+    assert [e["code"] for e in events(workspace) if e["event"] == "root.crashed"] == [-signal.SIGKILL]
+    assert json.loads(UpLayout(workspace).supervisor_file.read_text())["root"] == address
+    assert _others(recorded_pids(workspace), "root") == _others(pids, "root")
+
+    async def ask() -> list[str]:
+        async with RootClient(address, admin_token_of(workspace)) as root:
+            return sorted(f"{c.name} {v.version}" for c in await root.contracts() for v in c.versions)
+
+    assert asyncio.run(asyncio.wait_for(ask(), 30)) == ["backend_api 0.1.0", "db_storage 0.1.0"]
