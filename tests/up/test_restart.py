@@ -4,9 +4,12 @@
   again, also on a task written while no process of the hive ran (its durable consumer kept it);
 * NATS killed with SIGKILL: restarted on the same port with the same store; the boards keep every
   acknowledged write and the hives, reconnected, react to new ones;
-* the root killed with SIGKILL: restarted at the same address with the same lock; the hives keep running.
+* the root killed with SIGKILL: restarted at the same address with the same lock; the hives keep running;
+* the supervisor killed with SIGKILL: nothing restarts its children, so ``subhive down`` kills every one it
+  recorded, those restarted above included, and leaves no process.
 
-One tree serves these tests (each ``up`` costs seconds); each crashes one part of it and leaves it healthy.
+One tree serves these tests (each ``up`` costs seconds); each crashes one part of it and leaves it healthy,
+but the last, which ends it.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from subhive.hive import BoardSchema, Entry, KvBlackboard
 from subhive.root_hive._client import RootClient, admin_token_of
 from subhive.up import UpLayout, pid_alive
 
-from ._tree import events, recorded_pids, tail, tear_down, up, wait_for
+from ._tree import events, processes_of, recorded_pids, subhive, tail, tear_down, up, wait_for
 
 HIVE = "backend"
 
@@ -188,3 +191,23 @@ def test_the_root_killed_with_sigkill_is_restarted_at_the_same_address_with_its_
             return sorted(f"{c.name} {v.version}" for c in await root.contracts() for v in c.versions)
 
     assert asyncio.run(asyncio.wait_for(ask(), 30)) == ["backend_api 0.1.0", "db_storage 0.1.0"]
+
+
+def test_down_kills_every_child_of_a_supervisor_killed_with_sigkill(crashing_tree: Path) -> None:
+    workspace = crashing_tree
+    pids = recorded_pids(workspace)
+    os.kill(pids["supervisor"], signal.SIGKILL)
+    wait_for(lambda: not pid_alive(pids["supervisor"]), "the supervisor to die", timeout=10)
+    children = _others(pids, "supervisor")
+    # Each child has its own session: the supervisor's death leaves them running, which is what down is for.
+    assert all(pid_alive(pid) for pid in children.values()), children
+
+    ran = subhive(workspace, "down", "--format", "json")
+    assert ran.code == 0, ran
+    report = json.loads(ran.out)
+    assert report["was_running"] is False
+    assert sorted(report["killed"]) == sorted(children)
+    assert report["stopped"] == ["supervisor"]
+    wait_for(lambda: not any(pid_alive(pid) for pid in children.values()), "the killed children to be gone",
+             timeout=10)
+    assert processes_of(workspace) == {}  # nothing the record missed either (e.g. a hive restarted above)
