@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import nats.errors
@@ -35,7 +35,7 @@ from ..errors import InputError, Location, SubhiveError
 from ._board_schema import BoardSchema
 from ._knowledge import Entry, Write, check_key
 
-__all__ = ["BlackboardError", "KvBlackboard", "RevisionConflict", "board_stream", "ensure_blackboard"]
+__all__ = ["BlackboardError", "KvBlackboard", "RevisionConflict", "board_stream", "ensure_blackboard", "stored_entry"]
 
 H_WRITER = "Subhive-Writer"
 H_DEPTH = "Subhive-Depth"
@@ -218,19 +218,25 @@ class KvBlackboard:
                               hint="fewer writers on one key, or split the key")
 
     def _entry(self, key: str, msg: RawStreamMsg) -> Entry:
-        headers = msg.headers or {}
-        try:
-            depth = int(headers.get(H_DEPTH, "0"))
-        except ValueError:
-            depth = 0
-        try:
-            value = orjson.loads(msg.data or b"null")
-        except orjson.JSONDecodeError:
-            raise BlackboardError(f"revision {msg.seq} of {key!r} is not JSON (written by another tool?)",
-                                  code="blackboard.not_json", location=Location(subject=self._prefix + key),
-                                  hint="write it again through subhive, which validates values") from None
-        return Entry(key, value, msg.seq or 0, writer=headers.get(H_WRITER, ""), depth=depth,
-                     time=msg.time.timestamp() if msg.time else None)
+        return stored_entry(key, msg.data, msg.seq or 0, msg.headers, msg.time.timestamp() if msg.time else None,
+                            subject=self._prefix + key)
+
+
+def stored_entry(key: str, data: bytes | None, revision: int, headers: Mapping[str, str] | None,
+                 time: float | None, *, subject: str) -> Entry:
+    """The :class:`Entry` a stored message stands for: its JSON value, writer and depth from its headers."""
+    headers = headers or {}
+    try:
+        depth = int(headers.get(H_DEPTH, "0"))
+    except ValueError:
+        depth = 0
+    try:
+        value = orjson.loads(data or b"null")
+    except orjson.JSONDecodeError:
+        raise BlackboardError(f"revision {revision} of {key!r} is not JSON (written by another tool?)",
+                              code="blackboard.not_json", location=Location(subject=subject),
+                              hint="write it again through subhive, which validates values") from None
+    return Entry(key, value, revision, writer=headers.get(H_WRITER, ""), depth=depth, time=time)
 
 
 def _check_writer(writer: str) -> None:

@@ -43,7 +43,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from ..bus._permissions import kv_bucket
 from ..errors import InputError, SubhiveError
-from ._blackboard import H_DEPTH, H_WRITER, KvBlackboard, RevisionConflict, board_stream
+from ._blackboard import BlackboardError, KvBlackboard, RevisionConflict, board_stream, stored_entry
 from ._knowledge import Entry, KnowledgeSource, Reply, Write, check_key_pattern, key_matches
 from ._loops import LoopDetector
 
@@ -391,7 +391,12 @@ class Controller:
         try:
             sources = self.sources_for_key(key)
             if sources:
-                entry = _entry_of(key, msg)
+                try:
+                    entry = _entry_of(key, msg)
+                except BlackboardError as exc:  # a value some other tool wrote: nobody can act on it
+                    log.error("%s: %s; its knowledge sources are not woken", self.board.hive, exc)
+                    sources = []
+            if sources:
                 alive = asyncio.create_task(_keep_alive(msg))
                 try:
                     await asyncio.gather(*(self._schedule(s, entry) for s in sources), return_exceptions=True)
@@ -414,17 +419,9 @@ async def _keep_alive(msg: Msg) -> None:
 
 
 def _entry_of(key: str, msg: Msg) -> Entry:
-    headers = msg.headers or {}
-    try:
-        depth = int(headers.get(H_DEPTH, "0"))
-    except ValueError:
-        depth = 0
-    try:
-        value = orjson.loads(msg.data) if msg.data else None
-    except orjson.JSONDecodeError:
-        value = None
-    return Entry(key, value, msg.metadata.sequence.stream, writer=headers.get(H_WRITER, ""), depth=depth,
-                 time=msg.metadata.timestamp.timestamp() if msg.metadata.timestamp else None)
+    stamp = msg.metadata.timestamp
+    return stored_entry(key, msg.data, msg.metadata.sequence.stream, msg.headers,
+                        stamp.timestamp() if stamp else None, subject=msg.subject)
 
 
 def _checked(sources: Sequence[KnowledgeSource]) -> tuple[KnowledgeSource, ...]:

@@ -70,6 +70,16 @@ class Invalid(Recorder):
         return [Write("plans.x", {"task": "t", "steps": []})]  # the schema wants at least one step
 
 
+def _collector() -> tuple[list[Escalation], Any]:
+    """A list and the on_escalation callback that appends to it."""
+    escalations: list[Escalation] = []
+
+    async def escalate(e: Escalation) -> None:
+        escalations.append(e)
+
+    return escalations, escalate
+
+
 async def _settled(controller: Controller, until: Any, timeout: float = 10.0) -> None:
     async with asyncio.timeout(timeout):
         while not until():
@@ -145,11 +155,7 @@ def test_waiting_activations_run_by_priority_within_the_concurrency_bound(server
 def test_the_same_write_again_and_again_is_escalated_and_the_source_quarantined(server: EmbeddedServer) -> None:
     async def scenario() -> None:
         async with board(server) as (nc, bb):
-            escalations: list[Escalation] = []
-
-            async def escalate(e: Escalation) -> None:
-                escalations.append(e)
-
+            escalations, escalate = _collector()
             echo = Echo("echo", ("notes.*",))
             controller = Controller(bb, [echo], config=ControllerConfig(loop_repeats=4), on_escalation=escalate)
             await controller.start(nc.jetstream())
@@ -172,11 +178,7 @@ def test_the_same_write_again_and_again_is_escalated_and_the_source_quarantined(
 def test_sources_waking_each_other_forever_are_caught_by_the_chain_depth(server: EmbeddedServer) -> None:
     async def scenario() -> None:
         async with board(server) as (nc, bb):
-            escalations: list[Escalation] = []
-
-            async def escalate(e: Escalation) -> None:
-                escalations.append(e)
-
+            escalations, escalate = _collector()
             bounce = Bounce("bounce", ("notes.a", "notes.b"))
             controller = Controller(bb, [bounce], config=ControllerConfig(max_depth=10), on_escalation=escalate)
             await controller.start(nc.jetstream())
@@ -196,11 +198,7 @@ def test_sources_waking_each_other_forever_are_caught_by_the_chain_depth(server:
 def test_a_failing_source_is_retried_once_then_escalated_and_the_entry_stays(server: EmbeddedServer) -> None:
     async def scenario() -> None:
         async with board(server) as (nc, bb):
-            escalations: list[Escalation] = []
-
-            async def escalate(e: Escalation) -> None:
-                escalations.append(e)
-
+            escalations, escalate = _collector()
             broken = Broken("broken", ("tasks.*",))
             invalid = Invalid("invalid", ("tasks.*",))
             controller = Controller(bb, [broken, invalid], on_escalation=escalate)
@@ -227,11 +225,7 @@ def test_a_failing_source_is_retried_once_then_escalated_and_the_entry_stays(ser
 def test_a_stalled_activation_is_cancelled_and_escalated(server: EmbeddedServer) -> None:
     async def scenario() -> None:
         async with board(server) as (nc, bb):
-            escalations: list[Escalation] = []
-
-            async def escalate(e: Escalation) -> None:
-                escalations.append(e)
-
+            escalations, escalate = _collector()
             slow = Recorder("slow", ("tasks.*",), delay=30)
             controller = Controller(bb, [slow], config=ControllerConfig(stall_after=0.2), on_escalation=escalate)
             await controller.start(nc.jetstream())
@@ -283,6 +277,23 @@ def test_a_controller_idle_for_a_while_still_wakes_on_the_next_write(server: Emb
             finally:
                 await controller.stop()
             assert planner.seen == ["tasks.late"]
+
+    run(scenario())
+
+
+def test_a_value_that_is_not_json_wakes_nobody_and_does_not_block_the_next_write(server: EmbeddedServer) -> None:
+    async def scenario() -> None:
+        async with board(server) as (nc, bb):
+            planner = Planner("planner", ("tasks.*",))
+            controller = Controller(bb, [planner])
+            await controller.start(nc.jetstream())
+            try:
+                await nc.jetstream().publish(f"$KV.bb_{bb.hive}.tasks.raw", b"not json {")  # another tool wrote it
+                await bb.put("tasks.t1", {"title": "a", "status": "open"}, writer="human")
+                await _settled(controller, lambda: planner.seen)
+            finally:
+                await controller.stop()
+            assert planner.seen == ["tasks.t1"]
 
     run(scenario())
 
