@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import os
 import signal
@@ -55,28 +56,35 @@ def start(workspace: Path, *, on_event: Callable[[dict[str, Any]], None], root_p
     Returns the ``ready`` event; raises UpFailed (after the supervisor cleaned up) when start-up failed.
     """
     layout = UpLayout(workspace)
-    record = running_supervisor(workspace)
-    if record is not None:
-        raise SubhiveError(f"this workspace is already up (supervisor pid {record['pid']})", code="up.already_running",
-                           hint="subhive status shows it; subhive down stops it")
     layout.up_dir.mkdir(parents=True, exist_ok=True)
     layout.logs_dir.mkdir(parents=True, exist_ok=True)
-    layout.progress_file.unlink(missing_ok=True)
-    argv = [sys.executable, "-m", "subhive.up", "--workspace", str(workspace), "--root-port", str(root_port),
-            "--nats-port", str(nats_port), "--ready-timeout", str(ready_timeout)]
-    with open(layout.log_file("supervisor"), "ab") as out:
-        process = subprocess.Popen(argv, cwd=workspace, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+    # One `up` at a time: from the check below until the new supervisor has recorded itself, a concurrent `up`
+    # waits here, and then finds it running (without this, both started a tree, on the same progress file).
+    with open(layout.up_dir / ".start.lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        record = running_supervisor(workspace)
+        if record is not None:
+            raise SubhiveError(f"this workspace is already up (supervisor pid {record['pid']})",
+                               code="up.already_running", hint="subhive status shows it; subhive down stops it")
+        layout.progress_file.unlink(missing_ok=True)
+        argv = [sys.executable, "-m", "subhive.up", "--workspace", str(workspace), "--root-port", str(root_port),
+                "--nats-port", str(nats_port), "--ready-timeout", str(ready_timeout)]
+        with open(layout.log_file("supervisor"), "ab") as out:
+            process = subprocess.Popen(argv, cwd=workspace, stdin=subprocess.DEVNULL, stdout=out,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 30
+            while (process.poll() is None and time.monotonic() < deadline
+                   and (read_json(layout.supervisor_file) or {}).get("pid") != process.pid):
+                time.sleep(0.02)
+        except KeyboardInterrupt:
+            _abandon(workspace, process)
+            raise
     try:
         last = follow(workspace, on_event, until=FINAL, alive=lambda: process.poll() is None,
                       timeout=ready_timeout + 120)
     except KeyboardInterrupt:
-        # Ctrl-C reached only us: the supervisor has a session of its own. Stop it (it stops what it started)
-        # before giving up, or the whole tree would go on running with nobody following it.
-        process.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(30)
-        down(workspace)
+        _abandon(workspace, process)
         raise
     if last is None or last["event"] != "ready":
         # The supervisor stops what it started before it exits: wait for that, so nothing is left behind.
@@ -88,6 +96,15 @@ def start(workspace: Path, *, on_event: Callable[[dict[str, Any]], None], root_p
         failure.exit_code = process.poll() or 2  # the supervisor's own: 2 for a wrong workspace or option
         raise failure
     return last
+
+
+def _abandon(workspace: Path, process: subprocess.Popen[bytes]) -> None:
+    """Ctrl-C reached only us: the supervisor has a session of its own. Stop it (it stops what it started)
+    before giving up, or the whole tree would go on running with nobody following it."""
+    process.terminate()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(30)
+    down(workspace)
 
 
 def follow(workspace: Path, on_event: Callable[[dict[str, Any]], None], *, until: frozenset[str] = FINAL,
