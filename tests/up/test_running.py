@@ -1,5 +1,6 @@
-"""A running workspace, read without disturbing it: what ``up --format json`` said, each hive's health, a
-second ``up`` refused without touching the running tree, and ``logs``.
+"""A running workspace, read without disturbing it: of two ``up`` at once only one started it, what ``up
+--format json`` said, each hive's health, a second ``up`` refused without touching the running tree, and
+``logs``.
 
 One tree serves every test here (each ``up`` costs seconds); none of them changes it.
 """
@@ -9,6 +10,8 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,27 +19,44 @@ import pytest
 
 from subhive.up import UpLayout, pid_alive, runtime_status
 
-from ._tree import HIVES, assert_clean_error, events, processes_of, recorded_pids, subhive, tear_down, up
+from ._tree import HIVES, Ran, assert_clean_error, events, processes_of, recorded_pids, subhive, tear_down, up
+
+
+@dataclass(frozen=True)
+class Running:
+    workspace: Path
+    printed: dict[str, Any]  # what the `up` that started the tree printed (--format json)
+    ups: list[Ran]  # both `up`s, in the order they were started
 
 
 @pytest.fixture(scope="module")
-def running_workspace(template_workspace: Path, tmp_path_factory: pytest.TempPathFactory
-                      ) -> Iterator[tuple[Path, dict[str, Any]]]:
-    """The template, up (``--detach --format json``), with what ``up`` printed; down at the end, even when a
-    test failed."""
+def running_workspace(template_workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    """The template, up: two ``up --detach --format json`` started at the same moment, of which one must start
+    the tree; down at the end, even when a test failed."""
     workspace = (tmp_path_factory.mktemp("running") / "ws").resolve()
     shutil.copytree(template_workspace, workspace)
     try:
-        ran = up(workspace, "--format", "json")
-        assert ran.code == 0, ran
-        yield workspace, json.loads(ran.out)
+        with ThreadPoolExecutor(2) as pool:
+            ups = list(pool.map(lambda _: up(workspace, "--format", "json"), range(2)))
+        started = [ran for ran in ups if ran.code == 0]
+        assert started, ups
+        yield Running(workspace, json.loads(started[0].out), ups)
     finally:
         tear_down(workspace)
 
 
-def test_up_json_says_ready_with_every_hive_and_how_long_it_took(
-        running_workspace: tuple[Path, dict[str, Any]]) -> None:
-    workspace, printed = running_workspace
+def test_of_two_ups_at_once_one_starts_the_tree_and_the_other_is_refused(running_workspace: Running) -> None:
+    workspace = running_workspace.workspace
+    ok, refused = sorted(running_workspace.ups, key=lambda ran: ran.code)
+    assert ok.code == 0, running_workspace.ups
+    assert_clean_error(refused, 2, "up.already_running")
+    pids = recorded_pids(workspace)
+    assert f"supervisor pid {pids['supervisor']}" in refused.err
+    assert set(processes_of(workspace)) == set(pids.values())  # one tree, the recorded one
+
+
+def test_up_json_says_ready_with_every_hive_and_how_long_it_took(running_workspace: Running) -> None:
+    workspace, printed = running_workspace.workspace, running_workspace.printed
     assert printed["ready"] is True
     assert printed["hives"] == sorted(HIVES)
     ready = [e for e in events(workspace) if e["event"] == "ready"]
@@ -46,8 +66,8 @@ def test_up_json_says_ready_with_every_hive_and_how_long_it_took(
 
 
 def test_every_hive_is_ready_with_a_fresh_heartbeat_from_its_recorded_pid(
-        running_workspace: tuple[Path, dict[str, Any]]) -> None:
-    workspace, _ = running_workspace
+        running_workspace: Running) -> None:
+    workspace = running_workspace.workspace
     status = runtime_status(workspace)
     assert status is not None
     assert status["state"] == "ready"
@@ -65,8 +85,8 @@ def test_every_hive_is_ready_with_a_fresh_heartbeat_from_its_recorded_pid(
 
 
 def test_a_second_up_is_refused_and_leaves_the_running_tree_alone(
-        running_workspace: tuple[Path, dict[str, Any]]) -> None:
-    workspace, _ = running_workspace
+        running_workspace: Running) -> None:
+    workspace = running_workspace.workspace
     pids = recorded_pids(workspace)
     before = processes_of(workspace)
     progress = UpLayout(workspace).progress_file.read_bytes()
@@ -81,8 +101,8 @@ def test_a_second_up_is_refused_and_leaves_the_running_tree_alone(
     assert UpLayout(workspace).progress_file.read_bytes() == progress  # the running tree's progress is kept
 
 
-def test_logs_shows_a_hive_log_and_refuses_an_unknown_name(running_workspace: tuple[Path, dict[str, Any]]) -> None:
-    workspace, _ = running_workspace
+def test_logs_shows_a_hive_log_and_refuses_an_unknown_name(running_workspace: Running) -> None:
+    workspace = running_workspace.workspace
     ran = subhive(workspace, "logs", "backend", "-n", "50")
     assert ran.code == 0, ran
     assert "hive backend ready" in ran.out
