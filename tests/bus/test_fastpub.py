@@ -17,6 +17,7 @@ from nats import errors
 
 from subhive.bus import BusError, EmbeddedServer, NatsTransport, ServerConfig, _fastpub
 from subhive.bus._fastpub import Frames, supported
+from subhive.runtime import NotServed
 from subhive.runtime._trace import continue_trace, parse_traceparent
 
 from ._contracts import orders, run
@@ -221,3 +222,54 @@ def test_a_client_whose_mirrored_code_differs_takes_the_public_path(server: Embe
             await nc.close()
 
     assert run(scenario()) == (False, False)
+
+
+def test_requests_and_publishes_go_on_after_the_server_restarts(tmp_path: Any) -> None:
+    async def answer(payload: Any) -> Any:
+        return {"order_id": f"o-{payload['qty']}"}
+
+    async def until(ready: Any) -> None:
+        for _ in range(200):
+            if ready():
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError("not reconnected")
+
+    async def scenario() -> tuple[Any, Any, bytes]:
+        server = await EmbeddedServer.start(ServerConfig(tmp_path / "nats"))
+        try:
+            backend = await NatsTransport.connect(server.endpoint(), "backend")
+            web = await NatsTransport.connect(server.endpoint(), "web", durable_events=False)
+            try:
+                await backend.serve(orders(), {"place_order": answer})
+                before = await web.request(orders(), "place_order", {"sku": "A-1", "qty": 1})
+                await server.stop()
+                await until(lambda: not web.connection.is_connected)
+                # reconnecting: nats-py buffers publishes (up to its pending limit), so does the fast path
+                await web.publish(orders(), "order_placed", {"order_id": "buffered"})
+                await server.restart()
+                await until(lambda: web.connection.is_connected and backend.connection.is_connected)
+                raw = await nats.connect(server.url)
+                sub = await raw.subscribe(SUBJECT)
+                await raw.flush()
+                after = None
+                for _ in range(50):  # the provider's subscription comes back with its reconnect
+                    try:
+                        after = await web.request(orders(), "place_order", {"sku": "A-1", "qty": 2})
+                        break
+                    except (BusError, NotServed):
+                        await asyncio.sleep(0.1)
+                await web.publish(orders(), "order_placed", {"order_id": "o-after"})
+                msg = await sub.next_msg(timeout=5)
+                await raw.close()
+                return before, after, msg.data
+            finally:
+                await web.close()
+                await backend.close()
+        finally:
+            await server.stop()
+
+    before, after, data = run(scenario())
+    assert before == {"order_id": "o-1"}
+    assert after == {"order_id": "o-2"}
+    assert data == b'{"order_id":"o-after"}'
