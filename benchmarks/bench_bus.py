@@ -15,17 +15,20 @@ For a small payload (~40 bytes) and a ~4 KB one, measured in the same run:
 
 Each measurement runs ``--rounds`` times, raw and ours back to back; rates are medians, a ratio is the median
 of the rounds' ratios with its spread (``*_ratio_spread``: lowest, highest), since the machine is shared.
+``*_cpu_ratio`` compares the CPU time this process spent instead of the clock: what the bus itself adds,
+without nats-server's share or the neighbours' load.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +96,15 @@ def _rate(values: list[float]) -> int:
     return round(statistics.median(values))
 
 
+@contextlib.contextmanager
+def _cpu(rates: list[float], count: int) -> Iterator[None]:
+    """Append ``count`` per second of this process's CPU time in the block: the client's work and, for
+    requests, the provider's (both live here; nats-server does not), whatever else the machine runs."""
+    start = time.process_time()
+    yield
+    rates.append(count / max(time.process_time() - start, 1e-9))
+
+
 async def measure(server: EmbeddedServer, size: str, args: Any) -> dict[str, Any]:
     n_pub, n_req, n_js, rounds = args.publish, args.requests, args.durable, args.rounds
     body = payload(size)
@@ -109,14 +121,17 @@ async def measure(server: EmbeddedServer, size: str, args: Any) -> dict[str, Any
         # The same four headers every bus message carries, sent raw: what nats-py itself costs for them.
         headers = {"Subhive-Contract": "bench@2.0.0", "Subhive-Sender": "web",
                    "Nats-Msg-Id": "0123456789abcdef0123456789abcdef", "traceparent": f"00-{'a' * 32}-{'b' * 16}-01"}
-        raw_pub, raw_hdr, ours_pub = [], [], []
+        raw_pub, raw_hdr, ours_pub, raw_cpu, ours_cpu = [], [], [], [], []
         for _ in range(rounds):
-            raw_pub.append(await timed(n_pub, lambda: raw.publish(SUBJECT_PLAIN, data), raw.flush))
+            with _cpu(raw_cpu, n_pub):
+                raw_pub.append(await timed(n_pub, lambda: raw.publish(SUBJECT_PLAIN, data), raw.flush))
             raw_hdr.append(await timed(n_pub, lambda: raw.publish(SUBJECT_PLAIN, data, headers=headers), raw.flush))
-            ours_pub.append(await timed(n_pub, lambda: hive.publish(PLAIN, "placed", body), hive.connection.flush))
+            with _cpu(ours_cpu, n_pub):
+                ours_pub.append(await timed(n_pub, lambda: hive.publish(PLAIN, "placed", body), hive.connection.flush))
         out |= {"publish_raw_per_s": _rate(raw_pub), "publish_raw_with_headers_per_s": _rate(raw_hdr),
                 "publish_ours_per_s": _rate(ours_pub), **_ratio("publish_ratio", raw_pub, ours_pub),
-                **_ratio("publish_ratio_vs_raw_with_headers", raw_hdr, ours_pub)}
+                **_ratio("publish_ratio_vs_raw_with_headers", raw_hdr, ours_pub),
+                **_ratio("publish_cpu_ratio", raw_cpu, ours_cpu)}
 
         async def echo(msg: Any) -> None:
             await provider_raw.publish(msg.reply, msg.data)
@@ -128,14 +143,16 @@ async def measure(server: EmbeddedServer, size: str, args: Any) -> dict[str, Any
         await provider.serve(BENCH, {"place": answer})
         await provider_raw.flush()
         await hive.request(BENCH, "place", body)  # warm: the first call on a subject listens for refusals
-        raw_rr, ours_rr, raw_lat, ours_lat = [], [], [], []
+        raw_rr, ours_rr, raw_lat, ours_lat, raw_cpu, ours_cpu = [], [], [], [], [], []
         for _ in range(rounds):
-            raw_lat.append(await each(n_req, lambda: raw.request("bench.raw.place", data, timeout=5)))
-            ours_lat.append(await each(n_req, lambda: hive.request(BENCH, "place", body)))
+            with _cpu(raw_cpu, n_req):
+                raw_lat.append(await each(n_req, lambda: raw.request("bench.raw.place", data, timeout=5)))
+            with _cpu(ours_cpu, n_req):
+                ours_lat.append(await each(n_req, lambda: hive.request(BENCH, "place", body)))
             raw_rr.append(n_req / sum(raw_lat[-1]))
             ours_rr.append(n_req / sum(ours_lat[-1]))
         out |= {"request_raw_per_s": _rate(raw_rr), "request_ours_per_s": _rate(ours_rr),
-                **_ratio("request_ratio", raw_rr, ours_rr)}
+                **_ratio("request_ratio", raw_rr, ours_rr), **_ratio("request_cpu_ratio", raw_cpu, ours_cpu)}
         out |= {**{f"request_raw_{k}": v for k, v in latency([d for r in raw_lat for d in r], "us").items()},
                 **{f"request_ours_{k}": v for k, v in latency([d for r in ours_lat for d in r], "us").items()}}
         await raw_sub.unsubscribe()
