@@ -1,8 +1,9 @@
 """A running workspace, read without disturbing it: of two ``up`` at once only one started it, what ``up
 --format json`` said, each hive's health, a second ``up`` refused without touching the running tree, and
-``logs``.
+``logs``; then ``down``, which stops every process the supervisor recorded and leaves none behind.
 
-One tree serves every test here (each ``up`` costs seconds); none of them changes it.
+One tree serves every test here (each ``up`` costs seconds); only the last, ``down``, changes it. (A
+supervisor killed with SIGKILL before ``down``: test_restart.py.)
 """
 
 from __future__ import annotations
@@ -112,3 +113,33 @@ def test_logs_shows_a_hive_log_and_refuses_an_unknown_name(running_workspace: Ru
     assert "no log for 'nosuch'" in ran.err
     for name in ("backend", "db", "web", "root", "supervisor"):  # the hint names what exists
         assert name in ran.err
+
+
+def test_down_stops_every_recorded_process_and_leaves_none_behind(running_workspace: Running) -> None:
+    """The last test here: it ends the tree the others read."""
+    workspace = running_workspace.workspace
+    pids = recorded_pids(workspace)
+    assert set(pids) == {"supervisor", "root", "nats", *HIVES}
+    assert all(pid_alive(pid) for pid in pids.values()), pids
+    # Nothing runs that the record does not name: down could not know about it.
+    assert set(processes_of(workspace)) == set(pids.values())
+
+    ran = subhive(workspace, "down")
+    assert ran.code == 0, ran
+    assert f"stopped {len(pids)} processes" in ran.out
+    assert "killed" not in ran.err  # every process stopped when asked, none needed SIGKILL
+    # down returns once the supervisor is gone, and the supervisor waits for its children: no grace period.
+    assert [name for name, pid in pids.items() if pid_alive(pid)] == []
+    assert processes_of(workspace) == {}
+    assert json.loads(UpLayout(workspace).supervisor_file.read_text())["state"] == "stopped"
+    assert events(workspace)[-1]["event"] == "stopped"
+
+    again = subhive(workspace, "down")
+    assert (again.code, again.out.strip()) == (0, "nothing is running in this workspace")
+
+
+def test_down_when_nothing_ever_ran_says_so(scaffolded_workspace: Path) -> None:
+    ran = subhive(scaffolded_workspace, "down")
+    assert (ran.code, ran.out.strip(), ran.err) == (0, "nothing is running in this workspace", "")
+    ran = subhive(scaffolded_workspace, "down", "--format", "json")
+    assert (ran.code, json.loads(ran.out)) == (0, {"was_running": False, "stopped": [], "killed": []})
