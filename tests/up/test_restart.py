@@ -6,10 +6,9 @@
   acknowledged write and the hives, reconnected, react to new ones;
 * the root killed with SIGKILL: restarted at the same address with the same lock; the hives keep running;
 * the supervisor killed with SIGKILL: nothing restarts its children, so ``subhive down`` kills every one it
-  recorded, those restarted above included, and leaves no process.
+  recorded, those restarted above included, and leaves no process; the next ``up`` finds every board entry.
 
-One tree serves these tests (each ``up`` costs seconds); each crashes one part of it and leaves it healthy,
-but the last, which ends it.
+One tree serves these tests (each ``up`` costs seconds); each crashes one part of it and leaves it healthy.
 """
 
 from __future__ import annotations
@@ -193,8 +192,17 @@ def test_the_root_killed_with_sigkill_is_restarted_at_the_same_address_with_its_
     assert asyncio.run(asyncio.wait_for(ask(), 30)) == ["backend_api 0.1.0", "db_storage 0.1.0"]
 
 
-def test_down_kills_every_child_of_a_supervisor_killed_with_sigkill(crashing_tree: Path) -> None:
+def test_a_supervisor_killed_with_sigkill_leaves_nothing_after_down_and_up_finds_the_boards_again(
+        crashing_tree: Path) -> None:
     workspace = crashing_tree
+
+    async def snapshot(*, plan: str) -> dict[str, Entry]:
+        async with backend_board(workspace) as board:
+            await board.put(f"tasks.{plan}", {"title": f"Task {plan}", "status": "open"}, writer="human")
+            await _assert_planned(board, workspace, plan)
+            return await board.snapshot()
+
+    before = asyncio.run(asyncio.wait_for(snapshot(plan="s1"), 60))
     pids = recorded_pids(workspace)
     os.kill(pids["supervisor"], signal.SIGKILL)
     wait_for(lambda: not pid_alive(pids["supervisor"]), "the supervisor to die", timeout=10)
@@ -211,3 +219,8 @@ def test_down_kills_every_child_of_a_supervisor_killed_with_sigkill(crashing_tre
     wait_for(lambda: not any(pid_alive(pid) for pid in children.values()), "the killed children to be gone",
              timeout=10)
     assert processes_of(workspace) == {}  # nothing the record missed either (e.g. a hive restarted above)
+
+    # Everything was killed, NATS included: the next up starts from the same store, and nothing is lost.
+    assert up(workspace).code == 0
+    after = asyncio.run(asyncio.wait_for(snapshot(plan="s2"), 60))
+    assert {key: after[key] for key in before} == before
