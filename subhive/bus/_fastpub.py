@@ -13,8 +13,9 @@ when the buffer is over its limit), then ``_flush_pending`` to wake the flusher 
 already. All of that is private. :func:`supported` checks once per connection that it is there, that the nats-py
 code mirrored here is the code it was written against (by a digest of its source), and that nats-py frames an
 ``HPUB`` as this module does; if not, :class:`Frames` sends through the public ``publish`` with a header dict,
-which puts the same subject, headers and bytes on the wire, only slower. ``tests/bus/test_fastpub.py`` pins
-both, byte for byte and against a raw subscriber, and fails when the fast path is off.
+which puts the same subject, headers and payload on the wire, only slower (a new trace's id is then made by
+:mod:`subhive.runtime._trace`, at random). ``tests/bus/test_fastpub.py`` pins both, byte for byte and against a
+raw subscriber, and fails when the fast path is off.
 """
 
 from __future__ import annotations
