@@ -203,6 +203,7 @@ def test_a_supervisor_killed_with_sigkill_leaves_nothing_after_down_and_up_finds
             return await board.snapshot()
 
     before = asyncio.run(asyncio.wait_for(snapshot(plan="s1"), 60))
+    creds = UpLayout(workspace).creds_file.read_text()
     pids = recorded_pids(workspace)
     os.kill(pids["supervisor"], signal.SIGKILL)
     wait_for(lambda: not pid_alive(pids["supervisor"]), "the supervisor to die", timeout=10)
@@ -224,3 +225,4 @@ def test_a_supervisor_killed_with_sigkill_leaves_nothing_after_down_and_up_finds
     assert up(workspace).code == 0
     after = asyncio.run(asyncio.wait_for(snapshot(plan="s2"), 60))
     assert {key: after[key] for key in before} == before
+    assert UpLayout(workspace).creds_file.read_text() == creds  # the same NATS users and passwords

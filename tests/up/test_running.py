@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import stat
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -83,6 +84,19 @@ def test_every_hive_is_ready_with_a_fresh_heartbeat_from_its_recorded_pid(
     assert contracts["db"] == ["db_storage@0.1.0 (provides)"]
     assert sorted(contracts["backend"]) == ["backend_api@0.1.0 (provides)", "db_storage@0.1.0"]
     assert contracts["web"] == ["backend_api@0.1.0"]
+
+
+def test_nats_passwords_are_private_to_the_owner_and_on_no_command_line(running_workspace: Running) -> None:
+    workspace = running_workspace.workspace
+    creds_file = UpLayout(workspace).creds_file
+    assert stat.S_IMODE(creds_file.stat().st_mode) == 0o600
+    creds = json.loads(creds_file.read_text())
+    passwords = [creds["admin"], *creds["hives"].values()]
+    assert sorted(creds["hives"]) == sorted(HIVES)
+    assert len(set(passwords)) == len(passwords) == len(HIVES) + 1  # one each, none shared
+    # Hives get theirs through the environment: `ps` shows every command line to every user.
+    for pid, cmdline in processes_of(workspace).items():
+        assert not any(password in cmdline for password in passwords), (pid, cmdline)
 
 
 def test_a_second_up_is_refused_and_leaves_the_running_tree_alone(
