@@ -90,10 +90,15 @@ def start(workspace: Path, *, on_event: Callable[[dict[str, Any]], None], root_p
         # The supervisor stops what it started before it exits: wait for that, so nothing is left behind.
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(30)
+        if last is None:  # it went away without stopping its children (SIGKILL, OOM), or never answered
+            down(workspace)
         message = last["message"] if last else f"the supervisor exited with code {process.poll()}"
         failure = UpFailed(f"subhive up failed: {message}", code=(last or {}).get("code") or "up.failed",
                            hint=(last or {}).get("hint") or f"see {layout.log_file('supervisor')}")
-        failure.exit_code = process.poll() or 2  # the supervisor's own: 2 for a wrong workspace or option
+        code = process.poll()
+        # The supervisor's own: 2 for a wrong workspace or option; 2 too if a signal ended it (a negative code
+        # is no exit status).
+        failure.exit_code = code if code is not None and code > 0 else 2
         raise failure
     return last
 
