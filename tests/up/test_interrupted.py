@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ._tree import CLI_TIMEOUT, events, processes_of, subhive, wait_for
+from ._tree import CLI_TIMEOUT, events, processes_of, recorded_pids, subhive, wait_for
 
 
 @pytest.fixture
@@ -91,4 +91,24 @@ def test_down_while_up_is_starting_makes_up_fail_instead_of_reporting_ready(scaf
     assert "[up.stopped]" in err
     assert "Traceback" not in err
     assert not _reported(workspace, "ready")
+    assert processes_of(workspace) == {}
+
+
+def test_a_supervisor_killed_while_up_is_starting_leaves_no_process(scaffolded_workspace: Path) -> None:
+    workspace = scaffolded_workspace
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")}
+    up = subprocess.Popen([sys.executable, "-m", "subhive", "up", "--detach", "-C", str(workspace)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        wait_for(lambda: _reported(workspace, "hive.starting"), "the first hive to start", timeout=60)
+        os.kill(recorded_pids(workspace)["supervisor"], signal.SIGKILL)  # what an OOM killer would do
+        _, err = up.communicate(timeout=CLI_TIMEOUT)
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.communicate(timeout=30)
+    assert up.returncode == 2, err  # as every failed up, not the supervisor's -9 (which exits 247)
+    assert "the supervisor exited with code -9" in err
+    assert "Traceback" not in err
+    # Nobody stops what the supervisor had started, but `up`, which saw it go: NATS, the root, a hive.
     assert processes_of(workspace) == {}
