@@ -37,12 +37,32 @@ class Ran:
     err: str
 
 
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")}
+
+
 def subhive(workspace: Path, *args: str, timeout: float = CLI_TIMEOUT) -> Ran:
     """``subhive ARGS -C WORKSPACE`` as its own process, the way a user runs it."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")}
     proc = subprocess.run([sys.executable, "-m", "subhive", *args, "-C", str(workspace)], capture_output=True,
-                          text=True, timeout=timeout, env=env, cwd=workspace, check=False)
+                          text=True, timeout=timeout, env=_env(), cwd=workspace, check=False)
     return Ran(proc.returncode, proc.stdout, proc.stderr)
+
+
+def spawn(workspace: Path, *args: str) -> subprocess.Popen[str]:
+    """``subhive ARGS -C WORKSPACE`` started, not waited for (stdout and stderr piped)."""
+    return subprocess.Popen([sys.executable, "-m", "subhive", *args, "-C", str(workspace)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=_env(), cwd=workspace)
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = CLI_TIMEOUT) -> Ran:
+    """Wait for a spawned command (killed if it outlives ``timeout``)."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
+    return Ran(proc.returncode, out, err)
 
 
 def up(workspace: Path, *args: str) -> Ran:

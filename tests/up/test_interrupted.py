@@ -1,27 +1,34 @@
-"""``subhive up`` interrupted: Ctrl-C in the foreground, before or after every hive is ready, and ``subhive
-down`` while ``up`` is still starting. Each stops every process of the tree, and ``up`` never claims a tree
-is ready that is being stopped."""
+"""``subhive up`` interrupted: Ctrl-C in the foreground, before or after every hive is ready; ``subhive down``
+while ``up`` is still starting; the supervisor killed with SIGKILL while ``up`` follows it. None leaves a
+process of the tree behind, and ``up`` never claims a tree is ready that is being stopped."""
 
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ._tree import CLI_TIMEOUT, events, processes_of, recorded_pids, subhive, wait_for
+from ._tree import (
+    CLI_TIMEOUT,
+    assert_clean_error,
+    events,
+    finish,
+    processes_of,
+    recorded_pids,
+    spawn,
+    subhive,
+    wait_for,
+)
 
 
 @pytest.fixture
 def foreground_up(scaffolded_workspace: Path) -> Iterator[subprocess.Popen[str]]:
     """``subhive up`` without ``--detach``, as a user runs it in a terminal (killed if a test leaves it)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")}
-    proc = subprocess.Popen([sys.executable, "-m", "subhive", "up", "-C", str(scaffolded_workspace)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = spawn(scaffolded_workspace, "up")
     try:
         yield proc
     finally:
@@ -75,40 +82,28 @@ def test_ctrl_c_after_ready_stops_every_process(scaffolded_workspace: Path,
 
 def test_down_while_up_is_starting_makes_up_fail_instead_of_reporting_ready(scaffolded_workspace: Path) -> None:
     workspace = scaffolded_workspace
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")}
-    up = subprocess.Popen([sys.executable, "-m", "subhive", "up", "--detach", "-C", str(workspace)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    up = spawn(workspace, "up", "--detach")
     try:
         wait_for(lambda: _reported(workspace, "hive.starting"), "the first hive to start", timeout=60)
         ran = subhive(workspace, "down")
         assert ran.code == 0, ran
-        _, err = up.communicate(timeout=CLI_TIMEOUT)
     finally:
-        if up.poll() is None:
-            up.kill()
-            up.communicate(timeout=30)
-    assert up.returncode == 2, err
-    assert "[up.stopped]" in err
-    assert "Traceback" not in err
+        result = finish(up)
+    assert_clean_error(result, 2, "up.stopped")
     assert not _reported(workspace, "ready")
     assert processes_of(workspace) == {}
 
 
 def test_a_supervisor_killed_while_up_is_starting_leaves_no_process(scaffolded_workspace: Path) -> None:
     workspace = scaffolded_workspace
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")}
-    up = subprocess.Popen([sys.executable, "-m", "subhive", "up", "--detach", "-C", str(workspace)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    up = spawn(workspace, "up", "--detach")
     try:
         wait_for(lambda: _reported(workspace, "hive.starting"), "the first hive to start", timeout=60)
         os.kill(recorded_pids(workspace)["supervisor"], signal.SIGKILL)  # what an OOM killer would do
-        _, err = up.communicate(timeout=CLI_TIMEOUT)
     finally:
-        if up.poll() is None:
-            up.kill()
-            up.communicate(timeout=30)
-    assert up.returncode == 2, err  # as every failed up, not the supervisor's -9 (which exits 247)
-    assert "the supervisor exited with code -9" in err
-    assert "Traceback" not in err
+        result = finish(up)
+    # Exit 2 as every failed up, not the supervisor's -9 (which the shell would see as 247).
+    assert_clean_error(result, 2, "up.failed")
+    assert "the supervisor exited with code -9" in result.err
     # Nobody stops what the supervisor had started, but `up`, which saw it go: NATS, the root, a hive.
     assert processes_of(workspace) == {}
