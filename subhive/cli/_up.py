@@ -66,8 +66,9 @@ def up_command(
         if fmt is Format.text:
             err_console.print("running in the background: subhive status, subhive logs HIVE, subhive down")
         return
-    err_console.print("Ctrl-C stops every hive, the root and NATS")
     try:
+        # Inside the try: a Ctrl-C right after this line (the user's cue) must still stop the tree.
+        err_console.print("Ctrl-C stops every hive, the root and NATS")
         follow(ws, _print_event if fmt is Format.text else lambda _: None, until=frozenset({"stopped"}),
                skip_existing=True)
     except KeyboardInterrupt:
