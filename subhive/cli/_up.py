@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ..errors import InputError
+from ..errors import InputError, SubhiveError
 from ._output import Format, err_console, out_console, print_json
 
 __all__ = ["down_command", "logs_command", "up_command"]
@@ -54,7 +54,7 @@ def up_command(
 
     Example: subhive up --detach
     """
-    from ..up import down, follow, start
+    from ..up import UpLayout, down, follow, pid_alive, running_supervisor, start
     from ..workspace import find_root
 
     ws = find_root(workspace)
@@ -66,11 +66,14 @@ def up_command(
         if fmt is Format.text:
             err_console.print("running in the background: subhive status, subhive logs HIVE, subhive down")
         return
+    supervisor = (running_supervisor(ws) or {}).get("pid")
+    stopped: dict[str, Any] | None = {}
     try:
         # Inside the try: a Ctrl-C right after this line (the user's cue) must still stop the tree.
         err_console.print("Ctrl-C stops every hive, the root and NATS")
-        follow(ws, _print_event if fmt is Format.text else lambda _: None, until=frozenset({"stopped"}),
-               skip_existing=True)
+        # Until the tree stops, or the supervisor dies without saying so (then down kills what it left).
+        stopped = follow(ws, _print_event if fmt is Format.text else lambda _: None, until=frozenset({"stopped"}),
+                         alive=lambda: pid_alive(supervisor), skip_existing=True)
     except KeyboardInterrupt:
         pass
     finally:
@@ -78,6 +81,10 @@ def up_command(
             report = down(ws)
             if fmt is Format.text and report.was_running:
                 err_console.print(f"stopped: {', '.join(report.stopped)}")
+    if stopped is None:
+        raise SubhiveError(f"the supervisor (pid {supervisor}) exited without stopping the tree; down stopped "
+                           "what it left", code="up.supervisor_lost",
+                           hint=f"see {UpLayout(ws).log_file('supervisor')}")
 
 
 def down_command(
