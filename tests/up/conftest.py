@@ -38,3 +38,12 @@ def scaffolded_workspace(template_workspace: Path, tmp_path: Path) -> Iterator[P
         yield workspace
     finally:
         tear_down(workspace)
+
+
+@pytest.fixture
+def one_hive_workspace(scaffolded_workspace: Path) -> Path:
+    """Only the db hive (and its contract): the cheapest tree, for tests about stopping one."""
+    for name in ("backend", "web"):
+        shutil.rmtree(scaffolded_workspace / "subhives" / name)
+    shutil.rmtree(scaffolded_workspace / "contracts" / "backend_api")
+    return scaffolded_workspace

@@ -26,9 +26,9 @@ from ._tree import (
 
 
 @pytest.fixture
-def foreground_up(scaffolded_workspace: Path) -> Iterator[subprocess.Popen[str]]:
+def foreground_up(one_hive_workspace: Path) -> Iterator[subprocess.Popen[str]]:
     """``subhive up`` without ``--detach``, as a user runs it in a terminal (killed if a test leaves it)."""
-    proc = spawn(scaffolded_workspace, "up")
+    proc = spawn(one_hive_workspace, "up")
     try:
         yield proc
     finally:
@@ -53,9 +53,9 @@ def _reported(workspace: Path, event: str) -> bool:
     return any(e["event"] == event for e in events(workspace))
 
 
-def test_ctrl_c_while_up_is_starting_stops_what_it_started(scaffolded_workspace: Path,
+def test_ctrl_c_while_up_is_starting_stops_what_it_started(one_hive_workspace: Path,
                                                            foreground_up: subprocess.Popen[str]) -> None:
-    workspace = scaffolded_workspace
+    workspace = one_hive_workspace
     wait_for(lambda: _reported(workspace, "hive.starting"), "the first hive to start", timeout=60)
     foreground_up.send_signal(signal.SIGINT)
     _, err = foreground_up.communicate(timeout=CLI_TIMEOUT)
@@ -67,21 +67,21 @@ def test_ctrl_c_while_up_is_starting_stops_what_it_started(scaffolded_workspace:
     assert not _reported(workspace, "ready")
 
 
-def test_ctrl_c_after_ready_stops_every_process(scaffolded_workspace: Path,
+def test_ctrl_c_after_ready_stops_every_process(one_hive_workspace: Path,
                                                 foreground_up: subprocess.Popen[str]) -> None:
-    workspace = scaffolded_workspace
+    workspace = one_hive_workspace
     _read_until(foreground_up, "Ctrl-C stops every hive")  # up is past start-up, following the tree
     tree = set(processes_of(workspace)) - {foreground_up.pid}
-    assert len(tree) == 6  # supervisor, root, NATS, three hives
+    assert len(tree) == 4  # supervisor, root, NATS, the hive
     foreground_up.send_signal(signal.SIGINT)
     _, err = foreground_up.communicate(timeout=CLI_TIMEOUT)
     assert foreground_up.returncode == 0, err
-    assert "stopped: supervisor, root, nats, backend, db, web" in err
+    assert "stopped: supervisor, root, nats, db" in err
     assert processes_of(workspace) == {}
 
 
-def test_down_while_up_is_starting_makes_up_fail_instead_of_reporting_ready(scaffolded_workspace: Path) -> None:
-    workspace = scaffolded_workspace
+def test_down_while_up_is_starting_makes_up_fail_instead_of_reporting_ready(one_hive_workspace: Path) -> None:
+    workspace = one_hive_workspace
     up = spawn(workspace, "up", "--detach")
     try:
         wait_for(lambda: _reported(workspace, "hive.starting"), "the first hive to start", timeout=60)
@@ -94,8 +94,8 @@ def test_down_while_up_is_starting_makes_up_fail_instead_of_reporting_ready(scaf
     assert processes_of(workspace) == {}
 
 
-def test_a_supervisor_killed_while_up_is_starting_leaves_no_process(scaffolded_workspace: Path) -> None:
-    workspace = scaffolded_workspace
+def test_a_supervisor_killed_while_up_is_starting_leaves_no_process(one_hive_workspace: Path) -> None:
+    workspace = one_hive_workspace
     up = spawn(workspace, "up", "--detach")
     try:
         wait_for(lambda: _reported(workspace, "hive.starting"), "the first hive to start", timeout=60)
@@ -106,4 +106,16 @@ def test_a_supervisor_killed_while_up_is_starting_leaves_no_process(scaffolded_w
     assert_clean_error(result, 2, "up.failed")
     assert "the supervisor exited with code -9" in result.err
     # Nobody stops what the supervisor had started, but `up`, which saw it go: NATS, the root, a hive.
+    assert processes_of(workspace) == {}
+
+
+def test_a_supervisor_killed_under_a_foreground_up_ends_it_and_leaves_no_process(
+        one_hive_workspace: Path, foreground_up: subprocess.Popen[str]) -> None:
+    workspace = one_hive_workspace
+    _read_until(foreground_up, "Ctrl-C stops every hive")
+    supervisor = recorded_pids(workspace)["supervisor"]
+    os.kill(supervisor, signal.SIGKILL)
+    result = finish(foreground_up, timeout=30)  # up notices; it must not wait for a "stopped" never written
+    assert_clean_error(result, 2, "up.supervisor_lost")
+    assert f"the supervisor (pid {supervisor}) exited without stopping the tree" in result.err
     assert processes_of(workspace) == {}
