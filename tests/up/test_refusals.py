@@ -74,21 +74,21 @@ def test_a_cycle_in_the_hives_parents_is_refused_at_the_manifest(workspace_with_
     _assert_nothing_left(workspace_with_a_parent_cycle)
 
 
-def test_a_root_port_in_use_is_refused_naming_the_port(scaffolded_workspace: Path, held_port: int) -> None:
-    ran = up(scaffolded_workspace, "--root-port", str(held_port))
+def test_a_root_port_in_use_is_refused_naming_the_port(one_hive_workspace: Path, held_port: int) -> None:
+    ran = up(one_hive_workspace, "--root-port", str(held_port))
     assert_clean_error(ran, 2, "up.root_failed")
     assert f"cannot listen on 127.0.0.1:{held_port}" in ran.err
-    _assert_nothing_left(scaffolded_workspace)
+    _assert_nothing_left(one_hive_workspace)
 
 
-def test_a_nats_port_in_use_is_refused_and_the_started_root_stopped(scaffolded_workspace: Path,
+def test_a_nats_port_in_use_is_refused_and_the_started_root_stopped(one_hive_workspace: Path,
                                                                     held_port: int) -> None:
-    ran = up(scaffolded_workspace, "--nats-port", str(held_port))
+    ran = up(one_hive_workspace, "--nats-port", str(held_port))
     assert_clean_error(ran, 2, "bus.server_failed")
     assert f"{held_port}" in ran.err
     assert "address already in use" in ran.err
-    assert "root.started" in [e["event"] for e in events(scaffolded_workspace)]  # the root ran, and was stopped
-    _assert_nothing_left(scaffolded_workspace)
+    assert "root.started" in [e["event"] for e in events(one_hive_workspace)]  # the root ran, and was stopped
+    _assert_nothing_left(one_hive_workspace)
 
 
 def test_a_knowledge_module_that_fails_to_import_names_the_hive_and_its_log(
