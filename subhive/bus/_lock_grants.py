@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..contract import load_contract
 from ..errors import ContractInvalid, Problem
-from ..root_hive import Lock
-from ..workspace import Workspace
 from ._permissions import Permissions, hive_permissions
+
+if TYPE_CHECKING:  # the lock and the contract loader are heavy imports a running hive never needs
+    from ..root_hive import Lock
+    from ..workspace import Workspace
 
 __all__ = ["BusPlan", "bus_plan"]
 
@@ -37,6 +39,7 @@ def bus_plan(workspace: Workspace, lock: Lock) -> BusPlan:
     """The bus configuration of every workspace hive; raises :class:`ContractInvalid` listing every problem
     (a requirement the lock cannot meet, a locked version that no longer loads)."""
     from ..codegen import plan_stubs
+    from ..contract import load_contract
 
     plan = plan_stubs(workspace, lock)
     problems: list[Problem] = list(plan.problems)

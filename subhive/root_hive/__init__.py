@@ -11,7 +11,8 @@ an event in ``.subhive/root/events.log`` (fsynced before a call returns), and th
 watchers receive, so a ``seq`` is both a resume token and a position in the log.
 """
 
-from ._engine import RootHive
+from typing import TYPE_CHECKING, Any
+
 from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
 from ._lock import LOCK_FILE, Lock, LockEntry, contract_hash
 from ._log import Frame
@@ -48,3 +49,16 @@ __all__ = [
     "VersionInfo",
     "contract_hash",
 ]
+
+if TYPE_CHECKING:
+    from ._engine import RootHive
+
+
+def __getattr__(name: str) -> Any:
+    # The engine is the heaviest import here, and a hive process (which only talks to the root through its
+    # client) never needs it: load it when someone asks for it.
+    if name == "RootHive":
+        from ._engine import RootHive
+
+        return RootHive
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
