@@ -363,10 +363,13 @@ class Supervisor:
                 self.root.argv[self.root.argv.index("--port") + 1] = port  # same address: hives keep using it
                 self.root.restarts += 1
                 self.root_address = await self._launch_root(self.root)
+                self.emit("root.restarted", f"the root hive is back on {self.root_address} (restart "
+                          f"{self.root.restarts})", address=self.root_address, restarts=self.root.restarts)
                 changed = True
             if self.nats is not None and not self.nats.running:
                 self.emit("nats.crashed", "NATS exited; restarting on the same port with the same store")
                 await self.nats.restart()
+                self.emit("nats.restarted", f"NATS is back on {self.nats.url}", url=self.nats.url)
                 changed = True
             if changed:
                 self._record("ready")
