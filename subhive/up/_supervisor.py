@@ -299,12 +299,13 @@ class Supervisor:
     async def _start_hives(self, hives: dict[str, Any], passwords: dict[str, str]) -> None:
         # Providers first: a consumer's experts may call a contract the moment they start (work left on the
         # board from the last run), and a provider that is not there yet would only cost them a retry.
+        deadline = time.monotonic() + self.options.ready_timeout  # for all waves together, as --help says
         for wave in start_waves(hives):
-            await self._start_wave(wave, passwords)
+            await self._start_wave(wave, passwords, deadline)
             if self._stop.is_set():
                 return
 
-    async def _start_wave(self, wave: list[str], passwords: dict[str, str]) -> None:
+    async def _start_wave(self, wave: list[str], passwords: dict[str, str], deadline: float) -> None:
         from ..root_hive._engine import TOKENS_DIR
 
         for name in wave:
@@ -321,7 +322,6 @@ class Supervisor:
             child.launch(self.layout.workspace)
             self.emit("hive.starting", f"{name}: starting (pid {child.pid})", hive=name, pid=child.pid)
         self._record("starting")
-        deadline = time.monotonic() + self.options.ready_timeout
         waiting = set(wave)
         while waiting:
             if self._stop.is_set():
