@@ -140,7 +140,11 @@ class Supervisor:
                       seconds=round(time.monotonic() - self._started, 3), hives=sorted(self.hives))
             await self._watch()
         except SubhiveError as exc:
-            self.emit("failed", str(exc), code=exc.code, hint=exc.hint or "")
+            # The whole message (a server's log tail can run long) stays in the supervisor's log.
+            log.error("start-up failed: %s", exc)
+            lines = str(exc).splitlines()
+            shown = "\n".join(lines[:1] + (["  ..."] if len(lines) > 7 else []) + lines[1:][-6:])
+            self.emit("failed", shown, code=exc.code, hint=exc.hint or "")
             code = exc.exit_code
         except Exception as exc:  # a bug: still stop what was started, and say what happened
             log.exception("supervisor failed")
