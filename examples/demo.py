@@ -10,7 +10,9 @@ protobuf gRPC service, plus an event over NATS). Run it with ``scripts/demo`` (i
    feed fills up. Then the demo prints what was negotiated, what flowed and what each blackboard holds.
 3. The backend proposes notes_api 2.0.0, which breaks 1.x clients: it waits for a human's approval, and
    meanwhile the UI keeps working on major 1.
-4. ``subhive down`` stops everything.
+4. A human approves it: the tree follows the lock (new stubs, new NATS permissions, the backend restarted),
+   so the backend serves 2.0.0 beside 1.0.0, and the UI, which asked for ^1, carries on untouched.
+5. ``subhive down`` stops everything.
 
 Everything runs in a copy of the workspace in a temporary directory; the exit code is 0 only if every
 step behaved as described.
@@ -127,6 +129,21 @@ def scenario(demo: Demo) -> None:
         raise DemoFailed(f"expected only notes_api 1.0.0 in the lock while 2.0.0 waits, found {locked}")
     print("  -> the UI still runs on notes_api v1: its third note went through; the lock holds 1.0.0 only")
 
+    heading("4. A human approves 2.0.0: the backend serves it beside 1.0.0; the UI, on ^1, is left alone")
+    ui_pid = demo.json("status")["runtime"]["hives"]["ui"]["pid"]
+    demo.run("approvals", "approve", pending[0]["id"])
+    demo.wait_for("the backend to serve notes_api 2.0.0", lambda: "notes_api@2.0.0 (provides)" in
+                  demo.json("status")["runtime"]["hives"]["backend"]["contracts"])
+    backend = demo.json("status")["runtime"]["hives"]["backend"]
+    served = [c.removesuffix(" (provides)") for c in backend["contracts"] if c.endswith("(provides)")]
+    print(f"  -> the backend now serves {' and '.join(served)}")
+    demo.run("board", "put", "ui", "drafts.after", json.dumps({"text": "Both majors live side by side",
+                                                              "author": "lin"}))
+    demo.wait_for("the fourth note in the UI's feed", lambda: len(feed(demo)) == 4)
+    if demo.json("status")["runtime"]["hives"]["ui"]["pid"] != ui_pid:
+        raise DemoFailed("the UI was restarted, though its stubs did not change")
+    print("  -> the UI was not restarted, and its fourth note went through on v1")
+
 
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="subhive-demo-") as temporary:
@@ -141,7 +158,7 @@ def main() -> int:
         except DemoFailed as exc:
             failed = str(exc)
         finally:
-            heading("4. subhive down: every hive, the root and NATS stop; nothing is left running")
+            heading("5. subhive down: every hive, the root and NATS stop; nothing is left running")
             try:
                 demo.run("down")
             except DemoFailed as exc:

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import ipaddress
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -204,6 +206,7 @@ class EmbeddedServer:
         self._process: subprocess.Popen[bytes] | None = None
         self._finalizer: weakref.finalize[..., EmbeddedServer] | None = None
         self._log_offset = 0
+        self._launched_port = config.port  # what the file says (0: "any"): a reload must not change it
 
     # -- paths --------------------------------------------------------------------------------------------
 
@@ -280,6 +283,34 @@ class EmbeddedServer:
         """:meth:`restart` for code without a running event loop."""
         asyncio.run(self.restart())
 
+    async def reload(self, accounts: AccountsConfig | None) -> None:
+        """Give the running server new users and permissions (a lock that changed): the configuration file
+        is rewritten and the server told to re-read it (SIGHUP), so connections stay up. Raises
+        ``bus.reload_failed`` with the server's reason when it refuses the new configuration."""
+        process = self._process
+        if process is None or process.poll() is not None:
+            raise self._failure("nats-server is not running, so it cannot reload its configuration")
+        self.config = dataclasses.replace(self.config, accounts=accounts)
+        fd = os.open(self.config_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(self.config.render(self._launched_port))
+        with self.log_file.open("rb") as log:
+            offset = log.seek(0, os.SEEK_END)
+        process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + self.config.start_timeout
+        while time.monotonic() < deadline:
+            with self.log_file.open("rb") as log:
+                log.seek(offset)
+                said = log.read().decode("utf-8", "replace")
+            if "Reloaded server configuration" in said:
+                return
+            if "Failed to reload" in said:
+                raise SubhiveError(f"nats-server refused the new configuration: {said.strip()[-500:]}",
+                                   code="bus.reload_failed", location=Location(file=str(self.config_file)))
+            await asyncio.sleep(_POLL)
+        raise SubhiveError("nats-server did not confirm the new configuration in time", code="bus.reload_failed",
+                           location=Location(file=str(self.log_file)))
+
     async def __aenter__(self) -> EmbeddedServer:
         return self
 
@@ -313,6 +344,7 @@ class EmbeddedServer:
             fd = os.open(self.config_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 out.write(self.config.render(port))
+            self._launched_port = port
             with self.log_file.open("ab") as log:
                 self._log_offset = log.tell()
                 self._process = subprocess.Popen(  # the child keeps its own copy of the log descriptor

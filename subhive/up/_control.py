@@ -218,7 +218,7 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
                        "rates": beat.get("rates", {}), "bus": beat.get("bus", {}),
                        "blackboard": beat.get("blackboard", {}), "dead_letters": dead.get(name, 0),
                        "controller": beat.get("controller", {}), "endpoints": beat.get("endpoints", []),
-                       "flows": beat.get("flows", {})}
+                       "flows": beat.get("flows", {}), "contracts": beat.get("contracts", [])}
     return {"state": record.get("state"), "supervisor": record.get("pid"), "root": record.get("root"),
             "nats": record.get("nats"), "hives": hives}
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -97,6 +98,9 @@ class Supervisor:
         self.root_address = ""
         self.nats: Any = None
         self._stop = asyncio.Event()
+        self._lock_seen = b""
+        self._passwords: dict[str, str] = {}
+        self._admin = ""
         self._progress: IO[str] | None = None
         self._started = time.monotonic()
 
@@ -260,30 +264,26 @@ class Supervisor:
 
         from ..bus import (
             ADMIN_USER,
-            AccountsConfig,
             EmbeddedServer,
-            Permissions,
             ServerConfig,
             bus_plan,
             ensure_dead_letter_stream,
             ensure_event_streams,
-            hive_permissions,
         )
         from ..hive import ensure_blackboard
         from ..root_hive import Lock
 
         assert self.workspace is not None
+        self._lock_seen = _lock_digest(self.layout.workspace)
         plan = bus_plan(self.workspace, Lock.load(self.layout.workspace))
         creds = read_json(self.layout.creds_file) or {}
         passwords: dict[str, str] = {name: str(creds.get("hives", {}).get(name) or secrets.token_urlsafe(24))
                                      for name in hives}
         admin = str(creds.get("admin") or secrets.token_urlsafe(24))
         write_json(self.layout.creds_file, {"admin": admin, "hives": passwords}, private=True)
-        users: dict[str, tuple[str, Permissions]] = {
-            name: (passwords[name], plan.permissions.get(name) or hive_permissions(name, {}, {}, {}, {}))
-            for name in hives}
+        self._passwords, self._admin = passwords, admin
         config = ServerConfig(self.layout.nats_dir, port=self.options.nats_port,
-                              accounts=AccountsConfig(users, admin_password=admin))
+                              accounts=self._accounts(plan, hives))
         self.nats = await EmbeddedServer.start(config)
         self.emit("nats.started", f"NATS on {self.nats.url} (JetStream in {self.layout.nats_dir})", url=self.nats.url)
         nc = await nats.connect(self.nats.url, user=ADMIN_USER, password=admin)
@@ -297,6 +297,62 @@ class Supervisor:
             await nc.close()
         self._record("starting")
         return passwords
+
+    def _accounts(self, plan: Any, hives: dict[str, Any]) -> Any:
+        """One NATS user per hive, with the permissions the lock gives it (none yet: its own board only)."""
+        from ..bus import AccountsConfig, Permissions, hive_permissions
+
+        users: dict[str, tuple[str, Permissions]] = {
+            name: (self._passwords[name], plan.permissions.get(name) or hive_permissions(name, {}, {}, {}, {}))
+            for name in hives}
+        return AccountsConfig(users, admin_password=self._admin)
+
+    # -- following the lock -------------------------------------------------------------------------------
+
+    async def _follow_lock(self) -> bool:
+        """When the lock changed (a contract accepted or approved while the tree runs): new stubs, new NATS
+        permissions (reloaded in place), new event streams, and a restart of the hives whose stubs changed."""
+        digest = _lock_digest(self.layout.workspace)
+        if digest == self._lock_seen or self.workspace is None or self.nats is None:
+            return False
+        self._lock_seen = digest
+        import nats
+
+        from ..bus import ADMIN_USER, bus_plan, ensure_event_streams
+        from ..codegen import generate_stubs
+        from ..root_hive import Lock
+
+        try:
+            result = generate_stubs(self.workspace)
+            if result.problems:
+                raise SubhiveError(result.problems[0].message, code=result.problems[0].code)
+            hives = {name: m for name, m in self.workspace.hives().hives.items() if name in self.hives}
+            plan = bus_plan(self.workspace, Lock.load(self.layout.workspace))
+            await self.nats.reload(self._accounts(plan, hives))
+            nc = await nats.connect(self.nats.url, user=ADMIN_USER, password=self._admin)
+            try:
+                await ensure_event_streams(nc.jetstream(), plan.streams)
+            finally:
+                await nc.close()
+        except SubhiveError as exc:
+            self.emit("lock.failed", f"the lock changed, but the tree could not follow it: {exc}", code=exc.code,
+                      hint="fix it, then subhive down && subhive up")
+            return False
+        touched = sorted({p.split("/")[1] for p in result.written + result.removed if p.startswith("stubs/")}
+                         & set(self.hives))
+        for name in touched:
+            await self._restart(self.hives[name])
+        self.emit("lock.followed", "the lock changed: stubs and permissions follow it"
+                  + (f"; restarted {', '.join(touched)}" if touched else "; no hive's stubs changed"),
+                  restarted=touched)
+        return True
+
+    async def _restart(self, child: _Child) -> None:
+        if child.process is not None:
+            await _terminate([child.process], self.options.stop_timeout)
+        child.launch(self.layout.workspace)
+        self.emit("hive.reloaded", f"{child.name}: restarted on its new stubs (pid {child.pid})", hive=child.name,
+                  pid=child.pid)
 
     # -- hives --------------------------------------------------------------------------------------------
 
@@ -375,6 +431,7 @@ class Supervisor:
                 await self.nats.restart()
                 self.emit("nats.restarted", f"NATS is back on {self.nats.url}", url=self.nats.url)
                 changed = True
+            changed |= await self._follow_lock()
             if changed:
                 self._record("ready")
 
@@ -427,6 +484,15 @@ async def _terminate(processes: list[subprocess.Popen[bytes]], timeout: float) -
                 process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(5)
+
+
+def _lock_digest(workspace: Path) -> bytes:
+    from ..root_hive import LOCK_FILE
+
+    try:
+        return hashlib.sha256((workspace / LOCK_FILE).read_bytes()).digest()
+    except OSError:
+        return b""
 
 
 def start_waves(hives: dict[str, Any]) -> list[list[str]]:

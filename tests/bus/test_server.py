@@ -307,3 +307,47 @@ def test_an_external_cluster_endpoint_keeps_every_server_and_hides_the_password(
     assert endpoint.connect_options() == {"servers": ["nats://a:4222", "tls://b:4222"], "user": "web",
                                           "password": "s3cret-token"}
     assert "s3cret-token" not in repr(endpoint)
+
+
+# -- reloading users --------------------------------------------------------------------------------------
+
+def test_reload_gives_the_running_server_new_users_and_grants_and_keeps_connections(
+        start_server: Callable[..., EmbeddedServer]) -> None:
+    from subhive.bus import AccountsConfig, Permissions
+
+    before = AccountsConfig({"web": ("password-web", Permissions(publish=("a.one",)))}, admin_password="admin-pw-1")
+    after = AccountsConfig({"web": ("password-web", Permissions(publish=("a.one", "a.two"))),
+                            "db": ("password-db", Permissions(publish=("b.one",)))}, admin_password="admin-pw-1")
+    server = start_server(accounts=before)
+    port = port_of(server)
+
+    async def scenario() -> tuple[bool, bool, list[bytes]]:
+        admin = await nats.connect(server.url, user="_admin", password="admin-pw-1")
+        web = await nats.connect(server.url, user="web", password="password-web")
+        got: list[bytes] = []
+
+        async def keep(msg: Msg) -> None:
+            got.append(msg.data)
+
+        sub = await admin.subscribe("a.*", cb=keep)
+        try:
+            with pytest.raises(nats.errors.Error, match="Authorization Violation"):
+                await nats.connect(server.url, user="db", password="password-db", allow_reconnect=False,
+                                   max_reconnect_attempts=0)
+            await server.reload(after)
+            db = await nats.connect(server.url, user="db", password="password-db")
+            await db.close()
+            await web.publish("a.two", b"granted now")
+            await web.flush()
+            await admin.flush()
+            await asyncio.sleep(0.1)
+            return web.is_connected, admin.is_connected, got
+        finally:
+            await sub.unsubscribe()
+            await web.close()
+            await admin.close()
+
+    web_up, admin_up, got = run(scenario())
+    assert (web_up, admin_up) == (True, True)  # nobody was disconnected by the reload
+    assert got == [b"granted now"]  # web's new grant is in force
+    assert port_of(server) == port

@@ -1,6 +1,7 @@
 """The README's first command, end to end: the notes workspace comes up as real processes (NATS, the root,
 three sub-hives), notes flow UI -> backend (NATS) -> db (gRPC) and back as events, a breaking change waits
-for approval while the UI keeps working on the old major, and everything stops again."""
+for approval while the UI keeps working on the old major, once approved it is served beside the old one, and
+everything stops again."""
 
 from __future__ import annotations
 
@@ -32,4 +33,7 @@ def test_the_notes_demo_runs_end_to_end_and_says_what_happened() -> None:
     # The breaking change waits; the UI's third note still went through on v1.
     assert "notes_api 2.0.0: pending (proposal.pending_breaking" in out
     assert "the UI still runs on notes_api v1" in out
+    # Approved: the tree follows the lock; the backend serves both majors, the UI is not restarted.
+    assert "the backend now serves notes_api@1.0.0 and notes_api@2.0.0" in out
+    assert "the UI was not restarted, and its fourth note went through on v1" in out
     assert "stopped 6 processes: supervisor, root, nats, backend, db, ui" in out
