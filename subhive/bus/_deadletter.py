@@ -128,6 +128,15 @@ class DeadLetters:
             seq = (raw.seq or seq) + 1
         return found
 
+    async def counts(self) -> dict[str, int]:
+        """How many dead letters each hive has (from the stream's subject counts, no message is read)."""
+        info = await self._js.stream_info(DLQ_STREAM, subjects_filter="subhive.dlq.>")
+        found: dict[str, int] = {}
+        for subject, n in (info.state.subjects or {}).items():
+            hive = subject.split(".")[2]
+            found[hive] = found.get(hive, 0) + n
+        return found
+
     async def get(self, seq: int) -> DeadLetter:
         try:
             raw = await self._js.get_msg(DLQ_STREAM, seq=seq)

@@ -31,9 +31,13 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from subhive.bus._permissions import AccountsConfig
 from subhive.errors import InputError, Location, SubhiveError
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client
 
 __all__ = ["BusEndpoint", "EmbeddedServer", "ServerConfig", "find_server_binary"]
 
@@ -149,6 +153,24 @@ class BusEndpoint:
             options["user"] = self.user
             options["password"] = self.password
         return options
+
+    async def connect_once(self, *, timeout: float = 5.0) -> Client:
+        """A connection for a short job (a CLI command): no reconnecting, and a first connection bounded by
+        ``timeout`` (nats-py keeps retrying it otherwise); ``bus.unavailable`` when no server answers."""
+        import nats
+
+        from ._wire import BusError
+
+        async def quiet(exc: Exception) -> None:  # the failure is raised below, once, not logged per try
+            pass
+
+        try:
+            return await asyncio.wait_for(nats.connect(**self.connect_options(),  # type: ignore[arg-type]
+                                                       allow_reconnect=False, connect_timeout=2,
+                                                       max_reconnect_attempts=1, error_cb=quiet), timeout)
+        except (OSError, nats.errors.Error, TimeoutError) as exc:
+            raise BusError(f"cannot reach the NATS server at {', '.join(self.servers)}: {exc}",
+                           code="bus.unavailable", hint="is it running? subhive status says") from None
 
 
 def find_server_binary(explicit: Path | None = None) -> Path:

@@ -33,12 +33,8 @@ HiveArgument = Annotated[str, typer.Argument(help="The sub-hive whose board to u
 
 
 def _with_board(workspace: Path, hive: str, action: Callable[[KvBlackboard], Awaitable[T]]) -> T:
-    import nats
-
-    from ..bus import ADMIN_USER
     from ..hive import BoardSchema, KvBlackboard
-    from ..up import UpLayout, running_supervisor
-    from ..up._layout import read_json
+    from ..up import framework_endpoint
     from ..workspace import find_root, open_workspace
 
     ws = open_workspace(find_root(workspace))
@@ -46,16 +42,14 @@ def _with_board(workspace: Path, hive: str, action: Callable[[KvBlackboard], Awa
     if manifest is None:
         raise InputError(f"no sub-hive {hive!r} in this workspace", code="board.unknown_hive",
                          location=Location(file=str(ws.hives_dir)), hint="subhive status lists the hives")
-    record = running_supervisor(ws.root)
-    creds = read_json(UpLayout(ws.root).creds_file) or {}
-    if record is None or not record.get("nats") or not creds.get("admin"):
+    endpoint = framework_endpoint(ws.root)
+    if endpoint is None:
         raise InputError("the workspace is not running, and blackboards live in its NATS server",
                          code="board.not_running", hint="start it: subhive up --detach")
     schema = BoardSchema.load(ws.hive_dir(hive) / manifest.blackboard_schema, hive=hive)
 
     async def go() -> T:
-        nc = await asyncio.wait_for(nats.connect(record["nats"], user=ADMIN_USER, password=creds["admin"],
-                                                 allow_reconnect=False), 5)
+        nc = await endpoint.connect_once()
         try:
             return await action(await KvBlackboard.open(nc.jetstream(), hive, schema))
         finally:

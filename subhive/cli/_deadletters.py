@@ -1,22 +1,27 @@
 """``subhive deadletters list|show|replay``: the messages hives refused or failed to handle, bytes intact.
 
-The bus is found with ``--server`` (or ``SUBHIVE_NATS_URL``); reading the dead-letter stream needs the
-framework's credentials, taken from ``SUBHIVE_NATS_USER`` / ``SUBHIVE_NATS_PASSWORD`` when the server has
-users.
+In a workspace that is up, the bus is the workspace's own and the framework's credentials are read from
+it. Elsewhere, ``--server`` (or ``SUBHIVE_NATS_URL``) names the bus, and the credentials come from
+``SUBHIVE_NATS_USER`` / ``SUBHIVE_NATS_PASSWORD`` when the server has users.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.markup import escape
 
-from ..errors import UsageError
+from ..errors import SubhiveError, UsageError
 from ._output import Format, err_console, out_console, print_json
+
+if TYPE_CHECKING:
+    from ..bus import BusEndpoint
 
 __all__ = ["deadletters_app"]
 
@@ -30,32 +35,20 @@ ServerOption = Annotated[str | None, typer.Option("--server", "-s", envvar="SUBH
                                                   show_default=False)]
 SeqArgument = Annotated[int, typer.Argument(metavar="SEQ", help="The dead letter's sequence number.", min=1)]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+WorkspaceOption = Annotated[Path, typer.Option("--workspace", "-C", help="The workspace whose running bus to read "
+                                               "(from here upwards), when --server is not given.")]
 
 
-def _with_letters(server: str | None, work: Callable[[Any], Awaitable[T]]) -> T:
+def _with_letters(server: str | None, work: Callable[[Any], Awaitable[T]], workspace: Path = Path(".")) -> T:
     """Connect to the bus as the framework, run ``work(DeadLetters)``, close."""
     import nats
 
-    from ..bus import BusEndpoint, BusError, DeadLetters
+    from ..bus import BusError, DeadLetters
 
-    if not server:
-        raise UsageError("which NATS server? pass --server nats://HOST:PORT or set SUBHIVE_NATS_URL",
-                         code="bus.server_unknown")
-    user, password = os.environ.get("SUBHIVE_NATS_USER"), os.environ.get("SUBHIVE_NATS_PASSWORD")
-    endpoint = BusEndpoint([server], user=user, password=password) if user else BusEndpoint([server])
+    endpoint = _endpoint(server, workspace)
 
     async def session() -> T:
-        async def quiet(exc: Exception) -> None:  # the failure is reported below, once, not logged per try
-            pass
-
-        try:
-            # nats-py retries a first connection that fails: bound it, or an unreachable server hangs the CLI.
-            nc = await asyncio.wait_for(nats.connect(**endpoint.connect_options(),  # type: ignore[arg-type]
-                                                     allow_reconnect=False, connect_timeout=2,
-                                                     max_reconnect_attempts=1, error_cb=quiet), 5)
-        except (OSError, nats.errors.Error, TimeoutError) as exc:
-            raise BusError(f"cannot reach the NATS server at {server}: {exc}", code="bus.unavailable",
-                           hint="is the server running? check --server / SUBHIVE_NATS_URL") from None
+        nc = await endpoint.connect_once()
         try:
             return await work(DeadLetters(nc))
         except nats.js.errors.NotFoundError:
@@ -67,18 +60,36 @@ def _with_letters(server: str | None, work: Callable[[Any], Awaitable[T]]) -> T:
     return asyncio.run(session())
 
 
+def _endpoint(server: str | None, workspace: Path) -> BusEndpoint:
+    """``--server`` (with the credentials in the environment), else the running workspace's own bus."""
+    from ..bus import BusEndpoint
+    from ..up import framework_endpoint
+    from ..workspace import find_root
+
+    if server:
+        user, password = os.environ.get("SUBHIVE_NATS_USER"), os.environ.get("SUBHIVE_NATS_PASSWORD")
+        return BusEndpoint([server], user=user, password=password) if user else BusEndpoint([server])
+    with contextlib.suppress(SubhiveError):  # outside a workspace: say what to pass, below
+        endpoint = framework_endpoint(find_root(workspace))
+        if endpoint is not None:
+            return endpoint
+    raise UsageError("which NATS server? run this in a workspace that is up (subhive up), or pass --server "
+                     "nats://HOST:PORT or set SUBHIVE_NATS_URL", code="bus.server_unknown")
+
+
 @deadletters_app.command("list")
 def deadletters_list(
     hive: Annotated[str | None, typer.Option("--hive", help="Only this hive's dead letters.")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many, oldest first.")] = 100,
     server: ServerOption = None,
+    workspace: WorkspaceOption = Path("."),
     fmt: FormatOption = Format.text,
 ) -> None:
     """List dead letters, oldest first: sequence, hive, subject, reason.
 
-    Example: subhive deadletters list --hive backend --server nats://127.0.0.1:4222
+    Example: subhive deadletters list --hive backend
     """
-    letters = _with_letters(server, lambda dl: dl.list(hive, limit=limit))
+    letters = _with_letters(server, lambda dl: dl.list(hive, limit=limit), workspace)
     if fmt is Format.json:
         print_json({"dead_letters": [d.to_dict() for d in letters]})
         return
@@ -94,13 +105,14 @@ def deadletters_list(
 def deadletters_show(
     seq: SeqArgument,
     server: ServerOption = None,
+    workspace: WorkspaceOption = Path("."),
     fmt: FormatOption = Format.text,
 ) -> None:
     """Show one dead letter: the reason, the original headers and the exact payload.
 
     Example: subhive deadletters show 42
     """
-    letter = _with_letters(server, lambda dl: dl.get(seq))
+    letter = _with_letters(server, lambda dl: dl.get(seq), workspace)
     if fmt is Format.json:
         print_json(letter.to_dict(with_data=True))
         return
@@ -118,13 +130,14 @@ def deadletters_show(
 def deadletters_replay(
     seq: SeqArgument,
     server: ServerOption = None,
+    workspace: WorkspaceOption = Path("."),
     fmt: FormatOption = Format.text,
 ) -> None:
     """Send a dead letter again, exact bytes and headers, to its original subject (under a new message id).
 
     Example: subhive deadletters replay 42
     """
-    said = _with_letters(server, lambda dl: dl.replay(seq))
+    said = _with_letters(server, lambda dl: dl.replay(seq), workspace)
     if fmt is Format.json:
         print_json({"seq": seq, "result": said})
         return

@@ -5,7 +5,16 @@ with per-hive permissions and every sub-hive, restarts what crashes and stops ev
 :func:`start`, :func:`down`, :func:`runtime_status` and :func:`follow` are what the CLI calls.
 """
 
-from ._control import DownReport, UpFailed, down, follow, running_supervisor, runtime_status, start
+from ._control import (
+    DownReport,
+    UpFailed,
+    down,
+    follow,
+    framework_endpoint,
+    running_supervisor,
+    runtime_status,
+    start,
+)
 from ._layout import UpLayout, pid_alive
 from ._supervisor import Supervisor, UpOptions, start_waves
 
@@ -17,6 +26,7 @@ __all__ = [
     "UpOptions",
     "down",
     "follow",
+    "framework_endpoint",
     "pid_alive",
     "running_supervisor",
     "runtime_status",

@@ -21,12 +21,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import SubhiveError
 from ._layout import UpLayout, pid_alive, read_json
 
-__all__ = ["DownReport", "UpFailed", "down", "follow", "running_supervisor", "runtime_status", "start"]
+if TYPE_CHECKING:
+    from ..bus import BusEndpoint
+
+__all__ = ["DownReport", "UpFailed", "down", "follow", "framework_endpoint", "running_supervisor", "runtime_status",
+           "start"]
 
 #: Events after which ``start`` stops following.
 FINAL = frozenset({"ready", "failed", "stopped"})
@@ -200,7 +204,7 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
     record = running_supervisor(workspace)
     if record is None:
         return None
-    dead = _dead_letters(layout, record)
+    dead = _dead_letters(workspace)
     hives: dict[str, Any] = {}
     now = time.time()
     for name, info in sorted((record.get("hives") or {}).items()):
@@ -223,29 +227,31 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
             "nats": record.get("nats"), "hives": hives}
 
 
-def _dead_letters(layout: UpLayout, record: dict[str, Any]) -> dict[str, int]:
-    """Dead letters per hive (``subhive.dlq.<hive>.>``), read with the framework's credentials."""
-    creds = read_json(layout.creds_file) or {}
-    url = record.get("nats")
-    if not url or not creds.get("admin"):
+def framework_endpoint(workspace: Path) -> BusEndpoint | None:
+    """The running tree's NATS server with the framework's own credentials, or None when it is not up."""
+    from ..bus import ADMIN_USER, BusEndpoint
+
+    record = running_supervisor(workspace)
+    creds = read_json(UpLayout(workspace).creds_file) or {}
+    if record is None or not record.get("nats") or not creds.get("admin"):
+        return None
+    return BusEndpoint([str(record["nats"])], user=ADMIN_USER, password=str(creds["admin"]))
+
+
+def _dead_letters(workspace: Path) -> dict[str, int]:
+    """Dead letters per hive, read with the framework's credentials."""
+    endpoint = framework_endpoint(workspace)
+    if endpoint is None:
         return {}
 
     async def count() -> dict[str, int]:
-        import nats
+        from ..bus import DeadLetters
 
-        from ..bus import ADMIN_USER, DLQ_STREAM
-
-        nc = await asyncio.wait_for(nats.connect(url, user=ADMIN_USER, password=creds["admin"],
-                                                 max_reconnect_attempts=0, allow_reconnect=False), 3)
+        nc = await endpoint.connect_once(timeout=3)
         try:
-            info = await nc.jetstream().stream_info(DLQ_STREAM, subjects_filter="subhive.dlq.>")
+            return await DeadLetters(nc).counts()
         finally:
             await nc.close()
-        counts: dict[str, int] = {}
-        for subject, n in (info.state.subjects or {}).items():
-            hive = subject.split(".")[2]
-            counts[hive] = counts.get(hive, 0) + n
-        return counts
 
     try:
         return asyncio.run(count())

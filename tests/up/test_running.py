@@ -129,6 +129,20 @@ def test_logs_shows_a_hive_log_and_refuses_an_unknown_name(running_workspace: Ru
         assert name in ran.err
 
 
+def test_deadletters_and_board_find_the_running_bus_without_being_told(running_workspace: Running) -> None:
+    workspace = running_workspace.workspace
+    ran = subhive(workspace, "deadletters", "list", "--format", "json")  # no --server, no SUBHIVE_NATS_*
+    assert ran.code == 0, ran
+    assert json.loads(ran.out) == {"dead_letters": []}
+    ran = subhive(workspace, "board", "put", "db", "tasks.t9", '{"title": "Index", "status": "done"}')
+    assert ran.code == 0, ran
+    ran = subhive(workspace, "board", "show", "db", "--format", "json")
+    assert ran.code == 0, ran
+    entries = {e["key"]: e for e in json.loads(ran.out)["entries"]}
+    assert (entries["tasks.t9"]["value"], entries["tasks.t9"]["writer"]) == ({"title": "Index", "status": "done"},
+                                                                            "human")
+
+
 def test_down_stops_every_recorded_process_and_leaves_none_behind(running_workspace: Running) -> None:
     """The last test here: it ends the tree the others read."""
     workspace = running_workspace.workspace
