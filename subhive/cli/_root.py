@@ -418,15 +418,10 @@ def status_command(
         _print_node(node, "", last=i == len(tree) - 1, live=live, summaries=lines)
 
 
-#: Runtime health, in the words of the upward synthesis.
-_SYNTHESIS_HEALTH = {"ready": "ok", "starting": "degraded", "restarting": "failing", "down": "failing",
-                     "unresponsive": "failing"}
-
-
 def _synthesis_input(info: dict[str, Any]) -> dict[str, Any]:
     controller = info.get("controller") or {}
     failures = int(controller.get("failures", 0) or 0) + int(info.get("dead_letters", 0) or 0)
-    return {"health": _SYNTHESIS_HEALTH.get(str(info.get("health")), "unknown"), "failures": failures}
+    return {"health": info.get("health"), "failures": failures}
 
 
 _HEALTH = {"ready": "green", "starting": "yellow", "restarting": "red", "down": "red", "unresponsive": "red"}

@@ -31,10 +31,11 @@ __all__ = ["HEALTH_ORDER", "HiveSummary", "TreeSummary", "normalise_health", "su
 #: Worst first: a parent's health is the first of these that any hive below it (or itself) has.
 HEALTH_ORDER = ("failing", "degraded", "unknown", "ok")
 _HEALTH_WORDS = {
-    "ok": "ok", "healthy": "ok", "serving": "ok", "up": "ok", "running": "ok",
-    "degraded": "degraded", "warning": "degraded", "slow": "degraded",
+    "ok": "ok", "healthy": "ok", "serving": "ok", "up": "ok", "running": "ok", "ready": "ok",
+    "degraded": "degraded", "warning": "degraded", "slow": "degraded", "starting": "degraded",
     "failing": "failing", "failed": "failing", "down": "failing", "error": "failing", "not_serving": "failing",
-    "dead": "failing", "stopped": "failing", "crashed": "failing",
+    "dead": "failing", "stopped": "failing", "crashed": "failing", "restarting": "failing",
+    "unresponsive": "failing",
 }
 
 

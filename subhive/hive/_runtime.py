@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import time
@@ -28,6 +27,7 @@ from typing import Any
 
 import grpc
 
+from .._files import write_json
 from ..bus import BusEndpoint, NatsTransport, kv_bucket
 from ..bus._transport import Failure
 from ..errors import InputError, Location
@@ -237,7 +237,7 @@ class HiveRuntime:
             with contextlib.suppress(Exception):
                 keys, revisions, size = await self.board.size()
                 data["blackboard"] = {"keys": keys, "revisions": revisions, "bytes": size}
-        _write_atomic(self._status_file, json.dumps(data, sort_keys=True))
+        write_json(self._status_file, data)
 
     async def _beat(self) -> None:
         while True:
@@ -271,7 +271,7 @@ class HiveRuntime:
         if self._status_file is not None:
             with contextlib.suppress(OSError):
                 data = self.status()
-                _write_atomic(self._status_file, json.dumps(data, sort_keys=True))
+                write_json(self._status_file, data)
 
 
 class _CallCounter(grpc.aio.ServerInterceptor):
@@ -305,10 +305,3 @@ def _reactor(controller: Controller, contract: str, event: str,
         await controller.on_event(contract, event, payload)
 
     return react
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)

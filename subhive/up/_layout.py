@@ -11,11 +11,11 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from .._files import read_json, write_json
 
 __all__ = ["UpLayout", "pid_alive", "read_json", "write_json"]
 
@@ -77,22 +77,3 @@ def pid_alive(pid: object) -> bool:
         if stat.read().rsplit(")", 1)[-1].split()[0] == "Z":
             return False
     return True
-
-
-def read_json(path: Path) -> dict[str, Any] | None:
-    """The JSON object in ``path``, or None when it is missing or half-written."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def write_json(path: Path, data: dict[str, Any], *, private: bool = False) -> None:
-    """Write atomically (readers never see half a file); ``private`` makes it 0600 before anything is in it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, sort_keys=True)
-    os.replace(temporary, path)

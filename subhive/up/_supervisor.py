@@ -99,6 +99,7 @@ class Supervisor:
         self.nats: Any = None
         self._stop = asyncio.Event()
         self._lock_seen = b""
+        self._lock_stamp = (0, 0)
         self._passwords: dict[str, str] = {}
         self._admin = ""
         self._progress: IO[str] | None = None
@@ -201,7 +202,6 @@ class Supervisor:
         return str(address)
 
     async def _negotiate(self, hives: dict[str, Any]) -> None:
-        from ..contract import load_contract
         from ..root_hive._client import RootClient, admin_token_of
         from ..semver import Version
 
@@ -218,8 +218,7 @@ class Supervisor:
             for name, version, directory in sorted(drafts, key=lambda d: (d[0], d[1])):
                 if (name, str(version)) in known:
                     continue
-                try:
-                    load_contract(directory)
+                try:  # the root lints and checks it; a bad draft comes back as the error said below
                     outcome = await root.propose(directory, on_behalf_of=providers[name])
                 except SubhiveError as exc:
                     self.emit("contract.refused", f"{name} {version}: {exc}", contract=name, version=str(version),
@@ -312,6 +311,10 @@ class Supervisor:
     async def _follow_lock(self) -> bool:
         """When the lock changed (a contract accepted or approved while the tree runs): new stubs, new NATS
         permissions (reloaded in place), new event streams, and a restart of the hives whose stubs changed."""
+        stamp = _lock_stamp(self.layout.workspace)  # 5 times a second: read and hash only what changed
+        if stamp == self._lock_stamp:
+            return False
+        self._lock_stamp = stamp
         digest = _lock_digest(self.layout.workspace)
         if digest == self._lock_seen or self.workspace is None or self.nats is None:
             return False
@@ -484,6 +487,16 @@ async def _terminate(processes: list[subprocess.Popen[bytes]], timeout: float) -
                 process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(5)
+
+
+def _lock_stamp(workspace: Path) -> tuple[int, int]:
+    from ..root_hive import LOCK_FILE
+
+    try:
+        info = (workspace / LOCK_FILE).stat()
+    except OSError:
+        return (0, 0)
+    return (info.st_mtime_ns, info.st_size)
 
 
 def _lock_digest(workspace: Path) -> bytes:

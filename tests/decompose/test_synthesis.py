@@ -88,6 +88,9 @@ def test_text_lines_show_the_tree(written: tuple[Path, list[HivePlan]]) -> None:
 
 
 @pytest.mark.parametrize(("value", "health"), [("SERVING", "ok"), ("down", "failing"), ("degraded", "degraded"),
-                                               ("mystery", "unknown"), (None, "unknown"), (3, "unknown")])
+                                               ("mystery", "unknown"), (None, "unknown"), (3, "unknown"),
+                                               # what `subhive up`'s hives report (subhive status)
+                                               ("ready", "ok"), ("starting", "degraded"),
+                                               ("restarting", "failing"), ("unresponsive", "failing")])
 def test_reported_health_words_are_normalised(value: object, health: str) -> None:
     assert normalise_health(value) == health

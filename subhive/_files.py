@@ -1,0 +1,33 @@
+"""Small JSON state files that one process writes and others read while it runs (heartbeats, records).
+
+Writes are atomic (a temporary file renamed into place), so a reader never sees half a file; a reader that
+finds a file missing or unreadable gets ``None`` and tries again later.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["read_json", "write_json"]
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``, or None when it is missing or half-written."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_json(path: Path, data: dict[str, Any], *, private: bool = False) -> None:
+    """Write atomically (readers never see half a file); ``private`` makes it 0600 before anything is in it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, sort_keys=True)
+    os.replace(temporary, path)
