@@ -32,7 +32,9 @@ def codegen_command(
     Example: subhive codegen web --check
     """
     from ..codegen import generate_stubs
+    from ._manifests import check_manifests
 
+    check_manifests(workspace)  # a broken manifest would make its hive's stubs vanish: fix it first (exit 2)
     ws = open_workspace(workspace)
     result = generate_stubs(ws, hives=hives or None, check=check)
     if fmt is Format.json:

@@ -32,9 +32,15 @@ def lint(
 
     Example: subhive contract lint contracts/
     """
-    from ..contract import lint_paths
+    from ..contract import LintResult, lint_paths
+    from ._manifests import manifest_problems
 
     result = lint_paths(paths)
+    # Inside a workspace, its sub-hive manifests too: a broken one hides its hive from every other command.
+    manifests = manifest_problems(paths[0] if paths[0].is_dir() else paths[0].parent) if paths else ()
+    if manifests:
+        result = LintResult(result.problems + tuple(p for p in manifests if p not in result.problems),
+                              result.contracts)
     if fmt is Format.json:
         print_json({"ok": result.ok,
                     "contracts": [{"name": c.name, "version": str(c.version), "path": str(c.directory)}

@@ -402,9 +402,14 @@ def status_command(
     running = runtime_status(ws)
     live = (running or {}).get("hives", {})
     # Each parent's synthesis of what is below it (counts, roles, health, open contracts, failures).
-    summary = summarise_tree(open_workspace(ws), {name: _synthesis_input(info) for name, info in live.items()})
+    opened = open_workspace(ws)
+    summary = summarise_tree(opened, {name: _synthesis_input(info) for name, info in live.items()})
+    broken = opened.hives().error()  # a hive whose manifest is broken is missing above: say why (exit 2)
     if fmt is Format.json:
-        print_json({"hives": [h.to_dict() for h in tree], "runtime": running, "summary": summary.to_dict()})
+        print_json({"hives": [h.to_dict() for h in tree], "runtime": running, "summary": summary.to_dict(),
+                    "problems": [p.to_dict() for p in broken.problems] if broken else []})
+        if broken:
+            fail_check(broken, fmt)
         return
     out_console.print("[bold]root[/]" + (f"  [green]up[/] [dim](NATS {escape(str(running.get('nats')))}, root "
                                          f"{escape(str(running.get('root')))})[/]" if running else
@@ -416,6 +421,8 @@ def status_command(
     lines = {name: s.line() for name, s in summary.hives.items() if s.children}
     for i, node in enumerate(tree):
         _print_node(node, "", last=i == len(tree) - 1, live=live, summaries=lines)
+    if broken:
+        raise broken
 
 
 def _synthesis_input(info: dict[str, Any]) -> dict[str, Any]:

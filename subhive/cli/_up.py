@@ -56,8 +56,10 @@ def up_command(
     """
     from ..up import UpLayout, down, follow, pid_alive, running_supervisor, start
     from ..workspace import find_root
+    from ._manifests import check_manifests
 
     ws = find_root(workspace)
+    check_manifests(ws)  # every problem of every manifest, before anything starts (the supervisor would say one)
     ready = start(ws, on_event=_print_event if fmt is Format.text else lambda _: None, root_port=root_port,
                   nats_port=nats_port, ready_timeout=ready_timeout)
     if fmt is Format.json:

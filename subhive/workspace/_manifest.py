@@ -260,12 +260,21 @@ class _Reader:
             if key in known:
                 continue
             close = difflib.get_close_matches(key, known, n=1)
-            self.problem(join_pointer(pointer, key), "hive.unknown_key", f"unknown key {key!r}",
-                         f"did you mean {close[0]!r}?" if close else f"the keys allowed here are: {', '.join(known)}")
+            # A top-level key written after a [table] header lands in that table: say where it belongs.
+            top = difflib.get_close_matches(key, _TOP_KEYS, n=1) if pointer and not close else []
+            if close:
+                hint = f"did you mean {close[0]!r}?"
+            elif top:
+                hint = (f"did you mean {top[0]!r}? it is a top-level key: move it above the first [table] "
+                        f"(here it is read as part of [{pointer[1:]}])")
+            else:
+                hint = f"the keys allowed here are: {', '.join(known)}"
+            self.problem(join_pointer(pointer, key), "hive.unknown_key", f"unknown key {key!r}", hint)
 
     def string(self, data: dict[str, Any], pointer: str, key: str, *, required: bool = True) -> str | None:
         if key not in data:
-            if required:
+            # A misspelt key ('kynd') is reported once, as unknown with a did-you-mean, not also as missing.
+            if required and not any(difflib.get_close_matches(k, (key,), n=1) for k in data if isinstance(k, str)):
                 where = f"[{pointer[1:]}]" if pointer else "the manifest"
                 self.problem(pointer, "hive.missing_key", f"{where} has no {key!r}",
                              f"add '{key} = ...' (docs/workspace.md shows a complete manifest)")

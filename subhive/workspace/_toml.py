@@ -41,7 +41,8 @@ class TomlDocument:
         return nearest_line(self._lines, pointer)
 
     def location(self, pointer: str) -> Location:
-        return Location(file=str(self.path), line=self.line_of(pointer), pointer=pointer)
+        # A key missing from the top level has no line of its own: the file's first line is where it goes.
+        return Location(file=str(self.path), line=self.line_of(pointer) or 1, pointer=pointer)
 
     @cached_property
     def _lines(self) -> dict[str, int]:

@@ -80,6 +80,17 @@ class HiveTree:
         """Contract name -> the hive that provides it."""
         return {contract: h.name for h in self.hives.values() for contract in h.provides}
 
+    def error(self) -> ManifestInvalid | None:
+        """Every problem of every manifest as one error (None when all are valid): what ``status``, ``codegen``,
+        ``up`` and ``contract lint`` report, so that a hive with a broken manifest never silently disappears."""
+        if not self.problems:
+            return None
+        broken = sorted(self.problems_by_hive)
+        count = len(self.problems)
+        return ManifestInvalid(self.problems, summary=f"{count} problem{'s' if count != 1 else ''} in the "
+                               f"manifests of {', '.join(broken)}: {self.problems[0].message}"
+                               + (" (and more below)" if count > 1 else ""))
+
 
 @dataclass(frozen=True, slots=True)
 class Workspace:

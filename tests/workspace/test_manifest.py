@@ -117,9 +117,9 @@ def _replace(old: str, new: str) -> str:
     (_replace('sources = "db_hive.knowledge:SOURCES"', 'sources = "db_hive/knowledge.py"'), "hive.sources_invalid",
      "/knowledge/sources", 19),
     (_replace("provides =", "provide ="), "hive.unknown_key", "/provide", 5),
-    (_replace("[knowledge]\nsources = \"db_hive.knowledge:SOURCES\"\n", ""), "hive.missing_key", "", None),
+    (_replace("[knowledge]\nsources = \"db_hive.knowledge:SOURCES\"\n", ""), "hive.missing_key", "", 1),
     (_replace('schema = "blackboard.schema.json"\n', ""), "hive.missing_key", "/blackboard", 15),
-    (_replace('kind = "db"\n', ""), "hive.missing_key", "", None),
+    (_replace('kind = "db"\n', ""), "hive.missing_key", "", 1),
 ])
 def test_each_mistake_is_reported_where_it_is(tmp_path: Path, text: str, code: str, pointer: str,
                                               line: int | None) -> None:
