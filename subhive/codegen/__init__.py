@@ -4,8 +4,7 @@
     >>> generate_stubs(open_workspace("shop")).written      # doctest: +SKIP
     ['stubs/web/orders_v1/client.py', ...]
 
-The orchestration is imported on first use, so ``subhive.codegen.mockdata`` (which generated mocks load at
-run time) stays a light import.
+The orchestration is imported on first use: importing the package costs nothing until stubs are made.
 """
 
 from __future__ import annotations

@@ -221,7 +221,7 @@ def _package_files(stub: ContractStub, builds: _Builds, result: CodegenResult) -
 def _mockable(stub: ContractStub, schemas: dict[str, Any], directory: Path, result: CodegenResult) -> bool:
     """Can the consumer's mock answer every operation and emit every event? Asked now, so an unsatisfiable
     schema is an error of this run, not a surprise in someone's test."""
-    from .mockdata import InstanceGenerator, Unsatisfiable
+    from ..runtime import InstanceGenerator, Unsatisfiable
 
     ok = True
     for key, schema in sorted(schemas.items()):

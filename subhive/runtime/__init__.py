@@ -9,6 +9,7 @@
 
 from ._binding import ContractBinding, PayloadInvalid, UnknownOperation
 from ._mock import MockProvider
+from ._mockdata import InstanceGenerator, Unsatisfiable
 from ._transport import EventCallback, Handler, LocalTransport, NotServed, Subscription, Transport
 from ._typed import OnEvent, PinnedAnswer, to_payload, typed_callback, typed_handler
 from ._verify import ContractViolation, VerifyReport, verify_provider
@@ -18,6 +19,7 @@ __all__ = [
     "ContractViolation",
     "EventCallback",
     "Handler",
+    "InstanceGenerator",
     "LocalTransport",
     "MockProvider",
     "NotServed",
@@ -27,6 +29,7 @@ __all__ = [
     "Subscription",
     "Transport",
     "UnknownOperation",
+    "Unsatisfiable",
     "VerifyReport",
     "to_payload",
     "typed_callback",

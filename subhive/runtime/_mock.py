@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from ..codegen.mockdata import InstanceGenerator
 from ._binding import ContractBinding
+from ._mockdata import InstanceGenerator
 from ._typed import PinnedAnswer, to_payload
 
 __all__ = ["MockProvider"]

@@ -34,9 +34,14 @@ import jsonschema_rs
 
 from ..errors import InputError, Location
 
-# Python's own regex parser inverts ordinary patterns; it is private, hence imported by name (no stubs).
-sre_parse: Any = importlib.import_module("re._parser")
-sre_c: Any = importlib.import_module("re._constants")
+# Python's own regex parser inverts ordinary patterns. It is private (hence imported by name, no stubs) and
+# may move in a later Python: without it, patterns get no sampler and candidates are judged by the validator
+# alone (a pattern-constrained string may then be reported unsatisfiable instead of built).
+try:
+    sre_parse: Any = importlib.import_module("re._parser")
+    sre_c: Any = importlib.import_module("re._constants")
+except ImportError:  # pragma: no cover - depends on the Python version
+    sre_parse = sre_c = None
 
 __all__ = ["InstanceGenerator", "Unsatisfiable"]
 
@@ -686,21 +691,35 @@ def _in_set(char: str, members: list[tuple[Any, Any]]) -> bool:
 
 
 _PARSED: dict[str, Any] = {}
+_COMPILED: dict[str, re.Pattern[str] | None] = {}
 
 
 def _parse_regex(pattern: str) -> tuple[Any, re.Pattern[str]] | None:
+    """The parse tree the sampler walks, and the compiled pattern; None when there is no sampler for it."""
+    compiled = _compiled(pattern)
+    if sre_parse is None or compiled is None:
+        return None
     if pattern not in _PARSED:
         try:
-            _PARSED[pattern] = (sre_parse.parse(pattern), re.compile(pattern))
+            _PARSED[pattern] = (sre_parse.parse(pattern), compiled)
         except (re.error, OverflowError, RecursionError):
-            _PARSED[pattern] = None  # ECMA-only syntax: the validator still judges the candidates
+            _PARSED[pattern] = None
     result: tuple[Any, re.Pattern[str]] | None = _PARSED[pattern]
     return result
 
 
+def _compiled(pattern: str) -> re.Pattern[str] | None:
+    if pattern not in _COMPILED:
+        try:
+            _COMPILED[pattern] = re.compile(pattern)
+        except (re.error, OverflowError, RecursionError):
+            _COMPILED[pattern] = None  # ECMA-only syntax: the validator still judges the candidates
+    return _COMPILED[pattern]
+
+
 def _matches(pattern: str, text: str) -> bool:
-    parsed = _parse_regex(pattern)
-    return parsed is not None and parsed[1].search(text) is not None
+    compiled = _compiled(pattern)
+    return compiled is not None and compiled.search(text) is not None
 
 
 def _string_from_patterns(plan: _Plan, rng: random.Random) -> str:

@@ -11,8 +11,8 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..codegen.mockdata import InstanceGenerator
 from ._binding import ContractBinding, PayloadInvalid
+from ._mockdata import InstanceGenerator
 from ._transport import Handler
 
 __all__ = ["ContractViolation", "VerifyReport", "verify_provider"]
