@@ -58,8 +58,13 @@ def generate_stubs(workspace: Workspace, *, hives: list[str] | None = None, chec
     and list what is stale instead."""
     lock = Lock.load(workspace.root)
     plan = plan_stubs(workspace, lock, hives)
-    result = CodegenResult(problems=list(plan.problems))
+    result = CodegenResult(problems=list(plan.problems) + list(plan.unmet))
     builds = _Builds(workspace, result)  # a contract version's models are generated once, whatever the hives
+    # Accepted versions are immutable: a file edited in place is reported whether or not a package must be
+    # regenerated (stubs up to date with the lock can still come from files that no longer match it).
+    used = {(s.entry.name, s.entry.version): s.entry for h in plan.hives.values() for s in h.contracts}
+    for _, entry in sorted(used.items(), key=lambda item: item[0]):
+        builds.verify(entry)
     for hive in plan.hives.values():
         result.notes += [f"{hive.hive}: {n}" for n in hive.notes]
         try:
@@ -149,12 +154,23 @@ class _Builds:
         self.workspace_root = workspace.root
         self._result = result
         self._done: dict[tuple[str, str, str], _Built | None] = {}
+        self._verified: dict[tuple[str, str, str], bool] = {}
 
     def get(self, entry: LockEntry) -> _Built | None:
         key = (entry.name, str(entry.version), entry.hash)
         if key not in self._done:
-            self._done[key] = _build(self._workspace, entry, self._result)
+            self._done[key] = _build(self._workspace, entry, self._result) if self.verify(entry) else None
         return self._done[key]
+
+    def verify(self, entry: LockEntry) -> bool:
+        """Do the version's files still hash to the lock's hash? If not, one problem says so (once per run)."""
+        key = (entry.name, str(entry.version), entry.hash)
+        if key not in self._verified:
+            problem = _tampered(entry, entry.directory(self.workspace_root))
+            self._verified[key] = problem is None
+            if problem is not None:
+                self._result.problems.append(problem)
+        return self._verified[key]
 
 
 def _build(workspace: Workspace, entry: LockEntry, result: CodegenResult) -> _Built | None:
@@ -163,16 +179,6 @@ def _build(workspace: Workspace, entry: LockEntry, result: CodegenResult) -> _Bu
     from .protos import generate_protos
 
     directory = entry.directory(workspace.root)
-    where = Location(file=str(directory))
-    if not directory.is_dir():
-        result.problems.append(Problem("codegen.contract_missing", f"{entry.name} {entry.version} is in the lock "
-                                       "but its directory is gone", where, "restore it from version control"))
-        return None
-    if contract_hash(directory) != entry.hash:
-        result.problems.append(Problem("lock.tampered", f"{entry.name} {entry.version} was changed after it was "
-                                       "accepted; no stubs are generated from it", where,
-                                       "restore the accepted files and propose a new version instead"))
-        return None
     contract = load_contract(directory)
     clashes = member_clashes(contract)
     if clashes:
@@ -201,6 +207,20 @@ def _build(workspace: Workspace, entry: LockEntry, result: CodegenResult) -> _Bu
         common.setdefault("pb/__init__.py", header.encode())
     result.notes += [f"{entry.name} {entry.version}: {n}" for n in models.notes]
     return _Built(contract, dict(models.classes), dict(bundle.schemas), common)
+
+
+def _tampered(entry: LockEntry, directory: Path) -> Problem | None:
+    where = Location(file=str(directory))
+    if not directory.is_dir():
+        return Problem("codegen.contract_missing", f"{entry.name} {entry.version} is in the lock but its directory "
+                       "is gone", where, "restore it from version control")
+    actual = contract_hash(directory)
+    if actual != entry.hash:
+        return Problem("lock.tampered", f"{entry.name} {entry.version} was changed after it was accepted: its files "
+                       f"hash to {actual[:19]}..., the lock says {entry.hash[:19]}...; no stubs are generated from it",
+                       where, f"restore the accepted files (git checkout -- {directory}) and put the change in a new "
+                       "version instead: accepted versions are immutable")
+    return None
 
 
 def _package_files(stub: ContractStub, builds: _Builds, result: CodegenResult) -> dict[str, bytes] | None:

@@ -6,7 +6,10 @@ A hive gets a package ``stubs/<hive>/`` holding one package per contract major i
   would pick); a requirement the lock cannot satisfy is an error;
 * for each contract it provides, the newest accepted version of every major line still in the lock (an old
   major is served beside the new one until no consumer needs it); a provided contract not accepted yet has
-  no stubs, which the plan notes.
+  no stubs, which the plan notes;
+* for each version the lock still records the hive as a consumer of, in a major its manifest no longer
+  takes, that version too: the lock is what NATS permissions and running hives follow, so its stubs stay
+  until the root re-registers the manifest (docs/decisions/0034-stubs-follow-the-lock.md).
 
 Nothing else: isolation starts at codegen, so a hive's package never holds a contract it does not touch.
 """
@@ -50,6 +53,9 @@ class HiveStubs:
 class StubPlan:
     hives: dict[str, HiveStubs]
     problems: list[Problem]
+    #: ``codegen.not_in_lock``: requirements no accepted version meets. The rest of the plan stands; codegen
+    #: reports them as problems, the bus plan and ``up`` as warnings (the hive runs without those stubs).
+    unmet: list[Problem] = field(default_factory=list)
 
 
 def contract_package(name: str, major: int) -> str:
@@ -66,6 +72,7 @@ def plan_stubs(workspace: Workspace, lock: Lock, hives: list[str] | None = None)
     """The stubs of ``hives`` (all when None); unknown hive names and unsatisfiable requirements are problems."""
     tree = workspace.hives()
     problems: list[Problem] = []
+    unmet: list[Problem] = []
     names = hives if hives else sorted(tree.hives)
     plan: dict[str, HiveStubs] = {}
     for hive in names:
@@ -82,7 +89,7 @@ def plan_stubs(workspace: Workspace, lock: Lock, hives: list[str] | None = None)
             best = req.versions.best(versions)
             if best is None:
                 have = ", ".join(str(v) for v in versions) or "none accepted"
-                problems.append(Problem(
+                unmet.append(Problem(
                     "codegen.not_in_lock", f"{hive} consumes {req.contract} {req.versions} but the lock has no "
                     f"such version ({have})", Location(file=where.file, pointer=f"/consumes/{req.contract}"),
                     "have the provider propose a version in that range (subhive contract propose), "
@@ -102,13 +109,29 @@ def plan_stubs(workspace: Workspace, lock: Lock, hives: list[str] | None = None)
                 newest[entry.version.major] = entry
             for major, entry in sorted(newest.items()):
                 stubs.contracts.append(ContractStub(entry, "provides", contract_package(name, major)))
+        _keep_locked(lock, hive, stubs)
         clash = _clashes(stubs.contracts)
         if clash:
             problems.append(Problem("codegen.name_collision", f"{hive}: contracts {clash} map to the same Python "
                                     "package name", where, "rename one of the contracts"))
             continue
         plan[hive] = stubs
-    return StubPlan(plan, problems)
+    return StubPlan(plan, problems, unmet)
+
+
+def _keep_locked(lock: Lock, hive: str, stubs: HiveStubs) -> None:
+    """Add the versions the lock still records ``hive`` on, in packages its manifest no longer asks for."""
+    have = {s.package for s in stubs.contracts}
+    for entry in lock:
+        wanted = entry.consumers.get(hive)
+        package = contract_package(entry.name, entry.version.major)
+        if wanted is None or package in have:
+            continue
+        have.add(package)
+        stubs.contracts.append(ContractStub(entry, "consumes", package))
+        stubs.notes.append(f"{package} kept: the lock still records {hive} on {entry.name} {entry.version} "
+                           f"({wanted}); it goes once the root registers the manifest as it is now "
+                           "(subhive up does, or subhive status)")
 
 
 def _clashes(contracts: list[ContractStub]) -> str:

@@ -116,6 +116,8 @@ class _Hive:
     kind: str
     parent: str
     token_sha256: str
+    #: Registered from a manifest under subhives/ (not through RegisterHive): forgotten when it is removed.
+    from_manifest: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +201,8 @@ class RootHive:
         #: Pending repair approvals by what they are about: a repeat adds to the count instead of a new one.
         self._open_repairs: dict[RepairKey, str] = {}
         self._repairs = 0
+        #: The manifests' bytes as last registered: views re-register when they changed (sync_manifests).
+        self._manifests_seen = b""
 
     # ----------------------------------------------------------------------------------------- lifecycle
     @classmethod
@@ -244,6 +248,7 @@ class RootHive:
         if root._lock != base:
             root._lock.save(workspace.root)
         root._clean_leftovers()
+        root._manifests_seen = root._manifests_digest()
         root._register_workspace_hives(workspace)
 
     def _take_writer_lock(self) -> None:
@@ -284,9 +289,59 @@ class RootHive:
                     os.chmod(tokens_dir, 0o700)
                     _write_secret(tokens_dir / f"{name}.token", token)
                     self._barrier.add_tree(tokens_dir)  # the token on disk before the record that makes it valid
-                    self.register_hive(name, kind=manifest.kind.value, parent=manifest.parent, _token=token)
+                    self.register_hive(name, kind=manifest.kind.value, parent=manifest.parent, _token=token,
+                                       _manifest=True)
                     progress = True
             self._declare_manifest_needs(manifests)
+            self._forget_removed_hives()
+
+    def sync_manifests(self) -> bool:
+        """Register the manifests as they are now, if any changed since the last look: new hives, changed
+        ranges, and no more requirement (nor hive) whose line (or manifest) is gone. True if it looked.
+
+        The views (:meth:`status`, :meth:`contracts`) call it first, so the root reflects the workspace of now
+        and not of when it opened; a manifest that does not parse changes nothing until it is fixed.
+
+        >>> root.sync_manifests()  # doctest: +SKIP
+        True
+        """
+        digest = self._manifests_digest()
+        if digest == self._manifests_seen or self._log is None:
+            return False
+        try:
+            workspace = open_workspace(self.workspace_root)
+        except SubhiveError:  # hive.toml is being edited: keep what is registered
+            return False
+        self._manifests_seen = digest
+        self._register_workspace_hives(workspace)
+        return True
+
+    def _manifests_digest(self) -> bytes:
+        digest = hashlib.sha256()
+        hives_dir = self.workspace_root / "subhives"
+        for path in sorted(hives_dir.glob(f"*/{MANIFEST_NAME}")) if hives_dir.is_dir() else ():
+            with contextlib.suppress(OSError):
+                data = path.read_bytes()
+                digest.update(f"{path.parent.name}\0{len(data)}\0".encode() + data)
+        return digest.digest()
+
+    def _forget_removed_hives(self) -> None:
+        """A hive registered from a manifest whose directory is gone leaves the tree, with its requirements
+        (so an old major it pinned can retire); its children first. Hives registered through RegisterHive stay."""
+        present = self._workspace_hive_names()
+        tokens_dir = self.workspace_root / TOKENS_DIR
+        gone = {name for name, hive in self._hives.items() if name not in present
+                and (hive.from_manifest or (tokens_dir / f"{name}.token").exists())}
+        while gone:
+            leaves = sorted(n for n in gone if not any(h.parent == n for h in self._hives.values()))
+            if not leaves:
+                return  # a child still registered: it keeps its parent
+            for name in leaves:
+                records: list[Record] = [("requirement_withdrawn", {"hive": name, "contract": contract}, {})
+                                         for (who, contract) in sorted(self._requirements) if who == name]
+                self._commit([*records, ("hive_removed", {"name": name}, {})])
+                (tokens_dir / f"{name}.token").unlink(missing_ok=True)
+                gone.discard(name)
 
     def _declare_manifest_needs(self, manifests: Mapping[str, SubhiveManifest]) -> None:
         """What a manifest consumes becomes the hive's requirement (announced when nothing meets it yet), so
@@ -298,6 +353,11 @@ class RootHive:
                 known = self._requirements.get((name, need.contract))
                 if known is None or str(known.range) != str(need.versions):
                     self.declare_requirement(name, need.contract, str(need.versions))
+            # A line removed from the manifest: the hive no longer needs it, whatever it declared before.
+            wanted = {need.contract for need in manifest.consumes}
+            stale = sorted(c for (who, c) in self._requirements if who == name and c not in wanted)
+            if stale:
+                self._commit([("requirement_withdrawn", {"hive": name, "contract": c}, {}) for c in stale])
 
     @property
     def recovered_records(self) -> int:
@@ -454,7 +514,7 @@ class RootHive:
     # -------------------------------------------------------------------------------------- registration
     @_batched
     def register_hive(self, name: str, *, kind: str = "custom", parent: str = ROOT,
-                      rotate: bool = False, _token: str | None = None) -> Registration:
+                      rotate: bool = False, _token: str | None = None, _manifest: bool = False) -> Registration:
         """Register ``name`` and return its token (shown once). ``rotate=True`` replaces an existing token.
 
         >>> root.register_hive("db", kind="db").name  # doctest: +SKIP
@@ -474,9 +534,10 @@ class RootHive:
             raise InputError(f"hive {name!r} cannot have {parent!r} as parent: the tree would have a cycle",
                              code="hive.parent_cycle")
         token = _token or secrets.token_urlsafe(32)
-        self._commit([("hive_registered", {"name": name, "kind": kind, "parent": parent,
-                                           "rotated": name in self._hives},
-                       {"token_sha256": _sha(token)})])
+        data: dict[str, Any] = {"name": name, "kind": kind, "parent": parent, "rotated": name in self._hives}
+        if _manifest:
+            data["manifest"] = True
+        self._commit([("hive_registered", data, {"token_sha256": _sha(token)})])
         return Registration(name, token)
 
     def hives(self) -> list[str]:
@@ -1132,6 +1193,7 @@ class RootHive:
     # ------------------------------------------------------------------------------------------- views
     def contracts(self) -> list[ContractInfo]:
         """Every accepted contract with its versions' status and consumers."""
+        self.sync_manifests()
         out: list[ContractInfo] = []
         for name in self._lock.names():
             entries = self._lock.versions(name)
@@ -1166,6 +1228,7 @@ class RootHive:
 
     def status(self) -> list[HiveStatus]:
         """The hive tree under the root: each hive with the contracts it provides and consumes."""
+        self.sync_manifests()
         provides: dict[str, list[str]] = {}
         for name in self._lock.names():
             provides.setdefault(self._lock.versions(name)[-1].provider, []).append(name)
@@ -1251,8 +1314,25 @@ class RootHive:
         if old is not None:
             self._tokens.pop(old.token_sha256, None)
         sha = frame.private["token_sha256"]
-        self._hives[data["name"]] = _Hive(data["name"], data["kind"], data["parent"], sha)
+        manifest = bool(data.get("manifest")) or (old is not None and old.from_manifest)
+        self._hives[data["name"]] = _Hive(data["name"], data["kind"], data["parent"], sha, manifest)
         self._tokens[sha] = data["name"]
+
+    def _apply_hive_removed(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
+        old = self._hives.pop(data["name"], None)
+        if old is not None:
+            self._tokens.pop(old.token_sha256, None)
+
+    def _apply_requirement_withdrawn(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
+        key = (data["hive"], data["contract"])
+        self._requirements.pop(key, None)
+        self._requirement_keys.get(data["contract"], {}).pop(key, None)
+        for a in [self._announcements[i] for i in self._announcement_ids.get(data["contract"], ())]:
+            if a.hive == data["hive"] and a.status == "open":
+                self._announcements[a.id] = replace(a, status="withdrawn")
+        if not replaying:
+            self._refresh_consumers(data["contract"])
+            self._lock_dirty = True
 
     def _apply_requirement(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
         key = (data["hive"], data["contract"])
@@ -1366,7 +1446,9 @@ class RootHive:
 
 _APPLY: dict[str, Callable[[RootHive, dict[str, Any], Frame, bool], None]] = {
     "hive_registered": RootHive._apply_registered,
+    "hive_removed": RootHive._apply_hive_removed,
     "requirement_declared": RootHive._apply_requirement,
+    "requirement_withdrawn": RootHive._apply_requirement_withdrawn,
     "need_announced": RootHive._apply_announced,
     "proposal_received": RootHive._apply_received,
     "pending_approval": RootHive._apply_pending,

@@ -55,8 +55,13 @@ def test_a_new_accepted_version_regenerates_only_the_hives_that_use_it(shop: Pat
     assert {hive: _mtimes(shop, hive) for hive in ("api", "db")} == untouched
 
 
-def test_a_contract_no_longer_consumed_loses_its_package(shop: Path) -> None:
+def test_a_contract_no_longer_consumed_loses_its_package_once_the_lock_lets_it_go(shop: Path) -> None:
     _rewrite(shop, "web", consumes={"api_api": "^0.1"})
+    kept = generate_stubs(open_workspace(shop))  # the lock still records web on orders: NATS grants follow it
+    assert (shop / "stubs/web/orders_v1").is_dir()
+    assert not [p for p in kept.removed if "orders_v1" in p]
+    assert any("orders_v1 kept" in note for note in kept.notes)
+    RootHive.open(shop).close()  # the root registers the manifest as it is now, and the lock follows
     result = generate_stubs(open_workspace(shop))
     assert not (shop / "stubs/web/orders_v1").exists()
     assert "stubs/web/orders_v1" in result.removed
