@@ -9,10 +9,17 @@ Generated clients and handler interfaces run on it unchanged (they speak only th
 * Every payload is validated when it is sent (an invalid one raises before anything leaves) and when it is
   received. A refused request gets a structured error reply (:mod:`subhive.bus._wire`) and, like any refused
   message, is kept bytes intact in the dead-letter stream with the reason (:mod:`subhive.bus._deadletter`).
+* No message can stop a consumer: bytes that are not JSON, too deep, too large or not Unicode are refused
+  with a stable code (:mod:`subhive.bus._codec`) like any invalid payload, and nothing a handler raises
+  escapes the transport. Every request gets an answer: its reply, or a structured error reply.
+* A handler's :class:`~subhive.runtime.Refusal` goes back with its own code; anything else it raises is a
+  failure: ``handler.failed`` (naming the dead letter) to the caller, the request kept in the dead letters
+  (docs/decisions/0021-handler-refusals.md).
 * Events are durable: published to JetStream (one stream per contract major, deduplicated by message id),
   consumed through a durable consumer per (hive, contract major, event), acknowledged only after the
-  callback returns. A failing callback is retried once, then dead-lettered.
-* The same failure twice (same code, same contract member) is reported once to ``on_repeated_failure``:
+  callback returns. A failing callback is retried once, then dead-lettered, then terminated; a delivery a
+  crash interrupted is not a failure (docs/decisions/0022-delivery-accounting.md, :mod:`subhive.bus._consumers`).
+* The same failure twice (same error class, same contract member) is reported once to ``on_repeated_failure``:
   the hive sends a repair proposal to the root from there.
 * A publish or subscribe the server refuses (the hive's credentials) surfaces as
   :class:`~subhive.bus.PermissionViolation` naming the subject, instead of a silent drop or a timeout.
@@ -22,7 +29,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -35,13 +44,13 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription as NatsSubscription
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NoStreamResponseError
 
 from ..errors import Location, SubhiveError
-from ..runtime import ContractBinding, EventCallback, Handler, NotServed, PayloadInvalid, Subscription
+from ..runtime import ContractBinding, EventCallback, Handler, NotServed, PayloadInvalid, Refusal, Subscription
 from ..runtime._trace import continue_trace, outgoing_traceparent
-from ._codec import decode, encode
+from ._codec import PayloadError, decode, encode
+from ._consumers import HANDLER_ATTEMPTS, event_consumer_config
 from ._deadletter import publish_dead_letter
 from ._fastpub import Frames, Target
 from ._inbox import Inbox
@@ -50,6 +59,7 @@ from ._server import BusEndpoint
 from ._wire import (
     H_CONTRACT,
     H_ERROR,
+    H_MSG_ID,
     H_SENDER,
     H_TRACE,
     BusError,
@@ -61,8 +71,11 @@ from ._wire import (
 __all__ = ["BusStats", "Failure", "NatsTransport"]
 
 #: A handler is called at most this many times for one event: the first try and one retry.
-MAX_DELIVER = 2
+MAX_DELIVER = HANDLER_ATTEMPTS
+#: Seconds after a reconnect during which JetStream's silence means "still starting", not "no stream".
+_WARMUP = 10.0
 T = TypeVar("T")
+log = logging.getLogger("subhive.bus")
 _VIOLATION = re.compile(r'permissions violation for (publish|subscription) to "([^"]+)"', re.IGNORECASE)
 
 
@@ -97,6 +110,12 @@ class _Violations:
     def __init__(self) -> None:
         self.seen: dict[str, str] = {}
         self._changed = asyncio.Event()
+        #: When the connection was last lost or came back (monotonic; 0: never): JetStream may still be starting.
+        self.bumped_at = 0.0
+
+    async def bumped(self) -> None:
+        """``disconnected_cb`` and ``reconnected_cb``: the server went away or came back."""
+        self.bumped_at = time.monotonic()
 
     async def error_cb(self, exc: Exception) -> None:
         match = _VIOLATION.search(str(exc))
@@ -203,6 +222,9 @@ class NatsTransport:
         self._slots = asyncio.Semaphore(max_concurrency)
         self._tasks: set[asyncio.Task[None]] = set()
         self._failures: Counter[tuple[str, str, str]] = Counter()
+        #: Handler failures per event still being retried, by (stream, stream sequence): the transport's own count
+        #: (JetStream's num_delivered also counts deliveries a crash interrupted).
+        self._attempts: dict[tuple[str, int], int] = {}
         self._allowed: set[str] = set()  # subjects a publish already went through on
         self._subjects: dict[tuple[str, int, str, str], str] = {}
         self._frames = Frames(nc, hive)
@@ -221,6 +243,8 @@ class NatsTransport:
             nc = await asyncio.wait_for(nats.connect(**endpoint.connect_options(),  # type: ignore[arg-type]
                                                      name=f"subhive-{hive}", inbox_prefix=inbox_prefix(hive),
                                                      error_cb=violations.error_cb, ping_interval=5,
+                                                     disconnected_cb=violations.bumped,
+                                                     reconnected_cb=violations.bumped,
                                                      max_reconnect_attempts=-1, reconnect_time_wait=0.5,
                                                      connect_timeout=max(1, int(connect_timeout))),
                                         connect_timeout)
@@ -266,12 +290,21 @@ class NatsTransport:
 
     def _encoded(self, route: _Route, payload: Any) -> bytes:
         """``payload`` validated (or :class:`PayloadInvalid` before anything leaves) and encoded."""
-        if not route.sends_valid(payload):
+        try:
+            valid = route.sends_valid(payload)
+        except Exception:  # a value the validator cannot read (a lone surrogate): check says so, structured
+            valid = False
+        if not valid:
             route.contract.check(route.sends, payload, moving="outgoing")  # raises, saying where and why
         try:
             data = orjson.dumps(payload)
         except TypeError:  # an integer past 64 bits, say: the codec's exact path decides
-            data = encode(payload)
+            try:
+                data = encode(payload)
+            except PayloadError as exc:
+                raise PayloadInvalid(f"outgoing {route.contract.id} {route.sends} payload cannot be sent: "
+                                     f"{exc.message}", contract=route.contract.id, schema=route.sends, pointer="",
+                                     keyword="", moving="outgoing", code=exc.code) from None
         limit = self._nc.max_payload
         if len(data) > limit:
             raise BusError(f"the payload is {len(data)} bytes; the server takes at most {limit}",
@@ -295,6 +328,10 @@ class NatsTransport:
                 f"nobody serves {contract.name} v{contract.major} operation {operation!r}",
                 location=_at(subject), hint="start the provider hive (subhive up) or serve its mock") from None
         except NatsTimeout:
+            if self._unavailable():
+                raise BusError(f"{subject}: no answer within {self.request_timeout} s while the NATS server is "
+                               "unavailable (reconnecting)", code="bus.unavailable", location=_at(subject),
+                               hint="retry once the server is back") from None
             raise self._violations.pop(subject) or BusError(
                 f"{subject}: no answer within {self.request_timeout} s", code="bus.timeout", location=_at(subject),
                 hint="the provider is overloaded or stuck; see its logs") from None
@@ -304,8 +341,8 @@ class NatsTransport:
             raise RemoteError(WireError.from_bytes(msg.data, code=headers[H_ERROR], subject=subject))
         try:
             reply = decode(msg.data)
-        except ValueError as exc:
-            error = WireError("payload.malformed", f"the payload is not JSON: {exc}", subject=subject)
+        except Exception as exc:  # anything at all: a reply's bytes must not crash the caller
+            error = _unreadable(exc, subject)
             await self._keep(_reply_of(route, operation), subject, msg.data, headers, error)
             raise BusError(error.message, code=error.code, location=_at(subject)) from None
         if not route.receives_valid(reply):
@@ -335,11 +372,27 @@ class NatsTransport:
         try:
             await (call if subject in self._allowed else self._violations.guard(call, subject))
             self._allowed.add(subject)
-        except (NoStreamResponseError, NatsTimeout, NoRespondersError):
-            raise self._violations.pop(subject) or BusError(
+        except (NoStreamResponseError, NatsTimeout, NoRespondersError) as exc:
+            violation = self._violations.pop(subject)
+            if violation is not None:
+                raise violation from None
+            if not isinstance(exc, NoStreamResponseError) and self._unavailable():
+                raise BusError(f"the event on {subject} was not stored: the NATS server is unavailable "
+                               "(reconnecting, or JetStream still starting)", code="bus.unavailable",
+                               location=_at(subject), hint="retry with the same msg_id: the stream keeps one "
+                               "copy per id, so a retry never stores the event twice") from None
+            raise BusError(
                 f"no stream stored the event on {subject}", code="bus.no_stream", location=_at(subject),
                 hint="the framework creates event streams from the lock (subhive.bus.ensure_event_streams)") from None
+        except nats.errors.Error as exc:  # closed, draining, the reconnect buffer full...
+            raise BusError(f"the event on {subject} was not stored: {type(exc).__name__}", code="bus.unavailable",
+                           location=_at(subject), hint="retry with the same msg_id once the server is back") from None
         self.stats.sent += 1
+
+    def _unavailable(self) -> bool:
+        """Whether the connection is down, or came back so recently that JetStream may still be starting."""
+        nc, bumped = self._nc, self._violations.bumped_at
+        return not nc.is_connected or nc.is_reconnecting or (bumped > 0 and time.monotonic() - bumped < _WARMUP)
 
     # -- receiving ----------------------------------------------------------------------------------------
 
@@ -360,37 +413,47 @@ class NatsTransport:
                                  f"{contract.name} v{contract.major}", subject=subject)
         return None
 
-    async def _accept(self, contract: ContractBinding, schema: str, msg: Msg,
-                      where: tuple[str, int, str, str]) -> tuple[Any, WireError | None]:
-        """The validated payload of ``msg``, or the reason to refuse it (already dead-lettered)."""
+    def _accept(self, contract: ContractBinding, schema: str, msg: Msg) -> tuple[Any, WireError | None]:
+        """The validated payload of ``msg``, or the reason to refuse it (the caller keeps it: :meth:`_keep`).
+        Never raises: whatever the bytes, the answer is a payload or a structured refusal."""
         headers = msg.headers or {}
         refusal = self._refusal(contract, headers, msg.subject)
         payload: Any = None
         if refusal is None:
             try:
                 payload = decode(msg.data)
-            except ValueError as exc:
-                refusal = WireError("payload.malformed", f"the payload is not JSON: {exc}", subject=msg.subject)
+            except Exception as exc:  # RecursionError, MemoryError...: nothing may escape and stop the consumer
+                refusal = _unreadable(exc, msg.subject)
         if refusal is None:
             try:
                 contract.check(schema, payload, moving="incoming")
             except PayloadInvalid as exc:
                 refusal = _wire(exc, msg.subject)
+            except Exception as exc:
+                refusal = WireError("payload.malformed", f"the payload cannot be validated ({type(exc).__name__})",
+                                    subject=msg.subject)
         self.stats.received += 1
-        if refusal is not None:
-            await self._keep(where, msg.subject, msg.data, headers, refusal)
         return payload, refusal
 
     async def _keep(self, where: tuple[str, int, str, str], subject: str, data: bytes,
-                    headers: Mapping[str, str], error: WireError) -> None:
-        """Count a refusal and keep the message in the dead-letter stream; never raises."""
+                    headers: Mapping[str, str], error: WireError) -> bool:
+        """Count a refusal and keep the message in the dead-letter stream; never raises. Returns whether the
+        stream stored it (an event that was not kept must not be terminated: it comes back later)."""
         self.stats.refused[error.code] += 1
         try:
             await publish_dead_letter(self._js, self.hive, where=where, subject=subject, data=data, headers=headers,
                                       error=error)
             self.stats.dead_lettered += 1
-        except Exception:  # the refusal itself is answered/counted; losing the copy must not crash the hive
+            return True
+        except Exception as exc:  # the refusal itself is answered/counted; losing the copy must not crash the hive
             self.stats.refused["deadletter.failed"] += 1
+            log.error("%s: could not keep a dead letter from %s (%s): %s", self.hive, subject, error.code, exc)
+            return False
+
+    def _letter_id(self, headers: Mapping[str, str]) -> str:
+        """The message id the dead letter of a message with ``headers`` gets (see publish_dead_letter)."""
+        msg_id = headers.get(H_MSG_ID)
+        return f"dlq-{self.hive}-{msg_id}" if msg_id else ""
 
     async def serve(self, contract: ContractBinding, handlers: Mapping[str, Handler]) -> Subscription:
         """Answer ``handlers``' operations in queue group ``subhive.<contract>.v<major>``: replicas share."""
@@ -435,48 +498,77 @@ class NatsTransport:
         self._slots.release()
 
     async def _answer(self, contract: ContractBinding, operation: str, handler: Handler, msg: Msg) -> None:
+        """Answer one request: its reply or a structured error reply, never silence; never raises (a task's
+        exception would only be a traceback in the log, and the caller would wait for nothing)."""
+        try:
+            await self._answer_once(contract, operation, handler, msg)
+        except Exception as exc:  # a bug of ours, or the connection went away: the caller still hears, if it can
+            log.error("%s: answering %s failed: %s: %s", self.hive, msg.subject, type(exc).__name__, exc)
+            if msg.reply:
+                error = WireError("handler.failed", f"the provider could not answer ({type(exc).__name__})",
+                                  subject=msg.subject)
+                with contextlib.suppress(Exception):
+                    await self._nc.publish(msg.reply, error.to_bytes(), headers={
+                        H_CONTRACT: contract.id, H_SENDER: self.hive, H_ERROR: error.code})
+
+    async def _answer_once(self, contract: ContractBinding, operation: str, handler: Handler, msg: Msg) -> None:
         input_schema, output_schema = contract.operation(operation)
-        where = (contract.name, contract.major, "op", operation)
-        payload, refusal = await self._accept(contract, input_schema, msg, where)
-        reply: Any = None
+        payload, refusal = self._accept(contract, input_schema, msg)
+        kept = refusal is not None  # a request that breaks the contract is kept, as is one the handler failed on
+        failure = ""  # the error class of a failure of this hive, for on_repeated_failure
+        data = b""
         if refusal is None:
             with continue_trace((msg.headers or {}).get(H_TRACE)):
-                reply, refusal = await self._call(handler, payload, msg, where)
+                reply, refusal, failure = await self._call(handler, payload, msg)
+            if refusal is None:
+                try:
+                    contract.check(output_schema, reply, moving="outgoing")
+                    data = encode(reply)
+                except (PayloadInvalid, PayloadError) as exc:  # e.g. a lone surrogate the schema allowed
+                    pointer, keyword = getattr(exc, "pointer", ""), getattr(exc, "keyword", "")
+                    refusal = WireError("provider.invalid_reply", f"the provider's reply broke the contract: "
+                                        f"{exc.message}", pointer, keyword, msg.subject)
+                    failure = "provider.invalid_reply"
+            kept = bool(failure)
+        headers = msg.headers or {}
+        if kept and refusal is not None:
+            refusal = WireError(refusal.code, refusal.message, refusal.pointer, refusal.keyword, refusal.subject,
+                                self._letter_id(headers))
+        if msg.reply:  # else a publish, not a request (a replay, say): nobody waits for an answer
+            if refusal is not None:
+                await self._nc.publish(msg.reply, refusal.to_bytes(),
+                                       headers={H_CONTRACT: contract.id, H_SENDER: self.hive, H_ERROR: refusal.code})
+            else:
+                # A reply goes to the one inbox that asked, for the contract it asked about: headers would tell
+                # the caller nothing new, and nats-py parses them byte by byte. No Subhive-Error means success.
+                await self._nc.publish(msg.reply, data)
+                self.stats.sent += 1
         if refusal is None:
-            try:
-                contract.check(output_schema, reply, moving="outgoing")
-            except PayloadInvalid as exc:
-                refusal = WireError("provider.invalid_reply", f"the provider's reply broke the contract: "
-                                    f"{exc.message}", exc.pointer, exc.keyword, msg.subject)
-                await self._failed(where, refusal, msg.data)
-        if not msg.reply:
-            return  # a publish, not a request (a replay, say): nobody waits for an answer
-        if refusal is not None:
-            await self._nc.publish(msg.reply, refusal.to_bytes(),
-                                   headers={H_CONTRACT: contract.id, H_SENDER: self.hive, H_ERROR: refusal.code})
             return
-        # A reply goes to the one inbox that asked, for the contract it asked about: headers would tell the
-        # caller nothing new, and nats-py parses them byte by byte. The absence of Subhive-Error means success.
-        await self._nc.publish(msg.reply, encode(reply))
-        self.stats.sent += 1
+        where = (contract.name, contract.major, "op", operation)
+        if kept:  # after the answer: the caller does not wait for the dead-letter stream
+            await self._keep(where, msg.subject, msg.data, headers, refusal)
+        if failure:
+            await self._failed(where, refusal, msg.data, failure)
 
-    async def _call(self, handler: Handler, payload: Any, msg: Msg,
-                    where: tuple[str, int, str, str]) -> tuple[Any, WireError | None]:
+    async def _call(self, handler: Handler, payload: Any, msg: Msg) -> tuple[Any, WireError | None, str]:
+        """The handler's reply; or its deliberate refusal (a :class:`Refusal`: its code goes back); or its failure
+        (``handler.failed``, and the error class and text for the repair report)."""
         try:
-            return await handler(payload), None
-        except SubhiveError as exc:  # the handler refused on purpose: its code and message go back
-            return None, WireError(exc.code, exc.message, subject=msg.subject)
+            return await handler(payload), None, ""
+        except Refusal as exc:
+            return None, WireError(exc.code, exc.message, subject=msg.subject), ""
         except Exception as exc:  # a bug: the caller learns the class, never a traceback or a repr
-            refusal = WireError("handler.failed", f"the provider failed on this request "
-                                f"({type(exc).__name__})", subject=msg.subject)
-            await self._failed(where, refusal, msg.data, detail=str(exc))
-            return None, refusal
+            kind = _error_class(exc)
+            return None, WireError("handler.failed", f"the provider failed on this request ({kind})",
+                                   subject=msg.subject), f"{kind}: {exc}"
 
     async def _failed(self, where: tuple[str, int, str, str], error: WireError, sample: bytes,
                       detail: str = "") -> None:
-        """Count a failure of this hive; the second of a kind goes to ``on_repeated_failure``, once."""
+        """Count a failure of this hive; the second of one error class (the detail's ``Class code`` before the
+        colon) on one member goes to ``on_repeated_failure``, once: one repair proposal per class."""
         contract, _, _, member = where
-        key = (error.code, contract, member)
+        key = (detail.split(":", 1)[0] or error.code, contract, member)
         self._failures[key] += 1
         self.stats.refused[error.code] += 1
         if self._failures[key] == 2 and self.on_repeated_failure is not None:
@@ -495,17 +587,21 @@ class NatsTransport:
         where = (contract.name, contract.major, "ev", event)
         if not self.durable_events:
             async def on_event(msg: Msg) -> None:
-                payload, refusal = await self._accept(contract, schema, msg, where)
-                if refusal is None:
+                try:
+                    payload, refusal = self._accept(contract, schema, msg)
+                    if refusal is not None:
+                        await self._keep(where, msg.subject, msg.data, msg.headers or {}, refusal)
+                        return
                     with continue_trace((msg.headers or {}).get(H_TRACE)):
                         await self._deliver_once(callback, payload, msg, where)
+                except Exception as exc:  # never let one message stop the subscription
+                    log.error("%s: delivering %s failed: %s: %s", self.hive, msg.subject, type(exc).__name__, exc)
 
             sub = await self._nc.subscribe(subject, cb=on_event)
             await self._confirm([subject], [sub])
             return _Group([sub.unsubscribe])
         durable = durable_name(self.hive, contract.name, contract.major, event)
-        config = ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, max_deliver=MAX_DELIVER, ack_wait=self.ack_wait,
-                                deliver_policy=DeliverPolicy.ALL)
+        config = event_consumer_config(ack_wait=self.ack_wait)
         stream = event_stream(contract.name, contract.major)
         try:
             # Creating or reading the hive's own consumer is where a missing grant shows: name the event.
@@ -538,27 +634,58 @@ class NatsTransport:
             except (nats.errors.Error, nats.js.errors.Error):
                 await asyncio.sleep(0.2)  # reconnecting (a server restart): the durable consumer waits for us
                 continue
-            for msg in messages:
-                await self._deliver(msg, contract, schema, callback, where)
+            # Fetched but not yet handled is not crashed: keep the whole batch alive while a slow handler runs.
+            alive = asyncio.create_task(_keep_alive(messages, self.ack_wait / 3))
+            try:
+                for msg in messages:
+                    try:
+                        await self._deliver(msg, contract, schema, callback, where)
+                    except Exception as exc:  # never stop consuming: unacknowledged, it comes back after ack_wait
+                        log.error("%s: delivering %s failed: %s: %s", self.hive, msg.subject, type(exc).__name__,
+                                  exc)
+            finally:
+                alive.cancel()
 
     async def _deliver(self, msg: Msg, contract: ContractBinding, schema: str, callback: EventCallback,
                        where: tuple[str, int, str, str]) -> None:
-        payload, refusal = await self._accept(contract, schema, msg, where)
-        if refusal is not None:
-            await msg.term()  # a message that breaks the contract stays broken: never redeliver it
+        payload, refusal = self._accept(contract, schema, msg)
+        if refusal is not None:  # a message that breaks the contract stays broken: kept, never redelivered
+            await self._dead(msg, where, refusal, None)
             return
-        with continue_trace((msg.headers or {}).get(H_TRACE)):
-            ok = await self._deliver_once(callback, payload, msg, where)
-        if ok:
-            await msg.ack()
-        elif msg.metadata.num_delivered < MAX_DELIVER:
-            self.stats.retried += 1
-            await msg.nak()
-        else:
-            error = WireError("handler.failed", f"the handler failed {MAX_DELIVER} times on this event",
-                              subject=msg.subject)
-            await self._keep(where, msg.subject, msg.data, msg.headers or {}, error)
+        key: tuple[str, int] | None = None
+        failures = 0
+        if self._attempts:  # only while some event is being retried: reading the metadata costs a parse
+            key = _sequence(msg)
+            failures = self._attempts.get(key, 0)
+        if failures < HANDLER_ATTEMPTS:
+            with continue_trace((msg.headers or {}).get(H_TRACE)):
+                ok = await self._deliver_once(callback, payload, msg, where)
+            if ok:
+                await msg.ack()
+                if key is not None:
+                    self._attempts.pop(key, None)
+                return
+            failures += 1
+            key = key or _sequence(msg)
+            self._attempts[key] = failures
+            if failures < HANDLER_ATTEMPTS:
+                self.stats.retried += 1
+                await msg.nak()
+                return
+        error = WireError("handler.failed", f"the handler failed {HANDLER_ATTEMPTS} times on this event",
+                          subject=msg.subject)
+        await self._dead(msg, where, error, key)
+
+    async def _dead(self, msg: Msg, where: tuple[str, int, str, str], error: WireError,
+                    key: tuple[str, int] | None) -> None:
+        """Dead-letter an event, then terminate it; if the dead-letter stream did not take it, the event comes
+        back later (nak with a delay) instead of being dropped, and the handler is not run again for it."""
+        if await self._keep(where, msg.subject, msg.data, msg.headers or {}, error):
             await msg.term()
+            if key is not None:
+                self._attempts.pop(key, None)
+        else:
+            await msg.nak(delay=_KEEP_AGAIN)
 
     async def _deliver_once(self, callback: EventCallback, payload: Any, msg: Msg,
                             where: tuple[str, int, str, str]) -> bool:
@@ -566,10 +693,45 @@ class NatsTransport:
             await callback(payload)
             return True
         except Exception as exc:
-            refusal = WireError(getattr(exc, "code", None) or "handler.failed",
-                                f"the event handler failed ({type(exc).__name__})", subject=msg.subject)
-            await self._failed(where, refusal, msg.data, detail=str(exc))
+            kind = _error_class(exc)
+            refusal = WireError("handler.failed", f"the event handler failed ({kind})", subject=msg.subject)
+            await self._failed(where, refusal, msg.data, f"{kind}: {exc}")
             return False
+
+
+#: Seconds before an event whose dead letter could not be stored comes back to be dead-lettered again.
+_KEEP_AGAIN = 2.0
+
+
+async def _keep_alive(messages: list[Msg], period: float) -> None:
+    """Tell the server every ``period`` seconds that ``messages`` are still being worked on (those already
+    acknowledged refuse quietly), so a slow handler is not taken for a crashed consumer."""
+    while True:
+        await asyncio.sleep(period)
+        for msg in messages:
+            with contextlib.suppress(Exception):
+                await msg.in_progress()
+
+
+def _sequence(msg: Msg) -> tuple[str, int]:
+    """Which event ``msg`` is, whatever its delivery: its stream and stream sequence."""
+    meta = msg.metadata
+    return meta.stream, meta.sequence.stream
+
+
+def _error_class(exc: BaseException) -> str:
+    """``KeyError``, or ``KnowledgeSourceFailed ks.stalled`` for a subhive error: what callers and repairs see."""
+    return f"{type(exc).__name__} {exc.code}" if isinstance(exc, SubhiveError) else type(exc).__name__
+
+
+def _unreadable(exc: BaseException, subject: str) -> WireError:
+    """The refusal of bytes the codec could not read, whatever it raised."""
+    if isinstance(exc, PayloadError):
+        return WireError(exc.code, exc.message, subject=subject)
+    code = ("payload.too_deep" if isinstance(exc, RecursionError) else "payload.too_large"
+            if isinstance(exc, MemoryError) else "payload.bad_unicode" if isinstance(exc, UnicodeError)
+            else "payload.malformed")
+    return WireError(code, f"the payload cannot be read ({type(exc).__name__})", subject=subject)
 
 
 def _wire(exc: PayloadInvalid, subject: str) -> WireError:

@@ -8,7 +8,9 @@ Every message a hive sends carries::
     traceparent        00-<trace>-<span>-01   W3C trace context
 
 A request that is refused gets an error reply: header ``Subhive-Error: <code>`` and a JSON body
-``{"code", "message", "pointer", "keyword", "subject"}``; the caller raises :class:`RemoteError` from it.
+``{"code", "message", "pointer", "keyword", "subject", "dead_letter"}``; the caller raises :class:`RemoteError`
+from it. ``dead_letter`` is the message id under which the provider kept the request in its dead letters
+(``Nats-Msg-Id`` of the dead letter), when it kept one.
 """
 
 from __future__ import annotations
@@ -63,9 +65,12 @@ class RemoteError(BusError):
 
     def __init__(self, wire: WireError) -> None:
         super().__init__(wire.message, code=wire.code,
-                         location=Location(pointer=wire.pointer or None, subject=wire.subject or None))
+                         location=Location(pointer=wire.pointer or None, subject=wire.subject or None),
+                         hint=f"the provider kept the request as dead letter {wire.dead_letter} "
+                              "(subhive deadletters list)" if wire.dead_letter else None)
         self.pointer = wire.pointer
         self.keyword = wire.keyword
+        self.dead_letter = wire.dead_letter
 
 
 @dataclass(frozen=True)
@@ -77,20 +82,30 @@ class WireError:
     pointer: str = ""
     keyword: str = ""
     subject: str = ""
+    dead_letter: str = ""
+
+    def __post_init__(self) -> None:
+        # Texts quoting a bad payload may hold lone surrogates: kept readable, and encodable as UTF-8 headers.
+        for name in ("message", "pointer", "keyword", "subject"):
+            value = getattr(self, name)
+            if not value.isascii():
+                object.__setattr__(self, name, value.encode("utf-8", "backslashreplace").decode("utf-8"))
 
     def to_bytes(self) -> bytes:
+        # ensure_ascii: a message quoting a bad payload (a lone surrogate, say) still encodes.
         return json.dumps({"code": self.code, "message": self.message, "pointer": self.pointer,
-                           "keyword": self.keyword, "subject": self.subject}).encode()
+                           "keyword": self.keyword, "subject": self.subject,
+                           "dead_letter": self.dead_letter}).encode()
 
     @classmethod
     def from_bytes(cls, data: bytes, *, code: str, subject: str) -> WireError:
         """Read an error reply; a body that is not one still gives an error with the header's code."""
         try:
             body: Any = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):  # any bytes at all: this must not raise
             body = None
         if not isinstance(body, dict):
             return cls(code, data[:200].decode("utf-8", "replace") or "refused", subject=subject)
         return cls(code=str(body.get("code") or code), message=str(body.get("message") or "refused"),
                    pointer=str(body.get("pointer") or ""), keyword=str(body.get("keyword") or ""),
-                   subject=str(body.get("subject") or subject))
+                   subject=str(body.get("subject") or subject), dead_letter=str(body.get("dead_letter") or ""))

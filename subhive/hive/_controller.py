@@ -29,6 +29,7 @@ import contextlib
 import itertools
 import logging
 import time
+import traceback
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -345,7 +346,11 @@ class Controller:
         code = exc.code if isinstance(exc, SubhiveError) else type(exc).__name__
         message = exc.message if isinstance(exc, SubhiveError) else f"{type(exc).__name__}: {exc}"
         self.stats.last_error = f"{source.name} on {entry.key}: {message}"[:500]
-        log.warning("knowledge source %s failed on %s: %s", source.name, entry.key, message)
+        if isinstance(exc, SubhiveError):  # a refusal the framework names (schema, stall, bad result): no bug
+            log.warning("knowledge source %s failed on %s: %s", source.name, entry.key, message)
+        else:  # the source's own code raised: where, and the traceback, in the hive's log (never to callers)
+            log.error("knowledge source %s failed on %s at %s: %s", source.name, entry.key, _raised_at(exc),
+                      message, exc_info=exc)
         self._failures[(source.name, code)] += 1
         count = self._failures[(source.name, code)]
         stalled = code == "ks.stalled"
@@ -449,3 +454,9 @@ def _checked(sources: Sequence[KnowledgeSource]) -> tuple[KnowledgeSource, ...]:
             raise InputError(f"{name} declares nothing that wakes it", code="ks.invalid",
                              hint="set triggers (key patterns), operations or events")
     return tuple(sources)
+
+
+def _raised_at(exc: BaseException) -> str:
+    """``file:line`` of the frame that raised ``exc`` (the deepest of its traceback)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "an unknown place"

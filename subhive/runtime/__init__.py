@@ -10,7 +10,7 @@
 from ._binding import ContractBinding, PayloadInvalid, UnknownOperation
 from ._mock import MockProvider
 from ._mockdata import InstanceGenerator, Unsatisfiable
-from ._transport import EventCallback, Handler, LocalTransport, NotServed, Subscription, Transport
+from ._transport import EventCallback, Handler, LocalTransport, NotServed, Refusal, Subscription, Transport
 from ._typed import OnEvent, PinnedAnswer, to_payload, typed_callback, typed_handler
 from ._verify import ContractViolation, VerifyReport, verify_provider
 
@@ -26,6 +26,7 @@ __all__ = [
     "OnEvent",
     "PayloadInvalid",
     "PinnedAnswer",
+    "Refusal",
     "Subscription",
     "Transport",
     "UnknownOperation",

@@ -35,8 +35,8 @@ class PayloadInvalid(InputError):
     default_code = "payload.invalid"
 
     def __init__(self, message: str, *, contract: str, schema: str, pointer: str, keyword: str,
-                 moving: Moving) -> None:
-        super().__init__(message, location=Location(file=f"{contract}:{schema}", pointer=pointer),
+                 moving: Moving, code: str | None = None) -> None:
+        super().__init__(message, code=code, location=Location(file=f"{contract}:{schema}", pointer=pointer),
                          hint="fix the payload to match the contract's schema" if moving == "outgoing" else
                          "the sender broke the contract; the message was refused")
         self.contract = contract
@@ -121,11 +121,19 @@ class ContractBinding:
         return validator
 
     def check(self, schema: str, payload: Any, *, moving: Moving) -> None:
-        """Raise :class:`PayloadInvalid` unless ``payload`` is valid under the schema named ``schema``."""
+        """Raise :class:`PayloadInvalid` unless ``payload`` is valid under the schema named ``schema``; a value
+        the validator cannot even read (a lone surrogate, a key that is not text) is ``payload.bad_unicode`` or
+        ``payload.malformed``, never the validator's own exception."""
         validator = self._validators.get(schema) or self.validator(schema)
-        if validator.is_valid(payload):
-            return
-        error = next(iter(validator.iter_errors(payload)))
+        try:
+            if validator.is_valid(payload):
+                return
+            error = next(iter(validator.iter_errors(payload)))
+        except Exception as exc:  # jsonschema-rs raises UnicodeEncodeError, ValueError... for non-JSON values
+            code = "payload.bad_unicode" if isinstance(exc, UnicodeError) else "payload.malformed"
+            raise PayloadInvalid(f"{moving} {self.id} {schema} payload is not JSON text: {type(exc).__name__}: "
+                                 f"{str(exc).encode('ascii', 'backslashreplace').decode()}"[:500], contract=self.id,
+                                 schema=schema, pointer="", keyword="", moving=moving, code=code) from None
         pointer = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in error.instance_path)
         keyword = str(error.schema_path[-1]) if error.schema_path else ""
         raise PayloadInvalid(f"{moving} {self.id} {schema} payload is invalid at {pointer or '/'}: "

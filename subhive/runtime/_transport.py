@@ -13,9 +13,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from ..errors import SubhiveError
-from ._binding import ContractBinding
+from ._binding import ContractBinding, PayloadInvalid
 
-__all__ = ["EventCallback", "Handler", "LocalTransport", "NotServed", "Subscription", "Transport"]
+__all__ = ["EventCallback", "Handler", "LocalTransport", "NotServed", "Refusal", "Subscription", "Transport"]
 
 #: Serves one operation: receives the validated request payload, returns the reply payload.
 Handler = Callable[[Any], Awaitable[Any]]
@@ -27,6 +27,14 @@ class NotServed(SubhiveError):
     """Nobody serves the operation a client called."""
 
     default_code = "bus.not_served"
+
+
+class Refusal(SubhiveError):
+    """A handler's deliberate "no": raise it (or a subclass) with your own stable ``code`` and the caller gets
+    that code and message. Any other exception a handler raises is a failure: the caller gets
+    ``handler.failed`` and the request is dead-lettered (docs/decisions/0021-handler-refusals.md)."""
+
+    default_code = "handler.refused"
 
 
 class Subscription(Protocol):
@@ -49,6 +57,19 @@ class Transport(Protocol):
     async def subscribe(self, contract: ContractBinding, event: str, callback: EventCallback) -> Subscription:
         """Call ``callback`` with every event ``event`` from now on, until stopped."""
         ...
+
+
+def _travelled(contract: ContractBinding, schema: str, payload: Any) -> Any:
+    """``payload`` as the other end reads it: through UTF-8 JSON text, as on the bus (a lone surrogate, NaN or a
+    set cannot travel: :class:`PayloadInvalid`, as the NATS transport says)."""
+    try:
+        return json.loads(json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8"))
+    except (TypeError, ValueError, RecursionError) as exc:
+        code = "payload.bad_unicode" if isinstance(exc, UnicodeError) else \
+            "payload.too_deep" if isinstance(exc, RecursionError) else "payload.malformed"
+        raise PayloadInvalid(f"outgoing {contract.id} {schema} payload cannot be sent as JSON: {type(exc).__name__}",
+                             contract=contract.id, schema=schema, pointer="", keyword="", moving="outgoing",
+                             code=code) from None
 
 
 class _Registration:
@@ -82,11 +103,11 @@ class LocalTransport:
         if handler is None:
             raise NotServed(f"nobody serves {contract.name} v{contract.major} operation {operation!r} here",
                             hint="serve the provider's handler (or its generated mock) on this transport first")
-        received = json.loads(json.dumps(payload))
+        received = _travelled(contract, input_schema, payload)
         contract.check(input_schema, received, moving="incoming")
         reply = await handler(received)
         contract.check(output_schema, reply, moving="outgoing")
-        answer = json.loads(json.dumps(reply))
+        answer = _travelled(contract, output_schema, reply)
         contract.check(output_schema, answer, moving="incoming")
         return answer
 
@@ -103,7 +124,7 @@ class LocalTransport:
         schema = contract.event(event)
         contract.check(schema, payload, moving="outgoing")
         for callback in list(self._subscribers.get((contract.name, contract.major, event), ())):
-            received = json.loads(json.dumps(payload))
+            received = _travelled(contract, schema, payload)
             contract.check(schema, received, moving="incoming")
             await callback(received)
 

@@ -14,6 +14,7 @@ from typing import Any, TypeAlias, TypeVar
 
 from pydantic import BaseModel
 
+from ._binding import PayloadInvalid
 from ._transport import EventCallback, Handler
 
 __all__ = ["OnEvent", "PinnedAnswer", "to_payload", "typed_callback", "typed_handler"]
@@ -30,8 +31,14 @@ OnEvent: TypeAlias = Callable[[M], Awaitable[None]]
 
 
 def to_payload(model: BaseModel) -> Any:
-    """A generated model as its JSON payload: the JSON names, and only the fields that were set."""
-    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    """A generated model as its JSON payload: the JSON names, and only the fields that were set; a model that
+    cannot be written as JSON raises :class:`PayloadInvalid` (``payload.malformed``), never pydantic's error."""
+    try:
+        return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    except (ValueError, TypeError, RecursionError) as exc:  # PydanticSerializationError is a ValueError
+        name = type(model).__name__
+        raise PayloadInvalid(f"a {name} cannot be written as JSON: {type(exc).__name__}: {exc}"[:500], contract="",
+                             schema=name, pointer="", keyword="", moving="outgoing", code="payload.malformed") from None
 
 
 def typed_handler(method: Callable[[In], Awaitable[BaseModel]], model: type[In]) -> Handler:

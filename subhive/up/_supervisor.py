@@ -71,10 +71,13 @@ class _Child:
     backoff: float = BACKOFF_FIRST
     next_start: float = 0.0
     exits: list[int] = field(default_factory=list)
+    #: Where this run's output starts in the (appended) log: failure reports quote this run, not an older one.
+    log_offset: int = 0
 
     def launch(self, cwd: Path) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as out:
+            self.log_offset = _mark_start(out, self.name)
             # Its own session: a Ctrl-C in the terminal that ran `subhive up` reaches the supervisor only,
             # which then stops the children in order.
             self.process = subprocess.Popen(self.argv, cwd=cwd, env=self.env, stdin=subprocess.DEVNULL, stdout=out,
@@ -187,6 +190,7 @@ class Supervisor:
         """Start the root and read the address it prints; its errors (a port in use) become ours."""
         child.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(child.log_path, "ab") as err:
+            child.log_offset = _mark_start(err, child.name)
             child.process = subprocess.Popen(child.argv, cwd=self.layout.workspace, env=child.env,
                                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
                                              start_new_session=True)
@@ -197,7 +201,8 @@ class Supervisor:
             address = json.loads(line)["address"]
         except (ValueError, KeyError, TypeError):
             child.process.wait(5)
-            raise SubhiveError(f"the root hive did not start: {_tail(child.log_path)}", code="up.root_failed",
+            raise SubhiveError(f"the root hive did not start: {_tail(child.log_path, since=child.log_offset)}",
+                               code="up.root_failed",
                                hint=f"see {child.log_path}") from None
         return str(address)
 
@@ -395,7 +400,7 @@ class Supervisor:
                 code = child.process.poll()
                 if code is not None:
                     raise SubhiveError(f"sub-hive {name} exited with code {code} while starting: "
-                                       f"{_tail(child.log_path)}", code="up.hive_failed",
+                                       f"{_tail(child.log_path, since=child.log_offset)}", code="up.hive_failed",
                                        location=Location(file=str(child.log_path)),
                                        hint=f"fix what its log says, then run subhive up again ({child.log_path})")
                 heartbeat = read_json(self.layout.status_file(name))
@@ -449,8 +454,9 @@ class Supervisor:
             child.exits.append(code)
             child.process = None
             child.next_start = now + child.backoff
-            self.emit("hive.crashed", f"{child.name}: exited with code {code}; restarting in {child.backoff:g} s",
-                      hive=child.name, code=code, backoff=child.backoff)
+            tail = _tail(child.log_path, 3, since=child.log_offset)
+            self.emit("hive.crashed", f"{child.name}: exited with code {code}; restarting in {child.backoff:g} s; "
+                      f"its log ends: {tail}", hive=child.name, code=code, backoff=child.backoff, tail=tail)
             child.backoff = min(child.backoff * 2, BACKOFF_MAX)
             return True
         if now >= child.next_start:
@@ -558,9 +564,19 @@ def _child_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _tail(path: Path, lines: int = 6) -> str:
+def _mark_start(log_file: IO[bytes], name: str) -> int:
+    """Write a line saying a run of ``name`` starts, and return where its output begins in the log."""
+    log_file.write(f"--- {name} started at {time.strftime('%Y-%m-%d %H:%M:%S')} ---\n".encode())
+    log_file.flush()
+    return log_file.tell()
+
+
+def _tail(path: Path, lines: int = 6, *, since: int = 0) -> str:
+    """The last ``lines`` lines a run wrote to its log (from ``since``, where that run's output begins)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+        with open(path, "rb") as log_file:
+            log_file.seek(since)
+            text = log_file.read().decode("utf-8", errors="replace").strip().splitlines()
     except OSError:
         return "(no log)"
-    return " | ".join(line.strip() for line in text[-lines:]) or "(empty log)"
+    return " | ".join(line.strip() for line in text[-lines:]) or "(nothing in its log)"
