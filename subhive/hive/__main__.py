@@ -2,8 +2,9 @@
 
 Where to connect comes from the environment ``subhive up`` sets (never from argv, which ``ps`` shows):
 ``SUBHIVE_NATS_URL`` (comma-separated), ``SUBHIVE_NATS_USER``/``SUBHIVE_NATS_PASSWORD``, ``SUBHIVE_ROOT`` and
-``SUBHIVE_TOKEN`` (the hive's root token), ``SUBHIVE_STATUS_FILE`` (the heartbeat file). SIGTERM stops the hive
-cleanly. Exit codes: 0 stopped, 2 the hive cannot start (bad manifest, schema, knowledge module), 1 otherwise.
+``SUBHIVE_TOKEN`` (the hive's root token), ``SUBHIVE_STATUS_FILE`` (the heartbeat file), ``SUBHIVE_GRPC_KEYS``
+(the hive's gRPC key file, followed while it changes). SIGTERM stops the hive cleanly. Exit codes: 0 stopped,
+2 the hive cannot start (bad manifest, schema, knowledge module), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from ..bus import BusEndpoint
 from ..errors import SubhiveError
+from ..rpc import KeyFile
 from ._runtime import HiveRuntime
 
 
@@ -26,8 +28,10 @@ async def _run(workspace: Path, hive: str) -> None:
     endpoint = BusEndpoint([u for u in env.get("SUBHIVE_NATS_URL", "nats://127.0.0.1:4222").split(",") if u],
                            user=env.get("SUBHIVE_NATS_USER"), password=env.get("SUBHIVE_NATS_PASSWORD"))
     status = env.get("SUBHIVE_STATUS_FILE")
+    keys = env.get("SUBHIVE_GRPC_KEYS")
     runtime = await HiveRuntime.start(workspace, hive, endpoint, root_address=env.get("SUBHIVE_ROOT"),
-                                      token=env.get("SUBHIVE_TOKEN"), status_file=Path(status) if status else None)
+                                      token=env.get("SUBHIVE_TOKEN"), status_file=Path(status) if status else None,
+                                      grpc_keys=KeyFile(Path(keys)) if keys else None)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -56,6 +56,8 @@ class HiveContext:
     board: KvBlackboard
     transport: NatsTransport
     root: Any = None
+    #: The hive's gRPC credentials (``subhive.rpc.GrpcKeys`` or ``KeyFile``): sent on every call it makes.
+    keys: Any = None
     _channels: dict[tuple[str, int], Any] = field(default_factory=dict)
 
     async def get(self, key: str) -> Entry | None:
@@ -72,7 +74,7 @@ class HiveContext:
             if self.root is None:
                 raise InputError(f"{self.hive} has no root to find {contract} v{major} through",
                                  code="rpc.no_root", hint="run the hive under `subhive up`")
-            self._channels[(contract, major)] = await connect_grpc(self.root, contract, major)
+            self._channels[(contract, major)] = await connect_grpc(self.root, contract, major, keys=self.keys)
         return self._channels[(contract, major)]
 
     async def close(self) -> None:
@@ -95,6 +97,7 @@ class HiveRuntime:
         self.context: HiveContext | None = None
         self.bindings: list[ContractBinding] = []
         self._root: Any = None
+        self._keys: Any = None
         self._subscriptions: list[Any] = []
         self._grpc: list[Any] = []
         self._heartbeat: asyncio.Task[None] | None = None
@@ -107,9 +110,13 @@ class HiveRuntime:
     @classmethod
     async def start(cls, workspace_root: Path, hive: str, endpoint: BusEndpoint, *, root_address: str | None = None,
                     token: str | None = None, status_file: Path | None = None,
-                    config: ControllerConfig | None = None) -> HiveRuntime:
+                    config: ControllerConfig | None = None, grpc_keys: Any = None) -> HiveRuntime:
+        """``grpc_keys``: the hive's gRPC credentials, ``subhive.rpc.GrpcKeys`` or ``KeyFile`` (``subhive up``
+        hands each hive its own file); without them the hive's gRPC calls are anonymous and a hive that serves
+        gRPC does not start (``rpc.no_keys``)."""
         runtime = cls(hive)
         runtime._status_file = status_file
+        runtime._keys = grpc_keys
         try:
             await runtime._start(Path(workspace_root), endpoint, root_address, token, config)
         except BaseException:
@@ -142,7 +149,7 @@ class HiveRuntime:
         self.transport = await NatsTransport.connect(endpoint, self.hive, on_repeated_failure=self._report_failure)
         js = self.transport.connection.jetstream()
         self.board = await KvBlackboard.open(js, self.hive, schema)
-        self.context = HiveContext(self.hive, self.board, self.transport, self._root)
+        self.context = HiveContext(self.hive, self.board, self.transport, self._root, self._keys)
         self.controller = Controller(self.board, knowledge.sources, config=config, context=self.context,
                                      on_escalation=self._escalate)
         await self.controller.start(js)
@@ -187,7 +194,7 @@ class HiveRuntime:
             by_contract.setdefault((service.contract, service.major), []).append(
                 (service.add_to_server, service.servicer))
         for (contract, major), servicers in sorted(by_contract.items(), key=lambda item: item[0]):
-            server = await serve_grpc(self._root, contract, major, servicers,
+            server = await serve_grpc(self._root, contract, major, servicers, keys=self._keys,
                                       interceptors=[_CallCounter(self.flows, contract)])
             self._grpc.append(server)
             self.endpoints.append(f"{contract} v{major} at {server.address}")
@@ -275,7 +282,7 @@ class HiveRuntime:
 
 
 class _CallCounter(grpc.aio.ServerInterceptor):
-    """Counts the gRPC calls a hive serves, for ``flows`` in its heartbeat."""
+    """Counts the gRPC calls a hive serves, for ``flows`` in its heartbeat (refused callers never get here)."""
 
     def __init__(self, flows: Counter[str], contract: str) -> None:
         self.flows = flows

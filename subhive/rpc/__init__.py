@@ -1,20 +1,26 @@
 """gRPC between hives: a provider serves a contract's gRPC service and registers it with the root; a consumer
 finds it through the root and calls it with the same trace context (docs/rpc.md).
 
-    >>> server = await serve_grpc(db_root, "inventory", 1, [(add_InventoryServicer_to_server, Inventory())])
-    ...                                                                             # doctest: +SKIP
-    >>> channel = await connect_grpc(web_root, "inventory", 1)                      # doctest: +SKIP
+    >>> server = await serve_grpc(db_root, "inventory", 1, [(add_InventoryServicer_to_server, Inventory())],
+    ...                           keys=db_keys)                                     # doctest: +SKIP
+    >>> channel = await connect_grpc(web_root, "inventory", 1, keys=web_keys)       # doctest: +SKIP
     >>> with start_trace():                                                         # doctest: +SKIP
     ...     stock = await InventoryStub(channel).GetStock(GetStockRequest(sku="A-1"))
 
 Errors a provider raises leave as statuses (InputError as INVALID_ARGUMENT, Conflict as FAILED_PRECONDITION,
 NotFound as NOT_FOUND, anything not a SubhiveError as INTERNAL without details) and come back as the same
 errors through :func:`error_from_rpc`.
+
+Only the contract's consumers may call a provider: each call carries the calling hive's name and its token
+for that provider (:mod:`._keys`: per-pair tokens ``subhive up`` derives and hands each hive in its own
+file); an anonymous call is UNAUTHENTICATED, a hive that does not consume the contract PERMISSION_DENIED.
 """
 
+from ._auth import OPEN_SERVICES, CallerCheck
 from ._connect import connect_grpc
 from ._errors import NoEndpoint, RpcFailed, error_from_rpc
-from ._interceptors import ProviderInterceptor, trace_interceptors
+from ._interceptors import ProviderInterceptor, caller_interceptors, trace_interceptors
+from ._keys import HIVE_HEADER, TOKEN_HEADER, GrpcKeys, KeyFile, Keys, issue_keys, pair_token, write_keys
 from ._serve import AddServicer, ProviderServer, serve_grpc
 from ._trace import (
     TRACEPARENT,
@@ -28,21 +34,32 @@ from ._trace import (
 )
 
 __all__ = [
+    "HIVE_HEADER",
+    "OPEN_SERVICES",
+    "TOKEN_HEADER",
     "TRACEPARENT",
     "AddServicer",
+    "CallerCheck",
+    "GrpcKeys",
+    "KeyFile",
+    "Keys",
     "NoEndpoint",
     "ProviderInterceptor",
     "ProviderServer",
     "RpcFailed",
+    "caller_interceptors",
     "connect_grpc",
     "continue_trace",
     "current_traceparent",
     "error_from_rpc",
+    "issue_keys",
     "new_traceparent",
     "outgoing_traceparent",
+    "pair_token",
     "parse_traceparent",
     "serve_grpc",
     "start_trace",
     "trace_id",
     "trace_interceptors",
+    "write_keys",
 ]

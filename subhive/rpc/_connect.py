@@ -1,7 +1,8 @@
-"""The consumer's side: find a contract's gRPC endpoint through the root and open a traced channel to it.
+"""The consumer's side: find a contract's gRPC endpoint through the root and open a traced channel to it,
+whose calls carry the calling hive's credentials for the provider.
 
     async with RootClient(root_address, web_token) as root:
-        channel = await connect_grpc(root, "inventory", 1)
+        channel = await connect_grpc(root, "inventory", 1, keys=web_keys)
         async with channel:
             stock = await inventory_pb2_grpc.InventoryStub(channel).GetStock(GetStockRequest(sku="A-1"))
 """
@@ -16,20 +17,25 @@ import grpc
 from ..root_hive._client import RootClient
 from ..root_hive._errors import NotFound
 from ._errors import NoEndpoint
-from ._interceptors import trace_interceptors
+from ._interceptors import caller_interceptors, trace_interceptors
+from ._keys import Keys
 
 __all__ = ["connect_grpc"]
 
 
-async def connect_grpc(root: RootClient, contract: str, major: int, *,
+async def connect_grpc(root: RootClient, contract: str, major: int, *, keys: Keys | None = None,
                        interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
                        options: Sequence[tuple[str, Any]] = ()) -> grpc.aio.Channel:
     """A channel to where ``contract`` v``major`` is served, sending the caller's trace on every call.
 
     ``root`` is authenticated as a consumer of the contract (a hive that declared a requirement on it) or
-    its provider. Raises :class:`NoEndpoint` (``rpc.no_endpoint``) when nothing is registered,
-    PermissionDenied (``auth.not_consumer``) for a hive that neither consumes nor provides it, and
-    RootUnavailable when the root does not answer. The channel connects lazily; close it when done (or use
+    its provider. ``keys`` (the calling hive's :class:`GrpcKeys` or :class:`KeyFile`) make every call carry
+    the hive's name and its token for the provider, which a provider checks; without them calls are
+    anonymous, which only a provider serving with ``anonymous=True`` answers.
+
+    Raises :class:`NoEndpoint` (``rpc.no_endpoint``) when nothing is registered, PermissionDenied
+    (``auth.not_consumer``) for a hive that neither consumes nor provides it, and RootUnavailable when the
+    root does not answer. The channel connects lazily; close it when done (or use
     ``async with``). Failed calls raise ``grpc.aio.AioRpcError``: :func:`error_from_rpc` gives the error the
     provider raised.
     """
@@ -41,5 +47,6 @@ async def connect_grpc(root: RootClient, contract: str, major: int, *,
         raise NoEndpoint(f"no gRPC endpoint is registered for {contract} v{major}",
                          hint=f"{exc.hint or 'start its provider'}; then connect again "
                               "(the provider registers its address with the root when it starts serving)") from None
+    outgoing = trace_interceptors() if keys is None else caller_interceptors(keys, endpoint.provider)
     return grpc.aio.insecure_channel(endpoint.address, options=list(options) or None,
-                                     interceptors=[*trace_interceptors(), *interceptors])
+                                     interceptors=[*outgoing, *interceptors])

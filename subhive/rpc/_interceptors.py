@@ -1,10 +1,15 @@
-"""The two interceptors of gRPC between hives: the caller sends its trace, the provider continues it.
+"""The interceptors of gRPC between hives: the caller sends its trace and its hive's credentials, the
+provider checks who calls and continues the trace.
 
 * :func:`trace_interceptors` (client, one per call shape): add ``traceparent`` metadata, the caller's
   current trace with a new span id (a new trace when there is none), unless the call sets one itself.
-* :class:`ProviderInterceptor` (server, outermost): runs each handler in the trace of the incoming
-  ``traceparent`` (a new one when it is missing or invalid), so what the handler calls onward keeps the trace
-  id; and is the error boundary: a :class:`~subhive.errors.SubhiveError` leaves as its status
+* :func:`caller_interceptors` (client): the same, plus ``subhive-hive`` and ``subhive-token``, the calling
+  hive's token for the provider the channel goes to (read from its keys at each call, so a reloaded key
+  file counts at once).
+* :class:`ProviderInterceptor` (server, outermost): first refuses a caller its :class:`CallerCheck` does
+  not let in (before any handler or other interceptor runs); then runs each handler in the trace of the
+  incoming ``traceparent`` (a new one when it is missing or invalid), so what the handler calls onward keeps
+  the trace id; and is the error boundary: a :class:`~subhive.errors.SubhiveError` leaves as its status
   (``subhive.root_hive._status``, the table the root hive uses), anything else as INTERNAL without details.
 """
 
@@ -17,43 +22,71 @@ from typing import Any
 
 import grpc
 
-from ..root_hive._status import abort_with
+from ..errors import SubhiveError
+from ..root_hive._status import abort_with, error_details, status_of
+from ._auth import CallerCheck
+from ._keys import HIVE_HEADER, TOKEN_HEADER, Keys
 from ._trace import TRACEPARENT, continue_trace, new_traceparent, outgoing_traceparent, parse_traceparent
 
-__all__ = ["ProviderInterceptor", "trace_interceptors"]
+__all__ = ["ProviderInterceptor", "caller_interceptors", "trace_interceptors"]
 
 log = logging.getLogger("subhive.rpc")
 
 Behavior = Callable[..., Any]
 
 
-class _SendsTrace:
+class _Credentials:
+    """The metadata that says which hive calls: its name and its token for ``provider``, read at each call."""
+
+    def __init__(self, keys: Keys, provider: str) -> None:
+        self.keys = keys
+        self.provider = provider
+
+    def add_to(self, metadata: grpc.aio.Metadata) -> None:
+        if metadata.get(HIVE_HEADER) is not None:
+            return  # the call chose its own credentials
+        keys = self.keys.current()
+        metadata.add(HIVE_HEADER, keys.hive)
+        token = keys.present.get(self.provider)
+        if token is not None:  # none: the provider says which hive came without one
+            metadata.add(TOKEN_HEADER, token)
+
+
+class _Outgoing:
     # grpc.aio runs an interceptor in a task it creates when the call is made, so the contextvar read here is
     # the caller's.
-    @staticmethod
-    def _details(details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
-        return _with_trace(details)
+    def __init__(self, credentials: _Credentials | None = None) -> None:
+        self._credentials = credentials
+
+    def _details(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+        metadata = grpc.aio.Metadata(*tuple(details.metadata or ()))
+        if metadata.get(TRACEPARENT) is None:  # else the caller chose the trace for this call
+            metadata.add(TRACEPARENT, outgoing_traceparent())
+        if self._credentials is not None:
+            self._credentials.add_to(metadata)
+        return grpc.aio.ClientCallDetails(details.method, details.timeout, metadata, details.credentials,
+                                          details.wait_for_ready)
 
 
-class _UnaryUnaryTrace(_SendsTrace, grpc.aio.UnaryUnaryClientInterceptor):
+class _UnaryUnaryOut(_Outgoing, grpc.aio.UnaryUnaryClientInterceptor):
     async def intercept_unary_unary(self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails,
                                     request: Any) -> Any:
         return await continuation(self._details(client_call_details), request)
 
 
-class _UnaryStreamTrace(_SendsTrace, grpc.aio.UnaryStreamClientInterceptor):
+class _UnaryStreamOut(_Outgoing, grpc.aio.UnaryStreamClientInterceptor):
     async def intercept_unary_stream(self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails,
                                      request: Any) -> Any:
         return await continuation(self._details(client_call_details), request)
 
 
-class _StreamUnaryTrace(_SendsTrace, grpc.aio.StreamUnaryClientInterceptor):
+class _StreamUnaryOut(_Outgoing, grpc.aio.StreamUnaryClientInterceptor):
     async def intercept_stream_unary(self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails,
                                      request_iterator: Any) -> Any:
         return await continuation(self._details(client_call_details), request_iterator)
 
 
-class _StreamStreamTrace(_SendsTrace, grpc.aio.StreamStreamClientInterceptor):
+class _StreamStreamOut(_Outgoing, grpc.aio.StreamStreamClientInterceptor):
     async def intercept_stream_stream(self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails,
                                       request_iterator: Any) -> Any:
         return await continuation(self._details(client_call_details), request_iterator)
@@ -67,34 +100,56 @@ def trace_interceptors() -> list[grpc.aio.ClientInterceptor]:
     One per call shape: a channel files each interceptor under the first shape it implements only, so one
     object implementing all four would only see unary calls.
     """
-    return [_UnaryUnaryTrace(), _UnaryStreamTrace(), _StreamUnaryTrace(), _StreamStreamTrace()]
+    return [_UnaryUnaryOut(), _UnaryStreamOut(), _StreamUnaryOut(), _StreamStreamOut()]
 
 
-def _with_trace(details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
-    metadata = grpc.aio.Metadata(*tuple(details.metadata or ()))
-    if metadata.get(TRACEPARENT) is not None:
-        return details  # the caller chose the trace for this call
-    metadata.add(TRACEPARENT, outgoing_traceparent())
-    return grpc.aio.ClientCallDetails(details.method, details.timeout, metadata, details.credentials,
-                                      details.wait_for_ready)
+def caller_interceptors(keys: Keys, provider: str) -> list[grpc.aio.ClientInterceptor]:
+    """Like :func:`trace_interceptors`, and each call also says which hive makes it: ``subhive-hive`` (the
+    hive of ``keys``) and ``subhive-token`` (its token for the hive ``provider``), unless the call sets
+    ``subhive-hive`` itself. One pass over the metadata for both.
+
+    >>> channel = grpc.aio.insecure_channel(address, interceptors=caller_interceptors(keys, "db"))  # doctest: +SKIP
+    """
+    credentials = _Credentials(keys, provider)
+    return [_UnaryUnaryOut(credentials), _UnaryStreamOut(credentials), _StreamUnaryOut(credentials),
+            _StreamStreamOut(credentials)]
 
 
 class ProviderInterceptor(grpc.aio.ServerInterceptor):
-    """Continues the caller's trace in every handler and maps errors to statuses (the outermost interceptor).
+    """Checks the caller, continues its trace in every handler and maps errors to statuses (the outermost
+    interceptor).
 
     ``server`` names the provider in the INTERNAL message (``internal error in <server>; see its log``).
+    ``check`` (a :class:`CallerCheck`) refuses callers that may not call; None lets anyone call, which
+    :func:`~subhive.rpc.serve_grpc` allows only when told so (``anonymous=True``).
     """
 
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, *, check: CallerCheck | None = None) -> None:
         self.server = server
+        self.check = check
 
     async def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Any]],
                                 handler_call_details: grpc.HandlerCallDetails) -> Any:
+        if self.check is not None:
+            refusal = self.check.refusal(handler_call_details.method, handler_call_details.invocation_metadata)
+            if refusal is not None:
+                log.warning("%s: refused a call: %s", self.server, refusal)
+                return _refusing(refusal)
         handler = await continuation(handler_call_details)
         if handler is None:
             return None
         traceparent = _incoming(handler_call_details.invocation_metadata)
         return _wrap(handler, traceparent, self.server)
+
+
+def _refusing(error: SubhiveError) -> grpc.RpcMethodHandler[Any, Any]:
+    """A handler that ends the call with ``error``'s status at once. Streaming both ways, whatever the
+    method's shape: it reads nothing and writes nothing, and a unary caller gets the status all the same; the
+    real handler is never looked up, so no other interceptor sees the call."""
+    async def refuse(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        await context.abort(status_of(error), error_details(error))
+
+    return grpc.stream_stream_rpc_method_handler(refuse)
 
 
 def _incoming(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:

@@ -8,8 +8,10 @@
         await server.stop()                             # NOT_SERVING, unregistered, then stopped
 
 The server listens on 127.0.0.1 with an ephemeral port by default, answers the standard health service
-(SERVING for ``""`` and every service added) and runs :class:`ProviderInterceptor` outermost, so handlers
-see the caller's trace and their errors leave as proper statuses.
+(SERVING for ``""`` and every service added) and runs :class:`ProviderInterceptor` outermost, so only the
+contract's consumers get through (``keys``: the provider hive's :class:`GrpcKeys` or :class:`KeyFile`),
+handlers see the caller's trace and their errors leave as proper statuses. Without keys it refuses to start
+unless told ``anonymous=True`` (then any local process may call it).
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from ..errors import InputError, SubhiveError, UsageError
 from ..root_hive._client import RootClient
 from ..root_hive._model import Endpoint
+from ._auth import CallerCheck
 from ._interceptors import ProviderInterceptor
+from ._keys import Keys
 
 __all__ = ["AddServicer", "ProviderServer", "serve_grpc"]
 
@@ -77,19 +81,25 @@ class ProviderServer:
 
 
 async def serve_grpc(root: RootClient, contract: str, major: int, servicers: Sequence[tuple[AddServicer, object]],
-                     *, host: str = "127.0.0.1", port: int = 0,
+                     *, keys: Keys | None = None, anonymous: bool = False, host: str = "127.0.0.1", port: int = 0,
                      interceptors: Sequence[grpc.aio.ServerInterceptor] = ()) -> ProviderServer:
     """Serve ``servicers`` for ``contract`` v``major`` and register the address with ``root``.
 
     ``root`` is authenticated as the contract's provider (its hive token). ``servicers`` pairs each generated
     ``add_*_to_server`` function with its servicer; the root refuses the registration
-    (``endpoint.service_missing``) when none of them is the contract's service. ``interceptors`` run inside
-    the trace and error boundary. Raises :class:`~subhive.errors.UsageError` for no servicers, InputError
-    ``rpc.bind_failed`` when the address cannot be bound, and what the root raises (PermissionDenied
-    ``auth.not_provider`` for a hive that does not provide the contract); the server is stopped then.
+    (``endpoint.service_missing``) when none of them is the contract's service. ``keys`` (the provider's
+    own) say which hives may call: the contract's consumers and the provider itself; others are refused
+    (UNAUTHENTICATED, PERMISSION_DENIED) before any handler runs. ``anonymous=True`` instead lets any local
+    process call, for a local experiment. ``interceptors`` run inside the check, the trace and the error
+    boundary. Raises :class:`~subhive.errors.UsageError` for no servicers and for neither keys nor
+    ``anonymous`` (``rpc.no_keys``), InputError ``rpc.bind_failed`` when the address cannot be bound, and
+    what the root raises (PermissionDenied ``auth.not_provider`` for a hive that does not provide the
+    contract); the server is stopped then.
     """
     _check_servicers(servicers)
-    server = grpc.aio.server(interceptors=[ProviderInterceptor(f"{contract} v{major} provider"), *interceptors])
+    check = _caller_check(keys, anonymous, contract, major)
+    provider = ProviderInterceptor(f"{contract} v{major} provider", check=check)
+    server = grpc.aio.server(interceptors=[provider, *interceptors])
     recorder = _Recorder(server)
     for add, servicer in servicers:
         add(servicer, recorder)
@@ -112,6 +122,22 @@ def _check_servicers(servicers: Sequence[tuple[AddServicer, object]]) -> None:
     if not servicers or not all(isinstance(s, tuple) and len(s) == 2 and callable(s[0]) for s in servicers):
         raise UsageError("serve_grpc needs (add_*_to_server, servicer) pairs, at least one", code="rpc.servicers",
                          hint="e.g. [(inventory_pb2_grpc.add_InventoryServicer_to_server, Inventory())]")
+
+
+def _caller_check(keys: Keys | None, anonymous: bool, contract: str, major: int) -> CallerCheck | None:
+    if keys is not None and anonymous:
+        raise UsageError("serve_grpc takes keys or anonymous=True, not both", code="rpc.no_keys",
+                         hint="keys: only the contract's consumers may call; anonymous: anyone on this machine")
+    if keys is not None:
+        return CallerCheck(keys, contract, major)
+    if not anonymous:
+        raise UsageError(f"serve_grpc({contract!r}, {major}) has no keys to check its callers with",
+                         code="rpc.no_keys",
+                         hint="pass keys= (the provider hive's GrpcKeys or KeyFile; subhive up gives each hive "
+                              "its own), or anonymous=True for a local experiment: any local process may then "
+                              "call it")
+    log.warning("%s v%d is served to anonymous callers: any local process may call it", contract, major)
+    return None
 
 
 def _bind(server: grpc.aio.Server, host: str, port: int) -> str:

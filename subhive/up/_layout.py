@@ -4,6 +4,7 @@
     .subhive/up/progress.jsonl    what the supervisor did, one JSON object per line (``subhive up`` shows it)
     .subhive/up/creds.json        the NATS passwords of the admin and of each hive (mode 0600)
     .subhive/up/hives/<hive>.json each hive's heartbeat: state, message counters, blackboard size
+    .subhive/up/keys/<hive>.json  each hive's gRPC tokens, to present and to verify (mode 0600, dir 0700)
     .subhive/logs/<name>.log      the output of nats, the root, the supervisor and each hive
     .subhive/nats/                the JetStream store: streams, dead letters, blackboards
 """
@@ -55,6 +56,10 @@ class UpLayout:
     @property
     def nats_dir(self) -> Path:
         return self.state_dir / "nats"
+
+    @property
+    def keys_dir(self) -> Path:
+        return self.up_dir / "keys"
 
     def status_file(self, hive: str) -> Path:
         return self.hives_dir / f"{hive}.json"

@@ -105,6 +105,8 @@ class Supervisor:
         self._lock_stamp = (0, 0)
         self._passwords: dict[str, str] = {}
         self._admin = ""
+        #: Every gRPC token of this run derives from it (subhive.rpc.issue_keys); it never leaves this process.
+        self._grpc_master = secrets.token_bytes(32)
         self._progress: IO[str] | None = None
         self._started = time.monotonic()
 
@@ -173,6 +175,7 @@ class Supervisor:
         if self._stop.is_set():
             return
         self._codegen()
+        self._issue_grpc_keys(hives)
         passwords = await self._start_nats(hives)
         await self._start_hives(hives, passwords)
 
@@ -311,6 +314,14 @@ class Supervisor:
             for name in hives}
         return AccountsConfig(users, admin_password=self._admin)
 
+    def _issue_grpc_keys(self, hives: dict[str, Any]) -> None:
+        """Each hive's gRPC tokens, from the lock, in its own 0600 file (rewritten only when they change; a
+        provider re-reads its file when it does)."""
+        from ..root_hive import Lock
+        from ..rpc import issue_keys, write_keys
+
+        write_keys(self.layout.keys_dir, issue_keys(self._grpc_master, hives, Lock.load(self.layout.workspace)))
+
     # -- following the lock -------------------------------------------------------------------------------
 
     async def _follow_lock(self) -> bool:
@@ -337,6 +348,7 @@ class Supervisor:
             hives = {name: m for name, m in self.workspace.hives().hives.items() if name in self.hives}
             plan = bus_plan(self.workspace, Lock.load(self.layout.workspace))
             await self.nats.reload(self._accounts(plan, hives))
+            self._issue_grpc_keys(hives)  # a new consumer: its provider lets it in without a restart
             nc = await nats.connect(self.nats.url, user=ADMIN_USER, password=self._admin)
             try:
                 await ensure_event_streams(nc.jetstream(), plan.streams)
@@ -383,7 +395,8 @@ class Supervisor:
             token = token_file.read_text(encoding="utf-8").strip() if token_file.exists() else ""
             env = _child_env(SUBHIVE_NATS_URL=self.nats.url, SUBHIVE_NATS_USER=name,
                              SUBHIVE_NATS_PASSWORD=passwords[name], SUBHIVE_ROOT=self.root_address,
-                             SUBHIVE_TOKEN=token, SUBHIVE_STATUS_FILE=str(status))
+                             SUBHIVE_TOKEN=token, SUBHIVE_STATUS_FILE=str(status),
+                             SUBHIVE_GRPC_KEYS=str(self.layout.keys_dir / f"{name}.json"))
             child = _Child(name, [sys.executable, "-m", "subhive.hive", "--workspace", str(self.layout.workspace),
                                   "--hive", name], env, self.layout.log_file(name))
             self.hives[name] = child

@@ -14,7 +14,7 @@ from subhive.codegen.protos import generate_protos
 from subhive.errors import InputError
 from subhive.root_hive import Conflict, NotFound
 from subhive.root_hive._client import RootClient
-from subhive.rpc import connect_grpc, current_traceparent
+from subhive.rpc import GrpcKeys, connect_grpc, current_traceparent
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRACT = REPO / "contracts" / "inventory" / "1.0.0"
@@ -42,8 +42,8 @@ def inventory_servicer(pb: ModuleType, pb_grpc: ModuleType) -> Any:
         def __init__(self) -> None:
             #: (the traceparent metadata received, the current traceparent in the handler) per call
             self.seen: list[tuple[str | None, str | None]] = []
-            #: set by a test: the provider's own root client, for calls it makes onward
-            self.onward: RootClient | None = None
+            #: set by a test: the provider's own root client and gRPC keys, for calls it makes onward
+            self.onward: tuple[RootClient, GrpcKeys] | None = None
 
         def _record(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
             metadata = dict(context.invocation_metadata() or ())
@@ -64,7 +64,8 @@ def inventory_servicer(pb: ModuleType, pb_grpc: ModuleType) -> Any:
         async def _answer(self, sku: str) -> Any:
             if sku.startswith("relay:") and self.onward is not None:
                 # A provider calling onward (here: itself, through the root) keeps the caller's trace.
-                async with await connect_grpc(self.onward, "inventory", 1) as channel:
+                root, keys = self.onward
+                async with await connect_grpc(root, "inventory", 1, keys=keys) as channel:
                     return await pb_grpc.InventoryStub(channel).GetStock(pb.GetStockRequest(sku=sku[6:]))
             fail(sku)
             return pb.Stock(sku=sku, on_hand=7, reserved=1)
