@@ -79,6 +79,7 @@ def check(
         print_json(result.to_dict())
     else:
         _print_check(result, semver=True)
+    _fail_on_an_inconsistent_lock(new, result.name, fmt)
     if not result.semver_ok:
         fail_check(CheckFailed(_semver_message(result), code="semver.bump_too_small",
                                hint=f"publish it as {result.suggested_version()} or later, or undo the changes"), fmt)
@@ -101,6 +102,21 @@ def diff(
         print_json(result.to_dict())
     else:
         _print_check(result, semver=False)
+
+
+def _fail_on_an_inconsistent_lock(path: Path, name: str, fmt: Format) -> None:
+    """Inside a workspace, an accepted version of ``name`` that no longer matches contracts.lock makes the
+    check's answer about files nobody accepted: say so (exit 2) rather than let it pass unnoticed."""
+    from ..root_hive import LockInconsistent, check_lock
+    from ..workspace import find_root
+
+    try:
+        ws = find_root(path if path.is_dir() else path.parent)
+    except SubhiveError:
+        return  # contracts outside a workspace have no lock
+    problems = check_lock(ws, names={name})
+    if problems:
+        fail_check(LockInconsistent(problems), fmt)
 
 
 def _check(new: Path, old: Path) -> ContractCheck:

@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.markup import escape
 
-from ..errors import CheckFailed, InputError, SubhiveError
+from ..errors import CheckFailed, InputError, Problem, SubhiveError
 from ._output import Format, err_console, fail_check, out_console, print_json, print_problems
 
 if TYPE_CHECKING:
     from ..root_hive._client import RootClient
     from ..root_hive._engine import RootHive
     from ..root_hive._model import Approval, ContractInfo, HiveStatus, ProposalOutcome
+    from ..semver import Version
 
 __all__ = ["approvals_app", "contract_list", "contract_propose", "root_command", "status_command",
            "watch_command"]
@@ -167,26 +168,49 @@ def contract_propose(
     """
     from ..contract import load_contract
     from ..root_hive._client import contract_files
+    from ..workspace import find_root
 
     contract = load_contract(path)  # every lint problem, located in the user's own files
-    files = contract_files(path if path.is_dir() else path.parent)
+    directory = path if path.is_dir() else path.parent
+    files = contract_files(directory)
     token = token or os.environ.get(TOKEN_ENV) or _hive_token(path, contract.provider)
+    ws = find_root(directory)
+
+    async def remote(c: RootClient) -> ProposalOutcome:
+        _refuse_an_inconsistent_lock(ws, _accepted_hashes(await c.contracts()))
+        return await c.propose(files, announcement_id=announcement, on_behalf_of=None if token else contract.provider)
+
+    def local(r: RootHive) -> ProposalOutcome:
+        _refuse_an_inconsistent_lock(ws, {(e.name, e.version): e.hash for e in r.lock})
+        return _local_outcome(r.propose(contract.provider, files, announcement_id=announcement))
+
     try:
-        outcome = _dispatch(
-            path if path.is_dir() else path.parent, root, token,
-            lambda c: c.propose(files, announcement_id=announcement,
-                                on_behalf_of=None if token else contract.provider),
-            lambda r: _local_outcome(r.propose(contract.provider, files, announcement_id=announcement)))
+        outcome = _dispatch(directory, root, token, remote, local)
     except SubhiveError as exc:
         if exc.code in ("proposal.semver", "proposal.version_order"):
             # A check ran and said no, as `subhive contract check` says it: exit 1, not "bad input".
             raise CheckFailed(exc.message, code=exc.code, location=exc.location, hint=exc.hint) from exc
+        if exc.code == "lock.inconsistent":
+            exc.exit_code = 2  # the root refused it (a race with the check above): the same refusal
         raise
     _print_outcome(outcome, fmt)
     if outcome.status == "pending":
         fail_check(CheckFailed(f"{outcome.contract} {outcome.version} waits for approval: {outcome.message}",
                                code=outcome.code or "proposal.pending",
                                hint=f"a human decides: subhive approvals show {outcome.id}"), fmt)
+
+
+def _accepted_hashes(infos: list[ContractInfo]) -> dict[tuple[str, Version], str]:
+    return {(info.name, v.version): v.hash for info in infos for v in info.versions}
+
+
+def _refuse_an_inconsistent_lock(ws: Path, accepted: dict[tuple[str, Version], str]) -> None:
+    """Propose nothing while contracts.lock disagrees with the accepted contracts: accepting would rewrite it."""
+    from ..root_hive import LockInconsistent, check_lock
+
+    problems = check_lock(ws, accepted=accepted)
+    if problems:
+        raise LockInconsistent(problems)
 
 
 def _hive_token(path: Path, hive: str) -> str | None:
@@ -394,11 +418,17 @@ def status_command(
     Example: subhive status --format json
     """
     from ..decompose import summarise_tree
+    from ..root_hive import check_lock
     from ..up import runtime_status
     from ..workspace import find_root, open_workspace
 
-    tree: list[HiveStatus] = _dispatch(workspace, root, None, lambda c: c.status(), lambda r: r.status())
+    async def remote(c: RootClient) -> tuple[list[HiveStatus], dict[tuple[str, Version], str]]:
+        return await c.status(), _accepted_hashes(await c.contracts())
+
+    tree, accepted = _dispatch(workspace, root, None, remote,
+                               lambda r: (r.status(), {(e.name, e.version): e.hash for e in r.lock}))
     ws = find_root(workspace)
+    lock_problems = check_lock(ws, accepted=accepted)  # reported here; nothing rewrites the lock to hide them
     running = runtime_status(ws)
     live = (running or {}).get("hives", {})
     # Each parent's synthesis of what is below it (counts, roles, health, open contracts, failures).
@@ -407,13 +437,15 @@ def status_command(
     broken = opened.hives().error()  # a hive whose manifest is broken is missing above: say why (exit 2)
     if fmt is Format.json:
         print_json({"hives": [h.to_dict() for h in tree], "runtime": running, "summary": summary.to_dict(),
-                    "problems": [p.to_dict() for p in broken.problems] if broken else []})
+                    "problems": [p.to_dict() for p in broken.problems] if broken else [],
+                    "lock": {"ok": not lock_problems, "problems": [p.to_dict() for p in lock_problems]}})
         if broken:
             fail_check(broken, fmt)
         return
     out_console.print("[bold]root[/]" + (f"  [green]up[/] [dim](NATS {escape(str(running.get('nats')))}, root "
                                          f"{escape(str(running.get('root')))})[/]" if running else
                                          "  [dim]not running (subhive up starts it)[/]"))
+    _print_lock_problems(lock_problems)
     if tree:
         out_console.print(f"[dim]│ {escape(summary.root.line())}[/]")
     else:
@@ -423,6 +455,18 @@ def status_command(
         _print_node(node, "", last=i == len(tree) - 1, live=live, summaries=lines)
     if broken:
         raise broken
+
+
+def _print_lock_problems(problems: list[Problem]) -> None:
+    """What is wrong with contracts.lock, each with its fix: status shows it, nothing repairs it silently."""
+    if not problems:
+        return
+    out_console.print(f"[bold red]contracts.lock disagrees with the accepted contracts[/] ({len(problems)} "
+                      f"problem{'s' if len(problems) != 1 else ''}; propose refuses until it is fixed)")
+    for p in problems:
+        out_console.print(f"  [red]✗[/] {escape(str(p.location))}: {escape(p.message)} [dim]\\[{p.code}][/]")
+        if p.hint:
+            out_console.print(f"    [cyan]fix[/]: {escape(p.hint)}")
 
 
 def _synthesis_input(info: dict[str, Any]) -> dict[str, Any]:

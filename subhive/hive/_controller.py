@@ -17,7 +17,9 @@ level deeper in the activation chain than what woke it. Misbehaviour is escalate
   activated again until the hive restarts), and the root gets a repair proposal (``ks.loop``);
 * a **stall**: an activation running longer than ``stall_after`` is cancelled and reported (``ks.stalled``);
 * a **failure** (the source raised, or returned a write the schema refuses): retried once, then reported;
-  the same failure class twice becomes a repair proposal (``ks.failed``);
+  the same failure class twice becomes a repair proposal (``ks.failed``). An activation by a request or an
+  event is not retried or reported here: the bus transport does both (an event retried once, a request
+  dead-lettered), so a bad request runs a source once per delivery and is reported once;
 * a **lost race** on a compare-and-set write: the source is activated again on the latest entry (a few
   times), unless the write says ``on_conflict="skip"`` ("create only once"), which is counted as skipped.
 """
@@ -44,6 +46,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from ..bus._permissions import kv_bucket
 from ..errors import InputError, SubhiveError
+from ..runtime import Refusal
 from ._blackboard import BlackboardError, KvBlackboard, RevisionConflict, board_stream, stored_entry
 from ._knowledge import Entry, KnowledgeSource, Reply, Write, check_key_pattern, key_matches
 from ._loops import LoopDetector
@@ -290,12 +293,15 @@ class Controller:
                     raise
                 fresh = await self.board.get(entry.key) if not entry.key.startswith(("op.", "ev.")) else entry
                 entry = fresh or entry
-            except (_Quarantined, asyncio.CancelledError):
-                raise
+            except (_Quarantined, Refusal, asyncio.CancelledError):
+                raise  # a Refusal is the source's deliberate answer to a request, not a failure
             except Exception as exc:
                 attempts += 1
-                escalated = await self._failed(source, entry, exc)
-                if attempts > 1 or escalated:
+                # A request or an event: the bus transport retries (an event, once), dead-letters and reports the
+                # failure (one repair per class); retrying or escalating here too would multiply both.
+                from_bus = entry.key.startswith(("op.", "ev."))
+                escalated = await self._failed(source, entry, exc, escalate=not from_bus)
+                if from_bus or attempts > 1 or escalated:
                     raise
                 # A moment before the retry: what failed is often another hive that is starting or restarting.
                 await asyncio.sleep(self.config.retry_delay)
@@ -340,8 +346,10 @@ class Controller:
             raise
         self.stats.writes += 1
 
-    async def _failed(self, source: KnowledgeSource, entry: Entry, exc: BaseException) -> bool:
-        """Record a failure; the same class twice (or any stall) is escalated. Returns whether it was."""
+    async def _failed(self, source: KnowledgeSource, entry: Entry, exc: BaseException, *,
+                      escalate: bool = True) -> bool:
+        """Record a failure; the same class twice (or any stall) is escalated, unless ``escalate`` is false (the
+        bus reports it). Returns whether it was."""
         self.stats.failures += 1
         code = exc.code if isinstance(exc, SubhiveError) else type(exc).__name__
         message = exc.message if isinstance(exc, SubhiveError) else f"{type(exc).__name__}: {exc}"
@@ -354,7 +362,7 @@ class Controller:
         self._failures[(source.name, code)] += 1
         count = self._failures[(source.name, code)]
         stalled = code == "ks.stalled"
-        if count == 2 or stalled:
+        if escalate and (count == 2 or stalled):
             sample = orjson.dumps({"key": entry.key, "error": code, "message": message})[:_SAMPLE_MAX]
             await self._escalate(Escalation("stall" if stalled else "failure", source.name, entry.key,
                                             f"{source.name}: {message}"[:1000], count=count, sample=sample))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
 from ._lock import LOCK_FILE, Lock, LockEntry, contract_hash
+from ._lock_check import LockInconsistent, check_lock
 from ._log import Frame
 from ._model import (
     Approval,
@@ -38,6 +39,7 @@ __all__ = [
     "HiveStatus",
     "Lock",
     "LockEntry",
+    "LockInconsistent",
     "NotFound",
     "PermissionDenied",
     "ProposalOutcome",
@@ -47,6 +49,7 @@ __all__ = [
     "RootHive",
     "Unauthenticated",
     "VersionInfo",
+    "check_lock",
     "contract_hash",
 ]
 

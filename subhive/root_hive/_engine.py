@@ -61,6 +61,7 @@ from ._endpoints import EndpointRegistry, check_address, check_major, check_serv
 from ._errors import Conflict, NotFound, PermissionDenied, Unauthenticated
 from ._features import check_feature_names, missing_features
 from ._lock import Lock, LockEntry, contract_hash, fsync_directory
+from ._lock_check import LockGuard, LockInconsistent
 from ._log import EventLog, Frame
 from ._materialise import Materialiser, decode_files, encode_files, write_tree
 from ._model import (
@@ -193,7 +194,9 @@ class RootHive:
         self._after_commit: list[Callable[[], None]] = []
         self._writer_fd: int | None = None
         #: Directories whose files are in durable log records, written after the batch that holds them.
-        self._materialiser = Materialiser(workspace_root)
+        #: Tells a hand-edited hash in contracts.lock: proposals wait and the lock is not rewritten over it.
+        self._lock_guard = LockGuard(workspace_root)
+        self._materialiser = Materialiser(workspace_root, guard=self._lock_guard)
         self._to_write: list[tuple[Path, dict[str, bytes]]] = []
         #: Replayed acceptances whose files the log holds (for open to write a lost directory again).
         self._logged: dict[tuple[str, Version], dict[str, str]] = {}
@@ -245,8 +248,12 @@ class RootHive:
                           p for p in root._lock.verify(workspace.root)}
         for name in root._lock.names():
             root._refresh_consumers(name)
-        if root._lock != base:
+        # A hash in the file that the log contradicts was edited by hand: leave the file as it is (status and
+        # propose report it) rather than quietly rewriting it; otherwise the file is derived state.
+        edited = any((e := root._lock.get(b.name, b.version)) is not None and e.hash != b.hash for b in base)
+        if root._lock != base and not edited:
             root._lock.save(workspace.root)
+            root._lock_guard.wrote()
         root._clean_leftovers()
         root._manifests_seen = root._manifests_digest()
         root._register_workspace_hives(workspace)
@@ -653,6 +660,9 @@ class RootHive:
         all) and :class:`PermissionDenied` (a hive proposing a contract it does not provide).
         """
         self._known_hive(hive)
+        edited = self._lock_guard.edited(self._accepted_hash)
+        if edited:  # what would be accepted could not be written down without rewriting the edited hash
+            raise LockInconsistent(edited)
         clean = _clean_files(files)
         if announcement_id is not None and announcement_id not in self._announcements:
             raise NotFound(f"no announcement {announcement_id!r}", code="announcement.unknown")
@@ -663,6 +673,10 @@ class RootHive:
             return self._judge(_Proposal(hive, pid, contract_hash(clean), announcement_id), staging, clean)
         finally:
             shutil.rmtree(staging, ignore_errors=True)  # whatever was not moved to contracts/ or pending/
+
+    def _accepted_hash(self, name: str, version: Version) -> str | None:
+        entry = self._lock.get(name, version)
+        return None if entry is None else entry.hash
 
     def _lint(self, p: _Proposal, staging: Path, files: dict[str, bytes]) -> tuple[Contract | None,
                                                                                   tuple[Problem, ...]]:

@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -246,7 +246,11 @@ def _load_json(path: Path) -> SourceDocument:
         raise InputError(f"cannot read {path}: {exc.strerror}", code="lock.unreadable",
                          location=Location(file=str(path))) from exc
     # parse_document picks its parser by suffix; the lock is JSON whatever its name says.
-    document = parse_document(raw, path.with_name(path.name + ".json"))
+    try:
+        document = parse_document(raw, path.with_name(path.name + ".json"))
+    except InputError as exc:  # located in the lock itself, not in the name given to the parser
+        raise InputError(exc.message, code=exc.code, location=replace(exc.location, file=str(path)),
+                         hint=exc.hint or "restore it from version control") from None
     document.path = path
     return document
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ._durable import Barrier
 from ._lock import LOCK_FILE, LockEntry, contract_hash, render_lock, write_atomic
+from ._lock_check import LockGuard
 
 __all__ = ["Materialiser", "decode_files", "encode_files"]
 
@@ -70,8 +71,10 @@ class Materialiser:
     snapshot is written, so while the writer is busy the lock is rendered once however many batches pass.
     """
 
-    def __init__(self, workspace_root: Path) -> None:
+    def __init__(self, workspace_root: Path, *, guard: LockGuard | None = None) -> None:
         self.workspace_root = workspace_root
+        #: Holds the lock back while it carries a hash edited by hand (the root never writes over one).
+        self._guard = guard
         self._barrier = Barrier(workspace_root)
         self._jobs: list[Job] = []
         self._lock_entries: list[LockEntry] | None = None
@@ -145,7 +148,10 @@ class Materialiser:
                 if len(self._rendered) > 2 * len(lock):  # forget replaced entries now and then
                     live = {id(e) for e in lock}
                     self._rendered = {k: v for k, v in self._rendered.items() if k in live}
-                write_atomic(self.workspace_root / LOCK_FILE, text.encode("utf-8"))
+                if not self._held_back(lock):
+                    write_atomic(self.workspace_root / LOCK_FILE, text.encode("utf-8"))
+                    if self._guard is not None:
+                        self._guard.wrote()
         except OSError:
             # Nothing is lost: the log holds the files and the lock's entries; the next open writes them again.
             log.exception("root hive: writing accepted contracts failed; they will be rewritten at the next open")
@@ -154,6 +160,22 @@ class Materialiser:
                 self._busy = False
                 self._bytes -= sum(len(content) for _, files in jobs for content in files.values())
                 self._cond.notify_all()
+
+    def _held_back(self, lock: list[LockEntry]) -> bool:
+        """Whether the lock on disk has a hash edited by hand, which writing ``lock`` would silently undo."""
+        if self._guard is None:
+            return False
+        hashes: dict[tuple[str, object], str] = {}
+
+        def accepted(name: str, version: object) -> str | None:
+            if not hashes:
+                hashes.update({(e.name, e.version): e.hash for e in lock})
+            return hashes.get((name, version))
+
+        edited = self._guard.edited(accepted)
+        if edited:
+            log.error("root hive: contracts.lock not rewritten: %s (%s)", edited[0].message, edited[0].hint)
+        return bool(edited)
 
     def write(self, jobs: Sequence[Job]) -> None:
         """Write each (target, files) to a temporary sibling, make them durable, then rename them into place.
