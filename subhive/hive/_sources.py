@@ -8,6 +8,7 @@ A knowledge module may also define ``GRPC``: a function of the hive's context re
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -20,6 +21,8 @@ from ..runtime import ContractBinding
 from ._knowledge import KnowledgeSource
 
 __all__ = ["GrpcService", "LoadedKnowledge", "check_members", "load_bindings", "load_knowledge"]
+
+log = logging.getLogger("subhive.hive")
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,8 @@ def load_knowledge(spec: str, *, hive_dir: Path, workspace: Path, manifest: Path
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:
+        # The whole traceback goes to the hive's log; the error (what `up` shows) names the file and line.
+        log.error("cannot import the knowledge module %s", module_name, exc_info=exc)
         last = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
         at = f" ({last.filename}:{last.lineno})" if last else ""
         raise InputError(f"cannot import {module_name}: {type(exc).__name__}: {exc}{at}", code="ks.import_failed",
