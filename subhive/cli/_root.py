@@ -42,34 +42,44 @@ RootOption = Annotated[str | None, typer.Option(
     "--root", help="The root hive's address (default: $SUBHIVE_ROOT, else the workspace's running root).",
     show_default=False)]
 TOKEN_ENV = "SUBHIVE_TOKEN"
+CA_ENV = "SUBHIVE_ROOT_CA"  # the same name as subhive.root_hive._tls.CA_ENV, without importing grpc here
 
 
 # -- finding the root ----------------------------------------------------------------------------------------
 
 def _remote_address(workspace: Path, explicit: str | None) -> str | None:
     """The address of a root that answers, None when none runs; an explicit address must answer."""
-    from ..root_hive._client import RootClient, RootUnavailable, running_root_address
+    from ..root_hive._client import RootUnavailable, running_root_address
 
     address = explicit or running_root_address(workspace)
     if address is None:
         return None
 
     async def probe() -> bool:
-        async with RootClient(address) as client:
+        async with _client(address) as client:
             return await client.healthy()
 
     if asyncio.run(probe()):
         return address
     if explicit or os.environ.get("SUBHIVE_ROOT"):
         raise RootUnavailable(f"no root hive answers at {address}",
-                              hint="start it with `subhive root`, or drop --root to use the workspace directly")
+                              hint="start it with `subhive root`, or drop --root to use the workspace directly; "
+                                   f"a root that serves TLS needs its CA file in ${CA_ENV}")
     return None  # a stale service.json: the root was killed; the state on disk is what counts
+
+
+def _client(address: str, token: str | None = None) -> RootClient:
+    """A client of the root at ``address``, over TLS verified with ``$SUBHIVE_ROOT_CA`` when it is set."""
+    from ..root_hive._client import RootClient
+
+    ca = os.environ.get(CA_ENV)
+    return RootClient(address, token, ca_file=Path(ca) if ca else None)
 
 
 def _dispatch(workspace: Path, explicit: str | None, token: str | None,
               remote: Callable[[RootClient], Awaitable[T]], local: Callable[[RootHive], T]) -> T:
     """Run ``remote`` against the running root, or ``local`` on the engine opened in-process."""
-    from ..root_hive._client import RootClient, admin_token_of
+    from ..root_hive._client import admin_token_of
     from ..workspace import find_root
 
     ws = find_root(workspace)
@@ -89,7 +99,7 @@ def _dispatch(workspace: Path, explicit: str | None, token: str | None,
             root.close()
 
     async def go() -> T:
-        async with RootClient(address, token or admin_token_of(ws)) as client:
+        async with _client(address, token or admin_token_of(ws)) as client:
             return await remote(client)
 
     return asyncio.run(go())
@@ -98,30 +108,43 @@ def _dispatch(workspace: Path, explicit: str | None, token: str | None,
 # -- subhive root ----------------------------------------------------------------------------------------------
 
 def root_command(
-    host: Annotated[str, typer.Option("--host", help="The interface to listen on.")] = "127.0.0.1",
+    *,
+    host: Annotated[str, typer.Option("--host", help="The interface to listen on; other than loopback it needs "
+                                      "--tls-cert and --tls-key.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535, help="The port; 0 picks a free one.")] = 0,
     workspace: WorkspaceOption = Path("."),
     fmt: FormatOption = Format.text,
     codegen: Annotated[bool, typer.Option("--codegen/--no-codegen",
                                           help="Regenerate the stubs of the hives an accepted contract touches.")]
     = True,
+    tls_cert: Annotated[Path | None, typer.Option("--tls-cert", help="Serve TLS with this certificate (PEM); "
+                                                  "clients verify it with $SUBHIVE_ROOT_CA.", show_default=False)]
+    = None,
+    tls_key: Annotated[Path | None, typer.Option("--tls-key", help="The certificate's private key (PEM).",
+                                                 show_default=False)] = None,
 ) -> None:
     """Serve the root hive: the negotiation service over gRPC, with health checking and reflection.
 
-    Prints its address once it listens (as {"address", "pid", "admin_token_file"} with --format json) and
-    serves until interrupted (Ctrl-C or SIGTERM). State lives in the workspace's .subhive/root/, so a root
-    killed and started again carries on where it was.
+    Prints its address once it listens (as {"address", "pid", "admin_token_file", "tls"} with --format json)
+    and serves until interrupted (Ctrl-C or SIGTERM). State lives in the workspace's .subhive/root/, so a root
+    killed and started again carries on where it was. Every call carries a token: on an address other than
+    loopback the root serves TLS only, and refuses to start without it (exit 2).
 
-    Example: subhive root --port 50051
+    Example: subhive root --host 0.0.0.0 --port 50051 --tls-cert root.crt --tls-key root.key
     """
     from ..root_hive._client import ADMIN_TOKEN_FILE
     from ..root_hive._service import RootServer
+    from ..root_hive._tls import ServerTls
     from ..workspace import find_root
 
+    if (tls_cert is None) != (tls_key is None):
+        raise InputError("--tls-cert and --tls-key go together", code="usage.missing_option",
+                         hint="give both: the certificate (PEM) and its private key (PEM)")
+    tls = ServerTls(tls_cert, tls_key) if tls_cert is not None and tls_key is not None else None
     ws = find_root(workspace)
 
     async def serve() -> None:
-        server = await RootServer.start(ws, host=host, port=port, codegen=codegen)
+        server = await RootServer.start(ws, host=host, port=port, codegen=codegen, tls=tls)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -129,10 +152,10 @@ def root_command(
         if fmt is Format.json:
             # One line, so a supervisor reads the address before the stream of nothing that follows.
             sys.stdout.write(json.dumps({"address": server.address, "pid": os.getpid(),
-                                         "admin_token_file": str(ws / ADMIN_TOKEN_FILE)}) + "\n")
+                                         "admin_token_file": str(ws / ADMIN_TOKEN_FILE), "tls": server.tls}) + "\n")
             sys.stdout.flush()
         else:
-            sys.stdout.write(f"root hive listening on {server.address}\n")
+            sys.stdout.write(f"root hive listening on {server.address}{' (TLS)' if server.tls else ''}\n")
             sys.stdout.flush()
             err_console.print(f"admin token in {escape(str(ws / ADMIN_TOKEN_FILE))}; Ctrl-C stops")
         try:
@@ -526,7 +549,7 @@ def watch_command(
 
     Example: subhive watch --after 120 --format json
     """
-    from ..root_hive._client import RootClient, admin_token_of
+    from ..root_hive._client import admin_token_of
     from ..workspace import find_root
 
     if count is not None and count < 1:
@@ -540,7 +563,7 @@ def watch_command(
 
     async def follow() -> None:
         seen = 0
-        async with RootClient(address, admin_token_of(ws)) as client:
+        async with _client(address, admin_token_of(ws)) as client:
             async for frame in client.watch(after):
                 _print_frame(frame.seq, frame.kind, frame.data, frame.time, fmt)
                 seen += 1

@@ -42,6 +42,7 @@ from ._model import (
 )
 from ._proto import root_hive_pb2 as pb
 from ._proto import root_hive_pb2_grpc as pb_grpc
+from ._tls import CA_ENV, root_channel
 
 __all__ = [
     "ADMIN_TOKEN_FILE",
@@ -80,12 +81,14 @@ class RootClient:
     """An async client of one root hive, authenticated with one token (a hive's, or the admin's)."""
 
     def __init__(self, address: str, token: str | None = None, *, timeout: float = 30.0,
-                 _channel: grpc.aio.Channel | None = None) -> None:
+                 ca_file: Path | None = None, _channel: grpc.aio.Channel | None = None) -> None:
+        """``ca_file``: verify a root that serves TLS against this CA (PEM); without it the channel is plain,
+        which a root accepts on loopback only."""
         self.address = address
         self._token = token
         self._timeout = timeout
         self._owns_channel = _channel is None
-        self._channel = _channel or grpc.aio.insecure_channel(address)
+        self._channel = _channel or root_channel(address, ca_file=ca_file)
         self._stub = pb_grpc.RootHiveStub(self._channel)
 
     def with_token(self, token: str) -> RootClient:
@@ -241,7 +244,8 @@ def error_from_status(exc: grpc.aio.AioRpcError, address: str) -> SubhiveError:
     code = exc.code()
     if ERROR_OF.get(code) is RootUnavailable:
         return RootUnavailable(f"no root hive answers at {address} ({code.name.lower()})",
-                               hint="start one with `subhive root`, or point --root at the running one")
+                               hint="start one with `subhive root`, or point --root at the running one; a root "
+                                    f"that serves TLS needs its CA file in ${CA_ENV}")
     error = _status.error_from_details(code, exc.details())
     if error is None:
         return SubhiveError(f"the root hive failed: {code.name}: {exc.details()}", code="root.internal")

@@ -43,6 +43,7 @@ from ._model import Approval, ContractInfo, Endpoint, HiveStatus, ProposalOutcom
 from ._proto import root_hive_pb2 as pb
 from ._proto import root_hive_pb2_grpc as pb_grpc
 from ._status import STATUS_OF, abort_with, error_details
+from ._tls import ServerTls, check_listen_address
 from ._window import EncodedFrame, FrameWindow, encode_frame, passthrough
 
 if TYPE_CHECKING:
@@ -544,6 +545,8 @@ class RootServer:
         self._engine = engine
         self._health = health_servicer
         self._stopped = False
+        #: Whether it serves TLS (a client then needs the CA that signed its certificate).
+        self.tls = False
 
     @property
     def port(self) -> int:
@@ -551,15 +554,18 @@ class RootServer:
 
     @classmethod
     async def start(cls, workspace_root: Path, *, host: str = "127.0.0.1", port: int = 0,
-                    root: RootHive | None = None, codegen: bool = True) -> RootServer:
+                    root: RootHive | None = None, codegen: bool = True, tls: ServerTls | None = None) -> RootServer:
         """Open the engine on ``workspace_root`` (unless ``root`` is given), listen, and record the address.
 
         With ``codegen``, every accepted contract regenerates the stubs of the hives that use it, in the
         background (``subhive.codegen.CodegenTrigger``).
 
-        ``port=0`` picks a free port; the chosen one is in :attr:`address`. Raises InputError when the
-        address cannot be bound.
+        ``port=0`` picks a free port; the chosen one is in :attr:`address`. A ``host`` other than loopback
+        needs ``tls`` (``root.insecure_address``); with it the root serves TLS only. Raises InputError when the
+        address cannot be bound or the certificate and key do not load.
         """
+        check_listen_address(host, tls)
+        credentials = tls.credentials() if tls is not None else None
         if root is None:
             from ._engine import RootHive
 
@@ -575,7 +581,8 @@ class RootServer:
                 (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
                 server)
             try:
-                bound = server.add_insecure_port(f"{host}:{port}")
+                bound = (server.add_insecure_port(f"{host}:{port}") if credentials is None
+                         else server.add_secure_port(f"{host}:{port}", credentials))
             except RuntimeError as exc:
                 bound = 0
                 cause: Exception | None = exc
@@ -600,6 +607,7 @@ class RootServer:
             root.add_listener(trigger)
         self = cls(root, server, engine, health_servicer=health_servicer, address=address,
                    workspace_root=workspace_root, codegen=trigger)
+        self.tls = tls is not None
         self._write_service_file()
         return self
 
