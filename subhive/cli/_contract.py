@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from ..compat.contract_check import ContractCheck, check_contract
-from ..errors import CheckFailed, ContractInvalid, Problem, SubhiveError
+from ..errors import CheckFailed, ContractInvalid, InputError, Problem, SubhiveError
 from ._output import Format, change_effect, err_console, fail_check, out_console, print_json, print_problems
 from ._schema import print_report
 
@@ -61,9 +61,12 @@ def lint(
 
 @contract_app.command("check")
 def check(
-    new: Annotated[Path, typer.Argument(help="The new contract version's directory.", show_default=False)],
-    against: Annotated[Path, typer.Option("--against", help="The previous version's directory.",
-                                          show_default=False)],
+    new: Annotated[Path | None, typer.Argument(help="The new contract version's directory (none: check the "
+                                               "workspace's tree against its lock).", show_default=False)] = None,
+    against: Annotated[Path | None, typer.Option("--against", help="The previous version's directory.",
+                                                 show_default=False)] = None,
+    workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
+    = Path("."),
     fmt: FormatOption = Format.text,
 ) -> None:
     """Check a new contract version against the previous one: compatibility per part, and its semver bump.
@@ -72,8 +75,19 @@ def check(
     services must stay wire compatible both ways. Breaking needs a major bump, additive a minor, docs-only
     a patch. Exits 1 when the version bump is too small, listing the changes that need more.
 
+    Without NEW, checks the workspace's tree against its lock instead: accepted versions edited in place,
+    requirements no accepted version meets, and events a consumer waits for on a major its provider never
+    publishes on. Exits 1 when there is any.
+
     Example: subhive contract check contracts/orders/2.0.0 --against contracts/orders/1.1.0
     """
+    if new is None:
+        _check_tree(workspace, fmt)
+        return
+    if against is None:
+        raise InputError("contract check NEW needs --against OLD", code="usage.missing_option",
+                         hint="subhive contract check contracts/orders/2.0.0 --against contracts/orders/1.1.0; "
+                              "without NEW it checks the workspace's tree")
     result = _check(new, against)
     if fmt is Format.json:
         print_json(result.to_dict())
@@ -117,6 +131,22 @@ def _fail_on_an_inconsistent_lock(path: Path, name: str, fmt: Format) -> None:
     problems = check_lock(ws, names={name})
     if problems:
         fail_check(LockInconsistent(problems), fmt)
+
+
+def _check_tree(workspace: Path, fmt: Format) -> None:
+    from ..codegen import check_tree
+    from ..workspace import open_workspace
+
+    problems = check_tree(open_workspace(workspace))
+    if fmt is Format.json:
+        print_json({"ok": not problems, "problems": [p.to_dict() for p in problems]})
+    else:
+        print_problems(problems)
+        if not problems:
+            err_console.print("[green]ok[/]: the tree and its lock agree: accepted versions intact, every "
+                              "requirement met, every consumed event published")
+    if problems:
+        raise typer.Exit(1)
 
 
 def _check(new: Path, old: Path) -> ContractCheck:

@@ -458,8 +458,10 @@ def status_command(
     opened = open_workspace(ws)
     summary = summarise_tree(opened, {name: _synthesis_input(info) for name, info in live.items()})
     broken = opened.hives().error()  # a hive whose manifest is broken is missing above: say why (exit 2)
+    warnings = _tree_warnings(opened)
     if fmt is Format.json:
         print_json({"hives": [h.to_dict() for h in tree], "runtime": running, "summary": summary.to_dict(),
+                    "warnings": [p.to_dict() for p in warnings],
                     "problems": [p.to_dict() for p in broken.problems] if broken else [],
                     "lock": {"ok": not lock_problems, "problems": [p.to_dict() for p in lock_problems]}})
         if broken:
@@ -476,8 +478,22 @@ def status_command(
     lines = {name: s.line() for name, s in summary.hives.items() if s.children}
     for i, node in enumerate(tree):
         _print_node(node, "", last=i == len(tree) - 1, live=live, summaries=lines)
+    for w in warnings:
+        out_console.print(f"[yellow]warning[/]: {escape(w.message)} [dim]\\[{w.code}][/]")
+        if w.hint:
+            out_console.print(f"  [cyan]fix[/]: {escape(w.hint)}")
     if broken:
         raise broken
+
+
+def _tree_warnings(workspace: Any) -> list[Problem]:
+    """Requirements no version meets and events no one publishes (the lock's own problems are shown above)."""
+    from ..codegen import check_tree
+
+    try:
+        return [p for p in check_tree(workspace) if not p.code.startswith("lock.")]
+    except SubhiveError:  # an unreadable lock: reported above
+        return []
 
 
 def _print_lock_problems(problems: list[Problem]) -> None:

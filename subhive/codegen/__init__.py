@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._generate import GENERATOR_VERSION, CodegenResult, generate_stubs
     from ._plan import ContractStub, HiveStubs, StubPlan, plan_stubs
+    from ._tree_check import check_tree
 
-__all__ = ["GENERATOR_VERSION", "CodegenResult", "ContractStub", "HiveStubs", "StubPlan", "generate_stubs",
-           "plan_stubs"]
+__all__ = ["GENERATOR_VERSION", "CodegenResult", "ContractStub", "HiveStubs", "StubPlan", "check_tree",
+           "generate_stubs", "plan_stubs"]
 
 
 def __getattr__(name: str) -> Any:
@@ -28,4 +29,8 @@ def __getattr__(name: str) -> Any:
         from . import _plan
 
         return getattr(_plan, name)
+    if name == "check_tree":
+        from ._tree_check import check_tree
+
+        return check_tree
     raise AttributeError(f"module 'subhive.codegen' has no attribute {name!r}")

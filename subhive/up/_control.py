@@ -211,7 +211,8 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
         beat = read_json(layout.status_file(name)) or {}
         pid = info.get("pid")
         if not pid_alive(pid):
-            health = "restarting" if info.get("exits") else "down"
+            # "stopped": it failed the same way on each start, so up stopped restarting it (its record says why).
+            health = "stopped" if info.get("failed") else "restarting" if info.get("exits") else "down"
         elif record.get("state") == "starting" and beat.get("state") != "ready":
             health = "starting"
         elif beat.get("pid") != pid or now - float(beat.get("updated") or 0) > STALE_AFTER:

@@ -35,6 +35,7 @@ from typing import IO, Any
 
 from ..errors import InputError, Location, SubhiveError
 from ..workspace import Workspace, open_workspace
+from ._follow import QUICK_EXIT, SAME_FAILURES, Snapshot, TreeChange, refused_requirements, tree_stamp
 from ._layout import UpLayout, read_json, write_json
 
 __all__ = ["Supervisor", "UpOptions", "start_waves"]
@@ -71,6 +72,9 @@ class _Child:
     backoff: float = BACKOFF_FIRST
     next_start: float = 0.0
     exits: list[int] = field(default_factory=list)
+    #: Exits in a row soon after a start with one code; at SAME_FAILURES the hive is stopped, with ``failed``.
+    quick_exits: int = 0
+    failed: str = ""
     #: Where this run's output starts in the (appended) log: failure reports quote this run, not an older one.
     log_offset: int = 0
 
@@ -109,6 +113,15 @@ class Supervisor:
         self._grpc_master = secrets.token_bytes(32)
         self._progress: IO[str] | None = None
         self._started = time.monotonic()
+        # Following the workspace while it runs (docs/up.md, "Changing a running tree"):
+        self._snapshot = Snapshot()
+        self._tree_stamp: tuple[tuple[str, int, int], ...] = ()
+        self._tree_refused = False
+        self._ticks = 0
+        #: What each running hive consumed when it (re)started: contract -> range.
+        self._consumed: dict[str, dict[str, str]] = {}
+        #: Warnings already said (code and message): said again only after they went away and came back.
+        self._warned: set[tuple[str, str]] = set()
 
     # -- reporting ----------------------------------------------------------------------------------------
 
@@ -126,7 +139,8 @@ class Supervisor:
             "root": self.root_address, "nats": self.nats.url if self.nats is not None else "",
             "nats_pid": self.nats.pid if self.nats is not None else None,
             "root_pid": self.root.pid if self.root is not None else None,
-            "hives": {name: {"pid": child.pid, "restarts": child.restarts, "exits": child.exits[-5:]}
+            "hives": {name: {"pid": child.pid, "restarts": child.restarts, "exits": child.exits[-5:],
+                             **({"failed": child.failed} if child.failed else {})}
                       for name, child in sorted(self.hives.items())},
         })
 
@@ -170,6 +184,8 @@ class Supervisor:
     async def _start_all(self) -> None:
         self.workspace = open_workspace(self.layout.workspace)
         hives = _checked_hives(self.workspace)
+        self._snapshot, self._tree_stamp = Snapshot.read(self.workspace.root), tree_stamp(self.workspace.root)
+        self._consumed = {name: _consumes(m) for name, m in hives.items()}
         await self._start_root()
         await self._negotiate(hives)
         if self._stop.is_set():
@@ -259,10 +275,12 @@ class Supervisor:
 
         assert self.workspace is not None
         result = generate_stubs(self.workspace)
-        if result.problems:
-            raise ContractInvalid(result.problems, summary=f"codegen failed: {result.problems[0].message}")
+        problems = [p for p in result.problems if p.code != "codegen.not_in_lock"]
+        if problems:
+            raise ContractInvalid(problems, summary=f"codegen failed: {problems[0].message}")
         self.emit("codegen", f"stubs: {len(result.written)} files written, {len(result.unchanged)} packages "
                   "up to date", written=len(result.written))
+        self._warn_tree()  # a requirement no version meets: its hive runs without those stubs, the rest too
 
     # -- NATS ---------------------------------------------------------------------------------------------
 
@@ -325,51 +343,172 @@ class Supervisor:
     # -- following the lock -------------------------------------------------------------------------------
 
     async def _follow_lock(self) -> bool:
-        """When the lock changed (a contract accepted or approved while the tree runs): new stubs, new NATS
-        permissions (reloaded in place), new event streams, and a restart of the hives whose stubs changed."""
+        """When the lock changed (a contract accepted or approved while the tree runs) or the workspace did (a
+        manifest edited, a hive added or removed, a new contract version): the root re-registers the manifests
+        and negotiates, then new stubs, new NATS permissions (reloaded in place), new event streams, and a
+        restart of only the hives whose stubs or manifest changed; new hives start, removed ones stop."""
         stamp = _lock_stamp(self.layout.workspace)  # 5 times a second: read and hash only what changed
-        if stamp == self._lock_stamp:
+        moved = stamp != self._lock_stamp
+        change = await self._follow_tree(moved) if self.workspace is not None and self.nats is not None else None
+        if not moved and change is None:
             return False
-        self._lock_stamp = stamp
+        self._lock_stamp = _lock_stamp(self.layout.workspace)  # the root may have rewritten it meanwhile
         digest = _lock_digest(self.layout.workspace)
-        if digest == self._lock_seen or self.workspace is None or self.nats is None:
+        if (digest == self._lock_seen and change is None) or self.workspace is None or self.nats is None:
             return False
         self._lock_seen = digest
         import nats
 
         from ..bus import ADMIN_USER, bus_plan, ensure_event_streams
         from ..codegen import generate_stubs
+        from ..hive import ensure_blackboard
         from ..root_hive import Lock
 
+        added = change.added if change is not None else []
         try:
             result = generate_stubs(self.workspace)
-            if result.problems:
-                raise SubhiveError(result.problems[0].message, code=result.problems[0].code)
-            hives = {name: m for name, m in self.workspace.hives().hives.items() if name in self.hives}
+            problems = [p for p in result.problems if p.code != "codegen.not_in_lock"]  # those run without
+            if problems:
+                raise SubhiveError(problems[0].message, code=problems[0].code, hint=problems[0].hint)
+            hives = {name: m for name, m in self.workspace.hives().hives.items() if name in self.hives or
+                     name in added}
+            self._new_passwords(added)
             plan = bus_plan(self.workspace, Lock.load(self.layout.workspace))
             await self.nats.reload(self._accounts(plan, hives))
             self._issue_grpc_keys(hives)  # a new consumer: its provider lets it in without a restart
             nc = await nats.connect(self.nats.url, user=ADMIN_USER, password=self._admin)
             try:
                 await ensure_event_streams(nc.jetstream(), plan.streams)
+                for name in added:
+                    await ensure_blackboard(nc.jetstream(), name)
             finally:
                 await nc.close()
         except SubhiveError as exc:
-            self.emit("lock.failed", f"the lock changed, but the tree could not follow it: {exc}", code=exc.code,
-                      hint="fix it, then subhive down && subhive up")
+            self.emit("lock.failed", f"the tree could not follow the change: {exc}", code=exc.code,
+                      hint=exc.hint or "fix it; up follows the next change (or: subhive down && subhive up)")
             return False
-        touched = sorted({p.split("/")[1] for p in result.written + result.removed if p.startswith("stubs/")}
-                         & set(self.hives))
+        stubs = {p.split("/")[1] for p in result.written + result.removed if p.startswith("stubs/")}
+        edited = set(change.edited) if change is not None else set()
+        failed = {name for name, child in self.hives.items() if child.failed}
+        touched = sorted((stubs | edited | failed) & set(self.hives) - set(added))
+        await self._apply_change(change, hives, touched)
+        self.emit("lock.followed", "the tree follows the change: stubs and permissions are up to date"
+                  + (f"; restarted {', '.join(touched)}" if touched else "; no running hive's stubs changed"),
+                  restarted=touched, started=added, stopped=change.removed if change is not None else [])
+        self._warn_tree()
+        return True
+
+    async def _apply_change(self, change: TreeChange | None, hives: dict[str, Any], touched: list[str]) -> None:
+        """Stop removed hives, restart the touched ones, start new ones (providers first), in that order."""
+        for name in change.removed if change is not None else []:
+            child = self.hives.pop(name, None)
+            self._consumed.pop(name, None)
+            if child is not None and child.process is not None:
+                await _terminate([child.process], self.options.stop_timeout)
+            self.emit("hive.removed", f"{name}: its directory is gone; stopped", hive=name)
         for name in touched:
             await self._restart(self.hives[name])
-        self.emit("lock.followed", "the lock changed: stubs and permissions follow it"
-                  + (f"; restarted {', '.join(touched)}" if touched else "; no hive's stubs changed"),
-                  restarted=touched)
-        return True
+            self._consumed[name] = _consumes(hives[name])
+        added = {name: hives[name] for name in change.added} if change is not None else {}
+        deadline = time.monotonic() + self.options.ready_timeout
+        for wave in start_waves(added) if added else []:
+            try:
+                await self._start_wave(wave, self._passwords, deadline)
+            except SubhiveError as exc:  # the rest of the tree runs on; the watch loop restarts it
+                self.emit("hive.failed", str(exc), code=exc.code, hint=exc.hint or "")
+            self._consumed.update({name: _consumes(added[name]) for name in wave})
+
+    async def _follow_tree(self, lock_moved: bool) -> TreeChange | None:
+        """Once a second, or when the lock moved and a change waits for it: what changed in the workspace,
+        once the root has registered it and proposed new contract versions; None when there is nothing to
+        follow, or when the change is refused (said once, with the command that makes it work)."""
+        from ..root_hive import Lock
+        from ..root_hive._client import RootClient, admin_token_of
+
+        assert self.workspace is not None
+        self._ticks += 1
+        if self._ticks % 5 and not (lock_moved and self._tree_refused):
+            return None
+        root = self.workspace.root
+        stamp = tree_stamp(root)
+        if stamp == self._tree_stamp and not (lock_moved and self._tree_refused):
+            return None
+        self._tree_stamp = stamp
+        self._warn_tree()  # an accepted version edited in place is said here, whatever else changed
+        snapshot = Snapshot.read(root)
+        change = snapshot.change_from(self._snapshot)
+        if not change:
+            return None
+        tree = self.workspace.hives()
+        refusal = list(tree.problems[:1])
+        if not refusal:
+            async with RootClient(self.root_address, admin_token_of(root)) as client:
+                pending: dict[str, list[str]] = {}
+                for approval in await client.approvals("pending", kind="contract"):
+                    pending.setdefault(approval.contract, []).append(approval.id)
+            refusal = refused_requirements(tree.hives, {n: self._consumed.get(n, {}) for n in self.hives},
+                                           Lock.load(root), pending)[:1]
+        if refusal:
+            self._tree_refused = True
+            self._warn("tree.refused", refusal[0].message, refusal[0].hint or "", code=refusal[0].code,
+                       where=str(refusal[0].location))
+            return None
+        self._tree_refused = False
+        self._snapshot = snapshot
+        self.emit("tree.changed", f"the workspace changed ({change.describe()}): up follows it",
+                  added=change.added, removed=change.removed, edited=change.edited, contracts=change.contracts)
+        await self._negotiate(dict(tree.hives))  # the root registers the manifests as they are, then proposals
+        await self._lock_settled()
+        return change
+
+    async def _lock_settled(self, timeout: float = 30.0) -> None:
+        """Wait until contracts.lock on disk says what the root says: who consumes which version."""
+        from ..root_hive import Lock
+        from ..root_hive._client import RootClient, admin_token_of
+
+        async with RootClient(self.root_address, admin_token_of(self.layout.workspace)) as client:
+            wanted = {(c.name, str(v.version)): dict(v.consumers) for c in await client.contracts()
+                      for v in c.versions}
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(SubhiveError):
+                if {(e.name, str(e.version)): dict(e.consumers) for e in Lock.load(self.layout.workspace)} == wanted:
+                    return
+            await asyncio.sleep(0.02)
+
+    def _new_passwords(self, names: list[str]) -> None:
+        """NATS passwords for hives added while the tree runs, kept with the others (mode 0600)."""
+        fresh = [name for name in names if name not in self._passwords]
+        if fresh:
+            self._passwords.update({name: secrets.token_urlsafe(24) for name in fresh})
+            write_json(self.layout.creds_file, {"admin": self._admin, "hives": self._passwords}, private=True)
+
+    def _warn_tree(self) -> None:
+        """Say each problem of the tree once (up's progress): requirements no version meets, events no one
+        publishes, accepted versions edited in place (docs/up.md)."""
+        from ..codegen import check_tree
+
+        assert self.workspace is not None
+        try:
+            problems = check_tree(self.workspace)
+        except SubhiveError as exc:
+            problems = list(exc.problems)
+        now = {(p.code, p.message) for p in problems}
+        self._warned &= now | {k for k in self._warned if k[0] == "tree.refused"}
+        for p in problems:
+            self._warn("tree.warning", p.message, p.hint or "", code=p.code, where=str(p.location))
+
+    def _warn(self, event: str, message: str, hint: str, *, code: str, where: str = "") -> None:
+        key = (code, message)
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        self.emit(event, message, code=code, hint=hint, where=where)
 
     async def _restart(self, child: _Child) -> None:
         if child.process is not None:
             await _terminate([child.process], self.options.stop_timeout)
+        child.failed, child.quick_exits = "", 0  # what it failed on may be what changed
         child.launch(self.layout.workspace)
         self.emit("hive.reloaded", f"{child.name}: restarted on its new stubs (pid {child.pid})", hive=child.name,
                   pid=child.pid)
@@ -457,6 +596,10 @@ class Supervisor:
                 self._record("ready")
 
     def _tend(self, child: _Child, now: float) -> bool:
+        if child.failed:
+            if child.process is None:
+                return False
+            child.failed, child.quick_exits = "", 0  # started again (subhive restart): watched as any other
         process = child.process
         if process is not None and process.poll() is None:
             if now - child.started > HEALTHY_AFTER:
@@ -468,6 +611,17 @@ class Supervisor:
             child.process = None
             child.next_start = now + child.backoff
             tail = _tail(child.log_path, 3, since=child.log_offset)
+            same = len(child.exits) < 2 or child.exits[-2] == code
+            child.quick_exits = child.quick_exits + 1 if now - child.started < QUICK_EXIT and same else 0
+            if child.quick_exits >= SAME_FAILURES:
+                # Restarting it again would fail again: stop, and say what to fix (a crash loop helps no one).
+                child.failed = (f"exited with code {code} {child.quick_exits} times in a row, each within "
+                                f"{QUICK_EXIT:g} s of its start")
+                self.emit("hive.stopped", f"{child.name}: {child.failed}; stopped, not restarted again; its log "
+                          f"ends: {tail}", hive=child.name, code=code, tail=tail,
+                          hint=f"fix what its log says (subhive logs {child.name}), then: subhive restart "
+                               f"{child.name} (up also starts it again with the next change to the workspace)")
+                return True
             self.emit("hive.crashed", f"{child.name}: exited with code {code}; restarting in {child.backoff:g} s; "
                       f"its log ends: {tail}", hive=child.name, code=code, backoff=child.backoff, tail=tail)
             child.backoff = min(child.backoff * 2, BACKOFF_MAX)
@@ -550,6 +704,10 @@ def start_waves(hives: dict[str, Any]) -> list[list[str]]:
         waves.append(wave)
         started.update(wave)
     return waves
+
+
+def _consumes(manifest: Any) -> dict[str, str]:
+    return {need.contract: str(need.versions) for need in manifest.consumes}
 
 
 def _checked_hives(workspace: Workspace) -> dict[str, Any]:

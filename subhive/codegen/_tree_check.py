@@ -1,0 +1,98 @@
+"""What a workspace's tree and its lock say together that neither says alone (``subhive contract check``).
+
+    >>> [p.code for p in check_tree(open_workspace("shop"))]        # doctest: +SKIP
+    ['event.no_publisher']
+
+Three kinds of problem, each naming the hives concerned and the command or edit that fixes it:
+
+* ``lock.tampered`` / ``lock.missing``: an accepted version's files no longer hash to the lock's hash
+  (accepted versions are immutable);
+* ``codegen.not_in_lock``: a hive consumes a range no accepted version meets (it runs without those stubs);
+* ``event.no_publisher``: a hive consumes a major whose events its provider never publishes, because the
+  provider's code uses another major's stubs only: those events would be lost in silence. A provider
+  publishes on each major it serves (docs/bus.md, docs/decisions/0033-events-on-each-major.md).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..errors import Location, Problem
+from ..root_hive import Lock, LockEntry
+from ..workspace import Workspace
+from ._plan import StubPlan, class_prefix, plan_stubs
+
+__all__ = ["check_tree", "silent_events"]
+
+
+def check_tree(workspace: Workspace, lock: Lock | None = None) -> list[Problem]:
+    """Every problem of the running (or about to run) tree, in a stable order; an empty list: all is well."""
+    lock = Lock.load(workspace.root) if lock is None else lock
+    plan = plan_stubs(workspace, lock)
+    return [*lock.verify(workspace.root), *plan.unmet, *silent_events(workspace, plan)]
+
+
+def silent_events(workspace: Workspace, plan: StubPlan) -> list[Problem]:
+    """``event.no_publisher`` for each consumer on a major with events whose provider's code (its hive's
+    ``*.py`` outside tests) uses the stubs of another major of that contract and never this one's."""
+    from ..contract import load_contract
+    from ..errors import SubhiveError
+
+    problems: list[Problem] = []
+    code_of: dict[str, str] = {}
+    events_of: dict[tuple[str, str], list[str]] = {}
+    for consumer in sorted(plan.hives):
+        for stub in plan.hives[consumer].contracts:
+            entry = stub.entry
+            provider = entry.provider
+            if stub.role != "consumes" or provider not in plan.hives or provider == consumer:
+                continue
+            key = (entry.name, str(entry.version))
+            if key not in events_of:
+                try:
+                    events_of[key] = sorted(load_contract(entry.directory(workspace.root)).events)
+                except SubhiveError:  # a tampered or missing version: reported by lock.verify already
+                    events_of[key] = []
+            if not events_of[key]:
+                continue
+            if provider not in code_of:
+                code_of[provider] = _source_text(workspace.hive_dir(provider))
+            used = _majors_used(code_of[provider], entry.name)
+            major = entry.version.major
+            if used and major not in used:
+                problems.append(_silent(workspace, consumer, entry, events_of[key], sorted(used)))
+    return problems
+
+
+def _silent(workspace: Workspace, consumer: str, entry: LockEntry, events: list[str], used: list[int]) -> Problem:
+    name, provider, major = entry.name, entry.provider, entry.version.major
+    package = f"{name.replace('-', '_')}_v{major}"
+    on = ", ".join(f"v{m}" for m in used)
+    return Problem(
+        "event.no_publisher",
+        f"{consumer} consumes {name} v{major}, whose events ({', '.join(events)}) {provider} never publishes: "
+        f"{provider}'s code uses the stubs of {name} {on} only, so {consumer} would never receive them",
+        Location(file=str(workspace.hive_dir(provider))),
+        f"in {provider}, publish on every major it serves: {class_prefix(name)}Events(ctx.transport) from "
+        f"stubs.{provider}.{package} beside {on} (docs/bus.md, 'Serving two majors'); or keep {consumer} on "
+        f"^{used[-1]} in subhives/{consumer}/subhive.toml")
+
+
+def _source_text(hive_dir: Path) -> str:
+    parts = []
+    for path in sorted(hive_dir.rglob("*.py")):
+        relative = path.relative_to(hive_dir).parts
+        if "tests" in relative or "__pycache__" in relative or path.name == "conftest.py":
+            continue
+        try:
+            parts.append(path.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+    return "\n".join(parts)
+
+
+def _majors_used(source: str, contract: str) -> set[int]:
+    """The majors of ``contract`` whose stub package (``notes_api_v2``) the source names."""
+    base = re.escape(contract.replace("-", "_"))
+    return {int(m) for m in re.findall(rf"\b{base}_v(\d+)\b", source)}
