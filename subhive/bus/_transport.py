@@ -140,7 +140,8 @@ class _Violations:
         return PermissionViolation(f"the NATS server refused to let this hive {verb} {named}{via}",
                                    location=_at(named),
                                    hint="a hive may only use the subjects of contracts it provides or consumes "
-                                        "(from the lock); declare the contract in its subhive.toml and renegotiate")
+                                        "(from the lock); declare the contract in its subhive.toml: a running "
+                                        "`subhive up` follows the change (or run subhive up)")
 
     async def guard(self, call: Awaitable[T], subject: str, *, shown: str | None = None) -> T:
         """Await ``call``, but raise the violation for ``subject`` as soon as the server reports one, instead
