@@ -6,10 +6,11 @@
 
 ``subhive up`` keeps a master secret in the supervisor's memory only and derives every token from it
 (HMAC-SHA256 of ``consumer \\0 provider``). Each hive gets its own :class:`GrpcKeys` as a 0600 file
-(``SUBHIVE_GRPC_KEYS``): the tokens it *presents* to each provider it may call, and the tokens it *verifies*
-from each hive that may call it, with which of its contracts each consumes (from the lock). A token is valid
-at one provider only, so a provider cannot replay what it receives towards a third hive, and no hive holds
-another hive's token for a provider other than itself (docs/decisions/0027-grpc-caller-identity.md).
+(``SUBHIVE_GRPC_KEYS``): the tokens it *presents* to each provider, the tokens it *verifies* from each hive
+of the tree, and which hives consume which of its contracts (from the lock): who calls is the token's
+business, who may call the lock's. A token is valid at one provider only, so a provider cannot replay what
+it receives towards a third hive, and a hive holds only tokens naming itself, except those it verifies,
+which name its callers and are valid only at itself (docs/decisions/0027-grpc-caller-identity.md).
 
 :class:`KeyFile` re-reads its file when it changes (the supervisor rewrites it when the lock does), so a
 consumer accepted while the tree runs is let in without a restart.
@@ -54,8 +55,8 @@ class GrpcKeys:
     """One hive's gRPC credentials.
 
     ``present``: provider hive -> the token this hive sends it. ``verify``: caller hive -> the token this
-    hive accepts from it. ``consumers``: (contract, major) this hive provides -> the hives the lock lists as
-    its consumers. A hive may always call itself (its own token is in both tables).
+    hive accepts from it (a provider's whole tree). ``consumers``: (contract, major) this hive provides -> the
+    hives the lock lists as its consumers, the only ones it answers besides itself.
     """
 
     hive: str
@@ -163,11 +164,14 @@ def issue_keys(master: bytes, hives: Iterable[str], lock: Iterable[Any]) -> dict
     >>> from types import SimpleNamespace as E
     >>> lock = [E(name="store", version=E(major=1), provider="db", consumers={"api": "^1.0"})]
     >>> keys = issue_keys(bytes(32), ["db", "api", "ui"], lock)
-    >>> sorted(keys["api"].present), sorted(keys["db"].verify), keys["ui"].present
-    (['db'], ['api', 'db'], {})
+    >>> sorted(keys["ui"].present), sorted(keys["db"].verify), dict(keys["db"].consumers), keys["ui"].verify
+    (['db'], ['api', 'db', 'ui'], {('store', 1): frozenset({'api'})}, {})
 
-    Only hives of ``hives`` get or accept tokens: a consumer the lock names that the tree does not run has
-    no process to hand one to. A hive that provides a contract may call itself.
+    Identity and permission apart: every hive of the tree gets a token for every hive that provides a
+    contract in the lock, and a provider verifies every hive of the tree, so a hive that calls what it does
+    not consume is told so (PERMISSION_DENIED), not taken for a stranger; ``consumers`` says who may call
+    what. Only hives of ``hives`` get or accept tokens: a consumer the lock names that the tree does not run
+    has no process to hand one to. A provider may call itself.
     """
     names = set(hives)
     consumers: dict[str, dict[tuple[str, int], set[str]]] = {}
@@ -178,12 +182,10 @@ def issue_keys(master: bytes, hives: Iterable[str], lock: Iterable[Any]) -> dict
     issued: dict[str, GrpcKeys] = {}
     for hive in sorted(names):
         provided = consumers.get(hive, {})
-        callers = set().union(*provided.values()) | {hive} if provided else set()
-        providers = {p for p, lines in consumers.items() if p == hive or any(hive in c for c in lines.values())}
         issued[hive] = GrpcKeys(
             hive,
-            present={p: pair_token(master, hive, p) for p in sorted(providers)},
-            verify={c: pair_token(master, c, hive) for c in sorted(callers)},
+            present={p: pair_token(master, hive, p) for p in sorted(consumers)},
+            verify={c: pair_token(master, c, hive) for c in sorted(names)} if provided else {},
             consumers={line: frozenset(c) for line, c in provided.items()})
     return issued
 

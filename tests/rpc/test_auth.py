@@ -9,7 +9,7 @@ import logging
 import os
 import secrets
 import stat
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,7 +24,6 @@ from subhive.rpc import (
     HIVE_HEADER,
     TOKEN_HEADER,
     CallerCheck,
-    GrpcKeys,
     KeyFile,
     Keys,
     ProviderInterceptor,
@@ -216,11 +215,12 @@ def test_a_token_is_valid_at_one_provider_only_and_for_its_own_hive_only() -> No
     [message, *_] = refused(got["no token"], grpc.StatusCode.UNAUTHENTICATED, "auth.missing")
     assert "says hive 'web' without a token" in message
     assert got["genuine"] == [b"hi"] * 4
-    # What each hive was given: only its own pairs; the master is nowhere in it.
-    assert sorted(keys["web"].present) == ["cache", "db"]
-    assert sorted(keys["cache"].verify) == ["cache", "web"]
-    assert keys["ops"].verify == {}
-    assert sorted(keys["ops"].present) == ["db"]
+    # What each hive was given: tokens for the providers, naming itself; a provider verifies the whole tree
+    # and answers its consumers only. The master is nowhere in it.
+    assert sorted(keys["ops"].present) == sorted(keys["web"].present) == ["cache", "db"]
+    assert sorted(keys["cache"].verify) == sorted(HIVES)
+    assert keys["cache"].consumers == {("beta", 1): frozenset({"web"})}
+    assert keys["ops"].verify == {}  # it provides nothing
     assert master.hex() not in json.dumps([k.to_dict() for k in keys.values()])
 
 
@@ -250,7 +250,8 @@ def test_a_consumer_added_to_the_lock_is_let_in_without_a_restart_and_a_broken_f
             got["dropped"] = await calls(provider)
             write_keys(directory, issue_keys(master, HIVES, lock(("alpha", "db", ("web", "ops")))))
             broken = paths["db"].with_name("broken")
-            broken.write_text('{"format": 1, "hive": "db", "verify": {"ops": 7}}')
+            broken.write_text(json.dumps({"format": 1, "hive": "db", "verify": {"ops": 7},
+                                          "consumers": {"alpha": {"1": ["ops"]}}}))
             os.replace(broken, paths["db"])
             with caplog.at_level(logging.WARNING, logger="subhive.rpc"):
                 got["broken"] = await calls(provider)
@@ -259,13 +260,11 @@ def test_a_consumer_added_to_the_lock_is_let_in_without_a_restart_and_a_broken_f
         return got
 
     got = run(scenario())
-    refused(got["before"], grpc.StatusCode.UNAUTHENTICATED, "auth.missing")  # ops had no token for db yet
+    refused(got["before"], grpc.StatusCode.PERMISSION_DENIED, "auth.not_consumer")  # known, not a consumer
     assert got["accepted"] == [b"hi"] * 4
-    # Dropped from the lock: ops's own file no longer holds a token for db either.
-    refused(got["dropped"], grpc.StatusCode.UNAUTHENTICATED, "auth.missing")
-    # ops holds its token again, but db's broken version is not used: its last good keys (ops dropped) stay
-    # in force, and it says so.
-    refused(got["broken"], grpc.StatusCode.UNAUTHENTICATED, "auth.unauthenticated")
+    refused(got["dropped"], grpc.StatusCode.PERMISSION_DENIED, "auth.not_consumer")
+    # db's broken version (which would let ops in) is not used: its last good keys stay in force, and it says so.
+    refused(got["broken"], grpc.StatusCode.PERMISSION_DENIED, "auth.not_consumer")
     assert "keeping the previous gRPC keys" in caplog.text
     assert "not a gRPC key file" in caplog.text
 
@@ -304,20 +303,14 @@ def test_a_call_gets_in_exactly_when_its_hive_consumes_the_contract_with_its_own
         for caller in HIVES:
             for token in every_token:
                 outcome = check.refusal(f"/{contract}/M", ((HIVE_HEADER, caller), (TOKEN_HEADER, token)))
-                genuine = token == pair_token(master, caller, provider) and token in _given(keys[caller]).values()
+                genuine = token == pair_token(master, caller, provider)
+                if genuine:
+                    assert keys[caller].present[provider] == token  # every hive holds its token for a provider
                 if genuine and (caller == provider or caller in consumers):
                     assert outcome is None
-                elif genuine and _consumes_any(lines, caller, provider):
+                elif genuine:
                     assert isinstance(outcome, PermissionDenied)
                 else:
                     assert isinstance(outcome, Unauthenticated), (contract, provider, caller, outcome)
             assert isinstance(check.refusal(f"/{contract}/M", ()), Unauthenticated)
             assert check.refusal("/grpc.health.v1.Health/Check", ()) is None
-
-
-def _given(keys: GrpcKeys) -> Mapping[str, str]:
-    return keys.present
-
-
-def _consumes_any(lines: list[tuple[str, str, frozenset[str]]], caller: str, provider: str) -> bool:
-    return any(p == provider and caller in consumers for _, p, consumers in lines)

@@ -354,8 +354,11 @@ def test_the_forged_call_is_refused_and_a_consumer_accepted_while_serving_gets_i
                         again = await pb_grpc.InventoryStub(found).GetStock(request)
         assert forged.value.code() == grpc.StatusCode.UNAUTHENTICATED
         assert isinstance(error_from_rpc(forged.value), Unauthenticated)
-        assert outsider.value.code() == grpc.StatusCode.UNAUTHENTICATED  # ops held no token for db
-        assert "hive 'ops' without a token" in error_from_rpc(outsider.value).message
+        assert outsider.value.code() == grpc.StatusCode.PERMISSION_DENIED  # a known hive, not a consumer
+        denied = error_from_rpc(outsider.value)
+        assert isinstance(denied, PermissionDenied)
+        assert denied.code == "auth.not_consumer"
+        assert denied.message.startswith("hive 'ops' does not consume inventory v1: db refuses its call to /")
         assert (reply.sku, again.sku) == ("A-1", "A-1")
 
     run(scenario())

@@ -55,9 +55,10 @@ def test_up_gives_each_hive_its_keys_and_db_answers_its_consumers_only(notes: Pa
     assert sorted(files) == ["backend", "db", "ui"]
     assert {stat.S_IMODE(p.stat().st_mode) for p in files.values()} == {0o600}
     held = {name: json.loads(p.read_text()) for name, p in files.items()}
-    assert sorted(held["db"]["verify"]) == ["backend", "db"]  # only its consumer, and itself
-    assert "db" in held["backend"]["present"]
-    assert "db" not in held["ui"]["present"]  # ui does not consume notes_store
+    assert sorted(held["db"]["verify"]) == ["backend", "db", "ui"]  # who calls: any hive of the tree
+    assert held["db"]["consumers"] == {"notes_store": {"1": ["backend"]}}  # who may: the lock's consumers
+    assert sorted(held["ui"]["present"]) == ["backend", "db"]
+    assert held["ui"]["verify"] == {}  # ui provides nothing
     # The hive got its file through its environment, never its command line.
     hive_cmdline = Path(f"/proc/{_pid(layout, 'db')}/cmdline").read_bytes()
     assert b"keys" not in hive_cmdline
@@ -68,13 +69,14 @@ def test_up_gives_each_hive_its_keys_and_db_answers_its_consumers_only(notes: Pa
     as_ui = asyncio.run(list_notes(address, KeyFile(files["ui"])))
     as_backend = asyncio.run(list_notes(address, KeyFile(files["backend"])))
 
-    # The finding: an anonymous local process called db's NotesStore. Now it is refused, as is ui.
+    # The finding: an anonymous local process called db's NotesStore. Now it is refused, and so is ui, which
+    # does not consume notes_store.
     assert isinstance(anonymous, grpc.aio.AioRpcError)
     assert anonymous.code() == grpc.StatusCode.UNAUTHENTICATED
     assert error_from_rpc(anonymous).code == "auth.missing"
     assert isinstance(as_ui, grpc.aio.AioRpcError)
-    assert as_ui.code() == grpc.StatusCode.UNAUTHENTICATED
-    assert "hive 'ui' without a token" in error_from_rpc(as_ui).message
+    assert as_ui.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert error_from_rpc(as_ui).message == f"hive 'ui' does not consume notes_store v1: db refuses its call to {LIST}"
     assert as_backend == b""  # an empty NoteList: nothing stored yet
 
     # ui declares a requirement on notes_store while the tree runs: the lock lists it, the supervisor
@@ -87,9 +89,8 @@ def test_up_gives_each_hive_its_keys_and_db_answers_its_consumers_only(notes: Pa
             await ui.declare_requirement("notes_store", "^1.0")
 
     asyncio.run(declare())
-    wait_for(lambda: "db" in json.loads(files["ui"].read_text())["present"], "ui's key file to hold a token for db",
-             context=lambda: tail(layout.log_file("supervisor")))
-    wait_for(lambda: "ui" in json.loads(files["db"].read_text())["verify"], "db's key file to accept ui")
+    wait_for(lambda: "ui" in json.loads(files["db"].read_text())["consumers"]["notes_store"]["1"],
+             "db's key file to list ui as a consumer", context=lambda: tail(layout.log_file("supervisor")))
     now = asyncio.run(list_notes(address, KeyFile(files["ui"])))
     assert now == b"", now
     assert _pid(layout, "db") == db_pid
