@@ -10,6 +10,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import Annotated
 
 import typer
 
@@ -22,7 +23,7 @@ from ._decompose import decompose_command
 from ._output import Format, err_console, print_error
 from ._root import approvals_app, root_command, status_command, watch_command
 from ._schema import schema_app
-from ._up import down_command, logs_command, up_command
+from ._up import down_command, logs_command, restart_command, up_command
 from ._workspace import init_command, new_command
 
 __all__ = ["app", "main"]
@@ -50,17 +51,41 @@ app.command("watch")(watch_command)
 app.command("up")(up_command)
 app.command("down")(down_command)
 app.command("logs")(logs_command)
+app.command("restart")(restart_command)
+
+
+def _installed_version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("subhive")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def _print_version(value: bool) -> None:
+    # An option callback: runs while the options are parsed, before typer asks for a command.
+    if value:
+        typer.echo(f"subhive {_installed_version()}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root_options(
+    version: Annotated[bool, typer.Option("--version", "-V", help="Print the installed subhive version and exit.",
+                                          is_eager=True, callback=_print_version)] = False,
+) -> None:
+    """Contract-first sub-hives for multi-agent work on large codebases."""
 
 
 @app.command("version")
 def version() -> None:
-    """Print the installed subhive version.
+    """Print the installed subhive version (as `subhive --version` does).
 
     Example: subhive version
     """
-    from importlib.metadata import version as dist_version
-
-    typer.echo(dist_version("subhive"))
+    typer.echo(_installed_version())
 
 
 def _requested_format(argv: Sequence[str]) -> Format:
@@ -84,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SubhiveError as exc:
         print_error(exc, _requested_format(args))
         return exc.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C: a command that started something stops it and says so first
+        err_console.print("[yellow]interrupted[/]")
         return 130
     except Exception as exc:  # a bug in subhive, not a user mistake: say so, keep the details on demand
         err_console.print(f"[bold red]internal error[/]: {type(exc).__name__}: {exc}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
@@ -16,7 +16,7 @@ from rich.markup import escape
 from ..errors import InputError, SubhiveError
 from ._output import Format, err_console, out_console, print_json
 
-__all__ = ["down_command", "logs_command", "up_command"]
+__all__ = ["down_command", "logs_command", "restart_command", "up_command"]
 
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 WorkspaceOption = Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
@@ -60,8 +60,11 @@ def up_command(
 
     ws = find_root(workspace)
     check_manifests(ws)  # every problem of every manifest, before anything starts (the supervisor would say one)
-    ready = start(ws, on_event=_print_event if fmt is Format.text else lambda _: None, root_port=root_port,
-                  nats_port=nats_port, ready_timeout=ready_timeout)
+    try:
+        ready = start(ws, on_event=_print_event if fmt is Format.text else lambda _: None, root_port=root_port,
+                      nats_port=nats_port, ready_timeout=ready_timeout)
+    except KeyboardInterrupt:
+        _interrupted_start(ws)
     if fmt is Format.json:
         print_json({"ready": True, "seconds": ready.get("seconds"), "hives": ready.get("hives", [])})
     if detach:
@@ -87,6 +90,32 @@ def up_command(
         raise SubhiveError(f"the supervisor (pid {supervisor}) exited without stopping the tree; down stopped "
                            "what it left", code="up.supervisor_lost",
                            hint=f"see {UpLayout(ws).log_file('supervisor')}")
+
+
+def _interrupted_start(ws: Path) -> NoReturn:
+    """Ctrl-C while up was starting: ``start`` stopped the supervisor; make sure (a second Ctrl-C may have cut
+    that short), say what was stopped, and exit 130 as an interrupted command does."""
+    import json
+
+    from ..up import UpLayout, down
+
+    report = None
+    with contextlib.suppress(KeyboardInterrupt):
+        report = down(ws)
+    started: list[str] = []
+    with contextlib.suppress(OSError):  # what the supervisor said it started, in order
+        for line in UpLayout(ws).progress_file.read_text(encoding="utf-8").splitlines():
+            with contextlib.suppress(ValueError, AttributeError):
+                event = json.loads(line)
+                name = {"root.started": "root", "nats.started": "nats"}.get(event.get("event"))
+                name = event.get("hive") if event.get("event") == "hive.starting" else name
+                if name and name not in started:
+                    started.append(str(name))
+    what = ", ".join(["supervisor", *started]) if report is not None and report.stopped else "nothing had started"
+    killed = f" (killed: {', '.join(report.killed)})" if report is not None and report.killed else ""
+    err_console.print(f"[yellow]interrupted[/] while starting: stopped {escape(what + killed)}; "
+                      "nothing is left running")
+    raise typer.Exit(130)
 
 
 def down_command(
@@ -117,6 +146,30 @@ def down_command(
         err_console.print(f"[yellow]killed (did not stop in time)[/]: {', '.join(report.killed)}")
 
 
+def restart_command(
+    hive: Annotated[str, typer.Argument(help="The running sub-hive to restart.", show_default=False)],
+    timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds to wait for it to be ready "
+                                           "again.")] = 120.0,
+    workspace: WorkspaceOption = Path("."),
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Restart one sub-hive of the running tree (after changing its code); returns once it is ready again.
+
+    The supervisor stops the hive (SIGTERM, then SIGKILL after 5 s) and starts it again with the same
+    credentials; the other hives, the root and NATS run on. Exits 2 when the workspace is not up or runs no
+    such hive, 1 when the hive does not come back (with its log's last lines).
+
+    Example: subhive restart backend
+    """
+    from ..up import request_restart
+    from ..workspace import find_root
+
+    ready = request_restart(find_root(workspace), hive, on_event=_print_event if fmt is Format.text else lambda _: None,
+                            timeout=timeout)
+    if fmt is Format.json:
+        print_json({"hive": hive, "ready": True, "pid": ready.get("pid")})
+
+
 def logs_command(
     name: Annotated[str | None, typer.Argument(help="A sub-hive, or root, nats, supervisor; all when omitted.",
                                                show_default=False)] = None,
@@ -124,31 +177,28 @@ def logs_command(
     follow_: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing what is appended.")] = False,
     workspace: WorkspaceOption = Path("."),
 ) -> None:
-    """Show what the supervisor, NATS, the root and the sub-hives wrote to their logs (.subhive/logs/).
+    """Show what the supervisor, NATS, the root and the sub-hives wrote to their logs (.subhive/logs/, and
+    NATS's own in .subhive/nats/).
 
     Example: subhive logs backend -n 100 --follow
     """
-    from ..up import UpLayout
     from ..workspace import find_root
 
-    layout = UpLayout(find_root(workspace))
-    files = sorted(layout.logs_dir.glob("*.log")) if layout.logs_dir.is_dir() else []
+    root = find_root(workspace)
+    logs = _log_files(root)
     if name is not None:
-        files = [f for f in files if f.stem == name]
-        if not files:
-            known = ", ".join(sorted(p.stem for p in layout.logs_dir.glob("*.log"))) if layout.logs_dir.is_dir() else ""
-            raise InputError(f"no log for {name!r}", code="logs.unknown", hint=f"logs exist for: {known}"
-                             if known else "nothing has run yet: subhive up")
+        logs = {name: _one_log(root, name, logs)}
+    files = list(logs.items())
     prefix = name is None
     positions: dict[Path, int] = {}
-    for path in files:
+    for label, path in files:
         text = path.read_bytes()
         positions[path] = len(text)
         for line in text.decode("utf-8", errors="replace").splitlines()[-lines:] if lines else []:
-            out_console.print((f"[dim]{escape(path.stem)}[/] | " if prefix else "") + escape(line))
+            out_console.print((f"[dim]{escape(label)}[/] | " if prefix else "") + escape(line))
     while follow_:
         time.sleep(0.2)
-        for path in sorted(layout.logs_dir.glob("*.log")) if name is None else files:
+        for label, path in sorted(_log_files(root).items()) if name is None else files:
             size = path.stat().st_size if path.exists() else 0
             start = positions.get(path, 0)
             if size > start:
@@ -157,4 +207,37 @@ def logs_command(
                     chunk = handle.read()
                 positions[path] = start + len(chunk)
                 for line in chunk.decode("utf-8", errors="replace").splitlines():
-                    out_console.print((f"[dim]{escape(path.stem)}[/] | " if prefix else "") + escape(line))
+                    out_console.print((f"[dim]{escape(label)}[/] | " if prefix else "") + escape(line))
+
+
+def _log_files(root: Path) -> dict[str, Path]:
+    """Every log that exists, by the name `subhive logs` takes: supervisor, root, nats and each hive."""
+    from ..up import UpLayout
+
+    layout = UpLayout(root)
+    found = {p.stem: p for p in sorted(layout.logs_dir.glob("*.log"))} if layout.logs_dir.is_dir() else {}
+    nats = layout.nats_dir / "nats-server.log"  # EmbeddedServer.log_file: the server writes it in its store
+    if nats.is_file():
+        found["nats"] = nats
+    return dict(sorted(found.items()))
+
+
+def _one_log(root: Path, name: str, logs: dict[str, Path]) -> Path:
+    """The log of ``name``, or an error naming the valid names (exit 2)."""
+    import difflib
+
+    from ..workspace import open_workspace
+
+    if name in logs:
+        return logs[name]
+    try:
+        hives = set(open_workspace(root).hives().directories)
+    except SubhiveError:
+        hives = set()
+    valid = sorted({"supervisor", "root", "nats"} | hives | set(logs))
+    if name in valid:
+        raise InputError(f"nothing logged for {name!r} yet", code="logs.none_yet",
+                         hint="subhive up starts the tree; its logs are written from then on")
+    close = difflib.get_close_matches(name, valid, n=1)
+    raise InputError(f"no log named {name!r}", code="logs.unknown",
+                     hint=(f"did you mean {close[0]!r}? " if close else "") + f"valid names: {', '.join(valid)}")

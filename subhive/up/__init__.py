@@ -16,10 +16,12 @@ from ._control import (
     start,
 )
 from ._layout import UpLayout, pid_alive
+from ._restart import RestartFailed, request_restart
 from ._supervisor import Supervisor, UpOptions, start_waves
 
 __all__ = [
     "DownReport",
+    "RestartFailed",
     "Supervisor",
     "UpFailed",
     "UpLayout",
@@ -28,6 +30,7 @@ __all__ = [
     "follow",
     "framework_endpoint",
     "pid_alive",
+    "request_restart",
     "running_supervisor",
     "runtime_status",
     "start",

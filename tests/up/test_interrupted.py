@@ -72,6 +72,8 @@ def test_ctrl_c_while_up_is_starting_stops_what_it_started(slow_to_start_workspa
         result = finish(up)
     assert result.code == 130, result
     assert "Traceback" not in result.err
+    # Not a bare ^C: up says what it stopped.
+    assert "interrupted while starting: stopped supervisor, root, nats, db; nothing is left running" in result.err
     # The supervisor runs in a session of its own, so the terminal's Ctrl-C reached only `up`: it must stop
     # the supervisor before it exits, which stops the hives, the root and NATS.
     assert processes_of(workspace) == {}
