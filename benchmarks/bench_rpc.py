@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/bench_rpc.py            # a table
     .venv/bin/python benchmarks/bench_rpc.py --json     # one JSON object
 
-Measured in the same run, back to back, ``--rounds`` times (medians; the machine is shared):
+Measured in the same run, back to back, ``--rounds`` times, which goes first alternating (medians; the
+machine is shared):
 
 * ``open``: a server with ``ProviderInterceptor`` and no check, a client with the trace interceptors (what
   ``serve_grpc(..., anonymous=True)`` and an anonymous ``connect_grpc`` do);
@@ -83,9 +84,13 @@ async def measure(calls: int, rounds: int) -> dict[str, Any]:
             opened: list[float] = []
             checked: list[float] = []
             ratios = []
-            for _ in range(rounds):
-                o = await _calls(open_address, trace_interceptors(), calls)
-                c = await _calls(checked_address, caller_interceptors(web, "db"), calls)
+            for n in range(rounds):  # which goes first alternates: the machine is shared
+                if n % 2:
+                    c = await _calls(checked_address, caller_interceptors(web, "db"), calls)
+                    o = await _calls(open_address, trace_interceptors(), calls)
+                else:
+                    o = await _calls(open_address, trace_interceptors(), calls)
+                    c = await _calls(checked_address, caller_interceptors(web, "db"), calls)
                 opened += o
                 checked += c
                 ratios.append(statistics.median(c) / statistics.median(o))
@@ -108,7 +113,7 @@ async def measure(calls: int, rounds: int) -> dict[str, Any]:
 def main() -> None:
     p = parser(__doc__.split("\n")[0])
     p.add_argument("--calls", type=int, default=500, help="calls per round and setup (500)")
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=4)
     args = p.parse_args()
     print(render("gRPC caller check", asyncio.run(measure(args.calls, args.rounds)), as_json=args.json))
 
