@@ -442,7 +442,7 @@ def status_command(
     """
     from ..decompose import summarise_tree
     from ..root_hive import check_lock
-    from ..up import runtime_status
+    from ..up import lost_supervisor, recorded_processes, runtime_status
     from ..workspace import find_root, open_workspace
 
     async def remote(c: RootClient) -> tuple[list[HiveStatus], dict[tuple[str, Version], str]]:
@@ -453,6 +453,7 @@ def status_command(
     ws = find_root(workspace)
     lock_problems = check_lock(ws, accepted=accepted)  # reported here; nothing rewrites the lock to hide them
     running = runtime_status(ws)
+    lost = None if running is not None else lost_supervisor(ws)  # a supervisor killed: what it left running
     live = (running or {}).get("hives", {})
     # Each parent's synthesis of what is below it (counts, roles, health, open contracts, failures).
     opened = open_workspace(ws)
@@ -460,16 +461,15 @@ def status_command(
     broken = opened.hives().error()  # a hive whose manifest is broken is missing above: say why (exit 2)
     warnings = _tree_warnings(opened)
     if fmt is Format.json:
-        print_json({"hives": [h.to_dict() for h in tree], "runtime": running, "summary": summary.to_dict(),
+        print_json({"hives": [h.to_dict() for h in tree], "runtime": running if running is not None else lost,
+                    "summary": summary.to_dict(),
                     "warnings": [p.to_dict() for p in warnings],
                     "problems": [p.to_dict() for p in broken.problems] if broken else [],
                     "lock": {"ok": not lock_problems, "problems": [p.to_dict() for p in lock_problems]}})
         if broken:
             fail_check(broken, fmt)
         return
-    out_console.print("[bold]root[/]" + (f"  [green]up[/] [dim](NATS {escape(str(running.get('nats')))}, root "
-                                         f"{escape(str(running.get('root')))})[/]" if running else
-                                         "  [dim]not running (subhive up starts it)[/]"))
+    _print_root_line(running, lost, recorded_processes(ws))
     _print_lock_problems(lock_problems)
     if tree:
         out_console.print(f"[dim]│ {escape(summary.root.line())}[/]")
@@ -494,6 +494,26 @@ def _tree_warnings(workspace: Any) -> list[Problem]:
         return [p for p in check_tree(workspace) if not p.code.startswith("lock.")]
     except SubhiveError:  # an unreadable lock: reported above
         return []
+
+
+def _print_root_line(running: dict[str, Any] | None, lost: dict[str, Any] | None,
+                     processes: dict[str, dict[str, Any]]) -> None:
+    """Up; up with the root process down; a supervisor lost, with what it left running unsupervised; or not up."""
+    if running:
+        where = f"[dim](NATS {escape(str(running.get('nats')))}, root {escape(str(running.get('root')))})[/]"
+        if running.get("state") != "starting" and not processes.get("root", {}).get("alive"):
+            out_console.print(f"[bold]root[/]  [red]up, but the root process is down[/] {where} "
+                              "[dim](the supervisor restarts it)[/]")
+        else:
+            out_console.print(f"[bold]root[/]  [green]up[/] {where}")
+    elif lost:
+        order = sorted(lost["running"].items(), key=lambda item: (item[0] not in ("nats", "root"), item[0]))
+        left = ", ".join(f"{escape(name)} pid {pid}" for name, pid in order)
+        out_console.print(f"[bold]root[/]  [bold red]supervisor lost[/]: pid {lost['supervisor']} died without "
+                          "stopping its tree" + (f"; still running unsupervised: {left}" if left else ""))
+        out_console.print(f"  [cyan]fix[/]: {escape(lost['hint'])}")
+    else:
+        out_console.print("[bold]root[/]  [dim]not running (subhive up starts it)[/]")
 
 
 def _print_lock_problems(problems: list[Problem]) -> None:

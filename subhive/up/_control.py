@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SubhiveError
-from ._layout import UpLayout, pid_alive, read_json
+from ._layout import UpLayout, pid_alive, read_json, write_json
 
 if TYPE_CHECKING:
     from ..bus import BusEndpoint
 
-__all__ = ["DownReport", "UpFailed", "down", "follow", "framework_endpoint", "running_supervisor", "runtime_status",
-           "start"]
+__all__ = ["DownReport", "UpFailed", "down", "follow", "framework_endpoint", "lost_supervisor", "recorded_processes",
+           "running_supervisor", "runtime_status", "start"]
 
 #: Events after which ``start`` stops following.
 FINAL = frozenset({"ready", "failed", "stopped"})
@@ -179,7 +179,47 @@ def down(workspace: Path, *, timeout: float = 30.0) -> DownReport:
             report.killed.append(name)
         else:
             report.stopped.append(name)
+    # Killed processes go within milliseconds; once they have, the record says the tree is stopped, so status
+    # no longer reports a lost supervisor for a tree that down has cleaned up.
+    deadline = time.monotonic() + 5
+    while any(pid_alive(child) for _, child in processes) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    latest = read_json(layout.supervisor_file) or record  # a supervisor that stopped itself wrote its own
+    if not any(pid_alive(child) for _, child in processes) and latest.get("state") != "stopped":
+        write_json(layout.supervisor_file, {**latest, "state": "stopped"})
     return report
+
+
+def recorded_processes(workspace: Path) -> dict[str, dict[str, Any]]:
+    """Each process the last ``up`` recorded (``supervisor``, ``root``, ``nats``, each hive) with its pid and
+    whether it still runs (``alive``); empty when the workspace was never up."""
+    record = read_json(UpLayout(workspace).supervisor_file)
+    if record is None:
+        return {}
+    return {name: {"pid": pid, "alive": pid_alive(pid) and _ours(pid)} for name, pid in _recorded(record)}
+
+
+def lost_supervisor(workspace: Path) -> dict[str, Any] | None:
+    """What a supervisor that died without stopping its tree (SIGKILL, OOM) left behind, or None: while a
+    supervisor runs, and when the last one stopped its tree (and nothing of it runs).
+
+    >>> lost_supervisor(workspace)  # doctest: +SKIP
+    {'state': 'supervisor_lost', 'supervisor': 4242, 'running': {'db': 4260, 'nats': 4250, 'root': 4245}, ...}
+
+    ``running`` are the recorded processes still alive, unsupervised: nothing restarts them, and ``subhive
+    down`` is what stops them.
+    """
+    record = read_json(UpLayout(workspace).supervisor_file)
+    if record is None or running_supervisor(workspace) is not None:
+        return None
+    running = {name: info["pid"] for name, info in recorded_processes(workspace).items()
+               if name != "supervisor" and info["alive"]}
+    if record.get("state") == "stopped" and not running:
+        return None
+    hint = ("subhive down stops them, then subhive up starts the tree again" if running else
+            "nothing of it runs any more: subhive up starts the tree again")
+    return {"state": "supervisor_lost", "supervisor": record.get("pid"), "running": running,
+            "root": record.get("root"), "nats": record.get("nats"), "hint": hint}
 
 
 def _recorded(record: dict[str, Any]) -> list[tuple[str, int]]:
