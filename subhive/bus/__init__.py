@@ -2,11 +2,21 @@
 
 The subject scheme and the permission rules are in :mod:`subhive.bus._permissions`; the server process in
 :mod:`subhive.bus._server`; the transport hives talk through in :mod:`subhive.bus._transport`, with its
-wire format in :mod:`subhive.bus._wire`, event streams in :mod:`subhive.bus._streams` and the dead-letter
-stream in :mod:`subhive.bus._deadletter`.
+wire format in :mod:`subhive.bus._wire`, event streams in :mod:`subhive.bus._streams` and each hive's
+dead-letter stream in :mod:`subhive.bus._deadletter`.
 """
 
-from subhive.bus._deadletter import DeadLetter, DeadLetters, ensure_dead_letter_stream
+from subhive.bus._deadletter import (
+    REPLAYS_STREAM,
+    DeadLetter,
+    DeadLetters,
+    DeadLetterUsage,
+    FullnessAlarm,
+    Replay,
+    dlq_stream,
+    ensure_dead_letter_stream,
+    ensure_dead_letter_streams,
+)
 from subhive.bus._lock_grants import BusPlan, bus_plan
 from subhive.bus._permissions import (
     ADMIN_USER,
@@ -33,26 +43,32 @@ __all__ = [
     "ADMIN_USER",
     "DLQ_STREAM",
     "MAX_DELIVER",
+    "REPLAYS_STREAM",
     "AccountsConfig",
     "BusEndpoint",
     "BusError",
     "BusPlan",
     "BusStats",
     "DeadLetter",
+    "DeadLetterUsage",
     "DeadLetters",
     "EmbeddedServer",
     "Failure",
+    "FullnessAlarm",
     "NatsTransport",
     "PermissionViolation",
     "Permissions",
     "RemoteError",
+    "Replay",
     "ServerConfig",
     "WireError",
     "accounts_config",
     "bus_plan",
+    "dlq_stream",
     "dlq_subject",
     "durable_name",
     "ensure_dead_letter_stream",
+    "ensure_dead_letter_streams",
     "ensure_event_streams",
     "event_stream",
     "event_subject",

@@ -391,17 +391,30 @@ def approvals_approve(
 ) -> None:
     """Approve a pending proposal: its new major is published beside the old one, which stays while needed.
 
-    Uses the workspace's admin token: approval is for humans, never for a hive.
+    Uses the workspace's admin token: approval is for humans, never for a hive. Approving what is already
+    approved changes nothing and exits 0; approving what was rejected exits 1 (approval.decided).
 
     Example: subhive approvals approve p-000042 --note "consumers migrate by June"
     """
     from ..root_hive._client import admin_token_of
     from ..workspace import find_root
 
-    outcome: ProposalOutcome = _dispatch(
+    decided = _decide(workspace, root, approval_id, "approved", lambda: _dispatch(
         workspace, root, None, lambda c: c.approve(approval_id, note=note),
-        lambda r: _local_outcome(r.approve(approval_id, admin_token=admin_token_of(find_root(workspace)), note=note)))
-    _print_outcome(outcome, fmt)
+        lambda r: _local_outcome(r.approve(approval_id, admin_token=admin_token_of(find_root(workspace)), note=note))))
+    if isinstance(decided, _Already):
+        _print_already(decided.approval, fmt)
+        return
+    if fmt is Format.json:
+        print_json(decided.to_dict())
+        return
+    what = f"{escape(decided.contract)} {decided.version}" if decided.version is not None else "the repair"
+    colour = "green" if decided.status == "accepted" else "yellow"
+    out_console.print(f"{escape(approval_id)}: [green]approved[/]: {what} [{colour}]{escape(decided.status)}[/] "
+                      f"[dim]({escape(decided.code)})[/]")
+    if decided.message:
+        out_console.print(f"  {escape(decided.message)}")
+    print_problems(list(decided.problems), console=out_console)
 
 
 @approvals_app.command("reject")
@@ -414,18 +427,64 @@ def approvals_reject(
 ) -> None:
     """Reject a pending proposal; nothing is published and the decision stays on record.
 
+    Rejecting what is already rejected changes nothing and exits 0; rejecting what was approved exits 1
+    (approval.decided).
+
     Example: subhive approvals reject p-000042 --reason "keep the field; deprecate it first"
     """
     from ..root_hive._client import admin_token_of
     from ..workspace import find_root
 
-    a: Approval = _dispatch(
+    decided = _decide(workspace, root, approval_id, "rejected", lambda: _dispatch(
         workspace, root, None, lambda c: c.reject(approval_id, reason=reason),
-        lambda r: r.reject(approval_id, admin_token=admin_token_of(find_root(workspace)), reason=reason))
+        lambda r: r.reject(approval_id, admin_token=admin_token_of(find_root(workspace)), reason=reason)))
+    if isinstance(decided, _Already):
+        _print_already(decided.approval, fmt)
+        return
     if fmt is Format.json:
-        print_json(a.to_dict())
+        print_json(decided.to_dict())
     else:
-        out_console.print(f"{escape(a.contract)} {a.version}: [red]rejected[/] ({escape(a.id)})")
+        out_console.print(f"{escape(decided.id)}: [red]rejected[/]: {_subject_of(decided)}; nothing was published")
+        if decided.decision:
+            out_console.print(f"  reason: {escape(decided.decision)}")
+
+
+class _Already:
+    """An approval that already had the decision asked for: nothing to do (exit 0)."""
+
+    def __init__(self, approval: Approval) -> None:
+        self.approval = approval
+
+
+def _decide(workspace: Path, root: str | None, approval_id: str, wanted: str, act: Callable[[], T]) -> T | _Already:
+    """Run ``act`` (approve or reject); the same decision again is a no-op, the opposite one a Conflict (exit 1).
+
+    Repeating a decision is safe for scripts (a reply lost on the way is simply asked again); contradicting
+    one is refused: an approved version is published and immutable, a rejected one is proposed anew.
+    """
+    from ..root_hive._errors import Conflict
+
+    try:
+        return act()
+    except SubhiveError as exc:
+        if exc.code != "approval.decided":
+            raise
+    a: Approval = _dispatch(workspace, root, None, lambda c: c.approval(approval_id),
+                            lambda r: r.approval(approval_id))
+    if a.status == wanted:
+        return _Already(a)
+    hint = ("an approved version is published and stays immutable; propose a newer version to change it"
+            if a.status == "approved" else "propose the version again: it gets a new approval")
+    raise Conflict(f"{approval_id} was already {a.status}" + (f" on {_when(a.decided)}" if a.decided else "")
+                   + f"; it cannot be {wanted} now", code="approval.decided", hint=hint)
+
+
+def _print_already(a: Approval, fmt: Format) -> None:
+    if fmt is Format.json:
+        print_json({**a.to_dict(), "unchanged": True})
+        return
+    out_console.print(f"{escape(a.id)}: already {a.status}"
+                      + (f" on {_when(a.decided)}" if a.decided else "") + f": {_subject_of(a)}; nothing changed")
 
 
 # -- subhive status | watch ------------------------------------------------------------------------------------

@@ -244,7 +244,7 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
     record = running_supervisor(workspace)
     if record is None:
         return None
-    dead = _dead_letters(workspace)
+    dead, usage = _dead_letters(workspace)
     hives: dict[str, Any] = {}
     now = time.time()
     for name, info in sorted((record.get("hives") or {}).items()):
@@ -262,10 +262,12 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
         hives[name] = {"health": health, "pid": pid, "restarts": info.get("restarts", 0),
                        "rates": beat.get("rates", {}), "bus": beat.get("bus", {}),
                        "blackboard": beat.get("blackboard", {}), "dead_letters": dead.get(name, 0),
+                       "dead_letter_stream": usage.get(name),
                        "controller": beat.get("controller", {}), "endpoints": beat.get("endpoints", []),
                        "flows": beat.get("flows", {}), "contracts": beat.get("contracts", [])}
     return {"state": record.get("state"), "supervisor": record.get("pid"), "root": record.get("root"),
-            "nats": record.get("nats"), "hives": hives}
+            "nats": record.get("nats"), "hives": hives,
+            "dead_letter_warnings": [u["warning"] for _, u in sorted(usage.items()) if u.get("warning")]}
 
 
 def framework_endpoint(workspace: Path) -> BusEndpoint | None:
@@ -279,22 +281,23 @@ def framework_endpoint(workspace: Path) -> BusEndpoint | None:
     return BusEndpoint([str(record["nats"])], user=ADMIN_USER, password=str(creds["admin"]))
 
 
-def _dead_letters(workspace: Path) -> dict[str, int]:
-    """Dead letters per hive, read with the framework's credentials."""
+def _dead_letters(workspace: Path) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
+    """Dead letters per hive, and how full each hive's stream is, read with the framework's credentials."""
     endpoint = framework_endpoint(workspace)
     if endpoint is None:
-        return {}
+        return {}, {}
 
-    async def count() -> dict[str, int]:
+    async def read() -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
         from ..bus import DeadLetters
 
         nc = await endpoint.connect_once(timeout=3)
         try:
-            return await DeadLetters(nc).counts()
+            letters = DeadLetters(nc)
+            return await letters.counts(), {u.hive: u.to_dict() for u in await letters.usage()}
         finally:
             await nc.close()
 
     try:
-        return asyncio.run(count())
+        return asyncio.run(read())
     except Exception:  # status must still show the tree when NATS is busy or restarting
-        return {}
+        return {}, {}

@@ -7,7 +7,7 @@ Start-up, in the order the pieces need each other:
    does not hold yet is proposed, oldest first (a breaking one waits for approval; up goes on);
 3. **codegen** for every hive, from the lock;
 4. **NATS** (the embedded server) with one user per hive whose permissions come from the lock, then the
-   event streams, the dead-letter stream and one blackboard bucket per hive;
+   event streams, and one dead-letter stream and one blackboard bucket per hive;
 5. every **sub-hive** as its own process (``python -m subhive.hive``), ready once its heartbeat says so.
 
 Then it watches: a hive that exits is reported and restarted with exponential backoff (1 s doubling to 30 s,
@@ -46,6 +46,8 @@ BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 30.0
 HEALTHY_AFTER = 60.0
 _POLL = 0.2
+#: Seconds between two looks at how full the hives' dead-letter streams are.
+DLQ_CHECK = 3.0
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,8 @@ class Supervisor:
         self._grpc_master = secrets.token_bytes(32)
         self._progress: IO[str] | None = None
         self._started = time.monotonic()
+        self._dlq_alarm: Any = None
+        self._dlq_next = 0.0
         # Following the workspace while it runs (docs/up.md, "Changing a running tree"):
         self._snapshot = Snapshot()
         self._tree_stamp: tuple[tuple[str, int, int], ...] = ()
@@ -294,7 +298,7 @@ class Supervisor:
             EmbeddedServer,
             ServerConfig,
             bus_plan,
-            ensure_dead_letter_stream,
+            ensure_dead_letter_streams,
             ensure_event_streams,
         )
         from ..hive import ensure_blackboard
@@ -317,7 +321,10 @@ class Supervisor:
         try:
             js = nc.jetstream()
             await ensure_event_streams(js, plan.streams)
-            await ensure_dead_letter_stream(js)
+            # Each hive's own dead-letter stream, with its limits (subhive.toml over hive.toml over defaults).
+            default = self.workspace.config.dead_letters
+            await ensure_dead_letter_streams(js, {name: m.dead_letters.over(default) for name, m in hives.items()},
+                                             default=default)
             for name in hives:
                 await ensure_blackboard(js, name)
         finally:
@@ -594,6 +601,7 @@ class Supervisor:
                 self.emit("nats.restarted", f"NATS is back on {self.nats.url}", url=self.nats.url)
                 changed = True
             changed |= await self._follow_lock()
+            await self._check_dead_letters(now)
             changed |= await self._serve_requests()
             if changed:
                 self._record("ready")
@@ -636,6 +644,64 @@ class Supervisor:
                       hive=child.name, pid=child.pid, restarts=child.restarts)
             return True
         return False
+
+    # -- requests (subhive restart) -----------------------------------------------------------------------
+
+    async def _serve_requests(self) -> bool:
+        """Restart the hives `subhive restart` asked for, and answer the requests whose hive is back (or not)."""
+        from ._restart import take_requests
+
+        changed = False
+        for request in take_requests(self.layout.workspace):
+            child = self.hives.get(str(request.get("hive")))
+            if child is None or request.get("action") != "restart":
+                self.emit("hive.restart_failed", f"no hive {request.get('hive')!r} to restart",
+                          hive=request.get("hive"), request=request.get("id"))
+                continue
+            if child.process is not None:
+                await _terminate([child.process], self.options.stop_timeout)
+            self.layout.status_file(child.name).unlink(missing_ok=True)
+            child.launch(self.layout.workspace)
+            child.backoff, child.request = BACKOFF_FIRST, str(request.get("id"))
+            self.emit("hive.restarting", f"{child.name}: restarted on request (pid {child.pid})", hive=child.name,
+                      pid=child.pid, request=child.request)
+            changed = True
+        for child in self.hives.values():
+            if child.request is None:
+                continue
+            if child.process is None or child.process.poll() is not None:  # it exited again: say why
+                code = child.process.poll() if child.process is not None else (child.exits[-1] if child.exits else None)
+                tail = _tail(child.log_path, since=child.log_offset)
+                self.emit("hive.restart_failed", f"{child.name} exited with code {code} after its restart: {tail}",
+                          hive=child.name, request=child.request, tail=tail)
+                child.request = None
+                continue
+            beat = read_json(self.layout.status_file(child.name))
+            if beat and beat.get("state") == "ready" and beat.get("pid") == child.pid:
+                self.emit("hive.ready", f"{child.name}: ready", hive=child.name, pid=child.pid, request=child.request)
+                child.request = None
+        return changed
+
+    async def _check_dead_letters(self, now: float) -> None:
+        """Every few seconds: say when a hive's dead letters rise to near full or full
+        (``deadletters.near_full``, ``deadletters.full``; ``subhive status`` shows the same)."""
+        if self.nats is None or now < self._dlq_next:
+            return
+        self._dlq_next = now + DLQ_CHECK
+        from ..bus import ADMIN_USER, DeadLetters, FullnessAlarm
+
+        self._dlq_alarm = self._dlq_alarm or FullnessAlarm()
+        try:
+            nc = await self.nats.endpoint(ADMIN_USER, self._admin).connect_once(timeout=2)
+            try:
+                usages = await DeadLetters(nc).usage()
+            finally:
+                await nc.close()
+        except Exception:  # NATS restarting or busy: the next check says it
+            return
+        for usage in self._dlq_alarm.rises(usages):
+            self.emit(f"deadletters.{usage.level}", usage.warning() or "", hive=usage.hive, bytes=usage.bytes,
+                      max_bytes=usage.max_bytes, messages=usage.messages)
 
     # -- requests (subhive restart) -----------------------------------------------------------------------
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import nats
 import pytest
 
 from subhive.bus import EmbeddedServer, NatsTransport, ServerConfig, ensure_event_streams
+from subhive.bus._deadletter import publish_dead_letter
+from subhive.bus._wire import WireError
 from subhive.cli import main
 
 from ._contracts import orders, run
@@ -29,7 +32,7 @@ def _refuse_one(server: EmbeddedServer, data: bytes) -> None:
     """A raw sender puts ``data`` to the backend's served operation; the backend refuses and keeps it."""
     async def scenario() -> None:
         nc = await nats.connect(server.url)
-        await ensure_event_streams(nc.jetstream(), [("orders", 1)])
+        await ensure_event_streams(nc.jetstream(), [("orders", 1)], hives=["backend", "web"])
         backend = await NatsTransport.connect(server.endpoint(), "backend")
 
         async def place(payload: Any) -> Any:
@@ -79,3 +82,48 @@ def test_without_a_server_or_with_an_unknown_letter_the_error_says_what_to_do(
     assert "no dead letter 999" in capsys.readouterr().err
     assert main(["deadletters", "list", "--server", "nats://127.0.0.1:1"]) == 2
     assert "bus.unavailable" in capsys.readouterr().err
+
+
+def test_replay_marks_show_in_list_and_show(server: EmbeddedServer, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """An event the web hive failed to handle, replayed from the CLI: list and show say when and by whom."""
+    async def keep_event() -> None:
+        nc = await nats.connect(server.url)
+        try:
+            await ensure_event_streams(nc.jetstream(), [("orders", 1)], hives=["backend", "web"])
+            await publish_dead_letter(nc.jetstream(), "web", where=("orders", 1, "ev", "order_placed"),
+                                      subject="subhive.orders.v1.ev.order_placed", data=b'{"order_id": "o-7"}',
+                                      headers={"Nats-Msg-Id": "ev-7", "Subhive-Sender": "backend"},
+                                      error=WireError("handler.failed", "KeyError: 'x'"))
+        finally:
+            await nc.close()
+
+    run(keep_event())
+    monkeypatch.setenv("USER", "alice")
+    monkeypatch.setenv("LOGNAME", "alice")
+    assert main(["deadletters", "list", "--server", server.url, "--format", "json"]) == 0
+    [before] = json.loads(capsys.readouterr().out)["dead_letters"]
+    assert (before["id"], before["replayed"], before["replays"]) == ("web:1", False, [])
+
+    assert main(["deadletters", "replay", "web:1", "--server", server.url]) == 0
+    assert "event re-published to subhive.orders.v1.ev.order_placed" in capsys.readouterr().out
+
+    assert main(["deadletters", "list", "--server", server.url, "--format", "json"]) == 0
+    [after] = json.loads(capsys.readouterr().out)["dead_letters"]
+    assert after["replayed"] is True
+    [mark] = after["replays"]
+    assert mark["by"] == "alice"
+    assert mark["result"].startswith("event re-published")
+    assert datetime.fromisoformat(mark["time"]) >= datetime.fromisoformat(after["time"])  # after it was kept
+
+    assert main(["deadletters", "list", "--server", server.url]) == 0
+    listed = capsys.readouterr().out
+    assert "web:1" in listed
+    assert "replayed, last" in listed
+    assert "by alice" in listed
+    assert main(["deadletters", "show", "web:1", "--server", server.url]) == 0
+    shown = capsys.readouterr().out
+    assert "replayed " + mark["time"][:10] in shown
+    assert "by alice: event re-published" in shown
+    assert main(["deadletters", "show", "web:1", "--server", server.url, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["replays"] == [mark]

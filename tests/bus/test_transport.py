@@ -45,10 +45,11 @@ async def _fresh(server: EmbeddedServer) -> None:
     """Empty streams for each test: delete them, then provision again as the framework does."""
     nc = await nats.connect(server.url)
     js = nc.jetstream()
-    for name in ("SUBHIVE_EV_orders_v1", "SUBHIVE_EV_orders_v2", "SUBHIVE_DLQ"):
+    for name in ("SUBHIVE_EV_orders_v1", "SUBHIVE_EV_orders_v2", "SUBHIVE_DLQ_backend", "SUBHIVE_DLQ_web",
+                 "SUBHIVE_DLQ_REPLAYS"):
         with contextlib.suppress(NotFoundError):
             await js.delete_stream(name)
-    await ensure_event_streams(js, [("orders", 1), ("orders", 2)])
+    await ensure_event_streams(js, [("orders", 1), ("orders", 2)], hives=["backend", "web"])
     await nc.close()
 
 
