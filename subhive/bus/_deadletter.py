@@ -1,8 +1,10 @@
-"""The dead-letter stream: every message a hive refused or failed to handle, bytes intact, with the reason.
+"""Dead letters: every message a hive refused or failed to handle, bytes intact, with the reason.
 
-One JetStream stream, ``SUBHIVE_DLQ``, captures ``subhive.dlq.>``. A hive dead-letters under its own prefix
-(``subhive.dlq.<hive>.<contract>.v<major>.<op|ev|reply>.<member>``, the only DLQ subjects its credentials
-allow), with the original message's exact bytes as the payload and the reason in headers::
+Each hive has its own JetStream stream, ``SUBHIVE_DLQ_<hive>``, capturing ``subhive.dlq.<hive>.>`` (the
+only DLQ subjects its credentials allow), with a size and an age limit (``[dead_letters]`` in hive.toml or
+subhive.toml). A full stream refuses new letters and keeps the ones it has: one hive's flood never pushes
+out another's letters, nor its own first ones (docs/decisions/0023-dead-letter-limits.md). The payload is the
+original message's exact bytes; the reason is in headers::
 
     Subhive-Dlq-Code      payload.invalid              stable code of the refusal
     Subhive-Dlq-Message   ...                          one line, for people
@@ -11,30 +13,46 @@ allow), with the original message's exact bytes as the payload and the reason in
     Subhive-Dlq-Subject   subhive.orders.v1.op.place_order   where it was sent
     Subhive-Dlq-Headers   {"Subhive-Sender": "web", ...}     its headers, as JSON
 
-Listing, inspecting and replaying need the framework's (admin) connection: a hive may only add to the
-stream. A replay sends the exact bytes and headers again to the original subject, under a new message id.
+Listing, inspecting and replaying need the framework's (admin) connection: a hive may only add to its own
+stream. A replay sends the exact bytes and headers again to the original subject, under a new message id,
+and is recorded in the framework's stream ``SUBHIVE_DLQ_REPLAYS`` (subject
+``subhive.dlq._replays.<stream>.<seq>``, which no hive may publish): docs/decisions/0024-replay-marks.md.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from nats.aio.client import Client
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.api import StorageType, StreamConfig
-from nats.js.errors import NotFoundError
+from nats.js.api import DiscardPolicy, RawStreamMsg, StorageType, StreamConfig, StreamInfo
+from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
 
 from ..errors import Location
+from ..workspace import DEFAULT_DEAD_LETTER_LIMITS, DeadLetterLimits, format_age, format_size
 from ._permissions import DLQ_STREAM, dlq_subject
 from ._wire import H_ERROR, H_MSG_ID, BusError, WireError, message_id
 
-__all__ = ["DeadLetter", "DeadLetters", "ensure_dead_letter_stream", "publish_dead_letter"]
+__all__ = [
+    "NEAR_FULL",
+    "REPLAYS_STREAM",
+    "DeadLetter",
+    "DeadLetterUsage",
+    "DeadLetters",
+    "FullnessAlarm",
+    "Replay",
+    "dlq_stream",
+    "ensure_dead_letter_stream",
+    "ensure_dead_letter_streams",
+    "publish_dead_letter",
+]
 
 H_CODE = "Subhive-Dlq-Code"
 H_MESSAGE = "Subhive-Dlq-Message"
@@ -45,14 +63,97 @@ H_HEADERS = "Subhive-Dlq-Headers"
 H_REPLAY_OF = "Subhive-Replay-Of"
 _MAX_HEADER = 1000
 
+#: Where replays are recorded. ``_replays`` cannot be a hive name (those start with a letter), so no hive's
+#: grant ``subhive.dlq.<hive>.>`` reaches it and no hive stream captures it.
+REPLAYS_STREAM = "SUBHIVE_DLQ_REPLAYS"
+_REPLAYS = "subhive.dlq._replays"
+_REPLAYS_MAX_BYTES = 16 * 1024 * 1024
+#: A stream this full is reported (status, the supervisor's events); at FULL new letters may be refused.
+NEAR_FULL = 0.8
+FULL = 0.95
+_DUPLICATE_WINDOW = 120.0
+_ALL = "subhive.dlq.>"
+_FULL_CODES = {10077, 10078}  # maximum messages / bytes exceeded, with discard new
 
-async def ensure_dead_letter_stream(js: JetStreamContext) -> None:
-    """Create ``SUBHIVE_DLQ`` unless it exists (the framework does this with its admin connection)."""
+
+def dlq_stream(hive: str) -> str:
+    """The stream holding one hive's dead letters.
+
+    >>> dlq_stream("backend")
+    'SUBHIVE_DLQ_backend'
+    """
+    dlq_subject(hive)  # checks the name
+    return f"{DLQ_STREAM}_{hive}"
+
+
+def _stream_config(hive: str, limits: DeadLetterLimits) -> StreamConfig:
+    full = limits.over(DEFAULT_DEAD_LETTER_LIMITS)
+    age = full.max_age or 0.0
+    # nats-server refuses a duplicate window longer than the stream's max age.
+    return StreamConfig(name=dlq_stream(hive), subjects=[dlq_subject(hive)], storage=StorageType.FILE,
+                        max_bytes=full.max_bytes, max_age=age, discard=DiscardPolicy.NEW,
+                        duplicate_window=min(_DUPLICATE_WINDOW, age) if age else _DUPLICATE_WINDOW)
+
+
+async def ensure_dead_letter_stream(js: JetStreamContext, hive: str, limits: DeadLetterLimits | None = None) -> bool:
+    """Create ``hive``'s dead-letter stream with ``limits`` (unset ones from the defaults), or bring an
+    existing one's limits in line; True when it was created. The framework does this with its admin
+    connection, after :func:`ensure_dead_letter_streams` moved an old shared stream out of the way."""
+    wanted = _stream_config(hive, limits or DeadLetterLimits())
     try:
-        await js.stream_info(DLQ_STREAM)
+        info = await js.stream_info(dlq_stream(hive))
     except NotFoundError:
-        await js.add_stream(StreamConfig(name=DLQ_STREAM, subjects=["subhive.dlq.>"], storage=StorageType.FILE,
-                                         duplicate_window=120.0))
+        await js.add_stream(wanted)
+        return True
+    have = info.config
+    if (have.max_bytes, have.max_age, have.discard, have.duplicate_window) != (
+            wanted.max_bytes, wanted.max_age, wanted.discard, wanted.duplicate_window):
+        await js.update_stream(have.evolve(max_bytes=wanted.max_bytes, max_age=wanted.max_age,
+                                           discard=wanted.discard, duplicate_window=wanted.duplicate_window))
+    return False
+
+
+async def ensure_dead_letter_streams(js: JetStreamContext, hives: Mapping[str, DeadLetterLimits] | Iterable[str],
+                                     *, default: DeadLetterLimits | None = None) -> list[str]:
+    """Provision every hive's dead-letter stream and the replay record; returns the streams created.
+
+    ``hives`` maps each hive to its own limits (or just names them: the defaults apply). A shared stream
+    ``SUBHIVE_DLQ`` from an older subhive stops capturing (its letters stay readable, and expire with
+    ``default``'s age) and is deleted once empty.
+    """
+    limits = dict(hives) if isinstance(hives, Mapping) else dict.fromkeys(hives, DeadLetterLimits())
+    await _retire_shared_stream(js, default or DeadLetterLimits())
+    created = [dlq_stream(hive) for hive in sorted(limits) if await ensure_dead_letter_stream(js, hive, limits[hive])]
+    if await _ensure_replays_stream(js):
+        created.append(REPLAYS_STREAM)
+    return created
+
+
+async def _retire_shared_stream(js: JetStreamContext, default: DeadLetterLimits) -> None:
+    """The old ``SUBHIVE_DLQ`` captured ``subhive.dlq.>``, which overlaps every hive's stream (nats-server
+    refuses that): it now captures only its own name, which nothing publishes to."""
+    try:
+        info = await js.stream_info(DLQ_STREAM)
+    except NotFoundError:
+        return
+    if not info.state.messages:
+        await js.delete_stream(DLQ_STREAM)
+        return
+    age = default.over(DEFAULT_DEAD_LETTER_LIMITS).max_age or 0.0
+    window = min(_DUPLICATE_WINDOW, age) if age else info.config.duplicate_window
+    if info.config.subjects != [DLQ_STREAM] or info.config.max_age != age:
+        await js.update_stream(info.config.evolve(subjects=[DLQ_STREAM], max_age=age, duplicate_window=window))
+
+
+async def _ensure_replays_stream(js: JetStreamContext) -> bool:
+    try:
+        await js.stream_info(REPLAYS_STREAM)
+        return False
+    except NotFoundError:
+        # Marks are small and only matter while their letter exists: the oldest go first when it is full.
+        await js.add_stream(StreamConfig(name=REPLAYS_STREAM, subjects=[f"{_REPLAYS}.>"], storage=StorageType.FILE,
+                                         max_bytes=_REPLAYS_MAX_BYTES, discard=DiscardPolicy.OLD))
+        return True
 
 
 def _one_line(text: str) -> str:
@@ -64,7 +165,11 @@ def _one_line(text: str) -> str:
 async def publish_dead_letter(js: JetStreamContext, hive: str, *, where: tuple[str, int, str, str], subject: str,
                               data: bytes, headers: Mapping[str, str] | None, error: WireError) -> None:
     """Keep ``data`` (as received on ``subject``) in the hive's dead letters; ``where`` is
-    (contract, major, kind, member) with kind ``op``, ``ev`` or ``reply``. Waits for the stream's ack."""
+    (contract, major, kind, member) with kind ``op``, ``ev`` or ``reply``. Waits for the stream's ack.
+
+    Raises :class:`BusError` ``deadletter.full`` when the hive's stream is full (it keeps what it has), and
+    ``deadletter.no_stream`` when no stream captures the hive's dead letters.
+    """
     contract, major, kind, member = where
     original = dict(headers or {})
     dlq_headers = {
@@ -74,12 +179,40 @@ async def publish_dead_letter(js: JetStreamContext, hive: str, *, where: tuple[s
         H_MSG_ID: f"dlq-{hive}-{original[H_MSG_ID]}" if original.get(H_MSG_ID) else message_id(),
     }
     target = dlq_subject(hive, contract, f"v{major}", kind, member)
-    await js.publish(target, data, headers={k: v for k, v in dlq_headers.items() if v})
+    try:
+        await js.publish(target, data, headers={k: v for k, v in dlq_headers.items() if v})
+    except APIError as exc:
+        if exc.err_code in _FULL_CODES:
+            raise BusError(f"the dead letters of hive {hive} are full ({exc.description}); this one was not kept",
+                           code="deadletter.full", location=Location(subject=subject),
+                           hint="see `subhive deadletters list --hive " + hive + "`; raise [dead_letters] "
+                                "max_bytes in its subhive.toml or hive.toml") from None
+        raise
+    except (NoStreamResponseError, NoRespondersError):
+        raise BusError(f"no stream keeps the dead letters of hive {hive}", code="deadletter.no_stream",
+                       location=Location(subject=target),
+                       hint="the framework creates each hive's stream before it starts "
+                            "(subhive.bus.ensure_dead_letter_streams)") from None
+
+
+# -- reading ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Replay:
+    """One replay of a dead letter: when, by whom (when known), and what happened."""
+
+    time: datetime | None
+    by: str
+    result: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"time": self.time.isoformat() if self.time else None, "by": self.by, "result": self.result}
 
 
 @dataclass(frozen=True)
 class DeadLetter:
-    """One dead letter: ``data`` is the refused message's exact bytes."""
+    """One dead letter: ``data`` is the refused message's exact bytes; ``id`` (``<hive>:<seq>``) names it."""
 
     seq: int
     hive: str
@@ -91,85 +224,307 @@ class DeadLetter:
     headers: dict[str, str]
     data: bytes
     time: datetime | None
+    stream: str = ""
+    msg_id: str = ""
+    replays: tuple[Replay, ...] = ()
+
+    @property
+    def id(self) -> str:
+        """``backend:12``; a letter of the old shared stream is ``SUBHIVE_DLQ:12``."""
+        return f"{DLQ_STREAM if self.stream == DLQ_STREAM else self.hive}:{self.seq}"
 
     def to_dict(self, *, with_data: bool = False) -> dict[str, Any]:
-        out: dict[str, Any] = {"seq": self.seq, "hive": self.hive, "subject": self.subject, "code": self.code,
-                               "message": self.message, "pointer": self.pointer, "keyword": self.keyword,
-                               "headers": self.headers, "size": len(self.data),
-                               "time": self.time.isoformat() if self.time else None}
+        out: dict[str, Any] = {"id": self.id, "seq": self.seq, "stream": self.stream, "hive": self.hive,
+                               "subject": self.subject, "code": self.code, "message": self.message,
+                               "pointer": self.pointer, "keyword": self.keyword, "headers": self.headers,
+                               "size": len(self.data), "time": self.time.isoformat() if self.time else None,
+                               "msg_id": self.msg_id, "replayed": bool(self.replays),
+                               "replays": [r.to_dict() for r in self.replays]}
         if with_data:
             out["data"] = self.data.decode("utf-8", "replace")
         return out
 
 
-class DeadLetters:
-    """Read and replay the dead-letter stream (admin connection).
+@dataclass(frozen=True)
+class DeadLetterUsage:
+    """How full one hive's dead-letter stream is; ``max_bytes``/``max_age`` 0 mean no limit."""
 
-    >>> dl = DeadLetters(nc)                         # doctest: +SKIP
-    >>> [d.code for d in await dl.list("backend")]   # doctest: +SKIP
-    ['payload.invalid']
+    hive: str
+    stream: str
+    messages: int
+    bytes: int
+    max_bytes: int
+    max_age: float
+
+    @property
+    def used(self) -> float | None:
+        """The fraction of ``max_bytes`` taken, or None without a size limit."""
+        return self.bytes / self.max_bytes if self.max_bytes > 0 else None
+
+    @property
+    def level(self) -> str:
+        """``ok``, ``near_full`` (at least 80 %) or ``full``: at least 95 %, or no room left for a letter of
+        the average size held (the next one is likely refused)."""
+        used = self.used
+        if used is None:
+            return "ok"
+        room = self.max_bytes - self.bytes
+        if used >= FULL or (self.messages and room < self.bytes / self.messages):
+            return "full"
+        return "near_full" if used >= NEAR_FULL else "ok"
+
+    def warning(self) -> str | None:
+        """One line for people when the stream is near full or full, else None."""
+        if self.level == "ok":
+            return None
+        percent = round((self.used or 0) * 100)
+        tail = ("new ones are refused and counted, the kept ones stay" if self.level == "full"
+                else "when full, new ones are refused")
+        return (f"dead letters of {self.hive} are {self.level.replace('_', ' ')}: {percent}% "
+                f"({format_size(self.bytes)} of {format_size(self.max_bytes)}, {self.messages} letters); {tail}")
+
+    def to_dict(self) -> dict[str, Any]:
+        used = self.used
+        return {"stream": self.stream, "messages": self.messages, "bytes": self.bytes, "max_bytes": self.max_bytes,
+                "max_age": self.max_age, "max_age_text": format_age(self.max_age) if self.max_age else "none",
+                "used": round(used, 4) if used is not None else None, "level": self.level,
+                "warning": self.warning()}
+
+
+class FullnessAlarm:
+    """Says when a hive's stream becomes near full or full, once per rise (the supervisor emits it).
+
+    >>> alarm = FullnessAlarm()
+    >>> u = DeadLetterUsage("db", "SUBHIVE_DLQ_db", 9, 850, 1000, 0)
+    >>> [x.hive for x in alarm.rises([u])], alarm.rises([u])
+    (['db'], [])
+    """
+
+    _ORDER = {"ok": 0, "near_full": 1, "full": 2}
+
+    def __init__(self) -> None:
+        self._levels: dict[str, str] = {}
+
+    def rises(self, usages: Iterable[DeadLetterUsage]) -> list[DeadLetterUsage]:
+        risen = []
+        for usage in usages:
+            before = self._levels.get(usage.stream, "ok")
+            self._levels[usage.stream] = usage.level
+            if self._ORDER[usage.level] > self._ORDER[before]:
+                risen.append(usage)
+        return risen
+
+
+# Named here: inside DeadLetters, ``list`` is its method.
+_Letters = list[DeadLetter]
+_Marks = dict[int, list[tuple[str, Replay]]]
+
+
+class DeadLetters:
+    """Read and replay the dead letters of every hive (admin connection).
+
+    >>> dl = DeadLetters(nc)                              # doctest: +SKIP
+    >>> [d.id for d in await dl.list("backend")]          # doctest: +SKIP
+    ['backend:1']
+    >>> await dl.replay("backend:1", by="alice")          # doctest: +SKIP
+    'request re-sent to subhive.orders.v1.op.place_order: answered'
     """
 
     def __init__(self, nc: Client) -> None:
         self._nc = nc
         self._js = nc.jetstream()
 
+    async def _streams(self) -> list[StreamInfo]:
+        """Every stream capturing dead letters (one per hive), and the old shared one if it is still there."""
+        found: list[StreamInfo] = []
+        offset = 0
+        while True:
+            reply = await self._nc.request("$JS.API.STREAM.LIST", json.dumps({"subject": _ALL, "offset": offset})
+                                           .encode(), timeout=5)
+            body = json.loads(reply.data)
+            if "error" in body:
+                raise APIError.from_error(body["error"])
+            page = [StreamInfo.from_response(s) for s in body.get("streams") or []]
+            found += [s for s in page if s.config.name not in (REPLAYS_STREAM, DLQ_STREAM)]
+            offset += len(page)
+            if not page or offset >= int(body.get("total", 0)):
+                break
+        with contextlib.suppress(NotFoundError):
+            found.append(await self._js.stream_info(DLQ_STREAM))
+        if not found:
+            raise NotFoundError(description="no dead-letter stream")
+        return found
+
+    async def usage(self) -> list[DeadLetterUsage]:
+        """How full each hive's stream is (the old shared stream is not a hive's, and is left out)."""
+        return sorted((DeadLetterUsage(_hive_of(s), s.config.name or "", s.state.messages, s.state.bytes,
+                                       s.config.max_bytes or 0, s.config.max_age or 0.0)
+                       for s in await self._streams() if s.config.name != DLQ_STREAM), key=lambda u: u.hive)
+
+    async def counts(self) -> dict[str, int]:
+        """How many dead letters each hive has (from the streams' states, no message is read)."""
+        found: dict[str, int] = {}
+        for stream in await self._streams():
+            if stream.config.name == DLQ_STREAM:
+                info = await self._js.stream_info(DLQ_STREAM, subjects_filter=_ALL)
+                for subject, n in (info.state.subjects or {}).items():
+                    found[subject.split(".")[2]] = found.get(subject.split(".")[2], 0) + n
+            elif stream.state.messages:
+                hive = _hive_of(stream)
+                found[hive] = found.get(hive, 0) + stream.state.messages
+        return found
+
     async def list(self, hive: str | None = None, *, limit: int = 1000) -> list[DeadLetter]:
-        """Dead letters oldest first, of one hive or all, at most ``limit``."""
-        subject = dlq_subject(hive) if hive else "subhive.dlq.>"
+        """Dead letters oldest first, of one hive or all, at most ``limit``, with their replays."""
         found: list[DeadLetter] = []
+        for stream in await self._streams():
+            name = stream.config.name or ""
+            if not stream.state.messages or (hive and name not in (DLQ_STREAM, dlq_stream(hive))):
+                continue
+            found += await self._read(name, dlq_subject(hive) if hive else _ALL, limit)
+        found.sort(key=lambda d: (d.time or datetime.min.replace(tzinfo=UTC), d.stream, d.seq))
+        return found[:limit]
+
+    async def _read(self, stream: str, subject: str, limit: int) -> _Letters:
+        marks = await self._replays(stream)
+        found: _Letters = []
         seq = 1
         while len(found) < limit:
             try:
-                raw = await self._js.get_msg(DLQ_STREAM, seq=seq, subject=subject, next=True)
+                raw = await self._js.get_msg(stream, seq=seq, subject=subject, next=True)
             except NotFoundError:
                 break
-            found.append(_letter(raw.seq or seq, raw.subject or "", raw.headers or {}, raw.data or b"", raw.time))
+            letter = _letter(stream, raw, raw.seq or seq)
+            found.append(_with_replays(letter, marks.get(letter.seq, [])))
             seq = (raw.seq or seq) + 1
         return found
 
-    async def counts(self) -> dict[str, int]:
-        """How many dead letters each hive has (from the stream's subject counts, no message is read)."""
-        info = await self._js.stream_info(DLQ_STREAM, subjects_filter="subhive.dlq.>")
-        found: dict[str, int] = {}
-        for subject, n in (info.state.subjects or {}).items():
-            hive = subject.split(".")[2]
-            found[hive] = found.get(hive, 0) + n
+    async def _replays(self, stream: str, seq: int | None = None) -> _Marks:
+        """The recorded replays of one stream's letters (or of one letter): seq -> [(letter's msg id, replay)]."""
+        subject = f"{_REPLAYS}.{stream}." + (str(seq) if seq is not None else ">")
+        found: _Marks = {}
+        cursor = 1
+        while True:
+            try:
+                raw = await self._js.get_msg(REPLAYS_STREAM, seq=cursor, subject=subject, next=True)
+            except NotFoundError:  # no more, or no replay stream yet
+                break
+            cursor = (raw.seq or cursor) + 1
+            try:
+                mark = json.loads(raw.data or b"{}")
+                letter_seq = int((raw.subject or "").rsplit(".", 1)[-1])
+            except ValueError:
+                continue
+            when = raw.time if isinstance(raw.time, datetime) else None
+            found.setdefault(letter_seq, []).append(
+                (str(mark.get("msg_id", "")), Replay(when, str(mark.get("by", "")), str(mark.get("result", "")))))
         return found
 
-    async def get(self, seq: int) -> DeadLetter:
-        try:
-            raw = await self._js.get_msg(DLQ_STREAM, seq=seq)
-        except NotFoundError:
+    async def get(self, ref: int | str) -> DeadLetter:
+        """One dead letter by id (``backend:12``), or by bare sequence when only one hive has that number."""
+        prefix, seq = _parse_ref(ref)
+        if prefix is not None:
+            stream = DLQ_STREAM if prefix == DLQ_STREAM else dlq_stream(prefix)
+            try:
+                raw = await self._js.get_msg(stream, seq=seq)
+            except NotFoundError:
+                raise BusError(f"no dead letter {prefix}:{seq}", code="deadletter.unknown",
+                               hint="list them with `subhive deadletters list`") from None
+            candidates = [_letter(stream, raw, seq)]
+        else:
+            candidates = []
+            for info in await self._streams():
+                try:
+                    raw = await self._js.get_msg(info.config.name or "", seq=seq)
+                except NotFoundError:
+                    continue
+                candidates.append(_letter(info.config.name or "", raw, seq))
+        if not candidates:
             raise BusError(f"no dead letter {seq}", code="deadletter.unknown",
-                           hint="list them with `subhive deadletters list`") from None
-        return _letter(seq, raw.subject or "", raw.headers or {}, raw.data or b"", raw.time)
+                           hint="list them with `subhive deadletters list`")
+        if len(candidates) > 1:
+            raise BusError(f"{len(candidates)} hives have a dead letter {seq}", code="deadletter.ambiguous",
+                           hint="name it with its hive: " + ", ".join(sorted(c.id for c in candidates)))
+        letter = candidates[0]
+        marks = await self._replays(letter.stream, letter.seq)
+        return _with_replays(letter, marks.get(letter.seq, []))
 
-    async def replay(self, seq: int, *, timeout: float = 5.0) -> str:
-        """Send dead letter ``seq`` again to its original subject; returns what happened, in words.
+    async def replay(self, ref: int | str, *, by: str = "", timeout: float = 5.0) -> str:
+        """Send dead letter ``ref`` again to its original subject; returns what happened, in words, and
+        records the replay (when, ``by`` whom, the outcome) for ``list`` and ``show``.
 
         An event goes back through JetStream (so every consumer gets it, and it is acknowledged); a request
         is sent as a request and the provider's answer (or refusal) is reported.
         """
-        letter = await self.get(seq)
-        headers = {**letter.headers, H_MSG_ID: message_id(), H_REPLAY_OF: str(seq)}
+        letter = await self.get(ref)
+        headers = {**letter.headers, H_MSG_ID: message_id(), H_REPLAY_OF: letter.id}
         if ".ev." in letter.subject:
             ack = await self._js.publish(letter.subject, letter.data, headers=headers, timeout=timeout)
-            return f"event re-published to {letter.subject} (stream {ack.stream}, seq {ack.seq})"
+            said = f"event re-published to {letter.subject} (stream {ack.stream}, seq {ack.seq})"
+            return said + await self._mark(letter, by, said)
         try:
             reply = await self._nc.request(letter.subject, letter.data, timeout=timeout, headers=headers)
-        except NoRespondersError:
-            raise BusError(f"nobody serves {letter.subject} now; dead letter {seq} was not replayed",
+        except NoRespondersError:  # nothing was delivered: no mark
+            raise BusError(f"nobody serves {letter.subject} now; dead letter {letter.id} was not replayed",
                            code="bus.not_served", location=Location(subject=letter.subject),
                            hint="start the provider hive, then replay again") from None
-        except NatsTimeout:
-            raise BusError(f"{letter.subject} did not answer within {timeout} s", code="bus.timeout",
+        except NatsTimeout:  # it went out and may have been handled: recorded as sent
+            await self._mark(letter, by, f"request re-sent to {letter.subject}: no answer within {timeout:g} s")
+            raise BusError(f"{letter.subject} did not answer within {timeout:g} s", code="bus.timeout",
                            location=Location(subject=letter.subject)) from None
         code = (reply.headers or {}).get(H_ERROR)
-        return f"request re-sent to {letter.subject}: " + (f"refused again ({code})" if code else "answered")
+        said = f"request re-sent to {letter.subject}: " + (f"refused again ({code})" if code else "answered")
+        return said + await self._mark(letter, by, said)
+
+    async def _mark(self, letter: DeadLetter, by: str, result: str) -> str:
+        """Record a replay; returns what to add to the result when it could not be recorded."""
+        mark = json.dumps({"msg_id": letter.msg_id, "by": by, "result": result, "letter": letter.id})
+        try:
+            await _ensure_replays_stream(self._js)
+            await self._js.publish(f"{_REPLAYS}.{letter.stream}.{letter.seq}", mark.encode())
+        except Exception as exc:  # the replay happened; say that its mark is missing rather than fail it
+            return f" (the replay could not be recorded: {type(exc).__name__})"
+        return ""
 
 
-def _letter(seq: int, subject: str, headers: Mapping[str, str], data: bytes, when: Any) -> DeadLetter:
+def _hive_of(stream: StreamInfo) -> str:
+    subjects = stream.config.subjects or []
+    parts = subjects[0].split(".") if subjects else []
+    return parts[2] if len(parts) > 3 else ""
+
+
+def _parse_ref(ref: int | str) -> tuple[str | None, int]:
+    if isinstance(ref, int) and not isinstance(ref, bool):
+        return None, ref
+    text = str(ref).strip()
+    prefix, _, number = text.rpartition(":")
+    if number.isdigit() and int(number) > 0 and (not prefix or prefix == DLQ_STREAM or _is_hive(prefix)):
+        return prefix or None, int(number)
+    raise BusError(f"{text!r} is not a dead letter", code="deadletter.ref_invalid",
+                   hint="name it as `subhive deadletters list` shows it: HIVE:SEQ (e.g. backend:12), or SEQ")
+
+
+def _is_hive(name: str) -> bool:
+    try:
+        dlq_subject(name)
+    except Exception:
+        return False
+    return True
+
+
+def _with_replays(letter: DeadLetter, marks: list[tuple[str, Replay]]) -> DeadLetter:
+    # A mark names the letter's message id: after a stream was deleted and made again, an old mark on the
+    # same sequence number belongs to another letter and is not shown.
+    replays = tuple(replay for msg_id, replay in marks if msg_id == letter.msg_id)
+    if not replays:
+        return letter
+    return DeadLetter(letter.seq, letter.hive, letter.subject, letter.code, letter.message, letter.pointer,
+                      letter.keyword, letter.headers, letter.data, letter.time, letter.stream, letter.msg_id, replays)
+
+
+def _letter(stream: str, raw: RawStreamMsg, seq: int) -> DeadLetter:
+    headers: Mapping[str, str] = raw.headers or {}
+    subject, when = raw.subject or "", raw.time
     try:
         original = json.loads(headers.get(H_HEADERS, "{}"))
     except ValueError:
@@ -179,4 +534,5 @@ def _letter(seq: int, subject: str, headers: Mapping[str, str], data: bytes, whe
                       code=headers.get(H_CODE, ""), message=headers.get(H_MESSAGE, ""),
                       pointer=headers.get(H_POINTER, ""), keyword=headers.get(H_KEYWORD, ""),
                       headers={str(k): str(v) for k, v in original.items()} if isinstance(original, dict) else {},
-                      data=data, time=when if isinstance(when, datetime) else None)
+                      data=raw.data or b"", time=when if isinstance(when, datetime) else None, stream=stream,
+                      msg_id=str(headers.get(H_MSG_ID, "")))

@@ -3,18 +3,20 @@
 ``SUBHIVE_EV_<contract>_v<major>`` captures ``subhive.<contract>.v<major>.ev.>``, on disk, deduplicating by
 ``Nats-Msg-Id`` for two minutes (a publisher that retries after a lost ack, or after a server restart, stores
 the event once). Hives never create streams: their credentials do not allow it; the framework's admin
-connection does it before the hives start.
+connection does it before the hives start, together with each hive's dead-letter stream
+(:mod:`subhive.bus._deadletter`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from nats.js import JetStreamContext
 from nats.js.api import StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
-from ._deadletter import ensure_dead_letter_stream
+from ..workspace import DeadLetterLimits
+from ._deadletter import ensure_dead_letter_streams
 from ._permissions import event_stream, event_subject
 
 __all__ = ["DUPLICATE_WINDOW", "ensure_event_streams"]
@@ -22,9 +24,14 @@ __all__ = ["DUPLICATE_WINDOW", "ensure_event_streams"]
 DUPLICATE_WINDOW = 120.0  # seconds
 
 
-async def ensure_event_streams(js: JetStreamContext, contracts: Iterable[tuple[str, int]]) -> list[str]:
-    """Create the event stream of each (contract, major) that has none, and the dead-letter stream; returns
-    the names created."""
+async def ensure_event_streams(js: JetStreamContext, contracts: Iterable[tuple[str, int]], *,
+                               hives: Mapping[str, DeadLetterLimits] | Iterable[str] = ()) -> list[str]:
+    """Create the event stream of each (contract, major) that has none and, for each of ``hives`` (names,
+    or names with their dead-letter limits), its dead-letter stream; returns the names created.
+
+    >>> await ensure_event_streams(js, [("orders", 1)], hives=["backend", "web"])  # doctest: +SKIP
+    ['SUBHIVE_EV_orders_v1', 'SUBHIVE_DLQ_backend', 'SUBHIVE_DLQ_web', 'SUBHIVE_DLQ_REPLAYS']
+    """
     created: list[str] = []
     for contract, major in sorted(set(contracts)):
         name = event_stream(contract, major)
@@ -35,5 +42,7 @@ async def ensure_event_streams(js: JetStreamContext, contracts: Iterable[tuple[s
             await js.add_stream(StreamConfig(name=name, subjects=subjects, storage=StorageType.FILE,
                                              duplicate_window=DUPLICATE_WINDOW))
             created.append(name)
-    await ensure_dead_letter_stream(js)
+    hives = hives if isinstance(hives, Mapping) else list(hives)
+    if hives:
+        created += await ensure_dead_letter_streams(js, hives)
     return created

@@ -1,7 +1,9 @@
 """``subhive deadletters list|show|replay``: the messages hives refused or failed to handle, bytes intact.
 
-In a workspace that is up, the bus is the workspace's own and the framework's credentials are read from
-it. Elsewhere, ``--server`` (or ``SUBHIVE_NATS_URL``) names the bus, and the credentials come from
+Each hive's dead letters are numbered in its own stream: a letter is named ``HIVE:SEQ`` (``backend:12``);
+a bare ``SEQ`` works while only one hive has that number. In a workspace that is up, the bus is the
+workspace's own and the framework's credentials are read from it.
+Elsewhere, ``--server`` (or ``SUBHIVE_NATS_URL``) names the bus, and the credentials come from
 ``SUBHIVE_NATS_USER`` / ``SUBHIVE_NATS_PASSWORD`` when the server has users.
 """
 
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import getpass
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -33,7 +36,8 @@ deadletters_app = typer.Typer(help="Messages hives refused or failed to handle: 
 ServerOption = Annotated[str | None, typer.Option("--server", "-s", envvar="SUBHIVE_NATS_URL",
                                                   help="The NATS server, e.g. nats://127.0.0.1:4222.",
                                                   show_default=False)]
-SeqArgument = Annotated[int, typer.Argument(metavar="SEQ", help="The dead letter's sequence number.", min=1)]
+SeqArgument = Annotated[str, typer.Argument(metavar="ID", help="The dead letter, as `list` shows it: HIVE:SEQ "
+                                            "(e.g. backend:12), or SEQ when only one hive has that number.")]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 WorkspaceOption = Annotated[Path, typer.Option("--workspace", "-C", help="The workspace whose running bus to read "
                                                "(from here upwards), when --server is not given.")]
@@ -52,8 +56,8 @@ def _with_letters(server: str | None, work: Callable[[Any], Awaitable[T]], works
         try:
             return await work(DeadLetters(nc))
         except nats.js.errors.NotFoundError:
-            raise BusError("this server has no dead-letter stream (SUBHIVE_DLQ)", code="deadletter.no_stream",
-                           hint="the framework creates it when hives start; nothing was dead-lettered") from None
+            raise BusError("this server has no dead-letter streams (SUBHIVE_DLQ_<hive>)", code="deadletter.no_stream",
+                           hint="the framework creates them when hives start; nothing was dead-lettered") from None
         finally:
             await nc.close()
 
@@ -85,7 +89,7 @@ def deadletters_list(
     workspace: WorkspaceOption = Path("."),
     fmt: FormatOption = Format.text,
 ) -> None:
-    """List dead letters, oldest first: sequence, hive, subject, reason.
+    """List dead letters, oldest first: id (HIVE:SEQ), subject, reason, and whether it was replayed.
 
     Example: subhive deadletters list --hive backend
     """
@@ -97,8 +101,17 @@ def deadletters_list(
         err_console.print("no dead letters")
     for d in letters:
         where = f" at {d.pointer}" if d.pointer else ""
-        out_console.print(f"{d.seq:>6}  {escape(d.hive):<12} {escape(d.subject)}  [bold]{escape(d.code)}[/]{where}"
-                          f"  [dim]{escape(d.message)}[/]")
+        replayed = f"  [green]{escape(_replayed(d))}[/]" if d.replays else ""
+        out_console.print(f"{escape(d.id):>14}  {escape(d.subject)}  [bold]{escape(d.code)}[/]{where}"
+                          f"  [dim]{escape(d.message)}[/]{replayed}")
+
+
+def _replayed(letter: Any) -> str:
+    """``replayed 2x, last 2026-11-25 17:03:04Z by alice``."""
+    last = letter.replays[-1]
+    when = last.time.strftime("%Y-%m-%d %H:%M:%SZ") if last.time else "?"
+    count = f" {len(letter.replays)}x" if len(letter.replays) > 1 else ""
+    return f"replayed{count}, last {when}" + (f" by {last.by}" if last.by else "")
 
 
 @deadletters_app.command("show")
@@ -110,18 +123,27 @@ def deadletters_show(
 ) -> None:
     """Show one dead letter: the reason, the original headers and the exact payload.
 
-    Example: subhive deadletters show 42
+    Example: subhive deadletters show backend:42
     """
     letter = _with_letters(server, lambda dl: dl.get(seq), workspace)
     if fmt is Format.json:
         print_json(letter.to_dict(with_data=True))
         return
-    out_console.print(f"[bold]{letter.seq}[/]  {escape(letter.hive)}  {escape(letter.subject)}")
+    out_console.print(f"[bold]{escape(letter.id)}[/]  {escape(letter.hive)}  {escape(letter.subject)}")
     out_console.print(f"  reason   {escape(letter.code)}: {escape(letter.message)}")
     if letter.pointer or letter.keyword:
         out_console.print(f"  where    {escape(letter.pointer or '/')} (keyword {escape(letter.keyword or '-')})")
     for key, value in sorted(letter.headers.items()):
         out_console.print(f"  header   {escape(key)}: {escape(value)}")
+    if letter.time:
+        out_console.print(f"  kept     {letter.time.strftime('%Y-%m-%d %H:%M:%SZ')}"
+                          + (f" (message id {escape(letter.msg_id)})" if letter.msg_id else ""))
+    for replay in letter.replays:
+        when = replay.time.strftime("%Y-%m-%d %H:%M:%SZ") if replay.time else "?"
+        out_console.print(f"  replayed {when}" + (f" by {escape(replay.by)}" if replay.by else "")
+                          + f": {escape(replay.result)}")
+    if not letter.replays:
+        out_console.print("  replayed never")
     out_console.print(f"  payload  {len(letter.data)} bytes")
     out_console.print(escape(letter.data.decode("utf-8", "replace")), markup=False)
 
@@ -133,12 +155,21 @@ def deadletters_replay(
     workspace: WorkspaceOption = Path("."),
     fmt: FormatOption = Format.text,
 ) -> None:
-    """Send a dead letter again, exact bytes and headers, to its original subject (under a new message id).
+    """Send a dead letter again, exact bytes and headers, to its original subject (under a new message id);
+    the replay is recorded (when, by whom) and shown by list and show.
 
-    Example: subhive deadletters replay 42
+    Example: subhive deadletters replay backend:42
     """
-    said = _with_letters(server, lambda dl: dl.replay(seq), workspace)
+    said = _with_letters(server, lambda dl: dl.replay(seq, by=_who()), workspace)
     if fmt is Format.json:
-        print_json({"seq": seq, "result": said})
+        print_json({"id": seq, "result": said})
         return
     out_console.print(said)
+
+
+def _who() -> str:
+    """Who replays: the login name, when the system knows it."""
+    try:
+        return getpass.getuser()
+    except Exception:  # no user name in the environment or the password database
+        return ""

@@ -22,7 +22,8 @@ FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output for
 WorkspaceOption = Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
 PortOption = typer.Option(min=0, max=65535)
 _STYLE = {"ready": "bold green", "failed": "bold red", "hive.crashed": "red", "root.crashed": "red",
-          "nats.crashed": "red", "contract.pending": "yellow", "contract.refused": "red", "stopped": "bold"}
+          "nats.crashed": "red", "contract.pending": "yellow", "contract.refused": "red", "stopped": "bold",
+          "deadletters.near_full": "yellow", "deadletters.full": "bold red"}
 
 
 def _print_event(event: dict[str, Any]) -> None:

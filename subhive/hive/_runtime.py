@@ -229,7 +229,9 @@ class HiveRuntime:
             "hive": self.hive, "pid": os.getpid(), "state": self.state, "started": self.started,
             "updated": time.time(),
             "bus": {"sent": stats.sent, "received": stats.received, "refused": sum(stats.refused.values()),
-                    "dead_lettered": stats.dead_lettered, "retried": stats.retried} if stats else {},
+                    "dead_lettered": stats.dead_lettered, "retried": stats.retried,
+                    # refused messages that could not be kept (their hive's dead letters full): status says so
+                    "not_kept": stats.refused.get("deadletter.failed", 0)} if stats else {},
             "controller": self.controller.stats.to_dict() if self.controller else {},
             "rates": rates, "flows": dict(sorted(self.flows.items())),
             "contracts": [f"{b.id}{' (provides)' if b.provider == self.hive else ''}" for b in self.bindings],

@@ -223,7 +223,8 @@ def lost_supervisor(workspace: Path) -> dict[str, Any] | None:
 
 
 def _recorded(record: dict[str, Any]) -> list[tuple[str, int]]:
-    found = [("supervisor", record.get("pid")), ("root", record.get("root_pid")), ("nats", record.get("nats_pid"))]
+    found = [("supervisor", record.get("pid")), ("root", record.get("root_pid")), ("nats", record.get("nats_pid")),
+             *([("mocks", record["mocks_pid"])] if record.get("mocks_pid") else [])]
     found += [(name, info.get("pid")) for name, info in sorted((record.get("hives") or {}).items())
               if isinstance(info, dict)]
     return [(name, pid) for name, pid in found if isinstance(pid, int) and not isinstance(pid, bool)]

@@ -106,6 +106,9 @@ class Supervisor:
         self.workspace: Workspace | None = None
         self.hives: dict[str, _Child] = {}
         self.root: _Child | None = None
+        #: Mock providers of what hives consume and no hive here provides (subhive.up._mocks), by package.
+        self.mocks: _Child | None = None
+        self._mocked: dict[str, str] = {}
         self.root_address = ""
         self.nats: Any = None
         self._stop = asyncio.Event()
@@ -145,6 +148,7 @@ class Supervisor:
             "root": self.root_address, "nats": self.nats.url if self.nats is not None else "",
             "nats_pid": self.nats.pid if self.nats is not None else None,
             "root_pid": self.root.pid if self.root is not None else None,
+            "mocks_pid": self.mocks.pid if self.mocks is not None else None,
             "hives": {name: {"pid": child.pid, "restarts": child.restarts, "exits": child.exits[-5:],
                              **({"failed": child.failed} if child.failed else {})}
                       for name, child in sorted(self.hives.items())},
@@ -199,6 +203,7 @@ class Supervisor:
         self._codegen()
         self._issue_grpc_keys(hives)
         passwords = await self._start_nats(hives)
+        await self._run_mocks(hives)  # before the hives: a consumer may call the moment it starts
         await self._start_hives(hives, passwords)
 
     # -- root ---------------------------------------------------------------------------------------------
@@ -401,6 +406,7 @@ class Supervisor:
         failed = {name for name, child in self.hives.items() if child.failed}
         touched = sorted((stubs | edited | failed) & set(self.hives) - set(added))
         await self._apply_change(change, hives, touched)
+        await self._run_mocks(dict(self.workspace.hives().hives))
         self.emit("lock.followed", "the tree follows the change: stubs and permissions are up to date"
                   + (f"; restarted {', '.join(touched)}" if touched else "; no running hive's stubs changed"),
                   restarted=touched, started=added, stopped=change.removed if change is not None else [])
@@ -514,6 +520,43 @@ class Supervisor:
         self._warned.add(key)
         self.emit(event, message, code=code, hint=hint, where=where)
 
+    async def _run_mocks(self, hives: dict[str, Any]) -> None:
+        """Serve a mock provider for each contract major a hive consumes whose provider is no hive of this
+        workspace (docs/up.md): consumers build against it until the provider exists. Restarted when that set
+        changes; stopped when it is empty."""
+        from ..bus import ADMIN_USER
+        from ..codegen import plan_stubs
+        from ..root_hive import Lock
+        from ._mocks import mocked_packages
+
+        assert self.workspace is not None
+        assert self.nats is not None
+        mocked = mocked_packages(plan_stubs(self.workspace, Lock.load(self.workspace.root)), hives)
+        if mocked == self._mocked:
+            return
+        self._mocked = mocked
+        if self.mocks is not None and self.mocks.process is not None:
+            await _terminate([self.mocks.process], self.options.stop_timeout)
+        self.mocks = None
+        if not mocked:
+            return
+        status = self.layout.up_dir / "mocks.json"
+        status.unlink(missing_ok=True)
+        env = _child_env(SUBHIVE_NATS_URL=self.nats.url, SUBHIVE_NATS_USER=ADMIN_USER,
+                         SUBHIVE_NATS_PASSWORD=self._admin, SUBHIVE_STATUS_FILE=str(status))
+        self.mocks = _Child("mocks", [sys.executable, "-m", "subhive.up._mocks", "--workspace",
+                                      str(self.layout.workspace), *sorted(mocked.values())], env,
+                            self.layout.log_file("mocks"))
+        self.mocks.launch(self.layout.workspace)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and self.mocks.pid is not None:
+            if (read_json(status) or {}).get("pid") == self.mocks.pid:
+                break
+            await asyncio.sleep(0.05)
+        self.emit("mocks.started", f"mock providers serve {', '.join(sorted(mocked))}: no hive of this workspace "
+                  "provides them (they answer with schema-valid data until one does)", mocked=sorted(mocked),
+                  pid=self.mocks.pid)
+
     async def _restart(self, child: _Child) -> None:
         if child.process is not None:
             await _terminate([child.process], self.options.stop_timeout)
@@ -585,6 +628,8 @@ class Supervisor:
             changed = False
             for child in self.hives.values():
                 changed |= self._tend(child, now)
+            if self.mocks is not None:
+                changed |= self._tend(self.mocks, now)
             if self.root is not None and self.root.process is not None and self.root.process.poll() is not None:
                 code = self.root.process.returncode
                 self.emit("root.crashed", f"the root hive exited with code {code}; restarting", code=code)
@@ -743,8 +788,8 @@ class Supervisor:
     # -- stopping -----------------------------------------------------------------------------------------
 
     async def _stop_all(self) -> None:
-        await _terminate([c.process for c in self.hives.values() if c.process is not None],
-                         self.options.stop_timeout)
+        await _terminate([c.process for c in [*self.hives.values(), *([self.mocks] if self.mocks else [])]
+                          if c.process is not None], self.options.stop_timeout)
         if self.root is not None and self.root.process is not None:
             await _terminate([self.root.process], self.options.stop_timeout)
         if self.nats is not None:

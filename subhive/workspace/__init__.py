@@ -11,6 +11,7 @@ TOML and sub-hives sit side by side in docs/decisions/0006-subhive-manifest.md.
 """
 
 from ._kinds import KIND_DEFAULTS, KindDefaults
+from ._limits import DEFAULT_DEAD_LETTER_LIMITS, DeadLetterLimits, format_age, format_size
 from ._manifest import (
     MANIFEST_NAME,
     ROOT_HIVE,
@@ -38,11 +39,13 @@ from ._workspace import (
 )
 
 __all__ = [
+    "DEFAULT_DEAD_LETTER_LIMITS",
     "KIND_DEFAULTS",
     "MANIFEST_NAME",
     "ROOT_HIVE",
     "WORKSPACE_FILE",
     "Budgets",
+    "DeadLetterLimits",
     "FileAction",
     "HiveTree",
     "Kind",
@@ -59,6 +62,8 @@ __all__ = [
     "apply_plan",
     "check_hive_name",
     "find_root",
+    "format_age",
+    "format_size",
     "init_workspace",
     "load_manifest",
     "new_subhive",

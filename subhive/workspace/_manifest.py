@@ -22,6 +22,7 @@ from typing import Any
 
 from .._source import join_pointer
 from ..errors import InputError, Location, Problem
+from ._limits import DeadLetterLimits
 from ._ranges import VersionRange
 from ._toml import TomlDocument, read_toml, toml_key, toml_string
 
@@ -48,7 +49,8 @@ MAX_HIVE_NAME = 32
 #: Same rule as a contract's name in contract.yaml (docs/contracts.md).
 CONTRACT_NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
 _SOURCES_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*\Z")
-_TOP_KEYS = ("name", "kind", "parent", "description", "provides", "consumes", "budgets", "blackboard", "knowledge")
+_TOP_KEYS = ("name", "kind", "parent", "description", "provides", "consumes", "budgets", "blackboard", "knowledge",
+             "dead_letters")
 _BUDGET_KEYS = ("max_files", "max_bytes")
 _BLACKBOARD_KEYS = ("schema",)
 _KNOWLEDGE_KEYS = ("sources",)
@@ -117,6 +119,8 @@ class SubhiveManifest:
     #: ``module:attribute`` naming the hive's knowledge sources (a sequence of them); default
     #: ``<name>_hive.knowledge:SOURCES``.
     knowledge_sources: str = ""
+    #: This hive's own dead-letter limits; what it leaves unset comes from hive.toml.
+    dead_letters: DeadLetterLimits = field(default_factory=DeadLetterLimits)
 
     def __post_init__(self) -> None:
         if not self.knowledge_sources:
@@ -162,7 +166,7 @@ class SubhiveManifest:
             "[knowledge]\n"
             "# module:attribute naming the knowledge sources the runtime activates.\n"
             f"sources = {toml_string(self.knowledge_sources)}\n"
-        )
+        ) + (f"\n{self.dead_letters.to_toml()}" if self.dead_letters.is_set else "")
 
 
 def check_hive_name(name: str, *, what: str = "hive name") -> None:
@@ -249,9 +253,11 @@ class _Reader:
         budgets = self.budgets(data)
         schema = self.blackboard(data)
         sources = self.knowledge(data)
+        dead_letters = self.dead_letters(data)
         if self.problems or name is None or kind is None or parent is None or schema is None or sources is None:
             return None
-        return SubhiveManifest(name, kind, parent, description, provides, consumes, budgets, schema, sources)
+        return SubhiveManifest(name, kind, parent, description, provides, consumes, budgets, schema, sources,
+                               dead_letters)
 
     # --- helpers
 
@@ -439,6 +445,13 @@ class _Reader:
                          "'db_hive.knowledge:SOURCES'")
             return None
         return sources
+
+
+    def dead_letters(self, data: dict[str, Any]) -> DeadLetterLimits:
+        table = self.table(data, "dead_letters") if "dead_letters" in data else {}
+        if table is None:
+            return DeadLetterLimits()
+        return DeadLetterLimits.read(table, "/dead_letters", self.problem)
 
 
 def default_sources(name: str) -> str:

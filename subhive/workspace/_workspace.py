@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Location, Problem
+from ._limits import DeadLetterLimits
 from ._manifest import MANIFEST_NAME, ROOT_HIVE, ManifestInvalid, SubhiveManifest, parse_manifest
 from ._toml import TomlDocument, read_toml, toml_string
 
@@ -32,7 +33,7 @@ WORKSPACE_FILE = "hive.toml"
 WORKSPACE_FORMAT = 1
 #: Workspace names may end up in NATS account, stream and bucket names: one subject token.
 WORKSPACE_NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
-_TOP_KEYS = ("workspace",)
+_TOP_KEYS = ("workspace", "dead_letters")
 _WORKSPACE_KEYS = ("name", "format", "description")
 
 
@@ -43,6 +44,8 @@ class WorkspaceConfig:
     name: str
     format: int = WORKSPACE_FORMAT
     description: str = ""
+    #: The default limits of every hive's dead-letter stream (``[dead_letters]``; a hive may override them).
+    dead_letters: DeadLetterLimits = field(default_factory=DeadLetterLimits)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not WORKSPACE_NAME_RE.match(self.name):
@@ -58,7 +61,7 @@ class WorkspaceConfig:
             f"description = {toml_string(self.description)}\n"
             "# The layout version of this workspace; a newer subhive migrates it, an older one refuses it.\n"
             f"format = {self.format}\n"
-        )
+        ) + (f"\n{self.dead_letters.to_toml()}" if self.dead_letters.is_set else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,8 +188,10 @@ def _config(document: TomlDocument, problems: list[Problem]) -> WorkspaceConfig 
     data = document.data
     for key in data:
         if key not in _TOP_KEYS:
-            problem(f"/{key}", "workspace.unknown_key", f"unknown key {key!r}",
-                    "hive.toml holds a [workspace] table (docs/workspace.md)")
+            close = difflib.get_close_matches(key, _TOP_KEYS, n=1)
+            problem(f"/{key}", "workspace.unknown_key", f"unknown key {key!r}", f"did you mean [{close[0]}]?" if close
+                    else "hive.toml holds a [workspace] table and an optional [dead_letters] (docs/workspace.md)")
+    dead_letters = _dead_letters(data.get("dead_letters", {}), problem)
     table = data.get("workspace")
     if not isinstance(table, dict):
         problem("", "workspace.missing_key", "hive.toml has no [workspace] table",
@@ -212,7 +217,15 @@ def _config(document: TomlDocument, problems: list[Problem]) -> WorkspaceConfig 
         problem("/workspace/description", "workspace.type", "description must be a string", "quote it")
     if problems or name is None:
         return None
-    return WorkspaceConfig(name, WORKSPACE_FORMAT, str(description))
+    return WorkspaceConfig(name, WORKSPACE_FORMAT, str(description), dead_letters)
+
+
+def _dead_letters(table: object, problem: Callable[[str, str, str, str], None]) -> DeadLetterLimits:
+    if not isinstance(table, dict):
+        problem("/dead_letters", "workspace.type", "dead_letters must be a table",
+                'write it as a [dead_letters] section: max_bytes = "64MiB", max_age = "7d"')
+        return DeadLetterLimits()
+    return DeadLetterLimits.read(table, "/dead_letters", problem)
 
 
 def _workspace_name(table: dict[str, Any], problem: Callable[[str, str, str, str], None]) -> str | None:

@@ -43,7 +43,7 @@ def test_the_same_failure_twice_becomes_one_repair_proposal_at_the_root(
 
     async def scenario() -> None:
         nc = await nats.connect(server.url)
-        await ensure_event_streams(nc.jetstream(), [("orders", 1)])
+        await ensure_event_streams(nc.jetstream(), [("orders", 1)], hives=["backend", "web"])
         await nc.close()
         async with await RootServer.start(workspace, codegen=False) as root_server:
             token = (workspace / ".subhive" / "tokens" / "web.token").read_text().strip()
