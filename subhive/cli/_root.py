@@ -605,9 +605,22 @@ def _runtime_line(info: dict[str, Any]) -> str:
         parts.append(f"{info['restarts']} restarts")
     parts.append(f"{rates.get('sent_per_s', 0):g} sent/s, {rates.get('received_per_s', 0):g} received/s")
     parts.append(f"board {board.get('keys', 0)} keys, {board.get('revisions', 0)} revisions")
-    dead = info.get("dead_letters", 0)
-    parts.append(f"[red]{dead} dead letters[/]" if dead else "0 dead letters")
+    parts += _dead_letter_parts(info)
     return " · ".join(parts)
+
+
+def _dead_letter_parts(info: dict[str, Any]) -> list[str]:
+    """How many dead letters, how full their stream is, and how many could not be kept (it was full)."""
+    dead = info.get("dead_letters", 0)
+    usage = info.get("dead_letter_stream") or {}
+    level, used = usage.get("level", "ok"), usage.get("used")
+    text = f"{dead} dead letters" + (f" ({round(used * 100)}% full)" if level != "ok" and used is not None else "")
+    style = {"full": "bold red", "near_full": "yellow"}.get(level, "red" if dead else "")
+    parts = [f"[{style}]{text}[/]" if style else text]
+    not_kept = (info.get("bus") or {}).get("not_kept", 0)
+    if not_kept:
+        parts.append(f"[bold red]{not_kept} not kept[/]")
+    return parts
 
 
 def _print_node(node: HiveStatus, prefix: str, *, last: bool, live: dict[str, Any], summaries: dict[str, str]) -> None:
@@ -622,6 +635,9 @@ def _print_node(node: HiveStatus, prefix: str, *, last: bool, live: dict[str, An
     below = prefix + ("    " if last else "│   ")
     if node.name in live:
         out_console.print(f"{below}[dim]└[/] {_runtime_line(live[node.name])}")
+        warning = (live[node.name].get("dead_letter_stream") or {}).get("warning")
+        if warning:
+            out_console.print(f"{below}[dim]└[/] [yellow]warning[/]: {escape(warning)}")
     if node.name in summaries:
         out_console.print(f"{below}[dim]└ below: {escape(summaries[node.name])}[/]")
     for i, child in enumerate(node.children):
