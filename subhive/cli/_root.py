@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.markup import escape
 
-from ..errors import CheckFailed, InputError, Problem, SubhiveError
+from ..errors import CheckFailed, InputError, Location, Problem, SubhiveError
 from ._output import Format, err_console, fail_check, out_console, print_json, print_problems
 
 if TYPE_CHECKING:
@@ -171,12 +171,16 @@ def root_command(
 def contract_propose(
     path: Annotated[Path, typer.Argument(help="The proposed version's directory (holding contract.yaml).",
                                          show_default=False)],
+    *,
     token: Annotated[str | None, typer.Option("--token", help=f"The provider hive's token (default: ${TOKEN_ENV}, "
                                               "else .subhive/tokens/<provider>.token, else the admin token, "
                                               "proposing for the contract's provider).",
                                               show_default=False)] = None,
     announcement: Annotated[str | None, typer.Option("--announcement", help="The open need this proposal bids on.",
                                                      show_default=False)] = None,
+    workspace: Annotated[Path | None, typer.Option("--workspace", "-C", help="The workspace it belongs to (default: "
+                                                   "the one holding PATH, else the current directory's).",
+                                                   show_default=False)] = None,
     root: RootOption = None,
     fmt: FormatOption = Format.text,
 ) -> None:
@@ -191,13 +195,12 @@ def contract_propose(
     """
     from ..contract import load_contract
     from ..root_hive._client import contract_files
-    from ..workspace import find_root
 
+    ws = _proposal_workspace(path, workspace)  # a path outside the workspace: say so, naming both
     contract = load_contract(path)  # every lint problem, located in the user's own files
     directory = path if path.is_dir() else path.parent
     files = contract_files(directory)
     token = token or os.environ.get(TOKEN_ENV) or _hive_token(path, contract.provider)
-    ws = find_root(directory)
 
     async def remote(c: RootClient) -> ProposalOutcome:
         _refuse_an_inconsistent_lock(ws, _accepted_hashes(await c.contracts()))
@@ -208,7 +211,7 @@ def contract_propose(
         return _local_outcome(r.propose(contract.provider, files, announcement_id=announcement))
 
     try:
-        outcome = _dispatch(directory, root, token, remote, local)
+        outcome = _dispatch(ws, root, token, remote, local)
     except SubhiveError as exc:
         if exc.code in ("proposal.semver", "proposal.version_order"):
             # A check ran and said no, as `subhive contract check` says it: exit 1, not "bad input".
@@ -234,6 +237,39 @@ def _refuse_an_inconsistent_lock(ws: Path, accepted: dict[tuple[str, Version], s
     problems = check_lock(ws, accepted=accepted)
     if problems:
         raise LockInconsistent(problems)
+
+
+def _proposal_workspace(path: Path, explicit: Path | None) -> Path:
+    """The workspace a proposal goes to: the one holding ``path``. A path in no workspace, or outside the one
+    named with -C, is refused naming the path and the workspace, rather than failing on a missing hive.toml."""
+    from ..workspace import find_root
+
+    where = Path(os.path.abspath(path))
+    directory = where if where.is_dir() else where.parent
+    try:
+        holder: Path | None = find_root(directory)
+    except SubhiveError:
+        holder = None
+        if not where.exists():
+            raise InputError("no such file or directory", code="input.not_found", location=Location(file=str(where)),
+                             hint="check the path; it is resolved from the current directory") from None
+    try:
+        current: Path | None = find_root(explicit if explicit is not None else Path("."))
+    except SubhiveError:
+        if explicit is not None:
+            raise
+        current = None
+    if current is not None and holder != current and (holder is None or explicit is not None):
+        raise InputError(f"this path is outside the workspace {current}", code="propose.outside_workspace",
+                         location=Location(file=str(where)),
+                         hint=f"copy it to {current / 'contracts'}/<name>/<version>/ and propose that copy, or run "
+                         "the command from the workspace it belongs to")
+    if holder is None:
+        raise InputError("this path is in no subhive workspace (no hive.toml in it or above it)",
+                         code="propose.outside_workspace", location=Location(file=str(where)),
+                         hint="a proposal goes to a workspace's root hive: put the version under that workspace's "
+                         "contracts/")
+    return holder
 
 
 def _hive_token(path: Path, hive: str) -> str | None:
