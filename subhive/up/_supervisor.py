@@ -373,7 +373,7 @@ class Supervisor:
         self._lock_seen = digest
         import nats
 
-        from ..bus import ADMIN_USER, bus_plan, ensure_event_streams
+        from ..bus import ADMIN_USER, bus_plan, ensure_dead_letter_streams, ensure_event_streams
         from ..codegen import generate_stubs
         from ..hive import ensure_blackboard
         from ..root_hive import Lock
@@ -395,6 +395,9 @@ class Supervisor:
                 await ensure_event_streams(nc.jetstream(), plan.streams)
                 for name in added:
                     await ensure_blackboard(nc.jetstream(), name)
+                default = self.workspace.config.dead_letters  # a new hive's stream; a manifest's changed limits
+                await ensure_dead_letter_streams(nc.jetstream(), {name: m.dead_letters.over(default)
+                                                                  for name, m in hives.items()}, default=default)
             finally:
                 await nc.close()
         except SubhiveError as exc:
