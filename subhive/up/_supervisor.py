@@ -126,6 +126,7 @@ class Supervisor:
         self._snapshot = Snapshot()
         self._tree_stamp: tuple[tuple[str, int, int], ...] = ()
         self._tree_refused = False
+        self._refusal = ""  # the refusal last said
         self._ticks = 0
         #: What each running hive consumed when it (re)started: contract -> range.
         self._consumed: dict[str, dict[str, str]] = {}
@@ -455,7 +456,8 @@ class Supervisor:
         self._warn_tree()  # an accepted version edited in place is said here, whatever else changed
         snapshot = Snapshot.read(root)
         change = snapshot.change_from(self._snapshot)
-        if not change:
+        if not change:  # e.g. a refused edit undone: nothing waits any more
+            self._tree_refused, self._refusal = False, ""
             return None
         tree = self.workspace.hives()
         refusal = list(tree.problems[:1])
@@ -468,10 +470,12 @@ class Supervisor:
                                            Lock.load(root), pending)[:1]
         if refusal:
             self._tree_refused = True
-            self._warn("tree.refused", refusal[0].message, refusal[0].hint or "", code=refusal[0].code,
-                       where=str(refusal[0].location))
+            if refusal[0].message != self._refusal:  # said once, not at every look
+                self._refusal = refusal[0].message
+                self.emit("tree.refused", refusal[0].message, code=refusal[0].code, hint=refusal[0].hint or "",
+                          where=str(refusal[0].location))
             return None
-        self._tree_refused = False
+        self._tree_refused, self._refusal = False, ""
         self._snapshot = snapshot
         self.emit("tree.changed", f"the workspace changed ({change.describe()}): up follows it",
                   added=change.added, removed=change.removed, edited=change.edited, contracts=change.contracts)
@@ -511,17 +515,11 @@ class Supervisor:
             problems = check_tree(self.workspace)
         except SubhiveError as exc:
             problems = list(exc.problems)
-        now = {(p.code, p.message) for p in problems}
-        self._warned &= now | {k for k in self._warned if k[0] == "tree.refused"}
+        self._warned &= {(p.code, p.message) for p in problems}  # one that went and came back is said again
         for p in problems:
-            self._warn("tree.warning", p.message, p.hint or "", code=p.code, where=str(p.location))
-
-    def _warn(self, event: str, message: str, hint: str, *, code: str, where: str = "") -> None:
-        key = (code, message)
-        if key in self._warned:
-            return
-        self._warned.add(key)
-        self.emit(event, message, code=code, hint=hint, where=where)
+            if (p.code, p.message) not in self._warned:
+                self._warned.add((p.code, p.message))
+                self.emit("tree.warning", p.message, code=p.code, hint=p.hint or "", where=str(p.location))
 
     async def _run_mocks(self, hives: dict[str, Any]) -> None:
         """Serve a mock provider for each contract major a hive consumes whose provider is no hive of this
@@ -674,7 +672,7 @@ class Supervisor:
             child.quick_exits = child.quick_exits + 1 if now - child.started < QUICK_EXIT and same else 0
             if child.quick_exits >= SAME_FAILURES:
                 # Restarting it again would fail again: stop, and say what to fix (a crash loop helps no one).
-                child.failed = (f"exited with code {code} {child.quick_exits} times in a row, each within "
+                child.failed = (f"exited {child.quick_exits} times in a row with code {code}, each within "
                                 f"{QUICK_EXIT:g} s of its start")
                 self.emit("hive.stopped", f"{child.name}: {child.failed}; stopped, not restarted again; its log "
                           f"ends: {tail}", hive=child.name, code=code, tail=tail,
