@@ -18,10 +18,10 @@ import typer
 from rich.markup import escape
 
 from ..errors import InputError, Location
-from ._output import Format, out_console, print_json
+from ._output import Format, err_console, out_console, print_json
 
 if TYPE_CHECKING:
-    from ..hive import Entry, KvBlackboard
+    from ..hive import BrokenValue, Entry, KvBlackboard
 
 __all__ = ["board_app"]
 
@@ -76,14 +76,48 @@ def board_show(hive: HiveArgument, workspace: WorkspaceOption = Path("."), fmt: 
 
     Example: subhive board show ui
     """
-    snapshot = _with_board(workspace, hive, lambda board: board.snapshot())
+    entries, broken = _with_board(workspace, hive, _readable_snapshot)
     if fmt is Format.json:
-        print_json({"hive": hive, "entries": [_entry_dict(e) for e in snapshot.values()]})
+        print_json({"hive": hive, "entries": [_entry_dict(e) for e in entries],
+                    "broken": [_broken_dict(b) for b in broken]})
         return
-    if not snapshot:
+    if not entries and not broken:
         out_console.print(f"the board of {escape(hive)} is empty")
-    for entry in snapshot.values():
-        _print_entry(entry)
+    shown: list[Entry | BrokenValue] = [*entries, *broken]
+    for item in sorted(shown, key=lambda item: item.key):
+        if isinstance(item, Exception):
+            out_console.print(f"[bold]{escape(item.key)}[/] [dim]rev {item.revision} by "
+                              f"{escape(item.writer or 'an unknown writer')}[/]  [bold red]BROKEN[/]: not JSON "
+                              f"({escape(item.reason)})")
+        else:
+            _print_entry(item)
+    if broken:
+        err_console.print(f"[cyan]hint[/]: {len(broken)} value{'s' if len(broken) != 1 else ''} written past subhive "
+                          "(not JSON); write each again: subhive board put "
+                          f"{escape(hive)} KEY VALUE")
+
+
+async def _readable_snapshot(board: KvBlackboard) -> tuple[list[Entry], list[BrokenValue]]:
+    """The latest entry of every key, and apart the keys whose latest value is not JSON: one broken value
+    hides nothing else."""
+    from ..hive import BrokenValue
+
+    entries: list[Entry] = []
+    broken: list[BrokenValue] = []
+    for key in await board.keys():
+        try:
+            entry = await board.get(key)
+        except BrokenValue as exc:
+            broken.append(exc)
+            continue
+        if entry is not None:
+            entries.append(entry)
+    return entries, broken
+
+
+def _broken_dict(broken: BrokenValue) -> dict[str, Any]:
+    return {"key": broken.key, "revision": broken.revision, "writer": broken.writer or None, "code": broken.code,
+            "reason": broken.reason}
 
 
 @board_app.command("history")

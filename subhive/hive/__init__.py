@@ -15,7 +15,7 @@ Keep the decision of a knowledge source pure (entry in, writes out) and ``activa
 it: the pure part is what tests exercise, without a bus or a fake of one.
 """
 
-from ._blackboard import BlackboardError, KvBlackboard, RevisionConflict, board_stream, ensure_blackboard
+from ._blackboard import BlackboardError, BrokenValue, KvBlackboard, RevisionConflict, board_stream, ensure_blackboard
 from ._board_schema import BlackboardInvalid, BoardSchema
 from ._controller import Controller, ControllerConfig, ControllerStats, Escalation, KnowledgeSourceFailed
 from ._knowledge import (
@@ -37,6 +37,7 @@ __all__ = [
     "BlackboardError",
     "BlackboardInvalid",
     "BoardSchema",
+    "BrokenValue",
     "Controller",
     "ControllerConfig",
     "ControllerStats",

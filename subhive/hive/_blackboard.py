@@ -35,7 +35,8 @@ from ..errors import InputError, Location, SubhiveError
 from ._board_schema import BoardSchema
 from ._knowledge import Entry, Write, check_key
 
-__all__ = ["BlackboardError", "KvBlackboard", "RevisionConflict", "board_stream", "ensure_blackboard", "stored_entry"]
+__all__ = ["BlackboardError", "BrokenValue", "KvBlackboard", "RevisionConflict", "board_stream", "ensure_blackboard",
+           "stored_entry"]
 
 H_WRITER = "Subhive-Writer"
 H_DEPTH = "Subhive-Depth"
@@ -66,6 +67,18 @@ class RevisionConflict(BlackboardError):
                          hint="read the entry again and decide on its new value (KvBlackboard.update does this)")
         self.key = key
         self.expected = expected
+
+
+class BrokenValue(BlackboardError):
+    """A stored revision that is not JSON (written past subhive, e.g. by a tool with the admin credentials)."""
+
+    default_code = "blackboard.not_json"
+
+    def __init__(self, key: str, revision: int, writer: str, reason: str, *, subject: str) -> None:
+        super().__init__(f"revision {revision} of {key!r} is not JSON (written by another tool?): {reason}",
+                         location=Location(subject=subject), hint="write it again through subhive, which "
+                         "validates values: subhive board put HIVE KEY VALUE")
+        self.key, self.revision, self.writer, self.reason = key, revision, writer, reason
 
 
 def board_stream(hive: str) -> str:
@@ -232,10 +245,8 @@ def stored_entry(key: str, data: bytes | None, revision: int, headers: Mapping[s
         depth = 0
     try:
         value = orjson.loads(data or b"null")
-    except orjson.JSONDecodeError:
-        raise BlackboardError(f"revision {revision} of {key!r} is not JSON (written by another tool?)",
-                              code="blackboard.not_json", location=Location(subject=subject),
-                              hint="write it again through subhive, which validates values") from None
+    except orjson.JSONDecodeError as exc:
+        raise BrokenValue(key, revision, headers.get(H_WRITER, ""), str(exc)[:120], subject=subject) from None
     return Entry(key, value, revision, writer=headers.get(H_WRITER, ""), depth=depth, time=time)
 
 

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,7 +77,10 @@ def pid_alive(pid: object) -> bool:
         return False
     except PermissionError:
         return True
-    with contextlib.suppress(OSError), open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-        if stat.read().rsplit(")", 1)[-1].split()[0] == "Z":
-            return False
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except FileNotFoundError:  # reaped between the two looks (its parent waited for the zombie), unless no /proc
+        return not os.path.isdir("/proc/self")
+    except OSError:
+        return True
