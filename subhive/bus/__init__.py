@@ -6,6 +6,7 @@ wire format in :mod:`subhive.bus._wire`, event streams in :mod:`subhive.bus._str
 dead-letter stream in :mod:`subhive.bus._deadletter`.
 """
 
+from subhive.bus._consumers import ConsumerSpec, ensure_consumers, event_consumer
 from subhive.bus._deadletter import (
     REPLAYS_STREAM,
     DeadLetter,
@@ -24,6 +25,7 @@ from subhive.bus._permissions import (
     AccountsConfig,
     Permissions,
     accounts_config,
+    deliver_subject,
     dlq_subject,
     durable_name,
     event_stream,
@@ -32,6 +34,7 @@ from subhive.bus._permissions import (
     inbox_prefix,
     kv_bucket,
     op_subject,
+    sender_of,
 )
 from subhive.bus._repair import report_to_root
 from subhive.bus._server import BusEndpoint, EmbeddedServer, ServerConfig, find_server_binary
@@ -49,6 +52,7 @@ __all__ = [
     "BusError",
     "BusPlan",
     "BusStats",
+    "ConsumerSpec",
     "DeadLetter",
     "DeadLetterUsage",
     "DeadLetters",
@@ -64,12 +68,15 @@ __all__ = [
     "WireError",
     "accounts_config",
     "bus_plan",
+    "deliver_subject",
     "dlq_stream",
     "dlq_subject",
     "durable_name",
+    "ensure_consumers",
     "ensure_dead_letter_stream",
     "ensure_dead_letter_streams",
     "ensure_event_streams",
+    "event_consumer",
     "event_stream",
     "event_subject",
     "find_server_binary",
@@ -78,4 +85,5 @@ __all__ = [
     "kv_bucket",
     "op_subject",
     "report_to_root",
+    "sender_of",
 ]

@@ -5,17 +5,19 @@ each requirement's resolved version, every major line of what it provides), so p
 stubs can never disagree about what a hive may use.
 
     >>> plan = bus_plan(open_workspace("shop"), Lock.load(Path("shop")))     # doctest: +SKIP
-    >>> "subhive.orders.v1.op.place_order" in plan.permissions["web"].publish  # doctest: +SKIP
+    >>> "subhive.orders.v1.op.place_order.web" in plan.permissions["web"].publish  # doctest: +SKIP
     True
+    >>> await ensure_consumers(admin_js, plan.consumers)                           # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import ContractInvalid, Problem
+from ._consumers import ConsumerSpec, event_consumer
 from ._permissions import Permissions, hive_permissions
 
 if TYPE_CHECKING:  # the lock and the contract loader are heavy imports a running hive never needs
@@ -28,11 +30,14 @@ __all__ = ["BusPlan", "bus_plan"]
 @dataclass(frozen=True)
 class BusPlan:
     """``permissions`` per hive; ``streams``: the (contract, major) pairs with events; ``senders``: the hives
-    that may send requests for each (contract, major) (its consumers, for ``NatsTransport(allowed_senders=)``)."""
+    that may send requests for each (contract, major) (its consumers, for ``NatsTransport(allowed_senders=)``);
+    ``consumers``: the durable event consumers the framework creates for the hives (each hive's board consumer
+    comes with its bucket, :func:`subhive.hive.ensure_blackboard`)."""
 
     permissions: dict[str, Permissions]
     streams: list[tuple[str, int]]
     senders: dict[tuple[str, int], set[str]]
+    consumers: list[ConsumerSpec] = field(default_factory=list)
 
 
 def bus_plan(workspace: Workspace, lock: Lock) -> BusPlan:
@@ -69,4 +74,9 @@ def bus_plan(workspace: Workspace, lock: Lock) -> BusPlan:
     permissions = {hive: hive_permissions(hive, provides, consumes, operations, events)
                    for hive, (provides, consumes) in touches.items()}
     streams = sorted(key for key, names in events.items() if names)
-    return BusPlan(permissions, streams, dict(senders))
+    # The same (hive, contract, major, event) the grants name, so a consumer and its grants always agree.
+    consumers = [event_consumer(hive, contract, major, event)
+                 for hive, (_, consumes) in sorted(touches.items())
+                 for contract, majors in sorted(consumes.items()) for major in sorted(majors)
+                 for event in events.get((contract, major), ())]
+    return BusPlan(permissions, streams, dict(senders), consumers)

@@ -2,21 +2,28 @@
 
 The subject scheme (the major version is a subject token, so a grant can target one major)::
 
-    subhive.<contract>.v<major>.op.<operation>   request/reply: consumers publish, the provider subscribes
+    subhive.<contract>.v<major>.op.<operation>.<sender>   requests: each consumer publishes under its own name,
+                                                         the provider subscribes ``...op.<operation>.*``
     subhive.<contract>.v<major>.ev.<event>       events: the provider publishes, consumers subscribe
     $KV.bb_<hive>.>                              the hive's blackboard, JetStream KV bucket ``bb_<hive>``
     subhive.dlq.<hive>.>                         the hive's dead letters, captured by stream ``SUBHIVE_DLQ``
     _INBOX_<hive>.>                              the hive's reply inboxes: ``connect(inbox_prefix="_INBOX_<hive>")``
+    _INBOX_<hive>.deliver.<consumer>             where its durable consumers deliver
+
+The sender token is what makes a request's sender one the server vouches for: a consumer may publish only
+under its own name, so a provider reads the sender from the subject, never from a header.
 
 Events are stored by stream ``SUBHIVE_EV_<contract>_v<major>``; each consuming hive reads them through its own
-durable consumer ``<hive>__<contract>__v<major>__<event>``, and may create, inspect, pull from and
-acknowledge exactly that consumer.
+durable push consumer ``<hive>__<contract>__v<major>__<event>``, which the framework creates
+(:mod:`subhive.bus._consumers`); the hive may inspect and acknowledge exactly that consumer.
 
-A hive's user may publish exactly: the op subjects it consumes, the event subjects it provides, its own
-blackboard and dead-letter subjects, and the JetStream API subjects its bucket needs; it may subscribe
-exactly: the op subjects it provides, the event subjects it consumes and its own inboxes. A provider answers
-requests through ``allow_responses`` (one reply per request), never through a grant on other hives' inboxes.
-Everything else is refused by the server. The framework itself connects as one admin user with full rights.
+A hive's user may publish exactly: the op subjects it consumes (with its own sender token), the event subjects
+it provides, its own blackboard and dead-letter subjects, and the few JetStream API subjects listed in
+:func:`_kv_grants` and :func:`_consumer_grants`; it may subscribe exactly: the op subjects it provides, the
+event subjects it consumes and its own inboxes. It may create, change or delete no stream and no consumer. A
+provider answers requests through ``allow_responses`` (one reply per request), never through a grant on other
+hives' inboxes. Everything else is refused by the server. The framework itself connects as one admin user
+with full rights.
 
 Everything here is pure data; :mod:`subhive.bus._server` writes it into the server's configuration file.
 """
@@ -36,6 +43,7 @@ __all__ = [
     "AccountsConfig",
     "Permissions",
     "accounts_config",
+    "deliver_subject",
     "dlq_subject",
     "durable_name",
     "event_stream",
@@ -44,6 +52,7 @@ __all__ = [
     "inbox_prefix",
     "kv_bucket",
     "op_subject",
+    "sender_of",
 ]
 
 DLQ_STREAM = "SUBHIVE_DLQ"
@@ -56,6 +65,7 @@ _JS_API = "$JS.API"
 _HIVE = re.compile(r"[a-z][a-z0-9_-]{0,62}")
 _CONTRACT = re.compile(r"[a-z][a-z0-9_-]{0,62}")
 _MEMBER = re.compile(r"[a-z][a-z0-9_]{0,62}")
+_DURABLE = re.compile(r"[a-z][a-z0-9_-]{0,254}")
 # Passwords are written into the server's configuration file inside double quotes: keep them to characters
 # that need no escaping there (the caller makes them with ``secrets.token_urlsafe``).
 _PASSWORD = re.compile(r"[A-Za-z0-9_\-.~+/=]{8,256}")
@@ -75,13 +85,28 @@ def _check_password(value: str, whose: str) -> None:
                          code="bus.password_invalid", hint="make it with secrets.token_urlsafe(24)")
 
 
-def op_subject(contract: str, major: int, operation: str) -> str:
-    """The request subject of one operation.
+def op_subject(contract: str, major: int, operation: str, sender: str = "*") -> str:
+    """The subject ``sender`` sends requests for one operation to; by default the wildcard a provider serves.
 
+    >>> op_subject("orders", 1, "place_order", "web")
+    'subhive.orders.v1.op.place_order.web'
     >>> op_subject("orders", 1, "place_order")
-    'subhive.orders.v1.op.place_order'
+    'subhive.orders.v1.op.place_order.*'
     """
-    return f"subhive.{_contract_prefix(contract, major)}.op.{_check(_MEMBER, operation, 'operation')}"
+    token = sender if sender == "*" else _check(_HIVE, sender, "sender")
+    return f"subhive.{_contract_prefix(contract, major)}.op.{_check(_MEMBER, operation, 'operation')}.{token}"
+
+
+def sender_of(subject: str) -> str | None:
+    """The sender a request subject names (the server let only that hive publish on it), or None.
+
+    >>> sender_of("subhive.orders.v1.op.place_order.web"), sender_of("subhive.orders.v1.ev.order_placed")
+    ('web', None)
+    """
+    parts = subject.split(".")
+    if len(parts) == 6 and parts[0] == "subhive" and parts[3] == "op" and _HIVE.fullmatch(parts[5]):
+        return parts[5]
+    return None
 
 
 def event_subject(contract: str, major: int, event: str) -> str:
@@ -134,6 +159,15 @@ def dlq_subject(hive: str, *tokens: str) -> str:
             raise UsageError(f"dead-letter subject token {token!r} is not a plain subject token",
                              code="bus.name_invalid")
     return f"subhive.dlq.{_check(_HIVE, hive, 'hive')}." + (".".join(tokens) if tokens else ">")
+
+
+def deliver_subject(hive: str, consumer: str) -> str:
+    """Where one of ``hive``'s durable consumers delivers: inside its inboxes, which only it may subscribe to.
+
+    >>> deliver_subject("web", "controller")
+    '_INBOX_web.deliver.controller'
+    """
+    return f"{inbox_prefix(hive)}.deliver.{_check(_DURABLE, consumer, 'consumer')}"
 
 
 def inbox_prefix(hive: str) -> str:
@@ -223,16 +257,17 @@ def hive_permissions(hive: str, provides: Mapping[str, Sequence[int]], consumes:
     >>> ops = {("orders", 1): ["place_order"]}
     >>> evs = {("orders", 1): ["order_placed"]}
     >>> p = hive_permissions("web", {}, {"orders": [1]}, ops, evs)
-    >>> "subhive.orders.v1.op.place_order" in p.publish, "subhive.orders.v1.ev.order_placed" in p.subscribe
+    >>> "subhive.orders.v1.op.place_order.web" in p.publish, "subhive.orders.v1.ev.order_placed" in p.subscribe
     (True, True)
     """
     publish: list[str] = [*_kv_grants(hive), dlq_subject(hive)]
+    # Its inboxes: replies to its requests, and its durable consumers' deliveries (_INBOX_<hive>.deliver.*).
     subscribe: list[str] = [f"{inbox_prefix(hive)}.>"]
     for contract, major in _pairs(provides):
         subscribe += [op_subject(contract, major, op) for op in _members(operations, contract, major)]
         publish += [event_subject(contract, major, ev) for ev in _members(events, contract, major)]
     for contract, major in _pairs(consumes):
-        publish += [op_subject(contract, major, op) for op in _members(operations, contract, major)]
+        publish += [op_subject(contract, major, op, hive) for op in _members(operations, contract, major)]
         for ev in _members(events, contract, major):
             subscribe.append(event_subject(contract, major, ev))
             publish += _consumer_grants(hive, contract, major, ev)
@@ -254,36 +289,46 @@ def _members(table: Mapping[tuple[str, int], Sequence[str]], contract: str, majo
     return members
 
 
+# What a hive may ask of JetStream, and why it is safe. Every JetStream API request is answered on the reply
+# subject the requester chose, which no grant can restrict; so a hive gets only requests whose answer is the
+# server's own JSON (or nothing) about the hive's own stream or consumer. Left out on purpose:
+#   STREAM.CREATE/UPDATE/DELETE/PURGE   a stream config can capture any subject, mirror or source any stream,
+#                                       republish anywhere; deleting or purging is the framework's decision;
+#   CONSUMER.CREATE/DELETE              a push consumer delivers to any subject it names (the server checks no
+#                                       right on it), and the config is not in the subject a grant sees;
+#   CONSUMER.MSG.NEXT                   a pull request is answered with stored messages, bytes and headers,
+#                                       on its reply subject: anywhere;
+#   DIRECT.GET                          the same: a stored message, headers and all, on the reply subject.
+# Consumers are push consumers the framework creates (subhive.bus._consumers), delivering into the hive's inbox.
+
 def _consumer_grants(hive: str, contract: str, major: int, event: str) -> list[str]:
-    """What nats-py publishes to read one event through the hive's own durable pull consumer."""
+    """What reading one event through the hive's own durable consumer needs (the framework created it)."""
     stream, durable = event_stream(contract, major), durable_name(hive, contract, major, event)
     return [
+        # Its own consumer's state: the transport checks it exists before it subscribes to its deliveries.
         f"{_JS_API}.CONSUMER.INFO.{stream}.{durable}",
-        f"{_JS_API}.CONSUMER.CREATE.{stream}.{durable}.{event_subject(contract, major, event)}",
-        f"{_JS_API}.CONSUMER.MSG.NEXT.{stream}.{durable}",
+        # Acknowledging (+ACK, -NAK, +WPI, +TERM) its own consumer's deliveries: the ack subject names the
+        # stream and the consumer, so another hive's consumer is out of reach.
         f"$JS.ACK.{stream}.{durable}.>",
     ]
 
 
 def _kv_grants(hive: str) -> list[str]:
-    """What nats-py's KV client publishes for one bucket: data, the stream/consumer API, acks, flow control."""
+    """What the blackboard (:mod:`subhive.hive._blackboard`) and its controller need for the hive's bucket."""
     bucket = kv_bucket(hive)
     stream = f"KV_{bucket}"
+    board = "controller"  # subhive.bus._consumers.BOARD_CONSUMER (not imported: that module imports this one)
     return [
+        # Writes: JetStream publishes to its own keys, which only its own stream captures.
         f"$KV.{bucket}.>",
+        # That the bucket exists, and its keys (``subjects_filter``) and size: the stream's own state.
         f"{_JS_API}.STREAM.INFO.{stream}",
-        f"{_JS_API}.STREAM.CREATE.{stream}",
-        f"{_JS_API}.STREAM.PURGE.{stream}",
+        # Reads: a key's last revision (``last_by_subj``) and history (``next_by_subj``), answered as the
+        # server's JSON with the message inside, never as a stored message: it cannot pose as one elsewhere.
         f"{_JS_API}.STREAM.MSG.GET.{stream}",
-        f"{_JS_API}.DIRECT.GET.{stream}",
-        f"{_JS_API}.DIRECT.GET.{stream}.>",
-        f"{_JS_API}.CONSUMER.CREATE.{stream}",
-        f"{_JS_API}.CONSUMER.CREATE.{stream}.>",
-        f"{_JS_API}.CONSUMER.INFO.{stream}.>",
-        f"{_JS_API}.CONSUMER.DELETE.{stream}.>",
-        f"{_JS_API}.CONSUMER.MSG.NEXT.{stream}.>",  # the hive's controller pulls its board's writes
-        f"$JS.ACK.{stream}.>",
-        f"$JS.FC.{stream}.>",
+        # The controller's consumer of the board's writes: its state, and acks of its deliveries.
+        f"{_JS_API}.CONSUMER.INFO.{stream}.{board}",
+        f"$JS.ACK.{stream}.{board}.>",
     ]
 
 

@@ -50,11 +50,11 @@ from ..errors import Location, SubhiveError
 from ..runtime import ContractBinding, EventCallback, Handler, NotServed, PayloadInvalid, Refusal, Subscription
 from ..runtime._trace import continue_trace, outgoing_traceparent
 from ._codec import PayloadError, decode, encode
-from ._consumers import HANDLER_ATTEMPTS, event_consumer_config
+from ._consumers import HANDLER_ATTEMPTS, bind_consumer, event_consumer
 from ._deadletter import publish_dead_letter
 from ._fastpub import Frames, Target
 from ._inbox import Inbox
-from ._permissions import durable_name, event_stream, event_subject, inbox_prefix, op_subject
+from ._permissions import event_subject, inbox_prefix, op_subject, sender_of
 from ._server import BusEndpoint
 from ._wire import (
     H_CONTRACT,
@@ -275,8 +275,8 @@ class NatsTransport:
         key = (contract.name, contract.major, kind, member)
         subject = self._subjects.get(key)
         if subject is None:
-            make = op_subject if kind == "op" else event_subject
-            subject = self._subjects[key] = make(contract.name, contract.major, member)
+            subject = self._subjects[key] = (op_subject(contract.name, contract.major, member, self.hive)
+                                             if kind == "op" else event_subject(contract.name, contract.major, member))
         return subject
 
     def _route(self, contract: ContractBinding, kind: str, member: str) -> _Route:
@@ -403,13 +403,16 @@ class NatsTransport:
         if not sent_as or not headers.get(H_SENDER):
             return WireError("bus.missing_header", f"the message lacks {H_CONTRACT if not sent_as else H_SENDER}",
                              subject=subject)
+        refusal = _sender_refusal(contract, headers, subject)
+        if refusal is not None:
+            return refusal
         name, _, version = sent_as.partition("@")
         if name != contract.name or version.split(".")[0] != str(contract.major):
             return WireError("bus.wrong_contract", f"sent as {sent_as}, served as {contract.name} "
                              f"v{contract.major}", subject=subject)
         if self.allowed_senders is not None:
             allowed = self.allowed_senders.get((contract.name, contract.major), set())
-            if headers[H_SENDER] not in allowed:
+            if headers[H_SENDER] not in allowed:  # the vouched sender: _sender_refusal checked they agree
                 return WireError("bus.sender_unknown", f"{headers[H_SENDER]} is not a registered consumer of "
                                  f"{contract.name} v{contract.major}", subject=subject)
         return None
@@ -461,7 +464,7 @@ class NatsTransport:
         subs: list[NatsSubscription] = []
         for operation, handler in handlers.items():
             contract.operation(operation)
-            subject = self._subject(contract, "op", operation)
+            subject = op_subject(contract.name, contract.major, operation)  # ...op.<operation>.* : every sender
             callback = self._on_request(contract, operation, handler)
             subs.append(await self._nc.subscribe(subject, queue=f"subhive.{contract.name}.v{contract.major}",
                                                  cb=callback))
@@ -570,8 +573,7 @@ class NatsTransport:
         colon) on one member goes to ``on_repeated_failure``, once: one repair proposal per class."""
         contract, _, _, member = where
         key = (detail.split(":", 1)[0] or error.code, contract, member)
-        self._failures[key] += 1
-        self.stats.refused[error.code] += 1
+        self._failures[key] += 1  # stats.refused counts it where it is kept (or, for an event, once it is dead)
         if self._failures[key] == 2 and self.on_repeated_failure is not None:
             failure = Failure(self.hive, error.code, contract, member, error.subject, 2,
                               f"{error.message}: {detail}"[:500] if detail else error.message, sample[:4096])
@@ -601,18 +603,24 @@ class NatsTransport:
             sub = await self._nc.subscribe(subject, cb=on_event)
             await self._confirm([subject], [sub])
             return _Group([sub.unsubscribe])
-        durable = durable_name(self.hive, contract.name, contract.major, event)
-        config = event_consumer_config(ack_wait=self.ack_wait)
-        stream = event_stream(contract.name, contract.major)
+        spec = event_consumer(self.hive, contract.name, contract.major, event, ack_wait=self.ack_wait)
         try:
-            # Creating or reading the hive's own consumer is where a missing grant shows: name the event.
-            pull = await self._violations.guard(
-                self._js.pull_subscribe(subject, durable=durable, stream=stream, config=config),
-                "$JS.API.CONSUMER.*", shown=subject)
+            # Binding to the hive's own consumer (the framework made it) is where a missing grant shows: name the
+            # event. Where the consumer is missing, only a connection with the right to create it gets further.
+            pull = await self._violations.guard(bind_consumer(self._js, self._nc, spec), "$JS.API.CONSUMER.*",
+                                                shown=subject)
+        except PermissionViolation as exc:
+            if "consumer.create" not in exc.message:
+                raise
+            raise BusError(f"no durable consumer {spec.name} reads {subject} for {self.hive}, and a hive may not "
+                           "create one", code="bus.no_consumer", location=_at(subject),
+                           hint="the framework creates every hive's consumers from the lock (subhive up; in code, "
+                                "subhive.bus.ensure_consumers with an admin connection)") from None
         except (NatsTimeout, NoRespondersError, nats.js.errors.Error) as exc:
             raise self._violations.pop("$JS.API.CONSUMER.*", shown=subject) or BusError(
                 f"cannot consume {subject}: {exc}", code="bus.no_stream", location=_at(subject),
-                hint="the framework creates event streams from the lock (subhive.bus.ensure_event_streams)") from None
+                hint="the framework creates event streams and consumers from the lock "
+                     "(subhive.bus.ensure_event_streams, ensure_consumers)") from None
         task = asyncio.create_task(self._consume(pull, contract, schema, callback, where))
 
         async def stop() -> None:
@@ -733,6 +741,34 @@ def _unreadable(exc: BaseException, subject: str) -> WireError:
             if isinstance(exc, MemoryError) else "payload.bad_unicode" if isinstance(exc, UnicodeError)
             else "payload.malformed")
     return WireError(code, f"the payload cannot be read ({type(exc).__name__})", subject=subject)
+
+
+#: What a sender or contract header may hold: a name or ``name@version``, visible ASCII, short.
+_HEADER_VALUE = re.compile(r"[!-~]{1,128}")
+
+
+def _sender_refusal(contract: ContractBinding, headers: Mapping[str, str], subject: str) -> WireError | None:
+    """Refuse a message whose ``Subhive-Sender`` is not the sender the server vouches for: a request's comes from
+    its subject (``...op.<operation>.<sender>``, which only that hive may publish on), an event's is the
+    contract's provider (only the provider may publish events). Also refused: header values that are long or
+    hold control characters, and a provider's error reply that a crafted reply subject sent here."""
+    sender, sent_as = headers[H_SENDER], headers[H_CONTRACT]
+    for name, value in ((H_SENDER, sender), (H_CONTRACT, sent_as)):
+        if not _HEADER_VALUE.fullmatch(value):
+            return WireError("bus.header_invalid", f"{name} must be 1 to 128 visible ASCII characters "
+                             f"(got {len(value)} characters)", subject=subject)
+    if H_ERROR in headers:
+        return WireError("bus.misdirected_reply", "an error reply, not a message: a request's reply subject sent "
+                         "it here", subject=subject)
+    kind = subject.split(".")[3:4]
+    vouched = sender_of(subject) if kind == ["op"] else (contract.provider or None) if kind == ["ev"] else sender
+    if vouched is None and kind == ["op"]:
+        return WireError("bus.sender_forged", "the subject names no sender (subhive.<contract>.v<major>.op."
+                         "<operation>.<sender>)", subject=subject)
+    if vouched is not None and sender != vouched:
+        return WireError("bus.sender_forged", f"{H_SENDER} says {sender}, but only {vouched} can have sent "
+                         f"this message", subject=subject)
+    return None
 
 
 def _wire(exc: PayloadInvalid, subject: str) -> WireError:

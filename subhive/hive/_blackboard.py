@@ -30,6 +30,7 @@ import orjson
 from nats.js import JetStreamContext
 from nats.js.api import DiscardPolicy, RawStreamMsg, StorageType, StreamConfig
 
+from ..bus._consumers import board_consumer, ensure_consumers
 from ..bus._permissions import kv_bucket
 from ..errors import InputError, Location, SubhiveError
 from ._board_schema import BoardSchema
@@ -87,7 +88,8 @@ def board_stream(hive: str) -> str:
 
 
 async def ensure_blackboard(js: JetStreamContext, hive: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-    """Create ``hive``'s bucket if it does not exist (the framework does this, with admin rights, at ``up``)."""
+    """Create ``hive``'s bucket if it does not exist, and the durable consumer its controller reads the board's
+    writes through (the framework does this, with admin rights, at ``up``: a hive may create neither)."""
     bucket = kv_bucket(hive)
     config = StreamConfig(name=board_stream(hive), subjects=[f"$KV.{bucket}.>"], allow_direct=True,
                           allow_rollup_hdrs=True, deny_delete=True, deny_purge=False, discard=DiscardPolicy.NEW,
@@ -97,11 +99,16 @@ async def ensure_blackboard(js: JetStreamContext, hive: str, *, max_bytes: int =
         await js.stream_info(config.name or "")
     except nats.js.errors.NotFoundError:
         await js.add_stream(config)
+    await ensure_consumers(js, [board_consumer(hive)])
 
 
 class KvBlackboard:
     """One hive's blackboard. Reads and writes go to the server; nothing is cached, so every reader sees the
-    latest revision. ``schema`` validates every write (``None``: any JSON value)."""
+    latest revision. ``schema`` validates every write (``None``: any JSON value).
+
+    Reads use ``STREAM.MSG.GET`` (the answer is the server's JSON with the message inside), not direct gets: a
+    direct get answers with the stored message itself, headers and all, on whatever reply subject the asker
+    chose, so a hive allowed one could pass its own board's bytes off as a message anywhere."""
 
     def __init__(self, js: JetStreamContext, hive: str, schema: BoardSchema | None = None, *,
                  timeout: float = 5.0) -> None:
@@ -130,7 +137,7 @@ class KvBlackboard:
         """The current entry at ``key``, or ``None`` when it was never written."""
         check_key(key)
         try:
-            msg = await self._js.get_msg(self._stream, subject=self._prefix + key, direct=True)
+            msg = await self._js.get_msg(self._stream, subject=self._prefix + key)
         except nats.js.errors.NotFoundError:
             return None
         return self._entry(key, msg)
@@ -142,8 +149,7 @@ class KvBlackboard:
         seq = 1
         while True:
             try:
-                msg = await self._js.get_msg(self._stream, seq=seq, subject=self._prefix + key, direct=True,
-                                             next=True)
+                msg = await self._js.get_msg(self._stream, seq=seq, subject=self._prefix + key, next=True)
             except nats.js.errors.NotFoundError:
                 return entries
             entries.append(self._entry(key, msg))

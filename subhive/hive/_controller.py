@@ -42,12 +42,12 @@ import nats.js.errors
 import orjson
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
+from ..bus._consumers import BOARD_ACK_WAIT, BOARD_CONSUMER, bind_consumer, board_consumer
 from ..bus._permissions import kv_bucket
 from ..errors import InputError, SubhiveError
 from ..runtime import Refusal
-from ._blackboard import BlackboardError, KvBlackboard, RevisionConflict, board_stream, stored_entry
+from ._blackboard import H_WRITER, BlackboardError, KvBlackboard, RevisionConflict, stored_entry
 from ._knowledge import Entry, KnowledgeSource, Reply, Write, check_key_pattern, key_matches
 from ._loops import LoopDetector
 
@@ -56,10 +56,10 @@ __all__ = ["Controller", "ControllerConfig", "ControllerStats", "Escalation", "K
 log = logging.getLogger("subhive.hive")
 
 EscalationKind = Literal["loop", "stall", "failure"]
-#: The durable consumer the controller reads its hive's board through.
-CONSUMER = "controller"
+#: The durable consumer the controller reads its hive's board through (the framework creates it with the bucket).
+CONSUMER = BOARD_CONSUMER
 _SAMPLE_MAX = 4096
-_ACK_WAIT = 6.0
+_ACK_WAIT = BOARD_ACK_WAIT
 
 
 class KnowledgeSourceFailed(SubhiveError):
@@ -182,13 +182,9 @@ class Controller:
         self._tasks = [asyncio.create_task(self._work(), name=f"ks-worker-{i}")
                        for i in range(self.config.concurrency)]
         if any(getattr(s, "triggers", ()) for s in self.sources):
-            stream = board_stream(self.board.hive)
             # A short ack wait, kept alive with in_progress while a write's activations run: a write handed to a
-            # controller that died comes back to the next one within seconds.
-            config = ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL, max_deliver=-1,
-                                    ack_wait=_ACK_WAIT)
-            self._pull = await js.pull_subscribe(f"$KV.{kv_bucket(self.board.hive)}.>", durable=CONSUMER,
-                                                 stream=stream, config=config)
+            # controller that died comes back to the next one within seconds (subhive.bus._consumers).
+            self._pull = await bind_consumer(js, js._nc, board_consumer(self.board.hive))
             self._tasks.append(asyncio.create_task(self._read_board(self._pull), name="ks-board"))
 
     async def stop(self) -> None:
@@ -403,6 +399,13 @@ class Controller:
     async def _on_board_write(self, msg: Msg, key: str) -> None:
         try:
             sources = self.sources_for_key(key)
+            if sources and H_WRITER not in (msg.headers or {}):
+                # Every subhive write names its writer. One that does not came from another tool, or is a reply
+                # another hive made the server or a provider send onto this board (a reply subject can be any
+                # subject): nobody acts on it.
+                log.error("%s: revision %s of %r names no writer (not written through subhive); its knowledge "
+                          "sources are not woken", self.board.hive, msg.metadata.sequence.stream, key)
+                sources = []
             if sources:
                 try:
                     entry = _entry_of(key, msg)

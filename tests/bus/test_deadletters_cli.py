@@ -40,7 +40,7 @@ def _refuse_one(server: EmbeddedServer, data: bytes) -> None:
 
         try:
             await backend.serve(orders(), {"place_order": place})
-            await nc.request("subhive.orders.v1.op.place_order", data, timeout=5,
+            await nc.request("subhive.orders.v1.op.place_order.web", data, timeout=5,
                              headers={"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "web"})
             await asyncio.sleep(0.1)
         finally:
@@ -56,7 +56,7 @@ def test_list_show_and_replay(server: EmbeddedServer, capsys: pytest.CaptureFixt
     assert main(["deadletters", "list", "--server", server.url, "--format", "json"]) == 0
     [letter] = json.loads(capsys.readouterr().out)["dead_letters"]
     assert (letter["hive"], letter["code"], letter["pointer"]) == ("backend", "payload.invalid", "/qty")
-    assert letter["subject"] == "subhive.orders.v1.op.place_order"
+    assert letter["subject"] == "subhive.orders.v1.op.place_order.web"
 
     assert main(["deadletters", "show", str(letter["seq"]), "--server", server.url, "--format", "json"]) == 0
     shown = json.loads(capsys.readouterr().out)

@@ -203,7 +203,7 @@ def test_a_request_nobody_answers_in_time_is_a_timeout_and_leaves_nothing_waitin
 
     error, waiting = run(scenario())
     assert error.code == "bus.timeout"
-    assert error.location.subject == "subhive.orders.v1.op.place_order"
+    assert error.location.subject == "subhive.orders.v1.op.place_order.web"
     assert waiting == 0
 
 

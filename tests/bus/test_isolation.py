@@ -18,6 +18,7 @@ from typing import Any
 import nats
 import pytest
 
+import subhive.bus
 from subhive.bus import (
     ADMIN_USER,
     AccountsConfig,
@@ -25,7 +26,9 @@ from subhive.bus import (
     NatsTransport,
     PermissionViolation,
     ServerConfig,
+    ensure_consumers,
     ensure_event_streams,
+    event_consumer,
     hive_permissions,
 )
 from subhive.runtime import ContractBinding
@@ -65,9 +68,16 @@ def bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bus]:
     server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("iso") / "nats",
                                                     accounts=AccountsConfig(users, passwords[ADMIN_USER])))
 
-    async def provision() -> None:  # the framework's admin connection creates the streams from the lock
+    async def provision() -> None:  # the framework's admin connection creates streams and consumers from the lock
         nc = await nats.connect(server.url, user=ADMIN_USER, password=passwords[ADMIN_USER])
         await ensure_event_streams(nc.jetstream(), [("orders", 1), ("orders", 2), ("payments", 1)])
+        per_hive = getattr(subhive.bus, "ensure_dead_letter_streams", None)  # per-hive dead-letter streams, if any
+        if per_hive is not None:
+            await per_hive(nc.jetstream(), list(LOCK))
+        await ensure_consumers(nc.jetstream(), [event_consumer(hive, contract, major, event)
+                                                for hive, (_, consumes) in LOCK.items()
+                                                for contract, majors in consumes.items() for major in majors
+                                                for event in EVENTS[(contract, major)]])
         await nc.close()
 
     try:
@@ -107,10 +117,10 @@ def test_what_the_lock_allows_works_requests_and_durable_events(bus: Bus) -> Non
 
 
 @pytest.mark.parametrize(("attempt", "subject"), [
-    ("request orders v2", "subhive.orders.v2.op.place_order"),          # a major web does not use
-    ("request payments", "subhive.payments.v1.op.charge"),             # a contract web does not use
+    ("request orders v2", "subhive.orders.v2.op.place_order.web"),      # a major web does not use
+    ("request payments", "subhive.payments.v1.op.charge.web"),         # a contract web does not use
     ("publish order_placed", "subhive.orders.v1.ev.order_placed"),     # the provider's side
-    ("serve orders", "subhive.orders.v1.op.place_order"),              # answering for the provider
+    ("serve orders", "subhive.orders.v1.op.place_order.*"),            # answering for the provider
     ("subscribe charged", "subhive.payments.v1.ev.charged"),           # another contract's events
 ])
 def test_what_the_lock_does_not_allow_is_refused_by_the_server_naming_the_subject(
@@ -141,3 +151,98 @@ def test_what_the_lock_does_not_allow_is_refused_by_the_server_naming_the_subjec
     assert error.code == "bus.permission_denied"
     assert error.location.subject == subject
     assert subject in error.message
+
+
+def _request_from(raw: nats.aio.client.Client, subject: str, sender: str, *, reply: str | None = None) -> Any:
+    """A request as a hive's own code could craft it: its own subject, any headers."""
+    headers = {"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": sender}
+    if reply is None:
+        return raw.request(subject, b'{"sku": "A-1", "qty": 1}', timeout=5, headers=headers)
+    return raw.publish(subject, b'{"sku": "A-1", "qty": 1}', reply=reply, headers=headers)
+
+
+async def _raw(bus: Bus, name: str) -> nats.aio.client.Client:
+    return await nats.connect(bus.server.url, user=name, password=bus.passwords[name], inbox_prefix=f"_INBOX_{name}")
+
+
+@pytest.mark.parametrize(("sender", "code"), [
+    ("db", "bus.sender_forged"),              # another hive's name
+    ("backend", "bus.sender_forged"),         # the provider's own name
+    ("x" * 3000, "bus.header_invalid"),       # too long to be a name
+    ("ui\r\nX: y", "bus.header_invalid"),     # a header injection (nats-py flattens the line breaks)
+    ("web\x01", "bus.header_invalid"),        # a control character
+])
+def test_a_sender_header_the_server_does_not_vouch_for_is_refused_and_dead_lettered(
+        bus: Bus, sender: str, code: str) -> None:
+    calls: list[Any] = []
+
+    async def place(payload: Any) -> Any:
+        calls.append(payload)
+        return {"order_id": "o-1"}
+
+    async def scenario() -> tuple[Any, Any, int, int]:
+        backend, raw = await bus.hive("backend"), await _raw(bus, "web")
+        try:
+            await backend.serve(orders(), {"place_order": place})
+            honest = await _request_from(raw, "subhive.orders.v1.op.place_order.web", "web")
+            forged = await _request_from(raw, "subhive.orders.v1.op.place_order.web", sender)
+            for _ in range(200):  # the dead letter is written after the reply
+                if backend.stats.dead_lettered:
+                    break
+                await asyncio.sleep(0.01)
+            return honest, forged, backend.stats.refused[code], backend.stats.dead_lettered
+        finally:
+            await raw.close()
+            await backend.close()
+
+    honest, forged, refused, kept = run(scenario())
+    assert honest.data == b'{"order_id":"o-1"}'
+    assert not (honest.headers or {}).get("Subhive-Error")
+    assert (forged.headers or {})["Subhive-Error"] == code
+    assert len(forged.data) < 1000  # the reply does not echo a 3,000-character name
+    assert len(calls) == 1          # only the honest request reached the handler
+    assert (refused, kept) == (1, 1)
+
+
+def test_a_reply_a_hive_points_at_a_delivery_subject_or_an_event_is_not_taken_for_an_event(bus: Bus) -> None:
+    """A request's reply subject can be any subject, and the provider answers there: web makes backend answer
+    onto backend's own event deliveries, and an error reply onto orders' event stream, which web reads."""
+    charged: list[Any] = []
+    placed: list[Any] = []
+
+    async def place(payload: Any) -> Any:
+        return {"order_id": "o-1"}
+
+    async def on_charged(payload: Any) -> None:
+        charged.append(payload)
+
+    async def on_placed(payload: Any) -> None:
+        placed.append(payload)
+
+    async def scenario() -> tuple[dict[str, int], dict[str, int]]:
+        backend, web, raw = await bus.hive("backend"), await bus.hive("web"), await _raw(bus, "web")
+        try:
+            await backend.serve(orders(), {"place_order": place})
+            await backend.subscribe(payments(), "charged", on_charged)
+            await web.subscribe(orders(), "order_placed", on_placed)
+            op = "subhive.orders.v1.op.place_order.web"
+            await _request_from(raw, op, "web", reply="_INBOX_backend.deliver.backend__payments__v1__charged")
+            await raw.publish(op, b'{"sku": "A-1", "qty": 0}', reply="subhive.orders.v1.ev.order_placed",
+                              headers={"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "web"})
+            await backend.publish(orders(), "order_placed", {"order_id": "o-2"})  # a real event, after both
+            for _ in range(300):
+                if placed and web.stats.refused:
+                    break
+                await asyncio.sleep(0.01)
+            await backend.connection.flush()
+            return dict(backend.stats.refused), dict(web.stats.refused)
+        finally:
+            await raw.close()
+            await web.close()
+            await backend.close()
+
+    backend_refused, web_refused = run(scenario())
+    assert charged == []                                   # the answer on its delivery subject was no event
+    assert backend_refused == {"payload.invalid": 1}       # only the invalid request itself
+    assert web_refused == {"bus.misdirected_reply": 1}     # the error reply stored as an event: refused
+    assert placed == [{"order_id": "o-2"}]                 # the real event still arrives

@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import nats
 import pytest
@@ -22,7 +22,6 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 from nats.errors import TimeoutError as NatsTimeout
-from nats.js.errors import KeyWrongLastSequenceError
 
 from subhive.bus import (
     ADMIN_USER,
@@ -31,15 +30,22 @@ from subhive.bus import (
     Permissions,
     ServerConfig,
     accounts_config,
+    deliver_subject,
     dlq_subject,
+    durable_name,
+    ensure_consumers,
+    ensure_event_streams,
+    event_consumer,
     event_subject,
     find_server_binary,
     hive_permissions,
     inbox_prefix,
     kv_bucket,
     op_subject,
+    sender_of,
 )
 from subhive.errors import UsageError
+from subhive.hive import KvBlackboard, RevisionConflict, ensure_blackboard
 
 T = TypeVar("T")
 TIMEOUT = 15.0
@@ -69,7 +75,12 @@ def run(coro: Awaitable[T]) -> T:
 # -- subjects ---------------------------------------------------------------------------------------------
 
 def test_subjects_follow_the_scheme() -> None:
-    assert op_subject("orders", 1, "place_order") == "subhive.orders.v1.op.place_order"
+    assert op_subject("orders", 1, "place_order", "web") == "subhive.orders.v1.op.place_order.web"
+    assert op_subject("orders", 1, "place_order") == "subhive.orders.v1.op.place_order.*"  # what a provider serves
+    assert sender_of("subhive.orders.v1.op.place_order.web") == "web"
+    assert sender_of("subhive.orders.v1.op.place_order") is None
+    assert sender_of("subhive.orders.v1.ev.order_placed") is None
+    assert deliver_subject("web", "controller") == "_INBOX_web.deliver.controller"
     assert event_subject("orders", 12, "order_placed") == "subhive.orders.v12.ev.order_placed"
     assert kv_bucket("web") == "bb_web"
     assert dlq_subject("web") == "subhive.dlq.web.>"
@@ -83,6 +94,8 @@ def test_subjects_follow_the_scheme() -> None:
     lambda: op_subject("orders", 1, "place-order"), lambda: op_subject("orders", -1, "x"),
     lambda: op_subject("orders", True, "x"), lambda: event_subject("orders", 1, "a.>"),
     lambda: dlq_subject("web", "a.b"), lambda: dlq_subject("web", "*"),
+    lambda: op_subject("orders", 1, "x", "web.x"), lambda: op_subject("orders", 1, "x", ">"),
+    lambda: op_subject("orders", 1, "x", "Web"), lambda: deliver_subject("web", "a.b"),
 ])
 def test_a_name_that_would_widen_a_subject_is_refused(make: Callable[[], str]) -> None:
     with pytest.raises(UsageError) as caught:
@@ -94,35 +107,36 @@ def test_a_name_that_would_widen_a_subject_is_refused(make: Callable[[], str]) -
 
 def test_a_consumer_publishes_requests_and_subscribes_events_of_the_majors_it_uses() -> None:
     web = grants("web")
-    assert "subhive.orders.v1.op.place_order" in web.publish
+    # Requests only under its own name: the subject is the sender the provider can trust.
+    assert [s for s in web.publish if ".op." in s] == ["subhive.orders.v1.op.place_order.web"]
     assert "subhive.orders.v1.ev.order_placed" in web.subscribe
     assert "_INBOX_web.>" in web.subscribe
     assert not web.allow_responses  # it answers no requests
     # Not the major it does not use, not the contracts it does not use, not the provider's side.
     everything = web.publish + web.subscribe
     assert not [s for s in everything if "orders.v2" in s or "payments" in s]
-    assert "subhive.orders.v1.op.place_order" not in web.subscribe
+    assert not [s for s in web.subscribe if ".op." in s]
     assert "subhive.orders.v1.ev.order_placed" not in web.publish
 
 
 def test_a_provider_serves_requests_publishes_events_and_may_reply() -> None:
     backend = grants("backend")
     for major in (1, 2):
-        assert f"subhive.orders.v{major}.op.place_order" in backend.subscribe
+        assert f"subhive.orders.v{major}.op.place_order.*" in backend.subscribe  # every sender's requests
         assert f"subhive.orders.v{major}.ev.order_placed" in backend.publish
-        assert f"subhive.orders.v{major}.op.place_order" not in backend.publish
+        assert not [s for s in backend.publish if f"orders.v{major}.op." in s]
     assert backend.allow_responses
     # ... and as a consumer of payments:
-    assert "subhive.payments.v1.op.charge" in backend.publish
+    assert "subhive.payments.v1.op.charge.backend" in backend.publish
     assert "subhive.payments.v1.ev.charged" in backend.subscribe
-    assert "subhive.payments.v1.op.charge" not in backend.subscribe
+    assert not [s for s in backend.subscribe if "payments.v1.op." in s]
 
 
 @pytest.mark.parametrize("hive", sorted(LOCK))
 def test_everything_else_a_hive_may_touch_is_its_own(hive: str) -> None:
     permissions = grants(hive)
-    contract_subjects = {f"subhive.{c}.v{m}.{kind}.{name}" for (c, m), names in OPERATIONS.items()
-                         for kind, name in (("op", n) for n in names)}
+    contract_subjects = {f"subhive.{c}.v{m}.op.{n}.{token}" for (c, m), names in OPERATIONS.items() for n in names
+                         for token in (hive, "*")}
     contract_subjects |= {f"subhive.{c}.v{m}.ev.{n}" for (c, m), names in EVENTS.items() for n in names}
     # Its blackboard, dead letters, inboxes, and the durable consumers named after it (".web__orders__v1__...").
     own_markers = (f"bb_{hive}.", f"bb_{hive}", f"subhive.dlq.{hive}.", f"_INBOX_{hive}.", f".{hive}__")
@@ -291,9 +305,9 @@ def test_a_consumer_requests_and_the_provider_answers_through_its_queue_group(bu
             async def serve(msg: Msg) -> None:
                 await msg.respond(b"order-7:" + msg.data)
 
-            await backend.nc.subscribe("subhive.orders.v1.op.place_order", queue="backend", cb=serve)
+            await backend.nc.subscribe("subhive.orders.v1.op.place_order.*", queue="backend", cb=serve)
             await settle(backend.nc)
-            reply = await web.nc.request("subhive.orders.v1.op.place_order", b"book", timeout=2)
+            reply = await web.nc.request("subhive.orders.v1.op.place_order.web", b"book", timeout=2)
             assert not web.errors
             assert not backend.errors
             return reply.data
@@ -318,12 +332,14 @@ def test_a_consumer_receives_the_events_of_its_contract(bus: Bus) -> None:
 
 
 @pytest.mark.parametrize("subject", [
-    "subhive.payments.v1.op.charge",      # a contract web does not use
-    "subhive.orders.v2.op.place_order",   # a major web does not use
-    "subhive.orders.v1.ev.order_placed",  # the provider's side of its own contract
+    "subhive.payments.v1.op.charge.web",        # a contract web does not use
+    "subhive.orders.v2.op.place_order.web",     # a major web does not use
+    "subhive.orders.v1.ev.order_placed",        # the provider's side of its own contract
+    "subhive.orders.v1.op.place_order.backend",  # a request in another hive's name
+    "subhive.orders.v1.op.place_order",         # a request in nobody's name
 ])
 def test_publishing_outside_the_grants_is_refused_by_the_server(bus: Bus, subject: str) -> None:
-    marker = "subhive.orders.v1.op.place_order"
+    marker = "subhive.orders.v1.op.place_order.web"
 
     async def scenario() -> tuple[str, list[str]]:
         web, admin = await login(bus, "web"), await login(bus, ADMIN_USER)
@@ -352,11 +368,11 @@ def test_a_request_outside_the_grants_fails_and_never_reaches_the_provider(bus: 
                 received.append(msg.data)
                 await msg.respond(b"charged")
 
-            await billing.nc.subscribe("subhive.payments.v1.op.charge", cb=serve)
+            await billing.nc.subscribe("subhive.payments.v1.op.charge.*", cb=serve)
             await settle(billing.nc)
             with pytest.raises(NatsTimeout):
-                await web.nc.request("subhive.payments.v1.op.charge", b"free money", timeout=DENIED_WAIT)
-            error = await web.error_about('publish to "subhive.payments.v1.op.charge"')
+                await web.nc.request("subhive.payments.v1.op.charge.web", b"free money", timeout=DENIED_WAIT)
+            error = await web.error_about('publish to "subhive.payments.v1.op.charge.web"')
             await settle(billing.nc)
             return error, received
         finally:
@@ -400,24 +416,36 @@ def test_a_provider_cannot_write_into_inboxes_it_got_no_request_from(bus: Bus) -
     assert "permissions violation" in run(scenario())
 
 
-def test_a_hive_uses_its_own_blackboard_bucket(bus: Bus) -> None:
-    async def scenario() -> tuple[bytes, bytes, list[str], list[Exception]]:
-        web = await login(bus, "web")
+def test_a_hive_uses_its_own_blackboard_bucket_which_the_framework_made(bus: Bus) -> None:
+    async def scenario() -> tuple[Any, list[Any], list[str], tuple[int, int, int], str, list[Exception]]:
+        web, admin = await login(bus, "web"), await login(bus, ADMIN_USER)
         try:
-            kv = await web.nc.jetstream().create_key_value(bucket=kv_bucket("web"), history=5)
-            first = await kv.put("plan", b"v1")
-            await kv.update("plan", b"v2", last=first)
-            with pytest.raises(KeyWrongLastSequenceError):  # compare-and-set, enforced by the server
-                await kv.update("plan", b"lost update", last=first)
-            entry = await kv.get("plan")
-            history = [e.value or b"" for e in await kv.history("plan")]
-            return entry.value or b"", b",".join(history), await kv.keys(), web.errors
+            await ensure_blackboard(admin.nc.jetstream(), "web")  # the framework, before the hive starts
+            board = await KvBlackboard.open(web.nc.jetstream(), "web")
+            first = await board.put("plan", {"v": 1}, writer="planner")
+            await board.put("plan", {"v": 2}, writer="planner", expected_revision=first)
+            with pytest.raises(RevisionConflict):  # compare-and-set, enforced by the server
+                await board.put("plan", {"v": 3}, writer="planner", expected_revision=first)
+            await board.put("notes.n1", {"text": "hi"}, writer="human")
+            entry = await board.get("plan")
+            history = [(e.value, e.writer) for e in await board.history("plan")]
+            keys, size, clean = await board.keys(), await board.size(), list(web.errors)
+            # nats-py's own KV client creates its stream and, for history and keys, consumers: refused.
+            with pytest.raises(NatsTimeout):
+                await web.nc.jetstream(timeout=DENIED_WAIT).create_key_value(bucket=kv_bucket("web"))
+            refused = await web.error_about('publish to "$js.api.stream.create.kv_bb_web"')
+            assert entry is not None
+            return entry.value, history, keys, size, refused, clean
         finally:
-            await closing(web)
+            await closing(web, admin)
 
-    value, history, keys, errors = run(scenario())
-    assert (value, history, keys) == (b"v2", b"v1,v2", ["plan"])
-    assert errors == []
+    value, history, keys, size, refused, errors = run(scenario())
+    assert value == {"v": 2}
+    assert history == [({"v": 1}, "planner"), ({"v": 2}, "planner")]
+    assert keys == ["notes.n1", "plan"]
+    assert size[:2] == (2, 3)
+    assert "permissions violation" in refused
+    assert errors == []  # reading, writing, history and keys needed nothing the hive may not do
 
 
 def test_another_hives_blackboard_is_refused_by_the_server(bus: Bus) -> None:
@@ -472,3 +500,219 @@ def test_a_hive_dead_letters_under_its_own_prefix_only(bus: Bus) -> None:
     assert stream == "SUBHIVE_DLQ"
     assert messages == 1  # only its own dead letter got in
     assert "permissions violation" in error
+
+
+# -- the JetStream API a hive may use, and why none of it reaches another hive ----------------------------
+
+def _jetstream_grants(hive: str) -> set[str]:
+    """Written out by hand: every JetStream subject ``hive`` may publish to. A new grant fails
+    test_a_hive_may_use_exactly_these_jetstream_subjects until it is listed here, with an attack below."""
+    expected = {
+        f"$JS.API.STREAM.INFO.KV_bb_{hive}",                 # its bucket exists; its keys; its size
+        f"$JS.API.STREAM.MSG.GET.KV_bb_{hive}",              # read a key's last revision or walk its history
+        f"$JS.API.CONSUMER.INFO.KV_bb_{hive}.controller",    # its controller's consumer is there
+        f"$JS.ACK.KV_bb_{hive}.controller.>",                # ... and acknowledging its deliveries
+    }
+    for contract, majors in LOCK[hive][1].items():
+        for major in majors:
+            for event in EVENTS[(contract, major)]:
+                stream, durable = f"SUBHIVE_EV_{contract}_v{major}", f"{hive}__{contract}__v{major}__{event}"
+                expected |= {f"$JS.API.CONSUMER.INFO.{stream}.{durable}", f"$JS.ACK.{stream}.{durable}.>"}
+    return expected
+
+
+@pytest.mark.parametrize("hive", sorted(LOCK))
+def test_a_hive_may_use_exactly_these_jetstream_subjects(hive: str) -> None:
+    permissions = grants(hive)
+    assert {s for s in permissions.publish if s.startswith("$JS")} == _jetstream_grants(hive)
+    # Nothing that creates, changes or deletes a stream or a consumer, nor reads one by pull or direct get.
+    for subject in permissions.publish:
+        assert not any(verb in subject for verb in (".CREATE", ".UPDATE", ".DELETE", ".PURGE", "MSG.NEXT",
+                                                    "DIRECT.GET", "$JS.FC", "$JS.API.>")), subject
+    assert not [s for s in permissions.subscribe if s.startswith("$JS")]
+
+
+@dataclass
+class Provisioned:
+    server: EmbeddedServer
+    passwords: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def provisioned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provisioned]:
+    """A server set up as ``subhive up`` does it: streams, buckets and every consumer made by the framework;
+    backend's board holds a secret."""
+    passwords = {hive: secrets.token_urlsafe(24) for hive in [*LOCK, ADMIN_USER]}
+    accounts = AccountsConfig({hive: (passwords[hive], grants(hive)) for hive in LOCK},
+                              admin_password=passwords[ADMIN_USER])
+    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("js") / "nats", accounts=accounts))
+
+    async def provision() -> None:
+        nc = await nats.connect(server.url, user=ADMIN_USER, password=passwords[ADMIN_USER])
+        js = nc.jetstream()
+        await ensure_event_streams(js, list(EVENTS))
+        for hive in LOCK:
+            await ensure_blackboard(js, hive)
+        await ensure_consumers(js, [event_consumer(hive, contract, major, event)
+                                    for hive, (_, consumes) in LOCK.items()
+                                    for contract, majors in consumes.items() for major in majors
+                                    for event in EVENTS[(contract, major)]])
+        await js.publish("$KV.bb_backend.secret", b"backend only", headers={"Subhive-Writer": "backend"})
+        await js.publish("$KV.bb_web.mine", b"web's own", headers={"Subhive-Writer": "web"})
+        await nc.close()
+
+    try:
+        run(provision())
+        yield Provisioned(server, passwords)
+    finally:
+        server.stop_sync()
+
+
+FORGED = "subhive.dlq.backend.forged"  # where every attack tries to make the server deliver
+_PUSH_TO_FORGED = {"deliver_subject": FORGED, "ack_policy": "none", "deliver_policy": "all"}
+
+
+def _consumer(stream: str, name: str | None = None, **extra: Any) -> bytes:
+    import json
+
+    config = {**_PUSH_TO_FORGED, **({"durable_name": name, "name": name} if name else {}), **extra}
+    return json.dumps({"stream_name": stream, "config": config}).encode()
+
+
+_EVENTS = "SUBHIVE_EV_orders_v1"
+_WEB_DURABLE = "web__orders__v1__order_placed"
+# Each: what web sends (subject, body, reply subject); the server must refuse it outright.
+REFUSED: dict[str, tuple[str, bytes, str]] = {
+    "push consumer on its own bucket, delivering to another hive's subject": (
+        "$JS.API.CONSUMER.CREATE.KV_bb_web.evil", _consumer("KV_bb_web", "evil"), ""),
+    "ephemeral push consumer on its own bucket": (
+        "$JS.API.CONSUMER.CREATE.KV_bb_web", _consumer("KV_bb_web"), ""),
+    "durable push consumer, the legacy API": (
+        "$JS.API.CONSUMER.DURABLE.CREATE.KV_bb_web.evil", _consumer("KV_bb_web", "evil"), ""),
+    "its own event durable, re-made as a push consumer to another hive": (
+        f"$JS.API.CONSUMER.CREATE.{_EVENTS}.{_WEB_DURABLE}.subhive.orders.v1.ev.order_placed",
+        _consumer(_EVENTS, _WEB_DURABLE, filter_subject="subhive.orders.v1.ev.order_placed"), ""),
+    "a consumer on another hive's bucket": (
+        "$JS.API.CONSUMER.CREATE.KV_bb_backend.evil", _consumer("KV_bb_backend", "evil"), ""),
+    "its own bucket's stream, re-created": (
+        "$JS.API.STREAM.CREATE.KV_bb_web", b'{"name": "KV_bb_web", "subjects": ["$KV.bb_web.>"]}', ""),
+    "a stream capturing another hive's subjects": (
+        "$JS.API.STREAM.CREATE.EVIL", b'{"name": "EVIL", "subjects": ["subhive.dlq.backend.>"]}', ""),
+    "its own stream, updated to capture and republish elsewhere": (
+        "$JS.API.STREAM.UPDATE.KV_bb_web",
+        b'{"name": "KV_bb_web", "subjects": ["$KV.bb_web.>", "subhive.orders.v1.ev.>"], '
+        b'"republish": {"src": ">", "dest": "subhive.dlq.backend.forged"}}', ""),
+    "a stream sourcing another hive's bucket": (
+        "$JS.API.STREAM.CREATE.COPY", b'{"name": "COPY", "sources": [{"name": "KV_bb_backend"}]}', ""),
+    "purging another hive's bucket": ("$JS.API.STREAM.PURGE.KV_bb_backend", b"", ""),
+    "purging its own bucket": ("$JS.API.STREAM.PURGE.KV_bb_web", b"", ""),
+    "deleting another hive's bucket": ("$JS.API.STREAM.DELETE.KV_bb_backend", b"", ""),
+    "deleting a message of its own bucket": ("$JS.API.STREAM.MSG.DELETE.KV_bb_web", b'{"seq": 1}', ""),
+    "direct get of its own bucket, answered on another hive's subject": (
+        "$JS.API.DIRECT.GET.KV_bb_web.$KV.bb_web.mine", b"", FORGED),
+    "direct get of another hive's bucket": ("$JS.API.DIRECT.GET.KV_bb_backend.$KV.bb_backend.secret", b"", ""),
+    "pulling its own controller's consumer, delivered to another hive's subject": (
+        "$JS.API.CONSUMER.MSG.NEXT.KV_bb_web.controller", b'{"batch": 1, "expires": 100000000}', FORGED),
+    "pulling its own event consumer, delivered to another hive's subject": (
+        f"$JS.API.CONSUMER.MSG.NEXT.{_EVENTS}.{_WEB_DURABLE}", b'{"batch": 1}', FORGED),
+    "deleting its own controller's consumer": ("$JS.API.CONSUMER.DELETE.KV_bb_web.controller", b"", ""),
+    "another hive's stream info": ("$JS.API.STREAM.INFO.KV_bb_backend", b"", ""),
+    "reading another hive's bucket": (
+        "$JS.API.STREAM.MSG.GET.KV_bb_backend", b'{"last_by_subj": "$KV.bb_backend.secret"}', ""),
+    "another hive's consumer info": ("$JS.API.CONSUMER.INFO.KV_bb_backend.controller", b"", ""),
+    "acknowledging another hive's board consumer": ("$JS.ACK.KV_bb_backend.controller.1.1.1.1.0", b"+TERM", ""),
+    "acknowledging another hive's event consumer": (
+        "$JS.ACK.SUBHIVE_EV_payments_v1.backend__payments__v1__charged.1.1.1.1.0", b"+TERM", ""),
+    "listing every stream": ("$JS.API.STREAM.NAMES", b"", ""),
+}
+
+
+async def _server_state(admin: Session) -> tuple[list[str], dict[str, list[str]], int, int]:
+    """Streams, consumers per stream, and how many messages backend's and web's boards hold."""
+    js = admin.nc.jetstream()
+    streams = sorted(s.config.name or "" for s in await js.streams_info())
+    consumers = {name: sorted(c.name for c in await js.consumers_info(name)) for name in streams}
+    boards = [(await js.stream_info(f"KV_bb_{hive}")).state.messages for hive in ("backend", "web")]
+    return streams, consumers, boards[0], boards[1]
+
+
+@pytest.mark.parametrize("attack", sorted(REFUSED))
+def test_what_would_reach_another_hive_through_jetstream_is_refused_by_the_server(
+        provisioned: Provisioned, attack: str) -> None:
+    subject, body, reply = REFUSED[attack]
+    bus = Bus(provisioned.server, provisioned.passwords)
+
+    async def scenario() -> tuple[str, int, Any, Any]:
+        web, admin = await login(bus, "web"), await login(bus, ADMIN_USER)
+        try:
+            witness = await admin.nc.subscribe(FORGED)
+            await settle(admin.nc)
+            before = await _server_state(admin)
+            await web.nc.publish(subject, body, reply=reply or "_INBOX_web.attack")
+            error = await web.error_about(f'publish to "{subject}"')
+            await settle(web.nc)
+            await settle(admin.nc)
+            return error, witness.pending_msgs, before, await _server_state(admin)
+        finally:
+            await closing(web, admin)
+
+    error, landed, before, after = run(scenario())
+    assert "permissions violation" in error
+    assert landed == 0        # nothing was delivered where web may not publish
+    assert after == before    # no stream, consumer, message or purge came of it
+
+
+def test_what_a_hive_may_ask_of_jetstream_answers_only_about_its_own(provisioned: Provisioned) -> None:
+    """The granted API subjects name the hive's own stream or consumer; crafted bodies cannot point them
+    elsewhere: another hive's key, a sequence number of another stream, a subjects filter over another bucket."""
+    import json
+
+    bus = Bus(provisioned.server, provisioned.passwords)
+
+    async def scenario() -> dict[str, Any]:
+        web, admin = await login(bus, "web"), await login(bus, ADMIN_USER)
+        try:
+            async def ask(subject: str, body: dict[str, Any] | str = "") -> Any:
+                data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+                return json.loads((await web.nc.request(subject, data, timeout=2)).data)
+
+            secret_seq = (await admin.nc.jetstream().stream_info("KV_bb_backend")).state.last_seq
+            before = await _server_state(admin)
+            answers = {
+                "info": await ask("$JS.API.STREAM.INFO.KV_bb_web", {"subjects_filter": "$KV.bb_backend.>"}),
+                "by_subject": await ask("$JS.API.STREAM.MSG.GET.KV_bb_web", {"last_by_subj": "$KV.bb_backend.secret"}),
+                "next_by_subject": await ask("$JS.API.STREAM.MSG.GET.KV_bb_web",
+                                             {"seq": 1, "next_by_subj": "$KV.bb_backend.>"}),
+                "by_seq": await ask("$JS.API.STREAM.MSG.GET.KV_bb_web", {"seq": secret_seq}),
+                "consumer_crafted": await ask("$JS.API.CONSUMER.INFO.KV_bb_web.controller",
+                                              {"config": {"deliver_subject": FORGED}}),
+                "consumer": await ask("$JS.API.CONSUMER.INFO.KV_bb_web.controller"),
+                "event_consumer": await ask(f"$JS.API.CONSUMER.INFO.{_EVENTS}.{_WEB_DURABLE}"),
+            }
+            # An ack asking for more (+NXT) on a push consumer delivers nothing anywhere.
+            witness = await admin.nc.subscribe(FORGED)
+            await settle(admin.nc)
+            await web.nc.publish("$JS.ACK.KV_bb_web.controller.1.1.1.1.0", b'+NXT {"batch": 5}', reply=FORGED)
+            await settle(web.nc)
+            await settle(admin.nc)
+            answers["nxt_delivered"] = [m.data for m in [await witness.next_msg(timeout=1)]] \
+                if witness.pending_msgs else []
+            answers["state_unchanged"] = await _server_state(admin) == before
+            answers["errors"] = list(web.errors)
+            return answers
+        finally:
+            await closing(web, admin)
+
+    answers = run(scenario())
+    assert answers["info"]["config"]["name"] == "KV_bb_web"
+    assert not answers["info"]["state"].get("subjects")              # nothing of backend's bucket
+    for read in ("by_subject", "next_by_subject"):
+        assert answers[read]["error"]["code"] == 404, answers[read]  # not in web's stream: no message
+    assert "message" not in answers["by_seq"] or answers["by_seq"]["message"]["subject"].startswith("$KV.bb_web.")
+    assert "error" in answers["consumer_crafted"]                    # info takes no body: it changes nothing
+    assert answers["consumer"]["config"]["deliver_subject"] == deliver_subject("web", "controller")
+    assert answers["event_consumer"]["config"]["deliver_subject"] == deliver_subject("web", _WEB_DURABLE)
+    assert durable_name("web", "orders", 1, "order_placed") == _WEB_DURABLE
+    assert answers["nxt_delivered"] in ([], [b""])  # at most the server's empty answer, never a stored message
+    assert answers["state_unchanged"]
+    assert answers["errors"] == []

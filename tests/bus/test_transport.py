@@ -142,7 +142,8 @@ def test_a_bad_incoming_request_gets_a_structured_refusal_and_is_dead_lettered_b
         raw = await nats.connect(server.url)
         try:
             await backend.serve(orders(), {"place_order": handler})
-            reply = await raw.request("subhive.orders.v1.op.place_order", data, timeout=5, headers=sent_headers)
+            reply = await raw.request("subhive.orders.v1.op.place_order.rogue", data, timeout=5,
+                                      headers=sent_headers)
             letters = await _kept(server, "backend")
             return json.loads(reply.data), reply.headers or {}, letters, backend.stats.refused[code]
         finally:
@@ -153,14 +154,14 @@ def test_a_bad_incoming_request_gets_a_structured_refusal_and_is_dead_lettered_b
     assert reply_headers["Subhive-Error"] == code
     assert body["code"] == code
     assert body["pointer"] == pointer
-    assert body["subject"] == "subhive.orders.v1.op.place_order"
+    assert body["subject"] == "subhive.orders.v1.op.place_order.rogue"
     if code == "payload.invalid":
         assert body["keyword"] in {"minimum", "type"}
     assert calls == []  # the handler never saw it
     assert counted == 1
     assert len(letters) == 1
     assert letters[0].data == data  # bytes intact
-    assert (letters[0].code, letters[0].subject) == (code, "subhive.orders.v1.op.place_order")
+    assert (letters[0].code, letters[0].subject) == (code, "subhive.orders.v1.op.place_order.rogue")
     assert letters[0].headers == sent_headers
 
 
@@ -174,7 +175,7 @@ def test_an_invalid_reply_is_refused_by_the_caller_and_dead_lettered(server: Emb
         async def wrong(msg: Any) -> None:
             await raw.publish(msg.reply, bad_reply)
 
-        await raw.subscribe("subhive.orders.v1.op.place_order", cb=wrong)
+        await raw.subscribe("subhive.orders.v1.op.place_order.*", cb=wrong)
         await raw.flush()
         web = await _hive(server, "web")
         try:
@@ -245,7 +246,7 @@ def test_nobody_serving_is_a_clear_error_naming_the_subject(server: EmbeddedServ
         finally:
             await web.close()
 
-    assert run(scenario()).location.subject == "subhive.orders.v1.op.place_order"
+    assert run(scenario()).location.subject == "subhive.orders.v1.op.place_order.web"
 
 
 def test_replicas_in_a_queue_group_share_the_requests(server: EmbeddedServer) -> None:
@@ -354,7 +355,7 @@ def test_an_event_outside_the_schema_is_dead_lettered_and_never_redelivered(serv
         web = await _hive(server, "web")
         try:
             await raw.jetstream().publish("subhive.orders.v1.ev.order_placed", b'{"order_id": 7}',
-                                          headers={"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "x"})
+                                          headers={"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "backend"})
             await web.subscribe(orders(), "order_placed", handler)
             for _ in range(200):
                 if web.stats.dead_lettered:
@@ -422,7 +423,7 @@ def test_an_oversized_payload_is_refused_before_sending(server: EmbeddedServer) 
 
     error = run(scenario())
     assert error.code == "payload.too_large"
-    assert error.location.subject == "subhive.orders.v1.op.place_order"
+    assert error.location.subject == "subhive.orders.v1.op.place_order.web"
 
 
 def test_the_senders_trace_reaches_the_handler_and_every_message_has_its_own_id(server: EmbeddedServer) -> None:
@@ -444,7 +445,7 @@ def test_the_senders_trace_reaches_the_handler_and_every_message_has_its_own_id(
         async def record(msg: Any) -> None:
             ids.append((msg.headers or {})["Nats-Msg-Id"])
 
-        await spy.subscribe("subhive.orders.v1.op.place_order", cb=record)
+        await spy.subscribe("subhive.orders.v1.op.place_order.*", cb=record)
         await spy.flush()
         try:
             await backend.serve(orders(), {"place_order": handler})
@@ -491,7 +492,7 @@ def test_a_request_from_a_hive_that_is_not_a_registered_consumer_is_refused_and_
         try:
             await backend.serve(orders(), {"place_order": _echo_orders})
             assert await web.request(orders(), "place_order", {"sku": "A-1", "qty": 1}) == {"order_id": "o-A-1-1"}
-            reply = await rogue.request("subhive.orders.v1.op.place_order", data, timeout=5,
+            reply = await rogue.request("subhive.orders.v1.op.place_order.billing", data, timeout=5,
                                         headers={"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "billing"})
             letters = await _kept(server, "backend")
             return json.loads(reply.data), letters, backend.stats.refused["bus.sender_unknown"]
