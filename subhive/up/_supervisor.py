@@ -304,6 +304,7 @@ class Supervisor:
             EmbeddedServer,
             ServerConfig,
             bus_plan,
+            ensure_consumers,
             ensure_dead_letter_streams,
             ensure_event_streams,
         )
@@ -332,7 +333,8 @@ class Supervisor:
             await ensure_dead_letter_streams(js, {name: m.dead_letters.over(default) for name, m in hives.items()},
                                              default=default)
             for name in hives:
-                await ensure_blackboard(js, name)
+                await ensure_blackboard(js, name)  # with the consumer its controller reads it through
+            await ensure_consumers(js, plan.consumers)  # hives may not create consumers: the framework does
         finally:
             await nc.close()
         self._record("starting")
@@ -374,7 +376,7 @@ class Supervisor:
         self._lock_seen = digest
         import nats
 
-        from ..bus import ADMIN_USER, bus_plan, ensure_dead_letter_streams, ensure_event_streams
+        from ..bus import ADMIN_USER, bus_plan, ensure_consumers, ensure_dead_letter_streams, ensure_event_streams
         from ..codegen import generate_stubs
         from ..hive import ensure_blackboard
         from ..root_hive import Lock
@@ -396,6 +398,7 @@ class Supervisor:
                 await ensure_event_streams(nc.jetstream(), plan.streams)
                 for name in added:
                     await ensure_blackboard(nc.jetstream(), name)
+                await ensure_consumers(nc.jetstream(), plan.consumers)  # a new consumer's durables
                 default = self.workspace.config.dead_letters  # a new hive's stream; a manifest's changed limits
                 await ensure_dead_letter_streams(nc.jetstream(), {name: m.dead_letters.over(default)
                                                                   for name, m in hives.items()}, default=default)
