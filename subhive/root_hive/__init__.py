@@ -46,22 +46,42 @@ __all__ = [
     "Registration",
     "Repair",
     "RequirementOutcome",
+    "RootClient",
     "RootHive",
     "Unauthenticated",
     "VersionInfo",
+    "abort_with",
+    "admin_token_of",
     "check_lock",
     "contract_hash",
+    "error_details",
+    "error_from_details",
+    "status_of",
 ]
 
 if TYPE_CHECKING:
+    from ._client import RootClient, admin_token_of
     from ._engine import RootHive
+    from ._status import abort_with, error_details, error_from_details, status_of
+
+# What loads on first use, by the module that has it: the engine is the heaviest import here, and a hive
+# process (which only talks to the root through its client) never needs it; the client and the gRPC status
+# table bring grpc, which commands that only read files do without.
+_LAZY = {
+    "RootHive": "._engine",
+    "RootClient": "._client",
+    "admin_token_of": "._client",
+    "abort_with": "._status",
+    "error_details": "._status",
+    "error_from_details": "._status",
+    "status_of": "._status",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # The engine is the heaviest import here, and a hive process (which only talks to the root through its
-    # client) never needs it: load it when someone asks for it.
-    if name == "RootHive":
-        from ._engine import RootHive
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        return RootHive
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)

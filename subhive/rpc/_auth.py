@@ -17,7 +17,7 @@ import hmac
 from collections.abc import Iterable
 
 from ..errors import SubhiveError
-from ..root_hive._errors import PermissionDenied, Unauthenticated
+from ..root_hive import PermissionDenied, Unauthenticated
 from ._keys import HIVE_HEADER, TOKEN_HEADER, Keys
 
 __all__ = ["OPEN_SERVICES", "CallerCheck"]

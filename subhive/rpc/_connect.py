@@ -14,8 +14,7 @@ from typing import Any
 
 import grpc
 
-from ..root_hive._client import RootClient
-from ..root_hive._errors import NotFound
+from ..root_hive import NotFound, RootClient
 from ._errors import NoEndpoint
 from ._interceptors import caller_interceptors, trace_interceptors
 from ._keys import Keys

@@ -14,8 +14,7 @@ from __future__ import annotations
 import grpc
 
 from ..errors import SubhiveError
-from ..root_hive._errors import NotFound
-from ..root_hive._status import error_from_details
+from ..root_hive import NotFound, error_from_details
 
 __all__ = ["NoEndpoint", "RpcFailed", "error_from_rpc"]
 

@@ -23,7 +23,7 @@ from typing import Any
 import grpc
 
 from ..errors import SubhiveError
-from ..root_hive._status import abort_with, error_details, status_of
+from ..root_hive import abort_with, error_details, status_of
 from ._auth import CallerCheck
 from ._keys import HIVE_HEADER, TOKEN_HEADER, Keys
 from ._trace import TRACEPARENT, continue_trace, new_traceparent, outgoing_traceparent, parse_traceparent

@@ -24,8 +24,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from ..errors import InputError, SubhiveError, UsageError
-from ..root_hive._client import RootClient
-from ..root_hive._model import Endpoint
+from ..root_hive import Endpoint, RootClient
 from ._auth import CallerCheck
 from ._interceptors import ProviderInterceptor
 from ._keys import Keys
