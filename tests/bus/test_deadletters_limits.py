@@ -16,6 +16,8 @@ from typing import Any
 
 import nats
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from nats.aio.client import Client
 from nats.js.api import StorageType, StreamConfig
 
@@ -26,7 +28,9 @@ from subhive.bus import (
     AccountsConfig,
     BusError,
     DeadLetters,
+    DeadLetterUsage,
     EmbeddedServer,
+    FullnessAlarm,
     ServerConfig,
     dlq_stream,
     ensure_dead_letter_streams,
@@ -308,3 +312,27 @@ def test_a_letter_named_by_number_alone_must_be_unambiguous(server: EmbeddedServ
     assert "web:9" in str(unknown)
     assert invalid.code == "deadletter.ref_invalid"
     assert data == b"b1"
+
+
+_LEVELS = {"ok": 0, "near_full": 1, "full": 2}
+
+
+@given(st.integers(min_value=1024, max_value=2 ** 40), st.integers(min_value=1, max_value=10 ** 6),
+       st.floats(min_value=0, max_value=1.2), st.floats(min_value=0, max_value=1.2))
+def test_a_fuller_stream_is_never_reported_as_less_full(max_bytes: int, messages: int, a: float, b: float) -> None:
+    low, high = sorted((int(max_bytes * a), int(max_bytes * b)))
+    levels = [DeadLetterUsage("db", "SUBHIVE_DLQ_db", messages, n, max_bytes, 0).level for n in (low, high)]
+    assert _LEVELS[levels[0]] <= _LEVELS[levels[1]]
+    usage = DeadLetterUsage("db", "SUBHIVE_DLQ_db", messages, high, max_bytes, 0)
+    assert (usage.warning() is None) == (usage.level == "ok")
+    if high >= max_bytes * 0.8:
+        assert usage.level != "ok"
+
+
+@given(st.lists(st.sampled_from(sorted(_LEVELS)), max_size=30))
+def test_the_supervisor_hears_of_each_rise_once(levels: list[str]) -> None:
+    fill = {"ok": 0, "near_full": 850, "full": 990}  # bytes of 1000, in small letters
+    alarm = FullnessAlarm()
+    said = [bool(alarm.rises([DeadLetterUsage("db", "SUBHIVE_DLQ_db", 100, fill[level], 1000, 0)])) for level in levels]
+    expected = [_LEVELS[now] > _LEVELS[before] for before, now in zip(["ok", *levels], levels, strict=False)]
+    assert said == expected
