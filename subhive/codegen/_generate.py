@@ -20,7 +20,7 @@ from typing import Any
 
 from ..contract import Contract, load_contract
 from ..errors import InputError, Location, Problem
-from ..root_hive import Lock, LockEntry, contract_hash
+from ..root_hive import Lock, LockEntry, check_lock
 from ..workspace import Workspace
 from ._plan import ContractStub, HiveStubs, plan_stubs
 from ._render import member_clashes, render_package
@@ -59,10 +59,12 @@ def generate_stubs(workspace: Workspace, *, hives: list[str] | None = None, chec
     lock = Lock.load(workspace.root)
     plan = plan_stubs(workspace, lock, hives)
     result = CodegenResult(problems=list(plan.problems) + list(plan.unmet))
-    builds = _Builds(workspace, result)  # a contract version's models are generated once, whatever the hives
     # Accepted versions are immutable: a file edited in place is reported whether or not a package must be
     # regenerated (stubs up to date with the lock can still come from files that no longer match it).
     used = {(s.entry.name, s.entry.version): s.entry for h in plan.hives.values() for s in h.contracts}
+    unsound = {p.location.file: p for p in check_lock(workspace.root, names={name for name, _ in used})
+               if p.location is not None and p.location.file}
+    builds = _Builds(workspace, result, unsound)  # a version's models are generated once, whatever the hives
     for _, entry in sorted(used.items(), key=lambda item: item[0]):
         builds.verify(entry)
     for hive in plan.hives.values():
@@ -149,8 +151,9 @@ class _Builds:
     """The shared part of each contract version, built on first use in a run (``None``: it failed, and the
     problem is reported once, not once per hive)."""
 
-    def __init__(self, workspace: Workspace, result: CodegenResult) -> None:
+    def __init__(self, workspace: Workspace, result: CodegenResult, unsound: dict[str, Problem]) -> None:
         self._workspace = workspace
+        self._unsound = unsound  # check_lock's problems by the contract directory they are about
         self.workspace_root = workspace.root
         self._result = result
         self._done: dict[tuple[str, str, str], _Built | None] = {}
@@ -166,7 +169,7 @@ class _Builds:
         """Do the version's files still hash to the lock's hash? If not, one problem says so (once per run)."""
         key = (entry.name, str(entry.version), entry.hash)
         if key not in self._verified:
-            problem = _tampered(entry, entry.directory(self.workspace_root))
+            problem = self._unsound.get(str(entry.directory(self.workspace_root)))
             self._verified[key] = problem is None
             if problem is not None:
                 self._result.problems.append(problem)
@@ -207,20 +210,6 @@ def _build(workspace: Workspace, entry: LockEntry, result: CodegenResult) -> _Bu
         common.setdefault("pb/__init__.py", header.encode())
     result.notes += [f"{entry.name} {entry.version}: {n}" for n in models.notes]
     return _Built(contract, dict(models.classes), dict(bundle.schemas), common)
-
-
-def _tampered(entry: LockEntry, directory: Path) -> Problem | None:
-    where = Location(file=str(directory))
-    if not directory.is_dir():
-        return Problem("codegen.contract_missing", f"{entry.name} {entry.version} is in the lock but its directory "
-                       "is gone", where, "restore it from version control")
-    actual = contract_hash(directory)
-    if actual != entry.hash:
-        return Problem("lock.tampered", f"{entry.name} {entry.version} was changed after it was accepted: its files "
-                       f"hash to {actual[:19]}..., the lock says {entry.hash[:19]}...; no stubs are generated from it",
-                       where, f"restore the accepted files (git checkout -- {directory}) and put the change in a new "
-                       "version instead: accepted versions are immutable")
-    return None
 
 
 def _package_files(stub: ContractStub, builds: _Builds, result: CodegenResult) -> dict[str, bytes] | None:

@@ -28,9 +28,11 @@ __all__ = ["check_tree", "silent_events"]
 
 def check_tree(workspace: Workspace, lock: Lock | None = None) -> list[Problem]:
     """Every problem of the running (or about to run) tree, in a stable order; an empty list: all is well."""
+    from ..root_hive import check_lock
+
     lock = Lock.load(workspace.root) if lock is None else lock
     plan = plan_stubs(workspace, lock)
-    return [*lock.verify(workspace.root), *plan.unmet, *silent_events(workspace, plan)]
+    return [*check_lock(workspace.root), *plan.unmet, *silent_events(workspace, plan)]
 
 
 def silent_events(workspace: Workspace, plan: StubPlan) -> list[Problem]:
@@ -52,7 +54,7 @@ def silent_events(workspace: Workspace, plan: StubPlan) -> list[Problem]:
             if key not in events_of:
                 try:
                     events_of[key] = sorted(load_contract(entry.directory(workspace.root)).events)
-                except SubhiveError:  # a tampered or missing version: reported by lock.verify already
+                except SubhiveError:  # a tampered or missing version: reported by check_lock already
                     events_of[key] = []
             if not events_of[key]:
                 continue
