@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..compat._report import Change
+from ..compat import Change
 from ..errors import Problem, SubhiveError
 
 __all__ = ["Format", "err_console", "fail_check", "out_console", "print_error", "print_json", "print_problems",

@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ..compat import diff_files
-from ..compat._report import Change, DiffReport, Direction
+from ..compat import Change, DiffReport, Direction, diff_files
 from ..errors import CheckFailed
 from ._output import Format, change_effect, fail_check, out_console, print_json, verdict_label
 

@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._source import SourceDocument
-from ..contract import Contract, SchemaDocuments, SchemaRef
-from ..contract._refs import RefSite, Target
+from ..contract import Contract, RefSite, SchemaDocuments, SchemaRef, Target
 
 __all__ = ["DRAFT_2020_12", "ContractBundle", "bundle", "bundle_contract"]
 

@@ -11,7 +11,7 @@ The format is specified in docs/contracts.md, the lint problem codes in docs/lin
 """
 
 from ._model import Contract, Event, GrpcSpec, Operation, SchemaRef
-from ._refs import RefResolver, SchemaDocuments
+from ._refs import RefResolver, RefSite, SchemaDocuments, Target, resolve_pointer
 from .lint import LintResult, lint_contract, lint_paths, load_contract, load_contract_files, load_schema_file
 
 __all__ = [
@@ -21,11 +21,14 @@ __all__ = [
     "LintResult",
     "Operation",
     "RefResolver",
+    "RefSite",
     "SchemaDocuments",
     "SchemaRef",
+    "Target",
     "lint_contract",
     "lint_paths",
     "load_contract",
     "load_contract_files",
     "load_schema_file",
+    "resolve_pointer",
 ]

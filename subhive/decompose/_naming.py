@@ -15,8 +15,8 @@ from __future__ import annotations
 import keyword
 import re
 
+from ..workspace import MAX_HIVE_NAME as MAX_HIVE_NAME_LENGTH
 from ..workspace import ROOT_HIVE, check_hive_name
-from ..workspace._manifest import MAX_HIVE_NAME as MAX_HIVE_NAME_LENGTH
 from ._roles import Role
 
 __all__ = ["HiveNames", "contract_for", "sanitise"]

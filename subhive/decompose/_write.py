@@ -27,6 +27,8 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import InputError, Location, Problem
 from ..workspace import (
+    DEFAULT_RANGE,
+    DRAFT_VERSION,
     WORKSPACE_FILE,
     Budgets,
     Kind,
@@ -40,7 +42,6 @@ from ..workspace import (
     open_workspace,
     plan_init,
 )
-from ..workspace._kinds import DEFAULT_RANGE, DRAFT_VERSION
 from ..workspace._scaffold import _hive_files as scaffold_hive_files
 from ._model import Crossing, DecompositionPlan, HivePlan
 from ._naming import sanitise

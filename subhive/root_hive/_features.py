@@ -15,8 +15,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..contract import Contract, SchemaRef
-from ..contract._refs import resolve_pointer
+from ..contract import Contract, SchemaRef, resolve_pointer
 from ..errors import InputError
 
 __all__ = ["check_feature_names", "missing_features"]

@@ -10,10 +10,11 @@ The layout, the manifest fields and the defaults of each kind are in docs/worksp
 TOML and sub-hives sit side by side in docs/decisions/0006-subhive-manifest.md.
 """
 
-from ._kinds import KIND_DEFAULTS, KindDefaults
+from ._kinds import DEFAULT_RANGE, DRAFT_VERSION, KIND_DEFAULTS, KindDefaults
 from ._limits import DEFAULT_DEAD_LETTER_LIMITS, DeadLetterLimits, format_age, format_size
 from ._manifest import (
     MANIFEST_NAME,
+    MAX_HIVE_NAME,
     ROOT_HIVE,
     Budgets,
     Kind,
@@ -40,8 +41,11 @@ from ._workspace import (
 
 __all__ = [
     "DEFAULT_DEAD_LETTER_LIMITS",
+    "DEFAULT_RANGE",
+    "DRAFT_VERSION",
     "KIND_DEFAULTS",
     "MANIFEST_NAME",
+    "MAX_HIVE_NAME",
     "ROOT_HIVE",
     "WORKSPACE_FILE",
     "Budgets",
