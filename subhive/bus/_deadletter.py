@@ -36,7 +36,7 @@ from nats.js.api import DiscardPolicy, RawStreamMsg, StorageType, StreamConfig, 
 from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
 
 from ..errors import Location
-from ..workspace import DEFAULT_DEAD_LETTER_LIMITS, DeadLetterLimits, format_age, format_size
+from ..workspace import DEFAULT_DEAD_LETTER_LIMITS, DeadLetterLimits, format_age
 from ._permissions import DLQ_STREAM, dlq_subject
 from ._wire import H_ERROR, H_MSG_ID, BusError, WireError, message_id
 
@@ -281,7 +281,7 @@ class DeadLetterUsage:
         tail = ("new ones are refused and counted, the kept ones stay" if self.level == "full"
                 else "when full, new ones are refused")
         return (f"dead letters of {self.hive} are {self.level.replace('_', ' ')}: {percent}% "
-                f"({format_size(self.bytes)} of {format_size(self.max_bytes)}, {self.messages} letters); {tail}")
+                f"({_size(self.bytes)} of {_size(self.max_bytes)}, {self.messages} letters); {tail}")
 
     def to_dict(self) -> dict[str, Any]:
         used = self.used
@@ -485,6 +485,14 @@ class DeadLetters:
         except Exception as exc:  # the replay happened; say that its mark is missing rather than fail it
             return f" (the replay could not be recorded: {type(exc).__name__})"
         return ""
+
+
+def _size(n: int) -> str:
+    """For people: ``_size(6654)`` is '6.5KiB'."""
+    for unit, factor in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+        if n >= factor:
+            return f"{n / factor:.1f}".removesuffix(".0") + unit
+    return f"{n}B"
 
 
 def _hive_of(stream: StreamInfo) -> str:
