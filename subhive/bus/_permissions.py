@@ -6,7 +6,7 @@ The subject scheme (the major version is a subject token, so a grant can target 
                                                          the provider subscribes ``...op.<operation>.*``
     subhive.<contract>.v<major>.ev.<event>       events: the provider publishes, consumers subscribe
     $KV.bb_<hive>.>                              the hive's blackboard, JetStream KV bucket ``bb_<hive>``
-    subhive.dlq.<hive>.>                         the hive's dead letters, captured by stream ``SUBHIVE_DLQ``
+    subhive.dlq.<hive>.>                         the hive's dead letters, captured by stream ``SUBHIVE_DLQ_<hive>``
     _INBOX_<hive>.>                              the hive's reply inboxes: ``connect(inbox_prefix="_INBOX_<hive>")``
     _INBOX_<hive>.deliver.<consumer>             where its durable consumers deliver
 
@@ -55,6 +55,8 @@ __all__ = [
     "sender_of",
 ]
 
+#: The prefix of each hive's dead-letter stream (``SUBHIVE_DLQ_<hive>``), and the name of the one shared stream
+#: of older releases (docs/decisions/0023-dead-letter-limits.md).
 DLQ_STREAM = "SUBHIVE_DLQ"
 # Hive names start with a letter, so this user can never collide with a hive's user.
 ADMIN_USER = "_admin"
