@@ -85,7 +85,7 @@ def _dispatch(workspace: Path, explicit: str | None, token: str | None,
     ws = find_root(workspace)
     address = _remote_address(ws, explicit)
     if address is None:
-        from ..codegen._trigger import CodegenTrigger
+        from ..codegen import CodegenTrigger
         from ..root_hive._engine import RootHive
 
         root = RootHive.open(ws)

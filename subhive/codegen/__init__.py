@@ -15,9 +15,10 @@ if TYPE_CHECKING:
     from ._generate import GENERATOR_VERSION, CodegenResult, generate_stubs
     from ._plan import ContractStub, HiveStubs, StubPlan, plan_stubs
     from ._tree_check import check_tree
+    from ._trigger import CodegenTrigger
 
-__all__ = ["GENERATOR_VERSION", "CodegenResult", "ContractStub", "HiveStubs", "StubPlan", "check_tree",
-           "generate_stubs", "plan_stubs"]
+__all__ = ["GENERATOR_VERSION", "CodegenResult", "CodegenTrigger", "ContractStub", "HiveStubs", "StubPlan",
+           "check_tree", "generate_stubs", "plan_stubs"]
 
 
 def __getattr__(name: str) -> Any:
@@ -29,6 +30,10 @@ def __getattr__(name: str) -> Any:
         from . import _plan
 
         return getattr(_plan, name)
+    if name == "CodegenTrigger":
+        from ._trigger import CodegenTrigger
+
+        return CodegenTrigger
     if name == "check_tree":
         from ._tree_check import check_tree
 

@@ -47,7 +47,7 @@ from ._tls import ServerTls, check_listen_address
 from ._window import EncodedFrame, FrameWindow, encode_frame, passthrough
 
 if TYPE_CHECKING:
-    from ..codegen._trigger import CodegenTrigger
+    from ..codegen import CodegenTrigger
     from ._engine import Frame, RootHive
 
 __all__ = ["SERVICE_FILE", "SERVICE_NAME", "STATUS_OF", "RootServer", "error_details"]
@@ -601,7 +601,7 @@ class RootServer:
         address = f"{host}:{bound}" if ":" not in host else f"[{host}]:{bound}"
         trigger = None
         if codegen:
-            from ..codegen._trigger import CodegenTrigger
+            from ..codegen import CodegenTrigger
 
             trigger = CodegenTrigger(workspace_root, settle=root.settle)
             root.add_listener(trigger)
