@@ -663,6 +663,8 @@ class RootHive:
         edited = self._lock_guard.edited(self._accepted_hash)
         if edited:  # what would be accepted could not be written down without rewriting the edited hash
             raise LockInconsistent(edited)
+        if self._lock_guard.held_back:  # fixed since a rewrite was held back: write what it missed
+            self._lock_guard.held_back, self._lock_dirty = False, True
         clean = _clean_files(files)
         if announcement_id is not None and announcement_id not in self._announcements:
             raise NotFound(f"no announcement {announcement_id!r}", code="announcement.unknown")

@@ -122,6 +122,8 @@ class LockGuard:
         self._mutex = threading.Lock()
         self._stamp: tuple[int, int, int] | None = None
         self._edited: list[Problem] = []
+        #: Set when a rewrite of the lock was held back: once the file is fixed, the root writes it again.
+        self.held_back = False
 
     def wrote(self) -> None:
         """The root just wrote the lock from its own state: that file agrees with it."""

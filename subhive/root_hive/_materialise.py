@@ -175,6 +175,7 @@ class Materialiser:
         edited = self._guard.edited(accepted)
         if edited:
             log.error("root hive: contracts.lock not rewritten: %s (%s)", edited[0].message, edited[0].hint)
+            self._guard.held_back = True
         return bool(edited)
 
     def write(self, jobs: Sequence[Job]) -> None:

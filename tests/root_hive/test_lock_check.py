@@ -175,3 +175,20 @@ def test_any_other_hash_in_the_lock_is_reported_as_edited_with_the_accepted_one(
             assert real in problems[0].hint
     finally:
         path.write_text(before)
+
+
+def test_a_rewrite_held_back_is_written_once_the_lock_is_restored(workspace: Path) -> None:
+    with RootHive.open(workspace) as root:
+        root.write_files_in_background()
+        original = (workspace / LOCK_FILE).read_bytes()
+        _edit_lock_hash(workspace, "sha256:" + "12" * 32)
+        root.declare_requirement("web", "orders", "^1.0")  # web now consumes 1.0.0: the lock should say so
+        root.settle()
+        assert b'"web"' not in (workspace / LOCK_FILE).read_bytes()  # held back, not written over the edit
+        (workspace / LOCK_FILE).write_bytes(original)
+        outcome = root.propose("backend", orders_files("1.0.0", description="Other."))  # refused, but it looks
+        assert outcome.status == "rejected"
+        root.settle()
+    [entry] = json.loads((workspace / LOCK_FILE).read_text())["entries"]
+    assert entry["consumers"] == {"web": "^1.0"}
+    assert check_lock(workspace) == []
