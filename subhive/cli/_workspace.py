@@ -53,6 +53,9 @@ def new_command(
                                                     show_default=False)] = None,
     no_contract: Annotated[bool, typer.Option("--no-contract", help="Do not scaffold a draft of the contract the "
                                               "hive provides (e.g. when it already exists).")] = False,
+    bare: Annotated[bool, typer.Option("--bare", help="Provide and consume nothing yet, whatever the kind: no "
+                                       "contract draft, empty provides and [consumes] (add them to subhive.toml "
+                                       "later).")] = False,
     workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
     = Path("."),
     dry_run: DryRunOption = False,
@@ -62,7 +65,8 @@ def new_command(
 
     A db hive provides a storage contract (put/get/delete records) and a backend hive an API contract, each
     with a 0.1.0 draft under contracts/; a ui hive consumes its sibling backends' contracts, a backend its
-    sibling db hives'. A bad name, an existing hive, an unknown parent or a missing workspace changes nothing.
+    sibling db hives'. With --bare the hive provides and consumes nothing yet: it runs under `subhive up` as
+    it is. A bad name, an existing hive, an unknown parent or a missing workspace changes nothing.
 
     Example: subhive new db --kind db
     """
@@ -70,7 +74,7 @@ def new_command(
         raise UsageError("missing option --kind", code="usage.missing_option",
                          hint=f"say what the hive does: --kind {'|'.join(k.value for k in Kind)}")
     plan = plan_new(open_workspace(workspace), name, kind, parent=parent, description=description,
-                    contract=not no_contract)
+                    contract=not no_contract, bare=bare)
     _run(plan, dry_run=dry_run, fmt=fmt)
 
 

@@ -142,9 +142,10 @@ def _gitignore(root: Path) -> PlannedFile | None:
 
 
 def plan_new(workspace: Workspace, name: str, kind: Kind | str, *, parent: str = ROOT_HIVE,
-             description: str | None = None, contract: bool = True) -> Plan:
+             description: str | None = None, contract: bool = True, bare: bool = False) -> Plan:
     """Plan sub-hive ``name`` of ``kind`` under ``parent``: manifest, blackboard schema, knowledge source,
     a passing test and, when the kind provides a contract and ``contract`` is true, its 0.1.0 draft.
+    ``bare``: the hive provides and consumes nothing yet, whatever its kind (no draft, empty ``[consumes]``).
 
     Raises :class:`InputError` for a bad name (``hive.name_*``), a name already taken (``hive.exists``),
     an unknown parent (``hive.parent_unknown``) or an existing contract directory (``scaffold.conflict``).
@@ -154,14 +155,14 @@ def plan_new(workspace: Workspace, name: str, kind: Kind | str, *, parent: str =
     tree = workspace.hives()
     _check_free(workspace, tree, name)
     _check_parent(tree, parent)
-    provided = provided_contract(name, kind)
+    provided = None if bare else provided_contract(name, kind)
     contract_files = _contract_files(workspace, tree, name, kind, provided) if contract and provided else []
+    consumed = [] if bare else default_consumes(kind, parent, dict(tree.hives))
     manifest = SubhiveManifest(
         name=name, kind=kind, parent=parent,
         description=KIND_DEFAULTS[kind].description if description is None else description,
         provides=(provided,) if provided else (),
-        consumes=tuple(Requirement(c, VersionRange.parse(DEFAULT_RANGE))
-                       for c in default_consumes(kind, parent, dict(tree.hives)) if c != provided),
+        consumes=tuple(Requirement(c, VersionRange.parse(DEFAULT_RANGE)) for c in consumed if c != provided),
     )
     hive = PurePosixPath("subhives", name)
     hive_files = [PlannedFile(hive / relative, content) for relative, content in _hive_files(manifest).items()]
@@ -174,13 +175,14 @@ def plan_new(workspace: Workspace, name: str, kind: Kind | str, *, parent: str =
 
 
 def new_subhive(name: str, kind: Kind | str, *, start: str | Path = ".", parent: str = ROOT_HIVE,
-                description: str | None = None, contract: bool = True) -> Plan:
+                description: str | None = None, contract: bool = True, bare: bool = False) -> Plan:
     """Scaffold a sub-hive in the workspace at or above ``start`` and return the plan that was written.
 
     >>> new_subhive("db", Kind.db, start="shop").files[-1].path  # doctest: +SKIP
     PurePosixPath('subhives/db/subhive.toml')
     """
-    plan = plan_new(open_workspace(start), name, kind, parent=parent, description=description, contract=contract)
+    plan = plan_new(open_workspace(start), name, kind, parent=parent, description=description, contract=contract,
+                    bare=bare)
     apply_plan(plan)
     return plan
 
@@ -254,8 +256,9 @@ def _hive_files(manifest: SubhiveManifest) -> dict[str, str]:
 def _test_imports(package: str) -> str:
     # One block of third-party imports sorted by module, as isort and ruff order them whatever the hive's name.
     lines = {"jsonschema": "from jsonschema import Draft202012Validator",
-             f"{package}.knowledge": f"from {package}.knowledge import SOURCES, Intake",
-             "subhive.hive": "from subhive.hive import Entry, Write, check_key_pattern, key_matches"}
+             f"{package}.knowledge": f"from {package}.knowledge import SOURCES",
+             "subhive.hive": "from subhive.hive import Entry, Reply, Write, check_key_pattern",
+             "subhive.runtime": "from subhive.runtime import ContractBinding, MockProvider, verify_provider"}
     return "\n".join(lines[module] for module in sorted(lines))
 
 
