@@ -40,6 +40,7 @@ H_SENDER = "Subhive-Sender"
 H_MSG_ID = "Nats-Msg-Id"
 H_TRACE = "traceparent"
 H_ERROR = "Subhive-Error"
+_MAX_TEXT = 2000  # characters of an error's message (or pointer) kept in an error reply
 
 
 def message_id() -> str:
@@ -85,9 +86,13 @@ class WireError:
     dead_letter: str = ""
 
     def __post_init__(self) -> None:
-        # Texts quoting a bad payload may hold lone surrogates: kept readable, and encodable as UTF-8 headers.
+        # Texts quoting a bad payload may hold lone surrogates: kept readable, and encodable as UTF-8 headers;
+        # and a validator's message may quote a huge payload: an error reply stays small.
         for name in ("message", "pointer", "keyword", "subject"):
             value = getattr(self, name)
+            if len(value) > _MAX_TEXT:
+                value = value[:_MAX_TEXT - 3] + "..."
+                object.__setattr__(self, name, value)
             if not value.isascii():
                 object.__setattr__(self, name, value.encode("utf-8", "backslashreplace").decode("utf-8"))
 

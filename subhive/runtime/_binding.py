@@ -130,7 +130,10 @@ class ContractBinding:
                 return
             error = next(iter(validator.iter_errors(payload)))
         except Exception as exc:  # jsonschema-rs raises UnicodeEncodeError, ValueError... for non-JSON values
-            code = "payload.bad_unicode" if isinstance(exc, UnicodeError) else "payload.malformed"
+            # ... and "Recursion limit reached" describing an error more than ~255 levels deep.
+            deep = isinstance(exc, RecursionError) or "recursion limit" in str(exc).lower()
+            code = ("payload.bad_unicode" if isinstance(exc, UnicodeError) else "payload.too_deep" if deep
+                    else "payload.malformed")
             raise PayloadInvalid(f"{moving} {self.id} {schema} payload is not JSON text: {type(exc).__name__}: "
                                  f"{str(exc).encode('ascii', 'backslashreplace').decode()}"[:500], contract=self.id,
                                  schema=schema, pointer="", keyword="", moving=moving, code=code) from None
