@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ._transport import Failure
 
 if TYPE_CHECKING:
-    from ..root_hive._client import RootClient
+    from ..root_hive import RootClient
 
 __all__ = ["report_to_root"]
 

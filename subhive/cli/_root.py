@@ -26,9 +26,7 @@ from ..errors import CheckFailed, InputError, Location, Problem, SubhiveError
 from ._output import Format, err_console, fail_check, out_console, print_json, print_problems
 
 if TYPE_CHECKING:
-    from ..root_hive._client import RootClient
-    from ..root_hive._engine import RootHive
-    from ..root_hive._model import Approval, ContractInfo, HiveStatus, ProposalOutcome
+    from ..root_hive import Approval, ContractInfo, HiveStatus, ProposalOutcome, RootClient, RootHive
     from ..semver import Version
 
 __all__ = ["approvals_app", "contract_list", "contract_propose", "root_command", "status_command",
@@ -49,7 +47,7 @@ CA_ENV = "SUBHIVE_ROOT_CA"  # the same name as subhive.root_hive._tls.CA_ENV, wi
 
 def _remote_address(workspace: Path, explicit: str | None) -> str | None:
     """The address of a root that answers, None when none runs; an explicit address must answer."""
-    from ..root_hive._client import RootUnavailable, running_root_address
+    from ..root_hive import RootUnavailable, running_root_address
 
     address = explicit or running_root_address(workspace)
     if address is None:
@@ -70,7 +68,7 @@ def _remote_address(workspace: Path, explicit: str | None) -> str | None:
 
 def _client(address: str, token: str | None = None) -> RootClient:
     """A client of the root at ``address``, over TLS verified with ``$SUBHIVE_ROOT_CA`` when it is set."""
-    from ..root_hive._client import RootClient
+    from ..root_hive import RootClient
 
     ca = os.environ.get(CA_ENV)
     return RootClient(address, token, ca_file=Path(ca) if ca else None)
@@ -79,14 +77,14 @@ def _client(address: str, token: str | None = None) -> RootClient:
 def _dispatch(workspace: Path, explicit: str | None, token: str | None,
               remote: Callable[[RootClient], Awaitable[T]], local: Callable[[RootHive], T]) -> T:
     """Run ``remote`` against the running root, or ``local`` on the engine opened in-process."""
-    from ..root_hive._client import admin_token_of
+    from ..root_hive import admin_token_of
     from ..workspace import find_root
 
     ws = find_root(workspace)
     address = _remote_address(ws, explicit)
     if address is None:
         from ..codegen import CodegenTrigger
-        from ..root_hive._engine import RootHive
+        from ..root_hive import RootHive
 
         root = RootHive.open(ws)
         codegen = CodegenTrigger(ws, background=False)  # an accepted contract refreshes the stubs that use it
@@ -132,9 +130,7 @@ def root_command(
 
     Example: subhive root --host 0.0.0.0 --port 50051 --tls-cert root.crt --tls-key root.key
     """
-    from ..root_hive._client import ADMIN_TOKEN_FILE
-    from ..root_hive._service import RootServer
-    from ..root_hive._tls import ServerTls
+    from ..root_hive import ADMIN_TOKEN_FILE, RootServer, ServerTls
     from ..workspace import find_root
 
     if (tls_cert is None) != (tls_key is None):
@@ -194,7 +190,7 @@ def contract_propose(
     Example: subhive contract propose contracts/orders/1.2.0
     """
     from ..contract import load_contract
-    from ..root_hive._client import contract_files
+    from ..root_hive import contract_files
 
     ws = _proposal_workspace(path, workspace)  # a path outside the workspace: say so, naming both
     contract = load_contract(path)  # every lint problem, located in the user's own files
@@ -274,7 +270,7 @@ def _proposal_workspace(path: Path, explicit: Path | None) -> Path:
 
 def _hive_token(path: Path, hive: str) -> str | None:
     """The token the root wrote for workspace hive ``hive`` (``.subhive/tokens/<hive>.token``), if any."""
-    from ..root_hive._engine import TOKENS_DIR
+    from ..root_hive import TOKENS_DIR
     from ..workspace import find_root
 
     try:
@@ -432,7 +428,7 @@ def approvals_approve(
 
     Example: subhive approvals approve p-000042 --note "consumers migrate by June"
     """
-    from ..root_hive._client import admin_token_of
+    from ..root_hive import admin_token_of
     from ..workspace import find_root
 
     decided = _decide(workspace, root, approval_id, "approved", lambda: _dispatch(
@@ -468,7 +464,7 @@ def approvals_reject(
 
     Example: subhive approvals reject p-000042 --reason "keep the field; deprecate it first"
     """
-    from ..root_hive._client import admin_token_of
+    from ..root_hive import admin_token_of
     from ..workspace import find_root
 
     decided = _decide(workspace, root, approval_id, "rejected", lambda: _dispatch(
@@ -498,7 +494,7 @@ def _decide(workspace: Path, root: str | None, approval_id: str, wanted: str, ac
     Repeating a decision is safe for scripts (a reply lost on the way is simply asked again); contradicting
     one is refused: an approved version is published and immutable, a rejected one is proposed anew.
     """
-    from ..root_hive._errors import Conflict
+    from ..root_hive import Conflict
 
     try:
         return act()
@@ -696,7 +692,7 @@ def watch_command(
 
     Example: subhive watch --after 120 --format json
     """
-    from ..root_hive._client import admin_token_of
+    from ..root_hive import admin_token_of
     from ..workspace import find_root
 
     if count is not None and count < 1:
@@ -704,7 +700,7 @@ def watch_command(
     ws = find_root(workspace)
     address = _remote_address(ws, root)
     if address is None:
-        from ..root_hive._client import RootUnavailable
+        from ..root_hive import RootUnavailable
 
         raise RootUnavailable("no root hive runs for this workspace", hint="start it with `subhive root`")
 

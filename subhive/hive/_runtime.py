@@ -143,7 +143,7 @@ class HiveRuntime:
         check_members(knowledge.sources, self.hive, self.bindings)
 
         if root_address:
-            from ..root_hive._client import RootClient
+            from ..root_hive import RootClient
 
             self._root = RootClient(root_address, token)
         self.transport = await NatsTransport.connect(endpoint, self.hive, on_repeated_failure=self._report_failure)

@@ -30,7 +30,9 @@ from ._model import (
 )
 
 __all__ = [
+    "ADMIN_TOKEN_FILE",
     "LOCK_FILE",
+    "TOKENS_DIR",
     "Approval",
     "Conflict",
     "ContractInfo",
@@ -48,26 +50,47 @@ __all__ = [
     "RequirementOutcome",
     "RootClient",
     "RootHive",
+    "RootServer",
+    "RootUnavailable",
+    "ServerTls",
     "Unauthenticated",
     "VersionInfo",
     "abort_with",
     "admin_token_of",
     "check_lock",
+    "contract_files",
     "contract_hash",
     "error_details",
     "error_from_details",
+    "running_root_address",
     "status_of",
 ]
 
 if TYPE_CHECKING:
-    from ._client import RootClient, admin_token_of
-    from ._engine import RootHive
+    from ._client import (
+        ADMIN_TOKEN_FILE,
+        RootClient,
+        RootUnavailable,
+        admin_token_of,
+        contract_files,
+        running_root_address,
+    )
+    from ._engine import TOKENS_DIR, RootHive
+    from ._service import RootServer
     from ._status import abort_with, error_details, error_from_details, status_of
+    from ._tls import ServerTls
 
 # What loads on first use, by the module that has it: the engine is the heaviest import here, and a hive
 # process (which only talks to the root through its client) never needs it; the client and the gRPC status
 # table bring grpc, which commands that only read files do without.
 _LAZY = {
+    "ADMIN_TOKEN_FILE": "._client",
+    "RootUnavailable": "._client",
+    "running_root_address": "._client",
+    "contract_files": "._client",
+    "TOKENS_DIR": "._engine",
+    "RootServer": "._service",
+    "ServerTls": "._tls",
     "RootHive": "._engine",
     "RootClient": "._client",
     "admin_token_of": "._client",

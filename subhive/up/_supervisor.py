@@ -238,7 +238,7 @@ class Supervisor:
         return str(address)
 
     async def _negotiate(self, hives: dict[str, Any]) -> None:
-        from ..root_hive._client import RootClient, admin_token_of
+        from ..root_hive import RootClient, admin_token_of
         from ..semver import Version
 
         assert self.workspace is not None
@@ -444,8 +444,7 @@ class Supervisor:
         """Once a second, or when the lock moved and a change waits for it: what changed in the workspace,
         once the root has registered it and proposed new contract versions; None when there is nothing to
         follow, or when the change is refused (said once, with the command that makes it work)."""
-        from ..root_hive import Lock
-        from ..root_hive._client import RootClient, admin_token_of
+        from ..root_hive import Lock, RootClient, admin_token_of
 
         assert self.workspace is not None
         self._ticks += 1
@@ -488,8 +487,7 @@ class Supervisor:
 
     async def _lock_settled(self, timeout: float = 30.0) -> None:
         """Wait until contracts.lock on disk says what the root says: who consumes which version."""
-        from ..root_hive import Lock
-        from ..root_hive._client import RootClient, admin_token_of
+        from ..root_hive import Lock, RootClient, admin_token_of
 
         async with RootClient(self.root_address, admin_token_of(self.layout.workspace)) as client:
             wanted = {(c.name, str(v.version)): dict(v.consumers) for c in await client.contracts()
@@ -581,7 +579,7 @@ class Supervisor:
                 return
 
     async def _start_wave(self, wave: list[str], passwords: dict[str, str], deadline: float) -> None:
-        from ..root_hive._engine import TOKENS_DIR
+        from ..root_hive import TOKENS_DIR
 
         for name in wave:
             status = self.layout.status_file(name)
