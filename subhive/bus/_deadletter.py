@@ -32,7 +32,7 @@ from nats.aio.client import Client
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.api import DiscardPolicy, RawStreamMsg, StorageType, StreamConfig, StreamInfo
+from nats.js.api import DeliverPolicy, DiscardPolicy, RawStreamMsg, StorageType, StreamConfig, StreamInfo
 from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
 
 from ..errors import Location
@@ -421,7 +421,10 @@ class DeadLetters:
         return found
 
     async def get(self, ref: int | str) -> DeadLetter:
-        """One dead letter by id (``backend:12``), or by bare sequence when only one hive has that number."""
+        """One dead letter by id (``backend:12``), by bare sequence when only one hive has that number, or by
+        the message id a refused caller was told (``dlq-backend-<id>``, ``RemoteError.dead_letter``)."""
+        if isinstance(ref, str) and ref.strip().startswith("dlq-"):
+            ref = await self._by_message_id(ref.strip())
         prefix, seq = _parse_ref(ref)
         if prefix is not None:
             stream = DLQ_STREAM if prefix == DLQ_STREAM else dlq_stream(prefix)
@@ -448,6 +451,38 @@ class DeadLetters:
         letter = candidates[0]
         marks = await self._replays(letter.stream, letter.seq)
         return _with_replays(letter, marks.get(letter.seq, []))
+
+    async def _by_message_id(self, msg_id: str) -> str:
+        """``backend:12`` for the letter stored under ``msg_id`` (read headers only, oldest first)."""
+        hive = msg_id.removeprefix("dlq-").partition("-")[0]
+        if not _is_hive(hive):
+            raise BusError(f"{msg_id!r} is not a dead letter's message id", code="deadletter.ref_invalid",
+                           hint="a refused caller is told dlq-<hive>-<id>; `subhive deadletters list` shows HIVE:SEQ")
+        for stream in (dlq_stream(hive), DLQ_STREAM):
+            seq = await self._scan(stream, dlq_subject(hive), msg_id)
+            if seq is not None:
+                return f"{DLQ_STREAM if stream == DLQ_STREAM else hive}:{seq}"
+        raise BusError(f"no dead letter {msg_id}", code="deadletter.unknown",
+                       hint="it may have expired (max_age); list them with `subhive deadletters list`")
+
+    async def _scan(self, stream: str, subject: str, msg_id: str) -> int | None:
+        try:
+            info = await self._js.stream_info(stream, subjects_filter=subject)
+        except NotFoundError:
+            return None
+        if not info.state.subjects:
+            return None
+        sub = await self._js.subscribe(subject, stream=stream, ordered_consumer=True, headers_only=True,
+                                       deliver_policy=DeliverPolicy.ALL)
+        try:
+            while True:
+                msg = await sub.next_msg(timeout=5)
+                if (msg.headers or {}).get(H_MSG_ID) == msg_id:
+                    return msg.metadata.sequence.stream
+                if not msg.metadata.num_pending:
+                    return None
+        finally:
+            await sub.unsubscribe()
 
     async def replay(self, ref: int | str, *, by: str = "", timeout: float = 5.0) -> str:
         """Send dead letter ``ref`` again to its original subject; returns what happened, in words, and

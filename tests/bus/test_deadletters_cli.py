@@ -127,3 +127,6 @@ def test_replay_marks_show_in_list_and_show(server: EmbeddedServer, capsys: pyte
     assert "by alice: event re-published" in shown
     assert main(["deadletters", "show", "web:1", "--server", server.url, "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["replays"] == [mark]
+    # The id a refused sender is told (the dead letter's message id) names the same letter.
+    assert main(["deadletters", "show", "dlq-web-ev-7", "--server", server.url, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["id"] == "web:1"

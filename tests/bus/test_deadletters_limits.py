@@ -336,3 +336,28 @@ def test_the_supervisor_hears_of_each_rise_once(levels: list[str]) -> None:
     said = [bool(alarm.rises([DeadLetterUsage("db", "SUBHIVE_DLQ_db", 100, fill[level], 1000, 0)])) for level in levels]
     expected = [_LEVELS[now] > _LEVELS[before] for before, now in zip(["ok", *levels], levels, strict=False)]
     assert said == expected
+
+
+def test_a_letter_is_found_by_the_message_id_its_sender_was_told(server: EmbeddedServer) -> None:
+    async def scenario() -> tuple[list[str], BusError, BusError]:
+        admin = await _admin(server)
+        web = await _as_hive(server, "web")
+        try:
+            await ensure_dead_letter_streams(admin.jetstream(), list(HIVES))
+            for i in range(5):
+                await _refuse(web, "web", b"letter %d" % i, msg_id=f"m{i}")
+            letters = DeadLetters(admin)
+            found = [(await letters.get(f"dlq-web-m{i}")).id for i in (3, 0)]
+            with pytest.raises(BusError) as unknown:
+                await letters.get("dlq-web-m9")
+            with pytest.raises(BusError) as invalid:
+                await letters.get("dlq-Web-m1")
+            return found, unknown.value, invalid.value
+        finally:
+            await web.close()
+            await admin.close()
+
+    found, unknown, invalid = run(scenario())
+    assert found == ["web:4", "web:1"]
+    assert unknown.code == "deadletter.unknown"
+    assert invalid.code == "deadletter.ref_invalid"
