@@ -37,7 +37,8 @@ ServerOption = Annotated[str | None, typer.Option("--server", "-s", envvar="SUBH
                                                   help="The NATS server, e.g. nats://127.0.0.1:4222.",
                                                   show_default=False)]
 SeqArgument = Annotated[str, typer.Argument(metavar="ID", help="The dead letter, as `list` shows it: HIVE:SEQ "
-                                            "(e.g. backend:12), or SEQ when only one hive has that number.")]
+                                            "(e.g. backend:12), SEQ when only one hive has that number, or the "
+                                            "id a refused sender was told (dlq-backend-...).")]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 WorkspaceOption = Annotated[Path, typer.Option("--workspace", "-C", help="The workspace whose running bus to read "
                                                "(from here upwards), when --server is not given.")]
