@@ -39,10 +39,10 @@ from ..workspace import (
     SubhiveManifest,
     VersionRange,
     apply_plan,
+    new_hive_files,
     open_workspace,
     plan_init,
 )
-from ..workspace._scaffold import _hive_files as scaffold_hive_files
 from ._model import Crossing, DecompositionPlan, HivePlan
 from ._naming import sanitise
 from ._roles import Role
@@ -87,7 +87,7 @@ def plan_workspace(plan: DecompositionPlan, directory: str | Path) -> Plan:
         manifest = _manifest(hive, plan, provided.get(hive.name), sorted(consumed.get(hive.name, ())))
         folder = PurePosixPath("subhives", hive.name)
         directories.append(folder)
-        files = {**scaffold_hive_files(manifest), SCOPE_FILE: _scope(hive, repository)}
+        files = {**new_hive_files(manifest), SCOPE_FILE: _scope(hive, repository)}
         hive_files.extend(PlannedFile(folder / name, text) for name, text in sorted(files.items()))
     contract_files: list[PlannedFile] = []
     for provider, crossings in _by_provider(plan.crossings).items():

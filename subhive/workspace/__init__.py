@@ -27,7 +27,7 @@ from ._manifest import (
 )
 from ._plan import FileAction, Plan, PlannedFile, apply_plan
 from ._ranges import VersionRange
-from ._scaffold import init_workspace, new_subhive, plan_init, plan_new
+from ._scaffold import init_workspace, new_hive_files, new_subhive, plan_init, plan_new
 from ._toml import TomlDocument, read_toml
 from ._workspace import (
     WORKSPACE_FILE,
@@ -70,6 +70,7 @@ __all__ = [
     "format_size",
     "init_workspace",
     "load_manifest",
+    "new_hive_files",
     "new_subhive",
     "open_workspace",
     "parse_manifest",

@@ -165,7 +165,7 @@ def plan_new(workspace: Workspace, name: str, kind: Kind | str, *, parent: str =
         consumes=tuple(Requirement(c, VersionRange.parse(DEFAULT_RANGE)) for c in consumed if c != provided),
     )
     hive = PurePosixPath("subhives", name)
-    hive_files = [PlannedFile(hive / relative, content) for relative, content in _hive_files(manifest).items()]
+    hive_files = [PlannedFile(hive / relative, content) for relative, content in new_hive_files(manifest).items()]
     where = "the root hive" if parent == ROOT_HIVE else f"hive {parent!r}"
     return Plan(workspace.root, f"sub-hive {name!r} ({kind.value}) under {where}",
                 (*contract_files, *hive_files),
@@ -236,7 +236,7 @@ def _contract_files(workspace: Workspace, tree: HiveTree, name: str, kind: Kind,
     return [PlannedFile(base / file, text) for file, text in contract_draft(contract, name, kind).items()]
 
 
-def _hive_files(manifest: SubhiveManifest) -> dict[str, str]:
+def new_hive_files(manifest: SubhiveManifest) -> dict[str, str]:
     """The files of a new sub-hive, relative to its directory; the manifest last."""
     values = {"hive": manifest.name, "package": manifest.package, "kind": manifest.kind.value,
               "description": manifest.description or KIND_DEFAULTS[manifest.kind].description}
