@@ -14,7 +14,7 @@ already. All of that is private. :func:`supported` checks once per connection th
 code mirrored here is the code it was written against (by a digest of its source), and that nats-py frames an
 ``HPUB`` as this module does; if not, :class:`Frames` sends through the public ``publish`` with a header dict,
 which puts the same subject, headers and payload on the wire, only slower (a new trace's id is then made by
-:mod:`subhive.runtime._trace`, at random). ``tests/bus/test_fastpub.py`` pins both, byte for byte and against a
+:mod:`subhive._trace`, at random). ``tests/bus/test_fastpub.py`` pins both, byte for byte and against a
 raw subscriber, and fails when the fast path is off.
 """
 
@@ -34,7 +34,7 @@ from nats import errors
 from nats.aio.client import Client
 from nats.protocol import command
 
-from ..runtime._trace import current_traceparent, outgoing_traceparent
+from .._trace import current_traceparent, outgoing_traceparent
 from ._wire import H_CONTRACT, H_MSG_ID, H_SENDER, H_TRACE
 
 __all__ = ["Frames", "Target", "supported"]
@@ -60,7 +60,7 @@ def _frame_format(trace_id: bytes) -> bytes:
 # The header block's size but for the constant lines: the counter, the traceparent line, the blank line.
 _VARYING = 16 + len(_TRACE_LINE) + 32 + len("-") + 16 + len("-01") + 4
 _IN_TRACE = _frame_format(b"%s")  # the current trace's id
-_bits = random.getrandbits  # span ids must be unique, not secret (as in runtime._trace)
+_bits = random.getrandbits  # span ids must be unique, not secret (as in subhive._trace)
 
 
 _checked: dict[type, bool] = {}
@@ -114,7 +114,7 @@ class Frames:
 
     * ``Nats-Msg-Id``: this sender's 16 random hex digits and a 16-hex-digit counter (32 hex, unique).
     * ``traceparent``: inside a trace (a handler sending on), its trace id and a random span id, as
-      :func:`~subhive.runtime._trace.outgoing_traceparent` makes them; outside any, a new trace whose id is this
+      :func:`~subhive._trace.outgoing_traceparent` makes them; outside any, a new trace whose id is this
       sender's other 16 random hex digits and the same counter, with the counter as span id. Unique like the
       message id and cheaper than 192 random bits per message.
 

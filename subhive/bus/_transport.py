@@ -46,9 +46,9 @@ from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.errors import NoStreamResponseError
 
+from .._trace import continue_trace, outgoing_traceparent
 from ..errors import Location, SubhiveError
 from ..runtime import ContractBinding, EventCallback, Handler, NotServed, PayloadInvalid, Refusal, Subscription
-from ..runtime._trace import continue_trace, outgoing_traceparent
 from ._codec import PayloadError, decode, encode
 from ._consumers import HANDLER_ATTEMPTS, bind_consumer, event_consumer
 from ._deadletter import publish_dead_letter

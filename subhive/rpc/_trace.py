@@ -3,13 +3,13 @@
     >>> with start_trace() as traceparent:                    # doctest: +SKIP
     ...     reply = await stub.GetStock(request)               # sends the same trace id, a new span id
 
-The current trace lives in one contextvar shared with the NATS transport (``subhive.runtime._trace``), so a
+The current trace lives in one contextvar shared with the NATS transport (``subhive._trace``), so a
 hive handling a NATS message that calls a gRPC service, or the reverse, keeps one trace id end to end.
 """
 
 from __future__ import annotations
 
-from ..runtime._trace import (
+from .._trace import (
     continue_trace,
     current_traceparent,
     new_traceparent,

@@ -15,10 +15,10 @@ import nats
 import pytest
 from nats import errors
 
+from subhive._trace import continue_trace, parse_traceparent
 from subhive.bus import BusError, EmbeddedServer, NatsTransport, ServerConfig, _fastpub
 from subhive.bus._fastpub import Frames, supported
 from subhive.runtime import NotServed
-from subhive.runtime._trace import continue_trace, parse_traceparent
 
 from ._contracts import orders, run
 

@@ -427,7 +427,7 @@ def test_an_oversized_payload_is_refused_before_sending(server: EmbeddedServer) 
 
 
 def test_the_senders_trace_reaches_the_handler_and_every_message_has_its_own_id(server: EmbeddedServer) -> None:
-    from subhive.runtime._trace import continue_trace, current_traceparent
+    from subhive._trace import continue_trace, current_traceparent
 
     seen: list[tuple[str | None, str]] = []
     trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
