@@ -750,43 +750,6 @@ class Supervisor:
             self.emit(f"deadletters.{usage.level}", usage.warning() or "", hive=usage.hive, bytes=usage.bytes,
                       max_bytes=usage.max_bytes, messages=usage.messages)
 
-    # -- requests (subhive restart) -----------------------------------------------------------------------
-
-    async def _serve_requests(self) -> bool:
-        """Restart the hives `subhive restart` asked for, and answer the requests whose hive is back (or not)."""
-        from ._restart import take_requests
-
-        changed = False
-        for request in take_requests(self.layout.workspace):
-            child = self.hives.get(str(request.get("hive")))
-            if child is None or request.get("action") != "restart":
-                self.emit("hive.restart_failed", f"no hive {request.get('hive')!r} to restart",
-                          hive=request.get("hive"), request=request.get("id"))
-                continue
-            if child.process is not None:
-                await _terminate([child.process], self.options.stop_timeout)
-            self.layout.status_file(child.name).unlink(missing_ok=True)
-            child.launch(self.layout.workspace)
-            child.backoff, child.request = BACKOFF_FIRST, str(request.get("id"))
-            self.emit("hive.restarting", f"{child.name}: restarted on request (pid {child.pid})", hive=child.name,
-                      pid=child.pid, request=child.request)
-            changed = True
-        for child in self.hives.values():
-            if child.request is None:
-                continue
-            if child.process is None or child.process.poll() is not None:  # it exited again: say why
-                code = child.process.poll() if child.process is not None else (child.exits[-1] if child.exits else None)
-                tail = _tail(child.log_path, since=child.log_offset)
-                self.emit("hive.restart_failed", f"{child.name} exited with code {code} after its restart: {tail}",
-                          hive=child.name, request=child.request, tail=tail)
-                child.request = None
-                continue
-            beat = read_json(self.layout.status_file(child.name))
-            if beat and beat.get("state") == "ready" and beat.get("pid") == child.pid:
-                self.emit("hive.ready", f"{child.name}: ready", hive=child.name, pid=child.pid, request=child.request)
-                child.request = None
-        return changed
-
     # -- stopping -----------------------------------------------------------------------------------------
 
     async def _stop_all(self) -> None:
