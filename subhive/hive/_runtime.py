@@ -28,8 +28,7 @@ from typing import Any
 import grpc
 
 from .._files import write_json
-from ..bus import BusEndpoint, NatsTransport, kv_bucket
-from ..bus._transport import Failure
+from ..bus import BusEndpoint, Failure, NatsTransport, kv_bucket
 from ..errors import InputError, Location
 from ..runtime import ContractBinding
 from ..workspace import open_workspace
