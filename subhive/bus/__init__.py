@@ -6,7 +6,16 @@ wire format in :mod:`subhive.bus._wire`, event streams in :mod:`subhive.bus._str
 dead-letter stream in :mod:`subhive.bus._deadletter`.
 """
 
-from subhive.bus._consumers import ConsumerSpec, ensure_consumers, event_consumer
+from subhive.bus._consumers import (
+    BOARD_ACK_WAIT,
+    BOARD_CONSUMER,
+    ConsumerSpec,
+    Deliveries,
+    bind_consumer,
+    board_consumer,
+    ensure_consumers,
+    event_consumer,
+)
 from subhive.bus._deadletter import (
     REPLAYS_STREAM,
     DeadLetter,
@@ -44,6 +53,8 @@ from subhive.bus._wire import BusError, PermissionViolation, RemoteError, WireEr
 
 __all__ = [
     "ADMIN_USER",
+    "BOARD_ACK_WAIT",
+    "BOARD_CONSUMER",
     "DLQ_STREAM",
     "MAX_DELIVER",
     "REPLAYS_STREAM",
@@ -56,6 +67,7 @@ __all__ = [
     "DeadLetter",
     "DeadLetterUsage",
     "DeadLetters",
+    "Deliveries",
     "EmbeddedServer",
     "Failure",
     "FullnessAlarm",
@@ -67,6 +79,8 @@ __all__ = [
     "ServerConfig",
     "WireError",
     "accounts_config",
+    "bind_consumer",
+    "board_consumer",
     "bus_plan",
     "deliver_subject",
     "dlq_stream",

@@ -30,8 +30,7 @@ import orjson
 from nats.js import JetStreamContext
 from nats.js.api import DiscardPolicy, RawStreamMsg, StorageType, StreamConfig
 
-from ..bus._consumers import board_consumer, ensure_consumers
-from ..bus._permissions import kv_bucket
+from ..bus import board_consumer, ensure_consumers, kv_bucket
 from ..errors import InputError, Location, SubhiveError
 from ._board_schema import BoardSchema
 from ._knowledge import Entry, Write, check_key

@@ -43,8 +43,7 @@ import orjson
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
-from ..bus._consumers import BOARD_ACK_WAIT, BOARD_CONSUMER, bind_consumer, board_consumer
-from ..bus._permissions import kv_bucket
+from ..bus import BOARD_ACK_WAIT, BOARD_CONSUMER, bind_consumer, board_consumer, kv_bucket
 from ..errors import InputError, SubhiveError
 from ..runtime import Refusal
 from ._blackboard import H_WRITER, BlackboardError, KvBlackboard, RevisionConflict, stored_entry

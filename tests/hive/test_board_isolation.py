@@ -1,0 +1,124 @@
+"""A hive's board and controller with the hive's own credentials, as ``subhive up`` runs them: the framework made
+the bucket and the controller's consumer, the hive reads, writes and is woken through what its grants allow, and
+a reply another hive points at the board (a reply subject can be any subject) wakes nobody."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import nats
+import pytest
+
+from subhive.bus import ADMIN_USER, AccountsConfig, EmbeddedServer, ServerConfig, hive_permissions
+from subhive.hive import BoardSchema, Controller, Entry, KvBlackboard, Write, ensure_blackboard
+
+from ._board import SCHEMA, run
+
+HIVES = ("backend", "web")
+
+
+@dataclass
+class Recorder:
+    name: str
+    triggers: tuple[str, ...]
+    priority: int = 0
+    seen: list[tuple[str, Any]] = field(default_factory=list)
+
+    async def activate(self, entry: Entry, blackboard: Any) -> Sequence[Write]:
+        self.seen.append((entry.key, entry.value))
+        return []
+
+
+@dataclass
+class Tree:
+    server: EmbeddedServer
+    passwords: dict[str, str]
+
+    async def connect(self, user: str) -> nats.aio.client.Client:
+        return await nats.connect(self.server.url, user=user, password=self.passwords[user],
+                                  inbox_prefix=f"_INBOX_{user}" if user in HIVES else "_INBOX")
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tree]:
+    passwords = {user: secrets.token_urlsafe(24) for user in [*HIVES, ADMIN_USER]}
+    users = {hive: (passwords[hive], hive_permissions(hive, {}, {}, {}, {})) for hive in HIVES}
+    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("boards") / "nats",
+                                                    accounts=AccountsConfig(users, passwords[ADMIN_USER])))
+    try:
+        yield Tree(server, passwords)
+    finally:
+        server.stop_sync()
+
+
+def test_the_controller_wakes_on_board_writes_with_the_hives_own_credentials(tree: Tree) -> None:
+    async def scenario() -> tuple[list[tuple[str, Any]], list[str], int]:
+        admin, backend = await tree.connect(ADMIN_USER), await tree.connect("backend")
+        try:
+            for hive in HIVES:  # what `subhive up` does before any hive starts
+                await ensure_blackboard(admin.jetstream(), hive)
+            js = backend.jetstream()
+            board = await KvBlackboard.open(js, "backend", BoardSchema(SCHEMA, hive="backend"))
+            planner = Recorder("planner", ("tasks.*",))
+            controller = Controller(board, [planner])
+            await controller.start(js)
+            try:
+                await board.put("tasks.t1", {"title": "Add login", "status": "open"}, writer="human")
+                async with asyncio.timeout(10):
+                    while not planner.seen:
+                        await asyncio.sleep(0.02)
+                await controller.idle()
+                info = await admin.jetstream().consumer_info("KV_bb_backend", "controller")
+            finally:
+                await controller.stop()
+            return planner.seen, await board.keys(), info.num_ack_pending or 0
+        finally:
+            await backend.close()
+            await admin.close()
+
+    seen, keys, unacknowledged = run(scenario())
+    assert seen == [("tasks.t1", {"title": "Add login", "status": "open"})]
+    assert keys == ["tasks.t1"]
+    assert unacknowledged == 0  # the write was acknowledged through the hive's own ack grant
+
+
+def test_a_reply_another_hive_points_at_a_board_wakes_no_knowledge_source(tree: Tree) -> None:
+    async def scenario() -> tuple[list[tuple[str, Any]], list[Entry]]:
+        admin, backend, web = await tree.connect(ADMIN_USER), await tree.connect("backend"), await tree.connect("web")
+        try:
+            for hive in HIVES:
+                await ensure_blackboard(admin.jetstream(), hive)
+            js = backend.jetstream()
+            board = await KvBlackboard.open(js, "backend", BoardSchema(SCHEMA, hive="backend"))
+            planner = Recorder("planner", ("tasks.*",))
+            controller = Controller(board, [planner])
+            await controller.start(js)
+            try:
+                # web may ask about its own bucket, and the server answers on whatever reply subject it names.
+                await web.publish("$JS.API.STREAM.INFO.KV_bb_web", b"", reply="$KV.bb_backend.tasks.relayed")
+                await web.flush()
+                async with asyncio.timeout(10):
+                    while not await board.history("tasks.relayed"):
+                        await asyncio.sleep(0.02)
+                await board.put("tasks.real", {"title": "Real", "status": "open"}, writer="human")
+                async with asyncio.timeout(10):
+                    while not planner.seen:
+                        await asyncio.sleep(0.02)
+                await controller.idle()
+            finally:
+                await controller.stop()
+            return planner.seen, await board.history("tasks.relayed")
+        finally:
+            await web.close()
+            await backend.close()
+            await admin.close()
+
+    seen, relayed = run(scenario())
+    assert [key for key, _ in seen] == ["tasks.real"]  # the relayed answer woke nobody; the real write did
+    assert relayed[0].writer == ""                      # it names no writer: nothing subhive wrote
+    assert relayed[0].value["type"] == "io.nats.jetstream.api.v1.stream_info_response"  # the server's own JSON
+
