@@ -336,6 +336,9 @@ class NatsTransport:
             raise self._violations.pop(subject) or BusError(
                 f"{subject}: no answer within {self.request_timeout} s", code="bus.timeout", location=_at(subject),
                 hint="the provider is overloaded or stuck; see its logs") from None
+        except nats.errors.Error as exc:  # closed, draining, the reconnect buffer full: never nats-py's own error
+            raise BusError(f"{subject}: the request was not sent ({type(exc).__name__})", code="bus.unavailable",
+                           location=_at(subject), hint="retry once the connection is back") from None
         self.stats.sent += 1
         headers = msg.headers or {}
         if H_ERROR in headers:
@@ -709,7 +712,7 @@ class NatsTransport:
 
 
 #: Seconds before an event whose dead letter could not be stored comes back to be dead-lettered again.
-_KEEP_AGAIN = 2.0
+_KEEP_AGAIN = 10.0
 
 
 async def _keep_alive(messages: list[Msg], period: float) -> None:

@@ -266,3 +266,18 @@ def test_a_publish_while_the_server_restarts_says_unavailable_not_no_stream(tmp_
         server.stop_sync()
     assert (code, stored) == ("bus.unavailable", True)
     assert meanwhile <= {"bus.unavailable"}  # while JetStream starts again too: never bus.no_stream
+
+
+def test_a_request_or_publish_on_a_closed_connection_is_a_bus_error_not_a_nats_one(server: EmbeddedServer) -> None:
+    async def scenario() -> list[str]:
+        await provision(server, ["web"], [("loose", 1)])
+        web = await hive(server, "web")
+        await web.close()
+        codes = []
+        for send in (lambda: web.request(loose(), "echo", {"a": 1}), lambda: web.publish(loose(), "noted", {"a": 1})):
+            with pytest.raises(BusError) as caught:
+                await send()
+            codes.append(caught.value.code)
+        return codes
+
+    assert run(scenario()) == ["bus.unavailable", "bus.unavailable"]
