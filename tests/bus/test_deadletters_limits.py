@@ -9,6 +9,7 @@ the next provisioning while its letters stay readable. Replay marks live where n
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import time
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from nats.aio.client import Client
+from nats.errors import NoRespondersError
 from nats.js.api import StorageType, StreamConfig
 
 from subhive.bus import (
@@ -31,9 +33,11 @@ from subhive.bus import (
     DeadLetterUsage,
     EmbeddedServer,
     FullnessAlarm,
+    NatsTransport,
     ServerConfig,
     dlq_stream,
     ensure_dead_letter_streams,
+    ensure_event_streams,
     hive_permissions,
     inbox_prefix,
 )
@@ -41,7 +45,7 @@ from subhive.bus._deadletter import publish_dead_letter
 from subhive.bus._wire import WireError
 from subhive.workspace import DeadLetterLimits
 
-from ._contracts import run
+from ._contracts import orders, run
 
 HIVES = ("backend", "web")
 ADMIN_PASSWORD = secrets.token_urlsafe(24)
@@ -361,3 +365,50 @@ def test_a_letter_is_found_by_the_message_id_its_sender_was_told(server: Embedde
     assert found == ["web:4", "web:1"]
     assert unknown.code == "deadletter.unknown"
     assert invalid.code == "deadletter.ref_invalid"
+
+
+@pytest.fixture
+def open_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    """A server without users: raw connections play the misbehaving sender."""
+    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("dlq-open") / "nats"))
+    try:
+        yield server
+    finally:
+        server.stop_sync()
+
+
+def test_a_hive_whose_stream_is_full_still_refuses_and_counts_what_it_could_not_keep(
+        open_server: EmbeddedServer) -> None:
+    async def place(payload: Any) -> Any:
+        return {"order_id": "o-1"}
+
+    async def scenario() -> tuple[list[str], int, int, int, int]:
+        admin = await nats.connect(open_server.url)
+        js = admin.jetstream()
+        await ensure_event_streams(js, [("orders", 1)], hives={"backend": DeadLetterLimits(max_bytes=1024)})
+        backend = await NatsTransport.connect(open_server.endpoint(), "backend")
+        try:
+            await backend.serve(orders(), {"place_order": place})
+            for i in range(100):  # the stream full, as after a flood
+                try:
+                    await js.publish("subhive.dlq.backend.orders.v1.op.place_order", b"flood %d" % i)
+                except Exception:  # maximum bytes exceeded
+                    break
+            before = (await js.stream_info(dlq_stream("backend"))).state.messages
+            codes = []
+            headers = {"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "web"}
+            # The operation's subject with and without the sender's token: whichever the transport serves.
+            for subject in ("subhive.orders.v1.op.place_order", "subhive.orders.v1.op.place_order.web"):
+                with contextlib.suppress(NoRespondersError):
+                    reply = await admin.request(subject, b'{"sku": "A-1", "qty": 0}', headers=headers, timeout=5)
+                    codes.append((reply.headers or {}).get("Subhive-Error", ""))
+            after = (await js.stream_info(dlq_stream("backend"))).state.messages
+            return (codes, before, after, backend.stats.refused["deadletter.failed"], backend.stats.dead_lettered)
+        finally:
+            await backend.close()
+            await admin.close()
+
+    codes, before, after, not_kept, kept = run(scenario())
+    assert codes == ["payload.invalid"]  # the sender still learns why
+    assert after == before > 0  # nothing pushed out, nothing added
+    assert (not_kept, kept) == (1, 0)  # and the hive counted the letter it could not keep
