@@ -578,7 +578,11 @@ class NatsTransport:
         key = (detail.split(":", 1)[0] or error.code, contract, member)
         self._failures[key] += 1  # stats.refused counts it where it is kept (or, for an event, once it is dead)
         if self._failures[key] == 2 and self.on_repeated_failure is not None:
-            failure = Failure(self.hive, error.code, contract, member, error.subject, 2,
+            # The member's subject, not one sender's (...op.<operation>.<sender>): the root keeps one pending
+            # repair per (hive, code, contract, member, subject), whoever sent the failing requests.
+            parts = error.subject.split(".")
+            subject = ".".join(parts[:5]) if len(parts) == 6 and parts[3] == "op" else error.subject
+            failure = Failure(self.hive, error.code, contract, member, subject, 2,
                               f"{error.message}: {detail}"[:500] if detail else error.message, sample[:4096])
             with contextlib.suppress(Exception):  # reporting must not turn one failure into two
                 await self.on_repeated_failure(failure)

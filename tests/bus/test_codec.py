@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from subhive.bus._codec import decode, encode
+from subhive.bus._codec import MAX_DEPTH, PayloadError, decode, depth_over, encode
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
@@ -34,3 +34,60 @@ def test_integers_past_64_bits_take_the_slow_path_and_still_round_trip(value: An
 def test_what_is_not_json_raises_value_error(data: bytes) -> None:
     with pytest.raises(ValueError, match=r"."):  # any ValueError, as long as it says why
         decode(data)
+
+
+CODES = {"payload.too_deep", "payload.too_large", "payload.bad_unicode", "payload.malformed"}
+PIECES = st.sampled_from([b"[", b"]", b"{", b"}", b'"', b"\\", b"\\u", b"d800", b"dc00", b":", b",", b"1", b"9" * 20,
+                          b"1e999", b"NaN", b"null", b"\xff", b"\xed\xa0\x80", b"\xc3\xa9", b" ", b'"a"'])
+
+
+@given(st.binary(max_size=300) | st.lists(PIECES, max_size=200).map(b"".join))
+def test_any_bytes_decode_to_a_value_or_a_payload_error_with_a_stable_code(data: bytes) -> None:
+    code, value = _read(data)
+    if code:
+        assert code in CODES
+    else:  # what was read is JSON that travels on: it encodes again, as UTF-8, to the same value
+        assert decode(encode(value)) == value
+
+
+def _read(data: bytes) -> tuple[str, Any]:
+    """(code, None) for a refusal, ("", value) otherwise: anything else decode raises fails the test."""
+    try:
+        return "", decode(data)
+    except PayloadError as exc:
+        return exc.code, None
+
+
+@given(st.integers(1, 3000), st.sampled_from([(b"[", b"]"), (b'{"a":', b"}")]), st.booleans())
+def test_nesting_is_read_up_to_the_limit_and_refused_past_it_on_both_paths(depth: int, brackets: tuple[bytes, bytes],
+                                                                           exact: bool) -> None:
+    opener, closer = brackets
+    inner = b"123456789012345678901234567890" if exact else b"1"  # a long number takes the exact parser
+    data = opener * depth + inner + closer * depth
+    if depth > MAX_DEPTH:
+        with pytest.raises(PayloadError) as caught:
+            decode(data)
+        assert caught.value.code == "payload.too_deep"
+        return
+    code, _ = _read(data)
+    # Read; or, on the exact parser's path only, refused short of the limit (near Python's recursion limit).
+    assert code == "" or (exact and depth > 500 and code == "payload.too_deep")
+
+
+@given(st.characters(categories=["Cs"]), st.booleans())
+def test_a_lone_surrogate_cannot_be_encoded_or_decoded(surrogate: str, as_key: bool) -> None:
+    value = {surrogate: 1} if as_key else {"s": f"x{surrogate}y"}
+    with pytest.raises(PayloadError) as caught:
+        encode(value)
+    assert caught.value.code == "payload.bad_unicode"
+    escaped = json.dumps(value).encode()  # \udXXX escapes: valid JSON syntax, not Unicode text
+    with pytest.raises(PayloadError) as caught:
+        decode(escaped)
+    assert caught.value.code == "payload.bad_unicode"
+
+
+def test_the_depth_scan_ignores_brackets_inside_strings() -> None:
+    assert not depth_over(b'["' + b"[" * 5000 + b'"]')
+    assert depth_over(b"[" * 1025 + b'"]]]"' + b"]" * 1025)
+    big = 123456789012345678901234567890
+    assert decode(b'{"a": "' + b"{" * 3000 + b'", "n": ' + str(big).encode() + b"}")["n"] == big

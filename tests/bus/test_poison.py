@@ -233,7 +233,8 @@ def test_a_handler_failure_answers_handler_failed_naming_its_dead_letter_and_a_r
     assert failed.dead_letter == f"dlq-backend-{kept[0].headers['Nats-Msg-Id']}"
     assert len(runs) == 5  # each request ran the handler once: nothing retried behind the caller's back
     # Three failures of one class: one repair report.
-    assert [(f.code, f.member, f.count) for f in reported] == [("handler.failed", "echo", 2)]
+    assert [(f.code, f.member, f.count, f.subject) for f in reported] == [
+        ("handler.failed", "echo", 2, "subhive.loose.v1.op.echo")]
 
 
 def test_a_publish_while_the_server_restarts_says_unavailable_not_no_stream(tmp_path: Any) -> None:
