@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from subhive.bus import BusError, EmbeddedServer, Failure, RemoteError, ServerConfig
 from subhive.errors import InputError
-from subhive.runtime import LocalTransport, PayloadInvalid, Refusal
+from subhive.runtime import LocalTransport, PayloadInvalid, Refusal, to_payload
 
 from ._contracts import run
 from ._kit import hive, letters, loose, provision, publish_raw, send_raw, until
@@ -282,3 +285,43 @@ def test_a_request_or_publish_on_a_closed_connection_is_a_bus_error_not_a_nats_o
         return codes
 
     assert run(scenario()) == ["bus.unavailable", "bus.unavailable"]
+
+
+def test_a_typed_client_raises_only_the_documented_errors_whatever_the_text(server: EmbeddedServer) -> None:
+    class Note(BaseModel):
+        text: str
+        tags: list[str] = []
+
+    rng = random.Random(13)
+
+    def text() -> str:  # any code point, lone surrogates included (pydantic keeps them in a str)
+        return "".join(chr(rng.choice([rng.randrange(0x20, 0x7F), rng.randrange(0xD800, 0xE000),
+                                       rng.randrange(0x80, 0x110000)])) for _ in range(rng.randrange(0, 6)))
+
+    async def echo(payload: Any) -> Any:
+        return payload
+
+    async def scenario() -> Counter[str]:
+        await provision(server, ["backend", "web"], [("loose", 1)])
+        backend, web = await hive(server, "backend"), await hive(server, "web")
+        outcomes: Counter[str] = Counter()
+        try:
+            await backend.serve(loose(), {"echo": echo})
+            for _ in range(200):
+                note = Note(text=text(), tags=[text() for _ in range(rng.randrange(3))])
+                for transport in (web, LocalTransport()):
+                    if isinstance(transport, LocalTransport):
+                        await transport.serve(loose(), {"echo": echo})
+                    try:
+                        reply = await transport.request(loose(), "echo", to_payload(note))
+                        outcomes["ok" if Note.model_validate(reply) == note else "changed"] += 1
+                    except (PayloadInvalid, BusError) as exc:  # the documented errors; anything else fails the test
+                        outcomes[exc.code] += 1
+            return outcomes
+        finally:
+            await web.close()
+            await backend.close()
+
+    outcomes = run(scenario())
+    assert set(outcomes) == {"ok", "payload.bad_unicode"}
+    assert min(outcomes.values()) > 50
