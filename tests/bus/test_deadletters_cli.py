@@ -11,9 +11,8 @@ from typing import Any
 import nats
 import pytest
 
-from subhive.bus import EmbeddedServer, NatsTransport, ServerConfig, ensure_event_streams
+from subhive.bus import EmbeddedServer, NatsTransport, ServerConfig, WireError, ensure_event_streams
 from subhive.bus._deadletter import publish_dead_letter
-from subhive.bus._wire import WireError
 from subhive.cli import main
 
 from ._contracts import orders, run

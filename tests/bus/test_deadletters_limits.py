@@ -35,6 +35,7 @@ from subhive.bus import (
     FullnessAlarm,
     NatsTransport,
     ServerConfig,
+    WireError,
     dlq_stream,
     ensure_dead_letter_streams,
     ensure_event_streams,
@@ -42,7 +43,6 @@ from subhive.bus import (
     inbox_prefix,
 )
 from subhive.bus._deadletter import publish_dead_letter
-from subhive.bus._wire import WireError
 from subhive.workspace import DeadLetterLimits
 
 from ._contracts import orders, run
