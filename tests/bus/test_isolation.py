@@ -18,7 +18,6 @@ from typing import Any
 import nats
 import pytest
 
-import subhive.bus
 from subhive.bus import (
     ADMIN_USER,
     AccountsConfig,
@@ -27,6 +26,7 @@ from subhive.bus import (
     PermissionViolation,
     ServerConfig,
     ensure_consumers,
+    ensure_dead_letter_streams,
     ensure_event_streams,
     event_consumer,
     hive_permissions,
@@ -71,9 +71,7 @@ def bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bus]:
     async def provision() -> None:  # the framework's admin connection creates streams and consumers from the lock
         nc = await nats.connect(server.url, user=ADMIN_USER, password=passwords[ADMIN_USER])
         await ensure_event_streams(nc.jetstream(), [("orders", 1), ("orders", 2), ("payments", 1)])
-        per_hive = getattr(subhive.bus, "ensure_dead_letter_streams", None)  # per-hive dead-letter streams, if any
-        if per_hive is not None:
-            await per_hive(nc.jetstream(), list(LOCK))
+        await ensure_dead_letter_streams(nc.jetstream(), list(LOCK))
         await ensure_consumers(nc.jetstream(), [event_consumer(hive, contract, major, event)
                                                 for hive, (_, consumes) in LOCK.items()
                                                 for contract, majors in consumes.items() for major in majors
