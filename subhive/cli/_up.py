@@ -8,13 +8,16 @@ from __future__ import annotations
 import contextlib
 import time
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
 
 from ..errors import InputError, SubhiveError
 from ._output import Format, err_console, out_console, print_json
+
+if TYPE_CHECKING:
+    from ..up import DownReport
 
 __all__ = ["down_command", "logs_command", "restart_command", "up_command"]
 
@@ -55,7 +58,7 @@ def up_command(
 
     Example: subhive up --detach
     """
-    from ..up import UpLayout, down, follow, pid_alive, running_supervisor, start
+    from ..up import UpLayout, follow, pid_alive, running_supervisor, start
     from ..workspace import find_root
     from ._manifests import check_manifests
 
@@ -83,10 +86,9 @@ def up_command(
     except KeyboardInterrupt:
         pass
     finally:
-        with contextlib.suppress(KeyboardInterrupt):
-            report = down(ws)
-            if fmt is Format.text and report.was_running:
-                err_console.print(f"stopped: {', '.join(report.stopped)}")
+        report = _down_despite_ctrl_c(ws)
+        if fmt is Format.text and report.was_running:
+            err_console.print(f"stopped: {', '.join(report.stopped)}")
     if stopped is None:
         raise SubhiveError(f"the supervisor (pid {supervisor}) exited without stopping the tree; down stopped "
                            "what it left", code="up.supervisor_lost",
@@ -98,11 +100,9 @@ def _interrupted_start(ws: Path) -> NoReturn:
     that short), say what was stopped, and exit 130 as an interrupted command does."""
     import json
 
-    from ..up import UpLayout, down
+    from ..up import UpLayout
 
-    report = None
-    with contextlib.suppress(KeyboardInterrupt):
-        report = down(ws)
+    report = _down_despite_ctrl_c(ws)
     started: list[str] = []
     with contextlib.suppress(OSError):  # what the supervisor said it started, in order
         for line in UpLayout(ws).progress_file.read_text(encoding="utf-8").splitlines():
@@ -112,11 +112,22 @@ def _interrupted_start(ws: Path) -> NoReturn:
                 name = event.get("hive") if event.get("event") == "hive.starting" else name
                 if name and name not in started:
                     started.append(str(name))
-    what = ", ".join(["supervisor", *started]) if report is not None and report.stopped else "nothing had started"
-    killed = f" (killed: {', '.join(report.killed)})" if report is not None and report.killed else ""
+    what = ", ".join(["supervisor", *started]) if report.stopped else "nothing had started"
+    killed = f" (killed: {', '.join(report.killed)})" if report.killed else ""
     err_console.print(f"[yellow]interrupted[/] while starting: stopped {escape(what + killed)}; "
                       "nothing is left running")
     raise typer.Exit(130)
+
+
+def _down_despite_ctrl_c(ws: Path) -> DownReport:
+    """``down``, run to its end: another Ctrl-C while the tree stops must not leave half of it running."""
+    from ..up import down
+
+    while True:
+        try:
+            return down(ws)
+        except KeyboardInterrupt:
+            err_console.print("[yellow]still stopping[/]: every process is stopped before up exits")
 
 
 def down_command(

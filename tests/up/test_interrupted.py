@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from subhive.up import pid_alive
+
 from ._tree import (
     CLI_TIMEOUT,
     assert_clean_error,
@@ -89,6 +91,22 @@ def test_ctrl_c_after_ready_stops_every_process(one_hive_workspace: Path,
     foreground_up.send_signal(signal.SIGINT)
     _, err = foreground_up.communicate(timeout=CLI_TIMEOUT)
     assert foreground_up.returncode == 0, err
+    assert "stopped: supervisor, root, nats, db" in err
+    assert processes_of(workspace) == {}
+
+
+def test_a_second_ctrl_c_while_the_tree_stops_leaves_nothing_running(one_hive_workspace: Path,
+                                                                     foreground_up: subprocess.Popen[str]) -> None:
+    workspace = one_hive_workspace
+    _read_until(foreground_up, "Ctrl-C stops every hive")
+    hive = recorded_pids(workspace)["db"]
+    foreground_up.send_signal(signal.SIGINT)
+    # The hives go first: once this one is gone, up is waiting in `down` for the rest of the tree.
+    wait_for(lambda: not pid_alive(hive), "the hive to be stopped")
+    foreground_up.send_signal(signal.SIGINT)  # an impatient user
+    _, err = foreground_up.communicate(timeout=CLI_TIMEOUT)
+    assert foreground_up.returncode == 0, err
+    assert "Traceback" not in err
     assert "stopped: supervisor, root, nats, db" in err
     assert processes_of(workspace) == {}
 
