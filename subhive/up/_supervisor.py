@@ -463,13 +463,21 @@ class Supervisor:
             return None
         tree = self.workspace.hives()
         refusal = list(tree.problems[:1])
-        if not refusal:
-            async with RootClient(self.root_address, admin_token_of(root)) as client:
-                pending: dict[str, list[str]] = {}
-                for approval in await client.approvals("pending", kind="contract"):
-                    pending.setdefault(approval.contract, []).append(approval.id)
-            refusal = refused_requirements(tree.hives, {n: self._consumed.get(n, {}) for n in self.hives},
-                                           Lock.load(root), pending)[:1]
+        try:
+            if not refusal:
+                async with RootClient(self.root_address, admin_token_of(root)) as client:
+                    pending: dict[str, list[str]] = {}
+                    for approval in await client.approvals("pending", kind="contract"):
+                        pending.setdefault(approval.contract, []).append(approval.id)
+                refusal = refused_requirements(tree.hives, {n: self._consumed.get(n, {}) for n in self.hives},
+                                               Lock.load(root), pending)[:1]
+            if not refusal:
+                await self._negotiate(dict(tree.hives))  # the root registers the manifests as they are now
+                await self._lock_settled()
+        except SubhiveError as exc:  # the root is restarting, say: look again in a second
+            log.warning("the workspace changed, but the root could not be asked yet: %s", exc)
+            self._tree_stamp = ()
+            return None
         if refusal:
             self._tree_refused = True
             if refusal[0].message != self._refusal:  # said once, not at every look
@@ -481,8 +489,6 @@ class Supervisor:
         self._snapshot = snapshot
         self.emit("tree.changed", f"the workspace changed ({change.describe()}): up follows it",
                   added=change.added, removed=change.removed, edited=change.edited, contracts=change.contracts)
-        await self._negotiate(dict(tree.hives))  # the root registers the manifests as they are, then proposals
-        await self._lock_settled()
         return change
 
     async def _lock_settled(self, timeout: float = 30.0) -> None:
