@@ -198,6 +198,11 @@ class Deliveries:
             messages.append(self._queue.get_nowait())
         return messages
 
+    def waiting(self) -> list[Msg]:
+        """Deliveries received but not fetched yet: their ack wait runs, so a consumer busy with a batch keeps
+        them alive too (``in_progress``), or a slow batch would have them redelivered behind it."""
+        return list(getattr(self._queue, "_queue", ()))  # asyncio.Queue's deque; empty if that ever changes
+
     async def unsubscribe(self) -> None:
         """Stop receiving; the consumer stays on the server, and what was not acknowledged comes back."""
         if self._sub is not None:

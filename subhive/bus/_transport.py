@@ -651,7 +651,7 @@ class NatsTransport:
                 await asyncio.sleep(0.2)  # reconnecting (a server restart): the durable consumer waits for us
                 continue
             # Fetched but not yet handled is not crashed: keep the whole batch alive while a slow handler runs.
-            alive = asyncio.create_task(_keep_alive(messages, self.ack_wait / 3))
+            alive = asyncio.create_task(_keep_alive(messages, self.ack_wait / 3, pull))
             try:
                 for msg in messages:
                     try:
@@ -719,12 +719,14 @@ class NatsTransport:
 _KEEP_AGAIN = 10.0
 
 
-async def _keep_alive(messages: list[Msg], period: float) -> None:
-    """Tell the server every ``period`` seconds that ``messages`` are still being worked on (those already
-    acknowledged refuse quietly), so a slow handler is not taken for a crashed consumer."""
+async def _keep_alive(messages: list[Msg], period: float, pull: Any) -> None:
+    """Tell the server every ``period`` seconds that ``messages`` (and what ``pull`` received behind them) are
+    still being worked on (those already acknowledged refuse quietly), so a slow handler is not taken for a
+    crashed consumer, nor are the events waiting behind it."""
+    waiting = getattr(pull, "waiting", list)
     while True:
         await asyncio.sleep(period)
-        for msg in messages:
+        for msg in [*messages, *waiting()]:
             with contextlib.suppress(Exception):
                 await msg.in_progress()
 

@@ -8,6 +8,7 @@ real handler failures itself; the server redelivers without limit.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import subprocess
@@ -22,7 +23,7 @@ import pytest
 from subhive.bus import EmbeddedServer, ServerConfig
 
 from ._contracts import run
-from ._kit import hive, letters, loose, provision
+from ._kit import hive, letters, loose, provision, until
 
 REPO = Path(__file__).resolve().parents[2]
 EVENTS = 240
@@ -111,3 +112,31 @@ def test_a_consumer_killed_while_handling_again_and_again_loses_no_acknowledged_
     assert done == set(range(EVENTS)) - FAILING
     assert sorted(json.loads(d.data)["n"] for d in kept) == sorted(FAILING)
     assert {d.code for d in kept} == {"handler.failed"}
+
+
+def test_events_waiting_behind_a_slow_handler_are_kept_alive_and_handled_once(server: EmbeddedServer) -> None:
+    handled: list[int] = []
+
+    async def slow(payload: Any) -> None:
+        await asyncio.sleep(2.5 if payload["n"] == 0 else 0.05)  # the first takes 2.5 ack waits
+        handled.append(payload["n"])
+
+    async def scenario() -> list[int]:
+        await provision(server, ["backend", "web"], [("loose", 1)])
+        backend = await hive(server, "backend")
+        web = await hive(server, "web", ack_wait=1.0)
+        try:
+            await web.subscribe(loose(), "noted", slow)
+            await backend.publish(loose(), "noted", {"n": 0})
+            await until(lambda: web.stats.received >= 1)
+            # These arrive while the first is being handled: they wait ~2.5 s, past the ack wait (1 s).
+            for n in range(1, 7):
+                await backend.publish(loose(), "noted", {"n": n})
+            await until(lambda: len(handled) >= 7)
+            await asyncio.sleep(1.5)  # a redelivery (an ack wait after the last in_progress) would show up now
+            return handled
+        finally:
+            await web.close()
+            await backend.close()
+
+    assert run(scenario()) == list(range(7))
