@@ -85,15 +85,24 @@ def board_show(hive: HiveArgument, workspace: WorkspaceOption = Path("."), fmt: 
         out_console.print(f"the board of {escape(hive)} is empty")
     shown: list[Entry | BrokenValue] = [*entries, *broken]
     for item in sorted(shown, key=lambda item: item.key):
-        if isinstance(item, Exception):
-            out_console.print(f"[bold]{escape(item.key)}[/] [dim]rev {item.revision} by "
-                              f"{escape(item.writer or 'an unknown writer')}[/]  [bold red]BROKEN[/]: not JSON "
-                              f"({escape(item.reason)})")
-        else:
-            _print_entry(item)
+        _print_item(item)
+    _hint_broken(hive, broken)
+
+
+def _print_item(item: Entry | BrokenValue, *, with_key: bool = True) -> None:
+    if isinstance(item, Exception):
+        what = "no writer" if item.code == "blackboard.unattributed" else "not JSON"
+        out_console.print((f"[bold]{escape(item.key)}[/] " if with_key else "")
+                          + f"[dim]rev {item.revision} by {escape(item.writer or 'an unknown writer')}[/]  "
+                          f"[bold red]BROKEN[/]: {what} ({escape(item.reason)})")
+    else:
+        _print_entry(item, with_key=with_key)
+
+
+def _hint_broken(hive: str, broken: list[BrokenValue]) -> None:
     if broken:
-        err_console.print(f"[cyan]hint[/]: {len(broken)} value{'s' if len(broken) != 1 else ''} written past subhive "
-                          "(not JSON); write each again: subhive board put "
+        err_console.print(f"[cyan]hint[/]: {len(broken)} revision{'s' if len(broken) != 1 else ''} written past "
+                          "subhive (not JSON, or without a writer); write the key again: subhive board put "
                           f"{escape(hive)} KEY VALUE")
 
 
@@ -127,14 +136,19 @@ def board_history(hive: HiveArgument, key: Annotated[str, typer.Argument(help="T
 
     Example: subhive board history backend notes.n-1a2b3c4d
     """
-    history = _with_board(workspace, hive, lambda board: board.history(key))
+    from ..hive import Entry
+
+    history = _with_board(workspace, hive, lambda board: board.revisions(key))
+    broken = [r for r in history if not isinstance(r, Entry)]
     if fmt is Format.json:
-        print_json({"hive": hive, "key": key, "revisions": [_entry_dict(e) for e in history]})
+        print_json({"hive": hive, "key": key, "revisions": [_entry_dict(e) for e in history if isinstance(e, Entry)],
+                    "broken": [_broken_dict(b) for b in broken]})
         return
     if not history:
         out_console.print(f"{escape(key)} was never written on the board of {escape(hive)}")
-    for entry in history:
-        _print_entry(entry, with_key=False)
+    for item in history:
+        _print_item(item, with_key=False)
+    _hint_broken(hive, broken)
 
 
 @board_app.command("put")

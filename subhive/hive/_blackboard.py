@@ -70,15 +70,24 @@ class RevisionConflict(BlackboardError):
 
 
 class BrokenValue(BlackboardError):
-    """A stored revision that is not JSON (written past subhive, e.g. by a tool with the admin credentials)."""
+    """A stored revision that is not a board value: not JSON (written past subhive, e.g. by a tool with the
+    admin credentials), or with no writer (``blackboard.unattributed``: every write through the board names
+    its writer, so a revision without one was not; the server stores whatever reaches the bucket's subjects,
+    its own answers to a reply subject another hive chose included)."""
 
     default_code = "blackboard.not_json"
 
-    def __init__(self, key: str, revision: int, writer: str, reason: str, *, subject: str) -> None:
-        super().__init__(f"revision {revision} of {key!r} is not JSON (written by another tool?): {reason}",
-                         location=Location(subject=subject), hint="write it again through subhive, which "
-                         "validates values: subhive board put HIVE KEY VALUE")
+    def __init__(self, key: str, revision: int, writer: str, reason: str, *, subject: str,
+                 code: str | None = None) -> None:
+        what = "has no writer" if code == UNATTRIBUTED else "is not JSON"
+        super().__init__(f"revision {revision} of {key!r} {what} (written by another tool?): {reason}",
+                         code=code, location=Location(subject=subject), hint="write it again through subhive, "
+                         "which validates values: subhive board put HIVE KEY VALUE")
         self.key, self.revision, self.writer, self.reason = key, revision, writer, reason
+
+
+#: The code of a revision stored without a writer: read as broken, never as the key's value.
+UNATTRIBUTED = "blackboard.unattributed"
 
 
 def board_stream(hive: str) -> str:
@@ -142,16 +151,24 @@ class KvBlackboard:
         return self._entry(key, msg)
 
     async def history(self, key: str) -> list[Entry]:
-        """Every revision of ``key``, oldest first, each with who wrote it."""
+        """Every revision of ``key``, oldest first, each with who wrote it; revisions that are not board values
+        (:class:`BrokenValue`) are left out: :meth:`revisions` has them."""
+        return [r for r in await self.revisions(key) if isinstance(r, Entry)]
+
+    async def revisions(self, key: str) -> list[Entry | BrokenValue]:
+        """Every stored revision of ``key``, oldest first: an :class:`Entry`, or why it is not one."""
         check_key(key)
-        entries: list[Entry] = []
+        found: list[Entry | BrokenValue] = []
         seq = 1
         while True:
             try:
                 msg = await self._js.get_msg(self._stream, seq=seq, subject=self._prefix + key, next=True)
             except nats.js.errors.NotFoundError:
-                return entries
-            entries.append(self._entry(key, msg))
+                return found
+            try:
+                found.append(self._entry(key, msg))
+            except BrokenValue as broken:
+                found.append(broken)
             seq = (msg.seq or seq) + 1
 
     async def keys(self) -> list[str]:
@@ -244,6 +261,9 @@ def stored_entry(key: str, data: bytes | None, revision: int, headers: Mapping[s
                  time: float | None, *, subject: str) -> Entry:
     """The :class:`Entry` a stored message stands for: its JSON value, writer and depth from its headers."""
     headers = headers or {}
+    if not headers.get(H_WRITER):
+        raise BrokenValue(key, revision, "", "no Subhive-Writer header: not written through a blackboard",
+                          subject=subject, code=UNATTRIBUTED)
     try:
         depth = int(headers.get(H_DEPTH, "0"))
     except ValueError:

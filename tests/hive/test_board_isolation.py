@@ -14,7 +14,7 @@ import nats
 import pytest
 
 from subhive.bus import ADMIN_USER, AccountsConfig, EmbeddedServer, ServerConfig, hive_permissions
-from subhive.hive import BoardSchema, Controller, Entry, KvBlackboard, Write, ensure_blackboard
+from subhive.hive import BoardSchema, BrokenValue, Controller, Entry, KvBlackboard, Write, ensure_blackboard
 
 from ._board import SCHEMA, run
 
@@ -86,8 +86,8 @@ def test_the_controller_wakes_on_board_writes_with_the_hives_own_credentials(tre
     assert unacknowledged == 0  # the write was acknowledged through the hive's own ack grant
 
 
-def test_a_reply_another_hive_points_at_a_board_wakes_no_knowledge_source(tree: Tree) -> None:
-    async def scenario() -> tuple[list[tuple[str, Any]], list[Entry]]:
+def test_a_reply_another_hive_points_at_a_board_wakes_nobody_and_is_never_read_as_a_value(tree: Tree) -> None:
+    async def scenario() -> tuple[list[tuple[str, Any]], list[Entry | BrokenValue], list[Entry], str]:
         admin, backend, web = await tree.connect(ADMIN_USER), await tree.connect("backend"), await tree.connect("web")
         try:
             for hive in HIVES:
@@ -102,7 +102,7 @@ def test_a_reply_another_hive_points_at_a_board_wakes_no_knowledge_source(tree: 
                 await web.publish("$JS.API.STREAM.INFO.KV_bb_web", b"", reply="$KV.bb_backend.tasks.relayed")
                 await web.flush()
                 async with asyncio.timeout(10):
-                    while not await board.history("tasks.relayed"):
+                    while not await board.revisions("tasks.relayed"):
                         await asyncio.sleep(0.02)
                 await board.put("tasks.real", {"title": "Real", "status": "open"}, writer="human")
                 async with asyncio.timeout(10):
@@ -111,14 +111,22 @@ def test_a_reply_another_hive_points_at_a_board_wakes_no_knowledge_source(tree: 
                 await controller.idle()
             finally:
                 await controller.stop()
-            return planner.seen, await board.history("tasks.relayed")
+            with pytest.raises(BrokenValue) as read:
+                await board.get("tasks.relayed")
+            return planner.seen, await board.revisions("tasks.relayed"), await board.history("tasks.relayed"), \
+                read.value.code
         finally:
             await web.close()
             await backend.close()
             await admin.close()
 
-    seen, relayed = run(scenario())
+    seen, revisions, history, code = run(scenario())
     assert [key for key, _ in seen] == ["tasks.real"]  # the relayed answer woke nobody; the real write did
-    assert relayed[0].writer == ""                      # it names no writer: nothing subhive wrote
-    assert relayed[0].value["type"] == "io.nats.jetstream.api.v1.stream_info_response"  # the server's own JSON
+    # The server stored its own answer in backend's bucket, but it names no writer: nothing subhive wrote. It
+    # is read as broken (what a person sees in `board show`), never as the key's value, and not as history.
+    [relayed] = revisions
+    assert isinstance(relayed, BrokenValue)
+    assert relayed.code == code == "blackboard.unattributed"
+    assert relayed.writer == ""
+    assert history == []
 
