@@ -251,5 +251,5 @@ def _one_log(root: Path, name: str, logs: dict[str, Path]) -> Path:
         raise InputError(f"nothing logged for {name!r} yet", code="logs.none_yet",
                          hint="subhive up starts the tree; its logs are written from then on")
     close = difflib.get_close_matches(name, valid, n=1)
-    raise InputError(f"no log named {name!r}", code="logs.unknown",
+    raise InputError(f"no log for {name!r}", code="logs.unknown",
                      hint=(f"did you mean {close[0]!r}? " if close else "") + f"valid names: {', '.join(valid)}")
