@@ -12,7 +12,8 @@ import asyncio
 import json
 import random
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -20,7 +21,9 @@ from pydantic import BaseModel
 
 from subhive.bus import BusError, EmbeddedServer, Failure, RemoteError, ServerConfig
 from subhive.errors import InputError
+from subhive.hive import Controller, Entry, Escalation, Reply, Write
 from subhive.runtime import LocalTransport, PayloadInvalid, Refusal, to_payload
+from tests.hive._board import board
 
 from ._contracts import run
 from ._kit import hive, letters, loose, provision, publish_raw, send_raw, until
@@ -325,3 +328,64 @@ def test_a_typed_client_raises_only_the_documented_errors_whatever_the_text(serv
     outcomes = run(scenario())
     assert set(outcomes) == {"ok", "payload.bad_unicode"}
     assert min(outcomes.values()) > 50
+
+
+@dataclass
+class _Transcriber:
+    """A knowledge source that answers ``loose.echo`` and reacts to ``loose.noted`` by writing the code point it
+    was given to the board: a lone surrogate is valid by schema but fails inside the hive (blackboard.not_json)."""
+
+    name: str = "transcriber"
+    priority: int = 0
+    operations: tuple[str, ...] = ("loose.echo",)
+    events: tuple[str, ...] = ("loose.noted",)
+    runs: Counter[str] = field(default_factory=Counter)
+
+    async def activate(self, entry: Entry, blackboard: Any) -> Sequence[Write | Reply]:
+        self.runs[entry.key] += 1
+        return [Write("notes.last", {"text": chr(entry.value["cp"])}), Reply({"ok": True})]
+
+
+def test_through_a_hive_a_bad_request_runs_its_source_once_and_one_failure_class_is_reported_once(
+        server: EmbeddedServer) -> None:
+    source = _Transcriber()
+    escalations: list[Escalation] = []
+    reported: list[Failure] = []
+
+    async def escalate(escalation: Escalation) -> None:
+        escalations.append(escalation)
+
+    async def report(failure: Failure) -> None:
+        reported.append(failure)
+
+    async def scenario() -> tuple[list[str], Any, int]:
+        await provision(server, ["backend", "web"], [("loose", 1)])
+        async with board(server) as (nc, bb):
+            controller = Controller(bb, [source], on_escalation=escalate)
+            await controller.start(nc.jetstream())
+            backend = await hive(server, "backend", on_repeated_failure=report)
+            web = await hive(server, "web")
+            try:
+                await backend.serve(loose(), {"echo": lambda p: controller.answer("loose", "echo", p)})
+                await web.subscribe(loose(), "noted", lambda p: controller.on_event("loose", "noted", p))
+                codes = []
+                for cp in (0xD800, 0xDBFF, 0xDFFF):
+                    with pytest.raises(RemoteError) as caught:
+                        await web.request(loose(), "echo", {"cp": cp})
+                    codes.append(caught.value.code)
+                ok = await web.request(loose(), "echo", {"cp": 0x41})
+                await backend.publish(loose(), "noted", {"cp": 0xD800})
+                await until(lambda: web.stats.dead_lettered == 1)
+                return codes, ok, backend.stats.dead_lettered
+            finally:
+                await web.close()
+                await backend.close()
+                await controller.stop()
+
+    codes, ok, kept = run(scenario())
+    assert (codes, ok, kept) == (["handler.failed"] * 3, {"ok": True}, 3)
+    # Each request ran the source once, the bad event twice (one retry, by the bus): nothing stacked.
+    assert source.runs == Counter({"op.loose.echo": 4, "ev.loose.noted": 2})
+    assert escalations == []  # the controller leaves bus work to the bus: no second report
+    assert [(f.code, f.member, f.count) for f in reported] == [("handler.failed", "echo", 2)]
+    assert "InputError blackboard.not_json" in reported[0].message
