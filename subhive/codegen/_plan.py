@@ -73,6 +73,7 @@ def plan_stubs(workspace: Workspace, lock: Lock, hives: list[str] | None = None)
     tree = workspace.hives()
     problems: list[Problem] = []
     unmet: list[Problem] = []
+    providers = tree.providers()
     names = hives if hives else sorted(tree.hives)
     plan: dict[str, HiveStubs] = {}
     for hive in names:
@@ -89,11 +90,14 @@ def plan_stubs(workspace: Workspace, lock: Lock, hives: list[str] | None = None)
             best = req.versions.best(versions)
             if best is None:
                 have = ", ".join(str(v) for v in versions) or "none accepted"
+                provider = providers.get(req.contract)
                 unmet.append(Problem(
                     "codegen.not_in_lock", f"{hive} consumes {req.contract} {req.versions} but the lock has no "
                     f"such version ({have})", Location(file=where.file, pointer=f"/consumes/{req.contract}"),
-                    "have the provider propose a version in that range (subhive contract propose), "
-                    "or change the range in the hive's subhive.toml"))
+                    f"have {provider} propose a version in that range (subhive contract propose), or change the "
+                    f"range in subhives/{hive}/subhive.toml" if provider else
+                    f"no hive provides {req.contract} yet: create the hive that does (subhive new NAME --kind ...), "
+                    f"or remove the line from subhives/{hive}/subhive.toml"))
                 continue
             entry = lock.get(req.contract, best)
             assert entry is not None

@@ -60,6 +60,8 @@ def test_init_and_new_of_each_kind_come_up_with_no_edit(tmp_path: Path) -> None:
         said = [e for e in events(ws) if e["event"] == "tree.warning"]
         assert [(e["code"], "api" in e["message"] and "db_storage" in e["message"]) for e in said] == [
             ("codegen.not_in_lock", True)], said
+        assert "no hive provides db_storage yet" in said[0]["hint"]
+        assert "subhives/api/subhive.toml" in said[0]["hint"]
 
         status = _json(ws, "status")
         health = {name: info["health"] for name, info in status["runtime"]["hives"].items()}
