@@ -6,12 +6,40 @@ tools reach only what its hive may touch. :class:`ScriptedServer` is an OpenAI-c
 script, for tests and demos without a paid model.
 """
 
+from ._conversation import COMPACTION_PROMPT, Conversation, TurnState
+from ._loop import Agent, Frame, FrameSink, RequestUsage, Stop, TurnResult
 from ._scripted import RecordedRequest, ScriptedServer, Step, ToolCallStep, estimate_tokens
+from ._settings import AgentSettings, Budgets, ModelSettings, NoEndpoint, open_client
+from ._tools import POLICIES, Approval, Approver, Policy, Tool, ToolBox, ToolCall, ToolError, ToolResult, schema_object
 
 __all__ = [
+    "COMPACTION_PROMPT",
+    "POLICIES",
+    "Agent",
+    "AgentSettings",
+    "Approval",
+    "Approver",
+    "Budgets",
+    "Conversation",
+    "Frame",
+    "FrameSink",
+    "ModelSettings",
+    "NoEndpoint",
+    "Policy",
     "RecordedRequest",
+    "RequestUsage",
     "ScriptedServer",
     "Step",
+    "Stop",
+    "Tool",
+    "ToolBox",
+    "ToolCall",
     "ToolCallStep",
+    "ToolError",
+    "ToolResult",
+    "TurnResult",
+    "TurnState",
     "estimate_tokens",
+    "open_client",
+    "schema_object",
 ]

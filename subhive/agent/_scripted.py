@@ -158,7 +158,8 @@ class ScriptedServer:
         server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         server.daemon_threads = True
         self._httpd = server
-        self._thread = threading.Thread(target=server.serve_forever, name="scripted-openai", daemon=True)
+        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="scripted-openai",
+                                        daemon=True)
         self._thread.start()
         return self
 

@@ -1,0 +1,395 @@
+"""The agent loop: request, reply, tool calls, results, again until the model answers with a message or a
+budget stops the turn. Stateless (the whole conversation goes with every request) and prefix-stable (tools and
+instructions first, fixed; history append-only until a compaction); every step is a :class:`Frame`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._conversation import COMPACTION_PROMPT, Conversation, TurnState, handoff_message
+from ._scripted import estimate_tokens
+from ._settings import AgentSettings, open_client
+from ._tools import ToolBox, ToolCall, ToolError, error_content, result_content
+
+__all__ = ["Agent", "Frame", "FrameSink", "RequestUsage", "Stop", "TurnResult"]
+
+#: Stop codes a turn that ended as it should carries; every other code is a failure to escalate.
+NORMAL_STOPS = frozenset({"completed"})
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One step of a turn: ``kind`` is ``turn.started``, ``model.request``, ``model.reply``, ``tool.call``,
+    ``tool.result``, ``compaction`` or ``turn.stopped``; ``seq`` counts from 1 within the turn."""
+
+    kind: str
+    turn: str
+    seq: int
+    data: dict[str, Any]
+    time: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "turn": self.turn, "seq": self.seq, "time": round(self.time, 6), **self.data}
+
+
+FrameSink = Callable[[Frame], Awaitable[None] | None]
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why a turn ended: ``completed``, ``budget.model_calls|tool_calls|tokens|wall_time``, ``loop.repeated_call``,
+    ``model.failed|timeout|unreachable|length``, ``context.exhausted``; ``detail`` says more (limits, status)."""
+
+    code: str
+    message: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def normal(self) -> bool:
+        return self.code in NORMAL_STOPS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, **({"detail": self.detail} if self.detail else {})}
+
+
+@dataclass(frozen=True)
+class RequestUsage:
+    """Tokens of one model request, as the server reported them (``estimated``: it reported none)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int = 0
+    estimated: bool = False
+    compaction: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "cached_tokens": self.cached_tokens, "estimated": self.estimated}
+
+
+@dataclass
+class TurnResult:
+    turn: str
+    stop: Stop
+    answer: str | None
+    usage: list[RequestUsage]
+    frames: list[Frame]
+    state: TurnState
+    compactions: int = 0
+    tool_calls: int = 0
+    #: Seconds spent waiting for the model (the rest of the turn's time is the framework's and the tools').
+    model_seconds: float = 0.0
+    seconds: float = 0.0
+
+    @property
+    def tokens(self) -> int:
+        return sum(u.prompt_tokens + u.completion_tokens for u in self.usage)
+
+
+class _Stopped(Exception):
+    def __init__(self, stop: Stop) -> None:
+        super().__init__(stop.message)
+        self.stop = stop
+
+
+@dataclass
+class _Reply:
+    content: str | None
+    calls: list[ToolCall]
+    finish: str | None
+    usage: RequestUsage
+
+
+class Agent:
+    """One agent: settings, tools, and an OpenAI client opened from the settings on first use (or given).
+
+        agent = Agent(AgentSettings("helper", "You help.", ModelSettings("qwen3")), ToolBox([...]))
+        result = await agent.run_turn("Summarise notes.n1", on_frame=print)
+        await agent.close()
+    """
+
+    def __init__(self, settings: AgentSettings, tools: ToolBox | None = None, *, client: Any = None) -> None:
+        self.settings = settings
+        self.tools = tools or ToolBox()
+        self._client = client
+        self._own_client = client is None
+
+    async def close(self) -> None:
+        if self._client is not None and self._own_client:
+            with contextlib.suppress(Exception):
+                await self._client.close()
+        self._client = None
+
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = open_client(self.settings.model)  # raises agent.no_endpoint before any turn runs
+        return self._client
+
+    async def run_turn(self, prompt: str, *, on_frame: FrameSink | None = None,
+                       turn_id: str | None = None) -> TurnResult:
+        """Run one turn on ``prompt`` to its end; never raises for what the model or a tool does (the result's
+        ``stop`` says why it ended), only for a missing endpoint (``agent.no_endpoint``) before it starts."""
+        self.client()
+        turn = _Turn(self, prompt, turn_id or uuid.uuid4().hex[:12], on_frame)
+        return await turn.run()
+
+
+class _Turn:
+    def __init__(self, agent: Agent, prompt: str, turn_id: str, sink: FrameSink | None) -> None:
+        self.agent = agent
+        self.settings = agent.settings
+        self.budgets = agent.settings.budgets
+        self.id = turn_id
+        self.sink = sink
+        self.conversation = Conversation(agent.settings.instructions)
+        self.state = TurnState(prompt)
+        self.tools = agent.tools.definitions()
+        self.tools_tokens = estimate_tokens(self.tools)
+        self.frames: list[Frame] = []
+        self.usage: list[RequestUsage] = []
+        self.calls: Counter[str] = Counter()
+        self.tool_calls = 0
+        self.compactions = 0
+        self.model_seconds = 0.0
+        self.started = time.monotonic()
+        # What the model said the last request's size was: a check on the local estimate.
+        self.reported: tuple[int, int] | None = None  # (tokens reported, local estimate then)
+        self.reported_epoch = -1
+        self.last_size: int | None = None
+        self.max_growth = 0
+
+    async def emit(self, kind: str, **data: Any) -> None:
+        frame = Frame(kind, self.id, len(self.frames) + 1, data, time.time())
+        self.frames.append(frame)
+        if self.sink is not None:
+            outcome = self.sink(frame)
+            if outcome is not None:
+                await outcome
+
+    async def run(self) -> TurnResult:
+        settings = self.settings
+        await self.emit("turn.started", agent=settings.name, model=settings.model.model, prompt=self.state.task,
+                        tools=[t["function"]["name"] for t in self.tools])
+        self.conversation.append({"role": "user", "content": self.state.task})
+        answer: str | None = None
+        try:
+            answer = await self.loop()
+            stop = Stop("completed", "the model answered")
+        except _Stopped as stopped:
+            stop = stopped.stop
+        seconds = time.monotonic() - self.started
+        await self.emit("turn.stopped", stop=stop.to_dict(), answer=answer, model_calls=len(self.usage),
+                        tool_calls=self.tool_calls, tokens=sum(u.prompt_tokens + u.completion_tokens
+                                                                for u in self.usage),
+                        compactions=self.compactions, seconds=round(seconds, 6))
+        return TurnResult(self.id, stop, answer, self.usage, self.frames, self.state, self.compactions,
+                          self.tool_calls, self.model_seconds, seconds)
+
+    async def loop(self) -> str | None:
+        while True:
+            await self.compact_if_needed()
+            reply = await self.request(self.conversation.messages())
+            message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+            if reply.calls:
+                message["tool_calls"] = [{"id": c.id, "type": "function",
+                                          "function": {"name": c.name, "arguments": c.arguments}}
+                                         for c in reply.calls]
+            self.conversation.append(message)
+            if not reply.calls:
+                if reply.finish == "length":
+                    raise _Stopped(Stop("model.length", "the model's answer was cut at its output limit",
+                                        {"answer": reply.content}))
+                return reply.content
+            for call in reply.calls:
+                await self.run_tool(call)
+
+    # -- the model ----------------------------------------------------------------------------------------
+
+    def remaining(self) -> float:
+        left = self.budgets.wall_time - (time.monotonic() - self.started)
+        if left <= 0:
+            raise _Stopped(Stop("budget.wall_time", f"the turn ran out of its {self.budgets.wall_time:g} s",
+                                {"limit": self.budgets.wall_time}))
+        return left
+
+    def estimate(self, extra: int = 0) -> int:
+        """The next request's size: the local estimate, or what the model reported plus what was added since,
+        whichever is larger (a real tokenizer may count more than the estimate)."""
+        local = self.conversation.tokens + self.tools_tokens + extra
+        if self.reported is not None and self.conversation.epoch == self.reported_epoch:
+            tokens, then = self.reported
+            return max(local, tokens + (local - then))
+        return local
+
+    async def request(self, messages: list[dict[str, Any]], *, compaction: bool = False) -> _Reply:
+        budgets = self.budgets
+        if len(self.usage) >= budgets.model_calls:
+            raise _Stopped(Stop("budget.model_calls", f"the turn used its {budgets.model_calls} model calls",
+                                {"limit": budgets.model_calls}))
+        used = sum(u.prompt_tokens + u.completion_tokens for u in self.usage)
+        if used >= budgets.tokens:
+            raise _Stopped(Stop("budget.tokens", f"the turn used {used} tokens of its {budgets.tokens}",
+                                {"limit": budgets.tokens, "used": used}))
+        local = self.conversation.tokens + self.tools_tokens + (estimate_tokens(messages[-1]) if compaction else 0)
+        await self.emit("model.request", n=len(self.usage) + 1, messages=len(messages), tokens=local,
+                        compaction=compaction)
+        began = time.monotonic()
+        try:
+            reply = await asyncio.wait_for(self.call_model(messages, compaction), self.remaining())
+        except TimeoutError:
+            raise _Stopped(Stop("budget.wall_time", f"the turn ran out of its {budgets.wall_time:g} s waiting for "
+                                "the model", {"limit": budgets.wall_time})) from None
+        finally:
+            self.model_seconds += time.monotonic() - began
+        self.usage.append(reply.usage)
+        self.reported, self.reported_epoch = (reply.usage.prompt_tokens, local), self.conversation.epoch
+        await self.emit("model.reply", n=len(self.usage), content=reply.content, finish=reply.finish,
+                        tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.calls],
+                        usage=reply.usage.to_dict(), seconds=round(time.monotonic() - began, 6))
+        return reply
+
+    async def call_model(self, messages: list[dict[str, Any]], compaction: bool) -> _Reply:
+        import openai
+
+        model = self.settings.model
+        options: dict[str, Any] = {"model": model.model, "messages": messages}
+        if self.tools:
+            options["tools"] = self.tools
+        if model.temperature is not None:
+            options["temperature"] = model.temperature
+        client = self.agent.client()
+        try:
+            if model.stream:
+                options["stream"] = True
+                options["stream_options"] = {"include_usage": True}
+                reply = await _collect(await client.chat.completions.create(**options), messages)
+            else:
+                reply = _read(await client.chat.completions.create(**options), messages)
+        except openai.APITimeoutError:
+            raise _Stopped(Stop("model.timeout", f"the model did not answer within {model.timeout:g} s, "
+                                f"{model.max_retries} retries included", {"timeout": model.timeout})) from None
+        except openai.APIStatusError as exc:
+            raise _Stopped(Stop("model.failed", f"the model endpoint answered {exc.status_code}: "
+                                f"{_short(exc.message)}", {"status": exc.status_code,
+                                                           "retries": model.max_retries})) from None
+        except openai.APIConnectionError as exc:
+            raise _Stopped(Stop("model.unreachable", f"the model endpoint cannot be reached: {_short(str(exc))}",
+                                {"retries": model.max_retries})) from None
+        if compaction:
+            reply.usage = RequestUsage(reply.usage.prompt_tokens, reply.usage.completion_tokens,
+                                       reply.usage.cached_tokens, reply.usage.estimated, compaction=True)
+        return reply
+
+    # -- tools --------------------------------------------------------------------------------------------
+
+    async def run_tool(self, call: ToolCall) -> None:
+        budgets = self.budgets
+        if self.tool_calls >= budgets.tool_calls:
+            raise _Stopped(Stop("budget.tool_calls", f"the turn used its {budgets.tool_calls} tool calls",
+                                {"limit": budgets.tool_calls}))
+        key = call.key()
+        self.calls[key] += 1
+        if self.calls[key] >= budgets.repeat_limit:
+            raise _Stopped(Stop("loop.repeated_call", f"{call.name} was called {self.calls[key]} times with the "
+                                "same arguments", {"tool": call.name, "arguments": call.arguments,
+                                                   "limit": budgets.repeat_limit}))
+        self.tool_calls += 1
+        await self.emit("tool.call", id=call.id, name=call.name, arguments=call.arguments,
+                        policy=self.agent.tools.policy(call.name))
+        began = time.monotonic()
+        code: str | None = None
+        try:
+            result = await asyncio.wait_for(self.agent.tools.dispatch(call), self.remaining())
+        except TimeoutError:
+            raise _Stopped(Stop("budget.wall_time", f"the turn ran out of its {budgets.wall_time:g} s in "
+                                f"{call.name}", {"limit": budgets.wall_time, "tool": call.name})) from None
+        except ToolError as error:
+            content, code = error_content(error), error.code
+        else:
+            content = result_content(result, self.settings.max_tool_output)
+            self.state.note_files(result.files_changed)
+            self.state.pending.extend(p for p in result.pending if p not in self.state.pending)
+        self.state.note_call(call.name, call.arguments, content)
+        self.conversation.append({"role": "tool", "tool_call_id": call.id, "content": content})
+        await self.emit("tool.result", id=call.id, name=call.name, ok=code is None, error=code, content=content,
+                        seconds=round(time.monotonic() - began, 6))
+
+    # -- compaction ---------------------------------------------------------------------------------------
+
+    async def compact_if_needed(self) -> None:
+        """Compact early enough that the summary request itself stays under the threshold: when this request,
+        grown by the largest step seen so far, plus the compaction prompt would reach it."""
+        model = self.settings.model
+        size = self.estimate()
+        if self.last_size is not None:
+            self.max_growth = max(self.max_growth, size - self.last_size)
+        self.last_size = size
+        prompt = {"role": "user", "content": COMPACTION_PROMPT}
+        if not model.compaction or size + self.max_growth + estimate_tokens(prompt) < model.compact_threshold:
+            return
+        before = size
+        reply = await self.request([*self.conversation.messages(), prompt], compaction=True)
+        summary = reply.content or ""
+        self.conversation.replace([handoff_message(self.state, summary)])
+        self.compactions += 1
+        after = self.last_size = self.estimate()
+        await self.emit("compaction", n=self.compactions, tokens_before=before, tokens_after=after,
+                        threshold=model.compact_threshold, summary=summary, state=self.state.to_dict())
+        if after >= model.compact_threshold:
+            raise _Stopped(Stop("context.exhausted", "even compacted, the conversation does not fit under the "
+                                f"compaction threshold ({after} >= {model.compact_threshold} tokens)",
+                                {"tokens": after, "threshold": model.compact_threshold}))
+
+
+def _usage(raw: Any, messages: list[dict[str, Any]], completion: Any) -> RequestUsage:
+    if raw is None:
+        return RequestUsage(estimate_tokens(messages), estimate_tokens(completion), estimated=True)
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or 0
+    return RequestUsage(int(raw.prompt_tokens or 0), int(raw.completion_tokens or 0), int(cached))
+
+
+def _read(completion: Any, messages: list[dict[str, Any]]) -> _Reply:
+    choice = completion.choices[0] if completion.choices else None
+    message = choice.message if choice is not None else None
+    content = message.content if message is not None else None
+    calls = [ToolCall(c.id, c.function.name, c.function.arguments or "")
+             for c in (message.tool_calls or []) if getattr(c, "function", None) is not None] if message else []
+    return _Reply(content, calls, choice.finish_reason if choice else None,
+                  _usage(completion.usage, messages, [content, [c.arguments for c in calls]]))
+
+
+async def _collect(stream: Any, messages: list[dict[str, Any]]) -> _Reply:
+    """A streamed reply put back together: text deltas joined, tool calls assembled by index."""
+    text: list[str] = []
+    calls: dict[int, dict[str, str]] = {}
+    finish: str | None = None
+    usage: Any = None
+    async for chunk in stream:
+        if getattr(chunk, "usage", None) is not None:
+            usage = chunk.usage
+        for choice in chunk.choices or []:
+            delta = choice.delta
+            if delta.content:
+                text.append(delta.content)
+            for part in delta.tool_calls or []:
+                call = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
+                call["id"] = part.id or call["id"]
+                if part.function is not None:
+                    call["name"] += part.function.name or ""
+                    call["arguments"] += part.function.arguments or ""
+            finish = choice.finish_reason or finish
+    content = "".join(text) if text else None
+    made = [ToolCall(c["id"] or f"call_{i}", c["name"], c["arguments"]) for i, c in sorted(calls.items())]
+    return _Reply(content, made, finish, _usage(usage, messages, [content, [c.arguments for c in made]]))
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -1,0 +1,194 @@
+"""Tools an agent may call, each with a policy (allow, ask, deny), and the one place a call is dispatched:
+arguments parsed and validated against the tool's JSON Schema before the tool runs, every failure turned into a
+tool error the model reads (never an exception out of the loop)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import jsonschema_rs
+
+from ..errors import SubhiveError
+
+__all__ = ["POLICIES", "Approval", "Approver", "Policy", "Tool", "ToolBox", "ToolCall", "ToolError", "ToolResult",
+           "schema_object"]
+
+Policy = Literal["allow", "ask", "deny"]
+POLICIES: tuple[Policy, ...] = ("allow", "ask", "deny")
+
+
+class ToolError(SubhiveError):
+    """A tool could not do what the model asked; the model reads the code, message and hint as the tool's result."""
+
+    default_code = "tool.failed"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A call the model made: ``arguments`` is its text as sent (it may not be JSON)."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def key(self) -> str:
+        """The call's identity for loop detection: its name and its arguments, canonical when they are JSON."""
+        try:
+            canonical = json.dumps(json.loads(self.arguments), sort_keys=True, separators=(",", ":"))
+        except ValueError:
+            canonical = self.arguments
+        return f"{self.name}:{canonical}"
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool returns: ``value`` (JSON-able, or text) for the model; ``files_changed`` and ``pending`` are
+    what the loop carries across a compaction (the files the turn touched, what waits on someone)."""
+
+    value: Any
+    files_changed: tuple[str, ...] = ()
+    pending: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool: ``parameters`` is a JSON Schema object; ``run`` receives the validated arguments."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    run: Callable[[dict[str, Any]], Awaitable[Any]]
+
+    def definition(self) -> dict[str, Any]:
+        return {"type": "function", "function": {"name": self.name, "description": self.description,
+                                                 "parameters": dict(self.parameters)}}
+
+
+@dataclass(frozen=True)
+class Approval:
+    """A person's answer to an ``ask`` call: ``approved``, and why (shown to the model when refused)."""
+
+    approved: bool
+    reason: str = ""
+
+
+#: Asked before an ``ask`` tool runs; may wait for a person (the loop bounds the wait by the turn's budget).
+Approver = Callable[[ToolCall], Awaitable[Approval]]
+
+
+@dataclass
+class _Entry:
+    tool: Tool
+    policy: Policy
+    validator: Any = field(default=None)
+
+
+class ToolBox:
+    """The tools of one agent and their policies. The model is shown the allowed and asked tools, sorted by
+    name, the same list for the whole conversation (a changed list would break the prompt prefix); a denied
+    tool is not shown, and a call to it is refused with ``tool.denied``."""
+
+    def __init__(self, tools: Iterable[Tool] = (), policies: Mapping[str, Policy] | None = None, *,
+                 default: Policy = "allow", approver: Approver | None = None) -> None:
+        self._entries: dict[str, _Entry] = {}
+        self.approver = approver
+        wanted = dict(policies or {})
+        for tool in tools:
+            if tool.name in self._entries:
+                raise ValueError(f"two tools are named {tool.name!r}")
+            policy = wanted.pop(tool.name, default)
+            if policy not in POLICIES:
+                raise ValueError(f"{policy!r} is not a tool policy (allow, ask, deny)")
+            self._entries[tool.name] = _Entry(tool, policy)
+        if wanted:
+            raise ValueError(f"policies name tools that do not exist: {', '.join(sorted(wanted))}")
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def policy(self, name: str) -> Policy | None:
+        entry = self._entries.get(name)
+        return entry.policy if entry else None
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """The tool list sent with every request: fixed content, fixed order."""
+        return [self._entries[name].tool.definition() for name in sorted(self._entries)
+                if self._entries[name].policy != "deny"]
+
+    async def dispatch(self, call: ToolCall) -> ToolResult:
+        """Run ``call`` under its policy; every refusal or failure is raised as :class:`ToolError`."""
+        entry = self._entries.get(call.name)
+        if entry is None:
+            raise ToolError(f"there is no tool {call.name!r}", code="tool.unknown",
+                            hint=f"the tools are: {', '.join(n for n in self.names() if self.policy(n) != 'deny')}")
+        if entry.policy == "deny":
+            raise ToolError(f"{call.name} is denied to this agent by its hive's manifest", code="tool.denied",
+                            hint="do without it, or ask the hive's owner to change the policy")
+        arguments = _parse_arguments(call)
+        _validate(entry, arguments, call.name)
+        if entry.policy == "ask":
+            if self.approver is None:
+                raise ToolError(f"{call.name} needs a person's approval and no one can be asked in this run",
+                                code="tool.approval_unavailable",
+                                hint="the hive's manifest asks for approval of this tool; do without it")
+            answer = await self.approver(call)
+            if not answer.approved:
+                raise ToolError(f"{call.name} was refused by a person: {answer.reason or 'no reason given'}",
+                                code="tool.rejected", hint="take the reason into account; do not repeat the call")
+        try:
+            value = await entry.tool.run(arguments)
+        except ToolError:
+            raise
+        except SubhiveError as exc:
+            raise ToolError(exc.message, code=exc.code, location=exc.location, hint=exc.hint) from exc
+        return value if isinstance(value, ToolResult) else ToolResult(value)
+
+
+def _parse_arguments(call: ToolCall) -> dict[str, Any]:
+    text = call.arguments.strip() or "{}"
+    try:
+        arguments = json.loads(text)
+    except ValueError as exc:
+        raise ToolError(f"the arguments of {call.name} are not JSON: {exc}", code="tool.arguments_malformed",
+                        hint="send the arguments as one JSON object matching the tool's parameters") from None
+    if not isinstance(arguments, dict):
+        raise ToolError(f"the arguments of {call.name} must be a JSON object, not {type(arguments).__name__}",
+                        code="tool.arguments_malformed", hint="send one JSON object")
+    return arguments
+
+
+def _validate(entry: _Entry, arguments: dict[str, Any], name: str) -> None:
+    if entry.validator is None:
+        entry.validator = jsonschema_rs.validator_for(dict(entry.tool.parameters))
+    if entry.validator.is_valid(arguments):
+        return
+    error = next(iter(entry.validator.iter_errors(arguments)))
+    pointer = "".join("/" + str(p) for p in error.instance_path) or "/"
+    raise ToolError(f"the arguments of {name} are invalid at {pointer}: {error.message}",
+                    code="tool.arguments_invalid", hint="match the tool's parameters schema")
+
+
+def error_content(error: ToolError) -> str:
+    """The tool message a refusal or failure becomes: JSON with the stable code, the message and the hint."""
+    body: dict[str, Any] = {"error": error.code, "message": error.message}
+    if error.hint:
+        body["hint"] = error.hint
+    return json.dumps(body, ensure_ascii=False)
+
+
+def result_content(result: ToolResult, limit: int) -> str:
+    """A tool's value as the text the model reads, cut at ``limit`` characters (saying so)."""
+    value = result.value
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    if len(text) > limit:
+        text = text[:limit] + f"\n[cut: {len(text) - limit} more characters; ask for less]"
+    return text
+
+
+def schema_object(properties: Mapping[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
+    """A closed JSON Schema object for a tool's parameters."""
+    return {"type": "object", "properties": dict(properties), "required": list(required),
+            "additionalProperties": False}
