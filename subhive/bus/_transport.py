@@ -135,6 +135,8 @@ class _Violations:
         if kind is None:
             return None
         verb = "publish to" if kind.lower() == "publish" else "subscribe to"
+        if shown and key.startswith("$js.api."):  # a JetStream API request made to read ``shown``, not a publish
+            verb = "consume"
         named = shown or subject
         via = f" (it refused {key})" if shown and shown != subject else ""
         return PermissionViolation(f"the NATS server refused to let this hive {verb} {named}{via}",
