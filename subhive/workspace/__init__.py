@@ -10,6 +10,7 @@ The layout, the manifest fields and the defaults of each kind are in docs/worksp
 TOML and sub-hives sit side by side in docs/decisions/0006-subhive-manifest.md.
 """
 
+from ._agents import AGENT_TOOLS, AgentBudgets, AgentModel, AgentSpec, AgentTrigger
 from ._kinds import DEFAULT_RANGE, DRAFT_VERSION, KIND_DEFAULTS, KindDefaults
 from ._limits import DEFAULT_DEAD_LETTER_LIMITS, DeadLetterLimits, format_age, format_size
 from ._manifest import (
@@ -40,6 +41,7 @@ from ._workspace import (
 )
 
 __all__ = [
+    "AGENT_TOOLS",
     "DEFAULT_DEAD_LETTER_LIMITS",
     "DEFAULT_RANGE",
     "DRAFT_VERSION",
@@ -48,6 +50,10 @@ __all__ = [
     "MAX_HIVE_NAME",
     "ROOT_HIVE",
     "WORKSPACE_FILE",
+    "AgentBudgets",
+    "AgentModel",
+    "AgentSpec",
+    "AgentTrigger",
     "Budgets",
     "DeadLetterLimits",
     "FileAction",

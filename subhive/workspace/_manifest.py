@@ -22,6 +22,7 @@ from typing import Any
 
 from .._source import join_pointer
 from ..errors import InputError, Location, Problem
+from ._agents import AgentSpec, read_agents
 from ._limits import DeadLetterLimits
 from ._ranges import VersionRange
 from ._toml import TomlDocument, read_toml, toml_key, toml_string
@@ -50,7 +51,7 @@ MAX_HIVE_NAME = 32
 CONTRACT_NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
 _SOURCES_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*\Z")
 _TOP_KEYS = ("name", "kind", "parent", "description", "provides", "consumes", "budgets", "blackboard", "knowledge",
-             "dead_letters")
+             "dead_letters", "agents")
 _BUDGET_KEYS = ("max_files", "max_bytes")
 _BLACKBOARD_KEYS = ("schema",)
 _KNOWLEDGE_KEYS = ("sources",)
@@ -121,6 +122,8 @@ class SubhiveManifest:
     knowledge_sources: str = ""
     #: This hive's own dead-letter limits; what it leaves unset comes from hive.toml.
     dead_letters: DeadLetterLimits = field(default_factory=DeadLetterLimits)
+    #: Language-model agents, ``[agents.NAME]`` (read in _agents.py; docs/agents.md).
+    agents: tuple[AgentSpec, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.knowledge_sources:
@@ -166,7 +169,8 @@ class SubhiveManifest:
             "[knowledge]\n"
             "# module:attribute naming the knowledge sources the runtime activates.\n"
             f"sources = {toml_string(self.knowledge_sources)}\n"
-        ) + (f"\n{self.dead_letters.to_toml()}" if self.dead_letters.is_set else "")
+        ) + (f"\n{self.dead_letters.to_toml()}" if self.dead_letters.is_set else "") \
+            + "".join(f"\n{agent.to_toml()}" for agent in self.agents)
 
 
 def check_hive_name(name: str, *, what: str = "hive name") -> None:
@@ -254,10 +258,12 @@ class _Reader:
         schema = self.blackboard(data)
         sources = self.knowledge(data)
         dead_letters = self.dead_letters(data)
+        agents = read_agents(data["agents"], self.problem, self.document.location, consumes=tuple(
+            r.contract for r in consumes), provides=provides) if "agents" in data else ()
         if self.problems or name is None or kind is None or parent is None or schema is None or sources is None:
             return None
         return SubhiveManifest(name, kind, parent, description, provides, consumes, budgets, schema, sources,
-                               dead_letters)
+                               dead_letters, agents)
 
     # --- helpers
 
