@@ -16,7 +16,6 @@ import nats
 from nats.js.errors import NotFoundError
 
 from subhive.bus import DeadLetters, EmbeddedServer, NatsTransport, ensure_event_streams
-from subhive.bus import _deadletter as deadletter
 from subhive.runtime import ContractBinding
 
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
@@ -43,10 +42,7 @@ async def provision(server: EmbeddedServer, hives: Iterable[str], contracts: Ite
         for name in names:
             with contextlib.suppress(NotFoundError):
                 await js.delete_stream(name)
-        await ensure_event_streams(js, contracts)
-        per_hive = getattr(deadletter, "ensure_dead_letter_streams", None)  # per-hive streams, where they exist
-        if per_hive is not None:
-            await per_hive(js, hives)
+        await ensure_event_streams(js, contracts, hives=hives)
     finally:
         await nc.close()
 
