@@ -29,6 +29,8 @@ def test_a_bare_hive_provides_and_consumes_nothing_and_works(
     code, out, err = run(capsys, "new", "solo", "--kind", kind, "--bare", "-C", str(root))
     assert code == 0, err
     assert "contracts/" not in out  # no draft
+    assert f"created sub-hive 'solo' ({kind}) under the root hive" in out
+    assert "Traceback" not in err
 
     manifest = load_manifest(root / "subhives" / "solo")
     assert (manifest.kind.value, manifest.provides, manifest.consumes) == (kind, (), ())
