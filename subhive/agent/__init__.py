@@ -6,7 +6,10 @@ tools reach only what its hive may touch. :class:`ScriptedServer` is an OpenAI-c
 script, for tests and demos without a paid model.
 """
 
+from ._build import build_agent, settings_from_spec
 from ._conversation import COMPACTION_PROMPT, Conversation, TurnState
+from ._files import FileSlice, file_tools
+from ._hive_tools import board_tools, contract_tool_name, contract_tools
 from ._loop import Agent, Frame, FrameSink, RequestUsage, Stop, TurnResult
 from ._scripted import RecordedRequest, ScriptedServer, Step, ToolCallStep, estimate_tokens
 from ._settings import AgentSettings, Budgets, ModelSettings, NoEndpoint, open_client
@@ -21,6 +24,7 @@ __all__ = [
     "Approver",
     "Budgets",
     "Conversation",
+    "FileSlice",
     "Frame",
     "FrameSink",
     "ModelSettings",
@@ -39,7 +43,13 @@ __all__ = [
     "ToolResult",
     "TurnResult",
     "TurnState",
+    "board_tools",
+    "build_agent",
+    "contract_tool_name",
+    "contract_tools",
     "estimate_tokens",
+    "file_tools",
     "open_client",
     "schema_object",
+    "settings_from_spec",
 ]

@@ -5,6 +5,7 @@ tool error the model reads (never an exception out of the loop)."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -16,6 +17,7 @@ from ..errors import SubhiveError
 __all__ = ["POLICIES", "Approval", "Approver", "Policy", "Tool", "ToolBox", "ToolCall", "ToolError", "ToolResult",
            "schema_object"]
 
+log = logging.getLogger("subhive.agent")
 Policy = Literal["allow", "ask", "deny"]
 POLICIES: tuple[Policy, ...] = ("allow", "ask", "deny")
 
@@ -144,6 +146,11 @@ class ToolBox:
             raise
         except SubhiveError as exc:
             raise ToolError(exc.message, code=exc.code, location=exc.location, hint=exc.hint) from exc
+        except Exception as exc:
+            # A bug in a tool: the log gets the traceback, the model only the class (never a repr or a trace).
+            log.exception("tool %s failed", call.name)
+            raise ToolError(f"{call.name} failed: {type(exc).__name__}", code="tool.crashed",
+                            hint="the hive's log has the details; try another way") from exc
         return value if isinstance(value, ToolResult) else ToolResult(value)
 
 

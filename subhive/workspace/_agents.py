@@ -205,6 +205,7 @@ class _AgentReader:
             self.problem(pointer, "agent.path_escape", f"instructions {value!r} is not a path inside the hive",
                          f"name a file relative to the hive's directory, e.g. agents/{self.name}.md")
             return None
+        self.locations["instructions"] = self.locate(pointer)
         return str(value)
 
     def model(self, value: Any) -> AgentModel | None:

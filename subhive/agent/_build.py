@@ -1,0 +1,61 @@
+"""From a manifest's ``[agents.NAME]`` to a running :class:`Agent`: its instructions read, its tools built over
+the hive's files, board and consumed contracts, each with the policy the manifest gives it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..hive import KvBlackboard
+from ..runtime import ContractBinding, Transport
+from ..workspace import AgentSpec
+from ._files import FileSlice, file_tools
+from ._hive_tools import board_tools, contract_tools
+from ._loop import Agent
+from ._settings import AgentSettings, Budgets, ModelSettings
+from ._tools import Approver, Tool, ToolBox
+
+__all__ = ["build_agent", "settings_from_spec"]
+
+
+def settings_from_spec(spec: AgentSpec, hive_dir: Path) -> AgentSettings:
+    """The loop's settings for ``spec``; its instructions file is read now (``agent.instructions_missing``)."""
+    path = Path(hive_dir) / spec.instructions
+    where = spec.locations.get("instructions") or spec.locations.get("")
+    real, root = path.resolve(), Path(hive_dir).resolve()
+    if root not in real.parents or not real.is_file():
+        raise InputError(f"agent {spec.name}: its instructions file {spec.instructions} does not exist in the hive",
+                         code="agent.instructions_missing", location=where,
+                         hint=f"write the agent's instructions in {path} (plain text or Markdown)")
+    model = spec.model
+    return AgentSettings(
+        spec.name, real.read_text(encoding="utf-8", errors="replace"),
+        ModelSettings(model.name, base_url=model.base_url, api_key_env=model.api_key_env,
+                      context_window=model.context_window, compact_at=model.compact_at, compaction=model.compaction,
+                      max_retries=model.max_retries, timeout=model.timeout, stream=model.stream,
+                      temperature=model.temperature),
+        Budgets(spec.budgets.model_calls, spec.budgets.tool_calls, spec.budgets.tokens, spec.budgets.wall_time,
+                spec.budgets.repeat_limit))
+
+
+def build_agent(spec: AgentSpec, *, hive: str, hive_dir: Path, board: KvBlackboard | None = None,
+                transport: Transport | None = None, bindings: Sequence[ContractBinding] = (),
+                approver: Approver | None = None, client: Any = None) -> Agent:
+    """The agent ``spec`` declares in ``hive``. A tool the manifest names that this hive does not have (an
+    operation its contracts lack, the board without a board) is ``agent.tool_unknown`` at its line."""
+    available: dict[str, Tool] = {t.name: t for t in file_tools(FileSlice(hive_dir))}
+    if board is not None:
+        available.update((t.name, t) for t in board_tools(board, f"agent:{spec.name}"))
+    if transport is not None:
+        available.update((t.name, t) for t in contract_tools(bindings, transport, hive=hive))
+    for name in spec.tools:
+        if name not in available:
+            raise InputError(f"agent {spec.name}: this hive has no tool {name!r} to give it",
+                             code="agent.tool_unknown", location=spec.locations.get(f"tools.{name}"),
+                             hint="the tools here are: " + ", ".join(sorted(available)) + " (contract tools come "
+                             "from the contracts in the lock: run subhive codegen)")
+    tools = ToolBox([available[name] for name in spec.tools], dict(spec.tools),  # type: ignore[arg-type]
+                    approver=approver)
+    return Agent(settings_from_spec(spec, hive_dir), tools, client=client)
