@@ -1,4 +1,5 @@
 """Compatibility analysis: per-direction diffs of JSON Schema and protobuf, and contract-level checks.
+See docs/compat-codes.md and docs/contracts.md#compatibility-per-direction.
 
     >>> from subhive.compat import diff_schemas
     >>> report = diff_schemas({"type": "integer"}, {"type": "number"})

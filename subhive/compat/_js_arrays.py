@@ -1,10 +1,4 @@
-"""Array keywords: ``prefixItems``/``items``/``unevaluatedItems``, ``contains`` with its counts, and bounds.
-
-Items are compared index by index: index ``i`` is governed by ``prefixItems[i]`` when it exists, else by
-``items`` (or a plain ``unevaluatedItems``, which means the same when nothing else evaluates items).
-``contains`` is judged as a group, because ``minContains`` grows with the ``contains`` schema while
-``maxContains`` shrinks with it.
-"""
+"""Array keywords: ``prefixItems``/``items``/``unevaluatedItems``, ``contains`` with its counts, and bounds."""
 
 from __future__ import annotations
 
@@ -50,6 +44,8 @@ def _effective_items(node: Node, kw: dict[str, Any]) -> tuple[Node, str | None]:
 
 
 def _diff_items(p: Pair) -> None:
+    """Compare items index by index: index ``i`` is governed by ``prefixItems[i]`` when it exists, else by
+    ``items`` (or a plain ``unevaluatedItems``, which means the same when nothing else evaluates items)."""
     eng = p.eng
     po, pn = p.ok.get("prefixItems", []), p.nk.get("prefixItems", [])
     io, io_kw = _effective_items(p.o, p.ok)
@@ -102,6 +98,8 @@ def _contains_side(node: Node, kw: dict[str, Any]) -> _Count:
 
 
 def _diff_contains(p: Pair) -> None:
+    """Judge ``contains`` with its counts as a group: ``minContains`` grows with the ``contains`` schema
+    while ``maxContains`` shrinks with it."""
     old, new = _contains_side(p.o, p.ok), _contains_side(p.n, p.nk)
     if old.schema is None and new.schema is None:
         return

@@ -1,16 +1,5 @@
 """Schema documents, positions inside them, and ``$ref`` resolution for the JSON Schema diff engine.
-
-A :class:`Node` is one subschema: the document it lives in, its JSON pointer, and the resource whose
-``#...`` references apply to it. References are resolved here and nowhere else:
-
-* ``#``, ``#/json/pointer`` and ``#anchor`` inside the same document (or the enclosing embedded ``$id``
-  resource);
-* ``other.json#/$defs/X`` through the document's :data:`RefResolver`, called with ``"other.json"`` only;
-* anything with a URI scheme (``https:``, ``urn:``, ``file:`` ...) is never fetched.
-
-What cannot be resolved comes back as an :class:`Unresolved` reason, never as an exception: the engine
-turns it into an unprovable change. A reference into the same document that points nowhere is a broken
-schema and raises :class:`~subhive.errors.InputError`.
+Resolution happens here and nowhere else; see docs/compat-codes.md#json-schema (References).
 """
 
 from __future__ import annotations
@@ -154,7 +143,15 @@ class _Index:
 
 
 class Library:
-    """Follows references for one diff: caches documents reached through resolvers."""
+    """Follows references for one diff: caches documents reached through resolvers.
+
+    References are resolved here and nowhere else: ``#``, ``#/json/pointer`` and ``#anchor`` inside the same
+    document (or the enclosing embedded ``$id`` resource); ``other.json#/$defs/X`` through the document's
+    :data:`RefResolver`, called with ``"other.json"`` only; anything with a URI scheme is never fetched. What
+    cannot be resolved comes back as an :class:`Unresolved` reason, never as an exception (the engine turns it
+    into an unprovable change); a reference into the same document that points nowhere is a broken schema and
+    raises :class:`~subhive.errors.InputError`.
+    """
 
     def __init__(self) -> None:
         self._docs: dict[tuple[int, str], Doc] = {}

@@ -1,27 +1,5 @@
-"""The comparison engine: walks OLD and NEW in parallel and judges every difference per direction.
-
-``Engine.compare(old, new)`` returns the changes between two subschemas and two verdicts: ``back``
-(every instance of OLD is valid under NEW, proven) and ``fwd`` (the reverse). A schema is a conjunction
-of keywords, so it is enough to prove, for each constraint of NEW, that OLD (as a whole, used as the
-hypothesis) implies it; each keyword family does that in its own module (``_js_scalar``, ``_js_arrays``,
-``_js_objects``, ``_js_logic``).
-
-Recursion and soundness:
-
-* Results are memoised per (old node, new node) pair, so a ``$defs`` entry is compared once however many
-  times it is referenced, and its changes are reported once, at the definition. A result links the results
-  of the pairs inside it instead of copying their changes (see ``_js_pair.Result``): in a graph of
-  definitions that reference each other, copying along every path would be exponential.
-* A ``$ref`` followed on one side only (``{"$ref": "#/$defs/A"}`` replaced by an inline schema, or the
-  reverse) compares the definition with the inline schema, and what differs is reported at the reference,
-  where the schema changed, not inside the definition (which may be unchanged and used elsewhere).
-* Recursive schemas terminate by a co-inductive assumption: a pair met again while it is being compared
-  is assumed compatible. That is sound for finite instances only when the cycle went through a property or
-  an item (a strictly smaller instance) and through no negation (``not``, ``if``, overlapping ``oneOf``,
-  ``maxContains``), so other cycles are reported as unprovable. Results computed under an assumption stay
-  provisional until the assumed pair is settled: they become final if it turns out compatible both ways,
-  lose the directions it failed otherwise (without negation, a backward proof only ever uses backward
-  facts, and the forward one forward facts), and are discarded with it if it was their last assumption.
+"""The JSON Schema comparison engine: walks OLD and NEW in parallel and judges every difference per direction.
+Memoisation, ``$ref`` handling and why recursion is sound are explained on :class:`Engine`.
 """
 
 from __future__ import annotations
@@ -72,7 +50,28 @@ class _Frame:
 
 
 class Engine:
-    """Compares subschemas of two documents; one engine per diff (memo tables are per diff)."""
+    """Compares subschemas of two documents; one engine per diff (memo tables are per diff).
+
+    ``compare(old, new)`` returns the changes between two subschemas and two verdicts, ``back`` and ``fwd``.
+    A schema is a conjunction of keywords, so it is enough to prove, for each constraint of NEW, that OLD (as a
+    whole, used as the hypothesis) implies it; each keyword family does that in its own module (``_js_scalar``,
+    ``_js_arrays``, ``_js_objects``, ``_js_logic``). Recursion and soundness:
+
+    * Results are memoised per (old node, new node) pair, so a ``$defs`` entry is compared once however many
+      times it is referenced, and its changes are reported once, at the definition. A result links the results
+      of the pairs inside it instead of copying their changes (see ``_js_pair.Result``): in a graph of
+      definitions that reference each other, copying along every path would be exponential.
+    * A ``$ref`` followed on one side only compares the definition with the inline schema, and what differs is
+      reported at the reference, where the schema changed, not inside the definition (which may be unchanged
+      and used elsewhere).
+    * Recursive schemas terminate by a co-inductive assumption: a pair met again while it is being compared is
+      assumed compatible. That is sound for finite instances only when the cycle went through a property or an
+      item (a strictly smaller instance) and through no negation (``not``, ``if``, overlapping ``oneOf``,
+      ``maxContains``), so other cycles are reported as unprovable. Results computed under an assumption stay
+      provisional until the assumed pair is settled: they become final if it turns out compatible both ways,
+      lose the directions it failed otherwise (without negation, a backward proof only ever uses backward
+      facts, and the forward one forward facts), and are discarded with it if it was their last assumption.
+    """
 
     def __init__(self, library: Library) -> None:
         self.library = library

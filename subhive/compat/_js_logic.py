@@ -1,12 +1,5 @@
 """Applicators: ``allOf``, ``anyOf``, ``oneOf``, ``not``, ``if``/``then``/``else``, ``$ref`` beside other
-keywords, ``$dynamicRef``, and the legacy ``dependencies``.
-
-Branches are paired (identical first, then by position, then by the kinds they accept) and compared
-pairwise; unpaired branches are judged against the whole other side. ``anyOf`` is monotone: OLD is
-contained in NEW when each old branch is contained in some new branch (a branch accepting several
-types may be split by type first). ``oneOf`` also needs exclusivity: a new branch may make an old
-instance match twice, so it counts only when the branches are provably disjoint (different types,
-different constants, or a required discriminator property with different constants).
+keywords, ``$dynamicRef`` and the legacy ``dependencies``. Rules: docs/compat-codes.md#json-schema.
 """
 
 from __future__ import annotations
@@ -84,7 +77,10 @@ def _branch_key(eng: Engine, node: Node) -> Hashable:
 
 
 def _pair(eng: Engine, olds: list[Node], news: list[Node]) -> tuple[list[tuple[int, int]], list[int], list[int]]:
-    """Pair branches: identical ones first, then by position when the counts agree, then by kinds."""
+    """Pair branches: identical ones first, then by position when the counts agree, then by kinds.
+
+    Paired branches are compared pairwise; unpaired ones are judged against the whole other side.
+    """
     left, right = list(range(len(olds))), list(range(len(news)))
     pairs: list[tuple[int, int]] = []
     new_keys = {j: _branch_key(eng, news[j]) for j in right}

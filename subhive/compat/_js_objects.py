@@ -1,11 +1,5 @@
 """Object keywords: the content model (``properties``, ``patternProperties``, ``additionalProperties``,
 ``unevaluatedProperties``), ``required``, dependencies, ``propertyNames`` and size bounds.
-
-A property value must satisfy every schema that applies to its name: its ``properties`` entry, every
-matching ``patternProperties`` entry, and ``additionalProperties`` when neither applies. Proofs compare
-those sets name by name; for names nobody lists, the pattern and additional schemas are compared so that
-every name is covered whichever patterns it matches. Pattern matching of listed names is decided by the
-runtime validator (ECMA-262 regular expressions).
 """
 
 from __future__ import annotations
@@ -160,6 +154,10 @@ def _matches(side: _Side, regex: str, name: str) -> bool:
 
 
 def diff_objects(p: Pair) -> None:
+    """Compare the content models: a property value must satisfy every schema that applies to its name (its
+    ``properties`` entry, every matching ``patternProperties`` entry, ``additionalProperties`` when neither
+    applies). Listed names are compared name by name; for names nobody lists, the pattern and additional
+    schemas are compared so that every name is covered whichever patterns it matches."""
     if p.keys.isdisjoint(_OBJECT_KEYS):
         return
     so, sn = _Side(p, p.o, p.ok), _Side(p, p.n, p.nk)

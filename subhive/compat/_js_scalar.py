@@ -1,9 +1,5 @@
 """Keyword families on single values: annotations, ``type``/``enum``/``const``, numbers and strings.
-
-Every check answers "does the hypothesis side (all of its keywords) imply this one keyword of the other
-side?". Bounds are conditional: ``minimum`` only constrains numbers, so a schema that accepts no numbers
-implies every numeric bound. Finite schemas (enum, const, null/boolean) are checked value by value, with
-the runtime validator deciding ``pattern``, ``format`` and ``multipleOf`` on floats.
+Each check answers "does the hypothesis side, as a whole, imply this one keyword of the other side?".
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """JSON values as JSON Schema sees them: equality, kinds of values, and checks of one value against keywords.
-
-JSON Schema equality is mathematical (``1 == 1.0``) but typed (``true != 1``); Python's ``==`` gets the
-second one wrong, so every comparison of instance values goes through :func:`jkey`. Checks whose exact
-semantics belong to the runtime validator (``pattern`` is ECMA-262, ``format`` and ``multipleOf`` on floats
-are implementation details) are delegated to tiny jsonschema-rs validators, the validator subhive runs with,
-so the engine never proves something the runtime would contradict.
+Checks whose semantics belong to the runtime validator (``pattern``, ``format``, ``multipleOf`` on floats) are
+delegated to jsonschema-rs, so the engine never proves something the runtime would contradict.
 """
 
 from __future__ import annotations
@@ -84,7 +80,10 @@ def type_names(kinds: Iterable[str]) -> str:
 
 
 def jkey(value: Any) -> Hashable:
-    """A hashable key with JSON Schema equality: ``jkey(1) == jkey(1.0)``, ``jkey(True) != jkey(1)``."""
+    """A hashable key with JSON Schema equality: ``jkey(1) == jkey(1.0)``, ``jkey(True) != jkey(1)``.
+
+    Python's ``==`` says ``True == 1``, so every comparison of instance values goes through this key.
+    """
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, bool):

@@ -1,9 +1,5 @@
 """Which draft 2020-12 keywords constrain instances, which only annotate, and cheap syntactic facts.
-
-Keyword classes decide how a difference is judged: a change to an annotation never changes the set of
-valid instances; a change to an assertion or applicator must be proven per direction. ``dependencies``
-is not a 2020-12 keyword, but jsonschema-rs (our runtime validator) still enforces it, so it counts as an
-assertion here: treating it as an annotation would be unsound.
+A change to an annotation never changes the valid instances; one to an assertion must be proven per direction.
 """
 
 from __future__ import annotations
@@ -37,6 +33,8 @@ ASSERTIONS = frozenset({
     "properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "propertyNames",
     "required", "dependentRequired", "dependentSchemas", "maxProperties", "minProperties",
     "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+    # ``dependencies`` is not a 2020-12 keyword, but jsonschema-rs (the runtime validator) still enforces it:
+    # treating it as an annotation would be unsound.
     "$ref", "$dynamicRef", "$recursiveRef", "dependencies",
 })
 #: Applicators that apply subschemas to the same instance and so feed unevaluated* annotations.

@@ -1,8 +1,5 @@
-"""The stable change codes of the protobuf engine, each with a one-line description.
-
-A code names *why* a change keeps or breaks a direction; the verdicts themselves sit on each
-:class:`~subhive.compat.Change`. Every code the engine emits is listed here (a test guards it), and
-docs/compat-codes.md explains each one with an example.
+"""The stable change codes of the protobuf engine, each with a one-line description (a test guards that every
+emitted code is listed). Each is explained in docs/compat-codes.md#protobuf.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
 """Compiling ``.proto`` files to a ``FileDescriptorSet`` with the real protoc that grpcio-tools ships.
-
-protoc runs in-process (``grpc_tools.protoc.main``): a subprocess costs ~60 ms of interpreter start-up per
-file, in-process ~3 ms. protoc writes its diagnostics to file descriptor 2, so while it runs fd 2 is pointed
-at a temporary file under a lock; the price is that another thread's stderr output during those
-milliseconds lands in that file too. Results are cached per process by the content hash of every source
-file that went into them, so a file is compiled once however often it is diffed.
+Results are cached per process by the content hash of every source file, so a file is compiled once.
 """
 
 from __future__ import annotations
@@ -115,6 +110,11 @@ def _roots(source: Path, include_dirs: Sequence[str | Path]) -> tuple[Path, ...]
 
 
 def _run_protoc(source: Path, roots: tuple[Path, ...]) -> bytes:
+    """Run protoc in-process: a subprocess costs ~60 ms of interpreter start-up per file, in-process ~3 ms.
+
+    protoc writes its diagnostics to fd 2, so while it runs fd 2 points at a temporary file under a lock; the
+    price is that another thread's stderr output during those milliseconds lands in that file too.
+    """
     with tempfile.TemporaryDirectory(prefix="subhive-protoc-") as tmp:
         out = Path(tmp) / "set.pb"
         errors = Path(tmp) / "stderr.txt"

@@ -1,21 +1,5 @@
 """The protobuf compatibility rules: binary wire format and ProtoJSON, judged per direction.
-
-A change keeps a direction only if a message written by one side is read by the other with every value
-the reader knows intact, in the binary encoding *and* in ProtoJSON:
-
-* **backward**: new readers, old writers (every instance valid under OLD is read correctly by NEW);
-* **forward**: old readers, new writers.
-
-"Parses without an error" is not enough: int64 -> int32 parses and silently truncates, so it breaks.
-
-ProtoJSON readers are assumed to skip unknown field *names* (``json_format.Parse(...,
-ignore_unknown_fields=True)`` in Python; the default rejects them). Without that assumption no field could
-ever be added, which protobuf evolution is built on; with it, unknown *enum names* are still lost
-silently, so an added enum value breaks old readers. See docs/compat-codes.md.
-
-Fields are matched by number (the wire identity), messages, enums and services by canonical full name.
-When a field's message or enum type changes name, the two types are compared structurally, and their
-changes are reported under the field's path (``pkg.Order.customer.email``).
+The rules and why they hold (tolerant ProtoJSON readers, reuse hazards) are in docs/compat-codes.md#protobuf.
 """
 
 from __future__ import annotations

@@ -1,14 +1,4 @@
-"""A flat, normalized view of a ``FileDescriptorSet``: exactly what the compatibility rules look at.
-
-Descriptors are resolved through a real descriptor pool, so presence, closed enums, group/delimited
-encoding, required fields, defaults and UTF-8 validation mean what the protobuf runtime says, for proto2,
-proto3 and editions alike. Reserved ranges, proto3 ``optional`` and source lines come from the descriptor
-protos, which the pool does not expose.
-
-Names are *canonical*: when the analysed files moved to another package, the old set is built with the old
-package renamed to the new one, so ``a.v1.Order`` and ``a.v2.Order`` are compared as one message (the
-package change itself is reported once, by the diff).
-"""
+"""A flat, normalized view of a ``FileDescriptorSet``: exactly what the protobuf compatibility rules look at."""
 
 from __future__ import annotations
 
@@ -124,6 +114,12 @@ def root_packages(fds: descriptor_pb2.FileDescriptorSet) -> set[str]:
 
 def build_schema(fds: descriptor_pb2.FileDescriptorSet, *, rename: tuple[str, str] | None = None) -> ProtoSchema:
     """Resolve ``fds`` in a fresh descriptor pool and flatten it; ``rename=(old_pkg, new_pkg)`` canonicalizes.
+
+    Canonical names: when the analysed files moved to another package, the old set is built with the old
+    package renamed to the new one, so ``a.v1.Order`` and ``a.v2.Order`` are compared as one message (the
+    package change itself is reported once, by the diff). The pool decides presence, closed enums, delimited
+    encoding, defaults and UTF-8 validation as the runtime does (proto2, proto3, editions); reserved ranges,
+    proto3 ``optional`` and source lines come from the descriptor protos, which the pool does not expose.
 
     ``build_schema(compile_proto(path)).messages["shop.v1.Order"].fields[1].name`` -> ``'id'``
     """

@@ -1,13 +1,6 @@
 """The result of comparing two versions of a schema: a list of changes, each judged per direction.
-
-Directions are about sets of instances, never about text:
-
-* **backward**: every instance valid under OLD is valid under NEW (new readers accept old data);
-* **forward**: every instance valid under NEW is valid under OLD (old readers accept new data).
-
-A report is backward compatible only if every change is, and likewise forward. An analysis that cannot
-prove a direction says ``False`` with a change code that says why (``*.unprovable``): a "compatible"
-verdict that a real instance contradicts is the worst bug this project can have.
+A direction is True only when proven (an unprovable one says why, ``*.unprovable``): a "compatible" verdict
+that a real instance contradicts is the worst bug this project can have. See docs/compat-codes.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,5 @@
-"""Checking a new contract version against an older one: a verdict per part, and semver enforcement.
-
-Each part of a contract must stay compatible in the direction its data flows (docs/contracts.md):
-operation inputs may only grow (backward), operation outputs and event payloads may only shrink (forward),
-and protobuf services must stay wire- and JSON-compatible both ways. From the changes follows the bump the
-new version needs: breaking -> major, any other change to the valid messages -> minor, docs only -> patch.
-
-    >>> check = check_contract(load_contract("contracts/orders/1.1.0"), load_contract("contracts/orders/1.0.0"))
-    >>> check.semver_ok, check.required_bump
-    (True, <Bump.MINOR: 2>)
+"""Checking a new contract version against an older one: a verdict per part, and the semver bump it needs.
+The direction each part must keep and the bump rules are in docs/contracts.md#compatibility-per-direction.
 """
 
 from __future__ import annotations
@@ -125,7 +117,12 @@ class ContractCheck:
 
 
 def check_contract(new: Contract, old: Contract) -> ContractCheck:
-    """Compare every part of ``new`` with ``old`` in the direction it needs."""
+    """Compare every part of ``new`` with ``old`` in the direction it needs.
+
+    >>> check = check_contract(load_contract("contracts/orders/1.1.0"), load_contract("contracts/orders/1.0.0"))
+    >>> check.semver_ok, check.required_bump
+    (True, <Bump.MINOR: 2>)
+    """
     if new.name != old.name:
         raise InputError(
             f"cannot check contract {new.name!r} against contract {old.name!r}",

@@ -1,20 +1,5 @@
-"""Compatibility of two JSON Schema (draft 2020-12) documents, per direction.
-
-``diff_schemas(old, new)`` lists every difference as a :class:`~subhive.compat._report.Change` with a
-stable code (see :data:`CODES` and docs/compat-codes.md), a JSON pointer and two verdicts:
-
-* ``backward``: proven that every instance valid under OLD is valid under NEW;
-* ``forward``: proven that every instance valid under NEW is valid under OLD.
-
-A verdict is True only when proven; anything the engine cannot decide (two different regular
-expressions, a changed ``if``, remote references, ``$dynamicRef`` ...) is reported False with a code that
-says why. Validity follows the runtime validator, jsonschema-rs with ``validate_formats=True``: ``format``
-is an assertion, unknown keywords are ignored, the legacy ``dependencies`` keyword is enforced.
-
-References: ``#...`` references inside a document are followed here; references to other documents
-(``other.json#/$defs/X``) need a :data:`RefResolver`, which is called with the document part only
-(``"other.json"``) and returns ``(that document's root, a resolver for references inside it)`` or None.
-Remote references (``https:``, ``urn:``, ``file:`` ...) are never fetched.
+"""Compatibility of two JSON Schema (draft 2020-12) documents, per direction: :func:`diff_schemas`.
+Verdicts, validator semantics, references and codes: docs/compat-codes.md#json-schema.
 """
 
 from __future__ import annotations

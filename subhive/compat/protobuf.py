@@ -1,13 +1,6 @@
 """Protobuf compatibility: compile ``.proto`` files with the real protoc and judge every change per direction.
-
-    >>> report = diff_protos(Path("v1/orders.proto"), Path("v2/orders.proto"))
-    >>> report.backward, report.forward
-    (True, True)
-
-Both the binary wire format and ProtoJSON are judged; a change keeps a direction only if it keeps it in
-both (the rules and their reasons are in ``_proto_diff``, the codes in :data:`CODES` and
-docs/compat-codes.md). Compiling dominates the cost, so compiled sets and the models built from them are
-cached per process by content hash.
+Compiling dominates the cost, so compiled sets and their models are cached per process by content hash.
+Wire and ProtoJSON rules and codes: docs/compat-codes.md#protobuf.
 """
 
 from __future__ import annotations
