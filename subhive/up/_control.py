@@ -18,12 +18,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import SubhiveError
+from ..errors import Location, Problem, SubhiveError
 from ._layout import UpLayout, pid_alive, read_json, write_json
 
 if TYPE_CHECKING:
@@ -39,10 +39,20 @@ STALE_AFTER = 5.0
 
 
 class UpFailed(SubhiveError):
-    """``subhive up`` could not bring the workspace up; nothing it started is left running."""
+    """``subhive up`` could not bring the workspace up; nothing it started is left running. ``problems``
+    lists every problem the supervisor found (every manifest's, at once), or this error's own."""
 
     default_code = "up.failed"
     exit_code = 1
+
+    def __init__(self, message: str, *, code: str | None = None, hint: str | None = None,
+                 problems: Iterable[Problem] = ()) -> None:
+        super().__init__(message, code=code, hint=hint)
+        self._found = tuple(problems)
+
+    @property
+    def problems(self) -> tuple[Problem, ...]:
+        return self._found or super().problems
 
 
 def running_supervisor(workspace: Path) -> dict[str, Any] | None:
@@ -98,13 +108,22 @@ def start(workspace: Path, *, on_event: Callable[[dict[str, Any]], None], root_p
             down(workspace)
         message = last["message"] if last else f"the supervisor exited with code {process.poll()}"
         failure = UpFailed(f"subhive up failed: {message}", code=(last or {}).get("code") or "up.failed",
-                           hint=(last or {}).get("hint") or f"see {layout.log_file('supervisor')}")
+                           hint=(last or {}).get("hint") or f"see {layout.log_file('supervisor')}",
+                           problems=[_problem(p) for p in (last or {}).get("problems") or [] if isinstance(p, dict)])
         code = process.poll()
         # The supervisor's own: 2 for a wrong workspace or option; 2 too if a signal ended it (a negative code
         # is no exit status).
         failure.exit_code = code if code is not None and code > 0 else 2
         raise failure
     return last
+
+
+def _problem(found: dict[str, Any]) -> Problem:
+    """A problem as the supervisor reported it (``Problem.to_dict``), back into a Problem."""
+    line = found.get("line")
+    return Problem(str(found.get("code", "")), str(found.get("message", "")),
+                   Location(file=found.get("file"), line=line if isinstance(line, int) else None,
+                            pointer=found.get("pointer")), found.get("hint"))
 
 
 def _abandon(workspace: Path, process: subprocess.Popen[bytes]) -> None:

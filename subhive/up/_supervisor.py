@@ -179,7 +179,9 @@ class Supervisor:
             log.error("start-up failed: %s", exc)
             lines = str(exc).splitlines()
             shown = "\n".join(lines[:1] + (["  ..."] if len(lines) > 7 else []) + lines[1:][-6:])
-            self.emit("failed", shown, code=exc.code, hint=exc.hint or "")
+            # Every problem (all the manifests' at once), not only the first the message names.
+            problems = [p.to_dict() for p in exc.problems] if len(exc.problems) > 1 else []
+            self.emit("failed", shown, code=exc.code, hint=exc.hint or "", problems=problems)
             code = exc.exit_code
         except Exception as exc:  # a bug: still stop what was started, and say what happened
             log.exception("supervisor failed")
