@@ -1,8 +1,6 @@
 """Reading JSON and YAML files with source positions, so every error can name a file and a line.
-
-Parsing is strict where silence would lose something: duplicate keys, NaN/Infinity, non-UTF-8 bytes and
-oversized files are refused with the file and line. Line lookups for a JSON pointer are computed lazily,
-only when an error needs one, so the happy path costs a plain ``json.loads``.
+Strict where silence would lose something (duplicate keys, NaN, non-UTF-8, oversized files: docs/lint.md);
+line lookups are computed only when an error needs one, so the happy path costs a plain ``json.loads``.
 """
 
 from __future__ import annotations

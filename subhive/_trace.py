@@ -1,10 +1,6 @@
 """Trace context: the W3C ``traceparent`` a hive's work carries across NATS headers and gRPC metadata.
-
-A message handled by a hive runs with the sender's trace as the current one, so whatever it sends on keeps
-the trace id (a new span id each hop); work that starts a chain gets a fresh trace.
-
-    >>> with continue_trace("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"):   # doctest: +SKIP
-    ...     outgoing_traceparent()   # same trace id, new span id
+A handled message runs in its sender's trace, so what it sends on keeps the trace id (new span id each hop).
+See docs/rpc.md#trace-context.
 """
 
 from __future__ import annotations
@@ -60,7 +56,11 @@ def new_traceparent() -> str:
 
 @contextlib.contextmanager
 def continue_trace(traceparent: str | None) -> Iterator[str]:
-    """Run the block in ``traceparent``'s trace (a new trace when it is missing or invalid)."""
+    """Run the block in ``traceparent``'s trace (a new trace when it is missing or invalid).
+
+    >>> with continue_trace("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"):  # doctest: +SKIP
+    ...     outgoing_traceparent()  # same trace id, new span id
+    """
     value = parse_traceparent(traceparent) or outgoing_traceparent()
     token = _current.set(value)
     try:

@@ -1,9 +1,6 @@
-"""The one exception tree of subhive.
-
-Every error the library raises derives from :class:`SubhiveError`, carries a stable ``code``, a message,
-where it happened (:class:`Location`: file, line, JSON pointer or proto path, subject) and, when there is
-one, a hint that says what to do. The CLI turns them into an ``error:`` line, a hint and an exit code; the
-library itself never prints or exits::
+"""The one exception tree of subhive: each error has a stable ``code``, a message, a :class:`Location` and a hint.
+The library raises and never prints; the CLI turns an error into an ``error:`` line, a hint and an exit code, and
+what crosses a wire is :meth:`SubhiveError.to_dict`, never a ``repr`` or a traceback::
 
     SubhiveError                 code, message, location, hint
     ├── InputError               the user's input is wrong (exit 2); may carry several problems
@@ -11,8 +8,7 @@ library itself never prints or exits::
     ├── UsageError               a command or API was called the wrong way (exit 2)
     └── CheckFailed              a check ran and said no, e.g. a wrong semver bump (exit 1)
 
-Errors that cross a wire (CLI output, later NATS replies and gRPC statuses) are rendered with
-:meth:`SubhiveError.to_dict`, never with ``repr`` or a traceback.
+Each area's errors (``BusError``, ``RpcFailed``, ``NotFound`` ...) derive from one of these.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Contracts: the ``contract.yaml`` format, loading, and lint.
+"""Contracts: the ``contract.yaml`` format, loading, and lint (docs/contracts.md, codes in docs/lint.md).
 
     >>> from subhive.contract import load_contract, lint_paths
     >>> contract = load_contract("contracts/orders/1.1.0")  # doctest: +SKIP
@@ -6,8 +6,6 @@
     ('orders', '1.1.0', ['place_order'])
     >>> lint_paths(["contracts/"]).ok  # doctest: +SKIP
     True
-
-The format is specified in docs/contracts.md, the lint problem codes in docs/lint.md.
 """
 
 from ._model import Contract, Event, GrpcSpec, Operation, SchemaRef

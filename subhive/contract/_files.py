@@ -1,13 +1,6 @@
-"""Where a contract's files come from: a directory on disk, or a map of files not written anywhere yet.
-
-Lint reads every file through one of these two sources, so a contract proposed as ``{path: bytes}`` is
-checked by exactly the code that checks a directory, with the same problems, and files named as if they
-were in their intended directory::
-
-    DiskFiles(Path("contracts/orders/1.0.0"))
-    MemoryFiles(Path("contracts/orders/1.0.0"), {"contract.yaml": b"...", "order.json": b"..."})
-
-Only a disk has symbolic links, so only a disk can have a file that leads out of the contract.
+"""Where a contract's files come from: a directory on disk (:class:`DiskFiles`) or a map of files not written yet
+(:class:`MemoryFiles`). Lint reads through either, so a proposed ``{path: bytes}`` contract is checked by the
+same code, with the same problems, as a directory; only a disk has symbolic links that can lead out.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
 """Reading ``contract.yaml``: every manifest rule, with every problem collected (not just the first).
-
-The manifest is read into a :class:`ManifestDraft`: the parts that are well-formed, plus a problem for each
-part that is not. Lint then checks the schemas and the ``.proto`` of the well-formed parts, so one run
-reports everything; only a draft without problems becomes a :class:`~subhive.contract.Contract`.
-The rules are in docs/contracts.md; the problem codes in docs/lint.md.
+The rules are in docs/contracts.md; the problem codes in docs/lint.md#manifest-contractyaml.
 """
 
 from __future__ import annotations
@@ -72,7 +68,11 @@ def contract_directory(path: str | Path) -> Path:
 
 @dataclass(slots=True)
 class ManifestDraft:
-    """What a manifest says, as far as it is well-formed, and what is wrong with it."""
+    """What a manifest says, as far as it is well-formed, and what is wrong with it.
+
+    Lint goes on to check the schemas and ``.proto`` of the well-formed parts, so one run reports everything;
+    only a draft without problems becomes a :class:`~subhive.contract.Contract`.
+    """
 
     directory: Path
     documents: SchemaDocuments

@@ -1,9 +1,4 @@
-"""The contract model: what a loaded ``contract.yaml`` says, with its schemas reachable by reference.
-
-Instances come from :func:`subhive.contract.load_contract`, which has already checked everything, so code
-that holds a :class:`Contract` can trust it: every :class:`SchemaRef` resolves, every ``$ref`` inside it
-resolves inside the contract directory, and the gRPC service exists in its compiled ``.proto``.
-"""
+"""The contract model: what a loaded ``contract.yaml`` says, with its schemas reachable by reference."""
 
 from __future__ import annotations
 
@@ -100,6 +95,9 @@ class GrpcSpec:
 @dataclass(frozen=True, slots=True)
 class Contract:
     """One version of one contract, fully checked.
+
+    Code that holds one can trust it: every :class:`SchemaRef` resolves, every ``$ref`` inside it resolves
+    inside the contract directory, and the gRPC service exists in its compiled ``.proto``.
 
     >>> contract = load_contract("contracts/orders/1.1.0")  # doctest: +SKIP
     >>> contract.operations["place_order"].input.schema["type"]  # doctest: +SKIP

@@ -1,17 +1,5 @@
-"""Local ``$ref`` resolution inside one contract directory, never over the network.
-
-A contract's schemas refer to each other by relative path (``schemas.json#/$defs/Order``), within one
-file (``#/$defs/Line``), by anchor (``#line``) or by an ``$id`` declared in the same document
-(``urn:shop:money``). Anything else, a URL, a ``file:`` URI, an ``$id`` of another document, a path
-leaving the directory, is refused: a contract must mean the same thing on every machine, offline, forever.
-
-:class:`SchemaDocuments` reads each document once, indexes it (where its subschemas, ``$id``s, anchors and
-``$ref``s are) and resolves references; :class:`RefResolver` is the callable the JSON Schema diff engine
-takes for references that leave a document::
-
-    docs = SchemaDocuments(Path("contracts/orders/1.0.0"))
-    resolver = docs.resolver(docs.load(Path("contracts/orders/1.0.0/place_order.input.json")))
-    subschema, resolver_there = resolver("schemas.json#/$defs/OrderLine")
+"""Local ``$ref`` resolution inside one contract directory, never over the network: a contract must mean the
+same thing on every machine, offline, forever. What may be referenced: docs/contracts.md#schemas.
 """
 
 from __future__ import annotations
@@ -304,6 +292,8 @@ class SchemaDocuments:
         return value
 
     def resolver(self, doc: SourceDocument) -> RefResolver:
+        """The callable the JSON Schema diff engine takes for references that leave ``doc``:
+        ``docs.resolver(doc)("schemas.json#/$defs/OrderLine")`` -> ``(subschema, resolver_there)``."""
         found = self._resolvers.get(id(doc))
         if found is None:
             found = self._resolvers[id(doc)] = RefResolver(self, doc)

@@ -1,15 +1,5 @@
 """Lint: every check a contract, a schema file or a ``.proto`` must pass, with every problem collected.
-
-    >>> result = lint_paths(["contracts/"])  # doctest: +SKIP
-    >>> result.ok, [p.code for p in result.problems]  # doctest: +SKIP
-    (False, ['schema.ref_remote'])
-
-Schemas are checked against the draft 2020-12 meta-schema. The meta-schema check runs first in
-jsonschema-rs (microseconds); python-jsonschema, the reference for readable errors, runs only on documents
-that fail it, or that hold a regex Python's ``re`` refuses, which python-jsonschema would also refuse. On top
-of the meta-schema: ``$schema`` must be 2020-12, every ``$ref`` must resolve inside the contract directory
-(nothing is ever fetched), ``$ref`` cycles must pass through a property or an item, and the runtime
-validator (jsonschema-rs) must compile each schema the manifest names. Problem codes: docs/lint.md.
+What is checked, in which order and why: docs/lint.md#how-schemas-are-checked; problem codes: docs/lint.md.
 """
 
 from __future__ import annotations
