@@ -1,12 +1,6 @@
-"""``decompose(path)``: read a repository, build its import graph, split it, name the hives.
-
-    >>> plan = decompose("shop", Budget(max_files=50))  # doctest: +SKIP
-    >>> plan.stats.edges_total, plan.stats.edges_cut  # doctest: +SKIP
-    (412, 37)
-
-This is the I/O shell around the pure parts: :mod:`._discover` lists and reads files, :mod:`._roles`,
-:mod:`._imports` and :mod:`._resolve` turn them into a graph, :mod:`._split` cuts it, :mod:`._naming`
-names the pieces and :mod:`._model` holds the result.
+"""``decompose(path)``: the I/O shell around the pure parts. It lists and reads files (``_discover``), builds the
+import graph (``_roles``, ``_imports``, ``_resolve``), cuts it (``_split``) and names the hives (``_naming``).
+See docs/decompose.md.
 """
 
 from __future__ import annotations
@@ -40,6 +34,10 @@ def decompose(path: str | Path, budget: Budget | None = None, *, exclude: Sequen
     Raises :class:`InputError` when ``path`` does not exist (``decompose.not_found``), is not a directory
     (``decompose.not_a_directory``), cannot be listed (``decompose.unreadable``) or holds no file to plan
     (``decompose.empty``). Files it cannot use are skipped and counted, never fatal.
+
+    >>> plan = decompose("shop", Budget(max_files=50))  # doctest: +SKIP
+    >>> plan.stats.edges_total, plan.stats.edges_cut  # doctest: +SKIP
+    (412, 37)
     """
     budget = budget or Budget()
     strategy = Strategy(strategy)

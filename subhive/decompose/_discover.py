@@ -1,17 +1,6 @@
-"""Finding the files of a repository and reading them safely.
-
-    >>> listing = discover(Path("shop"))  # doctest: +SKIP
-    >>> listing.source, listing.paths[:2], dict(listing.skipped)  # doctest: +SKIP
-    ('git', ['api/app.py', 'api/models.py'], {'symlink': 1})
-
-In a git checkout the files are the tracked ones (``git ls-files``); anywhere else (or when git is missing,
-or lists nothing, as for an ignored virtualenv inside a checkout) the directory is walked, honouring every
-``.gitignore`` and ``.ignore`` file on the way down, and never entering ``.git``, ``.hg``, ``.svn``,
-``__pycache__``, ``node_modules`` or ``.subhive``. Symbolic links are never followed: a link is counted
-and skipped whether its target is inside the tree (that file is read on its own) or outside it.
-
-Nothing here raises for one bad file or directory: each is skipped and counted under a reason
-(:data:`SKIP_REASONS`), so a plan always says how much of the tree it did not cover and why.
+"""Finding the files of a repository (git's tracked files, else a walk honouring ignore files) and reading them
+safely. One bad file never raises: it is skipped and counted under a reason (:data:`SKIP_REASONS`), so a plan
+always says how much of the tree it did not cover. Rules: docs/decompose.md#which-files.
 """
 
 from __future__ import annotations
@@ -62,6 +51,10 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Listing:
     """List the files of ``root`` (an existing directory): tracked files in a git checkout, else a walk.
 
     ``exclude`` holds more gitignore-style patterns, relative to ``root`` (``site-packages/``, ``*.min.js``).
+
+    >>> listing = discover(Path("shop"))  # doctest: +SKIP
+    >>> listing.source, listing.paths[:2], dict(listing.skipped)  # doctest: +SKIP
+    ('git', ['api/app.py', 'api/models.py'], {'symlink': 1})
     """
     extra = ((("", pathspec.GitIgnoreSpec.from_lines(exclude)),) if exclude else ())
     tracked = _git_files(root)

@@ -1,15 +1,6 @@
 """Import extraction: what a source file names as its dependencies, by language, from its text alone.
-
-    >>> extract(Language.python, "from .models import User\\nimport os.path as p\\n")
-    (PyImport(level=1, module='models', names=('User',)), PyImport(level=0, module='os.path', names=()))
-    >>> extract(Language.javascript, "import { h } from './h.js'; const x = require('../x')")
-    ('./h.js', '../x')
-
-Line scanning with regular expressions, not parsing: it is fast enough for 100,000 files, never fails on
-a syntax error, and reads every language the same way. It can be fooled by an import-shaped line inside a
-string or a comment; a wrong edge costs a little cut quality, never correctness of the plan (every file
-still lands in exactly one hive). Resolving what was extracted to files of the repository is
-:mod:`._resolve`'s job.
+Line scanning, not parsing: fast for 100,000 files, never fails on a syntax error. An import-shaped line in a
+string can fool it; a wrong edge costs a little cut quality, never the plan's correctness.
 """
 
 from __future__ import annotations
@@ -77,7 +68,13 @@ _JVM_IMPORT = re.compile(r"^[ \t]*import[ \t]+(?:static[ \t]+)?(\w+(?:\.\w+)*(?:
 
 def extract(language: Language, text: str) -> Extracted:
     """What ``text``, a file in ``language``, imports: Python :class:`PyImport`\\ s, JavaScript/TypeScript
-    module specifiers, Go import paths, or a :class:`JvmFile`. Duplicates are dropped, order is kept."""
+    module specifiers, Go import paths, or a :class:`JvmFile`. Duplicates are dropped, order is kept.
+
+    >>> extract(Language.python, "from .models import User\\nimport os.path as p\\n")
+    (PyImport(level=1, module='models', names=('User',)), PyImport(level=0, module='os.path', names=()))
+    >>> extract(Language.javascript, "import { h } from './h.js'; const x = require('../x')")
+    ('./h.js', '../x')
+    """
     if language is Language.python:
         return _python(text)
     if language is Language.javascript:

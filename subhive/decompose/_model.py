@@ -1,14 +1,6 @@
-"""The plan ``subhive decompose`` makes: a tree of sub-hives, the files of each leaf, and the import edges
-that cross between leaves, grouped by pair of hives as candidate contracts.
-
-    >>> plan = decompose("shop")  # doctest: +SKIP
-    >>> [(h.name, h.parent, h.role) for h in plan.hives][:2]  # doctest: +SKIP
-    [('api', 'root', 'backend'), ('web', 'root', 'ui')]
-    >>> plan.to_dict()["stats"]["edges_cut"]  # doctest: +SKIP
-    12
-
-Everything here is data: built once, never changed, rendered by :meth:`DecompositionPlan.to_dict` in a
-fixed order so the same repository always gives the same document.
+"""The plan ``subhive decompose`` makes: a tree of sub-hives, the files of each leaf, and the crossing edges.
+Immutable data, rendered by :meth:`DecompositionPlan.to_dict` in a fixed order so the same repository always
+gives the same document (docs/decompose.md#output).
 """
 
 from __future__ import annotations

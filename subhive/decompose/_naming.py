@@ -1,13 +1,5 @@
 """Hive and contract names for the nodes of a split, following the hive-name rules of docs/workspace.md.
-
-    >>> names = HiveNames()
-    >>> names.claim("Web-App"), names.claim("web_app"), names.claim("class"), names.claim("root")
-    ('web_app', 'web_app_2', 'class_hive', 'root_dir')
-
-A hive is named after the last segment of the directory holding its files; a hive that shares that
-directory with its parent (a community of loose files, or sibling directories packed together) adds the
-stem of its most connected file (``lib_asyncio``). Names are made unique in tree order by prefixing the
-parent's name, then by a number, always within 32 characters.
+How a hive is named after its directory: docs/decompose.md#how-the-split-works.
 """
 
 from __future__ import annotations
@@ -34,7 +26,13 @@ def _fit(text: str, limit: int = MAX_HIVE_NAME_LENGTH) -> str:
 
 
 class HiveNames:
-    """Hands out unique valid hive names, first come first served."""
+    """Hands out unique valid hive names, first come first served: made unique in tree order by prefixing the
+    parent's name, then by a number, always within 32 characters.
+
+    >>> names = HiveNames()
+    >>> names.claim("Web-App"), names.claim("web_app"), names.claim("class"), names.claim("root")
+    ('web_app', 'web_app_2', 'class_hive', 'root_dir')
+    """
 
     def __init__(self, taken: set[str] | None = None) -> None:
         self.taken: set[str] = set(taken or ())

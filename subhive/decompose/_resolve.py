@@ -1,28 +1,6 @@
 """Resolving extracted imports to files of the repository: the edges of the import graph.
-
-    >>> resolver = Resolver(["app/__init__.py", "app/models.py", "app/views.py"], {})
-    >>> resolver.resolve(2, (PyImport(1, "models", ("User",)),))
-    [1]
-
-Only imports that name a file of the repository become edges; the standard library, third-party
-packages and anything unresolvable are ignored (and counted as unresolved). Per language:
-
-* **Python**: a module's dotted name comes from its path below the topmost directory holding an
-  ``__init__.py`` (so ``src/shop/db.py`` in package ``shop`` is ``shop.db``), and also from every longer
-  path suffix (``src.shop.db``) so namespace packages and source roots resolve too. A top-level module
-  outside any package (``tools/helper.py`` is ``helper``) is found only from its own directory or when it
-  sits in the repository's root, a ``src`` or a ``lib`` directory: ``import json`` must not land on some
-  ``scripts/json.py``. Relative imports resolve by path. ``from a import b`` is an edge to ``a/b.py`` when
-  ``b`` is a submodule, else to ``a``. When a name has several files, the one closest to the importer wins.
-* **JavaScript/TypeScript**: relative specifiers, with the usual extensions and ``index`` files (and
-  ``./x.js`` naming ``x.ts``); bare specifiers that name a package of the repository (a ``package.json``
-  with a ``name``, as in a monorepo), with an optional sub-path.
-* **Go**: import paths below a ``go.mod``'s module path name a package directory; the edge goes to the
-  package's anchor (its first non-test file), and the files of one package are tied to that anchor, since
-  Go needs no import between them.
-* **Java/Kotlin**: ``a.b.C`` is the file declaring ``package a.b`` named ``C.java`` (``C.kt``); nested and
-  static imports fall back to the enclosing class; ``a.b.*`` goes to the package's anchor. Files of one
-  package are tied to the anchor as in Go.
+What names nothing in the repository (standard library, third-party) is counted as unresolved and ignored.
+Per-language rules are on :class:`Resolver`; the summary is in docs/decompose.md#the-import-graph.
 """
 
 from __future__ import annotations
@@ -57,6 +35,25 @@ class Resolver:
 
     ``paths`` are the repository's files (sorted, '/'-separated); ``side_files`` maps a path to the text
     of the few files that say how imports resolve (``go.mod``, ``package.json``).
+
+    Per language (the summary is in docs/decompose.md#the-import-graph):
+
+    * **Python**: a module's dotted name comes from its path below the topmost directory holding an
+      ``__init__.py`` (``src/shop/db.py`` in package ``shop`` is ``shop.db``), and also from every longer
+      path suffix (``src.shop.db``) so namespace packages and source roots resolve too. A top-level module
+      outside any package (``tools/helper.py`` is ``helper``) is found only from its own directory or when it
+      sits in the repository's root, a ``src`` or a ``lib`` directory: ``import json`` must not land on some
+      ``scripts/json.py``. Relative imports resolve by path. ``from a import b`` is an edge to ``a/b.py`` when
+      ``b`` is a submodule, else to ``a``. When a name has several files, the one closest to the importer wins.
+    * **JavaScript/TypeScript**: relative specifiers, with the usual extensions and ``index`` files (and
+      ``./x.js`` naming ``x.ts``); bare specifiers that name a package of the repository (a ``package.json``
+      with a ``name``, as in a monorepo), with an optional sub-path.
+    * **Go**: import paths below a ``go.mod``'s module path name a package directory; the edge goes to the
+      package's anchor (its first non-test file), and the files of one package are tied to that anchor, since
+      Go needs no import between them.
+    * **Java/Kotlin**: ``a.b.C`` is the file declaring ``package a.b`` named ``C.java`` (``C.kt``); nested and
+      static imports fall back to the enclosing class; ``a.b.*`` goes to the package's anchor. Files of one
+      package are tied to the anchor as in Go.
     """
 
     def __init__(self, paths: Sequence[str], side_files: Mapping[str, str]) -> None:
@@ -131,7 +128,12 @@ class Resolver:
     # --- resolution ---------------------------------------------------------------------------------------
 
     def resolve(self, i: int, extracted: Extracted) -> list[int]:
-        """The files that file ``i`` imports (deduplicated, never ``i`` itself)."""
+        """The files that file ``i`` imports (deduplicated, never ``i`` itself).
+
+    >>> resolver = Resolver(["app/__init__.py", "app/models.py", "app/views.py"], {})
+    >>> resolver.resolve(2, (PyImport(1, "models", ("User",)),))
+    [1]
+    """
         path = self.paths[i]
         if isinstance(extracted, JvmFile):
             found = [self._jvm(spec) for spec in extracted.imports]

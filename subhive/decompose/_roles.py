@@ -1,13 +1,5 @@
-"""What a file is for: its **role** (ui, backend, db, infra, docs, tests, config, assets, other), from its path.
-
-    >>> classify("web/src/components/Cart.tsx")
-    <Role.ui: 'ui'>
-    >>> classify("services/orders/orders_test.go")
-    <Role.tests: 'tests'>
-
-Only the path is read, never the content: a role is a label that names a hive and steers which small
-leftovers go together, so it must be cheap for 100,000 files and the same on every machine. The first rule
-that matches wins, in this order: tests, docs, infra, db, ui, config, assets, backend (source code), other.
+"""What a file is for: its role (ui, backend, db, ...) from its path alone, never its content, so it is cheap for
+100,000 files and the same on every machine. The rules: docs/decompose.md#roles.
 """
 
 from __future__ import annotations
@@ -64,7 +56,14 @@ _ORDER = {role: index for index, role in enumerate(Role)}
 
 
 def classify(path: str) -> Role:
-    """The role of the file at ``path`` (relative, '/'-separated)."""
+    """The role of the file at ``path`` (relative, '/'-separated); the first rule that matches wins, in this
+    order: tests, docs, infra, db, ui, config, assets, backend (source code), other.
+
+    >>> classify("web/src/components/Cart.tsx")
+    <Role.ui: 'ui'>
+    >>> classify("services/orders/orders_test.go")
+    <Role.tests: 'tests'>
+    """
     directory, _, name = path.rpartition("/")
     return _classify(_directory_parts(directory), name)
 

@@ -1,38 +1,5 @@
 """The recursive split: a tree whose leaves each fit the budget, cut where the import graph is thin.
-
-    >>> tree = split(Graph(["a/x.py", "a/y.py", "b/z.py"], [10, 10, 10], [Role.backend] * 3, [{1: 1}, {0: 1}, {}]),
-    ...              Budget(max_files=2))
-    >>> [sorted(leaf.files) for leaf in tree.leaves()]
-    [[0, 1], [2]]
-
-At each node the files are grouped by the next directory level (files sitting directly in the node's
-directory form one more group). A group that fits the budget is a **unit**; a subdirectory that does not
-fit is a big unit, split the same way one level down; loose files that do not fit are split by **graph
-communities** (Leiden, modularity, fixed seed) until every part fits, and by path order only where the
-graph has no structure left. Units are then packed into leaves:
-
-1. **Coupling first**: the two units with the most import edges between them per file of the merged
-   leaf are merged while the merged leaf fits, greedily, so the edges left between leaves (the cut) are
-   the thin ones.
-2. **Small leftovers** (under a tenth of the budget, and at least the one-file units) join a neighbour:
-   the next small unit of the same role in path order, then the unit they import most from or that
-   imports them most, then the nearest one that fits, again while still small; if only big units are
-   left they travel down into the big unit they are most coupled to and are packed there, so no one-file
-   hive is made while a neighbour has room.
-
-3. **Communities where the coupling says otherwise**: the node's files are also cut by Leiden
-   communities across its directories and packed the same way; when that leaves under 0.95 x the edges
-   the directory cut leaves at this node, the communities become the node's children (oversized ones are
-   split again by the same rules, one recursion down).
-4. **Refinement**, once the whole tree is built: a file moves to the leaf it has more edges with than
-   with its own, when that leaf has room, and two files in full leaves swap when each is pulled to the
-   other's leaf (greedy Fiduccia-Mattheyses-style passes). A leaf is never emptied.
-
-The ``directory`` strategy is the baseline the benchmark compares with: the same recursion and budget,
-but loose files are cut in path order and units are packed in path order, without the graph.
-
-Everything is deterministic: files are indexed in path order, ties break on that order, and Leiden runs
-with a fixed seed on a graph built in that order.
+The steps and why: docs/decompose.md#how-the-split-works and docs/decisions/0020-decompose-communities.md.
 """
 
 from __future__ import annotations
@@ -107,7 +74,18 @@ class _Unit:
 
 def split(graph: Graph, budget: Budget, strategy: Strategy = Strategy.graph) -> Node:
     """Split every file of ``graph`` into a tree whose leaves fit ``budget`` (a file that alone exceeds the
-    byte budget is a leaf of its own)."""
+    byte budget is a leaf of its own). The steps are in docs/decompose.md#how-the-split-works.
+
+    The ``directory`` strategy is the baseline the benchmark compares with: the same recursion and budget, but
+    loose files are cut and units packed in path order, without the graph. Everything is deterministic: files
+    are indexed in path order, ties break on that order, and Leiden runs with a fixed seed on a graph built in
+    that order.
+
+    >>> tree = split(Graph(["a/x.py", "a/y.py", "b/z.py"], [10, 10, 10], [Role.backend] * 3, [{1: 1}, {0: 1}, {}]),
+    ...              Budget(max_files=2))
+    >>> [sorted(leaf.files) for leaf in tree.leaves()]
+    [[0, 1], [2]]
+    """
     return _Splitter(graph, budget, strategy).run()
 
 

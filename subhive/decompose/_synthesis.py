@@ -1,17 +1,6 @@
 """Upward synthesis: every parent hive keeps a summary of its children, never their content.
-
-    >>> summary = summarise_tree(open_workspace("shop"), {"api": {"health": "ok", "failures": 0}})  # doctest: +SKIP
-    >>> summary.hives["root"].to_dict()["open_contracts"]  # doctest: +SKIP
-    ['api_api']
-    >>> print("\\n".join(summary.lines()))  # doctest: +SKIP
-
-A summary is computed bottom-up from the children's summaries alone: counts (hives, leaves, files below),
-roles of the leaves below, health (the worst below, with a count per health), the contracts still open
-below (provided without an accepted version in the lock, or required with no accepted version that
-satisfies the range) and the failures reported below. What a hive itself contributes comes from its
-manifest, its ``scope.json`` (counts and role, written by ``subhive decompose --write``), the lock, and an
-optional runtime mapping ``{hive: {"health": "ok" | "degraded" | "failing" | ..., "failures": int}}``
-(a hive missing from it has health ``unknown``). Pure apart from reading those files.
+Computed bottom-up from the children's summaries; pure apart from reading the manifests, ``scope.json`` files
+and the lock. See docs/decompose.md#upward-synthesis.
 """
 
 from __future__ import annotations
@@ -132,7 +121,13 @@ class TreeSummary:
 
 def summarise_tree(workspace: Workspace, runtime: Mapping[str, Mapping[str, Any]] | None = None) -> TreeSummary:
     """Summaries of every hive of ``workspace`` and of the root, from manifests, ``scope.json`` files, the
-    lock and ``runtime`` (``{hive: {"health": str, "failures": int}}``, optional)."""
+    lock and ``runtime`` (``{hive: {"health": str, "failures": int}}``, optional; a hive missing from it has
+    health ``unknown``).
+
+    >>> summary = summarise_tree(open_workspace("shop"), {"api": {"health": "ok", "failures": 0}})  # doctest: +SKIP
+    >>> summary.hives["root"].to_dict()["open_contracts"]  # doctest: +SKIP
+    ['api_api']
+    """
     tree = workspace.hives()
     lock = Lock.load(workspace.root)
     runtime = runtime or {}

@@ -1,21 +1,5 @@
-"""``subhive decompose --write``: a plan becomes a workspace of nested sub-hives and draft contracts.
-
-    >>> written = write_workspace(decompose("shop"), "shop")  # doctest: +SKIP
-    >>> [str(f.path) for f in written.files][:2]  # doctest: +SKIP
-    ['contracts/README.md', 'contracts/api_api/0.1.0/contract.yaml']
-
-The scaffolding is ``subhive new``'s: the same manifest, blackboard schema, knowledge source and test
-for every hive (:mod:`subhive.workspace`), with ``parent`` fields that draw the plan's tree, ``[budgets]``
-set to the plan's budget, and the contracts below in ``provides``/``consumes``. Each hive also gets a
-``scope.json`` naming the files it owns (a leaf) or its children (an inner hive).
-
-Every leaf that other leaves import from provides one draft contract (``<hive>_api``, or
-``<hive>_storage`` for a db hive) whose operations stand for the files imported across the boundary, with
-the importing hives and edges in their descriptions: a starting point for negotiation, which passes
-``subhive contract lint``. The importing leaves consume it (``^0.1``).
-
-Like ``subhive new``, the whole workspace is planned first and written all or nothing; a hive name or a
-contract that already exists in the workspace is refused before anything is written.
+"""``subhive decompose --write``: a plan becomes a workspace of nested sub-hives and draft contracts, with
+``subhive new``'s scaffolding, planned first and written all or nothing. See docs/decompose.md#--write.
 """
 
 from __future__ import annotations
@@ -57,7 +41,12 @@ _DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def write_workspace(plan: DecompositionPlan, directory: str | Path) -> Plan:
-    """Write the workspace of ``plan`` in ``directory`` (see :func:`plan_workspace`); return what was written."""
+    """Write the workspace of ``plan`` in ``directory`` (see :func:`plan_workspace`); return what was written.
+
+    >>> written = write_workspace(decompose("shop"), "shop")  # doctest: +SKIP
+    >>> [str(f.path) for f in written.files][:2]  # doctest: +SKIP
+    ['contracts/README.md', 'contracts/api_api/0.1.0/contract.yaml']
+    """
     planned = plan_workspace(plan, directory)
     apply_plan(planned)
     return planned
