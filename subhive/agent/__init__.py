@@ -10,6 +10,7 @@ from ._build import build_agent, settings_from_spec
 from ._conversation import COMPACTION_PROMPT, Conversation, TurnState
 from ._files import FileSlice, file_tools
 from ._hive_tools import board_tools, contract_tool_name, contract_tools
+from ._hive_turn import TRANSCRIPT_PREFIX, BoardTranscript, pick_agent, run_hive_turn, transcript_key
 from ._loop import Agent, Frame, FrameSink, RequestUsage, Stop, TurnResult
 from ._scripted import RecordedRequest, ScriptedServer, Step, ToolCallStep, estimate_tokens
 from ._settings import AgentSettings, Budgets, ModelSettings, NoEndpoint, open_client
@@ -18,10 +19,12 @@ from ._tools import POLICIES, Approval, Approver, Policy, Tool, ToolBox, ToolCal
 __all__ = [
     "COMPACTION_PROMPT",
     "POLICIES",
+    "TRANSCRIPT_PREFIX",
     "Agent",
     "AgentSettings",
     "Approval",
     "Approver",
+    "BoardTranscript",
     "Budgets",
     "Conversation",
     "FileSlice",
@@ -50,6 +53,9 @@ __all__ = [
     "estimate_tokens",
     "file_tools",
     "open_client",
+    "pick_agent",
+    "run_hive_turn",
     "schema_object",
     "settings_from_spec",
+    "transcript_key",
 ]

@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from ..errors import SubhiveError
+from ._agent import agent_app
 from ._board import board_app
 from ._codegen import codegen_command
 from ._contract import contract_app
@@ -45,6 +46,7 @@ app.command("decompose")(decompose_command)
 app.add_typer(approvals_app, name="approvals")
 app.add_typer(deadletters_app, name="deadletters")
 app.add_typer(board_app, name="board")
+app.add_typer(agent_app, name="agent")
 app.command("root")(root_command)
 app.command("status")(status_command)
 app.command("watch")(watch_command)

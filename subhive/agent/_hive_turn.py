@@ -1,0 +1,140 @@
+"""One turn of a hive's agent, as ``subhive agent run`` starts it: the agent picked from the hive's manifest,
+its tools built over the running hive's board and bus, and every frame kept on the hive's board."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..bus import BusEndpoint, NatsTransport
+from ..errors import InputError, Location
+from ..hive import BoardSchema, KvBlackboard
+from ..runtime import ContractBinding
+from ..workspace import AGENT_TOOLS, AgentSpec, SubhiveManifest, open_workspace
+from ._build import build_agent
+from ._loop import Frame, FrameSink, TurnResult
+from ._tools import Approver
+
+__all__ = ["TRANSCRIPT_PREFIX", "BoardTranscript", "pick_agent", "run_hive_turn", "transcript_key"]
+
+#: Board keys under this prefix are the framework's: one per turn (its summary) and one per frame.
+TRANSCRIPT_PREFIX = "agent-turns"
+_FILE_TOOLS = frozenset({"list_files", "read_file", "search"})
+
+
+def transcript_key(agent: str, turn: str, seq: int | None = None) -> str:
+    """``agent-turns.<agent>.<turn>`` (the turn's summary) or ``...<turn>.<seq>`` (one frame, zero-padded so
+    keys sort in order)."""
+    key = f"{TRANSCRIPT_PREFIX}.{agent}.{turn}"
+    return key if seq is None else f"{key}.{seq:06d}"
+
+
+class BoardTranscript:
+    """A frame sink that keeps a turn on the hive's board: each frame under its own key (linear in the turn's
+    length, where rewriting one growing value would not be), and the turn's summary (prompt, status, stop,
+    frame count) under the turn's key, written when it starts and when it stops. The keys are the framework's,
+    so they are written past the hive's board schema."""
+
+    def __init__(self, board: KvBlackboard, agent: str) -> None:
+        self.board = board
+        self.agent = agent
+        self.writer = f"agent:{agent}"
+
+    async def __call__(self, frame: Frame) -> None:
+        data = frame.to_dict()
+        await self.board.put(transcript_key(self.agent, frame.turn, frame.seq), data, writer=self.writer)
+        if frame.kind == "turn.started":
+            await self.board.put(transcript_key(self.agent, frame.turn), {
+                "agent": self.agent, "turn": frame.turn, "status": "running", "prompt": frame.data.get("prompt"),
+                "started": frame.time}, writer=self.writer)
+        elif frame.kind == "turn.stopped":
+            await self.board.update(transcript_key(self.agent, frame.turn), lambda old: {
+                **(old or {}), "status": "completed" if data["stop"]["code"] == "completed" else "stopped",
+                "stop": data["stop"], "answer": data.get("answer"), "frames": frame.seq, "stopped": frame.time},
+                writer=self.writer)
+
+
+def pick_agent(manifest: SubhiveManifest, name: str | None, *, where: Location | None = None) -> AgentSpec:
+    """The agent ``name`` of the hive, or its only agent when ``name`` is None."""
+    names = [a.name for a in manifest.agents]
+    if not names:
+        raise InputError(f"sub-hive {manifest.name} declares no agent", code="agent.none", location=where,
+                         hint="declare one in its subhive.toml: [agents.NAME] (docs/agents.md)")
+    if name is None:
+        if len(names) > 1:
+            raise InputError(f"sub-hive {manifest.name} has {len(names)} agents: {', '.join(names)}",
+                             code="agent.ambiguous", location=where, hint="choose one with --agent NAME")
+        return manifest.agents[0]
+    for spec in manifest.agents:
+        if spec.name == name:
+            return spec
+    raise InputError(f"sub-hive {manifest.name} has no agent {name!r}", code="agent.unknown", location=where,
+                     hint=f"its agents are: {', '.join(names)}")
+
+
+def load_bindings(stubs_dir: Path) -> list[ContractBinding]:
+    """The contract versions codegen gave a hive (``stubs/<hive>/*/contract.json``), sorted."""
+    bindings = [ContractBinding.load(path) for path in sorted(stubs_dir.glob("*/contract.json"))]
+    return sorted(bindings, key=lambda b: (b.name, b.major))
+
+
+async def run_hive_turn(workspace: Path, hive: str, prompt: str, *, agent: str | None = None,
+                        endpoint: BusEndpoint | None = None, on_frame: FrameSink | None = None,
+                        approver: Approver | None = None, client: Any = None) -> TurnResult:
+    """Run one turn of ``hive``'s agent on ``prompt``. ``endpoint``: the running tree's NATS server (with the
+    framework's credentials); without it only the file tools can work and no transcript is kept."""
+    ws = open_workspace(workspace)
+    tree = ws.hives()
+    manifest = tree.hives.get(hive)
+    if manifest is None:
+        raise InputError(f"no valid sub-hive {hive!r} in {ws.root}", code="hive.unknown",
+                         location=Location(file=str(ws.hives_dir)), hint="subhive status lists the hives")
+    hive_dir = ws.hive_dir(hive)
+    spec = pick_agent(manifest, agent, where=Location(file=str(hive_dir / "subhive.toml")))
+    needs_bus = sorted(t for t in spec.tools if t not in _FILE_TOOLS)
+    if endpoint is None:
+        if needs_bus:
+            raise InputError(f"agent {spec.name} uses {', '.join(needs_bus)}, which need the running tree",
+                             code="agent.not_running", location=spec.locations.get(f"tools.{needs_bus[0]}"),
+                             hint="start it: subhive up --detach")
+        built = build_agent(spec, hive=hive, hive_dir=hive_dir, approver=approver, client=client)
+        try:
+            return await built.run_turn(prompt, on_frame=on_frame)
+        finally:
+            await built.close()
+    return await _run_on_bus(ws.stubs_dir / hive, hive_dir, manifest, spec, prompt, endpoint=endpoint,
+                             on_frame=on_frame, approver=approver, client=client)
+
+
+async def _run_on_bus(stubs: Path, hive_dir: Path, manifest: SubhiveManifest, spec: AgentSpec, prompt: str, *,
+                      endpoint: BusEndpoint, on_frame: FrameSink | None, approver: Approver | None,
+                      client: Any) -> TurnResult:
+    hive = manifest.name
+    transport = await NatsTransport.connect(endpoint, hive)
+    try:
+        js = transport.connection.jetstream()
+        board = await KvBlackboard.open(js, hive, BoardSchema.load(hive_dir / manifest.blackboard_schema, hive=hive))
+        transcript = BoardTranscript(await KvBlackboard.open(js, hive), spec.name)
+        uses_contracts = any(t not in AGENT_TOOLS for t in spec.tools)
+        built = build_agent(spec, hive=hive, hive_dir=hive_dir, board=board, transport=transport,
+                            bindings=load_bindings(stubs) if uses_contracts else (), approver=approver,
+                            client=client)
+        try:
+            return await built.run_turn(prompt, on_frame=_both(transcript, on_frame))
+        finally:
+            await built.close()
+    finally:
+        await transport.close()
+
+
+def _both(first: FrameSink, second: FrameSink | None) -> FrameSink:
+    sinks: Sequence[FrameSink] = [first] if second is None else [first, second]
+
+    async def sink(frame: Frame) -> None:
+        for each in sinks:
+            outcome = each(frame)
+            if outcome is not None:
+                await outcome
+
+    return sink

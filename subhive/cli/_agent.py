@@ -1,0 +1,89 @@
+"""``subhive agent run HIVE [--agent NAME] "PROMPT"``: run one turn of a hive's agent and stream its steps.
+
+With the tree up (``subhive up``), the turn's tools reach the hive's board and consumed contracts and its
+frames are kept on the hive's board; without it, only the file tools work. Exit 0 when the model answered,
+1 when the turn stopped for another reason (a budget, a loop, the endpoint), 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from ._output import Format, err_console, out_console
+
+if TYPE_CHECKING:
+    from ..agent import Frame
+
+__all__ = ["agent_app"]
+
+agent_app = typer.Typer(help="Run a hive's language-model agents.", no_args_is_help=True)
+
+
+@agent_app.command("run")
+def agent_run(
+    hive: Annotated[str, typer.Argument(help="The sub-hive whose agent runs.", show_default=False)],
+    prompt: Annotated[str, typer.Argument(help="What the agent is asked to do.", show_default=False)],
+    agent: Annotated[str | None, typer.Option("--agent", "-a", help="The agent, when the hive has several.")] = None,
+    workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
+    = Path("."),
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="text, or json: one JSON frame per line.")]
+    = Format.text,
+) -> None:
+    """Run one turn of a hive's agent and stream its steps (the model is reached at OPENAI_BASE_URL, or the
+    base_url of the agent's manifest).
+
+    Example: subhive agent run notes "Summarise tasks.t1" --format json
+    """
+    from ..agent import run_hive_turn
+    from ..up import framework_endpoint
+    from ..workspace import find_root
+
+    root = find_root(workspace)
+    endpoint = framework_endpoint(root)
+    if endpoint is None and fmt is Format.text:
+        err_console.print("[dim]the tree is not up: file tools only, and the transcript is not kept[/]")
+    show = _print_json if fmt is Format.json else _print_text
+    result = asyncio.run(run_hive_turn(root, hive, prompt, agent=agent, endpoint=endpoint, on_frame=show))
+    if not result.stop.normal:
+        raise typer.Exit(1)
+
+
+def _print_json(frame: Frame) -> None:
+    sys.stdout.write(json.dumps(frame.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def _print_text(frame: Frame) -> None:
+    data: dict[str, Any] = frame.data
+    kind = frame.kind
+    if kind == "turn.started":
+        line = f"[bold]turn {frame.turn}[/] agent {escape(data['agent'])} on {escape(data['model'])}"
+    elif kind == "model.request":
+        what = "compaction request" if data.get("compaction") else "request"
+        line = f"[dim]→ model {what} {data['n']}: {data['messages']} messages, ~{data['tokens']} tokens[/]"
+    elif kind == "model.reply":
+        calls = ", ".join(c["name"] for c in data["tool_calls"])
+        line = f"[dim]← model: {'calls ' + calls if calls else 'answers'} ({data['usage']['prompt_tokens']}+" \
+               f"{data['usage']['completion_tokens']} tokens)[/]"
+    elif kind == "tool.call":
+        line = f"  [cyan]{escape(data['name'])}[/] {escape(data['arguments'][:200])} [dim]({data['policy']})[/]"
+    elif kind == "tool.result":
+        line = f"  {'[green]ok[/]' if data['ok'] else '[red]' + escape(data['error'] or '') + '[/]'} " \
+               f"[dim]{escape(data['content'][:160])}[/]"
+    elif kind == "compaction":
+        line = f"[yellow]compacted[/] {data['tokens_before']} → {data['tokens_after']} tokens"
+    else:
+        stop = data["stop"]
+        if data.get("answer"):
+            out_console.print(escape(data["answer"]))
+        colour = "green" if stop["code"] == "completed" else "red"
+        line = f"[{colour}]{stop['code']}[/]: {escape(stop['message'])} [dim]({data['model_calls']} model calls, " \
+               f"{data['tool_calls']} tool calls, {data['tokens']} tokens, {data['seconds']:.2f} s)[/]"
+    err_console.print(line)  # steps are progress (stderr); the answer alone is the command's output (stdout)

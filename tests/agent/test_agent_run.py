@@ -1,0 +1,157 @@
+"""``subhive agent run``: a turn of a hive's agent from its manifest, streamed as frames, exit codes that say
+how it ended; on a running bus, the board tools work and the transcript is kept on the hive's board."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+from nats.js.errors import NotFoundError
+
+from subhive.agent import ScriptedServer, Step, run_hive_turn, transcript_key
+from subhive.bus import EmbeddedServer, ServerConfig
+from subhive.cli import main
+from subhive.hive import KvBlackboard, board_stream, ensure_blackboard
+from subhive.workspace import Kind, init_workspace, new_subhive
+
+AGENT = """
+[agents.finder]
+instructions = "agents/finder.md"
+
+[agents.finder.model]
+name = "scripted-1"
+max_retries = 0
+
+[agents.finder.tools]
+{tools}
+
+[agents.finder.budgets]
+repeat_limit = 2
+"""
+
+
+def workspace(tmp_path: Path, tools: str = 'search = "allow"\nread_file = "allow"') -> Path:
+    root = tmp_path / "ws"
+    init_workspace(root)
+    new_subhive("notes", Kind.backend, start=root)
+    hive = root / "subhives" / "notes"
+    manifest = hive / "subhive.toml"
+    manifest.write_text(manifest.read_text() + AGENT.format(tools=tools))
+    (hive / "agents").mkdir()
+    (hive / "agents" / "finder.md").write_text("You find things in the notes hive.")
+    (hive / "docs.md").write_text("the needle is here\n")
+    return root
+
+
+def frames(output: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in output.splitlines() if line.strip()]
+
+
+def test_a_turn_streams_one_json_frame_per_line_and_exits_0(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    root = workspace(tmp_path)
+    with ScriptedServer([Step.call(("search", {"query": "needle"})), Step.say("docs.md, line 1")]) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code = main(["agent", "run", "notes", "where is the needle?", "--format", "json", "-C", str(root)])
+        request = server.chat_requests()[0].body
+    out = capsys.readouterr().out
+    assert code == 0
+    shown = frames(out)
+    assert [f["kind"] for f in shown] == ["turn.started", "model.request", "model.reply", "tool.call",
+                                          "tool.result", "model.request", "model.reply", "turn.stopped"]
+    assert shown[4]["content"] == '{"matches": ["docs.md:1: the needle is here"], "truncated": false}'
+    assert shown[-1]["stop"]["code"] == "completed"
+    assert shown[-1]["answer"] == "docs.md, line 1"
+    assert request["messages"][0]["content"] == "You find things in the notes hive."
+    assert request["model"] == "scripted-1"
+
+
+def test_a_turn_that_stops_early_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    root = workspace(tmp_path)
+    with ScriptedServer([Step.call(("search", {"query": "x"}))] * 3) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code = main(["agent", "run", "notes", "loop", "-C", str(root)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "loop.repeated_call" in captured.err
+
+
+def test_no_endpoint_is_exit_2_with_a_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    root = workspace(tmp_path)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    code = main(["agent", "run", "notes", "hello", "-C", str(root)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "agent.no_endpoint" in err
+    assert "OPENAI_BASE_URL" in err
+
+
+@pytest.mark.parametrize(("args", "code"), [(["--agent", "nobody"], "agent.unknown")])
+def test_an_unknown_agent_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
+                                    code: str) -> None:
+    root = workspace(tmp_path)
+    assert main(["agent", "run", "notes", "hi", "-C", str(root), *args]) == 2
+    assert code in capsys.readouterr().err
+
+
+def test_board_tools_need_the_running_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = workspace(tmp_path, 'board_read = "allow"')
+    assert main(["agent", "run", "notes", "hi", "-C", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert "agent.not_running" in err
+    assert "subhive up" in err
+
+
+@pytest.fixture(scope="module")
+def bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("agentrun") / "nats"))
+    try:
+        yield server
+    finally:
+        server.stop_sync()
+
+
+def test_on_the_bus_the_board_tools_work_and_the_transcript_is_kept(tmp_path: Path, bus: EmbeddedServer,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    root = workspace(tmp_path, 'board_read = "allow"\nsearch = "allow"')
+    script = [Step.call(("board_read", {"key": "tasks.t1"}), ("search", {"query": "needle"})), Step.say("nothing")]
+
+    async def scenario(server: ScriptedServer) -> tuple[Any, dict[str, Any]]:
+        nc = await nats.connect(bus.url)
+        js = nc.jetstream()
+        with contextlib.suppress(NotFoundError):
+            await js.delete_stream(board_stream("notes"))
+        await ensure_blackboard(js, "notes")
+        try:
+            result = await run_hive_turn(root, "notes", "look", endpoint=bus.endpoint())
+            board = await KvBlackboard.open(js, "notes")
+            return result, {k: e.value for k, e in (await board.snapshot()).items()}
+        finally:
+            await nc.close()
+
+    with ScriptedServer(script) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        result, board = asyncio.run(scenario(server))
+    assert result.stop.code == "completed"
+    summary = board[transcript_key("finder", result.turn)]
+    assert summary["status"] == "completed"
+    assert summary["prompt"] == "look"
+    assert summary["answer"] == "nothing"
+    assert summary["frames"] == len(result.frames)
+    kept = [board[transcript_key("finder", result.turn, seq)] for seq in range(1, len(result.frames) + 1)]
+    assert kept == [f.to_dict() for f in result.frames]
+    read = next(f for f in kept if f["kind"] == "tool.result" and f["name"] == "board_read")
+    assert json.loads(read["content"]) == {"key": "tasks.t1", "value": None, "revision": 0}
+
+
+def test_the_help_has_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["agent", "run", "--help"]) == 0
+    assert "Example: subhive agent run" in capsys.readouterr().out
