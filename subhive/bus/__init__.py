@@ -1,9 +1,5 @@
 """The NATS bus: the embedded server, subjects and per-hive credentials, and the contract transport.
-
-The subject scheme and the permission rules are in :mod:`subhive.bus._permissions`; the server process in
-:mod:`subhive.bus._server`; the transport hives talk through in :mod:`subhive.bus._transport`, with its
-wire format in :mod:`subhive.bus._wire`, event streams in :mod:`subhive.bus._streams` and each hive's
-dead-letter stream in :mod:`subhive.bus._deadletter`.
+See docs/bus.md.
 """
 
 from subhive.bus._consumers import (

@@ -1,24 +1,6 @@
 """JSON on the wire, fast: orjson where it can, the standard library where orjson cannot; never a crash.
-
-Encoding and decoding are most of what a validated message costs in Python (a 4 KB payload: ~55 us with
-``json.dumps``, ~4 us with orjson). orjson refuses to write integers beyond 64 bits and reads them as
-floats (losing digits); JSON allows them, so such payloads take the standard library's exact path. NaN and
-Infinity are refused either way: they are not JSON.
-
-Whatever the bytes, :func:`decode` returns a value or raises :class:`PayloadError` (a ``ValueError``) with a
-stable code; limits are checked before parsing, so no input reaches a parser that could recurse or blow up:
-
-* ``payload.too_large``  more than ``limit`` bytes (the server's max_payload bounds what arrives anyway);
-* ``payload.too_deep``   arrays/objects nested deeper than :data:`MAX_DEPTH` (1024: orjson's own limit, which
-  the fast path keeps at no cost; the exact parser, used only for integers beyond 64 bits, may stop sooner,
-  near Python's recursion limit, with the same code);
-* ``payload.bad_unicode`` not UTF-8, or a lone surrogate escape (``"\\ud800"``): not a Unicode scalar value;
-* ``payload.malformed``  anything else that is not one JSON document.
-
-:func:`encode` raises the same error for a value that cannot travel (a lone surrogate, a set, NaN, too deep).
-The checks cost nothing on the fast path: orjson (Rust, bounded) reads the payload or refuses it, and only
-then does the slow path run, which scans the bytes for depth before the standard library's recursive parser
-sees them.
+Encoding and decoding are most of what a validated message costs (4 KB: ~55 us with ``json``, ~4 us with
+orjson). Any bytes give a value or a :class:`PayloadError` with a stable code: docs/bus.md, payload codes.
 """
 
 from __future__ import annotations
@@ -109,7 +91,14 @@ def _finite(text: str) -> float:
 
 
 def decode(data: bytes, *, limit: int = MAX_SIZE) -> Any:
-    """The JSON value in ``data``; raises :class:`PayloadError` (a ValueError) saying why it is not one."""
+    """The JSON value in ``data``; raises :class:`PayloadError` (a ValueError) saying why it is not one.
+
+    Limits are checked before parsing, so no input reaches a parser that could recurse or blow up. orjson
+    (Rust, bounded, refusing more than :data:`MAX_DEPTH` levels by itself) reads the payload or refuses it;
+    only payloads with integers beyond 64 bits, which orjson would read as floats (losing digits), take the
+    standard library's exact parser, after a scan of the bytes for depth. That parser may stop sooner, near
+    Python's recursion limit, with the same ``payload.too_deep`` code. NaN and Infinity are refused either way.
+    """
     if len(data) > limit:
         raise PayloadError("payload.too_large", f"the payload is {len(data)} bytes; at most {limit} are read")
     if _LONG_NUMBER not in data.translate(_DIGITS):

@@ -1,23 +1,7 @@
 """The durable JetStream consumers hives read through: how each is configured, and how it is created and bound.
-
-Delivery accounting (docs/decisions/0022-delivery-accounting.md): the server redelivers without limit
-(``max_deliver=-1``), because its ``num_delivered`` also counts deliveries interrupted by a crash; the
-transport counts real handler failures itself and, after :data:`HANDLER_ATTEMPTS`, dead-letters the event
-and then terminates it. A handler that runs long is kept alive with ``in_progress`` every ``ack_wait / 3``
-seconds, so a slow handler is never mistaken for a crashed one; a crashed consumer's events come back
-after ``ack_wait``.
-
-Who creates them (docs/decisions/0025-framework-made-consumers.md): never a hive. A consumer's configuration
-(its ``deliver_subject`` above all) is not in the API subject a grant could filter, and the server does not
-check the creator's rights on it, so a hive allowed to create one can make the server publish bytes and
-headers of its choosing anywhere. The framework's admin connection creates every consumer a hive needs
-before it starts (:func:`ensure_consumers`, from ``BusPlan.consumers`` and :func:`board_consumer`); the hive
-only binds to it (:func:`bind_consumer`).
-
-They are *push* consumers delivering into the hive's own inbox space (``_INBOX_<hive>.deliver.<name>``), in a
-queue group so replicas of a hive share the work. Not pull consumers: the server delivers a pull request's
-messages to its reply subject, which the hive chooses freely: the same hole again. The hive holds only what
-acknowledging needs (``$JS.ACK.<stream>.<name>.>``) and ``CONSUMER.INFO`` of its own consumers.
+The framework creates every consumer, never a hive: a consumer's config can make the server deliver anywhere
+(docs/decisions/0025-framework-made-consumers.md); redelivery is unlimited and the transport counts real
+failures (docs/decisions/0022-delivery-accounting.md). See docs/bus.md#durable-events.
 """
 
 from __future__ import annotations

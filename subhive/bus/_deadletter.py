@@ -1,22 +1,6 @@
-"""Dead letters: every message a hive refused or failed to handle, bytes intact, with the reason.
-
-Each hive has its own JetStream stream, ``SUBHIVE_DLQ_<hive>``, capturing ``subhive.dlq.<hive>.>`` (the
-only DLQ subjects its credentials allow), with a size and an age limit (``[dead_letters]`` in hive.toml or
-subhive.toml). A full stream refuses new letters and keeps the ones it has: one hive's flood never pushes
-out another's letters, nor its own first ones (docs/decisions/0023-dead-letter-limits.md). The payload is the
-original message's exact bytes; the reason is in headers::
-
-    Subhive-Dlq-Code      payload.invalid              stable code of the refusal
-    Subhive-Dlq-Message   ...                          one line, for people
-    Subhive-Dlq-Pointer   /items/0/sku                 where in the payload (JSON pointer), when known
-    Subhive-Dlq-Keyword   pattern                      the schema keyword that refused it, when known
-    Subhive-Dlq-Subject   subhive.orders.v1.op.place_order   where it was sent
-    Subhive-Dlq-Headers   {"Subhive-Sender": "web", ...}     its headers, as JSON
-
-Listing, inspecting and replaying need the framework's (admin) connection: a hive may only add to its own
-stream. A replay sends the exact bytes and headers again to the original subject, under a new message id,
-and is recorded in the framework's stream ``SUBHIVE_DLQ_REPLAYS`` (subject
-``subhive.dlq._replays.<stream>.<seq>``, which no hive may publish): docs/decisions/0024-replay-marks.md.
+"""Dead letters: every message a hive refused or failed to handle, bytes intact, with the reason in headers.
+One stream per hive with limits, so one hive's flood never pushes out letters; listing and replaying need the
+framework's connection. See docs/bus.md#dead-letters, decisions 0023 and 0024.
 """
 
 from __future__ import annotations
@@ -54,12 +38,13 @@ __all__ = [
     "publish_dead_letter",
 ]
 
-H_CODE = "Subhive-Dlq-Code"
-H_MESSAGE = "Subhive-Dlq-Message"
-H_POINTER = "Subhive-Dlq-Pointer"
-H_KEYWORD = "Subhive-Dlq-Keyword"
-H_SUBJECT = "Subhive-Dlq-Subject"
-H_HEADERS = "Subhive-Dlq-Headers"
+# A dead letter's payload is the original message's exact bytes; the reason travels in these headers.
+H_CODE = "Subhive-Dlq-Code"  # stable code of the refusal: payload.invalid
+H_MESSAGE = "Subhive-Dlq-Message"  # one line, for people
+H_POINTER = "Subhive-Dlq-Pointer"  # where in the payload (JSON pointer), when known: /items/0/sku
+H_KEYWORD = "Subhive-Dlq-Keyword"  # the schema keyword that refused it, when known: pattern
+H_SUBJECT = "Subhive-Dlq-Subject"  # where it was sent: subhive.orders.v1.op.place_order.web
+H_HEADERS = "Subhive-Dlq-Headers"  # its headers, as JSON: {"Subhive-Sender": "web", ...}
 H_REPLAY_OF = "Subhive-Replay-Of"
 _MAX_HEADER = 1000
 

@@ -1,21 +1,7 @@
 """Bus messages as pre-encoded ``HPUB`` frames, written where nats-py's own ``publish`` writes them.
-
-Why: nats-py encodes headers in Python on every message (strip, a regex check, a translate and an encode per
-header, a bytearray extend per piece). With the four headers every bus message carries that is most of what a
-small publish costs: raw ``nc.publish`` runs at ~500k/s, with four headers at ~140k/s. Two of the four headers
-never change for a (contract, sender) and the other two have a fixed size, so here a frame is one bytes
-formatting of pieces encoded once.
-
-How: the frame goes where nats-py's ``publish`` puts its own, after the same checks (closed, draining, the
-pending-buffer limit while reconnecting; ``max_payload`` is the caller's): the ``stats`` counters, the pending
-buffer (``_send_command``'s three lines, inline: a coroutine call is a tenth of a small publish, and it flushes
-when the buffer is over its limit), then ``_flush_pending`` to wake the flusher unless a wake-up is queued
-already. All of that is private. :func:`supported` checks once per connection that it is there, that the nats-py
-code mirrored here is the code it was written against (by a digest of its source), and that nats-py frames an
-``HPUB`` as this module does; if not, :class:`Frames` sends through the public ``publish`` with a header dict,
-which puts the same subject, headers and payload on the wire, only slower (a new trace's id is then made by
-:mod:`subhive._trace`, at random). ``tests/bus/test_fastpub.py`` pins both, byte for byte and against a
-raw subscriber, and fails when the fast path is off.
+nats-py encodes headers in Python on every message, most of what a small publish costs; two of our four headers
+never change per (contract, sender) and two have a fixed size, so a frame is one bytes formatting. Falls back to
+the public ``publish`` when nats-py's internals differ (:func:`supported`). See docs/decisions/0014-bus-wire-cost.md.
 """
 
 from __future__ import annotations
@@ -78,7 +64,18 @@ def _mirrors(cls: type) -> bool:
 
 
 def supported(nc: Client) -> bool:
-    """Whether ``nc`` has the private steps :class:`Frames` uses, and frames an HPUB as this module does."""
+    """Whether ``nc`` has the private steps :class:`Frames` uses, and frames an HPUB as this module does.
+
+    A frame goes where nats-py's ``publish`` puts its own, after the same checks (closed, draining, the
+    pending-buffer limit while reconnecting; ``max_payload`` is the caller's): the ``stats`` counters, the pending
+    buffer (``_send_command``'s three lines, inline: a coroutine call is a tenth of a small publish, and it
+    flushes when the buffer is over its limit), then ``_flush_pending`` to wake the flusher unless a wake-up is
+    queued already. All of that is private, so this checks, once per connection class, that it is there, that
+    the mirrored code is the code it was written against (a digest of its source), and that nats-py frames an
+    ``HPUB`` as this module does. If not, :class:`Frames` sends through the public ``publish`` with a header dict:
+    the same subject, headers and payload on the wire, only slower. ``tests/bus/test_fastpub.py`` pins both, byte
+    for byte and against a raw subscriber, and fails when the fast path is off.
+    """
     head, trace, span = b"NATS/1.0\r\nA: b\r\nNats-Msg-Id: x", b"4bf92f3577b34da6a3ce929d0e0e4736", 0xF067
     block = head + b"%016x" % 7 + _TRACE_LINE + trace + b"-%016x-01\r\n\r\n" % span
     try:

@@ -1,8 +1,6 @@
 """Replies to a hive's requests: one wildcard inbox subscription per connection, one future per request.
-
-nats-py's ``request`` does the same, but publishes through its own header encoding (the bus sends requests as
-pre-encoded frames, :mod:`subhive.bus._fastpub`) and waits with ``asyncio.wait_for``, which on Python 3.11
-costs an extra turn of the event loop per reply. This uses only nats-py's public API.
+Unlike nats-py's ``request``, it sends pre-encoded frames and avoids ``asyncio.wait_for``'s extra event-loop turn
+per reply (Python 3.11), using only nats-py's public API.
 """
 
 from __future__ import annotations

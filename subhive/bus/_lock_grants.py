@@ -1,13 +1,6 @@
 """What the bus needs from the lock: each hive's NATS permissions, the event streams, who may send what.
-
-A hive touches exactly the contract versions codegen gives it stubs for (:func:`subhive.codegen.plan_stubs`:
-each requirement's resolved version, every major line of what it provides), so permissions, streams and
-stubs can never disagree about what a hive may use.
-
-    >>> plan = bus_plan(open_workspace("shop"), Lock.load(Path("shop")))     # doctest: +SKIP
-    >>> "subhive.orders.v1.op.place_order.web" in plan.permissions["web"].publish  # doctest: +SKIP
-    True
-    >>> await ensure_consumers(admin_js, plan.consumers)                           # doctest: +SKIP
+A hive touches exactly the contract versions codegen gives it stubs for (:func:`subhive.codegen.plan_stubs`),
+so permissions, streams and stubs can never disagree about what a hive may use.
 """
 
 from __future__ import annotations
@@ -42,7 +35,12 @@ class BusPlan:
 
 def bus_plan(workspace: Workspace, lock: Lock) -> BusPlan:
     """The bus configuration of every workspace hive; raises :class:`ContractInvalid` listing every problem
-    (a requirement the lock cannot meet, a locked version that no longer loads)."""
+    (a requirement the lock cannot meet, a locked version that no longer loads).
+
+    >>> plan = bus_plan(open_workspace("shop"), Lock.load(Path("shop")))  # doctest: +SKIP
+    >>> "subhive.orders.v1.op.place_order.web" in plan.permissions["web"].publish  # doctest: +SKIP
+    True
+    """
     from ..codegen import plan_stubs
     from ..contract import load_contract
 

@@ -1,31 +1,6 @@
-"""Subjects and per-hive NATS credentials, derived from the lock.
-
-The subject scheme (the major version is a subject token, so a grant can target one major)::
-
-    subhive.<contract>.v<major>.op.<operation>.<sender>   requests: each consumer publishes under its own name,
-                                                         the provider subscribes ``...op.<operation>.*``
-    subhive.<contract>.v<major>.ev.<event>       events: the provider publishes, consumers subscribe
-    $KV.bb_<hive>.>                              the hive's blackboard, JetStream KV bucket ``bb_<hive>``
-    subhive.dlq.<hive>.>                         the hive's dead letters, captured by stream ``SUBHIVE_DLQ_<hive>``
-    _INBOX_<hive>.>                              the hive's reply inboxes: ``connect(inbox_prefix="_INBOX_<hive>")``
-    _INBOX_<hive>.deliver.<consumer>             where its durable consumers deliver
-
-The sender token is what makes a request's sender one the server vouches for: a consumer may publish only
-under its own name, so a provider reads the sender from the subject, never from a header.
-
-Events are stored by stream ``SUBHIVE_EV_<contract>_v<major>``; each consuming hive reads them through its own
-durable push consumer ``<hive>__<contract>__v<major>__<event>``, which the framework creates
-(:mod:`subhive.bus._consumers`); the hive may inspect and acknowledge exactly that consumer.
-
-A hive's user may publish exactly: the op subjects it consumes (with its own sender token), the event subjects
-it provides, its own blackboard and dead-letter subjects, and the few JetStream API subjects listed in
-:func:`_kv_grants` and :func:`_consumer_grants`; it may subscribe exactly: the op subjects it provides, the
-event subjects it consumes and its own inboxes. It may create, change or delete no stream and no consumer. A
-provider answers requests through ``allow_responses`` (one reply per request), never through a grant on other
-hives' inboxes. Everything else is refused by the server. The framework itself connects as one admin user
-with full rights.
-
-Everything here is pure data; :mod:`subhive.bus._server` writes it into the server's configuration file.
+"""Subjects and per-hive NATS credentials, derived from the lock: pure data that :mod:`subhive.bus._server` writes
+into the server's configuration. Subjects: docs/bus.md#subjects-and-headers; what a hive may do and why:
+docs/bus.md#isolation and :func:`hive_permissions`.
 """
 
 from __future__ import annotations
@@ -255,6 +230,14 @@ def hive_permissions(hive: str, provides: Mapping[str, Sequence[int]], consumes:
 
     ``provides``/``consumes`` map a contract to the majors the hive serves/uses; ``operations``/``events``
     map ``(contract, major)`` to the operation/event names of that major (from the lock).
+
+    The hive may publish exactly: the op subjects it consumes (with its own sender token, so a provider reads
+    the sender from the subject, never from a header), the event subjects it provides, its own blackboard
+    (``$KV.bb_<hive>.>``) and dead-letter subjects, and the JetStream API subjects of :func:`_kv_grants` and
+    :func:`_consumer_grants`; it may subscribe exactly: the op subjects it provides, the event subjects it
+    consumes and its own inboxes (``_INBOX_<hive>.>``, durable deliveries included). It may create, change or
+    delete no stream and no consumer. A provider answers through ``allow_responses`` (one reply per request),
+    never through a grant on other hives' inboxes.
 
     >>> ops = {("orders", 1): ["place_order"]}
     >>> evs = {("orders", 1): ["order_placed"]}

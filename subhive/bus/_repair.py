@@ -1,11 +1,4 @@
-"""Self-repair: a failure class a hive saw twice becomes a repair proposal at the root.
-
-    >>> async with RootClient(address, token) as root:                                   # doctest: +SKIP
-    ...     transport = await NatsTransport.connect(endpoint, "web", on_repeated_failure=report_to_root(root))
-
-The root records it as a pending approval of kind ``repair`` (``subhive approvals list``); a repeat while it
-is pending adds to its count instead of opening another.
-"""
+"""Self-repair: a failure class a hive saw twice becomes a repair proposal at the root (docs/bus.md#self-repair)."""
 
 from __future__ import annotations
 
@@ -22,7 +15,12 @@ __all__ = ["report_to_root"]
 
 def report_to_root(root: RootClient) -> Callable[[Failure], Awaitable[None]]:
     """An ``on_repeated_failure`` callback that sends each repeated failure to the root as a repair proposal
-    (with the hive's own token: a hive proposes repairs for itself only)."""
+    (with the hive's own token: a hive proposes repairs for itself only). A repeat while the proposal is
+    pending adds to its count instead of opening another.
+
+    >>> async with RootClient(address, token) as root:  # doctest: +SKIP
+    ...     transport = await NatsTransport.connect(endpoint, "web", on_repeated_failure=report_to_root(root))
+    """
 
     async def report(failure: Failure) -> None:
         await root.propose_repair(code=failure.code, message=failure.message, contract=failure.contract,

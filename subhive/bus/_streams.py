@@ -1,10 +1,6 @@
-"""JetStream streams the framework provisions from the lock: one per contract major for its events.
-
-``SUBHIVE_EV_<contract>_v<major>`` captures ``subhive.<contract>.v<major>.ev.>``, on disk, deduplicating by
-``Nats-Msg-Id`` for two minutes (a publisher that retries after a lost ack, or after a server restart, stores
-the event once). Hives never create streams: their credentials do not allow it; the framework's admin
-connection does it before the hives start, together with each hive's dead-letter stream
-(:mod:`subhive.bus._deadletter`).
+"""JetStream streams the framework provisions from the lock: one per contract major for its events,
+deduplicating by ``Nats-Msg-Id`` so a retried publish stores the event once. Hives may not create streams.
+See docs/bus.md#durable-events.
 """
 
 from __future__ import annotations

@@ -1,28 +1,6 @@
 """The contract bus: :class:`NatsTransport`, the :class:`~subhive.runtime.Transport` of hives over real NATS.
-
-Generated clients and handler interfaces run on it unchanged (they speak only the Transport protocol)::
-
-    transport = await NatsTransport.connect(endpoint, hive="web")
-    await serve_orders(MyOrders(), transport)          # the provider: a queue group, so replicas share work
-    await OrdersClient(transport).place_order(...)     # a consumer: request/reply, validated both ends
-
-* Every payload is validated when it is sent (an invalid one raises before anything leaves) and when it is
-  received. A refused request gets a structured error reply (:mod:`subhive.bus._wire`) and, like any refused
-  message, is kept bytes intact in the dead-letter stream with the reason (:mod:`subhive.bus._deadletter`).
-* No message can stop a consumer: bytes that are not JSON, too deep, too large or not Unicode are refused
-  with a stable code (:mod:`subhive.bus._codec`) like any invalid payload, and nothing a handler raises
-  escapes the transport. Every request gets an answer: its reply, or a structured error reply.
-* A handler's :class:`~subhive.runtime.Refusal` goes back with its own code; anything else it raises is a
-  failure: ``handler.failed`` (naming the dead letter) to the caller, the request kept in the dead letters
-  (docs/decisions/0021-handler-refusals.md).
-* Events are durable: published to JetStream (one stream per contract major, deduplicated by message id),
-  consumed through a durable consumer per (hive, contract major, event), acknowledged only after the
-  callback returns. A failing callback is retried once, then dead-lettered, then terminated; a delivery a
-  crash interrupted is not a failure (docs/decisions/0022-delivery-accounting.md, :mod:`subhive.bus._consumers`).
-* The same failure twice (same error class, same contract member) is reported once to ``on_repeated_failure``:
-  the hive sends a repair proposal to the root from there.
-* A publish or subscribe the server refuses (the hive's credentials) surfaces as
-  :class:`~subhive.bus.PermissionViolation` naming the subject, instead of a silent drop or a timeout.
+Validation both ends, refusals and dead letters, durable events, self-repair and permission errors are
+described in docs/bus.md.
 """
 
 from __future__ import annotations
@@ -200,6 +178,12 @@ class _Group:
 
 class NatsTransport:
     """Contract-typed messaging for hive ``hive`` over the NATS connection ``nc``.
+
+    Generated clients and handler interfaces run on it unchanged (they speak only the Transport protocol)::
+
+        transport = await NatsTransport.connect(endpoint, hive="web")
+        await serve_orders(MyOrders(), transport)          # the provider: a queue group, so replicas share work
+        await OrdersClient(transport).place_order(...)     # a consumer: request/reply, validated both ends
 
     ``durable_events=False`` sends events as plain NATS messages (at most once, no stream needed): for
     telemetry-like events where throughput matters more than delivery. ``allowed_senders`` maps

@@ -1,16 +1,5 @@
 """What travels besides the payload: header names, error replies, and the errors a bus client raises.
-
-Every message a hive sends carries::
-
-    Subhive-Contract   orders@1.1.0      the contract version the sender was built against
-    Subhive-Sender     web               the sending hive
-    Nats-Msg-Id        <32 hex>          unique per message; JetStream drops a repeat within its window
-    traceparent        00-<trace>-<span>-01   W3C trace context
-
-A request that is refused gets an error reply: header ``Subhive-Error: <code>`` and a JSON body
-``{"code", "message", "pointer", "keyword", "subject", "dead_letter"}``; the caller raises :class:`RemoteError`
-from it. ``dead_letter`` is the message id under which the provider kept the request in its dead letters
-(``Nats-Msg-Id`` of the dead letter), when it kept one.
+The headers and the error reply body are in docs/bus.md#subjects-and-headers and #validation-refusals-dead-letters.
 """
 
 from __future__ import annotations
