@@ -25,17 +25,20 @@ class BusPlan:
     """``permissions`` per hive; ``streams``: the (contract, major) pairs with events; ``senders``: the hives
     that may send requests for each (contract, major) (its consumers, for ``NatsTransport(allowed_senders=)``);
     ``consumers``: the durable event consumers the framework creates for the hives (each hive's board consumer
-    comes with its bucket, :func:`subhive.hive.ensure_blackboard`)."""
+    comes with its bucket, :func:`subhive.hive.ensure_blackboard`); ``unmet``: requirements no locked version
+    meets, which grant nothing (the rest of the tree runs; ``up`` and ``status`` report them)."""
 
     permissions: dict[str, Permissions]
     streams: list[tuple[str, int]]
     senders: dict[tuple[str, int], set[str]]
     consumers: list[ConsumerSpec] = field(default_factory=list)
+    unmet: list[Problem] = field(default_factory=list)
 
 
 def bus_plan(workspace: Workspace, lock: Lock) -> BusPlan:
     """The bus configuration of every workspace hive; raises :class:`ContractInvalid` listing every problem
-    (a requirement the lock cannot meet, a locked version that no longer loads).
+    (a locked version that no longer loads). A requirement the lock cannot meet grants nothing and is listed
+    in ``unmet``.
 
     >>> plan = bus_plan(open_workspace("shop"), Lock.load(Path("shop")))  # doctest: +SKIP
     >>> "subhive.orders.v1.op.place_order.web" in plan.permissions["web"].publish  # doctest: +SKIP
@@ -77,4 +80,4 @@ def bus_plan(workspace: Workspace, lock: Lock) -> BusPlan:
                  for hive, (_, consumes) in sorted(touches.items())
                  for contract, majors in sorted(consumes.items()) for major in sorted(majors)
                  for event in events.get((contract, major), ())]
-    return BusPlan(permissions, streams, dict(senders), consumers)
+    return BusPlan(permissions, streams, dict(senders), consumers, list(plan.unmet))

@@ -18,7 +18,6 @@ from subhive.bus import (
     ServerConfig,
     bus_plan,
 )
-from subhive.errors import ContractInvalid
 from subhive.root_hive import Lock
 from subhive.runtime import ContractBinding
 from subhive.workspace import open_workspace
@@ -59,12 +58,13 @@ def test_each_hive_gets_exactly_the_subjects_of_what_it_touches(shop: Path) -> N
         assert not [c for c in plan.consumers if c.hive == "backend" and c.stream == "SUBHIVE_EV_orders_v1"]
 
 
-def test_a_requirement_the_lock_cannot_meet_is_an_error_not_a_silent_gap(tmp_path: Path) -> None:
+def test_a_requirement_the_lock_cannot_meet_grants_nothing_and_is_named_not_a_silent_gap(tmp_path: Path) -> None:
     root = make_shop(tmp_path)
     _rewrite(root, "web", consumes={"orders": "^3.0"})
-    with pytest.raises(ContractInvalid) as caught:
-        bus_plan(open_workspace(root), Lock.load(root))
-    assert [p.code for p in caught.value.problems] == ["codegen.not_in_lock"]
+    plan = bus_plan(open_workspace(root), Lock.load(root))  # the rest of the tree still gets its grants
+    assert [(p.code, p.location.pointer) for p in plan.unmet] == [("codegen.not_in_lock", "/consumes/orders")]
+    assert "web" in plan.unmet[0].message
+    assert plan.permissions["backend"].subscribe  # the provider keeps its grants
 
 
 def test_the_server_enforces_the_grants_made_from_the_lock(shop: Path, tmp_path: Path) -> None:

@@ -85,4 +85,6 @@ def test_the_same_failure_twice_becomes_one_repair_proposal_at_the_root(
     assert "subject: subhive.orders.v1.ev.order_placed" in shown
     assert '{"order_id":"o-1"}' in shown
     assert main(["approvals", "approve", "r-1", "-C", str(workspace), "--note", "fixed the handler"]) == 0
-    assert "repair r-1: accepted" in capsys.readouterr().out
+    approved = capsys.readouterr().out
+    assert approved.startswith("r-1: approved")  # the id and the outcome first (decision 0031)
+    assert "repair r-1 from web (handler.failed x2) accepted" in approved
