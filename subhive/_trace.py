@@ -71,6 +71,10 @@ def continue_trace(traceparent: str | None) -> Iterator[str]:
 
 @contextlib.contextmanager
 def start_trace() -> Iterator[str]:
-    """Run the block in a new trace, even inside another one (work that starts a chain of its own)."""
+    """Run the block in a new trace, even inside another one (work that starts a chain of its own).
+
+    >>> with start_trace() as traceparent:  # doctest: +SKIP
+    ...     reply = await stub.GetStock(request)  # sends the same trace id, a new span id
+    """
     with continue_trace(new_traceparent()) as traceparent:
         yield traceparent

@@ -1,19 +1,11 @@
 """gRPC between hives: a provider serves a contract's gRPC service and registers it with the root; a consumer
-finds it through the root and calls it with the same trace context (docs/rpc.md).
+finds it through the root and calls it with its trace context and its hive's credentials. See docs/rpc.md.
 
     >>> server = await serve_grpc(db_root, "inventory", 1, [(add_InventoryServicer_to_server, Inventory())],
     ...                           keys=db_keys)                                     # doctest: +SKIP
     >>> channel = await connect_grpc(web_root, "inventory", 1, keys=web_keys)       # doctest: +SKIP
     >>> with start_trace():                                                         # doctest: +SKIP
     ...     stock = await InventoryStub(channel).GetStock(GetStockRequest(sku="A-1"))
-
-Errors a provider raises leave as statuses (InputError as INVALID_ARGUMENT, Conflict as FAILED_PRECONDITION,
-NotFound as NOT_FOUND, anything not a SubhiveError as INTERNAL without details) and come back as the same
-errors through :func:`error_from_rpc`.
-
-Only the contract's consumers may call a provider: each call carries the calling hive's name and its token
-for that provider (:mod:`._keys`: per-pair tokens ``subhive up`` derives and hands each hive in its own
-file); an anonymous call is UNAUTHENTICATED, a hive that does not consume the contract PERMISSION_DENIED.
 """
 
 from ._auth import OPEN_SERVICES, CallerCheck

@@ -1,14 +1,5 @@
 """The provider's check of who calls it: a known hive (its token verified) that consumes the contract.
-
-    check = CallerCheck(KeyFile(path), "notes_store", 1)
-    check.refusal("/notes.NotesStore/Put", metadata)    # None, or the error to answer with
-
-One provider server serves one contract's major line, so every method it answers belongs to that contract;
-only the standard health and reflection services stay open to anyone (they say whether and what it serves,
-never the contract's data). A call without ``subhive-hive``/``subhive-token`` metadata is UNAUTHENTICATED
-(``auth.missing``), so is one whose token is not the one this provider holds for that hive
-(``auth.unauthenticated``); a verified hive that does not consume the contract is PERMISSION_DENIED
-(``auth.not_consumer``), as the root answers a lookup.
+The refusals and their codes: docs/rpc.md#who-may-call.
 """
 
 from __future__ import annotations
@@ -30,7 +21,15 @@ _NOBODY = b"0" * 64
 
 
 class CallerCheck:
-    """Who may call the server of ``contract`` v``major``: its consumers in ``keys``, and the provider itself."""
+    """Who may call the server of ``contract`` v``major``: its consumers in ``keys``, and the provider itself.
+
+    One provider server serves one contract's major line, so every method it answers belongs to that contract;
+    only the standard health and reflection services stay open to anyone (they say whether and what it serves,
+    never the contract's data).
+
+    >>> check = CallerCheck(KeyFile(path), "notes_store", 1)  # doctest: +SKIP
+    >>> check.refusal("/notes.NotesStore/Put", metadata)  # doctest: +SKIP
+    """
 
     def __init__(self, keys: Keys, contract: str, major: int) -> None:
         self.keys = keys

@@ -1,10 +1,5 @@
-"""The consumer's side: find a contract's gRPC endpoint through the root and open a traced channel to it,
-whose calls carry the calling hive's credentials for the provider.
-
-    async with RootClient(root_address, web_token) as root:
-        channel = await connect_grpc(root, "inventory", 1, keys=web_keys)
-        async with channel:
-            stock = await inventory_pb2_grpc.InventoryStub(channel).GetStock(GetStockRequest(sku="A-1"))
+"""The consumer's side: find a contract's gRPC endpoint through the root and open a traced channel to it whose
+calls carry the calling hive's credentials (docs/rpc.md#the-consumer).
 """
 
 from __future__ import annotations
@@ -37,6 +32,10 @@ async def connect_grpc(root: RootClient, contract: str, major: int, *, keys: Key
     root does not answer. The channel connects lazily; close it when done (or use
     ``async with``). Failed calls raise ``grpc.aio.AioRpcError``: :func:`error_from_rpc` gives the error the
     provider raised.
+
+    >>> async with RootClient(root_address, web_token) as root:  # doctest: +SKIP
+    ...     async with await connect_grpc(root, "inventory", 1, keys=web_keys) as channel:
+    ...         stock = await InventoryStub(channel).GetStock(GetStockRequest(sku="A-1"))
     """
     try:
         endpoint = await root.lookup_endpoint(contract, major)

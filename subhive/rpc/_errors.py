@@ -1,12 +1,6 @@
-"""Errors of gRPC between hives, beside the library's tree::
-
-    SubhiveError
-    ├── NotFound (subhive.root_hive)
-    │   └── NoEndpoint     rpc.no_endpoint: nothing serves (contract, major) yet
-    └── RpcFailed          rpc.<status>: a call failed with a status that carries no subhive error
-
-A provider's own errors come back as the class it raised (InputError, Conflict, NotFound, ...), rebuilt by
-:func:`error_from_rpc` from the status code and its JSON message (``subhive.root_hive._status``).
+"""Errors of gRPC between hives: ``NoEndpoint`` (a ``NotFound``, ``rpc.no_endpoint``) and ``RpcFailed``
+(``rpc.<status>``), and :func:`error_from_rpc`, which rebuilds the error a provider raised from its status.
+See docs/rpc.md#errors.
 """
 
 from __future__ import annotations

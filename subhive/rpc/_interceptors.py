@@ -1,16 +1,6 @@
-"""The interceptors of gRPC between hives: the caller sends its trace and its hive's credentials, the
-provider checks who calls and continues the trace.
-
-* :func:`trace_interceptors` (client, one per call shape): add ``traceparent`` metadata, the caller's
-  current trace with a new span id (a new trace when there is none), unless the call sets one itself.
-* :func:`caller_interceptors` (client): the same, plus ``subhive-hive`` and ``subhive-token``, the calling
-  hive's token for the provider the channel goes to (read from its keys at each call, so a reloaded key
-  file counts at once).
-* :class:`ProviderInterceptor` (server, outermost): first refuses a caller its :class:`CallerCheck` does
-  not let in (before any handler or other interceptor runs); then runs each handler in the trace of the
-  incoming ``traceparent`` (a new one when it is missing or invalid), so what the handler calls onward keeps
-  the trace id; and is the error boundary: a :class:`~subhive.errors.SubhiveError` leaves as its status
-  (``subhive.root_hive._status``, the table the root hive uses), anything else as INTERNAL without details.
+"""The interceptors of gRPC between hives: the caller sends its trace and its hive's credentials; the provider
+(:class:`ProviderInterceptor`, outermost) checks who calls, continues the trace and is the error boundary.
+See docs/rpc.md#trace-context and #errors.
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
-"""What proves a gRPC caller's hive: one token per (consumer, provider) pair, and the file each hive gets.
-
-    >>> master = bytes(32)
-    >>> pair_token(master, "backend", "db") == pair_token(master, "backend", "db") != pair_token(master, "ui", "db")
-    True
-
-``subhive up`` keeps a master secret in the supervisor's memory only and derives every token from it
-(HMAC-SHA256 of ``consumer \\0 provider``). Each hive gets its own :class:`GrpcKeys` as a 0600 file
-(``SUBHIVE_GRPC_KEYS``): the tokens it *presents* to each provider, the tokens it *verifies* from each hive
-of the tree, and which hives consume which of its contracts (from the lock): who calls is the token's
-business, who may call the lock's. A token is valid at one provider only, so a provider cannot replay what
-it receives towards a third hive, and a hive holds only tokens naming itself, except those it verifies,
-which name its callers and are valid only at itself (docs/decisions/0027-grpc-caller-identity.md).
-
-:class:`KeyFile` re-reads its file when it changes (the supervisor rewrites it when the lock does), so a
-consumer accepted while the tree runs is let in without a restart.
+"""What proves a gRPC caller's hive: one token per (consumer, provider) pair, derived from a master secret only
+the supervisor holds, and the file each hive gets (re-read when it changes, so a new consumer needs no restart).
+Why this scheme: docs/decisions/0027-grpc-caller-identity.md; files and limits: docs/rpc.md#who-may-call.
 """
 
 from __future__ import annotations
@@ -45,6 +32,10 @@ def pair_token(master: bytes, consumer: str, provider: str) -> str:
     """The token ``consumer`` presents to ``provider``: HMAC-SHA256(master, label, consumer, provider), hex.
 
     Hive names cannot hold a NUL, so no two pairs share an input.
+
+    >>> master = bytes(32)
+    >>> pair_token(master, "backend", "db") == pair_token(master, "backend", "db") != pair_token(master, "ui", "db")
+    True
     """
     message = b"\0".join((_LABEL, consumer.encode(), provider.encode()))
     return hmac.new(master, message, hashlib.sha256).hexdigest()

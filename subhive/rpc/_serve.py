@@ -1,17 +1,5 @@
-"""The provider's side: serve a contract's gRPC service and register its address with the root.
-
-    async with RootClient(root_address, db_token) as root:
-        server = await serve_grpc(root, "inventory", 1,
-                                  [(inventory_pb2_grpc.add_InventoryServicer_to_server, Inventory())])
-        server.address                                  # '127.0.0.1:40123', registered with the root
-        ...
-        await server.stop()                             # NOT_SERVING, unregistered, then stopped
-
-The server listens on 127.0.0.1 with an ephemeral port by default, answers the standard health service
-(SERVING for ``""`` and every service added) and runs :class:`ProviderInterceptor` outermost, so only the
-contract's consumers get through (``keys``: the provider hive's :class:`GrpcKeys` or :class:`KeyFile`),
-handlers see the caller's trace and their errors leave as proper statuses. Without keys it refuses to start
-unless told ``anonymous=True`` (then any local process may call it).
+"""The provider's side: serve a contract's gRPC service on loopback, with health and the caller check, and
+register its address with the root (docs/rpc.md#the-provider).
 """
 
 from __future__ import annotations
@@ -94,6 +82,11 @@ async def serve_grpc(root: RootClient, contract: str, major: int, servicers: Seq
     ``anonymous`` (``rpc.no_keys``), InputError ``rpc.bind_failed`` when the address cannot be bound, and
     what the root raises (PermissionDenied ``auth.not_provider`` for a hive that does not provide the
     contract); the server is stopped then.
+
+    >>> server = await serve_grpc(root, "inventory", 1, [(add_InventoryServicer_to_server, Inventory())],
+    ...                           keys=db_keys)  # doctest: +SKIP
+    >>> server.address  # doctest: +SKIP
+    '127.0.0.1:40123'
     """
     _check_servicers(servicers)
     check = _caller_check(keys, anonymous, contract, major)

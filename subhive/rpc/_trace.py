@@ -1,10 +1,5 @@
-"""The trace context a gRPC call carries: W3C ``traceparent`` metadata, one current trace per task.
-
-    >>> with start_trace() as traceparent:                    # doctest: +SKIP
-    ...     reply = await stub.GetStock(request)               # sends the same trace id, a new span id
-
-The current trace lives in one contextvar shared with the NATS transport (``subhive._trace``), so a
-hive handling a NATS message that calls a gRPC service, or the reverse, keeps one trace id end to end.
+"""The trace context a gRPC call carries: W3C ``traceparent`` metadata, in the one contextvar shared with the
+NATS transport (``subhive._trace``), so work keeps one trace id across both. See docs/rpc.md#trace-context.
 """
 
 from __future__ import annotations
