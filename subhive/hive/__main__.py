@@ -1,10 +1,6 @@
 """``python -m subhive.hive --workspace DIR --hive NAME``: one sub-hive's process, as ``subhive up`` starts it.
-
-Where to connect comes from the environment ``subhive up`` sets (never from argv, which ``ps`` shows):
-``SUBHIVE_NATS_URL`` (comma-separated), ``SUBHIVE_NATS_USER``/``SUBHIVE_NATS_PASSWORD``, ``SUBHIVE_ROOT`` and
-``SUBHIVE_TOKEN`` (the hive's root token), ``SUBHIVE_STATUS_FILE`` (the heartbeat file), ``SUBHIVE_GRPC_KEYS``
-(the hive's gRPC key file, followed while it changes). SIGTERM stops the hive cleanly. Exit codes: 0 stopped,
-2 the hive cannot start (bad manifest, schema, knowledge module), 1 otherwise.
+Where to connect comes from the environment (:func:`_run`), never from argv, which ``ps`` shows. SIGTERM stops
+it cleanly. Exit codes: 0 stopped, 2 the hive cannot start (bad manifest, schema, knowledge module), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -24,6 +20,10 @@ from ._runtime import HiveRuntime
 
 
 async def _run(workspace: Path, hive: str) -> None:
+    """Run the hive until SIGINT/SIGTERM, connected as the environment says: ``SUBHIVE_NATS_URL``
+    (comma-separated), ``SUBHIVE_NATS_USER``/``SUBHIVE_NATS_PASSWORD``, ``SUBHIVE_ROOT`` and ``SUBHIVE_TOKEN``
+    (the hive's root token), ``SUBHIVE_STATUS_FILE`` (the heartbeat file), ``SUBHIVE_GRPC_KEYS`` (the hive's
+    gRPC key file, followed while it changes)."""
     env = os.environ
     endpoint = BusEndpoint([u for u in env.get("SUBHIVE_NATS_URL", "nats://127.0.0.1:4222").split(",") if u],
                            user=env.get("SUBHIVE_NATS_USER"), password=env.get("SUBHIVE_NATS_PASSWORD"))

@@ -1,20 +1,6 @@
-"""A sub-hive's local blackboard: a JetStream key-value bucket only that hive may touch.
-
-The bucket is an ordinary NATS KV bucket (stream ``KV_bb_<hive>``, subjects ``$KV.bb_<hive>.<key>``), so
-``nats kv`` tools read it too, with two differences that the promises need:
-
-* **full history**: no per-key history limit (NATS KV stops at 64); the bucket's byte limit bounds it, and a
-  full bucket refuses the write (``blackboard.full``) rather than forgetting old revisions;
-* **attribution**: every write carries ``Subhive-Writer`` (the knowledge source, the handler or the human that
-  wrote it) and ``Subhive-Depth`` (how many activations led to it; the controller's loop detector reads it).
-
-Values are JSON, validated against the hive's blackboard schema before they are sent. Compare-and-set is the
-stream's ``Nats-Expected-Last-Subject-Sequence``: a write with ``expected_revision`` is refused by the server if
-another writer got there first (:class:`RevisionConflict`), so concurrent writers never lose an update::
-
-    board = await KvBlackboard.open(js, "backend", BoardSchema.load(path, hive="backend"))
-    await board.put("tasks.t1", {"title": "Add login", "status": "open"}, writer="human")
-    await board.update("counters.c1", lambda old: {"n": (old or {"n": 0})["n"] + 1}, writer="counter")
+"""A sub-hive's local blackboard: a JetStream key-value bucket only that hive may touch, readable by ``nats kv``,
+with full history (no per-key limit) and every write attributed (``Subhive-Writer``, ``Subhive-Depth``).
+See docs/hives.md#the-blackboard and docs/decisions/0015-blackboard-bucket.md.
 """
 
 from __future__ import annotations
@@ -116,7 +102,15 @@ class KvBlackboard:
 
     Reads use ``STREAM.MSG.GET`` (the answer is the server's JSON with the message inside), not direct gets: a
     direct get answers with the stored message itself, headers and all, on whatever reply subject the asker
-    chose, so a hive allowed one could pass its own board's bytes off as a message anywhere."""
+    chose, so a hive allowed one could pass its own board's bytes off as a message anywhere.
+
+    Compare-and-set is the stream's ``Nats-Expected-Last-Subject-Sequence``: the server refuses a write with
+    ``expected_revision`` if another writer got there first (:class:`RevisionConflict`)::
+
+        board = await KvBlackboard.open(js, "backend", BoardSchema.load(path, hive="backend"))
+        await board.put("tasks.t1", {"title": "Add login", "status": "open"}, writer="human")
+        await board.update("counters.c1", lambda old: {"n": (old or {"n": 0})["n"] + 1}, writer="counter")
+    """
 
     def __init__(self, js: JetStreamContext, hive: str, schema: BoardSchema | None = None, *,
                  timeout: float = 5.0) -> None:

@@ -1,14 +1,6 @@
 """The blackboard schema: which keys a hive's board holds and what each value must look like.
-
-A board is described as one JSON object from keys to values (``patternProperties`` per key shape,
-``additionalProperties: false`` for undeclared keys), so a write ``key = value`` is valid exactly when
-``{key: value}`` is valid against the schema: plain JSON Schema tools check it, and so does this module,
-with a compiled jsonschema-rs validator.
-
-    >>> schema = BoardSchema({"type": "object", "patternProperties": {"^tasks\\\\.[^.]+$": {"type": "object"}},
-    ...                       "additionalProperties": False})
-    >>> schema.check("tasks.t1", {"title": "x"}) is None
-    True
+A board is one JSON object from keys to values, so a write ``key = value`` is valid exactly when ``{key: value}``
+is: plain JSON Schema tools check it too. See docs/hives.md#the-blackboard.
 """
 
 from __future__ import annotations
@@ -47,7 +39,13 @@ def _escape(token: object) -> str:
 
 
 class BoardSchema:
-    """A compiled blackboard schema. ``None`` as the schema accepts every JSON value under every key."""
+    """A compiled blackboard schema. ``None`` as the schema accepts every JSON value under every key.
+
+    >>> schema = BoardSchema({"type": "object", "patternProperties": {"^tasks\\.[^.]+$": {"type": "object"}},
+    ...                       "additionalProperties": False})
+    >>> schema.check("tasks.t1", {"title": "x"}) is None
+    True
+    """
 
     def __init__(self, schema: dict[str, Any] | None, *, hive: str = "") -> None:
         self.schema = schema

@@ -1,27 +1,6 @@
-"""The controller of a sub-hive: what wakes which knowledge source, in what order, and what to do when one
-misbehaves.
-
-Three things wake a source: a blackboard write whose key matches one of its ``triggers``, a request for an
-operation it ``operations``-declares, an event it ``events``-declares. Every activation goes through one
-priority queue (highest ``priority`` first, then first come) served by ``concurrency`` workers, so a hive
-never runs more experts at once than it was given.
-
-Board writes reach the controller through a durable JetStream consumer on the hive's bucket, acknowledged
-only once every activation the write caused has finished: a hive killed mid-work re-runs what was not done
-when it comes back, and nothing a writer put on the board is skipped.
-
-What a source returns is applied in order, each write attributed to the source (``Subhive-Writer``) and one
-level deeper in the activation chain than what woke it. Misbehaviour is escalated instead of repeated:
-
-* a **loop** (:mod:`subhive.hive._loops`): the write is not applied, the source is quarantined (never
-  activated again until the hive restarts), and the root gets a repair proposal (``ks.loop``);
-* a **stall**: an activation running longer than ``stall_after`` is cancelled and reported (``ks.stalled``);
-* a **failure** (the source raised, or returned a write the schema refuses): retried once, then reported;
-  the same failure class twice becomes a repair proposal (``ks.failed``). An activation by a request or an
-  event is not retried or reported here: the bus transport does both (an event retried once, a request
-  dead-lettered), so a bad request runs a source once per delivery and is reported once;
-* a **lost race** on a compare-and-set write: the source is activated again on the latest entry (a few
-  times), unless the write says ``on_conflict="skip"`` ("create only once"), which is counted as skipped.
+"""The controller of a sub-hive: what wakes which knowledge source, in what order (one priority queue, bounded
+concurrency), and how a source that loops, stalls or keeps failing is escalated to the root instead of rerun.
+See docs/hives.md#the-controller and docs/decisions/0017-controller-escalation.md.
 """
 
 from __future__ import annotations

@@ -109,8 +109,9 @@ class KnowledgeSource(Protocol):
     # ``entry.value`` the request; return a :class:`Reply`), and ``events = ("notes_store.stored",)`` wakes it
     # on an event of a contract its hive consumes (``entry.key`` is ``ev.<contract>.<event>``).
 
-    async def activate(self, entry: Entry, blackboard: Blackboard) -> Sequence[Write]:
-        """React to ``entry``; return the writes to apply (the runtime validates them against the schema)."""
+    async def activate(self, entry: Entry, blackboard: Blackboard) -> Sequence[Write | Reply]:
+        """React to ``entry``; return the writes to apply (the runtime validates them against the schema) and,
+        for an operation, one :class:`Reply`."""
         ...
 
 

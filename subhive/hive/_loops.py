@@ -1,17 +1,4 @@
-"""Telling a knowledge source that loops from one that works: pure rules, no I/O.
-
-Two shapes of runaway, each caught before the write that would continue it:
-
-* **the same write again and again**: one source writes the same value to the same key ``repeats`` times in a
-  row within ``window`` seconds (a source that re-triggers itself with a write that changes nothing);
-* **a chain that never ends**: every write carries the depth of the activation chain that led to it (0 for a
-  write from outside the experts); a write deeper than ``max_depth`` means sources keep waking each other
-  (ping-pong, or a counter that triggers itself).
-
-    >>> detector = LoopDetector(repeats=3, max_depth=10)
-    >>> [detector.check("echo", "a.b", b'{"n":1}', depth=1, now=float(t)) for t in range(3)]
-    [None, None, "echo wrote the same value to 'a.b' 3 times in a row"]
-"""
+"""Telling a knowledge source that loops from one that works: pure rules, no I/O (:class:`LoopDetector`)."""
 
 from __future__ import annotations
 
@@ -30,7 +17,17 @@ class _Last:
 
 
 class LoopDetector:
-    """Per-source memory of the last write; :meth:`check` says why a write is a loop, or ``None``."""
+    """Per-source memory of the last write; :meth:`check` says why a write is a loop, or ``None``.
+
+    Two shapes of runaway, each caught before the write that would continue it: the same value written to the
+    same key ``repeats`` times in a row within ``window`` seconds (a source re-triggering itself with a write
+    that changes nothing), and a write deeper than ``max_depth`` in the activation chain (sources waking each
+    other: ping-pong, or a counter that triggers itself). A write from outside the experts has depth 0.
+
+    >>> detector = LoopDetector(repeats=3, max_depth=10)
+    >>> [detector.check("echo", "a.b", b'{"n":1}', depth=1, now=float(t)) for t in range(3)]
+    [None, None, "echo wrote the same value to 'a.b' 3 times in a row"]
+    """
 
     def __init__(self, *, repeats: int = 5, max_depth: int = 32, window: float = 60.0) -> None:
         if repeats < 2 or max_depth < 1 or window <= 0:

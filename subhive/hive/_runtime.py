@@ -1,15 +1,6 @@
 """A running sub-hive: its blackboard, its controller, its contracts on the bus, its gRPC services.
-
 ``subhive up`` runs each hive as its own process (``python -m subhive.hive``), which builds a
-:class:`HiveRuntime`; tests build one in-process the same way::
-
-    runtime = await HiveRuntime.start(workspace_root, "backend", endpoint, root_address=addr, token=tok)
-    ...
-    await runtime.stop()
-
-Start-up order matters for "nothing lost": the board and the controller first (so a request's writes have
-somewhere to go), then the provided contracts, then the consumed events, then gRPC; a heartbeat file says
-``ready`` only after all of it.
+:class:`HiveRuntime`; tests build one in-process the same way. See docs/hives.md.
 """
 
 from __future__ import annotations
@@ -84,7 +75,16 @@ class HiveContext:
 
 
 class HiveRuntime:
-    """One sub-hive, running. Build it with :meth:`start`; :meth:`stop` undoes everything it started."""
+    """One sub-hive, running. Build it with :meth:`start`; :meth:`stop` undoes everything it started.
+
+    Start-up order matters for "nothing lost": the board and the controller first (so a request's writes have
+    somewhere to go), then the provided contracts, then the consumed events, then gRPC; the heartbeat file
+    says ``ready`` only after all of it.
+
+        runtime = await HiveRuntime.start(workspace_root, "backend", endpoint, root_address=addr, token=tok)
+        ...
+        await runtime.stop()
+    """
 
     def __init__(self, hive: str) -> None:
         self.hive = hive

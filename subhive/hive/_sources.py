@@ -1,8 +1,5 @@
-"""Loading a hive's knowledge module (``[knowledge] sources = "pkg.module:SOURCES"``) and checking that what
-its sources declare matches the contracts the hive actually provides and consumes.
-
-A knowledge module may also define ``GRPC``: a function of the hive's context returning the
-:class:`GrpcService` entries the hive serves for contracts with a protobuf service.
+"""Loading a hive's knowledge module (``[knowledge] sources = "pkg.module:SOURCES"``, and its optional ``GRPC``)
+and checking that what its sources declare matches the contracts the hive provides and consumes.
 """
 
 from __future__ import annotations
