@@ -1,4 +1,5 @@
 """What generated stubs run on: contract bindings with compiled validators, transports, mocks, contract tests.
+See docs/codegen.md#using-the-stubs.
 
     >>> from subhive.runtime import LocalTransport
     >>> from stubs.web.orders_v1 import OrdersClient, OrdersMock, serve_orders   # doctest: +SKIP

@@ -1,13 +1,5 @@
 """A contract as the runtime sees it: operations, events, and compiled validators for their payloads.
-
-Generated stub packages ship a ``contract.json`` (name, version, provider, hash, which schema each operation
-and event uses, and every schema bundled self-contained) and load it once:
-
-    >>> CONTRACT = ContractBinding.load(Path(__file__).with_name("contract.json"))  # doctest: +SKIP
-    >>> CONTRACT.check("operations.place_order.input", payload, moving="outgoing")  # doctest: +SKIP
-
-Validation uses jsonschema-rs with formats asserted (docs/decisions/0009-format-is-asserted.md); a
-validator is compiled on first use and kept.
+Validation uses jsonschema-rs with formats asserted (docs/decisions/0009-format-is-asserted.md).
 """
 
 from __future__ import annotations
@@ -59,6 +51,11 @@ class ContractBinding:
 
     ``operations`` maps an operation to its (input, output) schema keys, ``events`` an event to its payload
     schema key; ``schemas`` maps those keys (``"operations.place_order.input"``) to self-contained schemas.
+    Generated stub packages ship it as ``contract.json`` (name, version, provider, hash, which schema each
+    operation and event uses, every schema bundled) and load it once; a validator is compiled on first use.
+
+    >>> CONTRACT = ContractBinding.load(Path(__file__).with_name("contract.json"))  # doctest: +SKIP
+    >>> CONTRACT.check("operations.place_order.input", payload, moving="outgoing")  # doctest: +SKIP
     """
 
     name: str

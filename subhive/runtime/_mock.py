@@ -1,13 +1,5 @@
-"""Mock providers: answer every operation of a contract with schema-valid data, deterministic by seed.
-
-Generated ``mock.py`` modules wrap :class:`MockProvider` in a typed class (``OrdersMock``) so a consumer
-can build and test against a provider that does not exist yet:
-
-    >>> mock = MockProvider(CONTRACT, seed=7)                 # doctest: +SKIP
-    >>> mock.answer("place_order", {"sku": "A-1"})            # the same answers, in the same order, per seed
-    >>> mock.pin("place_order", {"id": "o-1", "status": "placed"})   # or a function of the request
-
-Every answer, generated or pinned, is validated against the operation's output schema before it is served.
+"""Mock providers: answer every operation of a contract with schema-valid data, deterministic by seed, so a
+consumer can be built and tested before its provider exists. See docs/codegen.md#using-the-stubs (Mocks).
 """
 
 from __future__ import annotations
@@ -30,7 +22,14 @@ Out = TypeVar("Out", bound=BaseModel)
 
 
 class MockProvider:
-    """Schema-valid answers for every operation of ``contract``; the n-th answer depends only on the seed."""
+    """Schema-valid answers for every operation of ``contract``; the n-th answer depends only on the seed.
+
+    Every answer, generated or pinned, is validated against the operation's output schema before it is served.
+
+    >>> mock = MockProvider(CONTRACT, seed=7)  # doctest: +SKIP
+    >>> mock.answer("place_order", {"sku": "A-1"})  # doctest: +SKIP
+    >>> mock.pin("place_order", {"id": "o-1", "status": "placed"})  # doctest: +SKIP
+    """
 
     def __init__(self, contract: ContractBinding, *, seed: int = 0) -> None:
         self.contract = contract

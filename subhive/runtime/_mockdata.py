@@ -1,21 +1,5 @@
-"""Deterministic, schema-valid mock instances of a JSON Schema 2020-12 document.
-
-    >>> gen = InstanceGenerator({"type": "object", "properties": {"id": {"type": "integer", "minimum": 1}},
-    ...                          "required": ["id"]}, label="orders 1.1.0 OrderRef")
-    >>> gen.instance(seed=3) == gen.instance(seed=3)
-    True
-
-How it works: every conjunct that applies at one place of the instance (the schema, its ``$ref`` targets,
-its ``allOf`` members, the ``anyOf``/``oneOf``/``if`` branch chosen by the seed) is folded into one
-:class:`_Plan` (intersected types, tightest bounds, property maps), cached per set of conjuncts. A value is
-built from the plan with a seeded ``random.Random``. Keywords that cannot be merged (``not``, ``oneOf``,
-``if``) are checked with a compiled validator for that subschema, and every value is re-validated against
-the whole document by jsonschema-rs, formats asserted, before it is returned.
-
-Two kinds of failure are kept apart: a *definite* contradiction (``false``, ``minimum > maximum``, a required
-property that may have no value, ...) raises :class:`Unsatisfiable` at once; a candidate that merely missed
-(a pattern the sampler could not hit, a ``oneOf`` that matched twice) is retried with derived seeds, a
-bounded number of times, before :class:`Unsatisfiable` names the keyword that kept failing.
+"""Deterministic, schema-valid mock instances of a JSON Schema 2020-12 document (:class:`InstanceGenerator`).
+A schema no value satisfies raises :class:`Unsatisfiable` naming the keyword (``mock.unsatisfiable``).
 """
 
 from __future__ import annotations
@@ -754,6 +738,18 @@ def _pad(text: str, pattern: str, min_len: int, rng: random.Random) -> str:
 
 class InstanceGenerator:
     """Deterministic, schema-valid instances of one self-contained JSON Schema 2020-12 document.
+
+    Every conjunct that applies at one place of the instance (the schema, its ``$ref`` targets, its ``allOf``
+    members, the ``anyOf``/``oneOf``/``if`` branch chosen by the seed) is folded into one :class:`_Plan`
+    (intersected types, tightest bounds, property maps), cached per set of conjuncts, and a value is built from
+    it with a seeded ``random.Random``. Keywords that cannot be merged (``not``, ``oneOf``, ``if``) are checked
+    with a compiled validator for that subschema, and every value is re-validated against the whole document
+    (jsonschema-rs, formats asserted) before it is returned.
+
+    Two kinds of failure are kept apart: a *definite* contradiction (``false``, ``minimum > maximum``, a
+    required property that may have no value, ...) raises :class:`Unsatisfiable` at once; a candidate that
+    merely missed (a pattern the sampler could not hit, a ``oneOf`` that matched twice) is retried with derived
+    seeds, a bounded number of times, before :class:`Unsatisfiable` names the keyword that kept failing.
 
     >>> gen = InstanceGenerator({"type": "string", "format": "email"}, label="users 1.0.0 email")
     >>> "@" in gen.instance(seed=1)

@@ -1,9 +1,6 @@
-"""How generated clients and handlers reach each other: the :class:`Transport` protocol.
-
-A transport carries JSON payloads for one :class:`ContractBinding`; it validates every payload when it is
-sent and when it is received, so an invalid one never reaches a handler or a caller. Generated code only
-speaks to this protocol; :class:`LocalTransport` connects hives in one process (a hive's own tests, a UI
-built against a mock), and the NATS transport connects them across processes.
+"""How generated clients and handlers reach each other: the :class:`Transport` protocol, which validates every
+payload when sent and when received. :class:`LocalTransport` connects hives in one process; the NATS
+transport (docs/bus.md) connects them across processes.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""Typed adapters between generated pydantic models and the JSON payloads transports carry.
-
-Generated stubs stay thin by calling these instead of repeating the conversions per operation: a handler
-method that takes and returns models becomes a payload-level :data:`Handler` with :func:`typed_handler`, an
-event callback that takes a model becomes an :data:`EventCallback` with :func:`typed_callback`.
-
-    >>> handlers = {"get_order": typed_handler(impl.get_order, models.OrderRef)}   # doctest: +SKIP
+"""Typed adapters between generated pydantic models and the JSON payloads transports carry, so generated stubs
+stay thin instead of repeating the conversions per operation.
 """
 
 from __future__ import annotations
@@ -42,7 +37,10 @@ def to_payload(model: BaseModel) -> Any:
 
 
 def typed_handler(method: Callable[[In], Awaitable[BaseModel]], model: type[In]) -> Handler:
-    """``method`` (request model in, reply model out) as a payload-level handler."""
+    """``method`` (request model in, reply model out) as a payload-level handler.
+
+    >>> handlers = {"get_order": typed_handler(impl.get_order, models.OrderRef)}  # doctest: +SKIP
+    """
 
     async def handle(payload: Any) -> Any:
         return to_payload(await method(model.model_validate(payload)))

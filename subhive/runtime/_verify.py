@@ -1,8 +1,5 @@
-"""Contract tests a provider runs against its own implementation.
-
-``verify_provider`` sends generated, schema-valid requests (deterministic by seed) to each operation's
-handler and checks every reply against the output schema. Generated ``contract_tests.py`` modules call it
-with the provider's typed handler; a failure lists every operation that broke the contract.
+"""Contract tests a provider runs against its own implementation: generated ``contract_tests.py`` modules call
+:func:`verify_provider` with the provider's typed handler (docs/codegen.md#using-the-stubs).
 """
 
 from __future__ import annotations
