@@ -1,10 +1,9 @@
 """Codegen: typed stubs and mocks for every sub-hive, from the lock (docs/codegen.md).
+The orchestration is imported on first use: importing the package costs nothing until stubs are made.
 
     >>> from subhive.codegen import generate_stubs
     >>> generate_stubs(open_workspace("shop")).written      # doctest: +SKIP
     ['stubs/web/orders_v1/client.py', ...]
-
-The orchestration is imported on first use: importing the package costs nothing until stubs are made.
 """
 
 from __future__ import annotations

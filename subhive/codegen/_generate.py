@@ -1,10 +1,5 @@
-"""``subhive codegen``: write (or check) every hive's stub package, regenerating only what changed.
-
-Each hive package keeps a record, ``stubs/<hive>/.codegen.json``: for every contract package the key it was
-generated from (role, contract, version, content hash, generator version) and the sha256 of every file
-written. A package whose key and files all match is left alone (no write, mtimes kept); a changed key
-regenerates it; a file whose bytes differ from the record was edited by hand, which ``--check`` reports and
-a normal run overwrites. Packages for contracts a hive no longer touches are removed.
+"""``subhive codegen``: write (or check) every hive's stub package, regenerating only what changed, as recorded in
+``stubs/<hive>/.codegen.json``. See docs/codegen.md#incremental-runs-and---check.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
-"""Which stubs each sub-hive gets, decided from the lock and the hives' manifests only.
-
-A hive gets a package ``stubs/<hive>/`` holding one package per contract major it touches:
-
-* for each requirement it consumes, the newest accepted version its range takes (the version negotiation
-  would pick); a requirement the lock cannot satisfy is an error;
-* for each contract it provides, the newest accepted version of every major line still in the lock (an old
-  major is served beside the new one until no consumer needs it); a provided contract not accepted yet has
-  no stubs, which the plan notes;
-* for each version the lock still records the hive as a consumer of, in a major its manifest no longer
-  takes, that version too: the lock is what NATS permissions and running hives follow, so its stubs stay
-  until the root re-registers the manifest (docs/decisions/0034-stubs-follow-the-lock.md).
-
-Nothing else: isolation starts at codegen, so a hive's package never holds a contract it does not touch.
+"""Which stubs each sub-hive gets, decided from the lock and the hives' manifests only: isolation starts at
+codegen, so a hive's package never holds a contract it does not touch. Which versions: docs/codegen.md and
+docs/decisions/0034-stubs-follow-the-lock.md.
 """
 
 from __future__ import annotations

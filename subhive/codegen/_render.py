@@ -1,10 +1,6 @@
 """The Python of a contract's stub package: handler interface, client, mock provider, contract tests.
-
-Everything here is text built from the contract and the names the model generator chose; the models
-themselves come from :mod:`subhive.codegen.models`. Each file starts with the generated-code header and is
-deterministic: the same inputs give the same bytes, which is what makes incremental runs and ``--check``
-possible. The text is lint-clean by construction (``ruff`` with isort rules and a 120-column limit): imports
-are only those a module uses, in isort's order, and a line that would be too long is wrapped.
+Text built from the contract, with the generated-code header; deterministic (same inputs, same bytes: what
+makes incremental runs and ``--check`` possible) and lint-clean by construction (ruff, isort order, 120 columns).
 """
 
 from __future__ import annotations

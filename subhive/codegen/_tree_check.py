@@ -1,16 +1,5 @@
-"""What a workspace's tree and its lock say together that neither says alone (``subhive contract check``).
-
-    >>> [p.code for p in check_tree(open_workspace("shop"))]        # doctest: +SKIP
-    ['event.no_publisher']
-
-Three kinds of problem, each naming the hives concerned and the command or edit that fixes it:
-
-* ``lock.tampered`` / ``lock.missing``: an accepted version's files no longer hash to the lock's hash
-  (accepted versions are immutable);
-* ``codegen.not_in_lock``: a hive consumes a range no accepted version meets (it runs without those stubs);
-* ``event.no_publisher``: a hive consumes a major whose events its provider never publishes, because the
-  provider's code uses another major's stubs only: those events would be lost in silence. A provider
-  publishes on each major it serves (docs/bus.md, docs/decisions/0033-events-on-each-major.md).
+"""What a workspace's tree and its lock say together that neither says alone (``subhive contract check``):
+tampered versions, unmet requirements, events no provider publishes. See docs/contracts.md#checking-a-workspaces-tree.
 """
 
 from __future__ import annotations
@@ -27,7 +16,11 @@ __all__ = ["check_tree", "silent_events"]
 
 
 def check_tree(workspace: Workspace, lock: Lock | None = None) -> list[Problem]:
-    """Every problem of the running (or about to run) tree, in a stable order; an empty list: all is well."""
+    """Every problem of the running (or about to run) tree, in a stable order; an empty list: all is well.
+
+    >>> [p.code for p in check_tree(open_workspace("shop"))]  # doctest: +SKIP
+    ['event.no_publisher']
+    """
     from ..root_hive import check_lock
 
     lock = Lock.load(workspace.root) if lock is None else lock

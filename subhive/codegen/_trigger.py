@@ -1,10 +1,5 @@
-"""Codegen when the root accepts a contract: the hives that provide or consume it get fresh stubs.
-
-The root's engine calls listeners with every committed frame; :class:`CodegenTrigger` picks out
-``contract_ready`` frames and regenerates the stubs of the affected hives, on a thread of its own in the
-service (acceptances never wait for codegen; bursts coalesce into one run), or at :meth:`flush` when the CLI
-ran the engine in-process. A failure is logged and left for ``subhive codegen`` to report: the acceptance
-itself stands.
+"""Codegen when the root accepts a contract: the hives that provide or consume it get fresh stubs
+(:class:`CodegenTrigger`).
 """
 
 from __future__ import annotations
@@ -34,6 +29,11 @@ def affected_hives(workspace_root: Path, contracts: set[str]) -> list[str]:
 
 class CodegenTrigger:
     """A root listener: ``root.add_listener(trigger)``; ``background`` runs codegen on a thread.
+
+    It picks ``contract_ready`` frames out of every committed frame and regenerates the stubs of the hives
+    concerned: on a thread of its own in the service (acceptances never wait for codegen; bursts coalesce into
+    one run), or at :meth:`flush` when the CLI ran the engine in-process. A failure is logged and left for
+    ``subhive codegen`` to report: the acceptance itself stands.
 
     ``settle`` (the root's :meth:`~subhive.root_hive.RootHive.settle`) is called before each run: a served
     root writes accepted directories and the lock after acknowledging them, and codegen reads both from disk.

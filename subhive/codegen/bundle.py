@@ -1,22 +1,6 @@
 """Self-contained schemas: every ``$ref`` of a contract schema pulled into one document's ``$defs``.
-
-Generated stubs must not depend on the contract directory's file layout, and the model generator wants one
-document. So each schema a manifest names is *bundled*: every reference it reaches (``#/$defs/X``,
-``#anchor``, ``other.json#/$defs/Y``, a nested ``$id``) is copied once into ``$defs`` under a CamelCase name,
-and every ``$ref`` is rewritten to ``#/$defs/<Name>``::
-
-    >>> contract = load_contract("contracts/orders/1.1.0")  # doctest: +SKIP
-    >>> b = bundle_contract(contract)  # doctest: +SKIP
-    >>> b.names["operations.place_order.input"], b.schemas["operations.place_order.input"]["$defs"].keys()
-    ('PlaceOrderInput', dict_keys(['OrderLine']))  # doctest: +SKIP
-
-Meaning is kept: references are resolved by the contract loader (the same resolution lint and the diff engine
-use), and the copies lose ``$id``, ``$anchor`` and ``$schema`` (their only job, being found by a
-reference, is done; left in, an ``$id`` would change what ``#/$defs/...`` means below it). ``$dynamicRef`` is
-bundled as the static reference it resolves to at first, which is what it means unless a ``$dynamicAnchor``
-of the same name overrides it in the dynamic scope; contracts rarely use it, and the generator never did.
-Output is deterministic: names come from the schemas' own names (``$defs`` keys, manifest keys, file
-names) in manifest order, with a number added on a clash.
+Generated stubs must not depend on the contract directory's layout, and the model generator wants one document.
+How meaning is kept: :func:`bundle`.
 """
 
 from __future__ import annotations
@@ -227,6 +211,15 @@ def _name_all(bundler: _Bundler, root: _Key) -> None:
 
 def bundle(ref: SchemaRef) -> dict[str, Any]:
     """The schema ``ref`` names, self-contained: every reference it reaches copied into its own ``$defs``.
+
+    Each reference (``#/$defs/X``, ``#anchor``, ``other.json#/$defs/Y``, a nested ``$id``) is copied once
+    under a CamelCase name and every ``$ref`` rewritten to ``#/$defs/<Name>``. Meaning is kept: references are
+    resolved by the contract loader (as lint and the diff engine resolve them), and the copies lose ``$id``,
+    ``$anchor`` and ``$schema`` (their only job, being found, is done; left in, an ``$id`` would change what
+    ``#/$defs/...`` means below it). ``$dynamicRef`` is bundled as the static reference it resolves to at first,
+    which is what it means unless a ``$dynamicAnchor`` of the same name overrides it in the dynamic scope.
+    Names come from the schemas' own names (``$defs`` keys, manifest keys, file names) in manifest order, with
+    a number added on a clash, so the output is deterministic.
 
     >>> bundle(SchemaRef(Path("contracts/orders/1.1.0/schemas.json"), "/$defs/Order"))["$defs"]["OrderLine"]
     {'type': 'object', 'required': ['sku', 'quantity'], ...}  # doctest: +SKIP

@@ -1,14 +1,4 @@
-"""Protobuf and gRPC modules, with typed stubs, for a contract's ``.proto`` files.
-
-    >>> generate_protos([Path("contracts/inventory/1.0.0/inventory.proto")],  # doctest: +SKIP
-    ...                 proto_root=Path("contracts/inventory/1.0.0"), out_dir=Path("pkg/pb"), header="# gen\\n")
-    [PosixPath('pkg/pb/inventory_pb2.py'), PosixPath('pkg/pb/inventory_pb2.pyi'), ...]
-
-``grpc_tools.protoc`` runs in process with mypy-protobuf's plugins (``--mypy_out``, ``--mypy_grpc_out``):
-protoc's own ``--pyi_out`` leaves the ``_pb2_grpc`` modules untyped. protoc writes ``import inventory_pb2``
-as if ``out_dir`` were on ``sys.path``; the imports of generated modules are rewritten to relative ones, so
-the output works inside any package.
-"""
+"""Protobuf and gRPC modules, with typed stubs, for a contract's ``.proto`` files (:func:`generate_protos`)."""
 
 from __future__ import annotations
 
@@ -122,6 +112,15 @@ def generate_protos(protos: list[Path], *, proto_root: Path, out_dir: Path, head
 
     Every written file starts with ``header``; imports between generated modules are relative. A ``.proto``
     that does not compile raises :class:`~subhive.errors.InputError` with its file and line.
+
+    protoc runs in process with mypy-protobuf's plugins (``--mypy_out``, ``--mypy_grpc_out``): protoc's own
+    ``--pyi_out`` leaves the ``_pb2_grpc`` modules untyped. protoc writes ``import inventory_pb2`` as if
+    ``out_dir`` were on ``sys.path``, so the imports are rewritten to relative ones: the output works inside any
+    package.
+
+    >>> generate_protos([Path("contracts/inventory/1.0.0/inventory.proto")],  # doctest: +SKIP
+    ...                 proto_root=Path("contracts/inventory/1.0.0"), out_dir=Path("pkg/pb"), header="# gen\n")
+    [PosixPath('pkg/pb/inventory_pb2.py'), PosixPath('pkg/pb/inventory_pb2.pyi'), ...]
     """
     root = Path(os.path.abspath(proto_root))
     out = Path(os.path.abspath(out_dir))
