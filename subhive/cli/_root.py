@@ -1,9 +1,8 @@
 """``subhive root``, ``approvals``, ``status``, ``watch``, and the root half of ``contract propose|list``.
 
-Every command but ``root`` and ``watch`` talks to the workspace's running root when one answers (its
-address from ``--root``, ``$SUBHIVE_ROOT`` or ``.subhive/root/service.json``), and otherwise runs the same
-engine in-process on the workspace: the answers are the same, only who holds the state differs. An address
-given explicitly that does not answer is an error, not a reason to fall back.
+Every command but ``root`` reaches the root through :class:`~subhive.root_hive.WorkspaceRoot`: the
+workspace's running root when one answers, else the same engine in-process (``watch`` needs a running one).
+This module parses, calls and prints; finding the root, its tokens and what an outcome means are the library's.
 """
 
 from __future__ import annotations
@@ -26,8 +25,7 @@ from ..errors import CheckFailed, InputError, Location, Problem, SubhiveError
 from ._output import Format, err_console, fail_check, out_console, print_json, print_problems
 
 if TYPE_CHECKING:
-    from ..root_hive import Approval, ContractInfo, HiveStatus, ProposalOutcome, RootClient, RootHive
-    from ..semver import Version
+    from ..root_hive import Approval, ContractInfo, FrameListener, HiveStatus, ProposalOutcome, WorkspaceRoot
 
 __all__ = ["approvals_app", "contract_list", "contract_propose", "root_command", "status_command",
            "watch_command"]
@@ -40,67 +38,28 @@ RootOption = Annotated[str | None, typer.Option(
     "--root", help="The root hive's address (default: $SUBHIVE_ROOT, else the workspace's running root).",
     show_default=False)]
 TOKEN_ENV = "SUBHIVE_TOKEN"
-CA_ENV = "SUBHIVE_ROOT_CA"  # the same name as subhive.root_hive._tls.CA_ENV, without importing grpc here
 
 
-# -- finding the root ----------------------------------------------------------------------------------------
+# -- reaching the root ------------------------------------------------------------------------------------------
 
-def _remote_address(workspace: Path, explicit: str | None) -> str | None:
-    """The address of a root that answers, None when none runs; an explicit address must answer."""
-    from ..root_hive import RootUnavailable, running_root_address
-
-    address = explicit or running_root_address(workspace)
-    if address is None:
-        return None
-
-    async def probe() -> bool:
-        async with _client(address) as client:
-            return await client.healthy()
-
-    if asyncio.run(probe()):
-        return address
-    if explicit or os.environ.get("SUBHIVE_ROOT"):
-        raise RootUnavailable(f"no root hive answers at {address}",
-                              hint="start it with `subhive root`, or drop --root to use the workspace directly; "
-                                   f"a root that serves TLS needs its CA file in ${CA_ENV}")
-    return None  # a stale service.json: the root was killed; the state on disk is what counts
-
-
-def _client(address: str, token: str | None = None) -> RootClient:
-    """A client of the root at ``address``, over TLS verified with ``$SUBHIVE_ROOT_CA`` when it is set."""
-    from ..root_hive import RootClient
-
-    ca = os.environ.get(CA_ENV)
-    return RootClient(address, token, ca_file=Path(ca) if ca else None)
-
-
-def _dispatch(workspace: Path, explicit: str | None, token: str | None,
-              remote: Callable[[RootClient], Awaitable[T]], local: Callable[[RootHive], T]) -> T:
-    """Run ``remote`` against the running root, or ``local`` on the engine opened in-process."""
-    from ..root_hive import admin_token_of
-    from ..workspace import find_root
-
-    ws = find_root(workspace)
-    address = _remote_address(ws, explicit)
-    if address is None:
-        from ..codegen import CodegenTrigger
-        from ..root_hive import RootHive
-
-        root = RootHive.open(ws)
-        codegen = CodegenTrigger(ws, background=False)  # an accepted contract refreshes the stubs that use it
-        root.add_listener(codegen)
-        try:
-            answer = local(root)
-            codegen.flush()
-            return answer
-        finally:
-            root.close()
+def _with_root(workspace: Path, address: str | None, act: Callable[[WorkspaceRoot], Awaitable[T]], *,
+               token: str | None = None, running_only: bool = False) -> T:
+    """Run ``act`` against the root of the workspace at ``workspace`` (running, or opened in-process)."""
+    from ..root_hive import WorkspaceRoot
 
     async def go() -> T:
-        async with _client(address, token or admin_token_of(ws)) as client:
-            return await remote(client)
+        async with WorkspaceRoot(workspace, address=address, token=token, listener=_codegen,
+                                 running_only=running_only) as root:
+            return await act(root)
 
     return asyncio.run(go())
+
+
+def _codegen(workspace: Path) -> FrameListener:
+    """In-process, an accepted contract refreshes the stubs that use it (a running root does it itself)."""
+    from ..codegen import CodegenTrigger
+
+    return CodegenTrigger(workspace, background=False)
 
 
 # -- subhive root ----------------------------------------------------------------------------------------------
@@ -196,18 +155,10 @@ def contract_propose(
     contract = load_contract(path)  # every lint problem, located in the user's own files
     directory = path if path.is_dir() else path.parent
     files = contract_files(directory)
-    token = token or os.environ.get(TOKEN_ENV) or _hive_token(path, contract.provider)
-
-    async def remote(c: RootClient) -> ProposalOutcome:
-        _refuse_an_inconsistent_lock(ws, _accepted_hashes(await c.contracts()))
-        return await c.propose(files, announcement_id=announcement, on_behalf_of=None if token else contract.provider)
-
-    def local(r: RootHive) -> ProposalOutcome:
-        _refuse_an_inconsistent_lock(ws, {(e.name, e.version): e.hash for e in r.lock})
-        return _local_outcome(r.propose(contract.provider, files, announcement_id=announcement))
-
     try:
-        outcome = _dispatch(ws, root, token, remote, local)
+        outcome: ProposalOutcome = _with_root(
+            ws, root, lambda r: r.propose(files, provider=contract.provider, announcement_id=announcement),
+            token=token or os.environ.get(TOKEN_ENV))
     except SubhiveError as exc:
         if exc.code in ("proposal.semver", "proposal.version_order"):
             # A check ran and said no, as `subhive contract check` says it: exit 1, not "bad input".
@@ -220,19 +171,6 @@ def contract_propose(
         fail_check(CheckFailed(f"{outcome.contract} {outcome.version} waits for approval: {outcome.message}",
                                code=outcome.code or "proposal.pending",
                                hint=f"a human decides: subhive approvals show {outcome.id}"), fmt)
-
-
-def _accepted_hashes(infos: list[ContractInfo]) -> dict[tuple[str, Version], str]:
-    return {(info.name, v.version): v.hash for info in infos for v in info.versions}
-
-
-def _refuse_an_inconsistent_lock(ws: Path, accepted: dict[tuple[str, Version], str]) -> None:
-    """Propose nothing while contracts.lock disagrees with the accepted contracts: accepting would rewrite it."""
-    from ..root_hive import LockInconsistent, check_lock
-
-    problems = check_lock(ws, accepted=accepted)
-    if problems:
-        raise LockInconsistent(problems)
 
 
 def _proposal_workspace(path: Path, explicit: Path | None) -> Path:
@@ -268,25 +206,6 @@ def _proposal_workspace(path: Path, explicit: Path | None) -> Path:
     return holder
 
 
-def _hive_token(path: Path, hive: str) -> str | None:
-    """The token the root wrote for workspace hive ``hive`` (``.subhive/tokens/<hive>.token``), if any."""
-    from ..root_hive import TOKENS_DIR
-    from ..workspace import find_root
-
-    try:
-        token_file = find_root(path if path.is_dir() else path.parent) / TOKENS_DIR / f"{hive}.token"
-        return token_file.read_text(encoding="utf-8").strip() or None
-    except (OSError, SubhiveError):
-        return None  # no workspace or no file: propose with the admin token on the provider's behalf
-
-
-def _local_outcome(outcome: ProposalOutcome) -> ProposalOutcome:
-    error = outcome.error()
-    if error is not None:
-        raise error
-    return outcome
-
-
 def _print_outcome(outcome: ProposalOutcome, fmt: Format) -> None:
     if fmt is Format.json:
         print_json(outcome.to_dict())
@@ -314,8 +233,7 @@ def contract_list(
 
     Example: subhive contract list orders --format json
     """
-    infos: list[ContractInfo] = _dispatch(workspace, root, None, lambda c: c.contracts(name),
-                                          lambda r: [c for c in r.contracts() if name is None or c.name == name])
+    infos: list[ContractInfo] = _with_root(workspace, root, lambda r: r.contracts(name))
     if fmt is Format.json:
         print_json({"contracts": [c.to_dict() for c in infos]})
         return
@@ -354,8 +272,7 @@ def approvals_list(
 
     Example: subhive approvals list --status all
     """
-    items: list[Approval] = _dispatch(workspace, root, None, lambda c: c.approvals(status.value),
-                                      lambda r: r.approvals(status.value))
+    items: list[Approval] = _with_root(workspace, root, lambda r: r.approvals(status.value))
     if fmt is Format.json:
         print_json({"approvals": [a.to_dict() for a in items]})
         return
@@ -386,8 +303,7 @@ def approvals_show(
 
     Example: subhive approvals show p-000042
     """
-    a: Approval = _dispatch(workspace, root, None, lambda c: c.approval(approval_id),
-                            lambda r: r.approval(approval_id))
+    a: Approval = _with_root(workspace, root, lambda r: r.approval(approval_id))
     if fmt is Format.json:
         print_json(a.to_dict())
         return
@@ -428,13 +344,10 @@ def approvals_approve(
 
     Example: subhive approvals approve p-000042 --note "consumers migrate by June"
     """
-    from ..root_hive import admin_token_of
-    from ..workspace import find_root
+    from ..root_hive import AlreadyDecided
 
-    decided = _decide(workspace, root, approval_id, "approved", lambda: _dispatch(
-        workspace, root, None, lambda c: c.approve(approval_id, note=note),
-        lambda r: _local_outcome(r.approve(approval_id, admin_token=admin_token_of(find_root(workspace)), note=note))))
-    if isinstance(decided, _Already):
+    decided = _with_root(workspace, root, lambda r: r.approve(approval_id, note=note))
+    if isinstance(decided, AlreadyDecided):
         _print_already(decided.approval, fmt)
         return
     if fmt is Format.json:
@@ -464,13 +377,10 @@ def approvals_reject(
 
     Example: subhive approvals reject p-000042 --reason "keep the field; deprecate it first"
     """
-    from ..root_hive import admin_token_of
-    from ..workspace import find_root
+    from ..root_hive import AlreadyDecided
 
-    decided = _decide(workspace, root, approval_id, "rejected", lambda: _dispatch(
-        workspace, root, None, lambda c: c.reject(approval_id, reason=reason),
-        lambda r: r.reject(approval_id, admin_token=admin_token_of(find_root(workspace)), reason=reason)))
-    if isinstance(decided, _Already):
+    decided = _with_root(workspace, root, lambda r: r.reject(approval_id, reason=reason))
+    if isinstance(decided, AlreadyDecided):
         _print_already(decided.approval, fmt)
         return
     if fmt is Format.json:
@@ -479,36 +389,6 @@ def approvals_reject(
         out_console.print(f"{escape(decided.id)}: [red]rejected[/]: {_subject_of(decided)}; nothing was published")
         if decided.decision:
             out_console.print(f"  reason: {escape(decided.decision)}")
-
-
-class _Already:
-    """An approval that already had the decision asked for: nothing to do (exit 0)."""
-
-    def __init__(self, approval: Approval) -> None:
-        self.approval = approval
-
-
-def _decide(workspace: Path, root: str | None, approval_id: str, wanted: str, act: Callable[[], T]) -> T | _Already:
-    """Run ``act`` (approve or reject); the same decision again is a no-op, the opposite one a Conflict (exit 1).
-
-    Repeating a decision is safe for scripts (a reply lost on the way is simply asked again); contradicting
-    one is refused: an approved version is published and immutable, a rejected one is proposed anew.
-    """
-    from ..root_hive import Conflict
-
-    try:
-        return act()
-    except SubhiveError as exc:
-        if exc.code != "approval.decided":
-            raise
-    a: Approval = _dispatch(workspace, root, None, lambda c: c.approval(approval_id),
-                            lambda r: r.approval(approval_id))
-    if a.status == wanted:
-        return _Already(a)
-    hint = ("an approved version is published and stays immutable; propose a newer version to change it"
-            if a.status == "approved" else "propose the version again: it gets a new approval")
-    raise Conflict(f"{approval_id} was already {a.status}" + (f" on {_when(a.decided)}" if a.decided else "")
-                   + f"; it cannot be {wanted} now", code="approval.decided", hint=hint)
 
 
 def _print_already(a: Approval, fmt: Format) -> None:
@@ -532,17 +412,14 @@ def status_command(
     Example: subhive status --format json
     """
     from ..decompose import summarise_tree
-    from ..root_hive import check_lock
     from ..up import lost_supervisor, recorded_processes, runtime_status
     from ..workspace import find_root, open_workspace
 
-    async def remote(c: RootClient) -> tuple[list[HiveStatus], dict[tuple[str, Version], str]]:
-        return await c.status(), _accepted_hashes(await c.contracts())
+    async def read(r: WorkspaceRoot) -> tuple[list[HiveStatus], list[Problem]]:
+        return await r.status(), await r.lock_problems()  # shown here; nothing rewrites the lock to hide them
 
-    tree, accepted = _dispatch(workspace, root, None, remote,
-                               lambda r: (r.status(), {(e.name, e.version): e.hash for e in r.lock}))
+    tree, lock_problems = _with_root(workspace, root, read)
     ws = find_root(workspace)
-    lock_problems = check_lock(ws, accepted=accepted)  # reported here; nothing rewrites the lock to hide them
     running = runtime_status(ws)
     lost = None if running is not None else lost_supervisor(ws)  # a supervisor killed: what it left running
     live = (running or {}).get("hives", {})
@@ -692,28 +569,18 @@ def watch_command(
 
     Example: subhive watch --after 120 --format json
     """
-    from ..root_hive import admin_token_of
-    from ..workspace import find_root
-
     if count is not None and count < 1:
         raise InputError("--count must be at least 1", code="usage.invalid_value")
-    ws = find_root(workspace)
-    address = _remote_address(ws, root)
-    if address is None:
-        from ..root_hive import RootUnavailable
 
-        raise RootUnavailable("no root hive runs for this workspace", hint="start it with `subhive root`")
-
-    async def follow() -> None:
+    async def follow(r: WorkspaceRoot) -> None:
         seen = 0
-        async with _client(address, admin_token_of(ws)) as client:
-            async for frame in client.watch(after):
-                _print_frame(frame.seq, frame.kind, frame.data, frame.time, fmt)
-                seen += 1
-                if count is not None and seen >= count:
-                    return
+        async for frame in r.watch(after):
+            _print_frame(frame.seq, frame.kind, frame.data, frame.time, fmt)
+            seen += 1
+            if count is not None and seen >= count:
+                return
 
-    asyncio.run(follow())
+    _with_root(workspace, root, follow, running_only=True)
 
 
 def _print_frame(seq: int, kind: str, data: dict[str, Any], time: float, fmt: Format) -> None:

@@ -33,11 +33,13 @@ __all__ = [
     "ADMIN_TOKEN_FILE",
     "LOCK_FILE",
     "TOKENS_DIR",
+    "AlreadyDecided",
     "Approval",
     "Conflict",
     "ContractInfo",
     "Endpoint",
     "Frame",
+    "FrameListener",
     "HiveStatus",
     "Lock",
     "LockEntry",
@@ -55,6 +57,7 @@ __all__ = [
     "ServerTls",
     "Unauthenticated",
     "VersionInfo",
+    "WorkspaceRoot",
     "abort_with",
     "admin_token_of",
     "check_lock",
@@ -79,6 +82,7 @@ if TYPE_CHECKING:
     from ._service import RootServer
     from ._status import abort_with, error_details, error_from_details, status_of
     from ._tls import ServerTls
+    from ._workspace_root import AlreadyDecided, FrameListener, WorkspaceRoot
 
 # What loads on first use, by the module that has it: the engine is the heaviest import here, and a hive
 # process (which only talks to the root through its client) never needs it; the client and the gRPC status
@@ -98,6 +102,9 @@ _LAZY = {
     "error_details": "._status",
     "error_from_details": "._status",
     "status_of": "._status",
+    "WorkspaceRoot": "._workspace_root",
+    "AlreadyDecided": "._workspace_root",
+    "FrameListener": "._workspace_root",
 }
 
 
