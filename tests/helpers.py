@@ -11,7 +11,7 @@ import yaml
 
 def write_contract(root: Path, manifest: dict[str, Any], files: dict[str, Any | str]) -> Path:
     """Write ``root/<name>/<version>/`` with ``contract.yaml`` and ``files`` (dicts as JSON, str as text)."""
-    directory = root / manifest["contract"] / manifest["version"]
+    directory: Path = root / manifest["contract"] / manifest["version"]
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "contract.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
     for name, content in files.items():

@@ -1,4 +1,4 @@
-"""Contract bindings and a running server for the bus tests.
+"""Contract bindings for the bus tests.
 
 ``orders`` v1: ``place_order`` takes ``{sku: "A-<digits>", qty: 1..100}`` and answers ``{order_id}``;
 event ``order_placed`` carries ``{order_id}``. ``orders`` v2 renames the reply field to ``id``, so a reply
@@ -7,14 +7,9 @@ from the wrong major fails validation. Schemas are written here by hand, indepen
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import Any
 
 from subhive.runtime import ContractBinding
-
-T = TypeVar("T")
-TIMEOUT = 30.0
 
 ORDER_IN: dict[str, Any] = {
     "type": "object", "required": ["sku", "qty"], "additionalProperties": False,
@@ -35,10 +30,3 @@ def orders(major: int = 1) -> ContractBinding:
         "events": {"order_placed": "out"},
         "schemas": {"in": ORDER_IN, "out": reply},
     })
-
-
-def run(coro: Awaitable[T]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(coro, TIMEOUT)
-
-    return asyncio.run(bounded())

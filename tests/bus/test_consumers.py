@@ -5,27 +5,16 @@ right to make their own replaced by a push one that starts after what was acknow
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 
 import nats
 import pytest
 from nats.js.api import AckPolicy, ConsumerConfig
 
-from subhive.bus import EmbeddedServer, ServerConfig, bind_consumer, ensure_consumers, ensure_event_streams
+from subhive.bus import EmbeddedServer, bind_consumer, ensure_consumers, ensure_event_streams
 from subhive.bus import event_consumer as make_spec
-
-from ._contracts import run
+from tests.kit import run
 
 SPEC = make_spec("web", "orders", 1, "order_placed")
-
-
-@pytest.fixture
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("consumers") / "nats"))
-    try:
-        yield server
-    finally:
-        server.stop_sync()
 
 
 def test_a_consumer_is_made_once_and_updated_in_place_when_a_setting_changes(server: EmbeddedServer) -> None:

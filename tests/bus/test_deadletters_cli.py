@@ -4,27 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
 import nats
 import pytest
 
-from subhive.bus import EmbeddedServer, NatsTransport, ServerConfig, WireError, ensure_event_streams
+from subhive.bus import EmbeddedServer, NatsTransport, WireError, ensure_event_streams
 from subhive.bus._deadletter import publish_dead_letter
 from subhive.cli import main
+from tests.kit import run
 
-from ._contracts import orders, run
-
-
-@pytest.fixture
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("dlq") / "nats"))
-    try:
-        yield server
-    finally:
-        server.stop_sync()
+from ._contracts import orders
 
 
 def _refuse_one(server: EmbeddedServer, data: bytes) -> None:

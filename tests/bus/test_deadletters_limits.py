@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import secrets
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import nats
@@ -34,7 +33,6 @@ from subhive.bus import (
     EmbeddedServer,
     FullnessAlarm,
     NatsTransport,
-    ServerConfig,
     WireError,
     dlq_stream,
     ensure_dead_letter_streams,
@@ -44,8 +42,9 @@ from subhive.bus import (
 )
 from subhive.bus._deadletter import publish_dead_letter
 from subhive.workspace import DeadLetterLimits
+from tests.kit import StartServer, run
 
-from ._contracts import orders, run
+from ._contracts import orders
 
 HIVES = ("backend", "web")
 ADMIN_PASSWORD = secrets.token_urlsafe(24)
@@ -55,14 +54,10 @@ REFUSED = WireError("payload.invalid", "qty must be at least 1", pointer="/qty",
 
 
 @pytest.fixture
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+def server(start_nats: StartServer) -> EmbeddedServer:
+    """A fresh nats-server where the hives and the admin must log in."""
     users = {hive: (PASSWORDS[hive], hive_permissions(hive, {}, {}, {}, {})) for hive in HIVES}
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("dlq") / "nats",
-                                                    accounts=AccountsConfig(users, admin_password=ADMIN_PASSWORD)))
-    try:
-        yield server
-    finally:
-        server.stop_sync()
+    return start_nats(accounts=AccountsConfig(users, admin_password=ADMIN_PASSWORD))
 
 
 async def _admin(server: EmbeddedServer) -> Client:
@@ -220,7 +215,7 @@ def test_an_empty_old_shared_stream_is_removed(server: EmbeddedServer) -> None:
         try:
             await js.add_stream(StreamConfig(name=DLQ_STREAM, subjects=["subhive.dlq.>"]))
             await ensure_dead_letter_streams(js, ["web"])
-            return [s.config.name for s in await js.streams_info()]
+            return [s.config.name or "" for s in await js.streams_info()]
         finally:
             await admin.close()
 
@@ -368,13 +363,9 @@ def test_a_letter_is_found_by_the_message_id_its_sender_was_told(server: Embedde
 
 
 @pytest.fixture
-def open_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+def open_server(start_nats: StartServer) -> EmbeddedServer:
     """A server without users: raw connections play the misbehaving sender."""
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("dlq-open") / "nats"))
-    try:
-        yield server
-    finally:
-        server.stop_sync()
+    return start_nats()
 
 
 def test_a_hive_whose_stream_is_full_still_refuses_and_counts_what_it_could_not_keep(

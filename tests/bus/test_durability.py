@@ -11,7 +11,6 @@ import contextlib
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +18,19 @@ import nats
 import pytest
 from nats.js.errors import NotFoundError
 
-from subhive.bus import EmbeddedServer, NatsTransport, ServerConfig, ensure_event_streams
+from subhive.bus import EmbeddedServer, NatsTransport, ensure_event_streams
+from tests.kit import StartServer, run
 
-from ._contracts import orders, run
+from ._contracts import orders
 
 REPO = Path(__file__).resolve().parents[2]
 EVENTS = 400
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path / "nats"))
+def server(start_nats: StartServer) -> EmbeddedServer:
+    """A fresh nats-server with an empty orders v1 event stream."""
+    server = start_nats()
 
     async def provision() -> None:
         nc = await nats.connect(server.url)
@@ -38,11 +39,8 @@ def server(tmp_path: Path) -> Iterator[EmbeddedServer]:
         await ensure_event_streams(nc.jetstream(), [("orders", 1)])
         await nc.close()
 
-    try:
-        run(provision())
-        yield server
-    finally:
-        server.stop_sync()
+    run(provision())
+    return server
 
 
 def _hive(*args: str) -> subprocess.Popen[str]:

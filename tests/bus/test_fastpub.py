@@ -7,32 +7,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
 import nats
 import pytest
 from nats import errors
+from nats.aio.client import Client
 
 from subhive._trace import continue_trace, parse_traceparent
 from subhive.bus import BusError, EmbeddedServer, NatsTransport, ServerConfig, _fastpub
 from subhive.bus._fastpub import Frames, supported
 from subhive.runtime import NotServed
+from tests.kit import StartServer, run
 
-from ._contracts import orders, run
+from ._contracts import orders
 
 SUBJECT = "subhive.orders.v1.ev.order_placed"
 TRACE = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("fastpub") / "nats"))
-    try:
-        yield server
-    finally:
-        server.stop_sync()
+def server(start_module_nats: StartServer) -> EmbeddedServer:
+    """One nats-server for the whole module: each test provisions what it uses."""
+    return start_module_nats()
 
 
 def _parse(frame: bytes) -> tuple[list[bytes], dict[str, str], bytes]:
@@ -69,13 +67,15 @@ def test_a_frame_is_byte_for_byte_what_nats_py_would_send(server: EmbeddedServer
     async def scenario() -> list[tuple[bytes, bytes]]:
         nc = await nats.connect(server.url)
         written: list[bytes] = []
-        real = nc._transport.writelines
+        transport = nc._transport
+        assert transport is not None  # connected
+        real = transport.writelines
 
         def spy(chunks: list[bytes]) -> None:  # what goes to the socket, one command per chunk
             written.extend(bytes(chunk) for chunk in chunks if chunk.startswith(b"HPUB"))
             real(chunks)
 
-        nc._transport.writelines = spy  # type: ignore[method-assign]
+        transport.writelines = spy  # type: ignore[method-assign,assignment]  # a spy on this one connection
         frames = Frames(nc, "web")
         target = frames.target(SUBJECT, "orders@1.2.0")
         pairs = []
@@ -208,7 +208,7 @@ def test_a_request_nobody_answers_in_time_is_a_timeout_and_leaves_nothing_waitin
 
 
 def test_a_client_whose_mirrored_code_differs_takes_the_public_path(server: EmbeddedServer) -> None:
-    class Patched(nats.aio.client.Client):
+    class Patched(Client):
         async def publish(self, subject: str, payload: bytes = b"", reply: str = "",
                           headers: dict[str, str] | None = None) -> None:
             await super().publish(subject, payload, reply, headers)

@@ -15,14 +15,14 @@ import json
 import random
 import time
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import nats
 import pytest
 
-from subhive.bus import DeadLetters, EmbeddedServer, ServerConfig
+from subhive.bus import DeadLetters, EmbeddedServer
 from subhive.runtime import Refusal
+from tests.kit import StartServer
 
 from ._kit import hive, loose, provision, send_raw, until
 
@@ -87,12 +87,9 @@ def generate(rng: random.Random) -> tuple[bytes, str, set[str]]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("fuzz") / "nats"))
-    try:
-        yield server
-    finally:
-        server.stop_sync()
+def server(start_module_nats: StartServer) -> EmbeddedServer:
+    """One nats-server for the whole module: each test provisions what it uses."""
+    return start_module_nats()
 
 
 def test_ten_thousand_fuzzed_requests_are_each_answered_in_time_accepted_or_refused_and_kept(

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import nats
 import pytest
+from nats.aio.client import Client
 
 from subhive.bus import (
     ADMIN_USER,
@@ -24,7 +25,6 @@ from subhive.bus import (
     EmbeddedServer,
     NatsTransport,
     PermissionViolation,
-    ServerConfig,
     ensure_consumers,
     ensure_dead_letter_streams,
     ensure_event_streams,
@@ -32,8 +32,9 @@ from subhive.bus import (
     hive_permissions,
 )
 from subhive.runtime import ContractBinding
+from tests.kit import StartServer, run
 
-from ._contracts import ORDER_IN, ORDER_REF, orders, run
+from ._contracts import ORDER_IN, ORDER_REF, orders
 
 OPERATIONS = {("orders", 1): ["place_order"], ("orders", 2): ["place_order"], ("payments", 1): ["charge"]}
 EVENTS = {("orders", 1): ["order_placed"], ("orders", 2): ["order_placed"], ("payments", 1): ["charged"]}
@@ -62,11 +63,10 @@ class Bus:
 
 
 @pytest.fixture(scope="module")
-def bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bus]:
+def bus(start_module_nats: StartServer) -> Bus:
     passwords = {hive: secrets.token_urlsafe(24) for hive in [*LOCK, ADMIN_USER]}
     users = {hive: (passwords[hive], hive_permissions(hive, *LOCK[hive], OPERATIONS, EVENTS)) for hive in LOCK}
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("iso") / "nats",
-                                                    accounts=AccountsConfig(users, passwords[ADMIN_USER])))
+    server = start_module_nats(accounts=AccountsConfig(users, passwords[ADMIN_USER]))
 
     async def provision() -> None:  # the framework's admin connection creates streams and consumers from the lock
         nc = await nats.connect(server.url, user=ADMIN_USER, password=passwords[ADMIN_USER])
@@ -78,11 +78,8 @@ def bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bus]:
                                                 for event in EVENTS[(contract, major)]])
         await nc.close()
 
-    try:
-        run(provision())
-        yield Bus(server, passwords)
-    finally:
-        server.stop_sync()
+    run(provision())
+    return Bus(server, passwords)
 
 
 def test_what_the_lock_allows_works_requests_and_durable_events(bus: Bus) -> None:
@@ -151,7 +148,7 @@ def test_what_the_lock_does_not_allow_is_refused_by_the_server_naming_the_subjec
     assert subject in error.message
 
 
-def _request_from(raw: nats.aio.client.Client, subject: str, sender: str, *, reply: str | None = None) -> Any:
+def _request_from(raw: Client, subject: str, sender: str, *, reply: str | None = None) -> Any:
     """A request as a hive's own code could craft it: its own subject, any headers."""
     headers = {"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": sender}
     if reply is None:
@@ -159,7 +156,7 @@ def _request_from(raw: nats.aio.client.Client, subject: str, sender: str, *, rep
     return raw.publish(subject, b'{"sku": "A-1", "qty": 1}', reply=reply, headers=headers)
 
 
-async def _raw(bus: Bus, name: str) -> nats.aio.client.Client:
+async def _raw(bus: Bus, name: str) -> Client:
     return await nats.connect(bus.server.url, user=name, password=bus.passwords[name], inbox_prefix=f"_INBOX_{name}")
 
 

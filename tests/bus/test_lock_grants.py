@@ -12,23 +12,14 @@ import pytest
 from subhive.bus import (
     ADMIN_USER,
     AccountsConfig,
-    EmbeddedServer,
     NatsTransport,
     PermissionViolation,
-    ServerConfig,
     bus_plan,
 )
 from subhive.root_hive import Lock
 from subhive.runtime import ContractBinding
 from subhive.workspace import open_workspace
-from tests.codegen._workspace import _rewrite, make_shop
-
-from ._contracts import run
-
-
-@pytest.fixture(scope="module")
-def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_shop(tmp_path_factory.mktemp("grants"))
+from tests.kit import StartServer, make_shop, rewrite_manifest, run
 
 
 def test_each_hive_gets_exactly_the_subjects_of_what_it_touches(shop: Path) -> None:
@@ -60,19 +51,18 @@ def test_each_hive_gets_exactly_the_subjects_of_what_it_touches(shop: Path) -> N
 
 def test_a_requirement_the_lock_cannot_meet_grants_nothing_and_is_named_not_a_silent_gap(tmp_path: Path) -> None:
     root = make_shop(tmp_path)
-    _rewrite(root, "web", consumes={"orders": "^3.0"})
+    rewrite_manifest(root, "web", consumes={"orders": "^3.0"})
     plan = bus_plan(open_workspace(root), Lock.load(root))  # the rest of the tree still gets its grants
     assert [(p.code, p.location.pointer) for p in plan.unmet] == [("codegen.not_in_lock", "/consumes/orders")]
     assert "web" in plan.unmet[0].message
     assert plan.permissions["backend"].subscribe  # the provider keeps its grants
 
 
-def test_the_server_enforces_the_grants_made_from_the_lock(shop: Path, tmp_path: Path) -> None:
+def test_the_server_enforces_the_grants_made_from_the_lock(shop: Path, start_nats: StartServer) -> None:
     plan = bus_plan(open_workspace(shop), Lock.load(shop))
     passwords = {hive: secrets.token_urlsafe(24) for hive in [*plan.permissions, ADMIN_USER]}
     users = {hive: (passwords[hive], grants) for hive, grants in plan.permissions.items()}
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path / "nats",
-                                                    accounts=AccountsConfig(users, passwords[ADMIN_USER])))
+    server = start_nats(accounts=AccountsConfig(users, passwords[ADMIN_USER]))
     api_api = ContractBinding.load(_binding(shop, "api", "api_api_v0"))
     db_storage = ContractBinding.load(_binding(shop, "api", "db_storage_v0"))
 
@@ -92,10 +82,7 @@ def test_the_server_enforces_the_grants_made_from_the_lock(shop: Path, tmp_path:
             await web.close()
             await api.close()
 
-    try:
-        answer, refused = run(scenario())
-    finally:
-        server.stop_sync()
+    answer, refused = run(scenario())
     assert answer == {"status": "ok", "build": "b-1"}
     assert refused.location.subject == "subhive.db_storage.v0.op.get_record.web"
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import secrets
 import subprocess
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import nats
 import pytest
@@ -46,9 +46,8 @@ from subhive.bus import (
 )
 from subhive.errors import UsageError
 from subhive.hive import KvBlackboard, RevisionConflict, ensure_blackboard
+from tests.kit import StartServer, run
 
-T = TypeVar("T")
-TIMEOUT = 15.0
 DENIED_WAIT = 0.5  # a denied request just times out; keep that short
 
 OPERATIONS = {("orders", 1): ["place_order"], ("orders", 2): ["place_order"], ("payments", 1): ["charge"]}
@@ -63,13 +62,6 @@ LOCK = {  # hive: (provides, consumes)
 def grants(hive: str) -> Permissions:
     provides, consumes = LOCK[hive]
     return hive_permissions(hive, provides, consumes, OPERATIONS, EVENTS)
-
-
-def run(coro: Awaitable[T]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(coro, TIMEOUT)
-
-    return asyncio.run(bounded())
 
 
 # -- subjects ---------------------------------------------------------------------------------------------
@@ -213,15 +205,11 @@ class Bus:
 
 
 @pytest.fixture(scope="module")
-def bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bus]:
+def bus(start_module_nats: StartServer) -> Bus:
     passwords = {hive: secrets.token_urlsafe(24) for hive in [*LOCK, ADMIN_USER]}
     accounts = AccountsConfig({hive: (passwords[hive], grants(hive)) for hive in LOCK},
                               admin_password=passwords[ADMIN_USER])
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("bus") / "nats", accounts=accounts))
-    try:
-        yield Bus(server, passwords)
-    finally:
-        server.stop_sync()
+    return Bus(start_module_nats(accounts=accounts), passwords)
 
 
 @dataclass
@@ -539,13 +527,13 @@ class Provisioned:
 
 
 @pytest.fixture(scope="module")
-def provisioned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provisioned]:
+def provisioned(start_module_nats: StartServer) -> Provisioned:
     """A server set up as ``subhive up`` does it: streams, buckets and every consumer made by the framework;
     backend's board holds a secret."""
     passwords = {hive: secrets.token_urlsafe(24) for hive in [*LOCK, ADMIN_USER]}
     accounts = AccountsConfig({hive: (passwords[hive], grants(hive)) for hive in LOCK},
                               admin_password=passwords[ADMIN_USER])
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("js") / "nats", accounts=accounts))
+    server = start_module_nats(accounts=accounts)
 
     async def provision() -> None:
         nc = await nats.connect(server.url, user=ADMIN_USER, password=passwords[ADMIN_USER])
@@ -561,11 +549,8 @@ def provisioned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provisione
         await js.publish("$KV.bb_web.mine", b"web's own", headers={"Subhive-Writer": "web"})
         await nc.close()
 
-    try:
-        run(provision())
-        yield Provisioned(server, passwords)
-    finally:
-        server.stop_sync()
+    run(provision())
+    return Provisioned(server, passwords)
 
 
 FORGED = "subhive.dlq.backend.forged"  # where every attack tries to make the server deliver

@@ -12,20 +12,20 @@ import asyncio
 import json
 import random
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
-from subhive.bus import BusError, EmbeddedServer, Failure, RemoteError, ServerConfig
+from subhive.bus import BusError, EmbeddedServer, Failure, RemoteError
 from subhive.errors import InputError
 from subhive.hive import Controller, Entry, Escalation, Reply, Write
 from subhive.runtime import LocalTransport, PayloadInvalid, Refusal, to_payload
 from tests.hive._board import board
+from tests.kit import StartServer, run
 
-from ._contracts import run
 from ._kit import hive, letters, loose, provision, publish_raw, send_raw, until
 
 DEEP = b"[" * 100_000 + b"]" * 100_000
@@ -46,12 +46,9 @@ POISON: list[tuple[bytes, str]] = [
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("poison") / "nats"))
-    try:
-        yield server
-    finally:
-        server.stop_sync()
+def server(start_module_nats: StartServer) -> EmbeddedServer:
+    """One nats-server for the whole module: each test provisions what it uses."""
+    return start_module_nats()
 
 
 def test_poison_events_are_dead_lettered_and_every_valid_event_after_them_is_handled(server: EmbeddedServer) -> None:
@@ -243,8 +240,8 @@ def test_a_handler_failure_answers_handler_failed_naming_its_dead_letter_and_a_r
         ("handler.failed", "echo", 2, "subhive.loose.v1.op.echo")]
 
 
-def test_a_publish_while_the_server_restarts_says_unavailable_not_no_stream(tmp_path: Any) -> None:
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path / "nats"))
+def test_a_publish_while_the_server_restarts_says_unavailable_not_no_stream(start_nats: StartServer) -> None:
+    server = start_nats()
 
     async def scenario() -> tuple[str, set[str], bool]:
         await provision(server, ["backend"], [("loose", 1)])
@@ -267,10 +264,7 @@ def test_a_publish_while_the_server_restarts_says_unavailable_not_no_stream(tmp_
         finally:
             await backend.close()
 
-    try:
-        code, meanwhile, stored = run(scenario())
-    finally:
-        server.stop_sync()
+    code, meanwhile, stored = run(scenario())
     assert (code, stored) == ("bus.unavailable", True)
     assert meanwhile <= {"bus.unavailable"}  # while JetStream starts again too: never bus.no_stream
 
@@ -337,6 +331,7 @@ class _Transcriber:
 
     name: str = "transcriber"
     priority: int = 0
+    triggers: tuple[str, ...] = ()  # woken by its operation and event only
     operations: tuple[str, ...] = ("loose.echo",)
     events: tuple[str, ...] = ("loose.noted",)
     runs: Counter[str] = field(default_factory=Counter)

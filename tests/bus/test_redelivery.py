@@ -14,15 +14,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
+from subhive.bus import EmbeddedServer
+from tests.kit import run
 
-from subhive.bus import EmbeddedServer, ServerConfig
-
-from ._contracts import run
 from ._kit import hive, letters, loose, provision, until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,15 +55,6 @@ def _started_handling(proc: subprocess.Popen[str], log: Path, after: int) -> Non
     deadline = time.monotonic() + 15
     while len(_lines(log, "start")) <= after and time.monotonic() < deadline:
         time.sleep(0.02)
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path / "nats"))
-    try:
-        yield server
-    finally:
-        server.stop_sync()
 
 
 def test_a_consumer_killed_while_handling_again_and_again_loses_no_acknowledged_event(

@@ -5,37 +5,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import nats
 import pytest
 
-from subhive.bus import EmbeddedServer, NatsTransport, ServerConfig, ensure_event_streams, report_to_root
+from subhive.bus import EmbeddedServer, NatsTransport, ensure_event_streams, report_to_root
 from subhive.cli import main
 from subhive.root_hive._client import RootClient
 from subhive.root_hive._service import RootServer
 from subhive.workspace import Kind, new_subhive
+from tests.kit import run
 
-from ._contracts import orders, run
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path / "nats"))
-    try:
-        yield server
-    finally:
-        server.stop_sync()
+from ._contracts import orders
 
 
 def test_the_same_failure_twice_becomes_one_repair_proposal_at_the_root(
-        server: EmbeddedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from subhive.workspace import init_workspace
-
-    workspace = tmp_path / "shop"
-    init_workspace(workspace)
+        server: EmbeddedServer, workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     new_subhive("web", Kind.ui, start=workspace)
 
     async def failing(payload: Any) -> None:

@@ -1,6 +1,6 @@
 """The embedded nats-server: a real process on 127.0.0.1 with a port of its own choosing, JetStream on disk.
 
-Every server is stopped by a fixture finalizer; every wait is bounded.
+Every server is stopped by the ``start_nats`` fixture (``tests/conftest.py``); every wait is bounded.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ import socket
 import stat
 import sys
 import urllib.request
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
 
 import nats
 import pytest
@@ -25,33 +23,7 @@ from nats.errors import MaxPayloadError
 
 from subhive.bus import BusEndpoint, EmbeddedServer, ServerConfig, find_server_binary
 from subhive.errors import InputError, SubhiveError
-
-T = TypeVar("T")
-TIMEOUT = 15.0
-
-
-def run(coro: Awaitable[T]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(coro, TIMEOUT)
-
-    return asyncio.run(bounded())
-
-
-@pytest.fixture
-def start_server(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., EmbeddedServer]:
-    """Starts servers on demand; the finalizer stops every one of them, whatever the test did."""
-
-    def start(**options: object) -> EmbeddedServer:
-        server = EmbeddedServer.start_sync(ServerConfig(tmp_path / "nats", **options))  # type: ignore[arg-type]
-        request.addfinalizer(server.stop_sync)
-        return server
-
-    return start
-
-
-@pytest.fixture
-def server(start_server: Callable[..., EmbeddedServer]) -> EmbeddedServer:
-    return start_server()
+from tests.kit import StartServer, run
 
 
 async def connect(url: str) -> Client:
@@ -117,8 +89,8 @@ def test_jetstream_acknowledges_a_published_message(server: EmbeddedServer) -> N
 
 @pytest.mark.parametrize("sync_always", [True, False])
 def test_the_running_server_reports_the_durability_and_store_it_was_given(
-        start_server: Callable[..., EmbeddedServer], sync_always: bool) -> None:
-    server = start_server(monitor=True, sync_always=sync_always)
+        start_nats: StartServer, sync_always: bool) -> None:
+    server = start_nats(monitor=True, sync_always=sync_always)
     assert server.monitor_url is not None
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+", server.monitor_url)
     with urllib.request.urlopen(f"{server.monitor_url}/varz", timeout=2) as response:
@@ -130,8 +102,8 @@ def test_the_running_server_reports_the_durability_and_store_it_was_given(
     assert varz["jetstream"]["config"]["store_dir"] == str(server.config.store_dir / "jetstream")
 
 
-def test_max_payload_reaches_the_server(start_server: Callable[..., EmbeddedServer]) -> None:
-    server = start_server(max_payload=1024)
+def test_max_payload_reaches_the_server(start_nats: StartServer) -> None:
+    server = start_nats(max_payload=1024)
 
     async def scenario() -> int:
         nc = await connect(server.url)
@@ -312,13 +284,13 @@ def test_an_external_cluster_endpoint_keeps_every_server_and_hides_the_password(
 # -- reloading users --------------------------------------------------------------------------------------
 
 def test_reload_gives_the_running_server_new_users_and_grants_and_keeps_connections(
-        start_server: Callable[..., EmbeddedServer]) -> None:
+        start_nats: StartServer) -> None:
     from subhive.bus import AccountsConfig, Permissions
 
     before = AccountsConfig({"web": ("password-web", Permissions(publish=("a.one",)))}, admin_password="admin-pw-1")
     after = AccountsConfig({"web": ("password-web", Permissions(publish=("a.one", "a.two"))),
                             "db": ("password-db", Permissions(publish=("b.one",)))}, admin_password="admin-pw-1")
-    server = start_server(accounts=before)
+    server = start_nats(accounts=before)
     port = port_of(server)
 
     async def scenario() -> tuple[bool, bool, list[bytes]]:

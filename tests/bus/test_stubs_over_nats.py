@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,41 +13,29 @@ from typing import Any
 import nats
 import pytest
 
-from subhive.bus import EmbeddedServer, NatsTransport, ServerConfig, ensure_event_streams
-from subhive.codegen import generate_stubs
-from subhive.workspace import open_workspace
-from tests.codegen._workspace import make_shop
-
-from ._contracts import run
+from subhive.bus import EmbeddedServer, NatsTransport, ensure_event_streams
+from tests.kit import StartServer, copy_shop, importable_stubs, run
 
 
 @pytest.fixture(scope="module")
-def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = make_shop(tmp_path_factory.mktemp("shop"))
-    assert not generate_stubs(open_workspace(root)).problems
-    sys.path.insert(0, str(root))
-    try:
+def shop(shop_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The shop with its generated stubs importable as ``stubs.*``."""
+    with importable_stubs(copy_shop(shop_template, tmp_path_factory.mktemp("stubs"))) as root:
         yield root
-    finally:
-        sys.path.remove(str(root))
-        for name in [m for m in sys.modules if m == "stubs" or m.startswith("stubs.")]:
-            del sys.modules[name]
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("nats") / "nats"))
+def server(start_module_nats: StartServer) -> EmbeddedServer:
+    """One nats-server for the module, with the event streams of orders v1 and db_storage v0."""
+    server = start_module_nats()
 
     async def provision() -> None:
         nc = await nats.connect(server.url)
         await ensure_event_streams(nc.jetstream(), [("orders", 1), ("db_storage", 0)])
         await nc.close()
 
-    try:
-        run(provision())
-        yield server
-    finally:
-        server.stop_sync()
+    run(provision())
+    return server
 
 
 def test_the_generated_client_calls_a_generated_mock_over_nats(shop: Path, server: EmbeddedServer) -> None:

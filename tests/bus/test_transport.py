@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import nats
@@ -24,21 +23,18 @@ from subhive.bus import (
     Failure,
     NatsTransport,
     RemoteError,
-    ServerConfig,
     ensure_event_streams,
 )
 from subhive.runtime import NotServed, PayloadInvalid
+from tests.kit import StartServer, run
 
-from ._contracts import orders, run
+from ._contracts import orders
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("bus") / "nats"))
-    try:
-        yield server
-    finally:
-        server.stop_sync()
+def server(start_module_nats: StartServer) -> EmbeddedServer:
+    """One nats-server for the whole module: each test provisions what it uses."""
+    return start_module_nats()
 
 
 async def _fresh(server: EmbeddedServer) -> None:

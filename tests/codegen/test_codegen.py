@@ -25,27 +25,17 @@ import referencing
 import yaml
 
 from subhive.cli import main
-from subhive.codegen import generate_stubs
 from subhive.runtime import ContractViolation, LocalTransport, PayloadInvalid
-from subhive.workspace import open_workspace
-
-from ._workspace import make_shop
+from tests.kit import copy_shop, importable_stubs
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = make_shop(tmp_path_factory.mktemp("codegen"))
-    result = generate_stubs(open_workspace(root))
-    assert not result.problems, result.problems
-    sys.path.insert(0, str(root))
-    try:
+def shop(shop_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The shop with its generated stubs importable as ``stubs.*``."""
+    with importable_stubs(copy_shop(shop_template, tmp_path_factory.mktemp("codegen"))) as root:
         yield root
-    finally:
-        sys.path.remove(str(root))
-        for name in [m for m in sys.modules if m == "stubs" or m.startswith("stubs.")]:
-            del sys.modules[name]
 
 
 def _validator(root: Path, contract: str, version: str, target: str) -> jsonschema.protocols.Validator:

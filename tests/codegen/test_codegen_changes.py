@@ -13,15 +13,7 @@ from subhive.codegen import generate_stubs
 from subhive.root_hive import RootHive
 from subhive.root_hive._client import contract_files
 from subhive.workspace import open_workspace
-
-from ._workspace import _rewrite, make_shop
-
-
-@pytest.fixture
-def shop(tmp_path: Path) -> Path:
-    root = make_shop(tmp_path)
-    assert not generate_stubs(open_workspace(root)).problems
-    return root
+from tests.kit import rewrite_manifest
 
 
 def _mtimes(root: Path, hive: str) -> dict[Path, int]:
@@ -56,7 +48,7 @@ def test_a_new_accepted_version_regenerates_only_the_hives_that_use_it(shop: Pat
 
 
 def test_a_contract_no_longer_consumed_loses_its_package_once_the_lock_lets_it_go(shop: Path) -> None:
-    _rewrite(shop, "web", consumes={"api_api": "^0.1"})
+    rewrite_manifest(shop, "web", consumes={"api_api": "^0.1"})
     kept = generate_stubs(open_workspace(shop))  # the lock still records web on orders: NATS grants follow it
     assert (shop / "stubs/web/orders_v1").is_dir()
     assert not [p for p in kept.removed if "orders_v1" in p]
@@ -70,7 +62,7 @@ def test_a_contract_no_longer_consumed_loses_its_package_once_the_lock_lets_it_g
 
 def test_a_requirement_the_lock_cannot_meet_is_an_error_naming_the_manifest(
         shop: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _rewrite(shop, "web", consumes={"orders": "^2.0"})
+    rewrite_manifest(shop, "web", consumes={"orders": "^2.0"})
     assert main(["codegen", "web", "-C", str(shop), "--format", "json"]) == 2
     data = json.loads(capsys.readouterr().out)
     problem = data["problems"][0]

@@ -11,21 +11,12 @@ from pathlib import Path
 import pytest
 
 from subhive.cli import main
-from subhive.codegen import check_tree, generate_stubs
+from subhive.codegen import check_tree
 from subhive.root_hive import RootHive
 from subhive.root_hive._client import contract_files
 from subhive.workspace import open_workspace
 
-from ._workspace import make_shop
-
 NOTES = Path(__file__).resolve().parents[2] / "examples" / "notes"
-
-
-@pytest.fixture
-def shop(tmp_path: Path) -> Path:
-    root = make_shop(tmp_path)
-    assert not generate_stubs(open_workspace(root)).problems
-    return root
 
 
 def _mtimes(root: Path) -> dict[Path, int]:

@@ -7,23 +7,10 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-
 from subhive.cli import main
-from subhive.codegen import generate_stubs
 from subhive.codegen._trigger import affected_hives
 from subhive.root_hive._client import RootClient, admin_token_of
 from subhive.root_hive._service import RootServer
-from subhive.workspace import open_workspace
-
-from ._workspace import make_shop
-
-
-@pytest.fixture
-def shop(tmp_path: Path) -> Path:
-    root = make_shop(tmp_path)
-    assert not generate_stubs(open_workspace(root)).problems
-    return root
 
 
 def _orders_1_2(shop: Path) -> Path:

@@ -747,7 +747,7 @@ _case("not-ref-target-widened", {"not": {"$ref": "#/$defs/A"}, "$defs": {"A": IN
       {"not": {"$ref": "#/$defs/A"}, "$defs": {"A": N}}, False, True, "not flips the widened target",
       witness_backward=1.5)
 _group = "ref"
-_NEG = {"$ref": "#/$defs/D", "$defs": {"D": obj({"v": {}, "next": {"not": {"$ref": "#/$defs/D"}}})}}
+_NEG: dict[str, Any] = {"$ref": "#/$defs/D", "$defs": {"D": obj({"v": {}, "next": {"not": {"$ref": "#/$defs/D"}}})}}
 _case("negated-recursion-annotation", _NEG, {**_NEG, "description": "A chain that alternates."}, True, True,
       "only a description added; the recursive definition is unchanged (the cycle passes a property)")
 _case("negated-recursion-annotation-inside", _NEG,

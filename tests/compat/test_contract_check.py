@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from subhive.compat.contract_check import check_contract
+from subhive.compat.contract_check import ContractCheck, check_contract
 from subhive.contract import load_contract
 from subhive.errors import InputError
 from subhive.semver import Bump, Version
@@ -33,7 +33,7 @@ def versions(tmp_path: Path, new_version: str, *, old_version: str = "1.0.0",
     return old, new
 
 
-def check(old: Path, new: Path):
+def check(old: Path, new: Path) -> ContractCheck:
     return check_contract(load_contract(new), load_contract(old))
 
 

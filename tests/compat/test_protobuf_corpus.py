@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
@@ -19,6 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from subhive.compat.protobuf import CODES, compile_proto, diff_protos
+
+if TYPE_CHECKING:  # messages built at run time carry upb's descriptors; the stubs name both kinds
+    from google._upb._message import FieldDescriptor as UpbField
 
 CORPUS = Path(__file__).parent / "proto_corpus"
 CASES = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
@@ -65,12 +68,13 @@ SIMPLE_VALUES: dict[int, st.SearchStrategy[Any]] = {
 MAX_DEPTH = 3
 
 
-def scalar_values(field: FD) -> st.SearchStrategy[Any]:
+def scalar_values(field: FD | UpbField) -> st.SearchStrategy[Any]:
     if field.type in INT_RANGES:
         low, high = INT_RANGES[field.type]
         # Extremes matter most: they are where truncation and sign flips show.
         return st.one_of(st.sampled_from([low, high, 0, 1, -1 if low < 0 else 2]), st.integers(low, high))
     if field.type == FD.TYPE_ENUM:
+        assert field.enum_type is not None
         declared = st.sampled_from([v.number for v in field.enum_type.values])
         if field.enum_type.is_closed:
             return declared
@@ -97,18 +101,19 @@ def fill(message: Message, draw: Any, depth: int = 0) -> None:
 def fill_well_known(message: Message, draw: Any) -> None:
     """Well-known types have ranges their ProtoJSON form enforces; Struct and friends are left empty."""
     name = message.DESCRIPTOR.full_name
+    known: Any = message  # a message class made at run time: its fields are not in the stubs
     if name == "google.protobuf.Timestamp":
-        message.seconds = draw(st.integers(-62135596800, 253402300799))  # years 1 to 9999
-        message.nanos = draw(st.integers(0, 999_999_999))
+        known.seconds = draw(st.integers(-62135596800, 253402300799))  # years 1 to 9999
+        known.nanos = draw(st.integers(0, 999_999_999))
     elif name == "google.protobuf.Duration":
         seconds = draw(st.integers(-315576000000, 315576000000))
         nanos = draw(st.integers(0, 999_999_999))
-        message.seconds, message.nanos = seconds, (-nanos if seconds < 0 else nanos)
+        known.seconds, known.nanos = seconds, (-nanos if seconds < 0 else nanos)
     elif name.endswith("Value") and "value" in message.DESCRIPTOR.fields_by_name:
-        message.value = draw(scalar_values(message.DESCRIPTOR.fields_by_name["value"]))
+        known.value = draw(scalar_values(message.DESCRIPTOR.fields_by_name["value"]))
 
 
-def fill_field(message: Message, field: FD, draw: Any, depth: int) -> None:
+def fill_field(message: Message, field: FD | UpbField, draw: Any, depth: int) -> None:
     value_type = field.message_type
     if value_type is not None and value_type.GetOptions().map_entry:
         key_field, value_field = value_type.fields_by_name["key"], value_type.fields_by_name["value"]

@@ -8,25 +8,19 @@ from pathlib import Path
 import pytest
 
 import subhive.decompose
-from subhive.cli import main
 from tests.decompose._fixtures import polyglot_shop
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from tests.kit import cli
 
 
 def test_help_has_an_example(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "decompose", "--help")
+    code, out, _ = cli(capsys, "decompose", "--help")
     assert code == 0
     assert "Example: subhive decompose" in out
 
 
 def test_text_output_is_a_tree_with_every_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     shop = polyglot_shop(tmp_path / "shop")
-    code, out, err = run(capsys, "decompose", str(shop), "--max-files", "4")
+    code, out, err = cli(capsys, "decompose", str(shop), "--max-files", "4")
     assert code == 0
     assert out.splitlines()[2] == "root"
     assert "├── " in out
@@ -39,24 +33,24 @@ def test_text_output_is_a_tree_with_every_file(capsys: pytest.CaptureFixture[str
 
 def test_json_output_is_one_document_and_deterministic(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     shop = polyglot_shop(tmp_path / "shop")
-    code, out, _ = run(capsys, "decompose", str(shop), "--max-files", "4", "--format", "json", "-q")
+    code, out, _ = cli(capsys, "decompose", str(shop), "--max-files", "4", "--format", "json", "-q")
     assert code == 0
     document = json.loads(out)
     assert document["stats"]["edges_total"] == 14
     assert document["budget"] == {"max_files": 4, "max_bytes": 2_000_000}
     assert sum(len(h["files"]) for h in document["hives"] if h["leaf"]) == 24
-    _, again, _ = run(capsys, "decompose", str(shop), "--max-files", "4", "--format", "json", "-q")
+    _, again, _ = cli(capsys, "decompose", str(shop), "--max-files", "4", "--format", "json", "-q")
     assert again == out
 
 
 def test_write_makes_a_workspace_that_lints(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     shop = polyglot_shop(tmp_path / "shop")
-    code, out, err = run(capsys, "decompose", str(shop), "--max-files", "3", "--write", "-C", str(tmp_path / "ws"),
+    code, out, err = cli(capsys, "decompose", str(shop), "--max-files", "3", "--write", "-C", str(tmp_path / "ws"),
                          "--format", "json", "-q")
     assert code == 0, err
     assert json.loads(out)["written"]["files"]
     assert "created " in err
-    code, _, err = run(capsys, "contract", "lint", str(tmp_path / "ws" / "contracts"))
+    code, _, err = cli(capsys, "contract", "lint", str(tmp_path / "ws" / "contracts"))
     assert code == 0, err
 
 
@@ -72,7 +66,7 @@ def test_bad_input_exits_2_with_a_located_error(capsys: pytest.CaptureFixture[st
     (tmp_path / "file.txt").write_text("x")
     (tmp_path / "empty").mkdir()
     args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
-    exit_code, out, err = run(capsys, *args, "--format", "json")
+    exit_code, out, err = cli(capsys, *args, "--format", "json")
     assert exit_code == 2
     assert json.loads(out)["error"] == code
     assert "Traceback" not in err

@@ -1,12 +1,11 @@
-"""Shared by the hive tests: a real nats-server per module, a fresh bucket per test."""
+"""Shared by the hive tests: a fresh blackboard bucket per test on the module's nats-server (``conftest.py``)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
-from collections.abc import AsyncIterator, Awaitable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator
+from typing import Any
 
 import nats
 from nats.aio.client import Client
@@ -15,8 +14,6 @@ from nats.js.errors import NotFoundError
 from subhive.bus import EmbeddedServer
 from subhive.hive import BoardSchema, KvBlackboard, board_stream, ensure_blackboard
 
-T = TypeVar("T")
-TIMEOUT = 60.0
 _names = itertools.count()
 
 #: The schema `subhive new` scaffolds, plus counters and free-form notes for the tests.
@@ -35,13 +32,6 @@ SCHEMA: dict[str, Any] = {
         "^notes\\..+$": {},
     },
 }
-
-
-def run(coro: Awaitable[T]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(coro, TIMEOUT)
-
-    return asyncio.run(bounded())
 
 
 def fresh_hive() -> str:

@@ -1,14 +1,12 @@
-from collections.abc import Iterator
+"""The hive tests share one nats-server per module; each test opens a fresh blackboard on it."""
 
 import pytest
 
-from subhive.bus import EmbeddedServer, ServerConfig
+from subhive.bus import EmbeddedServer
+from tests.kit import StartServer
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("hive") / "nats"))
-    try:
-        yield server
-    finally:
-        server.stop_sync()
+def server(start_module_nats: StartServer) -> EmbeddedServer:
+    """One nats-server for the whole module: each test provisions what it uses."""
+    return start_module_nats()

@@ -11,8 +11,9 @@ import pytest
 from subhive.bus import EmbeddedServer
 from subhive.errors import InputError
 from subhive.hive import BlackboardError, BlackboardInvalid, BoardSchema, KvBlackboard, RevisionConflict
+from tests.kit import run
 
-from ._board import board, fresh_hive, run
+from ._board import board, fresh_hive
 
 
 def test_a_write_is_read_back_with_its_writer_and_revision(server: EmbeddedServer) -> None:

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import nats
 import pytest
+from nats.aio.client import Client
 
-from subhive.bus import ADMIN_USER, AccountsConfig, EmbeddedServer, ServerConfig, hive_permissions
+from subhive.bus import ADMIN_USER, AccountsConfig, EmbeddedServer, hive_permissions
 from subhive.hive import BoardSchema, BrokenValue, Controller, Entry, KvBlackboard, Write, ensure_blackboard
+from tests.kit import StartServer, run
 
-from ._board import SCHEMA, run
+from ._board import SCHEMA
 
 HIVES = ("backend", "web")
 
@@ -38,21 +40,16 @@ class Tree:
     server: EmbeddedServer
     passwords: dict[str, str]
 
-    async def connect(self, user: str) -> nats.aio.client.Client:
+    async def connect(self, user: str) -> Client:
         return await nats.connect(self.server.url, user=user, password=self.passwords[user],
                                   inbox_prefix=f"_INBOX_{user}" if user in HIVES else "_INBOX")
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tree]:
+def tree(start_module_nats: StartServer) -> Tree:
     passwords = {user: secrets.token_urlsafe(24) for user in [*HIVES, ADMIN_USER]}
     users = {hive: (passwords[hive], hive_permissions(hive, {}, {}, {}, {})) for hive in HIVES}
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("boards") / "nats",
-                                                    accounts=AccountsConfig(users, passwords[ADMIN_USER])))
-    try:
-        yield Tree(server, passwords)
-    finally:
-        server.stop_sync()
+    return Tree(start_module_nats(accounts=AccountsConfig(users, passwords[ADMIN_USER])), passwords)
 
 
 def test_the_controller_wakes_on_board_writes_with_the_hives_own_credentials(tree: Tree) -> None:

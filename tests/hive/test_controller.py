@@ -14,8 +14,9 @@ import pytest
 from subhive.bus import EmbeddedServer
 from subhive.errors import InputError
 from subhive.hive import Controller, ControllerConfig, Entry, Escalation, KnowledgeSourceFailed, Reply, Write
+from tests.kit import run
 
-from ._board import board, run
+from ._board import board
 
 
 @dataclass
@@ -302,6 +303,7 @@ def test_operations_are_answered_by_the_declaring_source(server: EmbeddedServer)
     @dataclass
     class Notes:
         name: str = "notes"
+        triggers: tuple[str, ...] = ()  # woken by its operation only
         operations: tuple[str, ...] = ("notes_api.create_note",)
         priority: int = 5
 

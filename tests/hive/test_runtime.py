@@ -13,11 +13,11 @@ import pytest
 from subhive.bus import EmbeddedServer
 from subhive.errors import InputError
 from subhive.hive import HiveRuntime, KvBlackboard, ensure_blackboard
+from subhive.root_hive import Approval
 from subhive.root_hive._client import RootClient
 from subhive.root_hive._service import RootServer
 from subhive.workspace import Kind, init_workspace, new_subhive
-
-from ._board import run
+from tests.kit import run
 
 ECHO = '''
 from subhive.hive import Write
@@ -49,7 +49,7 @@ def _workspace(tmp_path: Path, knowledge: str) -> Path:
 def test_a_looping_source_becomes_a_repair_proposal_at_the_root(server: EmbeddedServer, tmp_path: Path) -> None:
     workspace = _workspace(tmp_path, ECHO)
 
-    async def scenario() -> list[object]:
+    async def scenario() -> list[Approval]:
         nc = await nats.connect(server.url)
         await ensure_blackboard(nc.jetstream(), "solo")
         board = KvBlackboard(nc.jetstream(), "solo")
@@ -76,6 +76,7 @@ def test_a_looping_source_becomes_a_repair_proposal_at_the_root(server: Embedded
         return list(repairs)
 
     [repair] = run(scenario())
+    assert repair.repair is not None
     assert (repair.kind, repair.proposer, repair.repair.code) == ("repair", "solo", "ks.loop")
     assert repair.repair.subject == "$KV.bb_solo.tasks.t1"
     assert "echo wrote the same value to 'tasks.t1' 5 times in a row" in repair.message

@@ -1,4 +1,4 @@
-"""Workspaces and contract file maps for root hive tests."""
+"""Contract file maps for root hive tests (the workspace itself comes from ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from subhive.workspace import init_workspace
-
-
-def make_workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "shop"
-    init_workspace(root)
-    return root
 
 
 def orders_files(version: str, *, provider: str = "backend", note: bool = False, required: tuple[str, ...] = (),

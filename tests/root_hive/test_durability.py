@@ -21,8 +21,9 @@ import pytest
 
 from subhive.root_hive import RootHive, contract_hash
 from subhive.semver import Version
+from tests.kit import make_workspace
 
-from ._fixtures import make_workspace, simple_files
+from ._fixtures import simple_files
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,14 +9,9 @@ import pytest
 from subhive.errors import InputError
 from subhive.root_hive import NotFound, PermissionDenied, RootHive
 
-from ._fixtures import inventory_files, make_workspace, orders_files
+from ._fixtures import inventory_files, orders_files
 
 SERVICE = "shop.inventory.v1.Inventory"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    return make_workspace(tmp_path)
 
 
 @pytest.fixture

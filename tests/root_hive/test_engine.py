@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+from collections.abc import AsyncGenerator
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from subhive.errors import ContractInvalid, InputError
 from subhive.root_hive import (
     Conflict,
+    Frame,
     Lock,
     NotFound,
     PermissionDenied,
@@ -21,12 +24,7 @@ from subhive.root_hive import (
 )
 from subhive.semver import Version
 
-from ._fixtures import make_workspace, orders_files
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    return make_workspace(tmp_path)
+from ._fixtures import orders_files
 
 
 @pytest.fixture
@@ -390,7 +388,8 @@ def test_frames_never_carry_token_hashes(root: RootHive) -> None:
 def test_watch_gives_backlog_then_live_frames_without_gap(root: RootHive) -> None:
     async def run() -> list[int]:
         seen: list[int] = []
-        watcher = root.watch(after=1)
+        # An async generator, closed below; RootHive.watch is annotated AsyncIterator, which has no aclose.
+        watcher = cast(AsyncGenerator[Frame, None], root.watch(after=1))
         seen.append((await anext(watcher)).seq)  # backlog: frame 2
         root.propose("backend", orders_files("1.0.0"))  # three live frames
         seen.extend([(await anext(watcher)).seq for _ in range(3)])

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from subhive.root_hive import LOCK_FILE, LockInconsistent, RootHive, check_lock
 from subhive.semver import Version
+from tests.kit import make_workspace
 
-from ._fixtures import make_workspace, orders_files
+from ._fixtures import orders_files
 
 V1 = Version.parse("1.0.0")
 

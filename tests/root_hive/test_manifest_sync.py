@@ -12,8 +12,7 @@ from pathlib import Path
 from subhive.cli import main
 from subhive.root_hive import RootHive
 from subhive.root_hive._client import contract_files
-
-from ._fixtures import make_workspace
+from tests.kit import make_workspace
 
 
 def _new(workspace: Path, *args: str) -> None:

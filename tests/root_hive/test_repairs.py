@@ -10,14 +10,7 @@ import pytest
 from subhive.errors import InputError
 from subhive.root_hive import Conflict, NotFound, PermissionDenied, RootHive
 
-from ._fixtures import make_workspace
-
 WHERE = {"contract": "orders", "operation": "place_order"}
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    return make_workspace(tmp_path)
 
 
 @pytest.fixture

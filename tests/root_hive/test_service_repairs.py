@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable
 from pathlib import Path
-from typing import TypeVar
 
 import grpc
 import pytest
@@ -16,22 +13,7 @@ from subhive.root_hive._errors import PermissionDenied
 from subhive.root_hive._proto import root_hive_pb2 as pb
 from subhive.root_hive._proto import root_hive_pb2_grpc as pb_grpc
 from subhive.root_hive._service import RootServer
-from subhive.workspace import init_workspace
-
-T = TypeVar("T")
-
-
-def run(coro: Awaitable[T]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(coro, 20.0)
-
-    return asyncio.run(bounded())
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    init_workspace(tmp_path / "shop")
-    return tmp_path / "shop"
+from tests.kit import run
 
 
 def test_a_hive_reports_twice_and_a_human_sees_one_counted_repair(workspace: Path) -> None:

@@ -3,16 +3,14 @@ CA. Certificates are real ones, made by openssl for each test session."""
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import json
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import Awaitable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 from hypothesis import given
@@ -24,15 +22,7 @@ from subhive.root_hive._client import RootClient, RootUnavailable, admin_token_o
 from subhive.root_hive._service import SERVICE_FILE, RootServer
 from subhive.root_hive._tls import ServerTls, is_loopback
 from subhive.workspace import init_workspace
-
-T = TypeVar("T")
-
-
-def run(coro: Awaitable[T]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(coro, 20)
-
-    return asyncio.run(bounded())
+from tests.kit import run
 
 
 def _self_signed(directory: Path, name: str) -> ServerTls:

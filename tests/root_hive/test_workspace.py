@@ -15,8 +15,7 @@ import pytest
 from subhive.cli import main
 from subhive.root_hive import Conflict, NotFound, RootHive, Unauthenticated
 from subhive.root_hive._client import contract_files
-
-from ._fixtures import make_workspace
+from tests.kit import make_workspace
 
 REPO = Path(__file__).resolve().parents[2]
 

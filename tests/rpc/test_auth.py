@@ -3,15 +3,14 @@ with the keys `subhive up` would issue from a lock. No root here: the check is t
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
 import secrets
 import stat
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
 import pytest
@@ -35,18 +34,13 @@ from subhive.rpc import (
     write_keys,
 )
 from subhive.semver import Version
+from tests.kit import run
 
-T = TypeVar("T")
+from . import _raw as raw
+
 #: The test contracts and the gRPC service each one's server answers.
 SERVICES = {"alpha": "test.Alpha", "beta": "test.Beta"}
 HIVES = ("db", "cache", "web", "ops")
-
-
-def run(coro: Awaitable[T]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(coro, 20.0)
-
-    return asyncio.run(bounded())
 
 
 def lock(*lines: tuple[str, str, tuple[str, ...]]) -> list[LockEntry]:
@@ -103,16 +97,17 @@ async def every_shape(channel: grpc.aio.Channel, service: str,
         yield b"hi"
 
     async def unary() -> bytes:
-        return bytes(await channel.unary_unary(f"/{service}/Unary")(b"hi", metadata=metadata))
+        return bytes(await raw.unary_unary(channel, f"/{service}/Unary")(b"hi", metadata=metadata))
 
     async def unary_stream() -> bytes:
-        return b"".join([m async for m in channel.unary_stream(f"/{service}/UnaryStream")(b"hi", metadata=metadata)])
+        call = raw.unary_stream(channel, f"/{service}/UnaryStream")(b"hi", metadata=metadata)
+        return b"".join([m async for m in call])
 
     async def stream_unary() -> bytes:
-        return bytes(await channel.stream_unary(f"/{service}/StreamUnary")(requests(), metadata=metadata))
+        return bytes(await raw.stream_unary(channel, f"/{service}/StreamUnary")(requests(), metadata=metadata))
 
     async def stream_stream() -> bytes:
-        call = channel.stream_stream(f"/{service}/StreamStream")(requests(), metadata=metadata)
+        call = raw.stream_stream(channel, f"/{service}/StreamStream")(requests(), metadata=metadata)
         return b"".join([m async for m in call])
 
     got: list[bytes | grpc.aio.AioRpcError] = []
@@ -146,7 +141,8 @@ def test_an_anonymous_call_is_unauthenticated_on_every_shape_and_a_consumer_gets
             async with provider.channel() as anonymous:
                 got = await every_shape(anonymous, "test.Alpha")
                 unknown = await every_shape(anonymous, "test.Nothing")  # nothing told about what exists
-                reply = await health_pb2_grpc.HealthStub(anonymous).Check(health_pb2.HealthCheckRequest())
+                health = health_pb2_grpc.HealthStub(anonymous)
+                reply = await health.Check(health_pb2.HealthCheckRequest())  # type: ignore[attr-defined]  # the grpc health stubs declare no methods on HealthStub
             async with provider.channel(keys["web"]) as web:
                 allowed = await every_shape(web, "test.Alpha")
         finally:

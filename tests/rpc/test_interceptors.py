@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 import pytest
@@ -18,16 +17,11 @@ from subhive.rpc import (
     trace_id,
     trace_interceptors,
 )
+from tests.kit import run
 
-T = TypeVar("T")
+from ._raw import stream_stream, stream_unary, unary_stream, unary_unary
+
 SERVICE = "test.Echo"
-
-
-def run(coro: Awaitable[T]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(coro, 20.0)
-
-    return asyncio.run(bounded())
 
 
 class Echo:
@@ -57,7 +51,7 @@ class Echo:
 async def start_server() -> tuple[grpc.aio.Server, str]:
     echo = Echo()
     server = grpc.aio.server(interceptors=[ProviderInterceptor("echo")])
-    handlers = {
+    handlers: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {
         "UnaryUnary": grpc.unary_unary_rpc_method_handler(echo.unary_unary),
         "UnaryStream": grpc.unary_stream_rpc_method_handler(echo.unary_stream),
         "StreamUnary": grpc.stream_unary_rpc_method_handler(echo.stream_unary),
@@ -74,10 +68,10 @@ async def call_every_shape(channel: grpc.aio.Channel, request: bytes = b"x") -> 
     async def requests() -> AsyncIterator[bytes]:
         yield request
 
-    seen = [await channel.unary_unary(f"/{SERVICE}/UnaryUnary")(request)]
-    seen += [m async for m in channel.unary_stream(f"/{SERVICE}/UnaryStream")(request)][:1]
-    seen.append(await channel.stream_unary(f"/{SERVICE}/StreamUnary")(requests()))
-    seen += [m async for m in channel.stream_stream(f"/{SERVICE}/StreamStream")(requests())]
+    seen = [await unary_unary(channel, f"/{SERVICE}/UnaryUnary")(request)]
+    seen += [m async for m in unary_stream(channel, f"/{SERVICE}/UnaryStream")(request)][:1]
+    seen.append(await stream_unary(channel, f"/{SERVICE}/StreamUnary")(requests()))
+    seen += [m async for m in stream_stream(channel, f"/{SERVICE}/StreamStream")(requests())]
     return [s.decode() for s in seen]
 
 
@@ -117,7 +111,7 @@ def test_a_traceparent_the_caller_sets_is_sent_as_it_is() -> None:
         chosen = new_traceparent()
         try:
             async with grpc.aio.insecure_channel(address, interceptors=trace_interceptors()) as channel:
-                reply = await channel.unary_unary(f"/{SERVICE}/UnaryUnary")(b"x", metadata=(("traceparent", chosen),))
+                reply = await unary_unary(channel, f"/{SERVICE}/UnaryUnary")(b"x", metadata=(("traceparent", chosen),))
         finally:
             await server.stop(None)
         assert reply.decode() == chosen
@@ -134,7 +128,7 @@ def test_without_a_valid_incoming_trace_the_handler_gets_a_new_one_not_the_serve
             server, address = await start_server()
         try:
             async with grpc.aio.insecure_channel(address) as channel:
-                reply = (await channel.unary_unary(f"/{SERVICE}/UnaryUnary")(b"x", metadata=metadata)).decode()
+                reply = (await unary_unary(channel, f"/{SERVICE}/UnaryUnary")(b"x", metadata=metadata)).decode()
         finally:
             await server.stop(None)
         assert reply.startswith("00-")
@@ -166,10 +160,10 @@ async def call_one(channel: grpc.aio.Channel, shape: str) -> None:
 
     method = f"/{SERVICE}/{shape}"
     if shape == "UnaryUnary":
-        await channel.unary_unary(method)(b"fail")
+        await unary_unary(channel, method)(b"fail")
     elif shape == "UnaryStream":
-        _ = [m async for m in channel.unary_stream(method)(b"fail")]
+        _ = [m async for m in unary_stream(channel, method)(b"fail")]
     elif shape == "StreamUnary":
-        await channel.stream_unary(method)(requests())
+        await stream_unary(channel, method)(requests())
     else:
-        _ = [m async for m in channel.stream_stream(method)(requests())]
+        _ = [m async for m in stream_stream(channel, method)(requests())]

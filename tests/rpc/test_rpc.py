@@ -7,12 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
 import pytest
@@ -38,29 +38,14 @@ from subhive.rpc import (
     trace_id,
     write_keys,
 )
-from subhive.workspace import init_workspace
+from tests.kit import run
 
 from ._inventory import CONTRACT, SERVICE, generated_modules, inventory_servicer
-
-T = TypeVar("T")
-
-
-def run(coro: Awaitable[T]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(coro, 30.0)
-
-    return asyncio.run(bounded())
 
 
 @pytest.fixture(scope="module")
 def modules(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, ModuleType]:
     return generated_modules(tmp_path_factory.mktemp("inventory"))
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    init_workspace(tmp_path / "shop")
-    return tmp_path / "shop"
 
 
 @dataclass
@@ -180,7 +165,7 @@ def test_health_checking_reports_serving_and_stopping_unregisters(
             async with grpc.aio.insecure_channel(provider.address) as channel:
                 health = health_pb2_grpc.HealthStub(channel)
                 for service in ("", SERVICE):
-                    reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
+                    reply = await health.Check(health_pb2.HealthCheckRequest(service=service))  # type: ignore[attr-defined]  # the grpc health stubs declare no methods on HealthStub
                     assert reply.status == health_pb2.HealthCheckResponse.SERVING
             assert [e.address for e in (await s.admin.status())[0].endpoints] == [provider.address]
             # `subhive status` (its own event loop, so a thread) shows where the hive serves.
@@ -278,7 +263,8 @@ def test_a_hive_cannot_register_an_endpoint_for_a_contract_it_does_not_provide(
 def test_a_server_without_the_contracts_service_is_refused_and_servicers_are_required(workspace: Path) -> None:
     async def scenario() -> None:
         async with shop(workspace) as s:
-            wrong = [(root_pb_grpc.add_RootHiveServicer_to_server, root_pb_grpc.RootHiveServicer())]
+            # Any servicer of another service will do: it is refused before a method of it could be called.
+            wrong = [(root_pb_grpc.add_RootHiveServicer_to_server, root_pb_grpc.RootHiveServicer())]  # type: ignore[abstract]
             with pytest.raises(InputError) as caught:
                 await serve_grpc(s.db, "inventory", 1, wrong, keys=s.keys["db"])
             assert caught.value.code == "endpoint.service_missing"

@@ -20,6 +20,7 @@ from subhive.rpc import KeyFile, caller_interceptors, error_from_rpc
 from subhive.up import UpLayout
 
 from ..up._tree import subhive, tail, tear_down, up, wait_for
+from ._raw import unary_unary
 
 NOTES = Path(__file__).resolve().parents[2] / "examples" / "notes"
 LIST = "/notes.store.v1.NotesStore/List"
@@ -40,7 +41,7 @@ async def list_notes(address: str, keys: KeyFile | None = None) -> bytes | grpc.
     interceptors = caller_interceptors(keys, "db") if keys is not None else None
     async with grpc.aio.insecure_channel(address, interceptors=interceptors) as channel:
         try:
-            return bytes(await channel.unary_unary(LIST)(b"", timeout=10))
+            return bytes(await unary_unary(channel, LIST)(b"", timeout=10))
         except grpc.aio.AioRpcError as exc:
             return exc
 

@@ -1,0 +1,138 @@
+"""The test kit: plain functions every area uses (fixtures built on them live in ``tests/conftest.py``).
+
+``run`` drives a coroutine to the end with a bound, so a hang fails the test instead of stalling the suite;
+``cli`` runs ``subhive`` in-process the way a user types it; ``make_shop`` builds the workspace most
+end-to-end tests share.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import sys
+from collections.abc import Awaitable, Iterator
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import pytest
+
+from subhive.bus import EmbeddedServer
+from subhive.workspace import (
+    Kind,
+    Requirement,
+    SubhiveManifest,
+    VersionRange,
+    init_workspace,
+    new_subhive,
+    open_workspace,
+)
+
+__all__ = [
+    "REPO", "TIMEOUT", "StartServer", "cli", "copy_shop", "importable_stubs", "make_shop", "make_workspace",
+    "rewrite_manifest", "run",
+]
+
+T = TypeVar("T")
+REPO = Path(__file__).resolve().parents[1]
+#: Bounds a hang, nothing more: a scenario that needs longer says so with ``timeout=``.
+TIMEOUT = 20.0
+
+
+class StartServer(Protocol):
+    """Starts a nats-server on 127.0.0.1 with the given :class:`~subhive.bus.ServerConfig` options (``accounts=``,
+    ``max_payload=``, ...); ``store_dir`` defaults to a fresh temporary directory. See ``tests/conftest.py``."""
+
+    def __call__(self, **options: Any) -> EmbeddedServer: ...
+
+
+def run(coro: Awaitable[T], *, timeout: float = TIMEOUT) -> T:
+    """Run ``coro`` on a fresh event loop; ``TimeoutError`` if it takes longer than ``timeout`` seconds."""
+
+    async def bounded() -> T:
+        return await asyncio.wait_for(coro, timeout)
+
+    return asyncio.run(bounded())
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``subhive ARGV`` in this process: its exit code and what it printed to stdout and stderr."""
+    from subhive.cli import main  # imported on use: helper processes that import the kit start fast
+
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def make_workspace(tmp: Path) -> Path:
+    """``subhive init tmp/shop``: a workspace with no hives and no contracts yet; return its root."""
+    root = tmp / "shop"
+    init_workspace(root)
+    return root
+
+
+def rewrite_manifest(root: Path, name: str, *, provides: tuple[str, ...] | None = None,
+                     consumes: dict[str, str] | None = None) -> None:
+    """Replace what hive ``name`` provides or consumes in its ``subhive.toml``, keeping everything else."""
+    ws = open_workspace(root)
+    manifest = ws.hives().hives[name]
+    changed = SubhiveManifest(
+        name=manifest.name, kind=manifest.kind, parent=manifest.parent, description=manifest.description,
+        provides=manifest.provides if provides is None else provides,
+        consumes=manifest.consumes if consumes is None else tuple(
+            Requirement(c, VersionRange.parse(r)) for c, r in consumes.items()),
+        budgets=manifest.budgets)
+    (ws.hive_dir(name) / "subhive.toml").write_text(changed.to_toml(), encoding="utf-8")
+
+
+def make_shop(tmp: Path) -> Path:
+    """Build ``tmp/shop``, a workspace whose contracts are all accepted in the lock; return its root.
+
+        web (ui)       consumes api_api ^0.1, orders ^1.0, inventory ^1.0
+        api (backend)  provides api_api (its scaffolded draft); consumes db_storage ^0.1
+        db (db)        provides db_storage (its scaffolded draft) and inventory 1.0.0 (protobuf + gRPC)
+        backend        provides orders 1.1.0 (the repository's example: shared $defs, two events)
+    """
+    from subhive.root_hive import RootHive
+    from subhive.root_hive._client import contract_files
+
+    root = make_workspace(tmp)
+    new_subhive("db", Kind.db, start=root)
+    new_subhive("api", Kind.backend, start=root)
+    new_subhive("web", Kind.ui, start=root)
+    new_subhive("backend", Kind.custom, start=root)
+    for name, version in (("orders", "1.1.0"), ("inventory", "1.0.0")):
+        shutil.copytree(REPO / "contracts" / name / version, root / "contracts" / name / version)
+    rewrite_manifest(root, "db", provides=("db_storage", "inventory"))
+    rewrite_manifest(root, "backend", provides=("orders",))
+    rewrite_manifest(root, "web", consumes={"api_api": "^0.1", "orders": "^1.0", "inventory": "^1.0"})
+    engine = RootHive.open(root)
+    try:
+        # The root registers the workspace's hives, and their requirements, when it opens.
+        for hive, contract, version in (("db", "db_storage", "0.1.0"), ("api", "api_api", "0.1.0"),
+                                        ("db", "inventory", "1.0.0"), ("backend", "orders", "1.1.0")):
+            outcome = engine.propose(hive, contract_files(root / "contracts" / contract / version))
+            assert outcome.status == "accepted", (contract, outcome.message)
+    finally:
+        engine.close()
+    return root
+
+
+def copy_shop(template: Path, into: Path) -> Path:
+    """A copy of a built shop at ``into/shop`` that a test may change (without the template's root lock file)."""
+    root = into / "shop"
+    shutil.copytree(template, root, ignore=shutil.ignore_patterns("engine.lock"))
+    return root
+
+
+@contextlib.contextmanager
+def importable_stubs(root: Path) -> Iterator[Path]:
+    """Put workspace ``root`` on ``sys.path`` so its generated ``stubs.*`` import; forget them afterwards, so the
+    next workspace's stubs are imported afresh."""
+    sys.path.insert(0, str(root))
+    try:
+        yield root
+    finally:
+        sys.path.remove(str(root))
+        for name in [m for m in sys.modules if m == "stubs" or m.startswith("stubs.")]:
+            del sys.modules[name]
