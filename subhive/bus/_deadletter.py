@@ -1,6 +1,6 @@
 """Dead letters: every message a hive refused or failed to handle, bytes intact, with the reason in headers.
-One stream per hive with limits, so one hive's flood never pushes out letters; listing and replaying need the
-framework's connection. See docs/bus.md#dead-letters, decisions 0023 and 0024.
+One stream per hive, with limits; a full one refuses new letters and keeps those it has. Listing and replaying
+need the framework's connection. See docs/bus.md#dead-letters and decisions 0023 and 0024.
 """
 
 from __future__ import annotations
