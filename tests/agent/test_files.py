@@ -96,7 +96,7 @@ def test_for_any_path_what_resolves_is_inside_and_nothing_outside_is_read(tree: 
         assert outcome == root or root in outcome.parents
     for name, arguments in (("read_file", {"path": path}), ("search", {"query": "SECRET", "path": path}),
                             ("list_files", {"path": path})):
-        value = _attempt(lambda name=name, arguments=arguments: call(tree, name, **arguments))  # type: ignore[misc]
+        value = _attempt(lambda name=name, arguments=arguments: call(tree, name, **arguments))
         if isinstance(value, ToolError):
             assert value.code in {"file.outside_slice", "file.not_found", "file.binary"}
         else:

@@ -8,14 +8,21 @@ import time
 
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessage, ChatCompletionMessageFunctionToolCall, ChatCompletionMessageParam
 
-from subhive.agent import ScriptedServer, Step, ToolCallStep, estimate_tokens
+from subhive.agent import RecordedRequest, ScriptedServer, Step, ToolCallStep, estimate_tokens
+from subhive.errors import InputError
 
-USER = [{"role": "user", "content": "hi"}]
+USER: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
 
 
 def client(server: ScriptedServer, **options: object) -> openai.OpenAI:
     return openai.OpenAI(base_url=server.base_url, api_key="scripted", **options)  # type: ignore[arg-type]
+
+
+def function_calls(message: ChatCompletionMessage) -> list[ChatCompletionMessageFunctionToolCall]:
+    """The message's tool calls: the scripted server sends function calls only (a custom one is left out)."""
+    return [c for c in message.tool_calls or [] if isinstance(c, ChatCompletionMessageFunctionToolCall)]
 
 
 def test_a_message_is_answered_and_the_request_recorded() -> None:
@@ -36,7 +43,7 @@ def test_several_tool_calls_in_one_response_keep_their_order_and_arguments() -> 
     step = Step.call(("read_file", {"path": "a.py"}), ("list_files", {"dir": "."}), ("search", {"query": "x"}))
     with ScriptedServer([step]) as server:
         reply = client(server).chat.completions.create(model="m", messages=USER)
-    calls = reply.choices[0].message.tool_calls or []
+    calls = function_calls(reply.choices[0].message)
     assert [c.function.name for c in calls] == ["read_file", "list_files", "search"]
     assert json.loads(calls[0].function.arguments) == {"path": "a.py"}
     assert len({c.id for c in calls}) == 3
@@ -46,7 +53,7 @@ def test_several_tool_calls_in_one_response_keep_their_order_and_arguments() -> 
 def test_malformed_tool_arguments_reach_the_client_verbatim() -> None:
     with ScriptedServer([Step.call(ToolCallStep("read_file", '{"path": "a.py"'))]) as server:
         reply = client(server).chat.completions.create(model="m", messages=USER)
-    arguments = reply.choices[0].message.tool_calls[0].function.arguments
+    arguments = function_calls(reply.choices[0].message)[0].function.arguments
     assert arguments == '{"path": "a.py"'
     with pytest.raises(json.JSONDecodeError):
         json.loads(arguments)
@@ -64,7 +71,8 @@ def test_streaming_sends_the_message_and_tool_calls_in_chunks() -> None:
     arguments: dict[int, str] = {}
     for c in chunks:
         for call in (c.choices[0].delta.tool_calls or []) if c.choices else []:
-            arguments[call.index] = arguments.get(call.index, "") + (call.function.arguments or "")
+            piece = call.function.arguments if call.function is not None else None
+            arguments[call.index] = arguments.get(call.index, "") + (piece or "")
     assert json.loads(arguments[0]) == {"path": "some/long/path.py"}
     assert json.loads(arguments[1]) == {"query": "needle"}
     assert len(chunks) > 10  # really in pieces
@@ -108,7 +116,7 @@ def test_an_exhausted_script_fails_fast_and_is_not_retried() -> None:
 
 
 def test_a_function_script_sees_each_request() -> None:
-    def echo(request: object) -> Step:
+    def echo(request: RecordedRequest) -> Step:
         return Step.say(f"you sent {len(request.body['messages'])} messages")
 
     with ScriptedServer(echo) as server:
@@ -133,6 +141,6 @@ def test_steps_read_from_json() -> None:
     assert step.tool_calls[0].name == "search"
     assert step.delay == 0.1
     assert Step.from_dict({"fail": 503}).status == 503
-    with pytest.raises(Exception, match="say, call, fail") as caught:
+    with pytest.raises(InputError, match="say, call, fail") as caught:
         Step.from_dict({"shout": "x"}, where="script.json")
     assert caught.value.code == "agent.script_invalid"

@@ -71,7 +71,7 @@ def test_a_knowledge_source_that_raises_is_logged_with_traceback_and_file_line(o
     assert put.code == 0, put
 
     log = UpLayout(workspace).log_file("db")
-    text = wait_for(lambda: (t := log.read_text()) and "EXPLODES HERE" in t and t, "the failure in the hive's log",
+    text = wait_for(lambda: t if "EXPLODES HERE" in (t := log.read_text()) else None, "the failure in the hive's log",
                     context=lambda: tail(log))
     assert re.search(rf"knowledge source exploding failed on tasks\.t1 at {re.escape(str(module))}:{line}: "
                      r"ValueError: no plan for tasks\.t1", text), text
