@@ -1,13 +1,11 @@
 """Workspaces and sub-hives: ``hive.toml``, ``subhives/<name>/subhive.toml``, and the scaffolds that make them.
+See docs/workspace.md; why sub-hives sit side by side: docs/decisions/0006-subhive-manifest.md.
 
     >>> from subhive.workspace import init_workspace, new_subhive, open_workspace, Kind
     >>> init_workspace("shop")  # doctest: +SKIP
     >>> new_subhive("db", Kind.db, start="shop")  # doctest: +SKIP
     >>> sorted(open_workspace("shop").hives().hives)  # doctest: +SKIP
     ['db']
-
-The layout, the manifest fields and the defaults of each kind are in docs/workspace.md; why manifests are
-TOML and sub-hives sit side by side in docs/decisions/0006-subhive-manifest.md.
 """
 
 from ._agents import AGENT_TOOLS, AgentBudgets, AgentModel, AgentSpec, AgentTrigger

@@ -1,18 +1,6 @@
-"""The agents a hive declares: ``[agents.NAME]`` tables in its ``subhive.toml`` (docs/agents.md).
-
-    [agents.helper]
-    instructions = "agents/helper.md"
-    model = "qwen3"
-
-    [agents.helper.tools]
-    read_file = "allow"
-    board_write = "ask"
-
-    [agents.helper.trigger]
-    keys = ["tasks.*"]
-
-Each table is read key by key; every wrong key or value is one located problem (file, line, JSON pointer),
-reported with the rest of the manifest's. The agent package turns an :class:`AgentSpec` into a running loop.
+"""The agents a hive declares: ``[agents.NAME]`` tables in its ``subhive.toml``, read key by key so every
+mistake is one located problem among the manifest's. The agent package turns an :class:`AgentSpec` into a loop.
+See docs/agents.md#declaring-an-agent-agentsname-in-subhivetoml.
 """
 
 from __future__ import annotations

@@ -1,15 +1,5 @@
 """What each kind of sub-hive starts with: description, what it provides and consumes, a contract draft.
-
-| kind    | provides                       | consumes (default)                                      |
-|---------|--------------------------------|---------------------------------------------------------|
-| ui      | nothing                        | the API contracts of its sibling backend hives          |
-| backend | ``<name>_api`` (draft 0.1.0)   | the storage contracts of its sibling db hives           |
-| db      | ``<name>_storage`` (0.1.0)     | nothing                                                 |
-| custom  | nothing                        | nothing                                                 |
-
-When a ui (backend) hive has no backend (db) sibling yet, it consumes ``backend_api`` (``db_storage``):
-the contract a hive named ``backend`` (``db``) would provide. The manifest records the requirement;
-negotiation satisfies it once a provider exists.
+See docs/workspace.md#kinds-and-their-defaults.
 """
 
 from __future__ import annotations

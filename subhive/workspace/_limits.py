@@ -1,11 +1,5 @@
-"""How much each hive's dead-letter stream may hold: ``[dead_letters]`` in hive.toml and in subhive.toml.
-
-    >>> DeadLetterLimits.parse({"max_bytes": "64MiB", "max_age": "7d"})
-    DeadLetterLimits(max_bytes=67108864, max_age=604800.0)
-
-``hive.toml`` sets the workspace's default, a hive's ``subhive.toml`` overrides it for that hive, and what
-neither sets comes from :data:`DEFAULT_DEAD_LETTER_LIMITS`. Why the streams are per hive and refuse new
-letters when full: docs/decisions/0023-dead-letter-limits.md.
+"""How much each hive's dead-letter stream may hold: ``[dead_letters]`` in hive.toml, overridden per hive in
+subhive.toml. See docs/bus.md#dead-letters and docs/decisions/0023-dead-letter-limits.md.
 """
 
 from __future__ import annotations
@@ -83,7 +77,11 @@ class DeadLetterLimits:
 
     @classmethod
     def parse(cls, table: Mapping[str, Any]) -> DeadLetterLimits:
-        """Limits from a ``[dead_letters]`` table; raises ValueError naming the first bad key."""
+        """Limits from a ``[dead_letters]`` table; raises ValueError naming the first bad key.
+
+        >>> DeadLetterLimits.parse({"max_bytes": "64MiB", "max_age": "7d"})
+        DeadLetterLimits(max_bytes=67108864, max_age=604800.0)
+        """
         problems: list[str] = []
         limits = cls.read(table, "", lambda pointer, _code, message, hint: problems.append(f"{message} ({hint})"))
         if problems:

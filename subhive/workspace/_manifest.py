@@ -1,11 +1,5 @@
 """The sub-hive manifest, ``subhives/<name>/subhive.toml``: model, validation and rendering.
-
-    >>> manifest = load_manifest("subhives/db/subhive.toml")  # doctest: +SKIP
-    >>> manifest.kind, manifest.provides, [str(r) for r in manifest.consumes]  # doctest: +SKIP
-    (<Kind.db: 'db'>, ('db_storage',), [])
-
-Reading collects every problem of a manifest (not just the first) and raises :class:`ManifestInvalid`
-listing them, each with file, line and JSON pointer. The fields are documented in docs/workspace.md.
+Reading reports every problem of a manifest at once, each located. See docs/workspace.md#subhivetoml.
 """
 
 from __future__ import annotations

@@ -1,16 +1,5 @@
-"""Plans: the files a scaffold would write, shown by ``--dry-run`` and written all or nothing otherwise.
-
-    >>> plan = plan_new(open_workspace(), "db", Kind.db)  # doctest: +SKIP
-    >>> [str(f.path) for f in plan.files][:2]  # doctest: +SKIP
-    ['contracts/db_storage/0.1.0/contract.yaml', 'contracts/db_storage/0.1.0/schemas.json']
-    >>> apply_plan(plan)  # doctest: +SKIP
-
-Writing is all or nothing. Every new directory tree (a sub-hive, a contract) is built in a hidden staging
-directory beside its destination and renamed into place in one step; a single new file is written beside
-its destination and hard-linked into place (which fails rather than replace a file that appeared
-meanwhile); an updated file is replaced by rename. If any step fails, the steps already done are undone
-in reverse order, so a failed run leaves the tree as it was. Only a crash of the process between two
-steps can leave some of a plan behind; each step on its own is never half-done.
+"""Plans: the files a scaffold would write, shown by ``--dry-run`` and written all or nothing otherwise,
+so a failed run leaves the tree as it was. See docs/workspace.md#dry-runs-and-all-or-nothing-writes.
 """
 
 from __future__ import annotations
@@ -77,6 +66,12 @@ def apply_plan(plan: Plan) -> None:
     Raises :class:`InputError` when a file to create exists, a file to update changed since it was planned
     (``scaffold.conflict``), or the file system refuses a write (``scaffold.write_failed``); in every case
     the tree is left as it was.
+
+    Each step is never half-done on its own: a new directory tree is built in a hidden staging directory
+    beside its destination and renamed into place; a new file is written beside its destination and
+    hard-linked into place (which fails rather than replace a file that appeared meanwhile); an updated file
+    is replaced by rename. A failed step undoes the steps already done, in reverse order, so only a crash of
+    the process between two steps can leave some of a plan behind.
     """
     root = Path(os.path.abspath(plan.root))
     for directory in plan.directories:

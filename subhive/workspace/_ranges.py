@@ -1,27 +1,5 @@
-"""Version ranges: which versions of a contract a consumer accepts.
-
-    >>> r = VersionRange.parse("^1.2")
-    >>> str(r), r.contains(Version.parse("1.9.0")), r.contains(Version.parse("2.0.0"))
-    ('>=1.2.0, <2.0.0', True, False)
-
-The grammar is Cargo's, with npm's reading of a bare version (an exact match)::
-
-    range       := "*" | comparator ("," comparator)*      all comparators must hold
-    comparator  := op? partial
-    op          := "^" | "~" | ">=" | ">" | "<=" | "<" | "="   (none: "=")
-    partial     := MAJOR ["." MINOR ["." PATCH ["-" PRERELEASE]]]
-
-* ``^1.2.3`` is ``>=1.2.3, <2.0.0``; left of the first non-zero part nothing may change:
-  ``^0.2.3`` is ``>=0.2.3, <0.3.0`` and ``^0.0.3`` is ``>=0.0.3, <0.0.4``.
-* ``~1.2.3`` is ``>=1.2.3, <1.3.0``; ``~1.2`` is ``>=1.2.0, <1.3.0``; ``~1`` is ``>=1.0.0, <2.0.0``.
-* A partial version stands for all the versions it leaves open: ``=1.2`` is ``>=1.2.0, <1.3.0``,
-  ``>1.2`` is ``>=1.3.0``, ``<=1.2`` is ``<1.3.0``.
-* A pre-release (``1.3.0-rc.1``) matches only when a comparator names a pre-release of the same
-  ``MAJOR.MINOR.PATCH``: ``^1.2`` never picks up ``2.0.0-alpha``, ``>=1.3.0-rc.1`` accepts ``1.3.0-rc.2``.
-* Build metadata (``+build``) is ignored, as semver orders versions without it.
-
-A range no version can satisfy (``>=2.0.0, <1.0.0``) is refused when parsed: a requirement that can never
-be met is a typo, and negotiation would otherwise wait for it forever.
+"""Version ranges: which versions of a contract a consumer accepts (Cargo's grammar, a bare version exact).
+See docs/workspace.md#version-ranges.
 """
 
 from __future__ import annotations
@@ -50,6 +28,21 @@ class VersionRange:
     """A set of acceptable versions: an interval, plus the pre-release lines a comparator named.
 
     Build with :meth:`parse`. ``str()`` is the canonical comparator form, ``text`` what was written.
+
+        >>> r = VersionRange.parse("^1.2")
+        >>> str(r), r.contains(Version.parse("1.9.0")), r.contains(Version.parse("2.0.0"))
+        ('>=1.2.0, <2.0.0', True, False)
+
+    The grammar is Cargo's, with npm's reading of a bare version (an exact match)::
+
+        range       := "*" | comparator ("," comparator)*      all comparators must hold
+        comparator  := op? partial
+        op          := "^" | "~" | ">=" | ">" | "<=" | "<" | "="   (none: "=")
+        partial     := MAJOR ["." MINOR ["." PATCH ["-" PRERELEASE]]]
+
+    A partial version stands for all the versions it leaves open: ``=1.2`` is ``>=1.2.0, <1.3.0``, ``>1.2`` is
+    ``>=1.3.0``, ``<=1.2`` is ``<1.3.0``. What ``^`` and ``~`` mean, pre-releases and build metadata:
+    docs/workspace.md#version-ranges.
     """
 
     text: str
@@ -60,7 +53,11 @@ class VersionRange:
 
     @classmethod
     def parse(cls, text: str) -> VersionRange:
-        """Parse ``text`` or raise ``ValueError`` saying what is wrong and what a range looks like."""
+        """Parse ``text`` or raise ``ValueError`` saying what is wrong and what a range looks like.
+
+        A range no version can satisfy (``>=2.0.0, <1.0.0``) is refused: a requirement that can never be met
+        is a typo, and negotiation would otherwise wait for it forever.
+        """
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"{text!r} is not a version range ({_EXAMPLES})")
         stripped = text.strip()

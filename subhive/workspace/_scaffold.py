@@ -1,10 +1,5 @@
-"""``subhive init`` and ``subhive new``: planning a workspace or a sub-hive, then writing it all or nothing.
-
-    >>> plan = plan_new(open_workspace("."), "db", Kind.db)  # doctest: +SKIP
-    >>> apply_plan(plan)  # doctest: +SKIP
-
-Planning reads the disk and checks everything (names, parent, conflicts) but writes nothing, so
-``--dry-run`` and the real run share one code path: the real run applies the plan the dry run shows.
+"""``subhive init`` and ``subhive new``: plan a workspace or a sub-hive, checking everything and writing nothing,
+so ``--dry-run`` and the real run share one code path. See docs/workspace.md#dry-runs-and-all-or-nothing-writes.
 """
 
 from __future__ import annotations

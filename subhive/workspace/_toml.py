@@ -1,9 +1,4 @@
-"""TOML in and out: strict reading with file and line errors, and the few writers the scaffolds need.
-
-``tomllib`` parses but keeps no positions, so :class:`TomlDocument` maps JSON pointers to lines with a
-small line scanner (tables, dotted keys, inline tables on one line, multi-line strings and arrays skipped).
-It only serves error messages: when it cannot place a pointer, the nearest known ancestor's line is used.
-"""
+"""TOML in and out: strict reading with file and line errors, and the few writers the scaffolds need."""
 
 from __future__ import annotations
 
@@ -26,7 +21,12 @@ _ERROR_LINE = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
 class TomlDocument:
-    """A parsed TOML file that can say on which line a value starts."""
+    """A parsed TOML file that can say on which line a value starts.
+
+    ``tomllib`` keeps no positions, so JSON pointers are mapped to lines by a small line scanner (tables,
+    dotted keys, inline tables on one line; multi-line strings and arrays skipped). It only serves error
+    messages: a pointer it cannot place gets the line of its nearest known ancestor.
+    """
 
     def __init__(self, path: Path, text: str, data: dict[str, Any]) -> None:
         self.path = path

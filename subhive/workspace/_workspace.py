@@ -1,13 +1,5 @@
-"""Workspaces: finding the root (the nearest ``hive.toml`` upwards), reading it, and the tree of sub-hives.
-
-    >>> ws = open_workspace("subhives/db")  # doctest: +SKIP
-    >>> ws.root.name, ws.config.name, sorted(ws.hives().hives)  # doctest: +SKIP
-    ('shop', 'shop', ['backend', 'db', 'web'])
-
-A workspace is a directory holding ``hive.toml``, ``contracts/``, ``subhives/``, ``stubs/`` and a git-ignored
-``.subhive/`` for runtime state (docs/workspace.md). Sub-hives sit side by side in ``subhives/<name>/``
-whatever their depth in the tree: the tree is the ``parent`` field of their manifests
-(docs/decisions/0006-subhive-manifest.md).
+"""Workspaces: finding the root (the nearest ``hive.toml`` upwards), reading it, and the tree of sub-hives,
+which is their manifests' ``parent`` fields. See docs/workspace.md.
 """
 
 from __future__ import annotations
