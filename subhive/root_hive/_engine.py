@@ -1,14 +1,6 @@
-"""The negotiation engine, composed: :class:`RootHive` is one mixin per concern over the shared state.
+"""RootHive, composed: one mixin per concern over the shared state and its one commit path (``_state.py``).
 
-    >>> root = RootHive.open(Path("shop"))                                    # doctest: +SKIP
-    >>> backend = root.register_hive("backend", kind="backend")               # doctest: +SKIP
-    >>> root.propose("backend", {"contract.yaml": b"...", "in.json": b"..."}).status  # doctest: +SKIP
-    'accepted'
-
-Every change of state is first an event appended (and fsynced) to ``.subhive/root/events.log``, then applied
-to memory by the same handler replay uses (``_state.py``); so what a restart rebuilds is what callers were told.
-The rules are in docs/root-hive.md, and "Where the code lives" there maps each concern to its module.
-Not thread-safe: callers serialise calls (the gRPC service uses one worker thread).
+docs/root-hive.md ("Where the code lives") maps concerns to modules. Not thread-safe: callers serialise calls.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""The root engine's shared state, and the machinery every change goes through: commit, apply, group commit.
+"""The root engine's shared state and the one way it changes: a record staged, applied, made durable.
 
-Each concern of :class:`~subhive.root_hive.RootHive` is a mixin over :class:`RootState` (``_engine.py``
-composes them); an event is staged in the log, applied by the same handler replay uses, and made durable at
-the end of the outermost :meth:`RootState.batch` (docs/root-hive.md).
+Each concern of RootHive is a mixin over :class:`RootState`; replay applies records with the same handlers,
+so a restart rebuilds what callers were told (docs/root-hive.md, "Durable state").
 """
 
 from __future__ import annotations
