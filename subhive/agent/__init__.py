@@ -14,6 +14,7 @@ from ._hive_turn import TRANSCRIPT_PREFIX, BoardTranscript, pick_agent, run_hive
 from ._loop import Agent, Frame, FrameSink, RequestUsage, Stop, TurnResult
 from ._scripted import RecordedRequest, ScriptedServer, Step, ToolCallStep, estimate_tokens
 from ._settings import AgentSettings, Budgets, ModelSettings, NoEndpoint, open_client
+from ._source import AgentSource, AgentStopped, agent_sources
 from ._tools import POLICIES, Approval, Approver, Policy, Tool, ToolBox, ToolCall, ToolError, ToolResult, schema_object
 
 __all__ = [
@@ -22,6 +23,8 @@ __all__ = [
     "TRANSCRIPT_PREFIX",
     "Agent",
     "AgentSettings",
+    "AgentSource",
+    "AgentStopped",
     "Approval",
     "Approver",
     "BoardTranscript",
@@ -46,6 +49,7 @@ __all__ = [
     "ToolResult",
     "TurnResult",
     "TurnState",
+    "agent_sources",
     "board_tools",
     "build_agent",
     "contract_tool_name",

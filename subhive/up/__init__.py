@@ -1,8 +1,6 @@
-"""Running a whole workspace: ``subhive up`` / ``down`` / ``status`` / ``logs`` (docs/up.md).
-
-:class:`Supervisor` is the background process that starts the root, negotiates, generates stubs, starts NATS
-with per-hive permissions and every sub-hive, restarts what crashes and stops everything in order;
-:func:`start`, :func:`down`, :func:`runtime_status` and :func:`follow` are what the CLI calls.
+"""Running a whole workspace: ``subhive up`` / ``down`` / ``status`` / ``logs``. :class:`Supervisor` is the
+process that runs the tree; :func:`start`, :func:`down`, :func:`runtime_status` and :func:`follow` are what the
+CLI calls. See docs/up.md.
 """
 
 from ._control import (

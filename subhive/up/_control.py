@@ -1,11 +1,4 @@
-"""What the CLI does with a workspace's running tree: start it, follow it, stop it, ask how it is.
-
-    >>> start(workspace, on_event=print)         # doctest: +SKIP   spawns the supervisor, returns when ready
-    >>> runtime_status(workspace)["hives"]["db"]["health"]                       # doctest: +SKIP
-    'ready'
-    >>> down(workspace).stopped                                                   # doctest: +SKIP
-    ['supervisor', 'db', 'root', 'nats']
-"""
+"""What the CLI does with a workspace's running tree: start it, follow it, stop it, ask how it is (docs/up.md)."""
 
 from __future__ import annotations
 
@@ -178,7 +171,11 @@ class DownReport:
 
 def down(workspace: Path, *, timeout: float = 30.0) -> DownReport:
     """Stop the supervisor (which stops the hives, the root and NATS in order), then make sure every process
-    it ever recorded is gone, killing what is not (a supervisor killed with SIGKILL leaves its children)."""
+    it ever recorded is gone, killing what is not (a supervisor killed with SIGKILL leaves its children).
+
+    >>> down(workspace).stopped  # doctest: +SKIP
+    ['supervisor', 'db', 'root', 'nats']
+    """
     layout = UpLayout(workspace)
     record = read_json(layout.supervisor_file)
     if record is None:

@@ -1,8 +1,5 @@
-"""What changed in a running workspace, and whether ``up`` can follow it (docs/up.md, "Changing a running tree").
-
-The supervisor looks once a second: a cheap stamp (file stats) says whether to look closer; a snapshot (the
-manifests' bytes and the contract directories) says what changed. The rules here do no I/O but reading
-the workspace, so they are tested without a running tree.
+"""What changed in a running workspace, and whether ``up`` can follow it. The rules do no I/O but reading the
+workspace, so they are tested without a running tree. See docs/up.md#changing-a-running-tree.
 """
 
 from __future__ import annotations
@@ -25,7 +22,11 @@ SAME_FAILURES = 3
 
 
 def tree_stamp(root: Path) -> tuple[tuple[str, int, int], ...]:
-    """The stats of every manifest and every file under ``contracts/``: equal stamps, nothing to look at."""
+    """The stats of every manifest and every file under ``contracts/``: equal stamps, nothing to look at.
+
+    Cheap enough for the supervisor's look once a second; only a changed stamp makes it read a :class:`Snapshot`
+    (the manifests' bytes and the contract directories), which says what changed.
+    """
     paths = [str(p) for p in (root / "subhives").glob(f"*/{MANIFEST}")]
     for current, dirs, names in os.walk(root / "contracts"):
         dirs[:] = [d for d in dirs if not d.startswith(".")]

@@ -1,13 +1,4 @@
-"""Where a running workspace keeps its runtime files (all under the git-ignored ``.subhive/``)::
-
-    .subhive/up/supervisor.json   the supervisor's pid, the NATS URL, the root address, every child's pid
-    .subhive/up/progress.jsonl    what the supervisor did, one JSON object per line (``subhive up`` shows it)
-    .subhive/up/creds.json        the NATS passwords of the admin and of each hive (mode 0600)
-    .subhive/up/hives/<hive>.json each hive's heartbeat: state, message counters, blackboard size
-    .subhive/up/keys/<hive>.json  each hive's gRPC tokens, to present and to verify (mode 0600, dir 0700)
-    .subhive/logs/<name>.log      the output of nats, the root, the supervisor and each hive
-    .subhive/nats/                the JetStream store: streams, dead letters, blackboards
-"""
+"""Where a running workspace keeps its runtime files, all under the git-ignored ``.subhive/`` (docs/up.md#files)."""
 
 from __future__ import annotations
 
@@ -26,6 +17,7 @@ class UpLayout:
 
     @property
     def state_dir(self) -> Path:
+        """Runtime state, git-ignored."""
         return self.workspace / ".subhive"
 
     @property
@@ -34,30 +26,37 @@ class UpLayout:
 
     @property
     def supervisor_file(self) -> Path:
+        """The supervisor's pid and state, the NATS URL, the root address, every child's pid."""
         return self.up_dir / "supervisor.json"
 
     @property
     def progress_file(self) -> Path:
+        """What the supervisor did, one JSON object per line (``subhive up`` shows it)."""
         return self.up_dir / "progress.jsonl"
 
     @property
     def creds_file(self) -> Path:
+        """The NATS passwords of the framework and of each hive (mode 0600), kept across runs."""
         return self.up_dir / "creds.json"
 
     @property
     def hives_dir(self) -> Path:
+        """Each hive's heartbeat, ``<hive>.json``: state, message counters, blackboard size."""
         return self.up_dir / "hives"
 
     @property
     def logs_dir(self) -> Path:
+        """``<name>.log``: the output of the supervisor, the root, the mocks and each hive."""
         return self.state_dir / "logs"
 
     @property
     def nats_dir(self) -> Path:
+        """The JetStream store (streams, dead letters, blackboards) and NATS's own log."""
         return self.state_dir / "nats"
 
     @property
     def keys_dir(self) -> Path:
+        """Each hive's gRPC tokens, ``<hive>.json``, to present and to verify (mode 0600, directory 0700)."""
         return self.up_dir / "keys"
 
     def status_file(self, hive: str) -> Path:

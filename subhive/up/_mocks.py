@@ -1,12 +1,5 @@
 """Mock providers for what a workspace consumes but no hive of it provides: build before the provider exists.
-
-``subhive up`` runs one such process when the lock holds a version a hive consumes whose provider is not a
-hive of this workspace (not written yet, or removed): ``python -m subhive.up._mocks --workspace DIR PACKAGE...``,
-each PACKAGE a consumer's stub package (``stubs/ui/notes_api_v1``) whose ``contract.json`` it serves with a
-:class:`~subhive.runtime.MockProvider`: schema-valid answers, deterministic by seed, validated like any reply.
-It connects with the framework's NATS credentials, from the environment as a hive's are
-(``SUBHIVE_NATS_URL``, ``SUBHIVE_NATS_USER``, ``SUBHIVE_NATS_PASSWORD``), and says it is ready in
-``SUBHIVE_STATUS_FILE``. SIGTERM stops it.
+``subhive up`` runs one such process (:func:`main`). See docs/up.md#what-up-does-in-order, step 4.
 """
 
 from __future__ import annotations
@@ -75,6 +68,15 @@ def _answerer(mock: Any, operation: str) -> Callable[[Any], Awaitable[Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m subhive.up._mocks --workspace DIR PACKAGE...``, run by ``subhive up`` when the lock holds a
+    version a hive consumes whose provider is not a hive of this workspace (not written yet, or removed).
+
+    Each PACKAGE is a consumer's stub package (``stubs/ui/notes_api_v1``) whose ``contract.json`` it serves with
+    a :class:`~subhive.runtime.MockProvider`: schema-valid answers, deterministic by seed, validated like any
+    reply. It connects with the framework's NATS credentials, from the environment as a hive's are
+    (``SUBHIVE_NATS_URL``, ``SUBHIVE_NATS_USER``, ``SUBHIVE_NATS_PASSWORD``), and says it is ready in
+    ``SUBHIVE_STATUS_FILE``. SIGTERM stops it.
+    """
     from ..errors import SubhiveError
 
     parser = argparse.ArgumentParser(prog="python -m subhive.up._mocks", description=__doc__.split("\n")[0])

@@ -1,9 +1,6 @@
-"""``subhive restart HIVE``: one hive of a running tree restarted by its supervisor, on request.
-
-The CLI drops a request file in ``.subhive/up/requests/``; the supervisor's watch loop takes it, restarts the
-hive (SIGTERM, then a fresh process on the same credentials) and reports ``hive.ready`` or
-``hive.restart_failed`` with the request's id in ``progress.jsonl``, which the CLI follows. A file, not a
-signal: it names the hive, survives a busy supervisor, and needs no port.
+"""``subhive restart HIVE``: one hive of a running tree restarted by its supervisor, on request. The request is
+a file, not a signal: it names the hive, survives a busy supervisor, and needs no port.
+See docs/up.md#subhive-restart-hive.
 """
 
 from __future__ import annotations
@@ -36,6 +33,9 @@ class RestartFailed(SubhiveError):
 
 
 def requests_dir(workspace: Path) -> Path:
+    """Where the CLI drops request files; the supervisor's watch loop takes them (:func:`take_requests`),
+    restarts the hive (SIGTERM, then a fresh process on the same credentials) and reports one of
+    :data:`ANSWERS` with the request's id in ``progress.jsonl``, which the CLI follows."""
     return UpLayout(workspace).up_dir / "requests"
 
 

@@ -1,19 +1,5 @@
 """The supervisor: the process ``subhive up`` leaves running, which starts and watches everything else.
-
-Start-up, in the order the pieces need each other:
-
-1. the **root hive** (``python -m subhive root``), which opens the workspace and registers its hives;
-2. **negotiation**: every contract version under ``contracts/`` that a workspace hive provides and the lock
-   does not hold yet is proposed, oldest first (a breaking one waits for approval; up goes on);
-3. **codegen** for every hive, from the lock;
-4. **NATS** (the embedded server) with one user per hive whose permissions come from the lock, then the
-   event streams, and one dead-letter stream and one blackboard bucket per hive;
-5. every **sub-hive** as its own process (``python -m subhive.hive``), ready once its heartbeat says so.
-
-Then it watches: a hive that exits is reported and restarted with exponential backoff (1 s doubling to 30 s,
-back to 1 s after a minute of good health); so are the root and NATS. SIGTERM (``subhive down``) stops the
-hives, then the root, then NATS, and removes nothing but its own record. Every step is appended to
-``progress.jsonl``, which ``subhive up`` prints live.
+The order of start-up, restarts and stopping: docs/up.md#what-up-does-in-order.
 """
 
 from __future__ import annotations
@@ -98,7 +84,14 @@ class _Child:
 
 
 class Supervisor:
-    """Runs a workspace: see the module docstring. :meth:`run` returns the process's exit code."""
+    """Runs a workspace; :meth:`run` returns the process's exit code.
+
+    It starts the pieces in the order they need each other (:meth:`_start_all`), then watches: a child that
+    exits is restarted with exponential backoff (:data:`BACKOFF_FIRST` doubling to :data:`BACKOFF_MAX`, back to
+    the first after :data:`HEALTHY_AFTER` seconds of good health). SIGTERM (``subhive down``) stops the hives,
+    then the root, then NATS, and removes nothing: its record is marked stopped. Every step is appended to
+    ``progress.jsonl``, which ``subhive up`` prints live.
+    """
 
     def __init__(self, workspace_root: Path, options: UpOptions | None = None) -> None:
         self.layout = UpLayout(Path(workspace_root))
