@@ -58,27 +58,26 @@ class Lifecycle(RootState):
         return root
 
     def _load(self, workspace: Workspace) -> None:
-        root = self
-        root._admin_sha = token_sha(root._admin_token_file())
+        self._admin_sha = token_sha(self._admin_token_file())
         base = Lock.load(workspace.root)
-        root._lock = Lock({(e.name, e.version): e for e in base})
-        root._log = EventLog.open(root.state_dir / "events.log")
-        for frame in root._log.frames:
-            root._apply(frame, replaying=True)
-        root._restore_logged_directories()
-        root._tampered = {(Path(p.location.file or "").parent.name, Version.parse(Path(p.location.file or "").name)):
-                          p for p in root._lock.verify(workspace.root)}
-        for name in root._lock.names():
-            root._refresh_consumers(name)
+        self._lock = Lock({(e.name, e.version): e for e in base})
+        self._log = EventLog.open(self.state_dir / "events.log")
+        for frame in self._log.frames:
+            self._apply(frame, replaying=True)
+        self._restore_logged_directories()
+        self._tampered = {(Path(p.location.file or "").parent.name, Version.parse(Path(p.location.file or "").name)):
+                          p for p in self._lock.verify(workspace.root)}
+        for name in self._lock.names():
+            self._refresh_consumers(name)
         # A hash in the file that the log contradicts was edited by hand: leave the file as it is (status and
         # propose report it) rather than quietly rewriting it; otherwise the file is derived state.
-        edited = any((e := root._lock.get(b.name, b.version)) is not None and e.hash != b.hash for b in base)
-        if root._lock != base and not edited:
-            root._lock.save(workspace.root)
-            root._lock_guard.wrote()
-        root._clean_leftovers()
-        root._manifests_seen = root._manifests_digest()
-        root._register_workspace_hives(workspace)
+        edited = any((e := self._lock.get(b.name, b.version)) is not None and e.hash != b.hash for b in base)
+        if self._lock != base and not edited:
+            self._lock.save(workspace.root)
+            self._lock_guard.wrote()
+        self._clean_leftovers()
+        self._manifests_seen = self._manifests_digest()
+        self._register_workspace_hives(workspace)
 
     def _take_writer_lock(self) -> None:
         """One engine per workspace: a second one would interleave its records with ours and corrupt the log."""
