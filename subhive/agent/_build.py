@@ -57,5 +57,5 @@ def build_agent(spec: AgentSpec, *, hive: str, hive_dir: Path, board: KvBlackboa
                              hint="the tools here are: " + ", ".join(sorted(available)) + " (contract tools come "
                              "from the contracts in the lock: run subhive codegen)")
     tools = ToolBox([available[name] for name in spec.tools], dict(spec.tools),  # type: ignore[arg-type]
-                    approver=approver)
+                    approver=approver, approval_timeout=spec.approval_timeout)
     return Agent(settings_from_spec(spec, hive_dir), tools, client=client)

@@ -27,7 +27,8 @@ NORMAL_STOPS = frozenset({"completed"})
 @dataclass(frozen=True)
 class Frame:
     """One step of a turn: ``kind`` is ``turn.started``, ``model.request``, ``model.reply``, ``tool.call``,
-    ``tool.result``, ``compaction`` or ``turn.stopped``; ``seq`` counts from 1 within the turn."""
+    ``approval.waiting``, ``tool.result``, ``compaction`` or ``turn.stopped``; ``seq`` counts from 1 within
+    the turn."""
 
     kind: str
     turn: str
@@ -301,8 +302,12 @@ class _Turn:
                                 "same arguments", {"tool": call.name, "arguments": call.arguments,
                                                    "limit": budgets.repeat_limit}))
         self.tool_calls += 1
-        await self.emit("tool.call", id=call.id, name=call.name, arguments=call.arguments,
-                        policy=self.agent.tools.policy(call.name))
+        policy = self.agent.tools.policy(call.name)
+        await self.emit("tool.call", id=call.id, name=call.name, arguments=call.arguments, policy=policy)
+        if policy == "ask":
+            # Visible while it waits: a person (or the CLI) sees exactly what is asked.
+            await self.emit("approval.waiting", id=call.id, name=call.name, arguments=call.arguments,
+                            timeout=self.agent.tools.approval_timeout)
         began = time.monotonic()
         code: str | None = None
         try:

@@ -4,6 +4,7 @@ tool error the model reads (never an exception out of the loop)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -94,9 +95,14 @@ class ToolBox:
     tool is not shown, and a call to it is refused with ``tool.denied``."""
 
     def __init__(self, tools: Iterable[Tool] = (), policies: Mapping[str, Policy] | None = None, *,
-                 default: Policy = "allow", approver: Approver | None = None) -> None:
+                 default: Policy = "allow", approver: Approver | None = None,
+                 approval_timeout: float = 300.0) -> None:
+        if approval_timeout <= 0:
+            raise ValueError(f"approval_timeout must be positive, not {approval_timeout}")
         self._entries: dict[str, _Entry] = {}
         self.approver = approver
+        #: Seconds an ``ask`` call waits for its answer; then it is refused (``tool.approval_timeout``).
+        self.approval_timeout = approval_timeout
         wanted = dict(policies or {})
         for tool in tools:
             if tool.name in self._entries:
@@ -136,7 +142,12 @@ class ToolBox:
                 raise ToolError(f"{call.name} needs a person's approval and no one can be asked in this run",
                                 code="tool.approval_unavailable",
                                 hint="the hive's manifest asks for approval of this tool; do without it")
-            answer = await self.approver(call)
+            try:
+                answer = await asyncio.wait_for(self.approver(call), self.approval_timeout)
+            except TimeoutError:
+                raise ToolError(f"no one answered the approval of {call.name} within {self.approval_timeout:g} s",
+                                code="tool.approval_timeout",
+                                hint="the call did not run; go on without it or try again later") from None
             if not answer.approved:
                 raise ToolError(f"{call.name} was refused by a person: {answer.reason or 'no reason given'}",
                                 code="tool.rejected", hint="take the reason into account; do not repeat the call")

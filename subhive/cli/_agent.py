@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -19,7 +20,7 @@ from rich.markup import escape
 from ._output import Format, err_console, out_console
 
 if TYPE_CHECKING:
-    from ..agent import Frame
+    from ..agent import Approval, Frame, ToolCall
 
 __all__ = ["agent_app"]
 
@@ -50,9 +51,34 @@ def agent_run(
     if endpoint is None and fmt is Format.text:
         err_console.print("[dim]the tree is not up: file tools only, and the transcript is not kept[/]")
     show = _print_json if fmt is Format.json else _print_text
-    result = asyncio.run(run_hive_turn(root, hive, prompt, agent=agent, endpoint=endpoint, on_frame=show))
+    # A person at a terminal answers the agent's `ask` calls; without one they are refused, and the model is told.
+    approver = _ask_at_terminal if sys.stdin.isatty() else None
+    result = asyncio.run(run_hive_turn(root, hive, prompt, agent=agent, endpoint=endpoint, on_frame=show,
+                                       approver=approver))
     if not result.stop.normal:
         raise typer.Exit(1)
+
+
+async def _ask_at_terminal(call: ToolCall) -> Approval:
+    """Show the exact call and read y/N from the terminal. The read runs on a daemon thread, so a wait the
+    turn gave up on (the approval timeout) never keeps the command from exiting."""
+    from ..agent import Approval
+
+    err_console.print(f"[bold yellow]approve[/] {escape(call.name)} {escape(call.arguments)} ? "
+                      f"{escape('[y/N]')} ", end="")
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str] = loop.create_future()
+
+    def deliver(line: str) -> None:
+        if not answer.done():
+            answer.set_result(line)
+
+    def read() -> None:
+        loop.call_soon_threadsafe(deliver, sys.stdin.readline())
+
+    threading.Thread(target=read, name="approval", daemon=True).start()
+    yes = (await answer).strip().lower() in ("y", "yes")
+    return Approval(yes, "" if yes else "refused at the terminal by the person running the turn")
 
 
 def _print_json(frame: Frame) -> None:
@@ -77,6 +103,8 @@ def _print_text(frame: Frame) -> None:
     elif kind == "tool.result":
         line = f"  {'[green]ok[/]' if data['ok'] else '[red]' + escape(data['error'] or '') + '[/]'} " \
                f"[dim]{escape(data['content'][:160])}[/]"
+    elif kind == "approval.waiting":
+        line = f"  [yellow]waiting for approval[/] (at most {data['timeout']:g} s)"
     elif kind == "compaction":
         line = f"[yellow]compacted[/] {data['tokens_before']} → {data['tokens_after']} tokens"
     else:

@@ -22,7 +22,7 @@ __all__ = ["AGENT_TOOLS", "AgentBudgets", "AgentModel", "AgentSpec", "AgentTrigg
 #: The tools every agent may be given, besides one ``call_<contract>_<operation>`` per consumed operation.
 AGENT_TOOLS = ("board_read", "board_write", "list_files", "read_file", "search")
 POLICY_VALUES = ("allow", "ask", "deny")
-_AGENT_KEYS = ("instructions", "model", "tools", "budgets", "trigger", "description")
+_AGENT_KEYS = ("instructions", "model", "tools", "budgets", "trigger", "description", "approval_timeout")
 _MODEL_KEYS = ("name", "base_url", "api_key_env", "context_window", "compact_at", "compaction", "max_retries",
                "timeout", "stream", "temperature")
 _BUDGET_KEYS = ("model_calls", "tool_calls", "tokens", "wall_time", "repeat_limit")
@@ -85,6 +85,8 @@ class AgentSpec:
     budgets: AgentBudgets = field(default_factory=AgentBudgets)
     trigger: AgentTrigger = field(default_factory=AgentTrigger)
     description: str = ""
+    #: Seconds an ``ask`` tool call waits for a person's answer before it is refused.
+    approval_timeout: float = 300.0
     locations: Mapping[str, Location] = field(default_factory=dict, compare=False, repr=False)
 
     def to_toml(self) -> str:
@@ -92,6 +94,8 @@ class AgentSpec:
         if self.description:
             lines.append(f"description = {toml_string(self.description)}")
         lines.append(f"instructions = {toml_string(self.instructions)}")
+        if self.approval_timeout != 300.0:
+            lines.append(f"approval_timeout = {self.approval_timeout!r}")
         lines += ["", f"[agents.{toml_key(self.name)}.model]", f"name = {toml_string(self.model.name)}"]
         defaults = AgentModel(self.model.name)
         for key in _MODEL_KEYS[1:]:
@@ -169,9 +173,11 @@ class _AgentReader:
         if not isinstance(description, str):
             self.problem(join_pointer(self.pointer, "description"), "agent.type", "'description' must be a string",
                          "put it in double quotes")
+        wait = self.number(table, self.pointer, "approval_timeout", 300.0, low=1.0)
         if self.failed or instructions is None or model is None:
             return None
-        return AgentSpec(self.name, instructions, model, tools, budgets, trigger, str(description), self.locations)
+        return AgentSpec(self.name, instructions, model, tools, budgets, trigger, str(description), wait,
+                         self.locations)
 
     def unknown(self, table: dict[str, Any], pointer: str, known: tuple[str, ...]) -> None:
         for key in table:

@@ -155,3 +155,32 @@ def test_on_the_bus_the_board_tools_work_and_the_transcript_is_kept(tmp_path: Pa
 def test_the_help_has_an_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["agent", "run", "--help"]) == 0
     assert "Example: subhive agent run" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("answer", "outcome"), [("y", None), ("n", "tool.rejected")])
+def test_a_person_at_the_terminal_answers_an_ask_call(tmp_path: Path, answer: str, outcome: str | None) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    root = workspace(tmp_path, 'search = "ask"')
+    master, slave = pty.openpty()
+    try:
+        with ScriptedServer([Step.call(("search", {"query": "needle"})), Step.say("done")]) as server:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "subhive", "agent", "run", "notes", "find it", "--format", "json",
+                 "-C", str(root)], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env={**os.environ, "OPENAI_BASE_URL": server.base_url}, text=True)
+            os.write(master, f"{answer}\n".encode())  # the terminal holds the line until the prompt reads it
+            out, err = process.communicate(timeout=60)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert process.returncode == 0, err
+    assert 'approve search {"query":"needle"} ? [y/N]' in err
+    shown = frames(out)
+    assert [f["kind"] for f in shown][3:6] == ["tool.call", "approval.waiting", "tool.result"]
+    result = shown[5]
+    assert result["error"] == outcome
+    assert ("the needle is here" in result["content"]) is (answer == "y")

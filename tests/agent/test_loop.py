@@ -246,3 +246,21 @@ def test_settings_refuse_nonsense() -> None:
         Budgets(model_calls=0)
     with pytest.raises(ValueError, match="do not exist"):
         ToolBox([echo_tool()], {"other": "deny"})
+
+
+def test_an_unanswered_approval_times_out_visibly_and_the_turn_goes_on(scripted: ScriptedServer) -> None:
+    import asyncio
+
+    async def never(call: ToolCall) -> Approval:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    scripted.extend([Step.call(("echo", {"text": "please"})), Step.say("went on without it")])
+    tools = ToolBox([echo_tool()], {"echo": "ask"}, approver=never, approval_timeout=0.2)
+    result = run(make_agent(scripted, tools))
+    assert result.stop.code == "completed"
+    kinds = [f.kind for f in result.frames]
+    assert kinds.index("approval.waiting") == kinds.index("tool.call") + 1
+    waiting = next(f for f in result.frames if f.kind == "approval.waiting")
+    assert waiting.data["arguments"] == '{"text":"please"}'
+    assert json.loads(tool_messages(scripted.chat_requests()[1])[0]["content"])["error"] == "tool.approval_timeout"

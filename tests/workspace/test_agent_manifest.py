@@ -167,3 +167,12 @@ def test_missing_instructions_and_model_are_reported(tmp_path: Path) -> None:
     found = problems(tmp_path, HEAD + '\n[agents.helper]\ndescription = "x"\n')
     assert [code for code, _, _ in found] == ["agent.missing_key", "agent.missing_key"]
     assert all(line == 15 for _, line, _ in found)
+
+
+def test_the_approval_timeout_is_read_and_checked(tmp_path: Path) -> None:
+    text = HEAD + '\n[agents.a]\ninstructions = "a.md"\nmodel = "m"\napproval_timeout = 30\n'
+    (agent,) = load_manifest(write(tmp_path, text)).agents
+    assert agent.approval_timeout == 30.0
+    assert load_manifest(write(tmp_path, load_manifest(write(tmp_path, text)).to_toml())).agents == (agent,)
+    found = problems(tmp_path, text.replace("approval_timeout = 30", "approval_timeout = 0"))
+    assert found == [("agent.value_invalid", 18, "/agents/a/approval_timeout")]
