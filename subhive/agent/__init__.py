@@ -11,10 +11,10 @@ from ._conversation import COMPACTION_PROMPT, Conversation, TurnState
 from ._files import FileSlice, file_tools
 from ._hive_tools import board_tools, contract_tool_name, contract_tools
 from ._hive_turn import TRANSCRIPT_PREFIX, BoardTranscript, pick_agent, run_hive_turn, transcript_key
-from ._loop import Agent, Frame, FrameSink, RequestUsage, Stop, TurnResult
+from ._loop import Agent, AnswerCheck, Frame, FrameSink, RequestUsage, Stop, TurnResult
 from ._scripted import RecordedRequest, ScriptedServer, Step, ToolCallStep, estimate_tokens
 from ._settings import AgentSettings, Budgets, ModelSettings, NoEndpoint, open_client
-from ._source import AgentSource, AgentStopped, agent_sources
+from ._source import AgentSource, AgentStopped, agent_sources, operation_answer
 from ._tools import POLICIES, Approval, Approver, Policy, Tool, ToolBox, ToolCall, ToolError, ToolResult, schema_object
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "AgentSettings",
     "AgentSource",
     "AgentStopped",
+    "AnswerCheck",
     "Approval",
     "Approver",
     "BoardTranscript",
@@ -57,6 +58,7 @@ __all__ = [
     "estimate_tokens",
     "file_tools",
     "open_client",
+    "operation_answer",
     "pick_agent",
     "run_hive_turn",
     "schema_object",

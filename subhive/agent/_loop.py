@@ -13,12 +13,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import SubhiveError
 from ._conversation import COMPACTION_PROMPT, Conversation, TurnState, handoff_message
 from ._scripted import estimate_tokens
 from ._settings import AgentSettings, open_client
 from ._tools import ToolBox, ToolCall, ToolError, error_content, result_content
 
-__all__ = ["Agent", "Frame", "FrameSink", "RequestUsage", "Stop", "TurnResult"]
+__all__ = ["Agent", "AnswerCheck", "Frame", "FrameSink", "RequestUsage", "Stop", "TurnResult"]
 
 #: Stop codes a turn that ended as it should carries; every other code is a failure to escalate.
 NORMAL_STOPS = frozenset({"completed"})
@@ -27,8 +28,8 @@ NORMAL_STOPS = frozenset({"completed"})
 @dataclass(frozen=True)
 class Frame:
     """One step of a turn: ``kind`` is ``turn.started``, ``model.request``, ``model.reply``, ``tool.call``,
-    ``approval.waiting``, ``tool.result``, ``compaction`` or ``turn.stopped``; ``seq`` counts from 1 within
-    the turn."""
+    ``approval.waiting``, ``tool.result``, ``answer.refused``, ``compaction`` or ``turn.stopped``; ``seq``
+    counts from 1 within the turn."""
 
     kind: str
     turn: str
@@ -41,6 +42,8 @@ class Frame:
 
 
 FrameSink = Callable[[Frame], Awaitable[None] | None]
+#: The model's final message in, the turn's value out; raises a SubhiveError to refuse it.
+AnswerCheck = Callable[[str | None], Any]
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,8 @@ class TurnResult:
     #: Seconds spent waiting for the model (the rest of the turn's time is the framework's and the tools').
     model_seconds: float = 0.0
     seconds: float = 0.0
+    #: The checked answer (``answer_check``'s result), when the turn had a check.
+    value: Any = None
 
     @property
     def tokens(self) -> int:
@@ -133,12 +138,18 @@ class Agent:
             self._client = open_client(self.settings.model)  # raises agent.no_endpoint before any turn runs
         return self._client
 
-    async def run_turn(self, prompt: str, *, on_frame: FrameSink | None = None,
-                       turn_id: str | None = None) -> TurnResult:
+    async def run_turn(self, prompt: str, *, on_frame: FrameSink | None = None, turn_id: str | None = None,
+                       answer_check: AnswerCheck | None = None, answer_retries: int = 2) -> TurnResult:
         """Run one turn on ``prompt`` to its end; never raises for what the model or a tool does (the result's
-        ``stop`` says why it ended), only for a missing endpoint (``agent.no_endpoint``) before it starts."""
+        ``stop`` says why it ended), only for a missing endpoint (``agent.no_endpoint``) before it starts.
+
+        ``answer_check`` turns the model's final message into the turn's ``value`` or raises a
+        :class:`~subhive.errors.SubhiveError` saying why it is refused; a refused answer goes back to the model
+        (an ``answer.refused`` frame) up to ``answer_retries`` times, then the turn stops with
+        ``answer.invalid``."""
         self.client()
         turn = _Turn(self, prompt, turn_id or uuid.uuid4().hex[:12], on_frame)
+        turn.answer_check, turn.answer_retries = answer_check, answer_retries
         return await turn.run()
 
 
@@ -151,6 +162,10 @@ class _Turn:
         self.sink = sink
         self.conversation = Conversation(agent.settings.instructions)
         self.state = TurnState(prompt)
+        self.answer_check: AnswerCheck | None = None
+        self.answer_retries = 2
+        self.refusals = 0
+        self.value: Any = None
         self.tools = agent.tools.definitions()
         self.tools_tokens = estimate_tokens(self.tools)
         self.frames: list[Frame] = []
@@ -191,7 +206,7 @@ class _Turn:
                                                                 for u in self.usage),
                         compactions=self.compactions, seconds=round(seconds, 6))
         return TurnResult(self.id, stop, answer, self.usage, self.frames, self.state, self.compactions,
-                          self.tool_calls, self.model_seconds, seconds)
+                          self.tool_calls, self.model_seconds, seconds, self.value)
 
     async def loop(self) -> str | None:
         while True:
@@ -207,9 +222,29 @@ class _Turn:
                 if reply.finish == "length":
                     raise _Stopped(Stop("model.length", "the model's answer was cut at its output limit",
                                         {"answer": reply.content}))
-                return reply.content
+                if await self.accepted(reply.content):
+                    return reply.content
+                continue
             for call in reply.calls:
                 await self.run_tool(call)
+
+    async def accepted(self, content: str | None) -> bool:
+        """Whether the final message passes ``answer_check``; a refusal goes back to the model as a user
+        message (a final message has no tool call to answer), a bounded number of times."""
+        if self.answer_check is None:
+            return True
+        try:
+            self.value = self.answer_check(content)
+            return True
+        except SubhiveError as error:
+            self.refusals += 1
+            await self.emit("answer.refused", attempt=self.refusals, error=error.code, message=error.message)
+            if self.refusals > self.answer_retries:
+                raise _Stopped(Stop("answer.invalid", f"the answer was refused {self.refusals} times, last: "
+                                    f"{error.message}", {"error": error.code, "attempts": self.refusals})) from None
+            self.conversation.append({"role": "user", "content": f"Your answer was refused ({error.code}): "
+                                      f"{error.message}. {error.hint or ''} Answer again."})
+            return False
 
     # -- the model ----------------------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""An agent as a knowledge source of its hive: a write to a board key its trigger names starts a turn.
+"""An agent as a knowledge source of its hive: a write to a board key its trigger names starts a turn, and a
+request for the contract operation it serves starts one whose answer is the reply.
 
 A hive's knowledge module adds its agents beside its other experts::
 
@@ -8,25 +9,32 @@ A hive's knowledge module adds its agents beside its other experts::
 The controller runs the turn like any activation (priority, concurrency, escalation). The agent's writes go
 through its ``board_write`` tool, compare-and-set, as it decides; the turn's frames are kept on the board. A
 turn that stops for any reason but an answer raises :class:`AgentStopped`, so the controller retries it once
-and then escalates it to the root like any failing source.
+and then escalates it to the root like any failing source. Serving an operation, the final answer must be JSON
+valid against the operation's reply schema; a refused answer goes back to the model twice, then the request
+fails (``agent.answer.invalid``): the caller gets ``handler.failed`` and the request is dead-lettered.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Location, SubhiveError
-from ..hive import Entry, KvBlackboard, Write
+from ..hive import Entry, KvBlackboard, Reply, Write
+from ..runtime import ContractBinding
 from ..workspace import MANIFEST_NAME, AgentSpec, find_root, load_manifest, open_workspace
 from ._build import build_agent
 from ._hive_turn import BoardTranscript, load_bindings
 from ._loop import Stop
-from ._tools import Approver
+from ._tools import Approver, ToolError
 
-__all__ = ["AgentSource", "AgentStopped", "agent_sources"]
+__all__ = ["AgentSource", "AgentStopped", "agent_sources", "operation_answer"]
+
+#: A refused answer goes back to the model this many times before the request fails.
+ANSWER_RETRIES = 2
 
 
 class AgentStopped(SubhiveError):
@@ -50,6 +58,7 @@ class AgentSource:
         self.spec = spec
         self.name = "agent_" + spec.name.replace("-", "_")
         self.triggers: tuple[str, ...] = spec.trigger.keys
+        self.operations: tuple[str, ...] = (spec.trigger.operation,) if spec.trigger.operation else ()
         self.hive_dir = Path(hive_dir)
         self.stubs_dir = stubs_dir
         self.approver = approver
@@ -61,24 +70,66 @@ class AgentSource:
         return (f"The key {entry.key} of your hive's blackboard was written (revision {entry.revision}, by "
                 f"{entry.writer or 'someone'}). Its value:\n{value}\n\nDo your task for it.")
 
-    async def activate(self, entry: Entry, ctx: Any) -> Sequence[Write]:
+    async def activate(self, entry: Entry, ctx: Any) -> Sequence[Write | Reply]:
         bindings = load_bindings(self.stubs_dir) if self.stubs_dir is not None else []
         agent = build_agent(self.spec, hive=ctx.hive, hive_dir=self.hive_dir, board=ctx.board,
                             transport=ctx.transport, bindings=bindings, approver=self.approver, client=self.client)
+        check, prompt = None, self.prompt_for(entry)
+        if entry.key.startswith("op."):
+            contract, _, operation = entry.key[3:].partition(".")
+            binding = _provided(bindings, contract, ctx.hive, self.spec)
+            check = operation_answer(binding, operation)
+            prompt = self.request_prompt(binding, operation, entry.value)
         # The transcript's keys are the framework's: written past the board's schema, on the same bucket.
         transcript = BoardTranscript(KvBlackboard(ctx.transport.connection.jetstream(), ctx.hive), self.spec.name)
         try:
-            result = await agent.run_turn(self.prompt_for(entry), on_frame=transcript)
+            result = await agent.run_turn(prompt, on_frame=transcript, answer_check=check,
+                                          answer_retries=ANSWER_RETRIES)
         finally:
             await agent.close()
         if not result.stop.normal:
             raise AgentStopped(self.spec.name, result.stop, entry.key)
-        return []
+        return [Reply(result.value)] if check is not None else []
+
+    def request_prompt(self, binding: ContractBinding, operation: str, request: Any) -> str:
+        """What a turn serving an operation is asked: the request, and the reply schema its answer must meet."""
+        _input, output = binding.operation(operation)
+        return (f"A request for operation {operation} of contract {binding.id} arrived:\n"
+                f"{json.dumps(request, ensure_ascii=False, sort_keys=True)}\n\nAnswer with only the reply: one "
+                f"JSON value valid against this JSON Schema:\n{json.dumps(binding.schemas[output], sort_keys=True)}")
+
+
+def operation_answer(binding: ContractBinding, operation: str) -> Callable[[str | None], Any]:
+    """The check a served operation's answer passes: JSON (a fenced ```json block is unwrapped), valid against
+    the operation's reply schema; otherwise ``answer.not_json`` or the contract's ``payload.*`` code."""
+    _input, output = binding.operation(operation)
+
+    def check(content: str | None) -> Any:
+        text = (content or "").strip()
+        fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.S)
+        try:
+            value = json.loads(fenced.group(1) if fenced else text)
+        except ValueError as exc:
+            raise ToolError(f"the answer is not JSON: {exc}", code="answer.not_json",
+                            hint="answer with the JSON reply only, no prose around it") from None
+        binding.check(output, value, moving="outgoing")
+        return value
+
+    return check
+
+
+def _provided(bindings: Sequence[ContractBinding], contract: str, hive: str, spec: AgentSpec) -> ContractBinding:
+    for binding in bindings:
+        if binding.name == contract and binding.provider == hive:
+            return binding
+    raise InputError(f"agent {spec.name} serves {contract}, but {hive} has no stubs for it",
+                     code="agent.contract_missing", location=spec.locations.get(""),
+                     hint="run subhive codegen (subhive up does) so the hive has its contracts")
 
 
 def agent_sources(near: str | Path, *, approver: Approver | None = None, client: Any = None) -> list[AgentSource]:
     """The board-triggered agents of the hive whose directory holds (or is above) ``near``: a hive's
-    ``knowledge.py`` passes its ``__file__``. Agents without trigger keys are not sources."""
+    ``knowledge.py`` passes its ``__file__``. Agents without a trigger are not sources."""
     start = Path(near).resolve()
     hive_dir = next((d for d in (start, *start.parents) if (d / MANIFEST_NAME).is_file()), None)
     if hive_dir is None:
@@ -90,4 +141,4 @@ def agent_sources(near: str | Path, *, approver: Approver | None = None, client:
     except SubhiveError:
         stubs = None  # a hive outside a workspace (its own tests): no contract tools
     return [AgentSource(spec, hive_dir=hive_dir, stubs_dir=stubs, approver=approver, client=client)
-            for spec in manifest.agents if spec.trigger.keys]
+            for spec in manifest.agents if spec.trigger.keys or spec.trigger.operation]

@@ -264,3 +264,41 @@ def test_an_unanswered_approval_times_out_visibly_and_the_turn_goes_on(scripted:
     waiting = next(f for f in result.frames if f.kind == "approval.waiting")
     assert waiting.data["arguments"] == '{"text":"please"}'
     assert json.loads(tool_messages(scripted.chat_requests()[1])[0]["content"])["error"] == "tool.approval_timeout"
+
+
+def _wants_n(content: str | None) -> Any:
+    from subhive.agent import ToolError
+
+    try:
+        value = json.loads(content or "")
+    except ValueError:
+        raise ToolError("not JSON", code="answer.not_json", hint="JSON only") from None
+    if not isinstance(value, dict) or not isinstance(value.get("n"), int):
+        raise ToolError("needs an integer n", code="payload.invalid")
+    return value
+
+
+def test_a_refused_answer_goes_back_to_the_model_until_it_is_right(scripted: ScriptedServer) -> None:
+    import asyncio
+
+    scripted.extend([Step.say("here you go: 3"), Step.say('{"n": "3"}'), Step.say('{"n": 3}')])
+    agent = make_agent(scripted)
+    result = asyncio.run(agent.run_turn("give n", answer_check=_wants_n, answer_retries=2))
+    assert result.stop.code == "completed"
+    assert result.value == {"n": 3}
+    refused = [f.data["error"] for f in result.frames if f.kind == "answer.refused"]
+    assert refused == ["answer.not_json", "payload.invalid"]
+    requests = scripted.chat_requests()
+    assert all(extensions(requests))
+    assert requests[1].body["messages"][-1]["role"] == "user"
+    assert "answer.not_json" in requests[1].body["messages"][-1]["content"]
+
+
+def test_an_answer_refused_too_often_stops_the_turn(scripted: ScriptedServer) -> None:
+    import asyncio
+
+    scripted.extend([Step.say("no")] * 3)
+    result = asyncio.run(make_agent(scripted).run_turn("give n", answer_check=_wants_n, answer_retries=1))
+    assert result.stop.code == "answer.invalid"
+    assert result.stop.detail == {"error": "answer.not_json", "attempts": 2}
+    assert len(scripted.chat_requests()) == 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -139,3 +140,67 @@ def test_the_stop_travels_in_the_error() -> None:
     error = AgentStopped("planner", Stop("budget.tokens", "too many"), "tasks.t1")
     assert error.code == "agent.budget.tokens"
     assert error.location.subject == "tasks.t1"
+
+
+SUMMARISE_OUT = {"type": "object", "required": ["summary"], "additionalProperties": False,
+                 "properties": {"summary": {"type": "string", "minLength": 1}}}
+
+
+def serving_hive(tmp_path: Path) -> Path:
+    from subhive.runtime import ContractBinding
+
+    directory = hive(tmp_path)
+    manifest = directory / "subhive.toml"
+    manifest.write_text(manifest.read_text().replace('keys = ["tasks.*"]', 'operation = "notes_api.summarise"'))
+    binding = ContractBinding.from_dict({
+        "name": "notes_api", "version": "0.1.0", "provider": "notes", "events": {},
+        "operations": {"summarise": {"input": "in", "output": "out"}},
+        "schemas": {"in": {"type": "object"}, "out": SUMMARISE_OUT}})
+    stubs = tmp_path / "ws" / "stubs" / "notes" / "notes_api_v0"
+    stubs.mkdir(parents=True)
+    (stubs / "contract.json").write_text(json.dumps(binding.to_dict()))
+    return directory
+
+
+async def answer(bus: EmbeddedServer, sources: list[AgentSource], request: Any) -> Any:
+    nc = await nats.connect(bus.url)
+    js = nc.jetstream()
+    with contextlib.suppress(NotFoundError):
+        await js.delete_stream(board_stream("notes"))
+    await ensure_blackboard(js, "notes")
+    transport = await NatsTransport.connect(bus.endpoint(), "notes")
+    board = await KvBlackboard.open(transport.connection.jetstream(), "notes")
+    controller = Controller(board, sources, context=HiveContext("notes", board, transport))
+    await controller.start(transport.connection.jetstream())
+    try:
+        return await controller.answer("notes_api", "summarise", request)
+    finally:
+        await controller.stop()
+        await transport.close()
+        await nc.close()
+
+
+def test_an_agent_serves_an_operation_with_a_checked_answer(tmp_path: Path, bus: EmbeddedServer,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    sources = agent_sources(serving_hive(tmp_path))
+    assert [(s.name, s.operations, s.triggers) for s in sources] == [("agent_planner", ("notes_api.summarise",), ())]
+    script = [Step.say("Sure! It is about logins."), Step.say('```json\n{"summary": "logins"}\n```')]
+    with ScriptedServer(script) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        reply = asyncio.run(answer(bus, sources, {"text": "Add login"}))
+        prompt = server.chat_requests()[0].body["messages"][1]["content"]
+    assert reply == {"summary": "logins"}
+    assert '{"text": "Add login"}' in prompt
+    assert '"required": ["summary"]' in prompt  # the reply schema is given to the model
+
+
+def test_an_operation_answered_wrongly_three_times_fails_the_request(tmp_path: Path, bus: EmbeddedServer,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    sources = agent_sources(serving_hive(tmp_path))
+    with ScriptedServer([Step.say('{"summary": ""}')] * 3) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        with pytest.raises(AgentStopped) as caught:
+            asyncio.run(answer(bus, sources, {"text": "x"}))
+        assert len(server.chat_requests()) == 3
+    assert caught.value.code == "agent.answer.invalid"
+    assert caught.value.stop.detail["error"] == "payload.invalid"
