@@ -22,7 +22,7 @@ import pytest
 
 from subhive.bus import DeadLetters, EmbeddedServer
 from subhive.runtime import Refusal
-from tests.kit import StartServer
+from tests.kit import StartServer, run
 
 from ._kit import hive, loose, provision, send_raw, until
 
@@ -147,7 +147,7 @@ def test_ten_thousand_fuzzed_requests_are_each_answered_in_time_accepted_or_refu
             await web.close()
             await backend.close()
 
-    answers, stored, took, refused = asyncio.run(asyncio.wait_for(scenario(), 120))
+    answers, stored, took, refused = run(scenario(), timeout=120)
     wrong = [(kind, data[:60], answer) for (data, kind, allowed), answer in zip(cases, answers, strict=True)
              if answer[0] not in allowed or answer[0] == "silence" or answer[2] > DEADLINE]
     assert wrong == [], f"{len(wrong)} answers were not what their payload calls for, e.g. {wrong[:5]}"

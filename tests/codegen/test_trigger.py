@@ -11,6 +11,7 @@ from subhive.cli import main
 from subhive.codegen._trigger import affected_hives
 from subhive.root_hive._client import RootClient, admin_token_of
 from subhive.root_hive._service import RootServer
+from tests.kit import run
 
 
 def _orders_1_2(shop: Path) -> Path:
@@ -44,7 +45,7 @@ def test_a_contract_accepted_by_the_served_root_regenerates_the_stubs_that_use_i
             assert server.codegen is not None
             await asyncio.get_running_loop().run_in_executor(None, server.codegen.flush)
 
-    asyncio.run(scenario())
+    run(scenario())
     assert _versions(shop) == {"web": "1.2.0", "backend": "1.2.0"}
     assert {p: p.stat().st_mtime_ns for p in (shop / "stubs" / "db").rglob("*") if p.is_file()} == untouched
 
@@ -58,7 +59,7 @@ def test_a_root_started_without_codegen_leaves_the_stubs_alone(shop: Path) -> No
             async with RootClient(server.address, admin_token_of(shop)) as admin:
                 assert (await admin.propose(directory, on_behalf_of="backend")).status == "accepted"
 
-    asyncio.run(scenario())
+    run(scenario())
     assert _versions(shop) == {"web": "1.1.0", "backend": "1.1.0"}
 
 

@@ -21,7 +21,6 @@ from subhive.errors import InputError
 from subhive.root_hive._client import RootClient, RootUnavailable, admin_token_of
 from subhive.root_hive._service import SERVICE_FILE, RootServer
 from subhive.root_hive._tls import ServerTls, is_loopback
-from subhive.workspace import init_workspace
 from tests.kit import run
 
 
@@ -42,11 +41,11 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ServerTls]:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def workspace(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The shared fresh workspace, with no root address or CA taken from the environment."""
     monkeypatch.delenv("SUBHIVE_ROOT", raising=False)
     monkeypatch.delenv("SUBHIVE_ROOT_CA", raising=False)
-    init_workspace(tmp_path / "shop")
-    return tmp_path / "shop"
+    return workspace
 
 
 @given(st.ip_addresses())

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from subhive.root_hive._proto import root_hive_pb2 as pb
 from subhive.root_hive._window import EncodedFrame, FrameWindow, batch_bytes, passthrough
+from tests.kit import run
 
 
 def _encoded(seq: int, data_json: str = "{}", kind: str = "hive_registered") -> EncodedFrame:
@@ -48,7 +49,7 @@ def test_since_returns_consecutive_runs_and_none_once_frames_left_the_window() -
         window.publish([_encoded(7), _encoded(8)])  # a frame already published is not repeated
         assert _seqs(window.since(6)) == [7, 8]
 
-    asyncio.run(scenario())
+    run(scenario())
 
 
 def test_batch_reuses_the_last_join_for_the_same_run() -> None:
@@ -61,7 +62,7 @@ def test_batch_reuses_the_last_join_for_the_same_run() -> None:
         assert window.batch(window.since(0) or []) is first
         assert window.batch(run[1:]) == batch_bytes(run[1:])
 
-    asyncio.run(scenario())
+    run(scenario())
 
 
 def test_an_idle_window_wakes_watchers_at_once_and_a_busy_one_coalesces() -> None:
@@ -81,7 +82,7 @@ def test_an_idle_window_wakes_watchers_at_once_and_a_busy_one_coalesces() -> Non
         await asyncio.wait_for(later, 3.0)
         assert _seqs(window.since(1)) == [2, 3]
 
-    asyncio.run(scenario())
+    run(scenario())
 
 
 def test_close_wakes_waiters_at_once() -> None:
@@ -94,4 +95,4 @@ def test_close_wakes_waiters_at_once() -> None:
         await asyncio.wait_for(waiter, 0.5)
         assert window.closed
 
-    asyncio.run(scenario())
+    run(scenario())

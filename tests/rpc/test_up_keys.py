@@ -4,7 +4,6 @@ hive without a restart (its key file rewritten by the supervisor, re-read by the
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 import stat
@@ -18,6 +17,7 @@ import pytest
 from subhive.root_hive._client import RootClient
 from subhive.rpc import KeyFile, caller_interceptors, error_from_rpc
 from subhive.up import UpLayout
+from tests.kit import run
 
 from ..up._tree import subhive, tail, tear_down, up, wait_for
 from ._raw import unary_unary
@@ -66,9 +66,9 @@ def test_up_gives_each_hive_its_keys_and_db_answers_its_consumers_only(notes: Pa
 
     address = wait_for(lambda: _db_address(layout), "db's gRPC endpoint in its heartbeat")
     db_pid = _pid(layout, "db")
-    anonymous = asyncio.run(list_notes(address))
-    as_ui = asyncio.run(list_notes(address, KeyFile(files["ui"])))
-    as_backend = asyncio.run(list_notes(address, KeyFile(files["backend"])))
+    anonymous = run(list_notes(address))
+    as_ui = run(list_notes(address, KeyFile(files["ui"])))
+    as_backend = run(list_notes(address, KeyFile(files["backend"])))
 
     # The finding: an anonymous local process called db's NotesStore. Now it is refused, and so is ui, which
     # does not consume notes_store.
@@ -89,10 +89,10 @@ def test_up_gives_each_hive_its_keys_and_db_answers_its_consumers_only(notes: Pa
         async with RootClient(root, token) as ui:
             await ui.declare_requirement("notes_store", "^1.0")
 
-    asyncio.run(declare())
+    run(declare())
     wait_for(lambda: "ui" in json.loads(files["db"].read_text())["consumers"]["notes_store"]["1"],
              "db's key file to list ui as a consumer", context=lambda: tail(layout.log_file("supervisor")))
-    now = asyncio.run(list_notes(address, KeyFile(files["ui"])))
+    now = run(list_notes(address, KeyFile(files["ui"])))
     assert now == b"", now
     assert _pid(layout, "db") == db_pid
     assert subhive(notes, "down").code == 0
