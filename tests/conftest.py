@@ -13,12 +13,17 @@ Fixtures, by the scenario they create:
 - ``workspace``: ``subhive init`` of an empty workspace, for one test.
 - ``shop``: a private copy of the shop of :func:`tests.kit.make_shop` (contracts accepted, stubs generated),
   built once per session.
+- ``running_root``: ``subhive root`` serving the test's ``workspace`` as its own process, as a user starts it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +32,7 @@ import pytest
 from hypothesis import settings
 
 from subhive.bus import EmbeddedServer, ServerConfig
-from tests.kit import StartServer, copy_shop, make_shop, make_workspace
+from tests.kit import REPO, StartServer, copy_shop, make_shop, make_workspace
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
@@ -93,3 +98,23 @@ def shop_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def shop(shop_template: Path, tmp_path: Path) -> Path:
     """The shop for one test: web, api, db and backend hives, contracts accepted, stubs generated."""
     return copy_shop(shop_template, tmp_path)
+
+
+@pytest.fixture
+def running_root(workspace: Path) -> Iterator[str]:
+    """``subhive root`` serving ``workspace`` (whichever the test's module defines) in its own process; yields
+    its address. Afterwards it must stop cleanly on SIGTERM: exit code 0 and its service file removed."""
+    from subhive.root_hive._service import SERVICE_FILE
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")} | {"PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "subhive", "root", "--format", "json", "-C", str(workspace)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read() if proc.stderr else "no output"
+        yield json.loads(line)["address"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    assert not (workspace / SERVICE_FILE).exists()

@@ -5,12 +5,7 @@ and their exit codes, on the workspace and against a running root. The same deci
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,15 +13,10 @@ import pytest
 from subhive.cli import main
 from subhive.root_hive import RootHive
 from subhive.workspace import init_workspace
+from tests.kit import cli
 
 REPO = Path(__file__).resolve().parents[2]
 ORDERS = REPO / "contracts" / "orders"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture
@@ -48,7 +38,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _pending(ws: Path, capsys: pytest.CaptureFixture[str]) -> str:
     capsys.readouterr()
-    code, out, _ = run(capsys, "approvals", "list", "-C", str(ws), "--format", "json")
+    code, out, _ = cli(capsys, "approvals", "list", "-C", str(ws), "--format", "json")
     assert code == 0
     (approval,) = json.loads(out)["approvals"]
     return str(approval["id"])
@@ -58,21 +48,21 @@ def test_approve_prints_the_id_and_outcome_and_again_changes_nothing(
         workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ws = str(workspace)
     pid = _pending(workspace, capsys)
-    code, out, err = run(capsys, "approvals", "approve", pid, "-C", ws)
+    code, out, err = cli(capsys, "approvals", "approve", pid, "-C", ws)
     assert code == 0, err
     assert out.startswith(f"{pid}: approved: orders 2.0.0 accepted")
 
-    code, out, err = run(capsys, "approvals", "approve", pid, "-C", ws)
+    code, out, err = cli(capsys, "approvals", "approve", pid, "-C", ws)
     assert code == 0, err
     assert out.startswith(f"{pid}: already approved on ")
     assert out.rstrip().endswith("orders 2.0.0; nothing changed")
 
-    code, out, _ = run(capsys, "approvals", "approve", pid, "-C", ws, "--format", "json")
+    code, out, _ = cli(capsys, "approvals", "approve", pid, "-C", ws, "--format", "json")
     assert code == 0
     assert {k: json.loads(out)[k] for k in ("id", "status", "unchanged")} == {"id": pid, "status": "approved",
                                                                              "unchanged": True}
 
-    code, _, err = run(capsys, "approvals", "reject", pid, "--reason", "too late", "-C", ws)
+    code, _, err = cli(capsys, "approvals", "reject", pid, "--reason", "too late", "-C", ws)
     assert code == 1
     assert f"{pid} was already approved on " in err
     assert "[approval.decided]" in err
@@ -84,15 +74,15 @@ def test_reject_prints_the_id_and_subject_and_again_changes_nothing(
         workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ws = str(workspace)
     pid = _pending(workspace, capsys)
-    code, out, err = run(capsys, "approvals", "reject", pid, "--reason", "keep the field", "-C", ws)
+    code, out, err = cli(capsys, "approvals", "reject", pid, "--reason", "keep the field", "-C", ws)
     assert code == 0, err
     assert out.splitlines() == [f"{pid}: rejected: orders 2.0.0; nothing was published", "  reason: keep the field"]
 
-    code, out, _ = run(capsys, "approvals", "reject", pid, "--reason", "still no", "-C", ws)
+    code, out, _ = cli(capsys, "approvals", "reject", pid, "--reason", "still no", "-C", ws)
     assert code == 0
     assert "already rejected" in out
 
-    code, _, err = run(capsys, "approvals", "approve", pid, "-C", ws)
+    code, _, err = cli(capsys, "approvals", "approve", pid, "-C", ws)
     assert code == 1
     assert "[approval.decided]" in err
     assert "propose the version again" in err
@@ -102,40 +92,24 @@ def test_a_repair_is_rejected_by_its_id_and_what_failed(workspace: Path, capsys:
     with RootHive.open(workspace) as root:
         repair = root.propose_repair("backend", code="handler.failed", message="KeyError: 'sku'",
                                      contract="orders", operation="place_order", count=2)
-    code, out, err = run(capsys, "approvals", "reject", repair.id, "--reason", "fixed", "-C", str(workspace))
+    code, out, err = cli(capsys, "approvals", "reject", repair.id, "--reason", "fixed", "-C", str(workspace))
     assert code == 0, err
     assert out.startswith(f"{repair.id}: rejected: repair handler.failed x2 at orders/place_order")
     assert "None" not in out
 
 
 def test_an_unknown_id_exits_2(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "approvals", "approve", "p-999", "-C", str(workspace))
+    code, _, err = cli(capsys, "approvals", "approve", "p-999", "-C", str(workspace))
     assert code == 2
     assert "[approval.unknown]" in err
-
-
-@pytest.fixture
-def running_root(workspace: Path) -> Iterator[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("SUBHIVE_ROOT", None)
-    proc = subprocess.Popen([sys.executable, "-m", "subhive", "root", "--format", "json", "-C", str(workspace)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line, proc.stderr.read() if proc.stderr else "no output"
-        yield json.loads(line)["address"]
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=20)
 
 
 def test_the_same_rules_hold_against_a_running_root(workspace: Path, running_root: str,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     ws = str(workspace)
     pid = _pending(workspace, capsys)
-    assert run(capsys, "approvals", "approve", pid, "-C", ws)[0] == 0
-    code, out, _ = run(capsys, "approvals", "approve", pid, "-C", ws)
+    assert cli(capsys, "approvals", "approve", pid, "-C", ws)[0] == 0
+    code, out, _ = cli(capsys, "approvals", "approve", pid, "-C", ws)
     assert (code, "already approved" in out) == (0, True)
-    code, _, err = run(capsys, "approvals", "reject", pid, "--reason", "no", "-C", ws)
+    code, _, err = cli(capsys, "approvals", "reject", pid, "--reason", "no", "-C", ws)
     assert (code, "[approval.decided]" in err) == (1, True)

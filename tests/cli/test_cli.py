@@ -10,20 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from subhive.cli import main
+from tests.kit import cli
 
 REPO = Path(__file__).resolve().parents[2]
 ORDERS = REPO / "contracts" / "orders"
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "--help")
+    code, out, _ = cli(capsys, "--help")
     assert code == 0
     for command in ("contract", "schema", "version"):
         assert command in out
@@ -32,7 +26,7 @@ def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize("command", [["schema", "diff"], ["contract", "lint"], ["contract", "check"],
                                      ["contract", "diff"]])
 def test_every_command_help_has_an_example(capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
-    code, out, _ = run(capsys, *command, "--help")
+    code, out, _ = cli(capsys, *command, "--help")
     assert code == 0
     assert "Example: subhive " + " ".join(command) in out
 
@@ -42,7 +36,7 @@ def test_schema_diff_json_has_exactly_the_documented_shape(
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     old.write_text('{"type": "integer"}')
     new.write_text('{"type": "number"}')
-    code, out, _ = run(capsys, "schema", "diff", str(old), str(new), "--format", "json")
+    code, out, _ = cli(capsys, "schema", "diff", str(old), str(new), "--format", "json")
     assert code == 0
     report = json.loads(out)
     assert set(report) == {"backward", "forward", "changes"}
@@ -56,7 +50,7 @@ def test_schema_diff_text_puts_the_verdict_first(capsys: pytest.CaptureFixture[s
     old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
     old.write_text("type: object\nproperties:\n  a: {type: string}\n")
     new.write_text("type: object\nproperties:\n  a: {type: string}\nrequired: [a]\n")
-    code, out, _ = run(capsys, "schema", "diff", str(old), str(new))
+    code, out, _ = cli(capsys, "schema", "diff", str(old), str(new))
     assert code == 0
     first, *rest = out.splitlines()
     assert first.startswith("backward: NOT compatible")
@@ -69,8 +63,8 @@ def test_schema_diff_require_turns_the_verdict_into_an_exit_code(
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     old.write_text('{"type": "string"}')
     new.write_text('{"type": "string", "maxLength": 3}')
-    assert run(capsys, "schema", "diff", str(old), str(new), "--require", "forward")[0] == 0
-    code, _, err = run(capsys, "schema", "diff", str(old), str(new), "--require", "backward")
+    assert cli(capsys, "schema", "diff", str(old), str(new), "--require", "forward")[0] == 0
+    code, _, err = cli(capsys, "schema", "diff", str(old), str(new), "--require", "backward")
     assert code == 1
     assert "not backward compatible" in err
 
@@ -80,7 +74,7 @@ def test_integer_bounds_beyond_float_range_are_compared_exactly(
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     old.write_text('{"type": "integer", "maximum": 1' + "0" * 400 + "}")
     new.write_text('{"type": "integer", "maximum": 2' + "0" * 400 + "}")
-    code, out, _ = run(capsys, "schema", "diff", str(old), str(new), "--format", "json")
+    code, out, _ = cli(capsys, "schema", "diff", str(old), str(new), "--format", "json")
     assert code == 0
     report = json.loads(out)
     assert (report["backward"], report["forward"]) == (True, False)
@@ -98,7 +92,7 @@ def test_bad_schema_input_exits_2_naming_the_file(
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
     good.write_text('{"type": "string"}')
     bad.write_bytes(content.encode() if isinstance(content, str) else content)
-    code, _, err = run(capsys, "schema", "diff", str(good), str(bad))
+    code, _, err = cli(capsys, "schema", "diff", str(good), str(bad))
     assert code == 2
     assert str(bad) in err
     assert expected in err
@@ -108,18 +102,18 @@ def test_bad_schema_input_exits_2_naming_the_file(
 def test_missing_file_and_mixed_kinds_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     schema = tmp_path / "a.json"
     schema.write_text("{}")
-    code, _, err = run(capsys, "schema", "diff", str(schema), str(tmp_path / "missing.json"))
+    code, _, err = cli(capsys, "schema", "diff", str(schema), str(tmp_path / "missing.json"))
     assert code == 2
     assert "file not found" in err
     proto = tmp_path / "a.proto"
     proto.write_text('syntax = "proto3";\n')
-    code, _, err = run(capsys, "schema", "diff", str(schema), str(proto))
+    code, _, err = cli(capsys, "schema", "diff", str(schema), str(proto))
     assert code == 2
     assert "protobuf" in err
 
 
 def test_errors_in_json_mode_are_json_on_stdout(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, _ = run(capsys, "schema", "diff", str(tmp_path / "x.json"), str(tmp_path / "y.json"), "-f", "json")
+    code, out, _ = cli(capsys, "schema", "diff", str(tmp_path / "x.json"), str(tmp_path / "y.json"), "-f", "json")
     assert code == 2
     error = json.loads(out)
     assert error["error"] == "input.not_found"
@@ -127,7 +121,7 @@ def test_errors_in_json_mode_are_json_on_stdout(capsys: pytest.CaptureFixture[st
 
 
 def test_contract_lint_example_contracts_is_clean(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "contract", "lint", str(REPO / "contracts"), "--format", "json")
+    code, out, _ = cli(capsys, "contract", "lint", str(REPO / "contracts"), "--format", "json")
     assert code == 0
     result = json.loads(out)
     assert result["ok"] is True
@@ -143,7 +137,7 @@ def test_contract_lint_reports_every_problem_and_exits_2(
     (contract / "contract.yaml").write_text(
         "contract: Orders.v1\nversion: 1.0\nprovider: backend\noperations:\n"
         "  place:\n    input: missing.json\n    output: missing.json\n")
-    code, _, err = run(capsys, "contract", "lint", str(tmp_path))
+    code, _, err = cli(capsys, "contract", "lint", str(tmp_path))
     assert code == 2
     assert "contract.yaml:1" in err  # the invalid name, on its line
     assert "contract.yaml:2" in err  # the invalid version, on its line
@@ -152,14 +146,14 @@ def test_contract_lint_reports_every_problem_and_exits_2(
 
 
 def test_contract_check_accepts_an_honest_minor(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "contract", "check", str(ORDERS / "1.1.0"), "--against", str(ORDERS / "1.0.0"))
+    code, out, _ = cli(capsys, "contract", "check", str(ORDERS / "1.1.0"), "--against", str(ORDERS / "1.0.0"))
     assert code == 0
     assert "semver: ok (minor bump)" in out
 
 
 def test_contract_check_refuses_a_hidden_break(capsys: pytest.CaptureFixture[str]) -> None:
     refused = REPO / "examples" / "semver-refused" / "orders" / "1.2.0"
-    code, out, err = run(capsys, "contract", "check", str(refused), "--against", str(ORDERS / "1.1.0"), "-f", "json")
+    code, out, err = cli(capsys, "contract", "check", str(refused), "--against", str(ORDERS / "1.1.0"), "-f", "json")
     assert code == 1
     result = json.loads(out)  # one JSON document, even though the check failed
     assert result["semver_ok"] is False
@@ -172,16 +166,16 @@ def test_contract_check_refuses_a_hidden_break(capsys: pytest.CaptureFixture[str
 
 
 def test_contract_diff_exits_0_even_when_breaking(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "contract", "diff", str(ORDERS / "1.1.0"), str(ORDERS / "2.0.0"))
+    code, out, _ = cli(capsys, "contract", "diff", str(ORDERS / "1.1.0"), str(ORDERS / "2.0.0"))
     assert code == 0
     assert "BREAKING" in out
     assert "required" in out
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, "schema", "diff")[0] == 2
-    assert run(capsys, "no-such-command")[0] == 2
-    assert run(capsys, "schema", "diff", "a.json", "b.json", "--format", "xml")[0] == 2
+    assert cli(capsys, "schema", "diff")[0] == 2
+    assert cli(capsys, "no-such-command")[0] == 2
+    assert cli(capsys, "schema", "diff", "a.json", "b.json", "--format", "xml")[0] == 2
 
 
 def test_console_script_runs_as_a_real_process(tmp_path: Path) -> None:

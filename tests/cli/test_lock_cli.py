@@ -5,12 +5,7 @@ what was accepted: each reports it (file, contract@version, both hashes, the fix
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,16 +13,11 @@ import pytest
 from subhive.cli import main
 from subhive.root_hive import LOCK_FILE, RootHive
 from subhive.workspace import init_workspace
+from tests.kit import cli
 
 REPO = Path(__file__).resolve().parents[2]
 ORDERS = REPO / "contracts" / "orders"
 FORGED = "sha256:" + "ab" * 32
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture
@@ -58,7 +48,7 @@ def test_propose_refuses_an_edited_hash_with_exit_2_and_leaves_the_lock_alone(
         workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     real = _accepted_hash(workspace)
     forged = _forge(workspace)
-    code, _out, err = run(capsys, "contract", "propose", str(workspace / "drafts" / "orders" / "1.1.0"))
+    code, _out, err = cli(capsys, "contract", "propose", str(workspace / "drafts" / "orders" / "1.1.0"))
     assert code == 2
     assert "[lock.hash_edited]" in err
     assert "orders@1.0.0" in err
@@ -75,7 +65,7 @@ def test_propose_refuses_while_an_accepted_version_was_edited_in_place(
     accepted = workspace / "contracts" / "orders" / "1.0.0"
     manifest = accepted / "contract.yaml"
     manifest.write_text(manifest.read_text() + "\n# edited after acceptance\n")
-    code, out, _err = run(capsys, "contract", "propose", str(workspace / "drafts" / "orders" / "1.1.0"),
+    code, out, _err = cli(capsys, "contract", "propose", str(workspace / "drafts" / "orders" / "1.1.0"),
                          "--format", "json")
     assert code == 2
     body = json.loads(out)
@@ -86,21 +76,21 @@ def test_propose_refuses_while_an_accepted_version_was_edited_in_place(
 def test_status_reports_the_edited_hash_in_text_and_json(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     real = _accepted_hash(workspace)
     forged = _forge(workspace)
-    code, out, _ = run(capsys, "status", "-C", str(workspace), "--format", "json")
+    code, out, _ = cli(capsys, "status", "-C", str(workspace), "--format", "json")
     assert code == 0
     lock = json.loads(out)["lock"]
     assert lock["ok"] is False
     [problem] = lock["problems"]
     assert (problem["code"], problem["file"], problem["line"]) == ("lock.hash_edited", str(workspace / LOCK_FILE), 3)
     assert real in problem["hint"]
-    code, out, _ = run(capsys, "status", "-C", str(workspace))
+    code, out, _ = cli(capsys, "status", "-C", str(workspace))
     assert code == 0
     assert "contracts.lock disagrees" in out
     assert "orders@1.0.0" in out
     assert "fix:" in out
     assert (workspace / LOCK_FILE).read_bytes() == forged  # status opened the engine: still not rewritten
     _restore(workspace, real)
-    code, out, _ = run(capsys, "status", "-C", str(workspace), "--format", "json")
+    code, out, _ = cli(capsys, "status", "-C", str(workspace), "--format", "json")
     assert json.loads(out)["lock"] == {"ok": True, "problems": []}
 
 
@@ -113,10 +103,10 @@ def test_contract_check_against_an_edited_accepted_version_says_so_with_exit_2(
         workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     accepted = workspace / "contracts" / "orders" / "1.0.0"
     draft = workspace / "drafts" / "orders" / "1.1.0"
-    code, _, _ = run(capsys, "contract", "check", str(draft), "--against", str(accepted))
+    code, _, _ = cli(capsys, "contract", "check", str(draft), "--against", str(accepted))
     assert code == 0
     (accepted / "contract.yaml").write_text((accepted / "contract.yaml").read_text() + "\n# edited\n")
-    code, out, err = run(capsys, "contract", "check", str(draft), "--against", str(accepted))
+    code, out, err = cli(capsys, "contract", "check", str(draft), "--against", str(accepted))
     assert code == 2
     assert "compatible" in out  # the check's own answer is still shown
     assert "[lock.tampered]" in err
@@ -124,32 +114,17 @@ def test_contract_check_against_an_edited_accepted_version_says_so_with_exit_2(
     assert "git checkout -- contracts/orders/1.0.0" in err
 
 
-@pytest.fixture
-def running_root(workspace: Path) -> Iterator[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")}
-    proc = subprocess.Popen([sys.executable, "-m", "subhive", "root", "--format", "json", "-C", str(workspace)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line, proc.stderr.read() if proc.stderr else "no output"
-        yield json.loads(line)["address"]
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=20)
-
-
 def test_a_running_root_gets_no_proposal_while_the_lock_is_edited_and_keeps_the_edit(
         workspace: Path, running_root: str, capsys: pytest.CaptureFixture[str]) -> None:
     real = _accepted_hash(workspace)
     forged = _forge(workspace)
-    code, out, _ = run(capsys, "status", "-C", str(workspace), "--format", "json")
+    code, out, _ = cli(capsys, "status", "-C", str(workspace), "--format", "json")
     assert [p["code"] for p in json.loads(out)["lock"]["problems"]] == ["lock.hash_edited"]  # the root's record
-    code, _, err = run(capsys, "contract", "propose", str(workspace / "drafts" / "orders" / "1.1.0"))
+    code, _, err = cli(capsys, "contract", "propose", str(workspace / "drafts" / "orders" / "1.1.0"))
     assert code == 2
     assert "[lock.hash_edited]" in err
     assert real[:19] in err
     assert (workspace / LOCK_FILE).read_bytes() == forged
     _restore(workspace, real)
-    code, out, _ = run(capsys, "contract", "propose", str(workspace / "drafts" / "orders" / "1.1.0"), "-f", "json")
+    code, out, _ = cli(capsys, "contract", "propose", str(workspace / "drafts" / "orders" / "1.1.0"), "-f", "json")
     assert (code, json.loads(out)["status"]) == (0, "accepted")

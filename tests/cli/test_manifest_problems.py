@@ -11,12 +11,7 @@ from pathlib import Path
 import pytest
 
 from subhive.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from tests.kit import cli
 
 
 @pytest.fixture
@@ -67,7 +62,7 @@ def test_every_manifest_problem_is_reported_with_file_and_line_and_exit_2(
         broken_workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
         command: list[str]) -> None:
     monkeypatch.chdir(broken_workspace)
-    code, _, err = run(capsys, *command)
+    code, _, err = cli(capsys, *command)
     assert code == 2, err
     assert "Traceback" not in err
     reported = _reported(err)
@@ -79,14 +74,14 @@ def test_every_manifest_problem_is_reported_with_file_and_line_and_exit_2(
 
 
 def test_up_refuses_before_starting_anything(broken_workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, _ = run(capsys, "up", "--detach", "-C", str(broken_workspace))
+    code, _, _ = cli(capsys, "up", "--detach", "-C", str(broken_workspace))
     assert code == 2
     assert not (broken_workspace / ".subhive" / "up" / "supervisor.json").exists()
 
 
 def test_status_json_lists_the_problems_beside_the_tree(broken_workspace: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "status", "-C", str(broken_workspace), "--format", "json")
+    code, out, _ = cli(capsys, "status", "-C", str(broken_workspace), "--format", "json")
     assert code == 2
     report = json.loads(out)
     assert [h["name"] for h in report["hives"]] == ["ok"]  # the valid hive is still shown
@@ -103,7 +98,7 @@ def test_a_key_written_below_a_table_is_said_to_belong_above_it(
         assert main(["new", "db", "--kind", "custom", "-C", str(root)]) == 0
     manifest = root / "subhives" / "db" / "subhive.toml"
     manifest.write_text(manifest.read_text() + 'descripton = "late"\n')
-    code, _, err = run(capsys, "codegen", "-C", str(root))
+    code, _, err = cli(capsys, "codegen", "-C", str(root))
     assert code == 2
     assert f"{manifest}:{len(manifest.read_text().splitlines())} /knowledge/descripton" in err
     assert "did you mean 'description'? it is a top-level key" in err
@@ -114,6 +109,6 @@ def test_a_valid_workspace_is_quiet(tmp_path: Path, capsys: pytest.CaptureFixtur
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         assert main(["init", str(root)]) == 0
         assert main(["new", "db", "--kind", "custom", "-C", str(root)]) == 0
-    code, out, err = run(capsys, "status", "-C", str(root), "--format", "json")
+    code, out, err = cli(capsys, "status", "-C", str(root), "--format", "json")
     assert code == 0, err
     assert json.loads(out)["problems"] == []

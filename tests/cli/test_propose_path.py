@@ -9,17 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from subhive.cli import main
 from subhive.root_hive import RootHive
 from subhive.workspace import init_workspace
+from tests.kit import cli
 
 ORDERS = Path(__file__).resolve().parents[2] / "contracts" / "orders" / "1.0.0"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture
@@ -36,7 +30,7 @@ def test_a_path_outside_the_current_workspace_is_refused_naming_both(
         shop: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     outside = shop.parent / "elsewhere" / "orders" / "1.0.0"
     monkeypatch.chdir(shop)
-    code, out, err = run(capsys, "contract", "propose", str(outside))
+    code, out, err = cli(capsys, "contract", "propose", str(outside))
     assert (code, out) == (2, "")
     assert f"error: {outside}: this path is outside the workspace {shop} [propose.outside_workspace]" in err
     assert f"copy it to {shop / 'contracts'}/<name>/<version>/" in err
@@ -48,7 +42,7 @@ def test_with_dash_c_the_named_workspace_is_the_one_compared(
         shop: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     outside = shop.parent / "elsewhere" / "orders" / "1.0.0"
     monkeypatch.chdir(shop.parent)
-    code, _, err = run(capsys, "contract", "propose", str(outside), "-C", str(shop))
+    code, _, err = cli(capsys, "contract", "propose", str(outside), "-C", str(shop))
     assert code == 2
     assert f"outside the workspace {shop}" in err
 
@@ -57,7 +51,7 @@ def test_a_path_in_no_workspace_from_no_workspace_says_so(
         shop: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     outside = shop.parent / "elsewhere" / "orders" / "1.0.0"
     monkeypatch.chdir(shop.parent)
-    code, _, err = run(capsys, "contract", "propose", str(outside))
+    code, _, err = cli(capsys, "contract", "propose", str(outside))
     assert code == 2
     assert f"error: {outside}: this path is in no subhive workspace" in err
     assert "[propose.outside_workspace]" in err
@@ -68,6 +62,6 @@ def test_a_path_inside_is_proposed_from_anywhere(shop: Path, capsys: pytest.Capt
     inside = shop / "contracts" / "orders" / "1.0.0"
     shutil.copytree(ORDERS, inside)
     monkeypatch.chdir(shop.parent)  # outside any workspace: the path's own workspace is used
-    code, out, err = run(capsys, "contract", "propose", str(inside))
+    code, out, err = cli(capsys, "contract", "propose", str(inside))
     assert code == 0, err
     assert "orders 1.0.0: accepted" in out

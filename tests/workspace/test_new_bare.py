@@ -10,14 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from subhive.cli import main
 from subhive.workspace import load_manifest
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from tests.kit import cli
 
 
 @pytest.mark.parametrize("kind", ["ui", "backend", "db"])
@@ -25,8 +19,8 @@ def test_a_bare_hive_provides_and_consumes_nothing_and_works(
         kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SUBHIVE_ROOT", raising=False)
     root = tmp_path / "ws"
-    assert run(capsys, "init", str(root))[0] == 0
-    code, out, err = run(capsys, "new", "solo", "--kind", kind, "--bare", "-C", str(root))
+    assert cli(capsys, "init", str(root))[0] == 0
+    code, out, err = cli(capsys, "new", "solo", "--kind", kind, "--bare", "-C", str(root))
     assert code == 0, err
     assert "contracts/" not in out  # no draft
     assert f"created sub-hive 'solo' ({kind}) under the root hive" in out
@@ -41,8 +35,8 @@ def test_a_bare_hive_provides_and_consumes_nothing_and_works(
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "5 passed" in tests.stdout
 
-    assert run(capsys, "codegen", "-C", str(root))[0] == 0
-    code, out, err = run(capsys, "status", "-C", str(root), "--format", "json")
+    assert cli(capsys, "codegen", "-C", str(root))[0] == 0
+    code, out, err = cli(capsys, "status", "-C", str(root), "--format", "json")
     assert code == 0, err
     (hive,) = json.loads(out)["hives"]
     assert (hive["name"], hive["provides"], hive["consumes"]) == ("solo", [], [])
@@ -50,6 +44,6 @@ def test_a_bare_hive_provides_and_consumes_nothing_and_works(
 
 def test_without_bare_a_ui_consumes_its_default(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "ws"
-    assert run(capsys, "init", str(root))[0] == 0
-    assert run(capsys, "new", "web", "--kind", "ui", "-C", str(root))[0] == 0
+    assert cli(capsys, "init", str(root))[0] == 0
+    assert cli(capsys, "new", "web", "--kind", "ui", "-C", str(root))[0] == 0
     assert [r.contract for r in load_manifest(root / "subhives" / "web").consumes] == ["backend_api"]

@@ -7,54 +7,48 @@ from pathlib import Path
 
 import pytest
 
-from subhive.cli import main
 from subhive.workspace import load_manifest
+from tests.kit import cli
 from tests.workspace._helpers import snapshot
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.mark.parametrize("command", ["init", "new"])
 def test_help_has_an_example(capsys: pytest.CaptureFixture[str], command: str) -> None:
-    code, out, _ = run(capsys, command, "--help")
+    code, out, _ = cli(capsys, command, "--help")
     assert code == 0
     assert f"Example: subhive {command}" in out
 
 
 def test_top_level_help_lists_init_and_new(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = run(capsys, "--help")
+    _, out, _ = cli(capsys, "--help")
     assert "init" in out
     assert "new" in out
 
 
 def test_init_then_new_from_inside_the_workspace(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    code, out, _ = run(capsys, "init", str(tmp_path / "shop"))
+    code, out, _ = cli(capsys, "init", str(tmp_path / "shop"))
     assert code == 0
     assert "created workspace 'shop'" in out
     assert "hive.toml" in out
     monkeypatch.chdir(tmp_path / "shop" / "subhives")
-    code, out, err = run(capsys, "new", "db", "--kind", "db", "--description", "Keeps orders.")
+    code, out, err = cli(capsys, "new", "db", "--kind", "db", "--description", "Keeps orders.")
     assert code == 0
     assert "created sub-hive 'db' (db) under the root hive" in out
     assert "subhives/db/subhive.toml" in out
     assert "cd subhives/db && python -m pytest" in err
     manifest = load_manifest(tmp_path / "shop" / "subhives" / "db")
     assert manifest.description == "Keeps orders."
-    code, _, _ = run(capsys, "new", "web", "-k", "ui", "--parent", "db")
+    code, _, _ = cli(capsys, "new", "web", "-k", "ui", "--parent", "db")
     assert code == 0
     assert load_manifest(tmp_path / "shop" / "subhives" / "web").parent == "db"
 
 
 def test_new_dry_run_json_lists_the_planned_files_and_writes_nothing(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert run(capsys, "init", str(tmp_path), "--name", "shop")[0] == 0
+    assert cli(capsys, "init", str(tmp_path), "--name", "shop")[0] == 0
     before = snapshot(tmp_path)
-    code, out, err = run(capsys, "new", "db", "--kind", "db", "-C", str(tmp_path), "--dry-run", "--format", "json")
+    code, out, err = cli(capsys, "new", "db", "--kind", "db", "-C", str(tmp_path), "--dry-run", "--format", "json")
     assert code == 0
     assert snapshot(tmp_path) == before
     report = json.loads(out)
@@ -68,14 +62,14 @@ def test_new_dry_run_json_lists_the_planned_files_and_writes_nothing(
     assert 'name = "db"' in manifest["content"]
     assert manifest["bytes"] == len(manifest["content"].encode())
     # The real run writes exactly what the dry run showed.
-    assert run(capsys, "new", "db", "--kind", "db", "-C", str(tmp_path))[0] == 0
+    assert cli(capsys, "new", "db", "--kind", "db", "-C", str(tmp_path))[0] == 0
     for planned in report["files"]:
         assert (tmp_path / planned["path"]).read_text() == planned["content"]
     assert "nothing" not in err
 
 
 def test_init_dry_run_writes_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, err = run(capsys, "init", str(tmp_path / "shop"), "--dry-run")
+    code, out, err = cli(capsys, "init", str(tmp_path / "shop"), "--dry-run")
     assert code == 0
     assert not (tmp_path / "shop").exists()
     assert "would create workspace 'shop'" in out
@@ -87,7 +81,7 @@ def test_outside_a_workspace_exits_2_naming_the_directory(capsys: pytest.Capture
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     before = snapshot(tmp_path)
-    code, _, err = run(capsys, "new", "db", "--kind", "db")
+    code, _, err = cli(capsys, "new", "db", "--kind", "db")
     assert code == 2
     assert str(tmp_path) in err
     assert "subhive init" in err
@@ -102,10 +96,10 @@ def test_outside_a_workspace_exits_2_naming_the_directory(capsys: pytest.Capture
 ])
 def test_bad_input_exits_2_with_the_code_and_changes_nothing(
         capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], expected: str) -> None:
-    assert run(capsys, "init", str(tmp_path), "--name", "shop")[0] == 0
-    assert run(capsys, "new", "db", "--kind", "db", "-C", str(tmp_path))[0] == 0
+    assert cli(capsys, "init", str(tmp_path), "--name", "shop")[0] == 0
+    assert cli(capsys, "new", "db", "--kind", "db", "-C", str(tmp_path))[0] == 0
     before = snapshot(tmp_path)
-    code, out, err = run(capsys, *argv, "-C", str(tmp_path), "--format", "json")
+    code, out, err = cli(capsys, *argv, "-C", str(tmp_path), "--format", "json")
     assert code == 2
     assert json.loads(out)["error"] == expected
     assert "hint" in err
@@ -114,20 +108,20 @@ def test_bad_input_exits_2_with_the_code_and_changes_nothing(
 
 def test_an_unknown_or_missing_kind_exits_2_listing_the_kinds(capsys: pytest.CaptureFixture[str],
                                                                tmp_path: Path) -> None:
-    assert run(capsys, "init", str(tmp_path), "--name", "shop")[0] == 0
+    assert cli(capsys, "init", str(tmp_path), "--name", "shop")[0] == 0
     before = snapshot(tmp_path)
-    code, _, err = run(capsys, "new", "web", "--kind", "frontend", "-C", str(tmp_path))
+    code, _, err = cli(capsys, "new", "web", "--kind", "frontend", "-C", str(tmp_path))
     assert code == 2
     assert "unknown kind 'frontend'" in err
     assert "ui, backend, db, custom" in err
-    code, _, err = run(capsys, "new", "web", "-C", str(tmp_path))
+    code, _, err = cli(capsys, "new", "web", "-C", str(tmp_path))
     assert code == 2
     assert "--kind ui|backend|db|custom" in err
     assert snapshot(tmp_path) == before
 
 
 def test_init_twice_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert run(capsys, "init", str(tmp_path), "--name", "shop")[0] == 0
-    code, _, err = run(capsys, "init", str(tmp_path))
+    assert cli(capsys, "init", str(tmp_path), "--name", "shop")[0] == 0
+    code, _, err = cli(capsys, "init", str(tmp_path))
     assert code == 2
     assert "already a subhive workspace" in err
