@@ -6,6 +6,7 @@ tools reach only what its hive may touch. :class:`ScriptedServer` is an OpenAI-c
 script, for tests and demos without a paid model.
 """
 
+from ._approvals import root_approver
 from ._build import build_agent, settings_from_spec
 from ._conversation import COMPACTION_PROMPT, Conversation, TurnState
 from ._files import FileSlice, file_tools
@@ -60,6 +61,7 @@ __all__ = [
     "open_client",
     "operation_answer",
     "pick_agent",
+    "root_approver",
     "run_hive_turn",
     "schema_object",
     "settings_from_spec",

@@ -3,6 +3,7 @@ its tools built over the running hive's board and bus, and every frame kept on t
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from ..errors import InputError, Location
 from ..hive import BoardSchema, KvBlackboard
 from ..runtime import ContractBinding
 from ..workspace import AGENT_TOOLS, AgentSpec, SubhiveManifest, open_workspace
+from ._approvals import root_approver
 from ._build import build_agent
 from ._loop import Frame, FrameSink, TurnResult
 from ._tools import Approver
@@ -81,9 +83,11 @@ def load_bindings(stubs_dir: Path) -> list[ContractBinding]:
 
 async def run_hive_turn(workspace: Path, hive: str, prompt: str, *, agent: str | None = None,
                         endpoint: BusEndpoint | None = None, on_frame: FrameSink | None = None,
-                        approver: Approver | None = None, client: Any = None) -> TurnResult:
+                        approver: Approver | None = None, root: Any = None, client: Any = None) -> TurnResult:
     """Run one turn of ``hive``'s agent on ``prompt``. ``endpoint``: the running tree's NATS server (with the
-    framework's credentials); without it only the file tools can work and no transcript is kept."""
+    framework's credentials); without it only the file tools can work and no transcript is kept. ``ask`` calls
+    go to ``approver``, else, with ``root`` (a ``RootClient`` with the admin's token), to a person at the root
+    (``subhive approvals``), else they are refused."""
     ws = open_workspace(workspace)
     tree = ws.hives()
     manifest = tree.hives.get(hive)
@@ -92,6 +96,9 @@ async def run_hive_turn(workspace: Path, hive: str, prompt: str, *, agent: str |
                          location=Location(file=str(ws.hives_dir)), hint="subhive status lists the hives")
     hive_dir = ws.hive_dir(hive)
     spec = pick_agent(manifest, agent, where=Location(file=str(hive_dir / "subhive.toml")))
+    turn = uuid.uuid4().hex[:12]
+    if approver is None and root is not None:
+        approver = root_approver(root, agent=spec.name, turn=turn, hive=hive)
     needs_bus = sorted(t for t in spec.tools if t not in _FILE_TOOLS)
     if endpoint is None:
         if needs_bus:
@@ -100,16 +107,16 @@ async def run_hive_turn(workspace: Path, hive: str, prompt: str, *, agent: str |
                              hint="start it: subhive up --detach")
         built = build_agent(spec, hive=hive, hive_dir=hive_dir, approver=approver, client=client)
         try:
-            return await built.run_turn(prompt, on_frame=on_frame)
+            return await built.run_turn(prompt, on_frame=on_frame, turn_id=turn)
         finally:
             await built.close()
     return await _run_on_bus(ws.stubs_dir / hive, hive_dir, manifest, spec, prompt, endpoint=endpoint,
-                             on_frame=on_frame, approver=approver, client=client)
+                             on_frame=on_frame, approver=approver, client=client, turn=turn)
 
 
 async def _run_on_bus(stubs: Path, hive_dir: Path, manifest: SubhiveManifest, spec: AgentSpec, prompt: str, *,
                       endpoint: BusEndpoint, on_frame: FrameSink | None, approver: Approver | None,
-                      client: Any) -> TurnResult:
+                      client: Any, turn: str) -> TurnResult:
     hive = manifest.name
     transport = await NatsTransport.connect(endpoint, hive)
     try:
@@ -121,7 +128,7 @@ async def _run_on_bus(stubs: Path, hive_dir: Path, manifest: SubhiveManifest, sp
                             bindings=load_bindings(stubs) if uses_contracts else (), approver=approver,
                             client=client)
         try:
-            return await built.run_turn(prompt, on_frame=_both(transcript, on_frame))
+            return await built.run_turn(prompt, on_frame=_both(transcript, on_frame), turn_id=turn)
         finally:
             await built.close()
     finally:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from ..errors import InputError, Location, SubhiveError
 from ..hive import Entry, KvBlackboard, Reply, Write
 from ..runtime import ContractBinding
 from ..workspace import MANIFEST_NAME, AgentSpec, find_root, load_manifest, open_workspace
+from ._approvals import root_approver
 from ._build import build_agent
 from ._hive_turn import BoardTranscript, load_bindings
 from ._loop import Stop
@@ -72,8 +74,12 @@ class AgentSource:
 
     async def activate(self, entry: Entry, ctx: Any) -> Sequence[Write | Reply]:
         bindings = load_bindings(self.stubs_dir) if self.stubs_dir is not None else []
+        turn = uuid.uuid4().hex[:12]
+        approver = self.approver
+        if approver is None and getattr(ctx, "root", None) is not None:  # under `subhive up`: a person at the root
+            approver = root_approver(ctx.root, agent=self.spec.name, turn=turn)
         agent = build_agent(self.spec, hive=ctx.hive, hive_dir=self.hive_dir, board=ctx.board,
-                            transport=ctx.transport, bindings=bindings, approver=self.approver, client=self.client)
+                            transport=ctx.transport, bindings=bindings, approver=approver, client=self.client)
         check, prompt = None, self.prompt_for(entry)
         if entry.key.startswith("op."):
             contract, _, operation = entry.key[3:].partition(".")
@@ -84,7 +90,7 @@ class AgentSource:
         transcript = BoardTranscript(KvBlackboard(ctx.transport.connection.jetstream(), ctx.hive), self.spec.name)
         try:
             result = await agent.run_turn(prompt, on_frame=transcript, answer_check=check,
-                                          answer_retries=ANSWER_RETRIES)
+                                          answer_retries=ANSWER_RETRIES, turn_id=turn)
         finally:
             await agent.close()
         if not result.stop.normal:

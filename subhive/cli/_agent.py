@@ -20,7 +20,7 @@ from rich.markup import escape
 from ._output import Format, err_console, out_console
 
 if TYPE_CHECKING:
-    from ..agent import Approval, Frame, ToolCall
+    from ..agent import Approval, Frame, ToolCall, TurnResult
 
 __all__ = ["agent_app"]
 
@@ -51,12 +51,40 @@ def agent_run(
     if endpoint is None and fmt is Format.text:
         err_console.print("[dim]the tree is not up: file tools only, and the transcript is not kept[/]")
     show = _print_json if fmt is Format.json else _print_text
-    # A person at a terminal answers the agent's `ask` calls; without one they are refused, and the model is told.
+    # A person at a terminal answers the agent's `ask` calls; without one, a running root holds them as
+    # approvals (`subhive approvals`); without either they are refused, and the model is told.
     approver = _ask_at_terminal if sys.stdin.isatty() else None
-    result = asyncio.run(run_hive_turn(root, hive, prompt, agent=agent, endpoint=endpoint, on_frame=show,
-                                       approver=approver))
+
+    async def go() -> TurnResult:
+        client = None if approver is not None else await _root_client(root)
+        try:
+            return await run_hive_turn(root, hive, prompt, agent=agent, endpoint=endpoint, on_frame=show,
+                                       approver=approver, root=client)
+        finally:
+            if client is not None:
+                await client.close()
+
+    result = asyncio.run(go())
     if not result.stop.normal:
         raise typer.Exit(1)
+
+
+async def _root_client(workspace: Path) -> Any:
+    """The running root with the admin's token, or None when no root answers."""
+    from ..errors import SubhiveError
+    from ..root_hive import RootClient, admin_token_of, running_root_address
+
+    address = running_root_address(workspace)
+    if address is None:
+        return None
+    try:
+        client = RootClient(address, admin_token_of(workspace))
+    except SubhiveError:
+        return None
+    if await client.healthy():
+        return client
+    await client.close()
+    return None
 
 
 async def _ask_at_terminal(call: ToolCall) -> Approval:

@@ -284,7 +284,10 @@ def approvals_list(
 
 
 def _subject_of(a: Approval) -> str:
-    """What an approval is about, in one phrase: a contract version, or a repair's failure and where."""
+    """What an approval is about, in one phrase: a contract version, a repair's failure and where, or the tool an
+    agent asks to run."""
+    if a.tool_call is not None:
+        return f"tool {escape(a.tool_call.tool)} for agent {escape(a.tool_call.agent)}"
     if a.repair is None:
         return f"{escape(a.contract)} {a.version}"
     r = a.repair
@@ -313,6 +316,10 @@ def approvals_show(
         out_console.print(f"  {escape(a.message)}")
     if a.decision:
         out_console.print(f"  decision: {escape(a.decision)}")
+    if a.tool_call is not None:  # exactly what will run if approved
+        out_console.print(f"  turn {escape(a.tool_call.turn or '-')}, call {escape(a.tool_call.call_id or '-')}; "
+                          "arguments:")
+        out_console.print(f"    {a.tool_call.arguments}", markup=False)
     if a.repair is not None:
         if a.repair.subject:
             out_console.print(f"  subject: {escape(a.repair.subject)}")
@@ -353,7 +360,8 @@ def approvals_approve(
     if fmt is Format.json:
         print_json(decided.to_dict())
         return
-    what = f"{escape(decided.contract)} {decided.version}" if decided.version is not None else "the repair"
+    what = (f"{escape(decided.contract)} {decided.version}" if decided.version is not None
+            else "the tool call" if decided.kind == "tool" else "the repair")
     colour = "green" if decided.status == "accepted" else "yellow"
     out_console.print(f"{escape(approval_id)}: [green]approved[/]: {what} [{colour}]{escape(decided.status)}[/] "
                       f"[dim]({escape(decided.code)})[/]")

@@ -44,9 +44,9 @@ class Approvals(RootState):
                              hint="use pending, approved, rejected or all")
         if kind == "all":
             kind = None
-        if kind is not None and kind not in ("contract", "repair"):
+        if kind is not None and kind not in ("contract", "repair", "tool"):
             raise InputError(f"no approval kind {kind!r}", code="approval.unknown_kind",
-                             hint="use contract, repair or all")
+                             hint="use contract, repair, tool or all")
         return [a for a in self._approvals.values()
                 if (status is None or a.status == status) and (kind is None or a.kind == kind)]
 
@@ -62,8 +62,8 @@ class Approvals(RootState):
         """The proposed files of a pending approval (for ``approvals show``)."""
         approval = self._pending(approval_id)
         if approval.kind != "contract":
-            raise InputError(f"approval {approval_id} is a repair: it has no files", code="approval.no_files",
-                             hint="its sample is in the approval's repair details")
+            raise InputError(f"approval {approval_id} is a {approval.kind}: it has no files", code="approval.no_files",
+                             hint="its details are in the approval itself")
         return directory_files(self.state_dir / "pending" / approval.id)
 
     def _pending(self, approval_id: str) -> Approval:
@@ -81,7 +81,7 @@ class Approvals(RootState):
         """
         self._require_admin(admin_token)
         approval = self._pending(approval_id)
-        if approval.kind == "repair" or approval.version is None:  # a repair: acknowledged, nothing to publish
+        if approval.kind != "contract" or approval.version is None:  # a repair or a tool call: nothing to publish
             return self._acknowledge_repair(approval, note)
         name, version = approval.contract, approval.version
         accepted = self._lock.get(name, version)
@@ -159,9 +159,14 @@ class Approvals(RootState):
 
     def _acknowledge_repair(self, approval: Approval, note: str) -> ProposalOutcome:
         """Approving a repair records that a human accepted it; the repair itself is the hive's work."""
-        self._commit([("approval_decided", {"approval_id": approval.id, "kind": "repair",
+        self._commit([("approval_decided", {"approval_id": approval.id, "kind": approval.kind,
                                             "contract": approval.contract, "version": None,
                                             "status": "approved", "decision": note}, {})])
+        if approval.tool_call is not None:  # the agent that asked runs the call once it reads the decision
+            call = approval.tool_call
+            return ProposalOutcome(approval.id, approval.contract, None, "accepted", None, (),
+                                   f"tool call {approval.id} of {approval.proposer} ({call.agent}: {call.tool}) "
+                                   "approved", "tool_call.approved", kind="tool")
         repair = approval.repair
         what = f"{repair.code} x{repair.count}" if repair is not None else "repair"
         return ProposalOutcome(approval.id, approval.contract, None, "accepted", None, (),

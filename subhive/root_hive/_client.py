@@ -38,6 +38,7 @@ from ._model import (
     Registration,
     Repair,
     RequirementOutcome,
+    ToolCall,
     VersionInfo,
 )
 from ._proto import root_hive_pb2 as pb
@@ -193,6 +194,14 @@ class RootClient:
             message=message, sample=sample.encode("utf-8") if isinstance(sample, str) else sample))
         return _approval(reply)
 
+    async def propose_tool_call(self, *, agent: str, tool: str, arguments: str, turn: str = "", call_id: str = "",
+                                hive: str | None = None) -> Approval:
+        """Ask a person whether this hive's ``agent`` may run ``tool`` with ``arguments`` (hive token; the admin
+        names ``hive``). Returns the pending approval (kind ``tool``, ``t-N``); :meth:`approval` reads its
+        decision (root-hive 1.3.0)."""
+        return _approval(await self._unary(self._stub.ProposeToolCall, pb.ProposeToolCallRequest(
+            hive=hive or "", agent=agent, tool=tool, arguments=arguments, turn=turn, call_id=call_id)))
+
     async def register_endpoint(self, contract: str, major: int, address: str, *, services: Sequence[str] = (),
                                 on_behalf_of: str | None = None) -> Endpoint:
         """Register where this hive serves ``contract`` v``major`` over gRPC (its provider's token).
@@ -333,13 +342,17 @@ def _outcome(reply: pb.ProposalOutcome) -> ProposalOutcome:
 def _approval(reply: pb.Approval) -> Approval:
     status: Any = reply.status
     kind: Any = reply.kind or "contract"
-    repair = None
+    repair = tool_call = None
     if reply.HasField("repair"):
         r = reply.repair
         repair = Repair(r.code, r.operation, r.subject, r.count, r.sample, r.last_seen)
+    if reply.HasField("tool_call"):
+        t = reply.tool_call
+        tool_call = ToolCall(t.agent, t.tool, t.arguments, t.turn, t.call_id)
     return Approval(reply.id, reply.contract, _version(reply.version), reply.proposer, _check(reply.check_json),
                     reply.created, status, reason=reply.reason, message=reply.message, hash=reply.hash,
-                    decision=reply.decision, decided=reply.decided or None, kind=kind, repair=repair)
+                    decision=reply.decision, decided=reply.decided or None, kind=kind, repair=repair,
+                    tool_call=tool_call)
 
 
 def _endpoint(reply: pb.Endpoint) -> Endpoint:

@@ -17,6 +17,7 @@ from ._proposals import Proposals
 from ._registry import HiveRegistry
 from ._requirements import Requirements
 from ._state import TOKENS_DIR, Applier
+from ._tool_calls import ToolCalls
 from ._verdicts import Verdicts
 from ._views import Views
 
@@ -24,7 +25,7 @@ __all__ = ["TOKENS_DIR", "Frame", "RootHive"]
 
 
 class RootHive(Lifecycle, Authentication, HiveRegistry, Requirements, Proposals, Verdicts, Approvals, EndpointCalls,
-               Views):
+               Views, ToolCalls):
     """The root's state and rules. Open with :meth:`open`; close with :meth:`close` (or ``with``)."""
 
     #: Every event the log holds, and the concern that applies it (at commit and at replay alike).
@@ -40,6 +41,7 @@ class RootHive(Lifecycle, Authentication, HiveRegistry, Requirements, Proposals,
         "pending_approval": Approvals._apply_pending,
         "approval_decided": Approvals._apply_decided,
         "repair_proposed": Approvals._apply_repair,
+        "tool_call_proposed": ToolCalls._apply_tool_call,
         "endpoint_registered": EndpointCalls._apply_endpoint,
         "endpoint_removed": EndpointCalls._apply_endpoint_removed,
     }

@@ -15,13 +15,13 @@ from ..semver import Version
 from ._errors import Conflict
 
 __all__ = ["Approval", "ContractInfo", "Endpoint", "HiveStatus", "ProposalOutcome", "Registration", "Repair",
-           "RequirementOutcome", "VersionInfo"]
+           "RequirementOutcome", "ToolCall", "VersionInfo"]
 
 ProposalStatus = Literal["accepted", "pending", "rejected"]
 ApprovalStatus = Literal["pending", "approved", "rejected"]
 VersionStatus = Literal["active", "superseded", "retired"]
 #: What an approval is about: a contract version waiting to be published, or a repair a hive reported.
-ApprovalKind = Literal["contract", "repair"]
+ApprovalKind = Literal["contract", "repair", "tool"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +125,22 @@ class Repair:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCall:
+    """What an agent asks to run (the approval's ``tool_call``, kind ``tool``): the exact arguments the model
+    sent. The hive is the approval's ``proposer``; approving lets this one call run (subhive.agent)."""
+
+    agent: str
+    tool: str
+    arguments: str
+    turn: str
+    call_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"agent": self.agent, "tool": self.tool, "arguments": self.arguments, "turn": self.turn,
+                "call_id": self.call_id}
+
+
+@dataclass(frozen=True, slots=True)
 class Approval:
     """Something waiting for a human (or decided by one).
 
@@ -150,12 +166,15 @@ class Approval:
     decided: float | None = None
     kind: ApprovalKind = "contract"
     repair: Repair | None = None
+    #: Kind ``tool`` (``t-N``): the call an agent waits to run; approving lets it run, rejecting refuses it.
+    tool_call: ToolCall | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "contract": self.contract, "version": _text(self.version),
                 "proposer": self.proposer, "status": self.status, "reason": self.reason, "message": self.message,
                 "hash": self.hash, "created": self.created, "decided": self.decided, "decision": self.decision,
-                "check": self.check, "repair": self.repair.to_dict() if self.repair is not None else None}
+                "check": self.check, "repair": self.repair.to_dict() if self.repair is not None else None,
+                "tool_call": self.tool_call.to_dict() if self.tool_call is not None else None}
 
 
 def _text(version: Version | None) -> str | None:

@@ -330,6 +330,21 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
 
         return await self._do(context, op)
 
+    async def ProposeToolCall(self, request: pb.ProposeToolCallRequest,
+                              context: grpc.aio.ServicerContext[Any, Any]) -> pb.Approval:
+        def op(caller: Caller) -> pb.Approval:
+            if caller.admin and not request.hive:
+                raise InputError("the admin proposes a tool call for a hive: name it in hive",
+                                 code="tool_call.no_hive")
+            if not caller.admin and request.hive and request.hive != caller.name:
+                raise PermissionDenied(f"hive {caller.name!r} may not ask for {request.hive!r}: a hive asks for its "
+                                       "own agents", code="auth.not_self")
+            return _approval_pb(self.root.propose_tool_call(
+                request.hive or caller.name, agent=request.agent, tool=request.tool, arguments=request.arguments,
+                turn=request.turn, call_id=request.call_id))
+
+        return await self._do(context, op)
+
     async def RegisterEndpoint(self, request: pb.RegisterEndpointRequest,
                                context: grpc.aio.ServicerContext[Any, Any]) -> pb.Endpoint:
         def op(caller: Caller) -> pb.Endpoint:
@@ -498,6 +513,10 @@ def _approval_pb(approval: Approval) -> pb.Approval:
         r = approval.repair
         message.repair.CopyFrom(pb.Repair(code=r.code, operation=r.operation, subject=r.subject, count=r.count,
                                           sample=r.sample, last_seen=r.last_seen))
+    if approval.tool_call is not None:
+        t = approval.tool_call
+        message.tool_call.CopyFrom(pb.ToolCall(agent=t.agent, tool=t.tool, arguments=t.arguments, turn=t.turn,
+                                               call_id=t.call_id))
     return message
 
 

@@ -71,7 +71,7 @@ def test_generated_modules_are_what_protoc_makes_of_the_contract_today() -> None
 def test_generated_modules_say_do_not_edit_and_import_their_sibling_relatively() -> None:
     here = Path(_generate.__file__).parent
     for name in _generate.GENERATED:
-        assert (here / name).read_text().startswith("# Generated from contracts/root-hive/1.2.0/root_hive.proto; "
+        assert (here / name).read_text().startswith("# Generated from contracts/root-hive/1.3.0/root_hive.proto; "
                                                     "do not edit.\n")
     grpc_module = (here / "root_hive_pb2_grpc.py").read_text()
     assert "from . import root_hive_pb2 as root__hive__pb2" in grpc_module
@@ -85,7 +85,8 @@ def test_the_root_hive_contract_passes_lint() -> None:
     assert [p.code for p in result.problems] == []
     assert sorted((c.name, str(c.version)) for c in result.contracts) == [("root-hive", "1.0.0"),
                                                                          ("root-hive", "1.1.0"),
-                                                                         ("root-hive", "1.2.0")]
+                                                                         ("root-hive", "1.2.0"),
+                                                                         ("root-hive", "1.3.0")]
 
 
 def test_root_hive_1_1_0_only_adds_the_batched_watch_so_it_is_an_honest_minor() -> None:
@@ -105,6 +106,17 @@ def test_root_hive_1_2_0_only_adds_endpoints_and_repairs_so_it_is_an_honest_mino
 
     base = REPO / "contracts" / "root-hive"
     check = check_contract(load_contract(base / "1.2.0"), load_contract(base / "1.1.0"))
+    assert check.semver_ok
+    assert check.compatible
+    assert str(check.required_bump) == "minor"
+
+
+def test_root_hive_1_3_0_only_adds_tool_call_approvals_so_it_is_an_honest_minor() -> None:
+    from subhive.compat.contract_check import check_contract
+    from subhive.contract import load_contract
+
+    base = REPO / "contracts" / "root-hive"
+    check = check_contract(load_contract(base / "1.3.0"), load_contract(base / "1.2.0"))
     assert check.semver_ok
     assert check.compatible
     assert str(check.required_bump) == "minor"

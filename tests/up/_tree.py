@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from subhive.up import UpLayout, down, pid_alive
 
@@ -28,6 +28,13 @@ T = TypeVar("T")
 CLI_TIMEOUT = 120.0
 #: What every scaffolded workspace of these tests runs: the three kinds `subhive new` knows best.
 HIVES = ("backend", "db", "web")
+
+
+class CopyTemplate(Protocol):
+    """Makes a copy of the scaffolded template (``conftest.py``), leaving out the files and directories named in
+    ``without`` (e.g. ``"web"`` for the ui hive); whatever runs in it is stopped when the fixture ends."""
+
+    def __call__(self, *without: str) -> Path: ...
 
 
 @dataclass(frozen=True)

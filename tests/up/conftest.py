@@ -12,7 +12,7 @@ import pytest
 
 from subhive.cli import main
 
-from ._tree import HIVES, tear_down
+from ._tree import HIVES, CopyTemplate, tear_down
 
 
 @pytest.fixture(scope="session")
@@ -38,6 +38,25 @@ def scaffolded_workspace(template_workspace: Path, tmp_path: Path) -> Iterator[P
         yield workspace
     finally:
         tear_down(workspace)
+
+
+@pytest.fixture(scope="module")
+def module_template_copy(template_workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CopyTemplate]:
+    """Copies of the template a module's tests share (a tree is up once for several tests: each ``up`` costs
+    seconds); every one is torn down when the module is done, even when a test failed."""
+    made: list[Path] = []
+
+    def copy(*without: str) -> Path:
+        workspace = (tmp_path_factory.mktemp("tree") / "ws").resolve()
+        shutil.copytree(template_workspace, workspace, ignore=shutil.ignore_patterns(*without))
+        made.append(workspace)
+        return workspace
+
+    try:
+        yield copy
+    finally:
+        for workspace in made:
+            tear_down(workspace)
 
 
 @pytest.fixture

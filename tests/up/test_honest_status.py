@@ -27,23 +27,16 @@ from subhive.bus import ADMIN_USER
 from subhive.hive import board_stream
 from subhive.up import UpLayout, pid_alive
 
-from ._tree import recorded_pids, subhive, up, wait_for
+from ._tree import CopyTemplate, recorded_pids, subhive, up, wait_for
 
 
 @pytest.fixture(scope="module")
-def one_hive_tree(template_workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    import shutil
-
-    from ._tree import tear_down
-
-    workspace = (tmp_path_factory.mktemp("honest") / "ws").resolve()
-    shutil.copytree(template_workspace, workspace, ignore=shutil.ignore_patterns("web", "backend", "backend_api"))
-    try:
-        ran = up(workspace)
-        assert ran.code == 0, ran
-        yield workspace
-    finally:
-        tear_down(workspace)
+def one_hive_tree(module_template_copy: CopyTemplate) -> Path:
+    """The template with only its db hive, up."""
+    workspace = module_template_copy("web", "backend", "backend_api")
+    ran = up(workspace)
+    assert ran.code == 0, ran
+    return workspace
 
 
 async def _write_past_subhive(workspace: Path, key: str, data: bytes, headers: dict[str, str] | None) -> None:

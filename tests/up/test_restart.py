@@ -16,10 +16,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -32,23 +31,19 @@ from subhive.hive import BoardSchema, Entry, KvBlackboard
 from subhive.root_hive._client import RootClient, admin_token_of
 from subhive.up import UpLayout, pid_alive
 
-from ._tree import events, processes_of, recorded_pids, subhive, tail, tear_down, up, wait_for
+from ._tree import CopyTemplate, events, processes_of, recorded_pids, subhive, tail, up, wait_for
 
 HIVE = "backend"
 
 
 @pytest.fixture(scope="module")
-def crashing_tree(template_workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def crashing_tree(module_template_copy: CopyTemplate) -> Path:
     """The template without its ui hive (the db and the backend that consumes it are what these tests need),
     up; down at the end, even when a test failed."""
-    workspace = (tmp_path_factory.mktemp("crashing") / "ws").resolve()
-    shutil.copytree(template_workspace, workspace, ignore=shutil.ignore_patterns("web"))
-    try:
-        ran = up(workspace)
-        assert ran.code == 0, ran
-        yield workspace
-    finally:
-        tear_down(workspace)
+    workspace = module_template_copy("web")
+    ran = up(workspace)
+    assert ran.code == 0, ran
+    return workspace
 
 
 @asynccontextmanager

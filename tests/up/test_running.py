@@ -9,9 +9,7 @@ supervisor killed with SIGKILL before ``down``: test_restart.py.)
 from __future__ import annotations
 
 import json
-import shutil
 import stat
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +19,17 @@ import pytest
 
 from subhive.up import UpLayout, pid_alive, runtime_status
 
-from ._tree import HIVES, Ran, assert_clean_error, events, processes_of, recorded_pids, subhive, tear_down, up
+from ._tree import (
+    HIVES,
+    CopyTemplate,
+    Ran,
+    assert_clean_error,
+    events,
+    processes_of,
+    recorded_pids,
+    subhive,
+    up,
+)
 
 
 @dataclass(frozen=True)
@@ -32,19 +40,15 @@ class Running:
 
 
 @pytest.fixture(scope="module")
-def running_workspace(template_workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+def running_workspace(module_template_copy: CopyTemplate) -> Running:
     """The template, up: two ``up --detach --format json`` started at the same moment, of which one must start
     the tree; down at the end, even when a test failed."""
-    workspace = (tmp_path_factory.mktemp("running") / "ws").resolve()
-    shutil.copytree(template_workspace, workspace)
-    try:
-        with ThreadPoolExecutor(2) as pool:
-            ups = list(pool.map(lambda _: up(workspace, "--format", "json"), range(2)))
-        started = [ran for ran in ups if ran.code == 0]
-        assert started, ups
-        yield Running(workspace, json.loads(started[0].out), ups)
-    finally:
-        tear_down(workspace)
+    workspace = module_template_copy()
+    with ThreadPoolExecutor(2) as pool:
+        ups = list(pool.map(lambda _: up(workspace, "--format", "json"), range(2)))
+    started = [ran for ran in ups if ran.code == 0]
+    assert started, ups
+    return Running(workspace, json.loads(started[0].out), ups)
 
 
 def test_of_two_ups_at_once_one_starts_the_tree_and_the_other_is_refused(running_workspace: Running) -> None:

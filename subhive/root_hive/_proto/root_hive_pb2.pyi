@@ -1,4 +1,4 @@
-# Generated from contracts/root-hive/1.2.0/root_hive.proto; do not edit.
+# Generated from contracts/root-hive/1.3.0/root_hive.proto; do not edit.
 # Regenerate with: python -m subhive.root_hive._proto._generate
 # ruff: noqa
 # mypy: disable-error-code="unused-ignore,overload-cannot-match"
@@ -413,7 +413,9 @@ class ListApprovalsRequest(_message.Message):
     status: _builtins.str
     """"pending" (default), "approved", "rejected" or "all" """
     kind: _builtins.str
-    """1.2.0: "contract", "repair" or "all". Empty means "contract": a 1.1.0 client never sees a repair."""
+    """1.2.0: "contract", "repair" or "all" (1.3.0: also "tool"). Empty means "contract": a 1.1.0 client never
+    sees a repair.
+    """
     def __init__(
         self,
         *,
@@ -446,6 +448,7 @@ class Approval(_message.Message):
     DECIDED_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
     REPAIR_FIELD_NUMBER: _builtins.int
+    TOOL_CALL_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     contract: _builtins.str
     version: _builtins.str
@@ -464,10 +467,16 @@ class Approval(_message.Message):
     decided: _builtins.float
     """when it was decided; 0 while pending"""
     kind: _builtins.str
-    """"contract" (also when empty) | "repair" (1.2.0; version, check_json and hash are empty)"""
+    """"contract" (also when empty) | "repair" (1.2.0) | "tool" (1.3.0); for the last two"""
     @_builtins.property
     def repair(self) -> Global___Repair:
-        """set for kind "repair" """
+        """version, check_json and hash are empty
+        set for kind "repair"
+        """
+
+    @_builtins.property
+    def tool_call(self) -> Global___ToolCall:
+        """1.3.0: set for kind "tool" """
 
     def __init__(
         self,
@@ -486,14 +495,53 @@ class Approval(_message.Message):
         decided: _builtins.float = ...,
         kind: _builtins.str = ...,
         repair: Global___Repair | None = ...,
+        tool_call: Global___ToolCall | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["repair", b"repair"]
+    _HasFieldArgType: _TypeAlias = _typing.Literal["repair", b"repair", "tool_call", b"tool_call"]
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["check_json", b"check_json", "contract", b"contract", "created", b"created", "decided", b"decided", "decision", b"decision", "hash", b"hash", "id", b"id", "kind", b"kind", "message", b"message", "proposer", b"proposer", "reason", b"reason", "repair", b"repair", "status", b"status", "version", b"version"]
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["check_json", b"check_json", "contract", b"contract", "created", b"created", "decided", b"decided", "decision", b"decision", "hash", b"hash", "id", b"id", "kind", b"kind", "message", b"message", "proposer", b"proposer", "reason", b"reason", "repair", b"repair", "status", b"status", "tool_call", b"tool_call", "version", b"version"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Approval: _TypeAlias = Approval
+
+@_typing.final
+class ToolCall(_message.Message):
+    """What an agent asks to run (1.3.0). The hive is the approval's proposer; approving lets the call run once."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AGENT_FIELD_NUMBER: _builtins.int
+    TOOL_FIELD_NUMBER: _builtins.int
+    ARGUMENTS_FIELD_NUMBER: _builtins.int
+    TURN_FIELD_NUMBER: _builtins.int
+    CALL_ID_FIELD_NUMBER: _builtins.int
+    agent: _builtins.str
+    """the agent, as its hive's manifest names it"""
+    tool: _builtins.str
+    """the tool, e.g. board_write or call_orders_place_order"""
+    arguments: _builtins.str
+    """the exact arguments the model sent (JSON text)"""
+    turn: _builtins.str
+    """the turn that asks"""
+    call_id: _builtins.str
+    """the model's id for the call"""
+    def __init__(
+        self,
+        *,
+        agent: _builtins.str = ...,
+        tool: _builtins.str = ...,
+        arguments: _builtins.str = ...,
+        turn: _builtins.str = ...,
+        call_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent", b"agent", "arguments", b"arguments", "call_id", b"call_id", "tool", b"tool", "turn", b"turn"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolCall: _TypeAlias = ToolCall
 
 @_typing.final
 class Repair(_message.Message):
@@ -989,3 +1037,39 @@ class ProposeRepairRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ProposeRepairRequest: _TypeAlias = ProposeRepairRequest
+
+@_typing.final
+class ProposeToolCallRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HIVE_FIELD_NUMBER: _builtins.int
+    AGENT_FIELD_NUMBER: _builtins.int
+    TOOL_FIELD_NUMBER: _builtins.int
+    ARGUMENTS_FIELD_NUMBER: _builtins.int
+    TURN_FIELD_NUMBER: _builtins.int
+    CALL_ID_FIELD_NUMBER: _builtins.int
+    hive: _builtins.str
+    """empty: the calling hive; the admin must name one"""
+    agent: _builtins.str
+    tool: _builtins.str
+    arguments: _builtins.str
+    """at most 16 KiB"""
+    turn: _builtins.str
+    call_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        hive: _builtins.str = ...,
+        agent: _builtins.str = ...,
+        tool: _builtins.str = ...,
+        arguments: _builtins.str = ...,
+        turn: _builtins.str = ...,
+        call_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent", b"agent", "arguments", b"arguments", "call_id", b"call_id", "hive", b"hive", "tool", b"tool", "turn", b"turn"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ProposeToolCallRequest: _TypeAlias = ProposeToolCallRequest

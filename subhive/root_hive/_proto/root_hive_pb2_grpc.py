@@ -1,4 +1,4 @@
-# Generated from contracts/root-hive/1.2.0/root_hive.proto; do not edit.
+# Generated from contracts/root-hive/1.3.0/root_hive.proto; do not edit.
 # Regenerate with: python -m subhive.root_hive._proto._generate
 # ruff: noqa
 # mypy: disable-error-code="unused-ignore,overload-cannot-match"
@@ -111,6 +111,11 @@ class RootHiveStub:
         self.ProposeRepair = channel.unary_unary(
                 '/subhive.root.v1.RootHive/ProposeRepair',
                 request_serializer=root__hive__pb2.ProposeRepairRequest.SerializeToString,
+                response_deserializer=root__hive__pb2.Approval.FromString,
+                _registered_method=True)
+        self.ProposeToolCall = channel.unary_unary(
+                '/subhive.root.v1.RootHive/ProposeToolCall',
+                request_serializer=root__hive__pb2.ProposeToolCallRequest.SerializeToString,
                 response_deserializer=root__hive__pb2.Approval.FromString,
                 _registered_method=True)
 
@@ -228,6 +233,15 @@ class RootHiveServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ProposeToolCall(self, request, context):
+        """Added in 1.3.0: an agent of a hive asks a person before it runs a tool whose policy is "ask". The call
+        becomes an approval of kind "tool" (id t-N) with the exact arguments; the hive polls GetApproval for the
+        decision. A hive asks for itself only (the admin names the hive).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RootHiveServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -304,6 +318,11 @@ def add_RootHiveServicer_to_server(servicer, server):
             'ProposeRepair': grpc.unary_unary_rpc_method_handler(
                     servicer.ProposeRepair,
                     request_deserializer=root__hive__pb2.ProposeRepairRequest.FromString,
+                    response_serializer=root__hive__pb2.Approval.SerializeToString,
+            ),
+            'ProposeToolCall': grpc.unary_unary_rpc_method_handler(
+                    servicer.ProposeToolCall,
+                    request_deserializer=root__hive__pb2.ProposeToolCallRequest.FromString,
                     response_serializer=root__hive__pb2.Approval.SerializeToString,
             ),
     }
@@ -711,6 +730,33 @@ class RootHive:
             target,
             '/subhive.root.v1.RootHive/ProposeRepair',
             root__hive__pb2.ProposeRepairRequest.SerializeToString,
+            root__hive__pb2.Approval.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ProposeToolCall(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/subhive.root.v1.RootHive/ProposeToolCall',
+            root__hive__pb2.ProposeToolCallRequest.SerializeToString,
             root__hive__pb2.Approval.FromString,
             options,
             channel_credentials,

@@ -1,4 +1,4 @@
-# Generated from contracts/root-hive/1.2.0/root_hive.proto; do not edit.
+# Generated from contracts/root-hive/1.3.0/root_hive.proto; do not edit.
 # Regenerate with: python -m subhive.root_hive._proto._generate
 # ruff: noqa
 # mypy: disable-error-code="unused-ignore,overload-cannot-match"
@@ -84,6 +84,11 @@ class RootHiveStub:
     hive). It becomes a repair approval (kind "repair"); the same (hive, code, place) while one is pending
     adds to its count instead of making another.
     """
+    ProposeToolCall: _grpc.UnaryUnaryMultiCallable[_root_hive_pb2.ProposeToolCallRequest, _root_hive_pb2.Approval]
+    """Added in 1.3.0: an agent of a hive asks a person before it runs a tool whose policy is "ask". The call
+    becomes an approval of kind "tool" (id t-N) with the exact arguments; the hive polls GetApproval for the
+    decision. A hive asks for itself only (the admin names the hive).
+    """
 
 @_typing.type_check_only
 class RootHiveAsyncStub(RootHiveStub):
@@ -126,6 +131,11 @@ class RootHiveAsyncStub(RootHiveStub):
     """Added in 1.2.0: a hive reports an error class it saw repeatedly, for itself only (the admin names the
     hive). It becomes a repair approval (kind "repair"); the same (hive, code, place) while one is pending
     adds to its count instead of making another.
+    """
+    ProposeToolCall: _aio.UnaryUnaryMultiCallable[_root_hive_pb2.ProposeToolCallRequest, _root_hive_pb2.Approval]  # type: ignore[assignment]
+    """Added in 1.3.0: an agent of a hive asks a person before it runs a tool whose policy is "ask". The call
+    becomes an approval of kind "tool" (id t-N) with the exact arguments; the hive polls GetApproval for the
+    decision. A hive asks for itself only (the admin names the hive).
     """
 
 class RootHiveServicer(metaclass=_abc_1.ABCMeta):
@@ -256,6 +266,17 @@ class RootHiveServicer(metaclass=_abc_1.ABCMeta):
         """Added in 1.2.0: a hive reports an error class it saw repeatedly, for itself only (the admin names the
         hive). It becomes a repair approval (kind "repair"); the same (hive, code, place) while one is pending
         adds to its count instead of making another.
+        """
+
+    @_abc_1.abstractmethod
+    def ProposeToolCall(
+        self,
+        request: _root_hive_pb2.ProposeToolCallRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_root_hive_pb2.Approval, _abc.Awaitable[_root_hive_pb2.Approval]]:
+        """Added in 1.3.0: an agent of a hive asks a person before it runs a tool whose policy is "ask". The call
+        becomes an approval of kind "tool" (id t-N) with the exact arguments; the hive polls GetApproval for the
+        decision. A hive asks for itself only (the admin names the hive).
         """
 
 def add_RootHiveServicer_to_server(servicer: RootHiveServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
