@@ -29,7 +29,8 @@ from subhive.workspace import (
 )
 
 __all__ = [
-    "REPO", "TIMEOUT", "StartServer", "cli", "copy_shop", "importable_stubs", "make_shop", "make_workspace",
+    "REPO", "TIMEOUT", "StartServer", "cli", "copy_example", "copy_shop", "importable_stubs", "make_shop",
+    "make_workspace",
     "rewrite_manifest", "run",
 ]
 
@@ -62,6 +63,15 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     captured = capsys.readouterr()
     return code, captured.out, captured.err
+
+
+def copy_example(name: str, into: Path, *, accepted: bool = True) -> Path:
+    """A private copy of ``examples/NAME`` at ``into/NAME`` (resolved), without what a run left (``.subhive``,
+    ``__pycache__``). ``accepted=False`` leaves out its lock and generated stubs too: nothing is accepted yet."""
+    left_out = (".subhive", "__pycache__") if accepted else (".subhive", "__pycache__", "stubs", "contracts.lock")
+    root = (into / name).resolve()
+    shutil.copytree(REPO / "examples" / name, root, ignore=shutil.ignore_patterns(*left_out))
+    return root
 
 
 def make_workspace(tmp: Path) -> Path:

@@ -15,8 +15,7 @@ from subhive.codegen import check_tree
 from subhive.root_hive import RootHive
 from subhive.root_hive._client import contract_files
 from subhive.workspace import open_workspace
-
-NOTES = Path(__file__).resolve().parents[2] / "examples" / "notes"
+from tests.kit import copy_example
 
 
 def _mtimes(root: Path) -> dict[Path, int]:
@@ -55,8 +54,7 @@ def test_an_untouched_tree_checks_clean(shop: Path, capsys: pytest.CaptureFixtur
 @pytest.fixture
 def notes_on_two_majors(tmp_path: Path) -> Path:
     """examples/notes with notes_api 1.0.0 and 2.0.0 accepted (2.0.0 approved) and the ui moved to ^2."""
-    root = tmp_path / "notes"
-    shutil.copytree(NOTES, root, ignore=shutil.ignore_patterns(".subhive", "stubs", "contracts.lock", "__pycache__"))
+    root = copy_example("notes", tmp_path, accepted=False)
     shutil.copytree(root / "changes" / "notes_api" / "2.0.0", root / "contracts" / "notes_api" / "2.0.0")
     engine = RootHive.open(root)
     try:

@@ -5,7 +5,6 @@ hive without a restart (its key file rewritten by the supervisor, re-read by the
 from __future__ import annotations
 
 import json
-import shutil
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,19 +16,17 @@ import pytest
 from subhive.root_hive._client import RootClient
 from subhive.rpc import KeyFile, caller_interceptors, error_from_rpc
 from subhive.up import UpLayout
-from tests.kit import run
+from tests.kit import copy_example, run
 
 from ..up._tree import subhive, tail, tear_down, up, wait_for
 from ._raw import unary_unary
 
-NOTES = Path(__file__).resolve().parents[2] / "examples" / "notes"
 LIST = "/notes.store.v1.NotesStore/List"
 
 
 @pytest.fixture
 def notes(tmp_path: Path) -> Iterator[Path]:
-    workspace = (tmp_path / "notes").resolve()
-    shutil.copytree(NOTES, workspace, ignore=shutil.ignore_patterns(".subhive", "__pycache__"))
+    workspace = copy_example("notes", tmp_path)
     try:
         yield workspace
     finally:

@@ -14,18 +14,17 @@ from typing import Any
 
 import pytest
 
+from tests.kit import copy_example
+
 from ._tree import events, subhive, tail, tear_down, up, wait_for
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "notes"
 WAIT = 60.0
 
 
 @pytest.fixture
 def notes_with_two_consumers(tmp_path: Path) -> Iterator[Path]:
     """examples/notes, plus ``archive``: the ui hive's twin under another name, a second consumer of ^1."""
-    workspace = (tmp_path / "notes").resolve()
-    shutil.copytree(EXAMPLE, workspace, ignore=shutil.ignore_patterns(".subhive", "stubs", "contracts.lock",
-                                                                      "__pycache__"))
+    workspace = copy_example("notes", tmp_path, accepted=False)
     ui, archive = workspace / "subhives" / "ui", workspace / "subhives" / "archive"
     shutil.copytree(ui, archive)
     (archive / "ui_hive").rename(archive / "archive_hive")
