@@ -9,7 +9,7 @@ import contextlib
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,9 +27,9 @@ NORMAL_STOPS = frozenset({"completed"})
 
 @dataclass(frozen=True)
 class Frame:
-    """One step of a turn: ``kind`` is ``turn.started``, ``model.request``, ``model.reply``, ``tool.call``,
-    ``approval.waiting``, ``tool.result``, ``answer.refused``, ``compaction`` or ``turn.stopped``; ``seq``
-    counts from 1 within the turn."""
+    """One step of a turn: ``kind`` is ``turn.started`` (or ``turn.resumed``), ``model.request``,
+    ``model.reply``, ``tool.call``, ``approval.waiting``, ``tool.result``, ``answer.refused``, ``compaction``
+    or ``turn.stopped``; ``seq`` counts from 1 within the turn."""
 
     kind: str
     turn: str
@@ -152,6 +152,24 @@ class Agent:
         turn.answer_check, turn.answer_retries = answer_check, answer_retries
         return await turn.run()
 
+    async def resume_turn(self, turn_id: str, frames: Sequence[Mapping[str, Any]], *,
+                          on_frame: FrameSink | None = None, answer_check: AnswerCheck | None = None,
+                          answer_retries: int = 2) -> TurnResult:
+        """Go on with a turn that stopped mid-way (its process died) from its kept ``frames`` (``to_dict()``
+        form): the conversation is rebuilt exactly, so the next request extends the last one sent; tool calls
+        that have a result are not run again; the others run now; frames go on from the last ``seq``.
+        Raises ``ValueError`` for frames of a turn that already stopped."""
+        self.client()
+        started = next((f for f in frames if f.get("kind") == "turn.started"), None)
+        if started is None:
+            raise ValueError(f"the frames of turn {turn_id} have no turn.started")
+        turn = _Turn(self, str(started.get("prompt") or ""), turn_id, on_frame)
+        turn.answer_check, turn.answer_retries = answer_check, answer_retries
+        return await turn.run(resume=frames)
+
+
+_NO_ANSWER = object()
+
 
 class _Turn:
     def __init__(self, agent: Agent, prompt: str, turn_id: str, sink: FrameSink | None) -> None:
@@ -189,14 +207,21 @@ class _Turn:
             if outcome is not None:
                 await outcome
 
-    async def run(self) -> TurnResult:
+    async def run(self, resume: Sequence[Mapping[str, Any]] | None = None) -> TurnResult:
         settings = self.settings
-        await self.emit("turn.started", agent=settings.name, model=settings.model.model, prompt=self.state.task,
-                        tools=[t["function"]["name"] for t in self.tools])
-        self.conversation.append({"role": "user", "content": self.state.task})
         answer: str | None = None
+        pending: list[ToolCall] = []
+        final: Any = _NO_ANSWER
+        if resume is None:
+            await self.emit("turn.started", agent=settings.name, model=settings.model.model, prompt=self.state.task,
+                            tools=[t["function"]["name"] for t in self.tools])
+            self.conversation.append({"role": "user", "content": self.state.task})
+        else:
+            pending, final = restore(self, resume)
+            await self.emit("turn.resumed", after=len(self.frames), pending=[c.id for c in pending],
+                            model_calls=len(self.usage), tool_calls=self.tool_calls)
         try:
-            answer = await self.loop()
+            answer = await self.loop(pending, final)
             stop = Stop("completed", "the model answered")
         except _Stopped as stopped:
             stop = stopped.stop
@@ -208,7 +233,13 @@ class _Turn:
         return TurnResult(self.id, stop, answer, self.usage, self.frames, self.state, self.compactions,
                           self.tool_calls, self.model_seconds, seconds, self.value)
 
-    async def loop(self) -> str | None:
+    async def loop(self, pending: Sequence[ToolCall] = (), final: Any = _NO_ANSWER) -> str | None:
+        """Requests and tool calls until an accepted answer; a restored turn first runs the calls it had not
+        finished (``pending``) or judges the answer it had received (``final``)."""
+        for call in pending:
+            await self.run_tool(call)
+        if not pending and final is not _NO_ANSWER and await self.accepted(final):
+            return final  # type: ignore[no-any-return]
         while True:
             await self.compact_if_needed()
             reply = await self.request(self.conversation.messages())
@@ -238,12 +269,15 @@ class _Turn:
             return True
         except SubhiveError as error:
             self.refusals += 1
-            await self.emit("answer.refused", attempt=self.refusals, error=error.code, message=error.message)
-            if self.refusals > self.answer_retries:
+            final = self.refusals > self.answer_retries
+            again = None if final else (f"Your answer was refused ({error.code}): {error.message}. "
+                                        f"{error.hint or ''} Answer again.")
+            await self.emit("answer.refused", attempt=self.refusals, error=error.code, message=error.message,
+                            reply=again)
+            if again is None:
                 raise _Stopped(Stop("answer.invalid", f"the answer was refused {self.refusals} times, last: "
                                     f"{error.message}", {"error": error.code, "attempts": self.refusals})) from None
-            self.conversation.append({"role": "user", "content": f"Your answer was refused ({error.code}): "
-                                      f"{error.message}. {error.hint or ''} Answer again."})
+            self.conversation.append({"role": "user", "content": again})
             return False
 
     # -- the model ----------------------------------------------------------------------------------------
@@ -345,6 +379,8 @@ class _Turn:
                             timeout=self.agent.tools.approval_timeout)
         began = time.monotonic()
         code: str | None = None
+        changed: tuple[str, ...] = ()
+        waiting: tuple[str, ...] = ()
         try:
             result = await asyncio.wait_for(self.agent.tools.dispatch(call), self.remaining())
         except TimeoutError:
@@ -354,12 +390,17 @@ class _Turn:
             content, code = error_content(error), error.code
         else:
             content = result_content(result, self.settings.max_tool_output)
-            self.state.note_files(result.files_changed)
-            self.state.pending.extend(p for p in result.pending if p not in self.state.pending)
+            changed, waiting = tuple(result.files_changed), tuple(result.pending)
+        self.note_result(call, content, changed, waiting)
+        await self.emit("tool.result", id=call.id, name=call.name, ok=code is None, error=code, content=content,
+                        files_changed=list(changed), pending=list(waiting), seconds=round(time.monotonic() - began, 6))
+
+    def note_result(self, call: ToolCall, content: str, changed: Sequence[str], waiting: Sequence[str]) -> None:
+        """A tool's result joins the conversation and the turn's state (live, and when a turn is restored)."""
+        self.state.note_files(changed)
+        self.state.pending.extend(p for p in waiting if p not in self.state.pending)
         self.state.note_call(call.name, call.arguments, content)
         self.conversation.append({"role": "tool", "tool_call_id": call.id, "content": content})
-        await self.emit("tool.result", id=call.id, name=call.name, ok=code is None, error=code, content=content,
-                        seconds=round(time.monotonic() - began, 6))
 
     # -- compaction ---------------------------------------------------------------------------------------
 
@@ -377,11 +418,13 @@ class _Turn:
         before = size
         reply = await self.request([*self.conversation.messages(), prompt], compaction=True)
         summary = reply.content or ""
-        self.conversation.replace([handoff_message(self.state, summary)])
+        handoff = handoff_message(self.state, summary)
+        self.conversation.replace([handoff])
         self.compactions += 1
         after = self.last_size = self.estimate()
         await self.emit("compaction", n=self.compactions, tokens_before=before, tokens_after=after,
-                        threshold=model.compact_threshold, summary=summary, state=self.state.to_dict())
+                        threshold=model.compact_threshold, summary=summary, state=self.state.to_dict(),
+                        handoff=handoff["content"])
         if after >= model.compact_threshold:
             raise _Stopped(Stop("context.exhausted", "even compacted, the conversation does not fit under the "
                                 f"compaction threshold ({after} >= {model.compact_threshold} tokens)",
@@ -433,3 +476,50 @@ async def _collect(stream: Any, messages: list[dict[str, Any]]) -> _Reply:
 
 def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def restore(turn: _Turn, frames: Sequence[Mapping[str, Any]]) -> tuple[list[ToolCall], Any]:
+    """Rebuild ``turn`` from its kept frames: conversation, usage, counters, state. Returns the tool calls of
+    the last reply that have no result yet, and the last reply's text when it was an answer not yet judged."""
+    pending: dict[str, ToolCall] = {}
+    final: Any = _NO_ANSWER
+    compacting = False
+    for f in sorted(frames, key=lambda f: int(f["seq"])):
+        kind = f["kind"]
+        data = {k: v for k, v in f.items() if k not in ("kind", "turn", "seq", "time")}
+        turn.frames.append(Frame(kind, turn.id, int(f["seq"]), data, float(f.get("time") or 0.0)))
+        if kind == "turn.started":
+            turn.conversation.append({"role": "user", "content": turn.state.task})
+        elif kind == "model.request":
+            compacting = bool(f.get("compaction"))
+        elif kind == "model.reply":
+            usage = f.get("usage") or {}
+            turn.usage.append(RequestUsage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)),
+                                           int(usage.get("cached_tokens", 0)), bool(usage.get("estimated")),
+                                           compaction=compacting))
+            if compacting:
+                continue
+            calls = [ToolCall(c["id"], c["name"], c["arguments"]) for c in f.get("tool_calls") or []]
+            message: dict[str, Any] = {"role": "assistant", "content": f.get("content")}
+            if calls:
+                message["tool_calls"] = [{"id": c.id, "type": "function",
+                                          "function": {"name": c.name, "arguments": c.arguments}} for c in calls]
+            turn.conversation.append(message)
+            pending = {c.id: c for c in calls}
+            final = f.get("content") if not calls else _NO_ANSWER
+        elif kind == "tool.result" and f.get("id") in pending:
+            call = pending.pop(f["id"])
+            turn.tool_calls += 1
+            turn.calls[call.key()] += 1
+            turn.note_result(call, str(f.get("content", "")), f.get("files_changed") or (), f.get("pending") or ())
+        elif kind == "compaction":
+            turn.conversation.replace([{"role": "user", "content": f["handoff"]}])
+            turn.compactions = int(f.get("n", turn.compactions + 1))
+        elif kind == "answer.refused":
+            turn.refusals = int(f.get("attempt", turn.refusals + 1))
+            if f.get("reply"):
+                turn.conversation.append({"role": "user", "content": f["reply"]})
+                final = _NO_ANSWER
+        elif kind == "turn.stopped":
+            raise ValueError(f"turn {turn.id} already stopped ({(f.get('stop') or {}).get('code')}): nothing to resume")
+    return list(pending.values()), final
