@@ -43,6 +43,20 @@ class BoardTranscript:
         self.agent = agent
         self.writer = f"agent:{agent}"
 
+    async def load(self, turn: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """A kept turn: its summary (None when it was never started) and its frames, in order."""
+        summary = await self.board.get(transcript_key(self.agent, turn))
+        if summary is None:
+            return None, []
+        prefix = transcript_key(self.agent, turn) + "."
+        frames = []
+        for key in await self.board.keys():
+            if key.startswith(prefix):
+                entry = await self.board.get(key)
+                if entry is not None:
+                    frames.append(entry.value)
+        return summary.value, sorted(frames, key=lambda f: int(f["seq"]))
+
     async def __call__(self, frame: Frame) -> None:
         data = frame.to_dict()
         await self.board.put(transcript_key(self.agent, frame.turn, frame.seq), data, writer=self.writer)

@@ -16,6 +16,7 @@ fails (``agent.answer.invalid``): the caller gets ``handler.failed`` and the req
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import uuid
@@ -74,7 +75,17 @@ class AgentSource:
 
     async def activate(self, entry: Entry, ctx: Any) -> Sequence[Write | Reply]:
         bindings = load_bindings(self.stubs_dir) if self.stubs_dir is not None else []
-        turn = uuid.uuid4().hex[:12]
+        # The transcript's keys are the framework's: written past the board's schema, on the same bucket.
+        transcript = BoardTranscript(KvBlackboard(ctx.transport.connection.jetstream(), ctx.hive), self.spec.name)
+        resume: list[dict[str, Any]] | None = None
+        if entry.key.startswith("op."):
+            turn = uuid.uuid4().hex[:12]
+        else:
+            # The same board write, delivered again after the hive died mid-turn, finds its turn and goes on.
+            found = await _turn_for(transcript, entry)
+            if found is None:
+                return []  # this write's turn already ended with an answer
+            turn, resume = found
         approver = self.approver
         if approver is None and getattr(ctx, "root", None) is not None:  # under `subhive up`: a person at the root
             approver = root_approver(ctx.root, agent=self.spec.name, turn=turn)
@@ -86,11 +97,13 @@ class AgentSource:
             binding = _provided(bindings, contract, ctx.hive, self.spec)
             check = operation_answer(binding, operation)
             prompt = self.request_prompt(binding, operation, entry.value)
-        # The transcript's keys are the framework's: written past the board's schema, on the same bucket.
-        transcript = BoardTranscript(KvBlackboard(ctx.transport.connection.jetstream(), ctx.hive), self.spec.name)
         try:
-            result = await agent.run_turn(prompt, on_frame=transcript, answer_check=check,
-                                          answer_retries=ANSWER_RETRIES, turn_id=turn)
+            if resume:
+                result = await agent.resume_turn(turn, resume, on_frame=transcript, answer_check=check,
+                                                 answer_retries=ANSWER_RETRIES)
+            else:
+                result = await agent.run_turn(prompt, on_frame=transcript, answer_check=check,
+                                              answer_retries=ANSWER_RETRIES, turn_id=turn)
         finally:
             await agent.close()
         if not result.stop.normal:
@@ -103,6 +116,24 @@ class AgentSource:
         return (f"A request for operation {operation} of contract {binding.id} arrived:\n"
                 f"{json.dumps(request, ensure_ascii=False, sort_keys=True)}\n\nAnswer with only the reply: one "
                 f"JSON value valid against this JSON Schema:\n{json.dumps(binding.schemas[output], sort_keys=True)}")
+
+
+async def _turn_for(transcript: BoardTranscript, entry: Entry) -> tuple[str, list[dict[str, Any]] | None] | None:
+    """The turn a board write starts, named after the write (``k<hash of key and revision>``): a new one, or the
+    one it started before a crash (with its frames), or None when that turn ended with an answer. A turn that
+    stopped otherwise is tried again under the next name (``...-2``), as the controller's retry asks."""
+    base = "k" + hashlib.sha256(f"{entry.key}@{entry.revision}".encode()).hexdigest()[:15]
+    for attempt in range(1, 100):
+        turn = base if attempt == 1 else f"{base}-{attempt}"
+        summary, frames = await transcript.load(turn)
+        if summary is None:
+            return turn, None
+        if summary.get("status") == "running":
+            return turn, frames or None
+        if summary.get("status") == "completed":
+            return None
+    raise InputError(f"the write {entry.key}@{entry.revision} started 99 turns that all stopped",
+                     code="agent.too_many_attempts", hint="read the turns: subhive board show HIVE")
 
 
 def operation_answer(binding: ContractBinding, operation: str) -> Callable[[str | None], Any]:

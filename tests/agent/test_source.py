@@ -204,3 +204,73 @@ def test_an_operation_answered_wrongly_three_times_fails_the_request(tmp_path: P
         assert len(server.chat_requests()) == 3
     assert caught.value.code == "agent.answer.invalid"
     assert caught.value.stop.detail["error"] == "payload.invalid"
+
+
+ASKING = AGENT.replace('board_write = "allow"', 'board_write = "ask"')
+
+
+def test_a_turn_waiting_for_approval_survives_its_hive_dying(tmp_path: Path, bus: EmbeddedServer,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pitfall users of other frameworks report: after a restart the turn must neither re-run the tools
+    it ran nor ask a person twice. The hive dies while a board_write waits for approval at the root; the same
+    board write activates the agent again; it resumes, finds the approval it already has, and once a person
+    approves, the write is made exactly once."""
+    from subhive.hive import Entry
+    from subhive.root_hive._client import RootClient, admin_token_of
+    from subhive.root_hive._service import RootServer
+
+    directory = hive(tmp_path)
+    manifest = directory / "subhive.toml"
+    manifest.write_text(manifest.read_text().replace(AGENT, ASKING))
+    workspace = tmp_path / "ws"
+    write = {"key": "plans.t1", "value": {"steps": ["a"]}, "expected_revision": 0}
+    entry = Entry("tasks.t1", {"title": "Add login"}, revision=7, writer="human")
+
+    async def scenario(server: ScriptedServer) -> tuple[Any, Any, Any]:
+        nc = await nats.connect(bus.url)
+        js = nc.jetstream()
+        with contextlib.suppress(NotFoundError):
+            await js.delete_stream(board_stream("notes"))
+        await ensure_blackboard(js, "notes")
+        transport = await NatsTransport.connect(bus.endpoint(), "notes")
+        board = await KvBlackboard.open(transport.connection.jetstream(), "notes")
+        try:
+            async with await RootServer.start(workspace) as root, \
+                    RootClient(root.address, admin_token_of(workspace)) as admin:
+                token = (workspace / ".subhive" / "tokens" / "notes.token").read_text().strip()
+                notes = admin.with_token(token)  # the hive's own token, as `subhive up` hands it
+                ctx = HiveContext("notes", board, transport, root=notes)
+                first = asyncio.create_task(agent_sources(directory)[0].activate(entry, ctx))
+                for _ in range(500):
+                    if await admin.approvals(kind="tool"):
+                        break
+                    await asyncio.sleep(0.02)
+                first.cancel()  # the hive dies while the call waits for a person
+                with contextlib.suppress(asyncio.CancelledError):
+                    await first
+                assert await board.get("plans.t1") is None
+                # The hive comes back: the same write activates its agent again (whether the person decides
+                # before or after the resumed turn reaches the call, it finds the same approval).
+                again = asyncio.create_task(agent_sources(directory)[0].activate(entry, ctx))
+                (asked,) = await admin.approvals(kind="tool")
+                await admin.approve(asked.id, note="go")
+                assert await asyncio.wait_for(again, 30) == []
+                return await admin.approvals("all", kind="tool"), await board.history("plans.t1"), \
+                    await board.snapshot()
+        finally:
+            await transport.close()
+            await nc.close()
+
+    with ScriptedServer([Step.call(("board_write", write)), Step.say("planned")]) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        approvals, history, kept = asyncio.run(scenario(server))
+        requests = server.chat_requests()
+    assert len(approvals) == 1  # asked once, across the restart
+    assert approvals[0].status == "approved"
+    assert [(e.value, e.writer) for e in history] == [({"steps": ["a"]}, "agent:planner")]  # written once
+    assert len(requests) == 2  # the call was not asked of the model again
+    summary = next(e.value for k, e in kept.items() if k.startswith("agent-turns.planner.") and k.count(".") == 2)
+    assert summary["status"] == "completed"
+    frames = sorted((e.value for k, e in kept.items() if k.count(".") == 3), key=lambda f: f["seq"])
+    assert [f["kind"] for f in frames].count("turn.resumed") == 1
+    assert [f["kind"] for f in frames].count("tool.result") == 1
