@@ -1,4 +1,5 @@
-"""The test kit: plain functions every area uses (fixtures built on them live in ``tests/conftest.py``).
+"""The test kit: plain functions every area uses (fixtures built on them live in ``tests/conftest.py``; contract
+directories on disk are built by ``tests/helpers.py``).
 
 ``run`` drives a coroutine to the end with a bound, so a hang fails the test instead of stalling the suite;
 ``cli`` runs ``subhive`` in-process the way a user types it; ``make_shop`` builds the workspace most
@@ -18,6 +19,9 @@ from typing import Any, Protocol, TypeVar
 import pytest
 
 from subhive.bus import EmbeddedServer
+from subhive.cli import main
+from subhive.root_hive import RootHive
+from subhive.root_hive._client import contract_files
 from subhive.workspace import (
     Kind,
     Requirement,
@@ -30,8 +34,7 @@ from subhive.workspace import (
 
 __all__ = [
     "REPO", "TIMEOUT", "StartServer", "cli", "copy_example", "copy_shop", "importable_stubs", "make_shop",
-    "make_workspace",
-    "rewrite_manifest", "run",
+    "make_workspace", "rewrite_manifest", "run",
 ]
 
 T = TypeVar("T")
@@ -58,8 +61,6 @@ def run(coro: Awaitable[T], *, timeout: float = TIMEOUT) -> T:
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     """``subhive ARGV`` in this process: its exit code and what it printed to stdout and stderr."""
-    from subhive.cli import main  # imported on use: helper processes that import the kit start fast
-
     code = main(list(argv))
     captured = capsys.readouterr()
     return code, captured.out, captured.err
@@ -103,9 +104,6 @@ def make_shop(tmp: Path) -> Path:
         db (db)        provides db_storage (its scaffolded draft) and inventory 1.0.0 (protobuf + gRPC)
         backend        provides orders 1.1.0 (the repository's example: shared $defs, two events)
     """
-    from subhive.root_hive import RootHive
-    from subhive.root_hive._client import contract_files
-
     root = make_workspace(tmp)
     new_subhive("db", Kind.db, start=root)
     new_subhive("api", Kind.backend, start=root)
