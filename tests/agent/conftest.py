@@ -20,6 +20,8 @@ from subhive.agent import (
     ToolBox,
     schema_object,
 )
+from subhive.bus import EmbeddedServer
+from tests.kit import StartServer
 
 
 def make_agent(server: ScriptedServer, tools: ToolBox | None = None, *, budgets: Budgets | None = None,
@@ -69,3 +71,9 @@ def scripted() -> Iterator[ScriptedServer]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def bus(start_module_nats: StartServer) -> EmbeddedServer:
+    """One nats-server for the whole module: each test opens its own boards on it."""
+    return start_module_nats()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import pytest
 from nats.js.errors import NotFoundError
 
 from subhive.agent import ScriptedServer, Step, run_hive_turn, transcript_key
-from subhive.bus import EmbeddedServer, ServerConfig
+from subhive.bus import EmbeddedServer
 from subhive.cli import main
 from subhive.hive import KvBlackboard, board_stream, ensure_blackboard
 from subhive.workspace import Kind, init_workspace, new_subhive
@@ -108,15 +107,6 @@ def test_board_tools_need_the_running_tree(tmp_path: Path, capsys: pytest.Captur
     err = capsys.readouterr().err
     assert "agent.not_running" in err
     assert "subhive up" in err
-
-
-@pytest.fixture(scope="module")
-def bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("agentrun") / "nats"))
-    try:
-        yield server
-    finally:
-        server.stop_sync()
 
 
 def test_on_the_bus_the_board_tools_work_and_the_transcript_is_kept(tmp_path: Path, bus: EmbeddedServer,

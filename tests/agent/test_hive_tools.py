@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import pytest
 from nats.js.errors import NotFoundError
 
 from subhive.agent import ScriptedServer, Step, ToolBox, board_tools, build_agent, contract_tools
-from subhive.bus import EmbeddedServer, NatsTransport, ServerConfig, ensure_event_streams
+from subhive.bus import EmbeddedServer, NatsTransport, ensure_event_streams
 from subhive.errors import InputError
 from subhive.hive import BoardSchema, KvBlackboard, board_stream, ensure_blackboard
 from subhive.runtime import ContractBinding
@@ -35,15 +34,6 @@ ORDERS = ContractBinding.from_dict({
 })
 SCHEMA = {"type": "object", "patternProperties": {
     "^tasks\\.[^.]+$": {"type": "object", "required": ["title"], "properties": {"title": {"type": "string"}}}}}
-
-
-@pytest.fixture(scope="module")
-def bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("agent") / "nats"))
-    try:
-        yield server
-    finally:
-        server.stop_sync()
 
 
 async def fresh_board(server: EmbeddedServer, hive: str) -> tuple[Any, KvBlackboard]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import pytest
 from nats.js.errors import NotFoundError
 
 from subhive.agent import AgentSource, AgentStopped, ScriptedServer, Step, agent_sources
-from subhive.bus import EmbeddedServer, NatsTransport, ServerConfig
+from subhive.bus import EmbeddedServer, NatsTransport
 from subhive.hive import (
     Controller,
     ControllerConfig,
@@ -47,15 +46,6 @@ keys = ["tasks.*"]
 instructions = "agents/planner.md"
 model = "m"
 """
-
-
-@pytest.fixture(scope="module")
-def bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer.start_sync(ServerConfig(tmp_path_factory.mktemp("agentsource") / "nats"))
-    try:
-        yield server
-    finally:
-        server.stop_sync()
 
 
 def hive(tmp_path: Path) -> Path:
