@@ -9,6 +9,7 @@ script, for tests and demos without a paid model.
 from ._approvals import root_approver
 from ._build import build_agent, settings_from_spec
 from ._conversation import COMPACTION_PROMPT, Conversation, TurnState
+from ._diffs import apply_patch, diff_tool, parse_diff
 from ._files import FileSlice, file_tools
 from ._hive_tools import board_tools, contract_tool_name, contract_tools
 from ._hive_turn import TRANSCRIPT_PREFIX, BoardTranscript, pick_agent, run_hive_turn, transcript_key
@@ -52,14 +53,17 @@ __all__ = [
     "TurnResult",
     "TurnState",
     "agent_sources",
+    "apply_patch",
     "board_tools",
     "build_agent",
     "contract_tool_name",
     "contract_tools",
+    "diff_tool",
     "estimate_tokens",
     "file_tools",
     "open_client",
     "operation_answer",
+    "parse_diff",
     "pick_agent",
     "root_approver",
     "run_hive_turn",

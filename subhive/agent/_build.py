@@ -11,6 +11,7 @@ from ..errors import InputError
 from ..hive import KvBlackboard
 from ..runtime import ContractBinding, Transport
 from ..workspace import AgentSpec
+from ._diffs import diff_tool
 from ._files import FileSlice, file_tools
 from ._hive_tools import board_tools, contract_tools
 from ._loop import Agent
@@ -45,7 +46,8 @@ def build_agent(spec: AgentSpec, *, hive: str, hive_dir: Path, board: KvBlackboa
                 approver: Approver | None = None, client: Any = None) -> Agent:
     """The agent ``spec`` declares in ``hive``. A tool the manifest names that this hive does not have (an
     operation its contracts lack, the board without a board) is ``agent.tool_unknown`` at its line."""
-    available: dict[str, Tool] = {t.name: t for t in file_tools(FileSlice(hive_dir))}
+    files = FileSlice(hive_dir)
+    available: dict[str, Tool] = {t.name: t for t in [*file_tools(files), diff_tool(files)]}
     if board is not None:
         available.update((t.name, t) for t in board_tools(board, f"agent:{spec.name}"))
     if transport is not None:

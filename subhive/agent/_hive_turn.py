@@ -22,7 +22,7 @@ __all__ = ["TRANSCRIPT_PREFIX", "BoardTranscript", "pick_agent", "run_hive_turn"
 
 #: Board keys under this prefix are the framework's: one per turn (its summary) and one per frame.
 TRANSCRIPT_PREFIX = "agent-turns"
-_FILE_TOOLS = frozenset({"list_files", "read_file", "search"})
+_FILE_TOOLS = frozenset({"list_files", "read_file", "search", "propose_diff"})
 
 
 def transcript_key(agent: str, turn: str, seq: int | None = None) -> str:

@@ -64,6 +64,8 @@ class Tool:
     description: str
     parameters: Mapping[str, Any]
     run: Callable[[dict[str, Any]], Awaitable[Any]]
+    #: Runs before a person is asked (``ask``): a call that cannot work is refused without bothering anyone.
+    check: Callable[[dict[str, Any]], Awaitable[None]] | None = None
 
     def definition(self) -> dict[str, Any]:
         return {"type": "function", "function": {"name": self.name, "description": self.description,
@@ -137,32 +139,44 @@ class ToolBox:
                             hint="do without it, or ask the hive's owner to change the policy")
         arguments = _parse_arguments(call)
         _validate(entry, arguments, call.name)
+        if entry.tool.check is not None:
+            await _guarded(call, entry.tool.check(arguments))
         if entry.policy == "ask":
-            if self.approver is None:
-                raise ToolError(f"{call.name} needs a person's approval and no one can be asked in this run",
-                                code="tool.approval_unavailable",
-                                hint="the hive's manifest asks for approval of this tool; do without it")
-            try:
-                answer = await asyncio.wait_for(self.approver(call), self.approval_timeout)
-            except TimeoutError:
-                raise ToolError(f"no one answered the approval of {call.name} within {self.approval_timeout:g} s",
-                                code="tool.approval_timeout",
-                                hint="the call did not run; go on without it or try again later") from None
-            if not answer.approved:
-                raise ToolError(f"{call.name} was refused by a person: {answer.reason or 'no reason given'}",
-                                code="tool.rejected", hint="take the reason into account; do not repeat the call")
-        try:
-            value = await entry.tool.run(arguments)
-        except ToolError:
-            raise
-        except SubhiveError as exc:
-            raise ToolError(exc.message, code=exc.code, location=exc.location, hint=exc.hint) from exc
-        except Exception as exc:
-            # A bug in a tool: the log gets the traceback, the model only the class (never a repr or a trace).
-            log.exception("tool %s failed", call.name)
-            raise ToolError(f"{call.name} failed: {type(exc).__name__}", code="tool.crashed",
-                            hint="the hive's log has the details; try another way") from exc
+            await self._ask(call)
+        value = await _guarded(call, entry.tool.run(arguments))
         return value if isinstance(value, ToolResult) else ToolResult(value)
+
+
+    async def _ask(self, call: ToolCall) -> None:
+        """Wait for a person's yes (bounded); any other outcome is the tool error the model reads."""
+        if self.approver is None:
+            raise ToolError(f"{call.name} needs a person's approval and no one can be asked in this run",
+                            code="tool.approval_unavailable",
+                            hint="the hive's manifest asks for approval of this tool; do without it")
+        try:
+            answer = await asyncio.wait_for(self.approver(call), self.approval_timeout)
+        except TimeoutError:
+            raise ToolError(f"no one answered the approval of {call.name} within {self.approval_timeout:g} s",
+                            code="tool.approval_timeout",
+                            hint="the call did not run; go on without it or try again later") from None
+        if not answer.approved:
+            raise ToolError(f"{call.name} was refused by a person: {answer.reason or 'no reason given'}",
+                            code="tool.rejected", hint="take the reason into account; do not repeat the call")
+
+
+async def _guarded(call: ToolCall, work: Awaitable[Any]) -> Any:
+    """``work``'s value; a subhive error becomes the tool error the model reads, and a bug in a tool too
+    (the log gets the traceback, the model only the class: never a repr or a trace)."""
+    try:
+        return await work
+    except ToolError:
+        raise
+    except SubhiveError as exc:
+        raise ToolError(exc.message, code=exc.code, location=exc.location, hint=exc.hint) from exc
+    except Exception as exc:
+        log.exception("tool %s failed", call.name)
+        raise ToolError(f"{call.name} failed: {type(exc).__name__}", code="tool.crashed",
+                        hint="the hive's log has the details; try another way") from exc
 
 
 def _parse_arguments(call: ToolCall) -> dict[str, Any]:

@@ -176,3 +176,10 @@ def test_the_approval_timeout_is_read_and_checked(tmp_path: Path) -> None:
     assert load_manifest(write(tmp_path, load_manifest(write(tmp_path, text)).to_toml())).agents == (agent,)
     found = problems(tmp_path, text.replace("approval_timeout = 30", "approval_timeout = 0"))
     assert found == [("agent.value_invalid", 18, "/agents/a/approval_timeout")]
+
+
+def test_propose_diff_cannot_be_allowed_without_a_person(tmp_path: Path) -> None:
+    text = HEAD + '\n[agents.a]\ninstructions = "a.md"\nmodel = "m"\n[agents.a.tools]\npropose_diff = "allow"\n'
+    assert problems(tmp_path, text) == [("agent.policy_invalid", 19, "/agents/a/tools/propose_diff")]
+    (agent,) = load_manifest(write(tmp_path, text.replace('"allow"', '"ask"'))).agents
+    assert agent.tools == {"propose_diff": "ask"}
