@@ -393,6 +393,10 @@ def test_a_hive_whose_stream_is_full_still_refuses_and_counts_what_it_could_not_
                 with contextlib.suppress(NoRespondersError):
                     reply = await admin.request(subject, b'{"sku": "A-1", "qty": 0}', headers=headers, timeout=5)
                     codes.append((reply.headers or {}).get("Subhive-Error", ""))
+            # The refusal is answered first and kept after: wait until the hive has tried to keep it.
+            async with asyncio.timeout(10):
+                while not backend.stats.refused["deadletter.failed"] + backend.stats.dead_lettered:
+                    await asyncio.sleep(0.01)
             after = (await js.stream_info(dlq_stream("backend"))).state.messages
             return (codes, before, after, backend.stats.refused["deadletter.failed"], backend.stats.dead_lettered)
         finally:
