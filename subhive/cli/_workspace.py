@@ -56,6 +56,9 @@ def new_command(
     bare: Annotated[bool, typer.Option("--bare", help="Provide and consume nothing yet, whatever the kind: no "
                                        "contract draft, empty provides and [consumes] (add them to subhive.toml "
                                        "later).")] = False,
+    agent: Annotated[bool, typer.Option("--agent", help="Also declare a language-model agent, `helper`: its "
+                                        "instructions, tools and policies, and a test that runs it against a "
+                                        "scripted model (docs/agents.md).")] = False,
     workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
     = Path("."),
     dry_run: DryRunOption = False,
@@ -74,7 +77,7 @@ def new_command(
         raise UsageError("missing option --kind", code="usage.missing_option",
                          hint=f"say what the hive does: --kind {'|'.join(k.value for k in Kind)}")
     plan = plan_new(open_workspace(workspace), name, kind, parent=parent, description=description,
-                    contract=not no_contract, bare=bare)
+                    contract=not no_contract, bare=bare, agent=agent)
     _run(plan, dry_run=dry_run, fmt=fmt)
 
 

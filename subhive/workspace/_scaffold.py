@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import InputError, Location, Problem
+from ._agents import AgentBudgets, AgentModel, AgentSpec
 from ._kinds import DEFAULT_RANGE, DRAFT_VERSION, KIND_DEFAULTS, contract_draft, default_consumes, provided_contract
 from ._manifest import (
     CONTRACT_NAME_RE,
@@ -137,10 +138,13 @@ def _gitignore(root: Path) -> PlannedFile | None:
 
 
 def plan_new(workspace: Workspace, name: str, kind: Kind | str, *, parent: str = ROOT_HIVE,
-             description: str | None = None, contract: bool = True, bare: bool = False) -> Plan:
+             description: str | None = None, contract: bool = True, bare: bool = False,
+             agent: bool = False) -> Plan:
     """Plan sub-hive ``name`` of ``kind`` under ``parent``: manifest, blackboard schema, knowledge source,
     a passing test and, when the kind provides a contract and ``contract`` is true, its 0.1.0 draft.
     ``bare``: the hive provides and consumes nothing yet, whatever its kind (no draft, empty ``[consumes]``).
+    ``agent``: the hive also declares an agent, ``helper`` (instructions, read tools, an approved board write,
+    and a test that runs it against a scripted model).
 
     Raises :class:`InputError` for a bad name (``hive.name_*``), a name already taken (``hive.exists``),
     an unknown parent (``hive.parent_unknown``) or an existing contract directory (``scaffold.conflict``).
@@ -158,6 +162,7 @@ def plan_new(workspace: Workspace, name: str, kind: Kind | str, *, parent: str =
         description=KIND_DEFAULTS[kind].description if description is None else description,
         provides=(provided,) if provided else (),
         consumes=tuple(Requirement(c, VersionRange.parse(DEFAULT_RANGE)) for c in consumed if c != provided),
+        agents=(starter_agent(),) if agent else (),
     )
     hive = PurePosixPath("subhives", name)
     hive_files = [PlannedFile(hive / relative, content) for relative, content in new_hive_files(manifest).items()]
@@ -170,14 +175,15 @@ def plan_new(workspace: Workspace, name: str, kind: Kind | str, *, parent: str =
 
 
 def new_subhive(name: str, kind: Kind | str, *, start: str | Path = ".", parent: str = ROOT_HIVE,
-                description: str | None = None, contract: bool = True, bare: bool = False) -> Plan:
+                description: str | None = None, contract: bool = True, bare: bool = False,
+                agent: bool = False) -> Plan:
     """Scaffold a sub-hive in the workspace at or above ``start`` and return the plan that was written.
 
     >>> new_subhive("db", Kind.db, start="shop").files[-1].path  # doctest: +SKIP
     PurePosixPath('subhives/db/subhive.toml')
     """
     plan = plan_new(open_workspace(start), name, kind, parent=parent, description=description, contract=contract,
-                    bare=bare)
+                    bare=bare, agent=agent)
     apply_plan(plan)
     return plan
 
@@ -244,8 +250,22 @@ def new_hive_files(manifest: SubhiveManifest) -> dict[str, str]:
         f"{package}/knowledge.py": render("knowledge.py.tmpl", **values),
         f"tests/test_{manifest.name}_knowledge.py": render("test_knowledge.py.tmpl", **values,
                                                            imports=_test_imports(package)),
+        **{path: text for spec in manifest.agents for path, text in _agent_files(spec.name, values).items()},
         MANIFEST_NAME: manifest.to_toml(),
     }
+
+
+def starter_agent() -> AgentSpec:
+    """The agent ``subhive new --agent`` declares: it reads the hive and may write to its board once a person
+    approves (docs/agents.md)."""
+    return AgentSpec("helper", "agents/helper.md", AgentModel("scripted"),
+                     {"list_files": "allow", "read_file": "allow", "search": "allow", "board_read": "allow",
+                      "board_write": "ask"}, AgentBudgets(model_calls=20, tool_calls=40, wall_time=300))
+
+
+def _agent_files(agent: str, values: dict[str, str]) -> dict[str, str]:
+    return {f"agents/{agent}.md": render("agent_instructions.md.tmpl", agent=agent, **values),
+            f"tests/test_{values['hive']}_agent_{agent}.py": render("test_agent.py.tmpl", agent=agent, **values)}
 
 
 def _test_imports(package: str) -> str:
