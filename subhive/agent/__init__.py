@@ -8,6 +8,7 @@ script, for tests and demos without a paid model.
 
 from ._approvals import root_approver
 from ._build import build_agent, settings_from_spec
+from ._contracts import contract_tool
 from ._conversation import COMPACTION_PROMPT, Conversation, TurnState
 from ._diffs import apply_patch, diff_tool, parse_diff
 from ._files import FileSlice, file_tools
@@ -56,6 +57,7 @@ __all__ = [
     "apply_patch",
     "board_tools",
     "build_agent",
+    "contract_tool",
     "contract_tool_name",
     "contract_tools",
     "diff_tool",

@@ -11,6 +11,7 @@ from ..errors import InputError
 from ..hive import KvBlackboard
 from ..runtime import ContractBinding, Transport
 from ..workspace import AgentSpec
+from ._contracts import contract_tool
 from ._diffs import diff_tool
 from ._files import FileSlice, file_tools
 from ._hive_tools import board_tools, contract_tools
@@ -43,15 +44,20 @@ def settings_from_spec(spec: AgentSpec, hive_dir: Path) -> AgentSettings:
 
 def build_agent(spec: AgentSpec, *, hive: str, hive_dir: Path, board: KvBlackboard | None = None,
                 transport: Transport | None = None, bindings: Sequence[ContractBinding] = (),
-                approver: Approver | None = None, client: Any = None) -> Agent:
+                approver: Approver | None = None, client: Any = None, root: Any = None,
+                root_is_admin: bool = False) -> Agent:
     """The agent ``spec`` declares in ``hive``. A tool the manifest names that this hive does not have (an
-    operation its contracts lack, the board without a board) is ``agent.tool_unknown`` at its line."""
+    operation its contracts lack, the board without a board) is ``agent.tool_unknown`` at its line. ``root``:
+    a ``RootClient`` for ``propose_contract`` (the hive's token; the admin's with ``root_is_admin``)."""
     files = FileSlice(hive_dir)
     available: dict[str, Tool] = {t.name: t for t in [*file_tools(files), diff_tool(files)]}
     if board is not None:
         available.update((t.name, t) for t in board_tools(board, f"agent:{spec.name}"))
     if transport is not None:
         available.update((t.name, t) for t in contract_tools(bindings, transport, hive=hive))
+    if root is not None:
+        proposer = contract_tool(root, hive=hive if root_is_admin else None)
+        available[proposer.name] = proposer
     for name in spec.tools:
         if name not in available:
             raise InputError(f"agent {spec.name}: this hive has no tool {name!r} to give it",

@@ -125,12 +125,12 @@ async def run_hive_turn(workspace: Path, hive: str, prompt: str, *, agent: str |
         finally:
             await built.close()
     return await _run_on_bus(ws.stubs_dir / hive, hive_dir, manifest, spec, prompt, endpoint=endpoint,
-                             on_frame=on_frame, approver=approver, client=client, turn=turn)
+                             on_frame=on_frame, approver=approver, client=client, turn=turn, root=root)
 
 
 async def _run_on_bus(stubs: Path, hive_dir: Path, manifest: SubhiveManifest, spec: AgentSpec, prompt: str, *,
                       endpoint: BusEndpoint, on_frame: FrameSink | None, approver: Approver | None,
-                      client: Any, turn: str) -> TurnResult:
+                      client: Any, turn: str, root: Any) -> TurnResult:
     hive = manifest.name
     transport = await NatsTransport.connect(endpoint, hive)
     try:
@@ -138,9 +138,13 @@ async def _run_on_bus(stubs: Path, hive_dir: Path, manifest: SubhiveManifest, sp
         board = await KvBlackboard.open(js, hive, BoardSchema.load(hive_dir / manifest.blackboard_schema, hive=hive))
         transcript = BoardTranscript(await KvBlackboard.open(js, hive), spec.name)
         uses_contracts = any(t not in AGENT_TOOLS for t in spec.tools)
+        if root is None and "propose_contract" in spec.tools:
+            raise InputError(f"agent {spec.name} uses propose_contract, which needs the running root",
+                             code="agent.not_running", location=spec.locations.get("tools.propose_contract"),
+                             hint="start the tree: subhive up --detach")
         built = build_agent(spec, hive=hive, hive_dir=hive_dir, board=board, transport=transport,
                             bindings=load_bindings(stubs) if uses_contracts else (), approver=approver,
-                            client=client)
+                            client=client, root=root, root_is_admin=True)
         try:
             return await built.run_turn(prompt, on_frame=_both(transcript, on_frame), turn_id=turn)
         finally:
