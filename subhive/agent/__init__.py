@@ -15,6 +15,7 @@ from ._files import FileSlice, file_tools
 from ._hive_tools import board_tools, contract_tool_name, contract_tools
 from ._hive_turn import TRANSCRIPT_PREFIX, BoardTranscript, pick_agent, run_hive_turn, transcript_key
 from ._loop import Agent, AnswerCheck, Frame, FrameSink, RequestUsage, Stop, TurnResult
+from ._plan import PLAN_PREFIX, plan_tool, rank_plan
 from ._scripted import RecordedRequest, ScriptedServer, Step, ToolCallStep, estimate_tokens
 from ._settings import AgentSettings, Budgets, ModelSettings, NoEndpoint, open_client
 from ._source import AgentSource, AgentStopped, agent_sources, operation_answer
@@ -22,6 +23,7 @@ from ._tools import POLICIES, Approval, Approver, Policy, Tool, ToolBox, ToolCal
 
 __all__ = [
     "COMPACTION_PROMPT",
+    "PLAN_PREFIX",
     "POLICIES",
     "TRANSCRIPT_PREFIX",
     "Agent",
@@ -67,6 +69,8 @@ __all__ = [
     "operation_answer",
     "parse_diff",
     "pick_agent",
+    "plan_tool",
+    "rank_plan",
     "root_approver",
     "run_hive_turn",
     "schema_object",

@@ -16,6 +16,7 @@ from ._diffs import diff_tool
 from ._files import FileSlice, file_tools
 from ._hive_tools import board_tools, contract_tools
 from ._loop import Agent
+from ._plan import plan_tool
 from ._settings import AgentSettings, Budgets, ModelSettings
 from ._tools import Approver, Tool, ToolBox
 
@@ -45,12 +46,14 @@ def settings_from_spec(spec: AgentSpec, hive_dir: Path) -> AgentSettings:
 def build_agent(spec: AgentSpec, *, hive: str, hive_dir: Path, board: KvBlackboard | None = None,
                 transport: Transport | None = None, bindings: Sequence[ContractBinding] = (),
                 approver: Approver | None = None, client: Any = None, root: Any = None,
-                root_is_admin: bool = False) -> Agent:
+                root_is_admin: bool = False, records: KvBlackboard | None = None) -> Agent:
     """The agent ``spec`` declares in ``hive``. A tool the manifest names that this hive does not have (an
     operation its contracts lack, the board without a board) is ``agent.tool_unknown`` at its line. ``root``:
-    a ``RootClient`` for ``propose_contract`` (the hive's token; the admin's with ``root_is_admin``)."""
+    a ``RootClient`` for ``propose_contract`` (the hive's token; the admin's with ``root_is_admin``).
+    ``records``: the hive's bucket without its schema, for the framework's own keys (the ``plan``)."""
     files = FileSlice(hive_dir)
-    available: dict[str, Tool] = {t.name: t for t in [*file_tools(files), diff_tool(files)]}
+    available: dict[str, Tool] = {t.name: t for t in [*file_tools(files), diff_tool(files),
+                                                      plan_tool(records, spec.name)]}
     if board is not None:
         available.update((t.name, t) for t in board_tools(board, f"agent:{spec.name}"))
     if transport is not None:

@@ -22,7 +22,7 @@ __all__ = ["TRANSCRIPT_PREFIX", "BoardTranscript", "pick_agent", "run_hive_turn"
 
 #: Board keys under this prefix are the framework's: one per turn (its summary) and one per frame.
 TRANSCRIPT_PREFIX = "agent-turns"
-_FILE_TOOLS = frozenset({"list_files", "read_file", "search", "propose_diff"})
+_FILE_TOOLS = frozenset({"list_files", "read_file", "search", "propose_diff", "plan"})
 
 
 def transcript_key(agent: str, turn: str, seq: int | None = None) -> str:
@@ -144,7 +144,7 @@ async def _run_on_bus(stubs: Path, hive_dir: Path, manifest: SubhiveManifest, sp
                              hint="start the tree: subhive up --detach")
         built = build_agent(spec, hive=hive, hive_dir=hive_dir, board=board, transport=transport,
                             bindings=load_bindings(stubs) if uses_contracts else (), approver=approver,
-                            client=client, root=root, root_is_admin=True)
+                            client=client, root=root, root_is_admin=True, records=transcript.board)
         try:
             return await built.run_turn(prompt, on_frame=_both(transcript, on_frame), turn_id=turn)
         finally:

@@ -91,7 +91,7 @@ class AgentSource:
             approver = root_approver(ctx.root, agent=self.spec.name, turn=turn)
         agent = build_agent(self.spec, hive=ctx.hive, hive_dir=self.hive_dir, board=ctx.board,
                             transport=ctx.transport, bindings=bindings, approver=approver, client=self.client,
-                            root=getattr(ctx, "root", None))
+                            root=getattr(ctx, "root", None), records=transcript.board)
         check, prompt = None, self.prompt_for(entry)
         if entry.key.startswith("op."):
             contract, _, operation = entry.key[3:].partition(".")

@@ -20,7 +20,8 @@ from ._toml import toml_key, toml_string
 __all__ = ["AGENT_TOOLS", "AgentBudgets", "AgentModel", "AgentSpec", "AgentTrigger", "read_agents"]
 
 #: The tools every agent may be given, besides one ``call_<contract>_<operation>`` per consumed operation.
-AGENT_TOOLS = ("board_read", "board_write", "list_files", "propose_contract", "propose_diff", "read_file", "search")
+AGENT_TOOLS = ("board_read", "board_write", "list_files", "plan", "propose_contract", "propose_diff", "read_file",
+               "search")
 POLICY_VALUES = ("allow", "ask", "deny")
 _AGENT_KEYS = ("instructions", "model", "tools", "budgets", "trigger", "description", "approval_timeout")
 _MODEL_KEYS = ("name", "base_url", "api_key_env", "context_window", "compact_at", "compaction", "max_retries",
