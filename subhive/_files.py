@@ -27,7 +27,11 @@ def write_json(path: Path, data: dict[str, Any], *, private: bool = False) -> No
     """Write atomically (readers never see half a file); ``private`` makes it 0600 before anything is in it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
+    mode = 0o600 if private else 0o644
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    # os.open's mode only applies to a file it creates: a temporary file left by a crashed writer keeps its
+    # own (perhaps wider) mode unless set here, before anything secret is in it.
+    os.fchmod(fd, mode)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump(data, handle, sort_keys=True)
     os.replace(temporary, path)
