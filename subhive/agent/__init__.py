@@ -15,6 +15,7 @@ from ._files import FileSlice, file_tools
 from ._hive_tools import board_tools, contract_tool_name, contract_tools
 from ._hive_turn import TRANSCRIPT_PREFIX, BoardTranscript, pick_agent, run_hive_turn, transcript_key
 from ._loop import Agent, AnswerCheck, Frame, FrameSink, RequestUsage, Stop, TurnResult
+from ._memory import MEMORY_PREFIX, AgentMemory, memory_note, select_memories
 from ._plan import PLAN_PREFIX, plan_tool, rank_plan
 from ._scripted import RecordedRequest, ScriptedServer, Step, ToolCallStep, estimate_tokens
 from ._settings import AgentSettings, Budgets, ModelSettings, NoEndpoint, open_client
@@ -23,10 +24,12 @@ from ._tools import POLICIES, Approval, Approver, Policy, Tool, ToolBox, ToolCal
 
 __all__ = [
     "COMPACTION_PROMPT",
+    "MEMORY_PREFIX",
     "PLAN_PREFIX",
     "POLICIES",
     "TRANSCRIPT_PREFIX",
     "Agent",
+    "AgentMemory",
     "AgentSettings",
     "AgentSource",
     "AgentStopped",
@@ -65,6 +68,7 @@ __all__ = [
     "diff_tool",
     "estimate_tokens",
     "file_tools",
+    "memory_note",
     "open_client",
     "operation_answer",
     "parse_diff",
@@ -74,6 +78,7 @@ __all__ = [
     "root_approver",
     "run_hive_turn",
     "schema_object",
+    "select_memories",
     "settings_from_spec",
     "transcript_key",
 ]

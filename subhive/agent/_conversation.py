@@ -3,7 +3,7 @@ previous request's messages plus new items (what keeps a server's prompt cache w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,10 @@ class Conversation:
     def append(self, message: dict[str, Any]) -> None:
         self._history.append(message)
         self._tokens += estimate_tokens(message)
+
+    def extend(self, messages: Iterable[dict[str, Any]]) -> None:
+        for message in messages:
+            self.append(message)
 
     def replace(self, history: Sequence[dict[str, Any]]) -> None:
         self._history = list(history)

@@ -16,6 +16,7 @@ from ..workspace import AGENT_TOOLS, AgentSpec, SubhiveManifest, open_workspace
 from ._approvals import root_approver
 from ._build import build_agent
 from ._loop import Frame, FrameSink, TurnResult
+from ._memory import AgentMemory
 from ._tools import Approver
 
 __all__ = ["TRANSCRIPT_PREFIX", "BoardTranscript", "pick_agent", "run_hive_turn", "transcript_key"]
@@ -137,6 +138,7 @@ async def _run_on_bus(stubs: Path, hive_dir: Path, manifest: SubhiveManifest, sp
         js = transport.connection.jetstream()
         board = await KvBlackboard.open(js, hive, BoardSchema.load(hive_dir / manifest.blackboard_schema, hive=hive))
         transcript = BoardTranscript(await KvBlackboard.open(js, hive), spec.name)
+        memory = AgentMemory(transcript.board, spec.name)
         uses_contracts = any(t not in AGENT_TOOLS for t in spec.tools)
         if root is None and "propose_contract" in spec.tools:
             raise InputError(f"agent {spec.name} uses propose_contract, which needs the running root",
@@ -146,18 +148,20 @@ async def _run_on_bus(stubs: Path, hive_dir: Path, manifest: SubhiveManifest, sp
                             bindings=load_bindings(stubs) if uses_contracts else (), approver=approver,
                             client=client, root=root, root_is_admin=True, records=transcript.board)
         try:
-            return await built.run_turn(prompt, on_frame=_both(transcript, on_frame), turn_id=turn)
+            return await built.run_turn(prompt, on_frame=sinks(transcript, memory, on_frame), turn_id=turn,
+                                        context=await memory.recall(prompt, spec.memory_tokens))
         finally:
             await built.close()
     finally:
         await transport.close()
 
 
-def _both(first: FrameSink, second: FrameSink | None) -> FrameSink:
-    sinks: Sequence[FrameSink] = [first] if second is None else [first, second]
+def sinks(*given: FrameSink | None) -> FrameSink:
+    """One frame sink that hands each frame to every sink given, in order (None skipped)."""
+    chosen: Sequence[FrameSink] = [s for s in given if s is not None]
 
     async def sink(frame: Frame) -> None:
-        for each in sinks:
+        for each in chosen:
             outcome = each(frame)
             if outcome is not None:
                 await outcome

@@ -139,17 +139,18 @@ class Agent:
         return self._client
 
     async def run_turn(self, prompt: str, *, on_frame: FrameSink | None = None, turn_id: str | None = None,
-                       answer_check: AnswerCheck | None = None, answer_retries: int = 2) -> TurnResult:
+                       answer_check: AnswerCheck | None = None, answer_retries: int = 2,
+                       context: str | None = None) -> TurnResult:
         """Run one turn on ``prompt`` to its end; never raises for what the model or a tool does (the result's
         ``stop`` says why it ended), only for a missing endpoint (``agent.no_endpoint``) before it starts.
 
         ``answer_check`` turns the model's final message into the turn's ``value`` or raises a
         :class:`~subhive.errors.SubhiveError` saying why it is refused; a refused answer goes back to the model
         (an ``answer.refused`` frame) up to ``answer_retries`` times, then the turn stops with
-        ``answer.invalid``."""
+        ``answer.invalid``. ``context``: a note the turn gets before its task (what earlier turns came to)."""
         self.client()
         turn = _Turn(self, prompt, turn_id or uuid.uuid4().hex[:12], on_frame)
-        turn.answer_check, turn.answer_retries = answer_check, answer_retries
+        turn.answer_check, turn.answer_retries, turn.context = answer_check, answer_retries, context
         return await turn.run()
 
     async def resume_turn(self, turn_id: str, frames: Sequence[Mapping[str, Any]], *,
@@ -184,6 +185,7 @@ class _Turn:
         self.answer_retries = 2
         self.refusals = 0
         self.value: Any = None
+        self.context: str | None = None
         self.tools = agent.tools.definitions()
         self.tools_tokens = estimate_tokens(self.tools)
         self.frames: list[Frame] = []
@@ -214,7 +216,9 @@ class _Turn:
         final: Any = _NO_ANSWER
         if resume is None:
             await self.emit("turn.started", agent=settings.name, model=settings.model.model, prompt=self.state.task,
-                            tools=[t["function"]["name"] for t in self.tools])
+                            tools=[t["function"]["name"] for t in self.tools], context=self.context)
+            if self.context:
+                self.conversation.append({"role": "user", "content": self.context})
             self.conversation.append({"role": "user", "content": self.state.task})
         else:
             pending, final = restore(self, resume)
@@ -489,29 +493,15 @@ def restore(turn: _Turn, frames: Sequence[Mapping[str, Any]]) -> tuple[list[Tool
         data = {k: v for k, v in f.items() if k not in ("kind", "turn", "seq", "time")}
         turn.frames.append(Frame(kind, turn.id, int(f["seq"]), data, float(f.get("time") or 0.0)))
         if kind == "turn.started":
-            turn.conversation.append({"role": "user", "content": turn.state.task})
+            turn.conversation.extend({"role": "user", "content": t} for t in (f.get("context"), turn.state.task) if t)
         elif kind == "model.request":
             compacting = bool(f.get("compaction"))
         elif kind == "model.reply":
-            usage = f.get("usage") or {}
-            turn.usage.append(RequestUsage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)),
-                                           int(usage.get("cached_tokens", 0)), bool(usage.get("estimated")),
-                                           compaction=compacting))
-            if compacting:
-                continue
-            calls = [ToolCall(c["id"], c["name"], c["arguments"]) for c in f.get("tool_calls") or []]
-            message: dict[str, Any] = {"role": "assistant", "content": f.get("content")}
-            if calls:
-                message["tool_calls"] = [{"id": c.id, "type": "function",
-                                          "function": {"name": c.name, "arguments": c.arguments}} for c in calls]
-            turn.conversation.append(message)
-            pending = {c.id: c for c in calls}
-            final = f.get("content") if not calls else _NO_ANSWER
+            replied = _restore_reply(turn, f, compacting)
+            if replied is not None:
+                pending, final = replied
         elif kind == "tool.result" and f.get("id") in pending:
-            call = pending.pop(f["id"])
-            turn.tool_calls += 1
-            turn.calls[call.key()] += 1
-            turn.note_result(call, str(f.get("content", "")), f.get("files_changed") or (), f.get("pending") or ())
+            _restore_result(turn, pending.pop(f["id"]), f)
         elif kind == "compaction":
             turn.conversation.replace([{"role": "user", "content": f["handoff"]}])
             turn.compactions = int(f.get("n", turn.compactions + 1))
@@ -523,3 +513,27 @@ def restore(turn: _Turn, frames: Sequence[Mapping[str, Any]]) -> tuple[list[Tool
         elif kind == "turn.stopped":
             raise ValueError(f"turn {turn.id} already stopped ({(f.get('stop') or {}).get('code')}): nothing to resume")
     return list(pending.values()), final
+
+
+def _restore_result(turn: _Turn, call: ToolCall, f: Mapping[str, Any]) -> None:
+    turn.tool_calls += 1
+    turn.calls[call.key()] += 1
+    turn.note_result(call, str(f.get("content", "")), f.get("files_changed") or (), f.get("pending") or ())
+
+
+def _restore_reply(turn: _Turn, f: Mapping[str, Any], compacting: bool) -> tuple[dict[str, ToolCall], Any] | None:
+    """A kept reply: its usage counted; unless it was a compaction summary, its message appended as sent.
+    Returns its calls (awaiting results) and its text when it was an answer."""
+    usage = f.get("usage") or {}
+    turn.usage.append(RequestUsage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)),
+                                   int(usage.get("cached_tokens", 0)), bool(usage.get("estimated")),
+                                   compaction=compacting))
+    if compacting:
+        return None
+    calls = [ToolCall(c["id"], c["name"], c["arguments"]) for c in f.get("tool_calls") or []]
+    message: dict[str, Any] = {"role": "assistant", "content": f.get("content")}
+    if calls:
+        message["tool_calls"] = [{"id": c.id, "type": "function",
+                                  "function": {"name": c.name, "arguments": c.arguments}} for c in calls]
+    turn.conversation.append(message)
+    return {c.id: c for c in calls}, (f.get("content") if not calls else _NO_ANSWER)

@@ -30,8 +30,9 @@ from ..runtime import ContractBinding
 from ..workspace import MANIFEST_NAME, AgentSpec, find_root, load_manifest, open_workspace
 from ._approvals import root_approver
 from ._build import build_agent
-from ._hive_turn import BoardTranscript, load_bindings
+from ._hive_turn import BoardTranscript, load_bindings, sinks
 from ._loop import Stop
+from ._memory import AgentMemory
 from ._tools import Approver, ToolError
 
 __all__ = ["AgentSource", "AgentStopped", "agent_sources", "operation_answer"]
@@ -98,13 +99,15 @@ class AgentSource:
             binding = _provided(bindings, contract, ctx.hive, self.spec)
             check = operation_answer(binding, operation)
             prompt = self.request_prompt(binding, operation, entry.value)
+        memory = AgentMemory(transcript.board, self.spec.name)
         try:
             if resume:
-                result = await agent.resume_turn(turn, resume, on_frame=transcript, answer_check=check,
+                result = await agent.resume_turn(turn, resume, on_frame=sinks(transcript, memory), answer_check=check,
                                                  answer_retries=ANSWER_RETRIES)
             else:
-                result = await agent.run_turn(prompt, on_frame=transcript, answer_check=check,
-                                              answer_retries=ANSWER_RETRIES, turn_id=turn)
+                result = await agent.run_turn(prompt, on_frame=sinks(transcript, memory), answer_check=check,
+                                              answer_retries=ANSWER_RETRIES, turn_id=turn,
+                                              context=await memory.recall(prompt, self.spec.memory_tokens))
         finally:
             await agent.close()
         if not result.stop.normal:

@@ -23,7 +23,8 @@ __all__ = ["AGENT_TOOLS", "AgentBudgets", "AgentModel", "AgentSpec", "AgentTrigg
 AGENT_TOOLS = ("board_read", "board_write", "list_files", "plan", "propose_contract", "propose_diff", "read_file",
                "search")
 POLICY_VALUES = ("allow", "ask", "deny")
-_AGENT_KEYS = ("instructions", "model", "tools", "budgets", "trigger", "description", "approval_timeout")
+_AGENT_KEYS = ("instructions", "model", "tools", "budgets", "trigger", "description", "approval_timeout",
+               "memory_tokens")
 _MODEL_KEYS = ("name", "base_url", "api_key_env", "context_window", "compact_at", "compaction", "max_retries",
                "timeout", "stream", "temperature")
 _BUDGET_KEYS = ("model_calls", "tool_calls", "tokens", "wall_time", "repeat_limit")
@@ -88,6 +89,8 @@ class AgentSpec:
     description: str = ""
     #: Seconds an ``ask`` tool call waits for a person's answer before it is refused.
     approval_timeout: float = 300.0
+    #: Tokens of the hive's memory of outcomes a turn is given before its task (0: none).
+    memory_tokens: int = 800
     locations: Mapping[str, Location] = field(default_factory=dict, compare=False, repr=False)
 
     def to_toml(self) -> str:
@@ -97,6 +100,8 @@ class AgentSpec:
         lines.append(f"instructions = {toml_string(self.instructions)}")
         if self.approval_timeout != 300.0:
             lines.append(f"approval_timeout = {self.approval_timeout!r}")
+        if self.memory_tokens != 800:
+            lines.append(f"memory_tokens = {self.memory_tokens}")
         lines += ["", f"[agents.{toml_key(self.name)}.model]", f"name = {toml_string(self.model.name)}"]
         defaults = AgentModel(self.model.name)
         for key in _MODEL_KEYS[1:]:
@@ -175,9 +180,10 @@ class _AgentReader:
             self.problem(join_pointer(self.pointer, "description"), "agent.type", "'description' must be a string",
                          "put it in double quotes")
         wait = self.number(table, self.pointer, "approval_timeout", 300.0, low=1.0)
+        memory = self.number(table, self.pointer, "memory_tokens", 800, integer=True, low=0, high=100_000)
         if self.failed or instructions is None or model is None:
             return None
-        return AgentSpec(self.name, instructions, model, tools, budgets, trigger, str(description), wait,
+        return AgentSpec(self.name, instructions, model, tools, budgets, trigger, str(description), wait, memory,
                          self.locations)
 
     def unknown(self, table: dict[str, Any], pointer: str, known: tuple[str, ...]) -> None:

@@ -183,3 +183,11 @@ def test_propose_diff_cannot_be_allowed_without_a_person(tmp_path: Path) -> None
     assert problems(tmp_path, text) == [("agent.policy_invalid", 19, "/agents/a/tools/propose_diff")]
     (agent,) = load_manifest(write(tmp_path, text.replace('"allow"', '"ask"'))).agents
     assert agent.tools == {"propose_diff": "ask"}
+
+
+def test_the_memory_budget_is_read_and_checked(tmp_path: Path) -> None:
+    text = HEAD + '\n[agents.a]\ninstructions = "a.md"\nmodel = "m"\nmemory_tokens = 0\n'
+    (agent,) = load_manifest(write(tmp_path, text)).agents
+    assert agent.memory_tokens == 0
+    assert load_manifest(write(tmp_path, load_manifest(write(tmp_path, text)).to_toml())).agents == (agent,)
+    assert problems(tmp_path, text.replace("= 0", "= -5")) == [("agent.value_invalid", 18, "/agents/a/memory_tokens")]
