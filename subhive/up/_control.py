@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Location, Problem, SubhiveError
-from ._layout import UpLayout, pid_alive, read_json, write_json
+from ._layout import UpLayout, pid_alive, process_start, read_json, workspace_id, write_json
 
 if TYPE_CHECKING:
     from ..bus import BusEndpoint
@@ -51,7 +51,7 @@ class UpFailed(SubhiveError):
 def running_supervisor(workspace: Path) -> dict[str, Any] | None:
     """The record of this workspace's live supervisor, or None."""
     record = read_json(UpLayout(workspace).supervisor_file)
-    if record and record.get("state") != "stopped" and pid_alive(record.get("pid")):
+    if record and record.get("state") != "stopped" and _ours(record, record.get("pid"), workspace):
         return record
     return None
 
@@ -180,28 +180,28 @@ def down(workspace: Path, *, timeout: float = 30.0) -> DownReport:
     record = read_json(layout.supervisor_file)
     if record is None:
         return DownReport(was_running=False)
-    report = DownReport(was_running=pid_alive(record.get("pid")) and record.get("state") != "stopped")
+    def ours(pid: object) -> bool:
+        return _ours(record, pid, workspace)
+
+    report = DownReport(was_running=ours(record.get("pid")) and record.get("state") != "stopped")
     processes = _recorded(record)
     pid = record.get("pid")
-    if isinstance(pid, int) and pid_alive(pid) and _ours(pid):
-        os.kill(pid, signal.SIGTERM)
+    if isinstance(pid, int) and ours(pid) and _signal(pid, signal.SIGTERM):
         deadline = time.monotonic() + timeout
-        while pid_alive(pid) and time.monotonic() < deadline:
+        while ours(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
     for name, child in processes:
-        if pid_alive(child) and _ours(child):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(child, signal.SIGKILL)
+        if ours(child) and _signal(child, signal.SIGKILL):
             report.killed.append(name)
         else:
             report.stopped.append(name)
     # Killed processes go within milliseconds; once they have, the record says the tree is stopped, so status
     # no longer reports a lost supervisor for a tree that down has cleaned up.
     deadline = time.monotonic() + 5
-    while any(pid_alive(child) for _, child in processes) and time.monotonic() < deadline:
+    while any(ours(child) for _, child in processes) and time.monotonic() < deadline:
         time.sleep(0.02)
     latest = read_json(layout.supervisor_file) or record  # a supervisor that stopped itself wrote its own
-    if not any(pid_alive(child) for _, child in processes) and latest.get("state") != "stopped":
+    if not any(ours(child) for _, child in processes) and latest.get("state") != "stopped":
         write_json(layout.supervisor_file, {**latest, "state": "stopped"})
     return report
 
@@ -212,7 +212,7 @@ def recorded_processes(workspace: Path) -> dict[str, dict[str, Any]]:
     record = read_json(UpLayout(workspace).supervisor_file)
     if record is None:
         return {}
-    return {name: {"pid": pid, "alive": pid_alive(pid) and _ours(pid)} for name, pid in _recorded(record)}
+    return {name: {"pid": pid, "alive": _ours(record, pid, workspace)} for name, pid in _recorded(record)}
 
 
 def lost_supervisor(workspace: Path) -> dict[str, Any] | None:
@@ -246,13 +246,28 @@ def _recorded(record: dict[str, Any]) -> list[tuple[str, int]]:
     return [(name, pid) for name, pid in found if isinstance(pid, int) and not isinstance(pid, bool)]
 
 
-def _ours(pid: int) -> bool:
-    """Whether ``pid`` is still one of ours (a recorded pid may have been reused by another program)."""
+def _ours(record: dict[str, Any], pid: object, workspace: Path) -> bool:
+    """Whether ``pid`` is still the process ``record`` names, in this workspace: alive, started when the record
+    says (the system may have given a dead child's pid to another program since), and recorded by a run of this
+    workspace directory (a copy of a workspace copies its record, which names the original's processes)."""
+    if not isinstance(pid, int) or not pid_alive(pid):
+        return False
+    recorded_at = record.get("workspace_id")
+    if recorded_at is not None and recorded_at != workspace_id(workspace):
+        return False
+    if not os.path.isdir("/proc/self"):
+        return recorded_at is not None  # no start times to compare without /proc: trust a record that is ours
+    started = (record.get("starts") or {}).get(str(pid))
+    return isinstance(started, int) and process_start(pid) == started
+
+
+def _signal(pid: int, sig: signal.Signals) -> bool:
+    """Send ``sig``; False when the process went away meanwhile or is not ours to signal."""
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return True  # no /proc: trust the record
-    return b"subhive" in cmdline or b"nats-server" in cmdline
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
 
 
 def runtime_status(workspace: Path) -> dict[str, Any] | None:
@@ -267,7 +282,7 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
     for name, info in sorted((record.get("hives") or {}).items()):
         beat = read_json(layout.status_file(name)) or {}
         pid = info.get("pid")
-        if not pid_alive(pid):
+        if not _ours(record, pid, workspace):
             # "stopped": it failed the same way on each start, so up stopped restarting it (its record says why).
             health = "stopped" if info.get("failed") else "restarting" if info.get("exits") else "down"
         elif record.get("state") == "starting" and beat.get("state") != "ready":

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .._files import read_json, write_json
 
-__all__ = ["UpLayout", "pid_alive", "read_json", "write_json"]
+__all__ = ["UpLayout", "pid_alive", "process_start", "read_json", "workspace_id", "write_json"]
 
 
 @dataclass(frozen=True)
@@ -83,3 +83,26 @@ def pid_alive(pid: object) -> bool:
         return not os.path.isdir("/proc/self")
     except OSError:
         return True
+
+
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks after boot (field 22 of ``/proc/<pid>/stat``): with the pid,
+    it names one process for as long as the machine runs, where a pid alone may since belong to another
+    program. None when there is no such process (or no ``/proc``)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            # The name (field 2) is in parentheses and may hold spaces or ")": fields 3 on follow the last ")".
+            fields = stat.read().rsplit(")", 1)[-1].split()
+        return int(fields[22 - 3])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def workspace_id(workspace: Path) -> list[int] | None:
+    """The workspace directory's device and inode: they follow the directory when it is moved, and differ for a
+    copy of it (whose ``.subhive/`` record still names the original's processes). None when it is gone."""
+    try:
+        info = os.stat(workspace)
+    except OSError:
+        return None
+    return [info.st_dev, info.st_ino]

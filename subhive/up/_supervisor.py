@@ -22,7 +22,7 @@ from typing import IO, Any
 from ..errors import InputError, Location, SubhiveError
 from ..workspace import Workspace, open_workspace
 from ._follow import QUICK_EXIT, SAME_FAILURES, Snapshot, TreeChange, refused_requirements, tree_stamp
-from ._layout import UpLayout, read_json, write_json
+from ._layout import UpLayout, process_start, read_json, workspace_id, write_json
 
 __all__ = ["Supervisor", "UpOptions", "start_waves"]
 
@@ -125,6 +125,9 @@ class Supervisor:
         self._consumed: dict[str, dict[str, str]] = {}
         #: Warnings already said (code and message): said again only after they went away and came back.
         self._warned: set[tuple[str, str]] = set()
+        #: The start time of each pid this run recorded (see _record), and the workspace it runs (device, inode).
+        self._starts: dict[int, int] = {}
+        self._workspace_id = workspace_id(self.layout.workspace)
 
     # -- reporting ----------------------------------------------------------------------------------------
 
@@ -137,15 +140,27 @@ class Supervisor:
         log.info("%s: %s", event, message)
 
     def _record(self, state: str) -> None:
+        hives = {name: {"pid": child.pid, "restarts": child.restarts, "exits": child.exits[-5:],
+                        **({"failed": child.failed} if child.failed else {})}
+                 for name, child in sorted(self.hives.items())}
+        # Each live pid's start time, which `down` and `status` compare before they call a recorded pid ours
+        # (subhive.up._control). Exact: a child not yet reaped keeps its pid (``_Child.pid`` is None once reaped).
+        live = [os.getpid(), *(c.pid for c in (self.root, self.mocks, *self.hives.values()) if c is not None),
+                *([self.nats.pid] if self.nats is not None and self.nats.running else [])]
+        starts: dict[int, int] = {}
+        for pid in live:
+            if pid is not None and (start := self._starts.get(pid) or process_start(pid)) is not None:
+                starts[pid] = start
+        self._starts = starts
         write_json(self.layout.supervisor_file, {
             "pid": os.getpid(), "state": state, "workspace": str(self.layout.workspace),
+            "workspace_id": self._workspace_id,
             "root": self.root_address, "nats": self.nats.url if self.nats is not None else "",
             "nats_pid": self.nats.pid if self.nats is not None else None,
             "root_pid": self.root.pid if self.root is not None else None,
             "mocks_pid": self.mocks.pid if self.mocks is not None else None,
-            "hives": {name: {"pid": child.pid, "restarts": child.restarts, "exits": child.exits[-5:],
-                             **({"failed": child.failed} if child.failed else {})}
-                      for name, child in sorted(self.hives.items())},
+            "hives": hives,
+            "starts": {str(pid): start for pid, start in sorted(starts.items())},
         })
 
     # -- the whole run ------------------------------------------------------------------------------------
