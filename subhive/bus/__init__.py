@@ -42,6 +42,7 @@ from subhive.bus._permissions import (
     sender_of,
 )
 from subhive.bus._repair import report_to_root
+from subhive.bus._replay_rules import ReplayRules, ReplayTarget
 from subhive.bus._server import BusEndpoint, EmbeddedServer, ServerConfig, find_server_binary
 from subhive.bus._streams import ensure_event_streams
 from subhive.bus._transport import MAX_DELIVER, BusStats, Failure, NatsTransport
@@ -72,6 +73,8 @@ __all__ = [
     "Permissions",
     "RemoteError",
     "Replay",
+    "ReplayRules",
+    "ReplayTarget",
     "ServerConfig",
     "WireError",
     "accounts_config",

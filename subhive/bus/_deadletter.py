@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,6 +22,7 @@ from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
 from ..errors import Location
 from ..workspace import DEFAULT_DEAD_LETTER_LIMITS, DeadLetterLimits, format_age
 from ._permissions import DLQ_STREAM, dlq_subject
+from ._replay_rules import ReplayRules
 from ._wire import H_ERROR, H_MSG_ID, BusError, WireError, message_id
 
 __all__ = [
@@ -212,6 +213,9 @@ class DeadLetter:
     stream: str = ""
     msg_id: str = ""
     replays: tuple[Replay, ...] = ()
+    #: The subject it was kept on (subhive.dlq.<hive>.<contract>.v<major>.<kind>.<member>): only its hive may
+    #: publish there, so unlike ``subject`` and ``headers`` (which the hive wrote) the stream vouches for it.
+    kept_on: str = ""
 
     @property
     def id(self) -> str:
@@ -469,31 +473,35 @@ class DeadLetters:
         finally:
             await sub.unsubscribe()
 
-    async def replay(self, ref: int | str, *, by: str = "", timeout: float = 5.0) -> str:
-        """Send dead letter ``ref`` again to its original subject; returns what happened, in words, and
-        records the replay (when, ``by`` whom, the outcome) for ``list`` and ``show``.
+    async def replay(self, ref: int | str, *, rules: ReplayRules, by: str = "", timeout: float = 5.0) -> str:
+        """Send dead letter ``ref`` again to where it arrived; returns what happened, in words, and records the
+        replay (when, ``by`` whom, the outcome) for ``list`` and ``show``.
 
+        The letter's hive wrote its stored subject and headers, so they are not trusted: ``rules`` (from the
+        lock) must let that hive receive what the letter was kept as, and the headers are made anew
+        (:class:`ReplayRules`; raises :class:`BusError` ``deadletter.replay_refused`` and sends nothing).
         An event goes back through JetStream (so every consumer gets it, and it is acknowledged); a request
         is sent as a request and the provider's answer (or refusal) is reported.
         """
         letter = await self.get(ref)
-        headers = {**letter.headers, H_MSG_ID: message_id(), H_REPLAY_OF: letter.id}
-        if ".ev." in letter.subject:
-            ack = await self._js.publish(letter.subject, letter.data, headers=headers, timeout=timeout)
-            said = f"event re-published to {letter.subject} (stream {ack.stream}, seq {ack.seq})"
+        target = rules.target(letter.kept_on, letter.subject, letter.headers, letter.id)
+        headers = {**target.headers, H_REPLAY_OF: letter.id}
+        if target.kind == "ev":
+            ack = await self._js.publish(target.subject, letter.data, headers=headers, timeout=timeout)
+            said = f"event re-published to {target.subject} (stream {ack.stream}, seq {ack.seq})"
             return said + await self._mark(letter, by, said)
         try:
-            reply = await self._nc.request(letter.subject, letter.data, timeout=timeout, headers=headers)
+            reply = await self._nc.request(target.subject, letter.data, timeout=timeout, headers=headers)
         except NoRespondersError:  # nothing was delivered: no mark
-            raise BusError(f"nobody serves {letter.subject} now; dead letter {letter.id} was not replayed",
-                           code="bus.not_served", location=Location(subject=letter.subject),
+            raise BusError(f"nobody serves {target.subject} now; dead letter {letter.id} was not replayed",
+                           code="bus.not_served", location=Location(subject=target.subject),
                            hint="start the provider hive, then replay again") from None
         except NatsTimeout:  # it went out and may have been handled: recorded as sent
-            await self._mark(letter, by, f"request re-sent to {letter.subject}: no answer within {timeout:g} s")
-            raise BusError(f"{letter.subject} did not answer within {timeout:g} s", code="bus.timeout",
-                           location=Location(subject=letter.subject)) from None
+            await self._mark(letter, by, f"request re-sent to {target.subject}: no answer within {timeout:g} s")
+            raise BusError(f"{target.subject} did not answer within {timeout:g} s", code="bus.timeout",
+                           location=Location(subject=target.subject)) from None
         code = (reply.headers or {}).get(H_ERROR)
-        said = f"request re-sent to {letter.subject}: " + (f"refused again ({code})" if code else "answered")
+        said = f"request re-sent to {target.subject}: " + (f"refused again ({code})" if code else "answered")
         return said + await self._mark(letter, by, said)
 
     async def _mark(self, letter: DeadLetter, by: str, result: str) -> str:
@@ -546,8 +554,7 @@ def _with_replays(letter: DeadLetter, marks: list[tuple[str, Replay]]) -> DeadLe
     replays = tuple(replay for msg_id, replay in marks if msg_id == letter.msg_id)
     if not replays:
         return letter
-    return DeadLetter(letter.seq, letter.hive, letter.subject, letter.code, letter.message, letter.pointer,
-                      letter.keyword, letter.headers, letter.data, letter.time, letter.stream, letter.msg_id, replays)
+    return replace(letter, replays=replays)
 
 
 def _letter(stream: str, raw: RawStreamMsg, seq: int) -> DeadLetter:
@@ -563,4 +570,4 @@ def _letter(stream: str, raw: RawStreamMsg, seq: int) -> DeadLetter:
                       pointer=headers.get(H_POINTER, ""), keyword=headers.get(H_KEYWORD, ""),
                       headers={str(k): str(v) for k, v in original.items()} if isinstance(original, dict) else {},
                       data=raw.data or b"", time=when if isinstance(when, datetime) else None, stream=stream,
-                      msg_id=str(headers.get(H_MSG_ID, "")))
+                      msg_id=str(headers.get(H_MSG_ID, "")), kept_on=subject)

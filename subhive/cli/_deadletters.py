@@ -24,7 +24,7 @@ from ..errors import SubhiveError, UsageError
 from ._output import Format, err_console, out_console, print_json
 
 if TYPE_CHECKING:
-    from ..bus import BusEndpoint
+    from ..bus import BusEndpoint, ReplayRules
 
 __all__ = ["deadletters_app"]
 
@@ -156,16 +156,33 @@ def deadletters_replay(
     workspace: WorkspaceOption = Path("."),
     fmt: FormatOption = Format.text,
 ) -> None:
-    """Send a dead letter again, exact bytes and headers, to its original subject (under a new message id);
-    the replay is recorded (when, by whom) and shown by list and show.
+    """Send a dead letter again, exact bytes, to the subject it arrived on, with headers made anew; the
+    workspace's lock must let its hive receive that subject. The replay is recorded (when, by whom) and shown
+    by list and show.
 
     Example: subhive deadletters replay backend:42
     """
-    said = _with_letters(server, lambda dl: dl.replay(seq, by=_who()), workspace)
+    rules = _replay_rules(workspace)
+    said = _with_letters(server, lambda dl: dl.replay(seq, rules=rules, by=_who()), workspace)
     if fmt is Format.json:
         print_json({"id": seq, "result": said})
         return
     out_console.print(said)
+
+
+def _replay_rules(workspace: Path) -> ReplayRules:
+    """What the workspace's lock lets each hive receive: a letter's stored subject and headers were written
+    by its hive, so they are checked against these before the framework sends anything (decision 0046)."""
+    from ..bus import ReplayRules
+    from ..root_hive import Lock
+    from ..workspace import find_root
+
+    try:
+        root = find_root(workspace)
+    except SubhiveError:
+        raise UsageError("replaying needs the workspace's contracts.lock, to check where a letter may go: run "
+                         "this in the workspace, or pass --workspace PATH", code="deadletter.no_lock") from None
+    return ReplayRules.from_lock(Lock.load(root), root)
 
 
 def _who() -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import nats
@@ -40,7 +41,7 @@ def _refuse_one(server: EmbeddedServer, data: bytes) -> None:
     run(scenario())
 
 
-def test_list_show_and_replay(server: EmbeddedServer, capsys: pytest.CaptureFixture[str]) -> None:
+def test_list_show_and_replay(server: EmbeddedServer, shop: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = b'{"sku": "A-1", "qty": 0}'
     _refuse_one(server, data)
     assert main(["deadletters", "list", "--server", server.url, "--format", "json"]) == 0
@@ -56,9 +57,16 @@ def test_list_show_and_replay(server: EmbeddedServer, capsys: pytest.CaptureFixt
     assert main(["deadletters", "list", "--hive", "web", "--server", server.url]) == 0
     assert "no dead letters" in capsys.readouterr().err
 
-    # Replaying an invalid request sends it again; the provider is gone, so nobody answers: a clear error.
-    assert main(["deadletters", "replay", str(letter["seq"]), "--server", server.url]) == 2
+    # Replaying needs the lock, to check where the letter may go: outside a workspace, a clear error.
+    assert main(["deadletters", "replay", str(letter["seq"]), "--server", server.url, "-C", str(shop.parent)]) == 2
     err = capsys.readouterr().err
+    assert "deadletter.no_lock" in err
+    assert "--workspace" in err
+    assert "Traceback" not in err
+    # The shop's lock lets backend receive place_order from web; the provider is gone, so nobody answers.
+    assert main(["deadletters", "replay", str(letter["seq"]), "--server", server.url, "-C", str(shop)]) == 2
+    err = capsys.readouterr().err
+    assert "bus.not_served" in err
     assert "Traceback" not in err
 
 
@@ -74,7 +82,7 @@ def test_without_a_server_or_with_an_unknown_letter_the_error_says_what_to_do(
     assert "bus.unavailable" in capsys.readouterr().err
 
 
-def test_replay_marks_show_in_list_and_show(server: EmbeddedServer, capsys: pytest.CaptureFixture[str],
+def test_replay_marks_show_in_list_and_show(server: EmbeddedServer, shop: Path, capsys: pytest.CaptureFixture[str],
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """An event the web hive failed to handle, replayed from the CLI: list and show say when and by whom."""
     async def keep_event() -> None:
@@ -95,7 +103,7 @@ def test_replay_marks_show_in_list_and_show(server: EmbeddedServer, capsys: pyte
     [before] = json.loads(capsys.readouterr().out)["dead_letters"]
     assert (before["id"], before["replayed"], before["replays"]) == ("web:1", False, [])
 
-    assert main(["deadletters", "replay", "web:1", "--server", server.url]) == 0
+    assert main(["deadletters", "replay", "web:1", "--server", server.url, "-C", str(shop)]) == 0
     assert "event re-published to subhive.orders.v1.ev.order_placed" in capsys.readouterr().out
 
     assert main(["deadletters", "list", "--server", server.url, "--format", "json"]) == 0

@@ -33,6 +33,7 @@ from subhive.bus import (
     EmbeddedServer,
     FullnessAlarm,
     NatsTransport,
+    ReplayRules,
     WireError,
     dlq_stream,
     ensure_dead_letter_streams,
@@ -51,6 +52,9 @@ ADMIN_PASSWORD = secrets.token_urlsafe(24)
 PASSWORDS = {hive: secrets.token_urlsafe(24) for hive in HIVES}
 REFUSED = WireError("payload.invalid", "qty must be at least 1", pointer="/qty", keyword="minimum",
                     subject="subhive.orders.v1.op.place_order")
+#: What the lock of these tests says: backend provides orders v1, web consumes it.
+RULES = ReplayRules(operations={("backend", "orders", 1, "place_order"): frozenset({"web"})},
+                    events={("web", "orders", 1, "order_placed"): "backend"}, versions={("orders", 1): "1.1.0"})
 
 
 @pytest.fixture
@@ -261,10 +265,10 @@ def test_replays_are_recorded_and_a_mark_never_sticks_to_another_letter(server: 
             await js.add_stream(StreamConfig(name="SUBHIVE_EV_orders_v1", subjects=["subhive.orders.v1.ev.>"]))
             await publish_dead_letter(web.jetstream(), "web", where=("orders", 1, "ev", "order_placed"),
                                       subject="subhive.orders.v1.ev.order_placed", data=b'{"order_id": "o-1"}',
-                                      headers={"Nats-Msg-Id": "e-1"}, error=REFUSED)
+                                      headers={"Nats-Msg-Id": "e-1", "Subhive-Sender": "backend"}, error=REFUSED)
             letters = DeadLetters(admin)
-            said = await letters.replay("web:1", by="alice")
-            await letters.replay(1, by="bob")
+            said = await letters.replay("web:1", rules=RULES, by="alice")
+            await letters.replay(1, rules=RULES, by="bob")
             replayed = await letters.get("web:1")
             # The stream made again: web:1 is now another letter, and the old marks are not its own.
             await js.delete_stream(dlq_stream("web"))

@@ -23,6 +23,7 @@ from subhive.bus import (
     Failure,
     NatsTransport,
     RemoteError,
+    ReplayRules,
     ensure_event_streams,
 )
 from subhive.runtime import NotServed, PayloadInvalid
@@ -391,7 +392,8 @@ def test_a_dead_letter_is_replayed_to_its_subject(server: EmbeddedServer) -> Non
             fail["on"] = False
             letters = DeadLetters(admin)
             [letter] = await letters.list("web")
-            said = await letters.replay(letter.seq)
+            rules = ReplayRules(events={("web", "orders", 1, "order_placed"): "backend"})
+            said = await letters.replay(letter.seq, rules=rules)
             for _ in range(300):
                 if received:
                     break

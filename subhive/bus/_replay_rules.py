@@ -1,0 +1,131 @@
+"""Where a dead letter may be replayed, and with which headers: never where its stored headers say.
+
+A letter's ``Subhive-Dlq-Subject`` and ``Subhive-Dlq-Headers`` are written by the hive that kept it (its grant
+covers ``subhive.dlq.<hive>.>``), and a replay is sent with the framework's admin connection: trusting them
+would let any hive have the admin publish anywhere (decision 0046). So the target is rebuilt from the
+subject the letter was kept on (``subhive.dlq.<hive>.<contract>.v<major>.<kind>.<member>``: only that hive
+may publish there), it must be something the lock says that hive receives, and the headers are made anew.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import Location, SubhiveError
+from ._permissions import event_subject, op_subject, sender_of
+from ._wire import H_CONTRACT, H_MSG_ID, H_SENDER, BusError, message_id
+
+if TYPE_CHECKING:  # the lock and the contract loader are heavy imports a running hive never needs
+    from ..root_hive import Lock
+
+__all__ = ["ReplayRules", "ReplayTarget"]
+
+#: (hive, contract, major, member)
+_Key = tuple[str, str, int, str]
+
+
+@dataclass(frozen=True)
+class ReplayTarget:
+    """Where a replay goes and what it carries: ``kind`` is ``op`` (a request) or ``ev`` (a JetStream event)."""
+
+    kind: str
+    subject: str
+    headers: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ReplayRules:
+    """What each hive receives, by the lock: ``operations`` maps (hive, contract, major, operation) it provides
+    to the hives that may send it; ``events`` maps (hive, contract, major, event) it consumes to the hive that
+    provides it; ``versions`` names the contract version a replay is sent as (default ``<major>.0.0``).
+
+    >>> rules = ReplayRules(events={("web", "orders", 1, "order_placed"): "backend"})
+    >>> rules.target("subhive.dlq.web.orders.v1.ev.order_placed", "subhive.orders.v1.ev.order_placed",
+    ...              {"Subhive-Sender": "backend"}, "web:1").subject
+    'subhive.orders.v1.ev.order_placed'
+    """
+
+    operations: Mapping[_Key, frozenset[str]] = field(default_factory=dict)
+    events: Mapping[_Key, str] = field(default_factory=dict)
+    versions: Mapping[tuple[str, int], str] = field(default_factory=dict)
+
+    @classmethod
+    def from_lock(cls, lock: Lock, root: Path) -> ReplayRules:
+        """The rules of workspace ``root``'s lock; each locked version's members are read from its contract
+        directory (raises :class:`subhive.errors.ContractInvalid` when one no longer loads)."""
+        from ..contract import load_contract
+
+        operations: dict[_Key, set[str]] = {}
+        events: dict[_Key, str] = {}
+        versions: dict[tuple[str, int], str] = {}
+        for entry in lock:  # sorted by name and version: the newest of a major names the version last
+            contract = load_contract(entry.directory(root))
+            major = entry.version.major
+            versions[(entry.name, major)] = str(entry.version)
+            for operation in contract.operations:
+                operations.setdefault((entry.provider, entry.name, major, operation), set()).update(entry.consumers)
+            for event in contract.events:
+                for consumer in entry.consumers:
+                    events[(consumer, entry.name, major, event)] = entry.provider
+        return cls({key: frozenset(senders) for key, senders in operations.items()}, events, versions)
+
+    def target(self, kept_on: str, stored_subject: str, stored_headers: Mapping[str, str], letter: str) -> ReplayTarget:
+        """The replay of the letter named ``letter``, kept on ``kept_on``, whose hive says it arrived on
+        ``stored_subject`` with ``stored_headers``; raises :class:`BusError` ``deadletter.replay_refused`` when
+        the letter asks for anything the lock does not let its hive receive."""
+        def refuse(why: str) -> BusError:
+            return BusError(f"dead letter {letter} was not replayed: {why}", code="deadletter.replay_refused",
+                            location=Location(subject=kept_on),
+                            hint=f"see it with `subhive deadletters show {letter}`; a letter only goes back to what "
+                                 "its hive receives by contracts.lock, as its provider or its consumer")
+
+        parts = kept_on.split(".")
+        if len(parts) != 7 or parts[:2] != ["subhive", "dlq"] or not parts[4][1:].isdigit() or parts[4][0] != "v":
+            raise refuse(f"it was kept on {kept_on!r}, not subhive.dlq.<hive>.<contract>.v<major>.<kind>.<member>")
+        if stored_subject.startswith("$"):
+            raise refuse(f"it names {stored_subject!r}, a server API subject")
+        key = (parts[2], parts[3], int(parts[4][1:]), parts[6])
+        claimed = stored_headers.get(H_SENDER, "")
+        try:
+            if parts[5] == "op":
+                sender, subject = self._op(key, stored_subject, claimed, refuse)
+            elif parts[5] == "ev":
+                sender, subject = self._event(key, claimed, refuse)
+            else:  # a reply (kind "reply") went to one caller's inbox, which waits for it no more
+                raise refuse(f"a {parts[5]!r} letter cannot be sent again (only requests and events can)")
+        except BusError:
+            raise
+        except SubhiveError as exc:  # op_subject/event_subject refused a token
+            raise refuse(f"its subject does not name a contract member ({exc.message})") from None
+        if stored_subject != subject:
+            raise refuse(f"it says it arrived on {stored_subject!r}, but it was kept as {subject!r}")
+        version = self.versions.get((key[1], key[2]), f"{key[2]}.0.0")
+        return ReplayTarget(parts[5], subject, {H_CONTRACT: f"{key[1]}@{version}", H_SENDER: sender,
+                                                H_MSG_ID: message_id()})
+
+    def _op(self, key: _Key, stored_subject: str, claimed: str, refuse: Callable[[str], BusError]) -> tuple[str, str]:
+        """A request goes back from the sender its subject names (the server let only that hive send on it), which
+        must be a consumer of the contract, to the hive that provides the operation: the one that kept it."""
+        hive, contract, major, operation = key
+        senders = self.operations.get(key)
+        if senders is None:
+            raise refuse(f"{hive} does not provide {contract} v{major} operation {operation!r}")
+        sender = sender_of(stored_subject) or ""
+        if not sender or claimed != sender:
+            raise refuse(f"its sender is unclear (subject {stored_subject!r}, {H_SENDER} {claimed!r})")
+        if sender not in senders:
+            raise refuse(f"{sender} is not a consumer of {contract} v{major}")
+        return sender, op_subject(contract, major, operation, sender)
+
+    def _event(self, key: _Key, claimed: str, refuse: Callable[[str], BusError]) -> tuple[str, str]:
+        """An event goes back as its provider's, to every consumer: only one the hive consumes, from its provider."""
+        hive, contract, major, event = key
+        provider = self.events.get(key)
+        if provider is None:
+            raise refuse(f"{hive} does not consume {contract} v{major} event {event!r}")
+        if claimed != provider:
+            raise refuse(f"{H_SENDER} says {claimed or 'nothing'}, but {provider} provides {contract} v{major}")
+        return provider, event_subject(contract, major, event)
