@@ -60,11 +60,14 @@ __all__ = [
     "WorkspaceRoot",
     "abort_with",
     "admin_token_of",
+    "channel_credentials",
+    "check_listen_address",
     "check_lock",
     "contract_files",
     "contract_hash",
     "error_details",
     "error_from_details",
+    "is_loopback",
     "running_root_address",
     "status_of",
 ]
@@ -81,7 +84,7 @@ if TYPE_CHECKING:
     from ._engine import TOKENS_DIR, RootHive
     from ._service import RootServer
     from ._status import abort_with, error_details, error_from_details, status_of
-    from ._tls import ServerTls
+    from ._tls import ServerTls, channel_credentials, check_listen_address, is_loopback
     from ._workspace_root import AlreadyDecided, FrameListener, WorkspaceRoot
 
 # What loads on first use, by the module that has it: the engine is the heaviest import here, and a hive
@@ -95,6 +98,9 @@ _LAZY = {
     "TOKENS_DIR": "._engine",
     "RootServer": "._service",
     "ServerTls": "._tls",
+    "channel_credentials": "._tls",
+    "check_listen_address": "._tls",
+    "is_loopback": "._tls",
     "RootHive": "._engine",
     "RootClient": "._client",
     "admin_token_of": "._client",

@@ -5,11 +5,13 @@ calls carry the calling hive's credentials (docs/rpc.md#the-consumer).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import grpc
 
-from ..root_hive import NotFound, RootClient
+from ..errors import InputError
+from ..root_hive import NotFound, RootClient, channel_credentials, is_loopback
 from ._errors import NoEndpoint
 from ._interceptors import caller_interceptors, trace_interceptors
 from ._keys import Keys
@@ -19,13 +21,15 @@ __all__ = ["connect_grpc"]
 
 async def connect_grpc(root: RootClient, contract: str, major: int, *, keys: Keys | None = None,
                        interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
-                       options: Sequence[tuple[str, Any]] = ()) -> grpc.aio.Channel:
+                       options: Sequence[tuple[str, Any]] = (), ca_file: Path | None = None) -> grpc.aio.Channel:
     """A channel to where ``contract`` v``major`` is served, sending the caller's trace on every call.
 
     ``root`` is authenticated as a consumer of the contract (a hive that declared a requirement on it) or
     its provider. ``keys`` (the calling hive's :class:`GrpcKeys` or :class:`KeyFile`) make every call carry
     the hive's name and its token for the provider, which a provider checks; without them calls are
-    anonymous, which only a provider serving with ``anonymous=True`` answers.
+    anonymous, which only a provider serving with ``anonymous=True`` answers. ``ca_file`` (PEM) makes the
+    channel TLS, verifying the provider's certificate against it: a provider beyond loopback serves TLS only,
+    and without a CA the call is refused here (InputError ``rpc.insecure_endpoint``) rather than sent in clear.
 
     Raises :class:`NoEndpoint` (``rpc.no_endpoint``) when nothing is registered, PermissionDenied
     (``auth.not_consumer``) for a hive that neither consumes nor provides it, and RootUnavailable when the
@@ -46,5 +50,15 @@ async def connect_grpc(root: RootClient, contract: str, major: int, *, keys: Key
                          hint=f"{exc.hint or 'start its provider'}; then connect again "
                               "(the provider registers its address with the root when it starts serving)") from None
     outgoing = trace_interceptors() if keys is None else caller_interceptors(keys, endpoint.provider)
+    if ca_file is not None:
+        credentials = channel_credentials(ca_file, whose=f"{contract} v{major}'s", code="rpc.tls_ca_invalid",
+                                          hint="pass the PEM certificate that signed the provider's")
+        return grpc.aio.secure_channel(endpoint.address, credentials, options=list(options) or None,
+                                       interceptors=[*outgoing, *interceptors])
+    if not is_loopback(endpoint.address.rsplit(":", 1)[0]):
+        raise InputError(f"{contract} v{major} is served at {endpoint.address}, beyond this machine, and no CA was "
+                         "given to verify it: its calls carry the hive's token", code="rpc.insecure_endpoint",
+                         hint="pass ca_file= (the PEM certificate that signed the provider's); a provider beyond "
+                              "loopback serves TLS only")
     return grpc.aio.insecure_channel(endpoint.address, options=list(options) or None,
                                      interceptors=[*outgoing, *interceptors])

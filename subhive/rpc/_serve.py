@@ -1,5 +1,5 @@
-"""The provider's side: serve a contract's gRPC service on loopback, with health and the caller check, and
-register its address with the root (docs/rpc.md#the-provider).
+"""The provider's side: serve a contract's gRPC service on loopback (or with TLS), with health and the caller
+check, and register its address with the root (docs/rpc.md#the-provider).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from ..errors import InputError, SubhiveError, UsageError
-from ..root_hive import Endpoint, RootClient
+from ..root_hive import Endpoint, RootClient, ServerTls, check_listen_address
 from ._auth import CallerCheck
 from ._interceptors import ProviderInterceptor
 from ._keys import Keys
@@ -69,6 +69,7 @@ class ProviderServer:
 
 async def serve_grpc(root: RootClient, contract: str, major: int, servicers: Sequence[tuple[AddServicer, object]],
                      *, keys: Keys | None = None, anonymous: bool = False, host: str = "127.0.0.1", port: int = 0,
+                     tls: ServerTls | None = None,
                      interceptors: Sequence[grpc.aio.ServerInterceptor] = ()) -> ProviderServer:
     """Serve ``servicers`` for ``contract`` v``major`` and register the address with ``root``.
 
@@ -77,11 +78,13 @@ async def serve_grpc(root: RootClient, contract: str, major: int, servicers: Seq
     (``endpoint.service_missing``) when none of them is the contract's service. ``keys`` (the provider's
     own) say which hives may call: the contract's consumers and the provider itself; others are refused
     (UNAUTHENTICATED, PERMISSION_DENIED) before any handler runs. ``anonymous=True`` instead lets any local
-    process call, for a local experiment. ``interceptors`` run inside the check, the trace and the error
-    boundary. Raises :class:`~subhive.errors.UsageError` for no servicers and for neither keys nor
-    ``anonymous`` (``rpc.no_keys``), InputError ``rpc.bind_failed`` when the address cannot be bound, and
-    what the root raises (PermissionDenied ``auth.not_provider`` for a hive that does not provide the
-    contract); the server is stopped then.
+    process call, for a local experiment. ``tls`` (the server's certificate and key) makes it serve TLS only,
+    which a ``host`` that is not loopback needs: every call carries a token. ``interceptors`` run inside the
+    check, the trace and the error boundary. Raises :class:`~subhive.errors.UsageError` for no servicers and
+    for neither keys nor ``anonymous`` (``rpc.no_keys``), InputError ``rpc.insecure_address`` for a host
+    beyond loopback without ``tls`` and ``rpc.tls_invalid`` for a pair that does not load (before anything
+    opens), ``rpc.bind_failed`` when the address cannot be bound, and what the root raises (PermissionDenied
+    ``auth.not_provider`` for a hive that does not provide the contract); the server is stopped then.
 
     >>> server = await serve_grpc(root, "inventory", 1, [(add_InventoryServicer_to_server, Inventory())],
     ...                           keys=db_keys)  # doctest: +SKIP
@@ -89,6 +92,10 @@ async def serve_grpc(root: RootClient, contract: str, major: int, servicers: Seq
     '127.0.0.1:40123'
     """
     _check_servicers(servicers)
+    check_listen_address(host, tls, server=f"{contract} v{major}", code="rpc.insecure_address",
+                         hint="serve on 127.0.0.1 (the default), or pass tls=ServerTls(cert_file, key_file); "
+                              "consumers then verify it with connect_grpc(..., ca_file=...)")
+    credentials = tls.credentials(code="rpc.tls_invalid") if tls is not None else None
     check = _caller_check(keys, anonymous, contract, major)
     provider = ProviderInterceptor(f"{contract} v{major} provider", check=check)
     server = grpc.aio.server(interceptors=[provider, *interceptors])
@@ -97,7 +104,7 @@ async def serve_grpc(root: RootClient, contract: str, major: int, servicers: Seq
         add(servicer, recorder)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    address = _bind(server, host, port)
+    address = _bind(server, host, port, credentials)
     await server.start()
     try:
         for name in ("", *recorder.services):
@@ -132,9 +139,11 @@ def _caller_check(keys: Keys | None, anonymous: bool, contract: str, major: int)
     return None
 
 
-def _bind(server: grpc.aio.Server, host: str, port: int) -> str:
+def _bind(server: grpc.aio.Server, host: str, port: int, credentials: grpc.ServerCredentials | None) -> str:
+    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     try:
-        bound = server.add_insecure_port(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+        bound = (server.add_insecure_port(target) if credentials is None
+                 else server.add_secure_port(target, credentials))
     except RuntimeError as exc:
         raise InputError(f"cannot listen on {host}:{port}", code="rpc.bind_failed",
                          hint="choose another port, or 0 for a free one") from exc

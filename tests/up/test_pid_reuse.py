@@ -55,7 +55,8 @@ def test_a_reused_pid_is_neither_listed_as_running_nor_killed(tmp_path: Path,
     assert runtime_status(tmp_path) is None
     assert _listed_running(tmp_path) == {}
     lost = lost_supervisor(tmp_path)
-    assert lost is not None and lost["running"] == {}
+    assert lost is not None
+    assert lost["running"] == {}
     report = down(tmp_path, timeout=2)
     assert report.killed == []
     assert not report.was_running
@@ -87,7 +88,7 @@ def test_the_process_the_record_names_is_ours_and_down_stops_it(tmp_path: Path,
     # The same record with the right start time: the checks above refuse the imposter for its start time only.
     _record(tmp_path, imposter.pid, process_start(imposter.pid))
     assert running_supervisor(tmp_path) is not None
-    assert _listed_running(tmp_path) == {name: imposter.pid for name in ("supervisor", "root", "nats", "db")}
+    assert _listed_running(tmp_path) == dict.fromkeys(("supervisor", "root", "nats", "db"), imposter.pid)
     report = down(tmp_path, timeout=0.5)
     assert report.was_running
     assert imposter.wait(5) == -signal.SIGTERM  # the supervisor's pid gets SIGTERM first
