@@ -6,6 +6,7 @@ tools reach only what its hive may touch. :class:`ScriptedServer` is an OpenAI-c
 script, for tests and demos without a paid model.
 """
 
+from ._app_server import PROTOCOL_VERSION, AppServer
 from ._approvals import root_approver
 from ._build import build_agent, settings_from_spec
 from ._contracts import contract_tool
@@ -27,6 +28,7 @@ __all__ = [
     "MEMORY_PREFIX",
     "PLAN_PREFIX",
     "POLICIES",
+    "PROTOCOL_VERSION",
     "TRANSCRIPT_PREFIX",
     "Agent",
     "AgentMemory",
@@ -34,6 +36,7 @@ __all__ = [
     "AgentSource",
     "AgentStopped",
     "AnswerCheck",
+    "AppServer",
     "Approval",
     "Approver",
     "BoardTranscript",

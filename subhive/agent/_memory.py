@@ -28,9 +28,12 @@ _LEARNT_FROM = ("propose_diff", "propose_contract")
 
 
 #: Words too common to make two texts related.
-_COMMON = frozenset("the and for with this that from into are was were has have had not but you your its our "
-                    "all any can will would should then than them they there here what which when who how "
-                    "again also just only more most some such very".split())
+_COMMON = frozenset((
+    "the", "and", "for", "with", "this", "that", "from", "into", "are", "was", "were", "has", "have", "had",
+    "not", "but", "you", "your", "its", "our", "all", "any", "can", "will", "would", "should", "then",
+    "than", "them", "they", "there", "here", "what", "which", "when", "who", "how", "again", "also", "just",
+    "only", "more", "most", "some", "such", "very",
+))
 
 
 def _words(text: str) -> set[str]:

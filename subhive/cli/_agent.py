@@ -69,6 +69,41 @@ def agent_run(
         raise typer.Exit(1)
 
 
+@agent_app.command("serve")
+def agent_serve(
+    workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
+    = Path("."),
+) -> None:
+    """Serve the agents' app server on stdin/stdout: JSON-RPC 2.0, one message per line. A client starts turns
+    (turn/start), receives their frames (turn/frame) and answers approvals (approval/request).
+
+    Example: subhive agent serve -C shop
+    """
+    from ..agent import AppServer
+    from ..up import framework_endpoint
+    from ..workspace import find_root
+
+    root = find_root(workspace)
+
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+
+        async def send(data: bytes) -> None:
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+
+        client = await _root_client(root)
+        try:
+            await AppServer(root, endpoint=framework_endpoint(root), root=client).serve(reader, send)
+        finally:
+            if client is not None:
+                await client.close()
+
+    asyncio.run(serve())
+
+
 async def _root_client(workspace: Path) -> Any:
     """The running root with the admin's token, or None when no root answers."""
     from ..errors import SubhiveError

@@ -1,0 +1,153 @@
+"""The agents' app server: JSON-RPC 2.0 over stdio (one JSON message per line) where a client starts turns in a
+workspace's hives, receives every frame as a notification, and answers the approvals the server asks for.
+
+    client -> server   initialize {}                                   -> {server, version, methods}
+                       turn/start {hive, prompt, agent?}               -> {turn, stop, answer}  (when it ends)
+                       shutdown {}                                     -> {}                   (then it exits)
+    server -> client   turn/frame {frame}                              (a notification, every step)
+                       approval/request {call: {id, name, arguments}}  -> {decision: accept|decline, reason?}
+
+Turns run concurrently; a turn waiting for an approval never blocks the others or the server. The message
+schemas are a contract: ``contracts/agent-app-server/0.1.0`` (docs/agents.md, "The app server").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import SubhiveError
+from ._hive_turn import run_hive_turn
+from ._loop import Frame
+from ._tools import Approval, ToolCall
+
+__all__ = ["PROTOCOL_VERSION", "AppServer"]
+
+PROTOCOL_VERSION = "0.1.0"
+Send = Callable[[bytes], Awaitable[None]]
+#: JSON-RPC 2.0's own codes, and the one this server uses for a subhive error (its code and hint in data).
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, SUBHIVE_ERROR = -32700, -32600, -32601, -32602, -32000
+
+
+class _Invalid(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class AppServer:
+    """One client's session. ``endpoint`` and ``root`` are the running tree's (as ``subhive agent run`` finds
+    them); ``client`` an OpenAI client to use instead of one per agent (tests)."""
+
+    def __init__(self, workspace: Path, *, endpoint: Any = None, root: Any = None, client: Any = None) -> None:
+        self.workspace = workspace
+        self.endpoint, self.root, self.client = endpoint, root, client
+        self._send: Send | None = None
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, asyncio.Future[Any]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._done = asyncio.Event()
+
+    async def serve(self, lines: Any, send: Send) -> None:
+        """Answer the messages of ``lines`` (an async iterable of byte lines) through ``send`` until the client
+        says shutdown or closes its side; turns still running are cancelled then."""
+        self._send = send
+        async for line in lines:
+            if line.strip():
+                await self._receive(line)
+            if self._done.is_set():
+                break
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for waiting in self._waiting.values():
+            waiting.cancel()
+
+    async def _write(self, message: dict[str, Any]) -> None:
+        if self._send is None:
+            raise RuntimeError("AppServer.serve() sets where messages go; nothing can be sent before it")
+        await self._send(json.dumps({"jsonrpc": "2.0", **message}, ensure_ascii=False, separators=(",", ":"))
+                         .encode("utf-8") + b"\n")
+
+    async def _receive(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError as exc:
+            await self._write({"id": None, "error": {"code": PARSE_ERROR, "message": f"not JSON: {exc}"}})
+            return
+        if not isinstance(message, dict):
+            await self._write({"id": None, "error": {"code": INVALID_REQUEST, "message": "a message is an object"}})
+            return
+        if "method" not in message and message.get("id") in self._waiting:  # the answer to one of our requests
+            waiting = self._waiting.pop(message["id"])
+            if not waiting.done():
+                waiting.set_result(message)
+            return
+        if message.get("method") == "shutdown":  # answered in order, so serve() stops right after it
+            await self._handle(message)
+            return
+        task = asyncio.create_task(self._handle(message))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _handle(self, message: dict[str, Any]) -> None:
+        ident = message.get("id")
+        try:
+            method, params = message.get("method"), message.get("params", {})
+            if not isinstance(method, str) or not isinstance(params, dict):
+                raise _Invalid(INVALID_REQUEST, "a request has a method (a string) and params (an object)")
+            result = await self._call(method, params)
+        except _Invalid as invalid:
+            await self._write({"id": ident, "error": {"code": invalid.code, "message": str(invalid)}})
+            return
+        except SubhiveError as error:
+            await self._write({"id": ident, "error": {"code": SUBHIVE_ERROR, "message": error.message,
+                                                      "data": error.to_dict()}})
+            return
+        if ident is not None:
+            await self._write({"id": ident, "result": result})
+
+    async def _call(self, method: str, params: dict[str, Any]) -> Any:
+        if method == "initialize":
+            return {"server": "subhive", "version": PROTOCOL_VERSION,
+                    "methods": ["initialize", "turn/start", "shutdown"]}
+        if method == "shutdown":
+            self._done.set()
+            return {}
+        if method == "turn/start":
+            return await self._turn(params)
+        raise _Invalid(METHOD_NOT_FOUND, f"no method {method!r}: initialize, turn/start or shutdown")
+
+    async def _turn(self, params: dict[str, Any]) -> dict[str, Any]:
+        hive, prompt, agent = params.get("hive"), params.get("prompt"), params.get("agent")
+        if not isinstance(hive, str) or not isinstance(prompt, str) or not prompt.strip() or \
+                (agent is not None and not isinstance(agent, str)):
+            raise _Invalid(INVALID_PARAMS, "turn/start needs hive and prompt (strings), and agent when the hive "
+                                           "has several")
+
+        async def frame(each: Frame) -> None:
+            await self._write({"method": "turn/frame", "params": {"frame": each.to_dict()}})
+
+        result = await run_hive_turn(self.workspace, hive, prompt, agent=agent, endpoint=self.endpoint,
+                                     on_frame=frame, approver=self._ask, root=self.root, client=self.client)
+        return {"turn": result.turn, "stop": result.stop.to_dict(), "answer": result.answer}
+
+    async def _ask(self, call: ToolCall) -> Approval:
+        """Send ``approval/request`` and wait for the client's decision (the tool box bounds the wait)."""
+        ident = next(self._ids)
+        answered: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[ident] = answered
+        await self._write({"id": ident, "method": "approval/request",
+                           "params": {"call": {"id": call.id, "name": call.name, "arguments": call.arguments}}})
+        try:
+            reply = await answered
+        finally:
+            self._waiting.pop(ident, None)
+        result = reply.get("result") if isinstance(reply.get("result"), dict) else {}
+        decision = result.get("decision")
+        return Approval(decision == "accept", str(result.get("reason") or ("declined by the client"
+                                                                            if decision != "accept" else "")))
