@@ -91,3 +91,13 @@ def test_the_depth_scan_ignores_brackets_inside_strings() -> None:
     assert depth_over(b"[" * 1025 + b'"]]]"' + b"]" * 1025)
     big = 123456789012345678901234567890
     assert decode(b'{"a": "' + b"{" * 3000 + b'", "n": ' + str(big).encode() + b"}")["n"] == big
+
+
+@given(st.integers(0, 2000), st.sampled_from([-(10**19 - 1), 10**20 - 1, -(10**40), 2**64]), st.integers(0, 3))
+def test_a_long_integer_anywhere_in_a_payload_is_read_exactly(pad: int, big: int, items: int) -> None:
+    # Past 512 bytes a payload is sampled every 4th byte before it is scanned whole: any offset must be found,
+    # for the shortest integers orjson would turn into floats (19 digits and a sign; 20 digits) too.
+    value = {"pad": "x" * pad, "n": big, "more": [{"sku": "s" * 20, "qty": 12345}] * items}
+    data = encode(value)
+    assert decode(data) == value
+    assert type(decode(data)["n"]) is int
