@@ -107,21 +107,9 @@ def _hint_broken(hive: str, broken: list[BrokenValue]) -> None:
 
 
 async def _readable_snapshot(board: KvBlackboard) -> tuple[list[Entry], list[BrokenValue]]:
-    """The latest entry of every key, and apart the keys whose latest value is not JSON: one broken value
-    hides nothing else."""
-    from ..hive import BrokenValue
-
-    entries: list[Entry] = []
-    broken: list[BrokenValue] = []
-    for key in await board.keys():
-        try:
-            entry = await board.get(key)
-        except BrokenValue as exc:
-            broken.append(exc)
-            continue
-        if entry is not None:
-            entries.append(entry)
-    return entries, broken
+    """The latest entry of every key, and apart the keys whose latest value is not JSON."""
+    snapshot = await board.snapshot()
+    return list(snapshot.values()), snapshot.broken
 
 
 def _broken_dict(broken: BrokenValue) -> dict[str, Any]:

@@ -7,7 +7,15 @@ what tests exercise, without a bus. See docs/hives.md.
     (True, False)
 """
 
-from ._blackboard import BlackboardError, BrokenValue, KvBlackboard, RevisionConflict, board_stream, ensure_blackboard
+from ._blackboard import (
+    BlackboardError,
+    BoardSnapshot,
+    BrokenValue,
+    KvBlackboard,
+    RevisionConflict,
+    board_stream,
+    ensure_blackboard,
+)
 from ._board_schema import BlackboardInvalid, BoardSchema
 from ._controller import Controller, ControllerConfig, ControllerStats, Escalation, KnowledgeSourceFailed
 from ._knowledge import (
@@ -29,6 +37,7 @@ __all__ = [
     "BlackboardError",
     "BlackboardInvalid",
     "BoardSchema",
+    "BoardSnapshot",
     "BrokenValue",
     "Controller",
     "ControllerConfig",

@@ -21,8 +21,8 @@ from ..errors import InputError, Location, SubhiveError
 from ._board_schema import BoardSchema
 from ._knowledge import Entry, Write, check_key
 
-__all__ = ["BlackboardError", "BrokenValue", "KvBlackboard", "RevisionConflict", "board_stream", "ensure_blackboard",
-           "stored_entry"]
+__all__ = ["BlackboardError", "BoardSnapshot", "BrokenValue", "KvBlackboard", "RevisionConflict", "board_stream",
+           "ensure_blackboard", "stored_entry"]
 
 H_WRITER = "Subhive-Writer"
 H_DEPTH = "Subhive-Depth"
@@ -94,6 +94,15 @@ async def ensure_blackboard(js: JetStreamContext, hive: str, *, max_bytes: int =
     except nats.js.errors.NotFoundError:
         await js.add_stream(config)
     await ensure_consumers(js, [board_consumer(hive)])
+
+
+class BoardSnapshot(dict[str, Entry]):
+    """The latest entry of every key (a dict by key), and ``broken``: the keys whose latest revision is not a
+    board value (:class:`BrokenValue`, each with its key, revision and why), sorted by key."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.broken: list[BrokenValue] = []
 
 
 class KvBlackboard:
@@ -170,11 +179,17 @@ class KvBlackboard:
         info = await self._js.stream_info(self._stream, subjects_filter=self._prefix + ">")
         return sorted(subject[len(self._prefix):] for subject in (info.state.subjects or {}))
 
-    async def snapshot(self) -> dict[str, Entry]:
-        """The latest entry of every key: what a human reads (``subhive board show``)."""
-        found: dict[str, Entry] = {}
+    async def snapshot(self) -> BoardSnapshot:
+        """The latest entry of every key, by key: what a human reads (``subhive board show``). A key whose latest
+        revision is not a board value is left out and listed in ``.broken`` instead: one broken value hides
+        nothing else."""
+        found = BoardSnapshot()
         for key in await self.keys():
-            entry = await self.get(key)
+            try:
+                entry = await self.get(key)
+            except BrokenValue as broken:
+                found.broken.append(broken)
+                continue
             if entry is not None:
                 found[key] = entry
         return found

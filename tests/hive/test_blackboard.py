@@ -125,6 +125,27 @@ def test_snapshot_and_size_show_the_latest_value_of_every_key(server: EmbeddedSe
     run(scenario())
 
 
+def test_a_snapshot_keeps_every_good_key_and_lists_the_broken_ones_apart(server: EmbeddedServer) -> None:
+    async def scenario() -> None:
+        hive = fresh_hive()
+        async with board(server, hive) as (nc, bb):
+            await bb.put("notes.a", "first", writer="ks")
+            await bb.put("notes.z", "last", writer="ks")
+            js = nc.jetstream()  # written past subhive, as a tool with the admin credentials could
+            await js.publish(f"$KV.bb_{hive}.notes.b", b"{not json", headers={"Subhive-Writer": "tool"})
+            await js.publish(f"$KV.bb_{hive}.notes.c", b'"no writer"')
+            snapshot = await bb.snapshot()
+            assert {k: e.value for k, e in snapshot.items()} == {"notes.a": "first", "notes.z": "last"}
+            assert [(b.key, b.code, b.writer) for b in snapshot.broken] == [
+                ("notes.b", "blackboard.not_json", "tool"), ("notes.c", "blackboard.unattributed", "")]
+            await bb.put("notes.b", "fixed", writer="human")  # writing the key again mends it
+            mended = await bb.snapshot()
+            assert mended["notes.b"].value == "fixed"
+            assert [b.key for b in mended.broken] == ["notes.c"]
+
+    run(scenario())
+
+
 def test_a_missing_bucket_is_a_clear_error(server: EmbeddedServer) -> None:
     async def scenario() -> None:
         nc = await nats.connect(server.url)
