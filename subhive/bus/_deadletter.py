@@ -36,6 +36,7 @@ __all__ = [
     "dlq_stream",
     "ensure_dead_letter_stream",
     "ensure_dead_letter_streams",
+    "new_letter_id",
     "publish_dead_letter",
 ]
 
@@ -149,24 +150,29 @@ def _one_line(text: str) -> str:
 
 
 async def publish_dead_letter(js: JetStreamContext, hive: str, *, where: tuple[str, int, str, str], subject: str,
-                              data: bytes, headers: Mapping[str, str] | None, error: WireError) -> None:
+                              data: bytes, headers: Mapping[str, str] | None, error: WireError,
+                              letter_id: str = "") -> str:
     """Keep ``data`` (as received on ``subject``) in the hive's dead letters; ``where`` is
-    (contract, major, kind, member) with kind ``op``, ``ev`` or ``reply``. Waits for the stream's ack.
+    (contract, major, kind, member) with kind ``op``, ``ev`` or ``reply``. Waits for the stream's ack and
+    returns the letter's message id: ``letter_id`` when given (``dlq-<hive>-...``), else
+    :func:`new_letter_id`'s.
 
     Raises :class:`BusError` ``deadletter.full`` when the hive's stream is full (it keeps what it has), and
     ``deadletter.no_stream`` when no stream captures the hive's dead letters.
     """
     contract, major, kind, member = where
     original = dict(headers or {})
+    if letter_id and not letter_id.startswith(f"dlq-{hive}-"):
+        raise ValueError(f"a dead letter id of hive {hive} starts with dlq-{hive}-, not {letter_id!r}")
     dlq_headers = {
         H_CODE: error.code, H_MESSAGE: _one_line(error.message), H_POINTER: error.pointer,
         H_KEYWORD: error.keyword, H_SUBJECT: subject, H_HEADERS: json.dumps(original, sort_keys=True),
-        # A redelivered message dead-lettered twice (a crash between the two) is kept once.
-        H_MSG_ID: f"dlq-{hive}-{original[H_MSG_ID]}" if original.get(H_MSG_ID) else message_id(),
+        H_MSG_ID: letter_id or new_letter_id(hive, kind, original),
     }
     target = dlq_subject(hive, contract, f"v{major}", kind, member)
     try:
         await js.publish(target, data, headers={k: v for k, v in dlq_headers.items() if v})
+        return dlq_headers[H_MSG_ID]
     except APIError as exc:
         if exc.err_code in _FULL_CODES:
             raise BusError(f"the dead letters of hive {hive} are full ({exc.description}); this one was not kept",
@@ -179,6 +185,22 @@ async def publish_dead_letter(js: JetStreamContext, hive: str, *, where: tuple[s
                        location=Location(subject=target),
                        hint="the framework creates each hive's stream before it starts "
                             "(subhive.bus.ensure_dead_letter_streams)") from None
+
+
+def new_letter_id(hive: str, kind: str, headers: Mapping[str, str]) -> str:
+    """The message id of a dead letter, which the stream deduplicates on (two minutes).
+
+    An event's comes from its own id, so an event dead-lettered twice (redelivered after a crash between the
+    two) is kept once. Anything else gets a fresh one: a request's id is its sender's to choose, and two
+    different failing requests reusing one must not collapse into one letter.
+
+    >>> new_letter_id("web", "ev", {"Nats-Msg-Id": "e-1"})
+    'dlq-web-e-1'
+    >>> new_letter_id("backend", "op", {"Nats-Msg-Id": "r-1"}) == new_letter_id("backend", "op", {"Nats-Msg-Id": "r-1"})
+    False
+    """
+    original = headers.get(H_MSG_ID)
+    return f"dlq-{hive}-{original}" if kind == "ev" and original else f"dlq-{hive}-{message_id()}"
 
 
 # -- reading ----------------------------------------------------------------------------------------------

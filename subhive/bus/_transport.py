@@ -37,7 +37,6 @@ from ._server import BusEndpoint
 from ._wire import (
     H_CONTRACT,
     H_ERROR,
-    H_MSG_ID,
     H_SENDER,
     H_TRACE,
     BusError,
@@ -429,24 +428,20 @@ class NatsTransport:
         return payload, refusal
 
     async def _keep(self, where: tuple[str, int, str, str], subject: str, data: bytes,
-                    headers: Mapping[str, str], error: WireError) -> bool:
-        """Count a refusal and keep the message in the dead-letter stream; never raises. Returns whether the
-        stream stored it (an event that was not kept must not be terminated: it comes back later)."""
+                    headers: Mapping[str, str], error: WireError) -> str:
+        """Count a refusal and keep the message in the dead-letter stream; never raises. Returns the letter's
+        id (``dlq-<hive>-...``), or "" when the stream did not store it (an event that was not kept must not be
+        terminated: it comes back later; a caller must not be told of a letter that does not exist)."""
         self.stats.refused[error.code] += 1
         try:
-            await publish_dead_letter(self._js, self.hive, where=where, subject=subject, data=data, headers=headers,
-                                      error=error)
+            kept = await publish_dead_letter(self._js, self.hive, where=where, subject=subject, data=data,
+                                             headers=headers, error=error)
             self.stats.dead_lettered += 1
-            return True
+            return kept
         except Exception as exc:  # the refusal itself is answered/counted; losing the copy must not crash the hive
             self.stats.refused["deadletter.failed"] += 1
             log.error("%s: could not keep a dead letter from %s (%s): %s", self.hive, subject, error.code, exc)
-            return False
-
-    def _letter_id(self, headers: Mapping[str, str]) -> str:
-        """The message id the dead letter of a message with ``headers`` gets (see publish_dead_letter)."""
-        msg_id = headers.get(H_MSG_ID)
-        return f"dlq-{self.hive}-{msg_id}" if msg_id else ""
+            return ""
 
     async def serve(self, contract: ContractBinding, handlers: Mapping[str, Handler]) -> Subscription:
         """Answer ``handlers``' operations in queue group ``subhive.<contract>.v<major>``: replicas share."""
@@ -524,9 +519,13 @@ class NatsTransport:
                     failure = "provider.invalid_reply"
             kept = bool(failure)
         headers = msg.headers or {}
+        where = (contract.name, contract.major, "op", operation)
         if kept and refusal is not None:
+            # Kept before the answer, which names the letter only once it exists (a full stream keeps none).
+            # Only refusals wait for the stream: one JetStream ack, on the error path.
+            letter = await self._keep(where, msg.subject, msg.data, headers, refusal)
             refusal = WireError(refusal.code, refusal.message, refusal.pointer, refusal.keyword, refusal.subject,
-                                self._letter_id(headers))
+                                letter)
         if msg.reply:  # else a publish, not a request (a replay, say): nobody waits for an answer
             if refusal is not None:
                 await self._nc.publish(msg.reply, refusal.to_bytes(),
@@ -538,9 +537,6 @@ class NatsTransport:
                 self.stats.sent += 1
         if refusal is None:
             return
-        where = (contract.name, contract.major, "op", operation)
-        if kept:  # after the answer: the caller does not wait for the dead-letter stream
-            await self._keep(where, msg.subject, msg.data, headers, refusal)
         if failure:
             await self._failed(where, refusal, msg.data, failure)
 

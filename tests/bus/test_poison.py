@@ -232,8 +232,9 @@ def test_a_handler_failure_answers_handler_failed_naming_its_dead_letter_and_a_r
     assert "InputError blackboard.not_json" in failed.message
     assert failed.dead_letter.startswith("dlq-backend-")
     assert [(json.loads(d.data), d.code) for d in kept] == [({"bad": n}, "handler.failed") for n in range(3)]
-    # The reference names the first failure's dead letter: the id it was stored under (the sender's id).
-    assert failed.dead_letter == f"dlq-backend-{kept[0].headers['Nats-Msg-Id']}"
+    # The reference names the first failure's dead letter: the id it was stored under, never the sender's own.
+    assert failed.dead_letter == kept[0].msg_id
+    assert failed.dead_letter != f"dlq-backend-{kept[0].headers['Nats-Msg-Id']}"
     assert len(runs) == 5  # each request ran the handler once: nothing retried behind the caller's back
     # Three failures of one class: one repair report.
     assert [(f.code, f.member, f.count, f.subject) for f in reported] == [
