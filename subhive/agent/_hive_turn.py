@@ -49,13 +49,11 @@ class BoardTranscript:
         summary = await self.board.get(transcript_key(self.agent, turn))
         if summary is None:
             return None, []
-        prefix = transcript_key(self.agent, turn) + "."
         frames = []
-        for key in await self.board.keys():
-            if key.startswith(prefix):
-                entry = await self.board.get(key)
-                if entry is not None:
-                    frames.append(entry.value)
+        for key in await self.board.keys(transcript_key(self.agent, turn) + ".*"):
+            entry = await self.board.get(key)
+            if entry is not None:
+                frames.append(entry.value)
         return summary.value, sorted(frames, key=lambda f: int(f["seq"]))
 
     async def __call__(self, frame: Frame) -> None:

@@ -84,13 +84,11 @@ class AgentMemory:
                              writer=f"agent:{self.agent}")
 
     async def entries(self) -> list[dict[str, Any]]:
-        prefix = f"{MEMORY_PREFIX}.{self.agent}."
         found = []
-        for key in await self.board.keys():
-            if key.startswith(prefix):
-                entry = await self.board.get(key)
-                if entry is not None and isinstance(entry.value, dict) and "text" in entry.value:
-                    found.append(entry.value)
+        for key in await self.board.keys(f"{MEMORY_PREFIX}.{self.agent}.*"):
+            entry = await self.board.get(key)
+            if entry is not None and isinstance(entry.value, dict) and "text" in entry.value:
+                found.append(entry.value)
         return found
 
     async def recall(self, task: str, budget: int) -> str | None:

@@ -19,7 +19,7 @@ from nats.js.api import DiscardPolicy, RawStreamMsg, StorageType, StreamConfig
 from ..bus import board_consumer, ensure_consumers, kv_bucket
 from ..errors import InputError, Location, SubhiveError
 from ._board_schema import BoardSchema
-from ._knowledge import Entry, Write, check_key
+from ._knowledge import Entry, Write, check_key, check_key_pattern
 
 __all__ = ["BlackboardError", "BoardSnapshot", "BrokenValue", "KvBlackboard", "RevisionConflict", "board_stream",
            "ensure_blackboard", "stored_entry"]
@@ -174,9 +174,16 @@ class KvBlackboard:
                 found.append(broken)
             seq = (msg.seq or seq) + 1
 
-    async def keys(self) -> list[str]:
-        """Every key that has a value, sorted."""
-        info = await self._js.stream_info(self._stream, subjects_filter=self._prefix + ">")
+    async def keys(self, pattern: str = ">") -> list[str]:
+        """Every key that has a value (or only those matching ``pattern``: ``tasks.*``), sorted; the server
+        filters, so a narrow pattern stays cheap on a board with many keys."""
+        if pattern != ">":
+            try:
+                check_key_pattern(pattern)
+            except ValueError as exc:
+                raise InputError(str(exc), code="blackboard.pattern_invalid", location=Location(subject=pattern),
+                                 hint="tokens separated by '.', '*' for one token, a final '>' for the rest") from None
+        info = await self._js.stream_info(self._stream, subjects_filter=self._prefix + pattern)
         return sorted(subject[len(self._prefix):] for subject in (info.state.subjects or {}))
 
     async def snapshot(self) -> BoardSnapshot:
