@@ -74,7 +74,7 @@ class Lifecycle(RootState):
         edited = any((e := self._lock.get(b.name, b.version)) is not None and e.hash != b.hash for b in base)
         if self._lock != base and not edited:
             self._lock.save(workspace.root)
-            self._lock_guard.wrote()
+            self._lock_guard.wrote((e.name, e.version) for e in self._lock)
         self._clean_leftovers()
         self._manifests_seen = self._manifests_digest()
         self._register_workspace_hives(workspace)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
 from ..errors import InputError, Location, Problem
@@ -110,7 +110,8 @@ def _disagreement(what: str, rel: str, *, locked: str, files: str, root: str | N
 
 
 class LockGuard:
-    """Whether ``contracts.lock`` on disk holds a hash other than the one the root accepted for that version.
+    """Whether ``contracts.lock`` on disk disagrees with what the root accepted: a hash edited, an entry added
+    or one removed by hand.
 
     The root asks before each proposal and before each rewrite of the lock; the file is parsed again only
     when its stat changed since the last answer (or since the root's own write, :meth:`wrote`), so asking
@@ -122,23 +123,29 @@ class LockGuard:
         self._mutex = threading.Lock()
         self._stamp: tuple[int, int, int] | None = None
         self._edited: list[Problem] = []
+        #: The entries the file held when the root last wrote it (before that: when the root opened it). An
+        #: accepted version missing from the file was removed by hand only if the file had it: one accepted
+        #: moments ago is simply not written yet.
+        self._written: frozenset[Key] = _keys(self.path)
         #: Set when a rewrite of the lock was held back: once the file is fixed, the root writes it again.
         self.held_back = False
 
-    def wrote(self) -> None:
-        """The root just wrote the lock from its own state: that file agrees with it."""
+    def wrote(self, keys: Iterable[Key]) -> None:
+        """The root just wrote the lock from its own state, with these entries: that file agrees with it."""
         with self._mutex:
-            self._stamp, self._edited = _stamp(self.path), []
+            self._stamp, self._edited, self._written = _stamp(self.path), [], frozenset(keys)
 
-    def edited(self, accepted: Callable[[str, Version], str | None]) -> list[Problem]:
-        """``lock.hash_edited`` per entry whose hash differs from ``accepted(name, version)`` (None: unknown).
-
-        A version the file lacks (not written yet) or the root does not know is no disagreement.
+    def edited(self, accepted: Mapping[Key, str]) -> list[Problem]:
+        """How the file disagrees with ``accepted`` (the hash the root accepted per contract and version):
+        ``lock.hash_edited`` per entry with another hash, ``lock.entry_added`` per entry the root never
+        accepted, ``lock.entry_removed`` per accepted entry the file had when the root last wrote it and
+        lacks now. A version the file lacks because it is not written yet is no disagreement.
         """
         stamp = _stamp(self.path)
         with self._mutex:
             if stamp is not None and stamp == self._stamp:
                 return list(self._edited)
+            written = self._written
         edited: list[Problem] = []
         if stamp is not None:
             try:
@@ -146,18 +153,45 @@ class LockGuard:
             except InputError as exc:
                 edited = list(exc.problems)
             else:
-                for entry in lock:
-                    root = accepted(entry.name, entry.version)
-                    if root is not None and root != entry.hash:
-                        edited.append(Problem(
-                            "lock.hash_edited", f"contracts.lock was edited: it says {entry.name}@{entry.version} "
-                            f"hashes to {short(entry.hash)}, the root accepted {short(root)}",
-                            Location(file=str(self.path)),
-                            f"restore contracts.lock from version control (git checkout -- {LOCK_FILE}), or put "
-                            f"back the hash {root}"))
+                edited = self._disagreements(lock, accepted, written)
         with self._mutex:
             self._stamp, self._edited = stamp, edited
         return list(edited)
+
+    def _disagreements(self, lock: Lock, accepted: Mapping[Key, str], written: frozenset[Key]) -> list[Problem]:
+        where = Location(file=str(self.path))
+        restore = f"restore contracts.lock from version control (git checkout -- {LOCK_FILE})"
+        found: list[Problem] = []
+        in_file: set[Key] = set()
+        for entry in lock:
+            key = (entry.name, entry.version)
+            in_file.add(key)
+            root = accepted.get(key)
+            what = f"{entry.name}@{entry.version}"
+            if root is None:
+                found.append(Problem("lock.entry_added", f"contracts.lock was edited: it lists {what}, which the "
+                                     "root never accepted", where,
+                                     f"{restore}, or remove that entry; a new version is added by proposing it "
+                                     "(subhive contract propose)"))
+            elif root != entry.hash:
+                found.append(Problem("lock.hash_edited", f"contracts.lock was edited: it says {what} hashes to "
+                                     f"{short(entry.hash)}, the root accepted {short(root)}", where,
+                                     f"{restore}, or put back the hash {root}"))
+        for name, version in sorted(written - in_file):
+            if (name, version) in accepted:
+                found.append(Problem("lock.entry_removed", f"contracts.lock was edited: {name}@{version}, which "
+                                     "the root accepted, is no longer in it", where,
+                                     f"{restore}; an accepted version stays in the lock (one no consumer needs "
+                                     "is retired, not removed)"))
+        return found
+
+
+def _keys(path: Path) -> frozenset[Key]:
+    """The (contract, version) of each entry of the lock at ``path``; none when it is missing or unreadable."""
+    try:
+        return frozenset((e.name, e.version) for e in Lock.load(path)) if path.exists() else frozenset()
+    except InputError:
+        return frozenset()
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:

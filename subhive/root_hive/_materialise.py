@@ -151,7 +151,7 @@ class Materialiser:
                 if not self._held_back(lock):
                     write_atomic(self.workspace_root / LOCK_FILE, text.encode("utf-8"))
                     if self._guard is not None:
-                        self._guard.wrote()
+                        self._guard.wrote((e.name, e.version) for e in lock)
         except OSError:
             # Nothing is lost: the log holds the files and the lock's entries; the next open writes them again.
             log.exception("root hive: writing accepted contracts failed; they will be rewritten at the next open")
@@ -162,17 +162,11 @@ class Materialiser:
                 self._cond.notify_all()
 
     def _held_back(self, lock: list[LockEntry]) -> bool:
-        """Whether the lock on disk has a hash edited by hand, which writing ``lock`` would silently undo."""
+        """Whether the lock on disk was edited by hand (a hash, an entry added or removed), which writing ``lock``
+        would silently undo."""
         if self._guard is None:
             return False
-        hashes: dict[tuple[str, object], str] = {}
-
-        def accepted(name: str, version: object) -> str | None:
-            if not hashes:
-                hashes.update({(e.name, e.version): e.hash for e in lock})
-            return hashes.get((name, version))
-
-        edited = self._guard.edited(accepted)
+        edited = self._guard.edited({(e.name, e.version): e.hash for e in lock})
         if edited:
             log.error("root hive: contracts.lock not rewritten: %s (%s)", edited[0].message, edited[0].hint)
             self._guard.held_back = True

@@ -14,7 +14,7 @@ from typing import Any
 from ..compat.contract_check import ContractCheck, check_contract
 from ..contract import Contract, lint_contract
 from ..errors import InputError, Location, Problem
-from ..semver import Bump, Version
+from ..semver import Bump
 from ._errors import NotFound, PermissionDenied
 from ._features import missing_features
 from ._lock import LockEntry, contract_hash
@@ -45,7 +45,7 @@ class Proposals(RootState):
         all) and :class:`PermissionDenied` (a hive proposing a contract it does not provide).
         """
         self._known_hive(hive)
-        edited = self._lock_guard.edited(self._accepted_hash)
+        edited = self._lock_guard.edited({(e.name, e.version): e.hash for e in self._lock})
         if edited:  # what would be accepted could not be written down without rewriting the edited hash
             raise LockInconsistent(edited)
         if self._lock_guard.held_back:  # fixed since a rewrite was held back: write what it missed
@@ -60,10 +60,6 @@ class Proposals(RootState):
             return self._judge(Proposal(hive, pid, contract_hash(clean), announcement_id), staging, clean)
         finally:
             shutil.rmtree(staging, ignore_errors=True)  # whatever was not moved to contracts/ or pending/
-
-    def _accepted_hash(self, name: str, version: Version) -> str | None:
-        entry = self._lock.get(name, version)
-        return None if entry is None else entry.hash
 
     def _lint(self, p: Proposal, staging: Path, files: dict[str, bytes]) -> tuple[Contract | None,
                                                                                   tuple[Problem, ...]]:

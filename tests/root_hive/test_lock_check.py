@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -193,3 +195,44 @@ def test_a_rewrite_held_back_is_written_once_the_lock_is_restored(workspace: Pat
     [entry] = json.loads((workspace / LOCK_FILE).read_text())["entries"]
     assert entry["consumers"] == {"web": "^1.0"}
     assert check_lock(workspace) == []
+
+
+def _edit_lock_entries(workspace: Path, edit: Callable[[list[dict[str, Any]]], None]) -> bytes:
+    """Change the lock's list of entries as a person with an editor would; return the new bytes."""
+    path = workspace / LOCK_FILE
+    document = json.loads(path.read_text())
+    edit(document["entries"])
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    return path.read_bytes()
+
+
+def _add_version(entries: list[dict[str, Any]]) -> None:
+    entries.append({**entries[0], "version": "1.5.0"})
+
+
+@pytest.mark.parametrize(("edit", "code", "named"), [
+    (_add_version, "lock.entry_added", "orders@1.5.0"),
+    (lambda entries: entries.clear(), "lock.entry_removed", "orders@1.0.0"),
+])
+def test_an_entry_added_or_removed_by_hand_is_reported_and_never_written_over(
+        workspace: Path, edit: Callable[[list[dict[str, Any]]], None], code: str, named: str) -> None:
+    with RootHive.open(workspace) as root:
+        root.write_files_in_background()  # as the service runs it
+        original = (workspace / LOCK_FILE).read_bytes()
+        edited = _edit_lock_entries(workspace, edit)
+        with pytest.raises(LockInconsistent) as info:
+            root.propose("backend", orders_files("1.1.0", note=True))
+        [problem] = info.value.problems
+        assert problem.code == code
+        assert named in problem.message
+        assert problem.hint is not None
+        assert "git checkout -- contracts.lock" in problem.hint
+        root.declare_requirement("web", "orders", "^1.0")  # dirties the lock: the rewrite is held back
+        root.settle()
+        assert (workspace / LOCK_FILE).read_bytes() == edited
+        (workspace / LOCK_FILE).write_bytes(original)  # the fix the problem names
+        assert root.propose("backend", orders_files("1.1.0", note=True)).status == "accepted"
+        root.settle()
+    entries = json.loads((workspace / LOCK_FILE).read_text())["entries"]
+    assert [e["version"] for e in entries] == ["1.0.0", "1.1.0"]  # a new version is no removal: it is written
+    assert entries[1]["consumers"] == {"web": "^1.0"}  # and so is what was held back (web, now on 1.1.0)
