@@ -96,11 +96,13 @@ def load_bindings(stubs_dir: Path) -> list[ContractBinding]:
 
 async def run_hive_turn(workspace: Path, hive: str, prompt: str, *, agent: str | None = None,
                         endpoint: BusEndpoint | None = None, on_frame: FrameSink | None = None,
-                        approver: Approver | None = None, root: Any = None, client: Any = None) -> TurnResult:
+                        approver: Approver | None = None, root: Any = None, client: Any = None,
+                        resume: str | None = None) -> TurnResult:
     """Run one turn of ``hive``'s agent on ``prompt``. ``endpoint``: the running tree's NATS server (with the
     framework's credentials); without it only the file tools can work and no transcript is kept. ``ask`` calls
     go to ``approver``, else, with ``root`` (a ``RootClient`` with the admin's token), to a person at the root
-    (``subhive approvals``), else they are refused."""
+    (``subhive approvals``), else they are refused. ``resume``: the id of a turn that died mid-way (its process
+    ended); it goes on from its frames on the board, and ``prompt`` is not used."""
     ws = open_workspace(workspace)
     tree = ws.hives()
     manifest = tree.hives.get(hive)
@@ -109,11 +111,14 @@ async def run_hive_turn(workspace: Path, hive: str, prompt: str, *, agent: str |
                          location=Location(file=str(ws.hives_dir)), hint="subhive status lists the hives")
     hive_dir = ws.hive_dir(hive)
     spec = pick_agent(manifest, agent, where=Location(file=str(hive_dir / "subhive.toml")))
-    turn = uuid.uuid4().hex[:12]
+    turn = resume or uuid.uuid4().hex[:12]
     if approver is None and root is not None:
         approver = root_approver(root, agent=spec.name, turn=turn, hive=hive)
     needs_bus = sorted(t for t in spec.tools if t not in _FILE_TOOLS)
     if endpoint is None:
+        if resume:
+            raise InputError(f"turn {resume} is kept on the board of {hive}, which needs the running tree",
+                             code="agent.not_running", hint="start it: subhive up --detach")
         if needs_bus:
             raise InputError(f"agent {spec.name} uses {', '.join(needs_bus)}, which need the running tree",
                              code="agent.not_running", location=spec.locations.get(f"tools.{needs_bus[0]}"),
@@ -124,12 +129,13 @@ async def run_hive_turn(workspace: Path, hive: str, prompt: str, *, agent: str |
         finally:
             await built.close()
     return await _run_on_bus(ws.stubs_dir / hive, hive_dir, manifest, spec, prompt, endpoint=endpoint,
-                             on_frame=on_frame, approver=approver, client=client, turn=turn, root=root)
+                             on_frame=on_frame, approver=approver, client=client, turn=turn, root=root,
+                             resume=resume is not None)
 
 
 async def _run_on_bus(stubs: Path, hive_dir: Path, manifest: SubhiveManifest, spec: AgentSpec, prompt: str, *,
                       endpoint: BusEndpoint, on_frame: FrameSink | None, approver: Approver | None,
-                      client: Any, turn: str, root: Any) -> TurnResult:
+                      client: Any, turn: str, root: Any, resume: bool = False) -> TurnResult:
     hive = manifest.name
     transport = await NatsTransport.connect(endpoint, hive)
     try:
@@ -146,12 +152,27 @@ async def _run_on_bus(stubs: Path, hive_dir: Path, manifest: SubhiveManifest, sp
                             bindings=load_bindings(stubs) if uses_contracts else (), approver=approver,
                             client=client, root=root, root_is_admin=True, records=transcript.board)
         try:
+            if resume:
+                return await built.resume_turn(turn, await _resumable(transcript, turn, hive),
+                                               on_frame=sinks(transcript, memory, on_frame))
             return await built.run_turn(prompt, on_frame=sinks(transcript, memory, on_frame), turn_id=turn,
                                         context=await memory.recall(prompt, spec.memory_tokens))
         finally:
             await built.close()
     finally:
         await transport.close()
+
+
+async def _resumable(transcript: BoardTranscript, turn: str, hive: str) -> list[dict[str, Any]]:
+    summary, frames = await transcript.load(turn)
+    if summary is None:
+        raise InputError(f"no turn {turn} of agent {transcript.agent} on the board of {hive}",
+                         code="agent.turn_unknown", hint=f"the turns are the keys {TRANSCRIPT_PREFIX}."
+                         f"{transcript.agent}.*: subhive board show {hive}")
+    if summary.get("status") != "running":
+        raise InputError(f"turn {turn} already {summary.get('status')}: nothing to resume",
+                         code="agent.turn_ended", hint="start a new turn instead")
+    return frames
 
 
 def sinks(*given: FrameSink | None) -> FrameSink:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from ..errors import UsageError
 from ._output import Format, err_console, out_console
 
 if TYPE_CHECKING:
@@ -30,8 +31,13 @@ agent_app = typer.Typer(help="Run a hive's language-model agents.", no_args_is_h
 @agent_app.command("run")
 def agent_run(
     hive: Annotated[str, typer.Argument(help="The sub-hive whose agent runs.", show_default=False)],
-    prompt: Annotated[str, typer.Argument(help="What the agent is asked to do.", show_default=False)],
+    prompt: Annotated[str, typer.Argument(help="What the agent is asked to do (not with --resume).",
+                                          show_default=False)] = "",
+    *,
     agent: Annotated[str | None, typer.Option("--agent", "-a", help="The agent, when the hive has several.")] = None,
+    resume: Annotated[str | None, typer.Option("--resume", help="Go on with this turn (its process died): from "
+                                               "its frames on the hive's board, without re-running its tools.",
+                                               show_default=False)] = None,
     workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
     = Path("."),
     fmt: Annotated[Format, typer.Option("--format", "-f", help="text, or json: one JSON frame per line.")]
@@ -46,6 +52,9 @@ def agent_run(
     from ..up import framework_endpoint
     from ..workspace import find_root
 
+    if not prompt.strip() and resume is None:
+        raise UsageError("a turn needs a prompt", code="usage.missing_argument",
+                         hint='subhive agent run HIVE "what to do", or --resume TURN')
     root = find_root(workspace)
     endpoint = framework_endpoint(root)
     if endpoint is None and fmt is Format.text:
@@ -59,7 +68,7 @@ def agent_run(
         client = None if approver is not None else await _root_client(root)
         try:
             return await run_hive_turn(root, hive, prompt, agent=agent, endpoint=endpoint, on_frame=show,
-                                       approver=approver, root=client)
+                                       approver=approver, root=client, resume=resume)
         finally:
             if client is not None:
                 await client.close()

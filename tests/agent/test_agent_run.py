@@ -174,3 +174,57 @@ def test_a_person_at_the_terminal_answers_an_ask_call(tmp_path: Path, answer: st
     result = shown[5]
     assert result["error"] == outcome
     assert ("the needle is here" in result["content"]) is (answer == "y")
+
+
+class Crash(BaseException):
+    """The CLI's process dying mid-turn."""
+
+
+def test_a_turn_that_died_resumes_from_the_board(tmp_path: Path, bus: EmbeddedServer,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    root = workspace(tmp_path, 'search = "allow"\nboard_read = "allow"')
+    script = [Step.call(("search", {"query": "needle"}), ("board_read", {"key": "tasks.t1"})), Step.say("found")]
+    from subhive.errors import InputError
+
+    async def scenario() -> tuple[str, Any, list[str]]:
+        nc = await nats.connect(bus.url)
+        js = nc.jetstream()
+        with contextlib.suppress(NotFoundError):
+            await js.delete_stream(board_stream("notes"))
+        await ensure_blackboard(js, "notes")
+        seen: dict[str, str] = {}
+
+        def die_after_first_result(frame: Any) -> None:
+            seen["turn"] = frame.turn
+            if frame.kind == "tool.result":
+                raise Crash
+
+        try:
+            with contextlib.suppress(Crash):
+                await run_hive_turn(root, "notes", "look", endpoint=bus.endpoint(), on_frame=die_after_first_result)
+            result = await run_hive_turn(root, "notes", "", endpoint=bus.endpoint(), resume=seen["turn"])
+            codes = []
+            for turn in (seen["turn"], "nope"):  # ended now; never started
+                try:
+                    await run_hive_turn(root, "notes", "", endpoint=bus.endpoint(), resume=turn)
+                except InputError as error:
+                    codes.append(error.code)
+            return seen["turn"], result, codes
+        finally:
+            await nc.close()
+
+    with ScriptedServer(script) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        turn, result, codes = asyncio.run(scenario())
+        requests = server.chat_requests()
+    assert result.turn == turn
+    assert result.stop.code == "completed"
+    assert len(requests) == 2  # the crashed turn's reply was not asked for again
+    assert [m["role"] for m in requests[1].body["messages"]] == ["system", "user", "assistant", "tool", "tool"]
+    assert codes == ["agent.turn_ended", "agent.turn_unknown"]
+
+
+def test_a_turn_needs_a_prompt_unless_it_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = workspace(tmp_path)
+    assert main(["agent", "run", "notes", "-C", str(root)]) == 2
+    assert "usage.missing_argument" in capsys.readouterr().err
