@@ -32,6 +32,7 @@ from ._consumers import HANDLER_ATTEMPTS, bind_consumer, event_consumer
 from ._deadletter import publish_dead_letter
 from ._fastpub import Frames, Target
 from ._inbox import Inbox
+from ._keep_backoff import KeepBackoff
 from ._permissions import event_subject, inbox_prefix, op_subject, sender_of
 from ._server import BusEndpoint
 from ._wire import (
@@ -79,6 +80,8 @@ class BusStats:
     refused: Counter[str] = field(default_factory=Counter)
     dead_lettered: int = 0
     retried: int = 0
+    #: Events held back now because their dead letter could not be kept (the stream full): see KeepBackoff.
+    dead_letter_blocked: int = 0
 
 
 class _Violations:
@@ -208,6 +211,7 @@ class NatsTransport:
         self._slots = asyncio.Semaphore(max_concurrency)
         self._tasks: set[asyncio.Task[None]] = set()
         self._failures: Counter[tuple[str, str, str]] = Counter()
+        self._held = KeepBackoff()  # events whose dead letter the stream refused (decision 0023)
         #: Handler failures per event still being retried, by (stream, stream sequence): the transport's own count
         #: (JetStream's num_delivered also counts deliveries a crash interrupted).
         self._attempts: dict[tuple[str, int], int] = {}
@@ -677,13 +681,16 @@ class NatsTransport:
     async def _dead(self, msg: Msg, where: tuple[str, int, str, str], error: WireError,
                     key: tuple[str, int] | None) -> None:
         """Dead-letter an event, then terminate it; if the dead-letter stream did not take it, the event comes
-        back later (nak with a delay) instead of being dropped, and the handler is not run again for it."""
+        back later (nak with a delay doubling each time, up to 5 minutes) instead of being dropped, and the
+        handler is not run again for it; ``stats.dead_letter_blocked`` says how many are held so."""
         if await self._keep(where, msg.subject, msg.data, msg.headers or {}, error):
             await msg.term()
             if key is not None:
                 self._attempts.pop(key, None)
+            self._held.kept(_sequence(msg))
         else:
-            await msg.nak(delay=_KEEP_AGAIN)
+            await msg.nak(delay=self._held.failed(_sequence(msg)))
+        self.stats.dead_letter_blocked = self._held.held()
 
     async def _deliver_once(self, callback: EventCallback, payload: Any, msg: Msg,
                             where: tuple[str, int, str, str]) -> bool:
@@ -695,10 +702,6 @@ class NatsTransport:
             refusal = WireError("handler.failed", f"the event handler failed ({kind})", subject=msg.subject)
             await self._failed(where, refusal, msg.data, f"{kind}: {exc}")
             return False
-
-
-#: Seconds before an event whose dead letter could not be stored comes back to be dead-lettered again.
-_KEEP_AGAIN = 10.0
 
 
 async def _keep_alive(messages: list[Msg], period: float, pull: Any) -> None:

@@ -527,7 +527,8 @@ def _runtime_line(info: dict[str, Any]) -> str:
 
 
 def _dead_letter_parts(info: dict[str, Any]) -> list[str]:
-    """How many dead letters, how full their stream is, and how many could not be kept (it was full)."""
+    """How many dead letters, how full their stream is, how many could not be kept (it was full), and how many
+    events wait for room there."""
     dead = info.get("dead_letters", 0)
     usage = info.get("dead_letter_stream") or {}
     level, used = usage.get("level", "ok"), usage.get("used")
@@ -537,6 +538,9 @@ def _dead_letter_parts(info: dict[str, Any]) -> list[str]:
     not_kept = (info.get("bus") or {}).get("not_kept", 0)
     if not_kept:
         parts.append(f"[bold red]{not_kept} not kept[/]")
+    blocked = info.get("dead_letter_blocked", 0)
+    if blocked:  # events waiting, unacknowledged, for room in the dead letters: consumption may stall
+        parts.append(f"[bold red]dead_letter_blocked: {blocked} events held[/]")
     return parts
 
 

@@ -230,7 +230,9 @@ class HiveRuntime:
             "bus": {"sent": stats.sent, "received": stats.received, "refused": sum(stats.refused.values()),
                     "dead_lettered": stats.dead_lettered, "retried": stats.retried,
                     # refused messages that could not be kept (their hive's dead letters full): status says so
-                    "not_kept": stats.refused.get("deadletter.failed", 0)} if stats else {},
+                    "not_kept": stats.refused.get("deadletter.failed", 0),
+                    # events held back, unacknowledged, until their dead letter can be kept (decision 0023)
+                    "dead_letter_blocked": stats.dead_letter_blocked} if stats else {},
             "controller": self.controller.stats.to_dict() if self.controller else {},
             "rates": rates, "flows": dict(sorted(self.flows.items())),
             "contracts": [f"{b.id}{' (provides)' if b.provider == self.hive else ''}" for b in self.bindings],

@@ -291,15 +291,28 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
             health = "unresponsive"
         else:
             health = str(beat.get("state") or "unknown")
+        bus = beat.get("bus") or {}
         hives[name] = {"health": health, "pid": pid, "restarts": info.get("restarts", 0),
-                       "rates": beat.get("rates", {}), "bus": beat.get("bus", {}),
+                       "rates": beat.get("rates", {}), "bus": bus,
                        "blackboard": beat.get("blackboard", {}), "dead_letters": dead.get(name, 0),
                        "dead_letter_stream": usage.get(name),
+                       # events it holds unacknowledged because its dead letters are full (decision 0023)
+                       "dead_letter_blocked": int(bus.get("dead_letter_blocked") or 0),
                        "controller": beat.get("controller", {}), "endpoints": beat.get("endpoints", []),
                        "flows": beat.get("flows", {}), "contracts": beat.get("contracts", [])}
     return {"state": record.get("state"), "supervisor": record.get("pid"), "root": record.get("root"),
             "nats": record.get("nats"), "hives": hives,
-            "dead_letter_warnings": [u["warning"] for _, u in sorted(usage.items()) if u.get("warning")]}
+            "dead_letter_warnings": [u["warning"] for _, u in sorted(usage.items()) if u.get("warning")]
+            + [_blocked_warning(name, info["dead_letter_blocked"]) for name, info in hives.items()
+               if info["dead_letter_blocked"]]}
+
+
+def _blocked_warning(hive: str, held: int) -> str:
+    from ..bus._consumers import EVENT_MAX_ACK_PENDING
+
+    return (f"{hive} holds {held} event{'s' if held != 1 else ''} it could not dead-letter (its dead letters are "
+            f"full): they come back later, and once {EVENT_MAX_ACK_PENDING} are held it receives no new events; "
+            f"make room (`subhive deadletters list --hive {hive}`) or raise [dead_letters] max_bytes")
 
 
 def framework_endpoint(workspace: Path) -> BusEndpoint | None:
