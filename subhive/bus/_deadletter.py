@@ -465,14 +465,17 @@ class DeadLetters:
 
     async def _by_message_id(self, msg_id: str) -> str:
         """``backend:12`` for the letter stored under ``msg_id`` (read headers only, oldest first)."""
-        hive = msg_id.removeprefix("dlq-").partition("-")[0]
-        if not _is_hive(hive):
+        # A hive's name may hold "-" too (order-desk): each prefix ending before a "-" may be the hive.
+        rest = msg_id.removeprefix("dlq-")
+        hives = [rest[:i] for i, c in enumerate(rest) if c == "-" and _is_hive(rest[:i])]
+        if not hives:
             raise BusError(f"{msg_id!r} is not a dead letter's message id", code="deadletter.ref_invalid",
                            hint="a refused caller is told dlq-<hive>-<id>; `subhive deadletters list` shows HIVE:SEQ")
-        for stream in (dlq_stream(hive), DLQ_STREAM):
-            seq = await self._scan(stream, dlq_subject(hive), msg_id)
-            if seq is not None:
-                return f"{DLQ_STREAM if stream == DLQ_STREAM else hive}:{seq}"
+        for hive in hives:
+            for stream in (dlq_stream(hive), DLQ_STREAM):
+                seq = await self._scan(stream, dlq_subject(hive), msg_id)
+                if seq is not None:
+                    return f"{DLQ_STREAM if stream == DLQ_STREAM else hive}:{seq}"
         raise BusError(f"no dead letter {msg_id}", code="deadletter.unknown",
                        hint="it may have expired (max_age); list them with `subhive deadletters list`")
 

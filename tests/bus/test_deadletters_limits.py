@@ -366,6 +366,22 @@ def test_a_letter_is_found_by_the_message_id_its_sender_was_told(server: Embedde
     assert invalid.code == "deadletter.ref_invalid"
 
 
+def test_a_letter_of_a_hive_whose_name_holds_a_dash_is_found_by_its_message_id(open_server: EmbeddedServer) -> None:
+    async def scenario() -> str:
+        nc = await nats.connect(open_server.url)
+        try:
+            await ensure_dead_letter_streams(nc.jetstream(), ["order", "order-desk"])
+            said = await publish_dead_letter(nc.jetstream(), "order-desk", where=("orders", 1, "ev", "order_placed"),
+                                             subject="subhive.orders.v1.ev.order_placed", data=b"{}",
+                                             headers={"Nats-Msg-Id": "e-1"}, error=REFUSED)
+            assert said == "dlq-order-desk-e-1"
+            return (await DeadLetters(nc).get(said)).id
+        finally:
+            await nc.close()
+
+    assert run(scenario()) == "order-desk:1"
+
+
 @pytest.fixture
 def open_server(start_nats: StartServer) -> EmbeddedServer:
     """A server without users: raw connections play the misbehaving sender."""
