@@ -337,7 +337,7 @@ class DeadLetters:
     >>> dl = DeadLetters(nc)                              # doctest: +SKIP
     >>> [d.id for d in await dl.list("backend")]          # doctest: +SKIP
     ['backend:1']
-    >>> await dl.replay("backend:1", by="alice")          # doctest: +SKIP
+    >>> await dl.replay("backend:1", rules=ReplayRules.from_lock(lock, root), by="alice")  # doctest: +SKIP
     'request re-sent to subhive.orders.v1.op.place_order: answered'
     """
 
