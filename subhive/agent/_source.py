@@ -63,6 +63,9 @@ class AgentSource:
         self.name = "agent_" + spec.name.replace("-", "_")
         self.triggers: tuple[str, ...] = spec.trigger.keys
         self.operations: tuple[str, ...] = (spec.trigger.operation,) if spec.trigger.operation else ()
+        #: How long the controller lets a turn run before it counts as stalled: the turn's own wall time (which
+        #: bounds its approval waits too) and a margin, instead of the hive-wide 30 s.
+        self.stall_after = spec.budgets.wall_time + 30.0
         self.hive_dir = Path(hive_dir)
         self.stubs_dir = stubs_dir
         self.approver = approver

@@ -283,11 +283,14 @@ class Controller:
                     else entry
 
     async def _activate_once(self, source: KnowledgeSource, entry: Entry) -> list[Any]:
+        # A source that says how long it may take (an agent's turn: its wall time and approval wait) is held to
+        # that instead of the hive-wide limit.
+        limit = getattr(source, "stall_after", None) or self.config.stall_after
         try:
-            result = await asyncio.wait_for(source.activate(entry, self.context), self.config.stall_after)
+            result = await asyncio.wait_for(source.activate(entry, self.context), limit)
         except TimeoutError:
-            raise KnowledgeSourceFailed(f"{source.name} did not finish within {self.config.stall_after:g} s on "
-                                        f"{entry.key!r}", code="ks.stalled") from None
+            raise KnowledgeSourceFailed(f"{source.name} did not finish within {limit:g} s on {entry.key!r}",
+                                        code="ks.stalled") from None
         items = list(result or ())
         for item in items:
             if not isinstance(item, Write | Reply):
