@@ -5,6 +5,7 @@ See docs/bus.md.
 from subhive.bus._consumers import (
     BOARD_ACK_WAIT,
     BOARD_CONSUMER,
+    EVENT_MAX_ACK_PENDING,
     ConsumerSpec,
     Deliveries,
     bind_consumer,
@@ -53,6 +54,7 @@ __all__ = [
     "BOARD_ACK_WAIT",
     "BOARD_CONSUMER",
     "DLQ_STREAM",
+    "EVENT_MAX_ACK_PENDING",
     "MAX_DELIVER",
     "REPLAYS_STREAM",
     "AccountsConfig",

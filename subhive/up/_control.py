@@ -308,7 +308,7 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
 
 
 def _blocked_warning(hive: str, held: int) -> str:
-    from ..bus._consumers import EVENT_MAX_ACK_PENDING
+    from ..bus import EVENT_MAX_ACK_PENDING
 
     return (f"{hive} holds {held} event{'s' if held != 1 else ''} it could not dead-letter (its dead letters are "
             f"full): they come back later, and once {EVENT_MAX_ACK_PENDING} are held it receives no new events; "
