@@ -53,7 +53,8 @@ class AgentStopped(SubhiveError):
 
 
 class AgentSource:
-    """The knowledge source for one agent whose trigger names board keys. ``name`` is ``agent_<name>``."""
+    """The knowledge source for one agent whose trigger names board keys (``triggers``) or a provided operation
+    (``operations``). ``name`` is ``agent_<name>``."""
 
     priority = 0
 
