@@ -21,6 +21,7 @@ from ._hive_turn import TRANSCRIPT_PREFIX, BoardTranscript, pick_agent, run_hive
 from ._loop import Agent, AnswerCheck, Frame, FrameSink, RequestUsage, Stop, TurnResult
 from ._memory import MEMORY_PREFIX, AgentMemory, memory_note, select_memories
 from ._plan import PLAN_PREFIX, plan_tool, rank_plan
+from ._repair import FIXED_BY, repair_prompt, repair_turn
 from ._scripted import RecordedRequest, ScriptedServer, Step, ToolCallStep, estimate_tokens
 from ._settings import AgentSettings, Budgets, ModelSettings, NoEndpoint, open_client
 from ._source import AgentSource, AgentStopped, agent_sources, operation_answer
@@ -28,6 +29,7 @@ from ._tools import POLICIES, Approval, Approver, Policy, Tool, ToolBox, ToolCal
 
 __all__ = [
     "COMPACTION_PROMPT",
+    "FIXED_BY",
     "MEMORY_PREFIX",
     "PLAN_PREFIX",
     "POLICIES",
@@ -81,6 +83,8 @@ __all__ = [
     "pick_agent",
     "plan_tool",
     "rank_plan",
+    "repair_prompt",
+    "repair_turn",
     "root_approver",
     "run_hive_turn",
     "schema_object",

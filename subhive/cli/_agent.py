@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from ._output import Format, err_console, out_console
 
 if TYPE_CHECKING:
@@ -38,6 +38,10 @@ def agent_run(
     resume: Annotated[str | None, typer.Option("--resume", help="Go on with this turn (its process died): from "
                                                "its frames on the hive's board, without re-running its tools.",
                                                show_default=False)] = None,
+    repair: Annotated[str | None, typer.Option("--repair", help="Hand this repair proposal (r-N) to the agent: "
+                                               "it answers with a diff a person approves; once applied, the "
+                                               "repair is acknowledged and the hive restarted.",
+                                               show_default=False)] = None,
     workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
     = Path("."),
     fmt: Annotated[Format, typer.Option("--format", "-f", help="text, or json: one JSON frame per line.")]
@@ -48,13 +52,13 @@ def agent_run(
 
     Example: subhive agent run notes "Summarise tasks.t1" --format json
     """
-    from ..agent import run_hive_turn
-    from ..up import framework_endpoint
+    from ..agent import repair_turn, run_hive_turn
+    from ..up import framework_endpoint, request_restart
     from ..workspace import find_root
 
-    if not prompt.strip() and resume is None:
+    if not prompt.strip() and resume is None and repair is None:
         raise UsageError("a turn needs a prompt", code="usage.missing_argument",
-                         hint='subhive agent run HIVE "what to do", or --resume TURN')
+                         hint='subhive agent run HIVE "what to do", or --resume TURN, or --repair r-N')
     root = find_root(workspace)
     endpoint = framework_endpoint(root)
     if endpoint is None and fmt is Format.text:
@@ -65,8 +69,14 @@ def agent_run(
     approver = _ask_at_terminal if sys.stdin.isatty() else None
 
     async def go() -> TurnResult:
-        client = None if approver is not None else await _root_client(root)
+        client = None if approver is not None and repair is None else await _root_client(root)
         try:
+            if repair is not None:
+                if client is None:
+                    raise InputError("repairs are kept by the root, which is not running", code="agent.no_root",
+                                     hint="start the tree: subhive up --detach")
+                return await repair_turn(root, hive, repair, root=client, agent=agent, endpoint=endpoint,
+                                         on_frame=show, approver=approver)
             return await run_hive_turn(root, hive, prompt, agent=agent, endpoint=endpoint, on_frame=show,
                                        approver=approver, root=client, resume=resume)
         finally:
@@ -76,6 +86,10 @@ def agent_run(
     result = asyncio.run(go())
     if not result.stop.normal:
         raise typer.Exit(1)
+    if repair is not None and result.state.files_changed and endpoint is not None:
+        # The fix is on disk: the hive runs it from now on. Whether it held shows if the error comes back.
+        request_restart(root, hive, on_event=lambda _event: None)
+        err_console.print(f"[green]repair {escape(repair)} applied and acknowledged; {escape(hive)} restarted[/]")
 
 
 @agent_app.command("serve")
