@@ -272,7 +272,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(400, _error("the body must be a JSON object with messages", "invalid_request"),
                        retry=False)
             return
-        step = self.scripted._take(record)
+        try:
+            step = self.scripted._take(record)
+        except Exception as exc:  # a bug in a function script: the test fails at once, saying where
+            self._json(400, _error(f"the script function raised {type(exc).__name__}: {exc}", "script_error"),
+                       retry=False)
+            return
         if step is None:
             self._json(400, _error("the scripted server's script is exhausted", "script_exhausted"), retry=False)
             return

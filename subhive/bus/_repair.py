@@ -23,7 +23,7 @@ def report_to_root(root: RootClient) -> Callable[[Failure], Awaitable[None]]:
     """
 
     async def report(failure: Failure) -> None:
-        await root.propose_repair(code=failure.code, message=failure.message, contract=failure.contract,
+        await root.propose_repair(code=failure.repair_code, message=failure.message, contract=failure.contract,
                                   operation=failure.member, subject=failure.subject, count=failure.count,
                                   sample=failure.sample)
 

@@ -30,6 +30,7 @@ from ..runtime import ContractBinding, EventCallback, Handler, NotServed, Payloa
 from ._codec import PayloadError, decode, encode
 from ._consumers import HANDLER_ATTEMPTS, bind_consumer, event_consumer
 from ._deadletter import publish_dead_letter
+from ._deadlines import Deadlines, Late
 from ._fastpub import Frames, Target
 from ._inbox import Inbox
 from ._keep_backoff import KeepBackoff
@@ -52,6 +53,20 @@ __all__ = ["BusStats", "Failure", "NatsTransport"]
 MAX_DELIVER = HANDLER_ATTEMPTS
 #: Seconds after a reconnect during which JetStream's silence means "still starting", not "no stream".
 _WARMUP = 10.0
+#: Round trips to the server (PING/PONG) after a subscription before it counts as accepted, and the seconds
+#: those past the second may take in all (see :meth:`NatsTransport._confirm`).
+_CONFIRM_ROUND_TRIPS = 4
+_CONFIRM_WITHIN = 0.5
+#: Seconds an event handler may run on one delivery (NatsTransport ``event_deadline``).
+EVENT_DEADLINE = 60.0
+#: A request handler's deadline as a share of the request timeout: the structured ``handler.timeout`` reply
+#: must reach a caller before the caller gives up.
+REQUEST_DEADLINE_SHARE = 0.9
+#: An event delivered more often than this that the transport never saw fail crashed its consumer each time
+#: (docs/decisions/0048-handler-deadlines-and-crash-backstop.md): it is dead-lettered as ``delivery.crashed``.
+CRASH_BOUND = 10
+#: Seconds a failure count of an event is kept: another replica may have handled its retry (and acked it).
+_ATTEMPTS_TTL = 600.0
 T = TypeVar("T")
 log = logging.getLogger("subhive.bus")
 _VIOLATION = re.compile(r'permissions violation for (publish|subscription) to "([^"]+)"', re.IGNORECASE)
@@ -69,6 +84,20 @@ class Failure:
     count: int
     message: str
     sample: bytes
+    #: The error's class (``KeyError``, ``KnowledgeSourceFailed ks.stalled``), where it differs from ``code``.
+    error_class: str = ""
+
+    @property
+    def repair_code(self) -> str:
+        """What the root keeps one pending repair per: the code and the error class (``handler.failed:KeyError``),
+        so two classes of failure on one member are two repairs, as they are two here."""
+        if not self.error_class or self.error_class == self.code:
+            return self.code
+        return f"{self.code}:{_NOT_CODE.sub('_', self.error_class.replace(' ', ':'))}"[:128]
+
+
+#: What a repair code may not hold (the root takes ``[A-Za-z0-9_.:-]``).
+_NOT_CODE = re.compile(r"[^A-Za-z0-9_.:-]")
 
 
 @dataclass
@@ -197,11 +226,22 @@ class NatsTransport:
                  durable_events: bool = True, max_concurrency: int = 64,
                  allowed_senders: Mapping[tuple[str, int], set[str]] | None = None,
                  on_repeated_failure: Callable[[Failure], Awaitable[None]] | None = None,
-                 _violations: _Violations | None = None) -> None:
+                 event_deadline: float = EVENT_DEADLINE, request_deadline: float | None = None,
+                 crash_bound: int = CRASH_BOUND, _violations: _Violations | None = None) -> None:
+        if event_deadline <= 0 or (request_deadline is not None and request_deadline <= 0) or crash_bound < 2:
+            raise ValueError("event_deadline and request_deadline must be positive, crash_bound at least 2")
         self._nc = nc
         self._js = nc.jetstream()
         self.hive = hive
         self.request_timeout = request_timeout
+        #: Seconds an event handler may run on one delivery before it counts as failed (``handler.timeout``).
+        self.event_deadline = event_deadline
+        #: Seconds a request handler may run before the caller gets ``handler.timeout``: by default a little under
+        #: this hive's own request timeout, the deadline its callers (with the same default) wait for.
+        self.request_deadline = request_timeout * REQUEST_DEADLINE_SHARE if request_deadline is None \
+            else request_deadline
+        #: Deliveries after which an event this transport has no failure count for is taken to crash its consumer.
+        self.crash_bound = crash_bound
         self.ack_wait = ack_wait
         self.durable_events = durable_events
         self.allowed_senders = allowed_senders
@@ -209,12 +249,17 @@ class NatsTransport:
         self.stats = BusStats()
         self._violations = _violations or _Violations()
         self._slots = asyncio.Semaphore(max_concurrency)
+        self._deadlines = Deadlines()
         self._tasks: set[asyncio.Task[None]] = set()
         self._failures: Counter[tuple[str, str, str]] = Counter()
         self._held = KeepBackoff()  # events whose dead letter the stream refused (decision 0023)
-        #: Handler failures per event still being retried, by (stream, stream sequence): the transport's own count
-        #: (JetStream's num_delivered also counts deliveries a crash interrupted).
-        self._attempts: dict[tuple[str, int], int] = {}
+        #: Handler failures per event still being retried, by (stream, stream sequence), with the last one's code
+        #: and time: the transport's own count (JetStream's num_delivered also counts deliveries a crash
+        #: interrupted). Per process: a replica that acks the retry cannot tell this one, so entries age out.
+        self._attempts: dict[tuple[str, int], tuple[int, str, float]] = {}
+        #: Per consumer (its event), the one event this process dead-lettered as ``delivery.crashed``.
+        self._crashed: dict[tuple[str, int, str, str], tuple[str, int]] = {}
+        self._unsettled = False  # an event was acknowledged since the server last confirmed (see _deliver)
         self._allowed: set[str] = set()  # subjects a publish already went through on
         self._subjects: dict[tuple[str, int, str, str], str] = {}
         self._frames = Frames(nc, hive)
@@ -461,18 +506,27 @@ class NatsTransport:
 
     async def _confirm(self, subjects: list[str], subs: list[NatsSubscription]) -> None:
         """Raise if the server refused any of these subscriptions (it says so asynchronously)."""
-        # nats-py's flush() writes its PING ahead of commands still buffered; the second PING queues behind
-        # them, so its PONG comes after the server's -ERR for a refused SUB (then error_cb needs a turn).
+        # The server answers a SUB it refuses with -ERR before the PONG of any later PING, and nats-py hands
+        # that -ERR to error_cb before it reads the PONG. But flush() writes its PING ahead of commands still
+        # buffered, so one round trip proves nothing: loop until _CONFIRM_ROUND_TRIPS have passed with no
+        # verdict (a refusal ends it at once); those past the second within _CONFIRM_WITHIN seconds in all.
         await self._nc.flush()
-        await self._nc.flush()
-        await asyncio.sleep(0.01)
-        for subject in subjects:
-            violation = self._violations.pop(subject)
-            if violation is not None:
-                for sub in subs:
-                    with contextlib.suppress(Exception):
-                        await sub.unsubscribe()
-                raise violation
+        await self._nc.flush()  # this PING went out behind the SUBs: its PONG is the server's verdict
+        until = time.monotonic() + _CONFIRM_WITHIN
+        for trip in range(_CONFIRM_ROUND_TRIPS - 1):
+            if trip:  # more round trips, each a chance for a late error_cb; a slow one only ends the wait
+                with contextlib.suppress(NatsTimeout):
+                    await self._nc.flush(timeout=1)
+            await asyncio.sleep(0)  # an error_cb the read loop scheduled rather than awaited gets its turn
+            for subject in subjects:
+                violation = self._violations.pop(subject)
+                if violation is not None:
+                    for sub in subs:
+                        with contextlib.suppress(Exception):
+                            await sub.unsubscribe()
+                    raise violation
+            if trip and time.monotonic() > until:
+                return
 
     def _on_request(self, contract: ContractBinding, operation: str,
                     handler: Handler) -> Callable[[Msg], Awaitable[None]]:
@@ -546,12 +600,16 @@ class NatsTransport:
 
     async def _call(self, handler: Handler, payload: Any, msg: Msg) -> tuple[Any, WireError | None, str]:
         """The handler's reply; or its deliberate refusal (a :class:`Refusal`: its code goes back); or its failure
-        (``handler.failed``, and the error class and text for the repair report)."""
+        (``handler.failed``, or ``handler.timeout`` past ``request_deadline``, and the error class and text for
+        the repair report). A hung handler is cancelled: the caller hears in time, and its slot is freed."""
         try:
-            return await handler(payload), None, ""
+            return await self._deadlines.call(handler(payload), self.request_deadline), None, ""
         except Refusal as exc:
             return None, WireError(exc.code, exc.message, subject=msg.subject), ""
         except Exception as exc:  # a bug: the caller learns the class, never a traceback or a repr
+            if isinstance(exc, Late):
+                return None, WireError("handler.timeout", f"the provider did not answer within "
+                                       f"{self.request_deadline:g} s", subject=msg.subject), "handler.timeout"
             kind = _error_class(exc)
             return None, WireError("handler.failed", f"the provider failed on this request ({kind})",
                                    subject=msg.subject), f"{kind}: {exc}"
@@ -561,7 +619,8 @@ class NatsTransport:
         """Count a failure of this hive; the second of one error class (the detail's ``Class code`` before the
         colon) on one member goes to ``on_repeated_failure``, once: one repair proposal per class."""
         contract, _, _, member = where
-        key = (detail.split(":", 1)[0] or error.code, contract, member)
+        kind = detail.split(":", 1)[0]
+        key = (kind or error.code, contract, member)
         self._failures[key] += 1  # stats.refused counts it where it is kept (or, for an event, once it is dead)
         if self._failures[key] == 2 and self.on_repeated_failure is not None:
             # The member's subject, not one sender's (...op.<operation>.<sender>): the root keeps one pending
@@ -569,7 +628,7 @@ class NatsTransport:
             parts = error.subject.split(".")
             subject = ".".join(parts[:5]) if len(parts) == 6 and parts[3] == "op" else error.subject
             failure = Failure(self.hive, error.code, contract, member, subject, 2,
-                              f"{error.message}: {detail}"[:500] if detail else error.message, sample[:4096])
+                              f"{error.message}: {detail}"[:500] if detail else error.message, sample[:4096], kind)
             with contextlib.suppress(Exception):  # reporting must not turn one failure into two
                 await self.on_repeated_failure(failure)
 
@@ -655,28 +714,62 @@ class NatsTransport:
             await self._dead(msg, where, refusal, None)
             return
         key: tuple[str, int] | None = None
-        failures = 0
-        if self._attempts:  # only while some event is being retried: reading the metadata costs a parse
+        failures, code = 0, "handler.failed"
+        delivered = _delivered(msg)
+        if delivered > 1:  # a first delivery has no count yet: only a redelivery pays for reading the metadata
             key = _sequence(msg)
-            failures = self._attempts.get(key, 0)
+            count = self._attempts.get(key)
+            if count is not None:
+                failures, code, _ = count
+            elif delivered > self.crash_bound and self._crashed.get(where, key) == key:
+                # Delivered again and again, never failing here: its handler ends the process. Kept instead of
+                # coming back forever; one per consumer and process (the first in line is the one that crashed).
+                self._crashed[where] = key
+                error = WireError("delivery.crashed", f"delivered {delivered} times, its handler never finished "
+                                  "nor failed: it stops the consuming process", subject=msg.subject)
+                await self._dead(msg, where, error, None)
+                return
+            elif self._unsettled:
+                # It may be what crashed the last run: before its handler runs, the acks this run sent must
+                # reach the server, or a crash now brings those events back too, their count growing with it.
+                await self._settle()
         if failures < HANDLER_ATTEMPTS:
             with continue_trace((msg.headers or {}).get(H_TRACE)):
-                ok = await self._deliver_once(callback, payload, msg, where)
-            if ok:
+                failed = await self._deliver_once(callback, payload, msg, where)
+            if not failed:
                 await msg.ack()
+                self._unsettled = True
                 if key is not None:
                     self._attempts.pop(key, None)
                 return
-            failures += 1
+            failures, code = failures + 1, failed
             key = key or _sequence(msg)
-            self._attempts[key] = failures
+            self._count(key, failures, code)
             if failures < HANDLER_ATTEMPTS:
                 self.stats.retried += 1
                 await msg.nak()
                 return
-        error = WireError("handler.failed", f"the handler failed {HANDLER_ATTEMPTS} times on this event",
-                          subject=msg.subject)
+        error = WireError(code, f"the handler failed {HANDLER_ATTEMPTS} times on this event"
+                          + (f" (the last: not finished within {self.event_deadline:g} s)"
+                             if code == "handler.timeout" else ""), subject=msg.subject)
         await self._dead(msg, where, error, key)
+
+    async def _settle(self) -> None:
+        """Wait until the server has the acks sent so far: the second PING goes out behind them (see _confirm)."""
+        with contextlib.suppress(Exception):  # reconnecting: the acks wait in nats-py's buffer either way
+            await self._nc.flush()
+            await self._nc.flush()
+            self._unsettled = False
+
+    def _count(self, key: tuple[str, int], failures: int, code: str) -> None:
+        """Remember an event's failures; forget retries older than ``_ATTEMPTS_TTL`` (another replica handled the
+        retry, and acknowledged it where this transport cannot see). A count that reached the last attempt stays
+        until its event is kept: a full dead-letter stream may hold it longer, and it must not run again."""
+        now = time.monotonic()
+        self._attempts[key] = (failures, code, now)
+        stale = [k for k, (n, _, at) in self._attempts.items() if now - at > _ATTEMPTS_TTL and n < HANDLER_ATTEMPTS]
+        for k in stale:
+            del self._attempts[k]
 
     async def _dead(self, msg: Msg, where: tuple[str, int, str, str], error: WireError,
                     key: tuple[str, int] | None) -> None:
@@ -693,15 +786,23 @@ class NatsTransport:
         self.stats.dead_letter_blocked = self._held.held()
 
     async def _deliver_once(self, callback: EventCallback, payload: Any, msg: Msg,
-                            where: tuple[str, int, str, str]) -> bool:
+                            where: tuple[str, int, str, str]) -> str:
+        """Run the handler once: ``""`` if it returned, else the failure's code (``handler.failed``, or
+        ``handler.timeout`` once it ran past ``event_deadline``: cancelled, so the events behind it go on)."""
         try:
-            await callback(payload)
-            return True
+            await self._deadlines.call(callback(payload), self.event_deadline)
+            return ""
         except Exception as exc:
-            kind = _error_class(exc)
-            refusal = WireError("handler.failed", f"the event handler failed ({kind})", subject=msg.subject)
-            await self._failed(where, refusal, msg.data, f"{kind}: {exc}")
-            return False
+            if isinstance(exc, Late):
+                refusal = WireError("handler.timeout", f"the event handler did not finish within "
+                                    f"{self.event_deadline:g} s", subject=msg.subject)
+                detail = "handler.timeout"
+            else:
+                kind = _error_class(exc)
+                refusal = WireError("handler.failed", f"the event handler failed ({kind})", subject=msg.subject)
+                detail = f"{kind}: {exc}"
+            await self._failed(where, refusal, msg.data, detail)
+            return refusal.code
 
 
 async def _keep_alive(messages: list[Msg], period: float, pull: Any) -> None:
@@ -714,6 +815,14 @@ async def _keep_alive(messages: list[Msg], period: float, pull: Any) -> None:
         for msg in [*messages, *waiting()]:
             with contextlib.suppress(Exception):
                 await msg.in_progress()
+
+
+def _delivered(msg: Msg) -> int:
+    """How many times the server has delivered ``msg``, this time included: read from its ack subject,
+    ``$JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<time>.<pending>``, without building
+    the metadata (nats-py parses the longer, newer form)."""
+    tokens = (msg.reply or "").split(".")
+    return int(tokens[4]) if len(tokens) == 9 else msg.metadata.num_delivered
 
 
 def _sequence(msg: Msg) -> tuple[str, int]:

@@ -100,6 +100,7 @@ class HiveRuntime:
         self._subscriptions: list[Any] = []
         self._grpc: list[Any] = []
         self._heartbeat: asyncio.Task[None] | None = None
+        self._deadlines: dict[str, float] = {}
         self._status_file: Path | None = None
         self.endpoints: list[str] = []
         #: What crossed the hive's boundary, by kind and contract member: "answered notes_api.create_note".
@@ -109,11 +110,16 @@ class HiveRuntime:
     @classmethod
     async def start(cls, workspace_root: Path, hive: str, endpoint: BusEndpoint, *, root_address: str | None = None,
                     token: str | None = None, status_file: Path | None = None,
-                    config: ControllerConfig | None = None, grpc_keys: Any = None) -> HiveRuntime:
+                    config: ControllerConfig | None = None, grpc_keys: Any = None,
+                    event_deadline: float | None = None, request_deadline: float | None = None) -> HiveRuntime:
         """``grpc_keys``: the hive's gRPC credentials, ``subhive.rpc.GrpcKeys`` or ``KeyFile`` (``subhive up``
         hands each hive its own file); without them the hive's gRPC calls are anonymous and a hive that serves
-        gRPC does not start (``rpc.no_keys``)."""
+        gRPC does not start (``rpc.no_keys``). ``event_deadline``, ``request_deadline``: seconds its event and
+        request handlers may run before they count as failed (``handler.timeout``; NatsTransport's defaults)."""
         runtime = cls(hive)
+        runtime._deadlines = {name: value for name, value in (("event_deadline", event_deadline),
+                                                              ("request_deadline", request_deadline))
+                              if value is not None}
         runtime._status_file = status_file
         runtime._keys = grpc_keys
         try:
@@ -145,7 +151,8 @@ class HiveRuntime:
             from ..root_hive import RootClient
 
             self._root = RootClient(root_address, token)
-        self.transport = await NatsTransport.connect(endpoint, self.hive, on_repeated_failure=self._report_failure)
+        self.transport = await NatsTransport.connect(endpoint, self.hive, on_repeated_failure=self._report_failure,
+                                                     **self._deadlines)
         js = self.transport.connection.jetstream()
         self.board = await KvBlackboard.open(js, self.hive, schema)
         self.context = HiveContext(self.hive, self.board, self.transport, self._root, self._keys)
@@ -201,9 +208,9 @@ class HiveRuntime:
     async def _report_failure(self, failure: Failure) -> None:
         if self._root is not None:
             with contextlib.suppress(Exception):
-                await self._root.propose_repair(code=failure.code, message=failure.message, contract=failure.contract,
-                                                operation=failure.member, subject=failure.subject,
-                                                count=failure.count, sample=failure.sample)
+                await self._root.propose_repair(code=failure.repair_code, message=failure.message,
+                                                contract=failure.contract, operation=failure.member,
+                                                subject=failure.subject, count=failure.count, sample=failure.sample)
 
     async def _escalate(self, escalation: Escalation) -> None:
         log.error("escalating %s of %s: %s", escalation.code, escalation.source, escalation.message)

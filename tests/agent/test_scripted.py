@@ -144,3 +144,13 @@ def test_steps_read_from_json() -> None:
     with pytest.raises(InputError, match="say, call, fail") as caught:
         Step.from_dict({"shout": "x"}, where="script.json")
     assert caught.value.code == "agent.script_invalid"
+
+
+def test_a_script_function_that_raises_fails_the_request_at_once() -> None:
+    def broken(request: object) -> Step:
+        raise KeyError("nope")
+
+    with ScriptedServer(broken) as server, pytest.raises(openai.BadRequestError) as caught:
+        client(server, max_retries=3).chat.completions.create(model="m", messages=USER)
+    assert "KeyError" in str(caught.value)
+    assert len(server.chat_requests()) == 1  # not retried

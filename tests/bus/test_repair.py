@@ -59,13 +59,14 @@ def test_the_same_failure_twice_becomes_one_repair_proposal_at_the_root(
     assert repair["contract"] == "orders"
     assert "KeyError" in repair["message"]
     details = repair["repair"]
-    assert (details["code"], details["operation"], details["count"]) == ("handler.failed", "order_placed", 2)
+    # The error class is part of the code the root keys on: another class on this member is another repair.
+    assert (details["code"], details["operation"], details["count"]) == ("handler.failed:KeyError", "order_placed", 2)
     assert details["subject"] == "subhive.orders.v1.ev.order_placed"
     assert json.loads(details["sample"]) == {"order_id": "o-1"}  # the message that failed, kept for a human
     # People read the text form: what failed, how often, where, and the message that failed.
     assert main(["approvals", "list", "-C", str(workspace)]) == 0
     line = capsys.readouterr().out
-    assert "repair handler.failed x2 at orders/order_placed" in line
+    assert "repair handler.failed:KeyError x2 at orders/order_placed" in line
     assert "None" not in line
     assert main(["approvals", "show", "r-1", "-C", str(workspace)]) == 0
     shown = capsys.readouterr().out
@@ -74,4 +75,4 @@ def test_the_same_failure_twice_becomes_one_repair_proposal_at_the_root(
     assert main(["approvals", "approve", "r-1", "-C", str(workspace), "--note", "fixed the handler"]) == 0
     approved = capsys.readouterr().out
     assert approved.startswith("r-1: approved")  # the id and the outcome first (decision 0031)
-    assert "repair r-1 from web (handler.failed x2) accepted" in approved
+    assert "repair r-1 from web (handler.failed:KeyError x2) accepted" in approved
