@@ -193,6 +193,13 @@ def _print_text(frame: Frame) -> None:
         line = f"  [yellow]waiting for approval[/] (at most {data['timeout']:g} s)"
     elif kind == "compaction":
         line = f"[yellow]compacted[/] {data['tokens_before']} → {data['tokens_after']} tokens"
+    elif kind == "answer.refused":
+        line = f"[yellow]answer refused[/] ({escape(str(data.get('error')))}): {escape(str(data.get('message')))}"
+    elif kind == "turn.resumed":
+        line = f"[bold]turn {frame.turn}[/] resumed after {data.get('after')} frames, " \
+               f"{len(data.get('pending') or [])} calls to run"
+    elif kind != "turn.stopped":
+        line = f"[dim]{escape(kind)}[/]"  # a kind this version does not know: shown, never a crash
     else:
         stop = data["stop"]
         if data.get("answer"):

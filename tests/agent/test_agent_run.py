@@ -228,3 +228,31 @@ def test_a_turn_needs_a_prompt_unless_it_resumes(tmp_path: Path, capsys: pytest.
     root = workspace(tmp_path)
     assert main(["agent", "run", "notes", "-C", str(root)]) == 2
     assert "usage.missing_argument" in capsys.readouterr().err
+
+
+def test_text_output_shows_every_kind_of_frame(capsys: pytest.CaptureFixture[str]) -> None:
+    from subhive.agent import Frame
+    from subhive.cli._agent import _print_text
+
+    frames = [
+        Frame("turn.started", "t1", 1, {"agent": "a", "model": "m"}, 0.0),
+        Frame("turn.resumed", "t1", 2, {"after": 1, "pending": ["c1"]}, 0.0),
+        Frame("model.request", "t1", 3, {"n": 1, "messages": 2, "tokens": 10, "compaction": False}, 0.0),
+        Frame("model.reply", "t1", 4, {"tool_calls": [{"name": "search"}],
+                                       "usage": {"prompt_tokens": 1, "completion_tokens": 2}}, 0.0),
+        Frame("tool.call", "t1", 5, {"name": "search", "arguments": "{}", "policy": "ask"}, 0.0),
+        Frame("approval.waiting", "t1", 6, {"timeout": 300}, 0.0),
+        Frame("tool.result", "t1", 7, {"ok": False, "error": "tool.rejected", "content": "no"}, 0.0),
+        Frame("answer.refused", "t1", 8, {"error": "answer.not_json", "message": "not JSON"}, 0.0),
+        Frame("compaction", "t1", 9, {"tokens_before": 100, "tokens_after": 10}, 0.0),
+        Frame("something.new", "t1", 10, {}, 0.0),
+        Frame("turn.stopped", "t1", 11, {"stop": {"code": "completed", "message": "ok"}, "answer": "done",
+                                         "model_calls": 1, "tool_calls": 1, "tokens": 3, "seconds": 0.1}, 0.0),
+    ]
+    for frame in frames:
+        _print_text(frame)
+    captured = capsys.readouterr()
+    for shown in ("resumed after 1 frames", "waiting for approval", "tool.rejected", "answer refused",
+                  "compacted", "something.new", "completed"):
+        assert shown in captured.err
+    assert captured.out.strip() == "done"
