@@ -23,7 +23,8 @@ __all__ = ["TRANSCRIPT_PREFIX", "BoardTranscript", "pick_agent", "run_hive_turn"
 
 #: Board keys under this prefix are the framework's: one per turn (its summary) and one per frame.
 TRANSCRIPT_PREFIX = "agent-turns"
-_FILE_TOOLS = frozenset({"list_files", "read_file", "search", "propose_diff", "plan"})
+#: The tools that work without the running tree (no board, bus or root needed).
+_LOCAL_TOOLS = frozenset({"list_files", "read_file", "search", "propose_diff", "plan"})
 
 
 def transcript_key(agent: str, turn: str, seq: int | None = None) -> str:
@@ -114,7 +115,7 @@ async def run_hive_turn(workspace: Path, hive: str, prompt: str, *, agent: str |
     turn = resume or uuid.uuid4().hex[:12]
     if approver is None and root is not None:
         approver = root_approver(root, agent=spec.name, turn=turn, hive=hive)
-    needs_bus = sorted(t for t in spec.tools if t not in _FILE_TOOLS)
+    needs_bus = sorted(t for t in spec.tools if t not in _LOCAL_TOOLS)
     if endpoint is None:
         if resume:
             raise InputError(f"turn {resume} is kept on the board of {hive}, which needs the running tree",
