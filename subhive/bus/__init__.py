@@ -40,6 +40,7 @@ from subhive.bus._permissions import (
     inbox_prefix,
     kv_bucket,
     op_subject,
+    replay_subject,
     sender_of,
 )
 from subhive.bus._repair import report_to_root
@@ -99,6 +100,7 @@ __all__ = [
     "inbox_prefix",
     "kv_bucket",
     "op_subject",
+    "replay_subject",
     "report_to_root",
     "sender_of",
 ]

@@ -61,6 +61,8 @@ FULL = 0.95
 _DUPLICATE_WINDOW = 120.0
 _ALL = "subhive.dlq.>"
 _FULL_CODES = {10077, 10078}  # maximum messages / bytes exceeded, with discard new
+#: Seconds a replayed event waits for "no responders" (the server's answer when its hive does not listen).
+_EVENT_REPLAY_WAIT = 0.5
 
 
 def dlq_stream(hive: str) -> str:
@@ -505,15 +507,16 @@ class DeadLetters:
         The letter's hive wrote its stored subject and headers, so they are not trusted: ``rules`` (from the
         lock) must let that hive receive what the letter was kept as, and the headers are made anew
         (:class:`ReplayRules`; raises :class:`BusError` ``deadletter.replay_refused`` and sends nothing).
-        An event goes back through JetStream (so every consumer gets it, and it is acknowledged); a request
-        is sent as a request and the provider's answer (or refusal) is reported.
+        An event goes to the hive that kept it alone, on its replay subject (never to the event stream: its
+        bytes are that hive's, not the provider's; decision 0047); raises ``bus.not_served`` and records
+        nothing when that hive does not listen (not running). A request is sent as a request to the provider
+        that kept it, and its answer (or refusal) is reported.
         """
         letter = await self.get(ref)
         target = rules.target(letter.kept_on, letter.subject, letter.headers, letter.id)
         headers = {**target.headers, H_REPLAY_OF: letter.id}
         if target.kind == "ev":
-            ack = await self._js.publish(target.subject, letter.data, headers=headers, timeout=timeout)
-            said = f"event re-published to {target.subject} (stream {ack.stream}, seq {ack.seq})"
+            said = await self._replay_event(letter, target.subject, target.hive, headers, timeout)
             return said + await self._mark(letter, by, said)
         try:
             reply = await self._nc.request(target.subject, letter.data, timeout=timeout, headers=headers)
@@ -528,6 +531,23 @@ class DeadLetters:
         code = (reply.headers or {}).get(H_ERROR)
         said = f"request re-sent to {target.subject}: " + (f"refused again ({code})" if code else "answered")
         return said + await self._mark(letter, by, said)
+
+    async def _replay_event(self, letter: DeadLetter, subject: str, hive: str, headers: dict[str, str],
+                            timeout: float) -> str:
+        """Send an event's replay to its hive. Sent as a request, only to learn whether anyone listens: the server
+        answers "no responders" at once when nobody does; a hive never answers (it may not publish to our
+        inbox), so silence means it was delivered."""
+        try:
+            await self._nc.request(subject, letter.data, timeout=min(timeout, _EVENT_REPLAY_WAIT), headers=headers)
+        except NoRespondersError:  # nothing was delivered: no mark
+            raise BusError(f"hive {hive} does not listen on {subject} now; dead letter {letter.id} was not replayed",
+                           code="bus.not_served",
+                           location=Location(subject=subject),
+                           hint=f"start hive {hive} (its transport listens while it consumes the event), then "
+                                "replay again") from None
+        except NatsTimeout:
+            pass
+        return f"event re-sent to {hive} alone ({subject})"
 
     async def _mark(self, letter: DeadLetter, by: str, result: str) -> str:
         """Record a replay; returns what to add to the result when it could not be recorded."""

@@ -27,6 +27,7 @@ __all__ = [
     "inbox_prefix",
     "kv_bucket",
     "op_subject",
+    "replay_subject",
     "sender_of",
 ]
 
@@ -147,6 +148,16 @@ def deliver_subject(hive: str, consumer: str) -> str:
     return f"{inbox_prefix(hive)}.deliver.{_check(_DURABLE, consumer, 'consumer')}"
 
 
+def replay_subject(hive: str, contract: str, major: int, event: str) -> str:
+    """Where the framework re-sends one of ``hive``'s dead-lettered events: inside its inboxes, which only it may
+    subscribe to and no hive's publish grant covers, so the replay reaches that hive alone (decision 0047).
+
+    >>> replay_subject("web", "orders", 1, "order_placed")
+    '_INBOX_web.replay.orders.v1.order_placed'
+    """
+    return f"{inbox_prefix(hive)}.replay.{_contract_prefix(contract, major)}.{_check(_MEMBER, event, 'event')}"
+
+
 def inbox_prefix(hive: str) -> str:
     """The inbox prefix a hive passes to ``nats.connect(inbox_prefix=...)``.
 
@@ -235,9 +246,9 @@ def hive_permissions(hive: str, provides: Mapping[str, Sequence[int]], consumes:
     the sender from the subject, never from a header), the event subjects it provides, its own blackboard
     (``$KV.bb_<hive>.>``) and dead-letter subjects, and the JetStream API subjects of :func:`_kv_grants` and
     :func:`_consumer_grants`; it may subscribe exactly: the op subjects it provides, the event subjects it
-    consumes and its own inboxes (``_INBOX_<hive>.>``, durable deliveries included). It may create, change or
-    delete no stream and no consumer. A provider answers through ``allow_responses`` (one reply per request),
-    never through a grant on other hives' inboxes.
+    consumes and its own inboxes (``_INBOX_<hive>.>``: durable deliveries and :func:`replay_subject` included).
+    It may create, change or delete no stream and no consumer. A provider answers through ``allow_responses``
+    (one reply per request), never through a grant on other hives' inboxes.
 
     >>> ops = {("orders", 1): ["place_order"]}
     >>> evs = {("orders", 1): ["order_placed"]}

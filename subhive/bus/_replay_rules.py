@@ -5,6 +5,8 @@ covers ``subhive.dlq.<hive>.>``), and a replay is sent with the framework's admi
 would let any hive have the admin publish anywhere (decision 0046). So the target is rebuilt from the
 subject the letter was kept on (``subhive.dlq.<hive>.<contract>.v<major>.<kind>.<member>``: only that hive
 may publish there), it must be something the lock says that hive receives, and the headers are made anew.
+An event goes back to that hive alone, on its :func:`replay_subject` (decision 0047): its bytes are the hive's,
+so they must not reach other consumers as the provider's.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import Location, SubhiveError
-from ._permissions import event_subject, op_subject, sender_of
+from ._permissions import event_subject, op_subject, replay_subject, sender_of
 from ._wire import H_CONTRACT, H_MSG_ID, H_SENDER, BusError, message_id
 
 if TYPE_CHECKING:  # the lock and the contract loader are heavy imports a running hive never needs
@@ -29,11 +31,13 @@ _Key = tuple[str, str, int, str]
 
 @dataclass(frozen=True)
 class ReplayTarget:
-    """Where a replay goes and what it carries: ``kind`` is ``op`` (a request) or ``ev`` (a JetStream event)."""
+    """Where a replay goes and what it carries: ``kind`` is ``op`` (a request to the provider that kept it) or
+    ``ev`` (an event, to the consumer that kept it alone, on its replay subject); ``hive`` is that hive."""
 
     kind: str
     subject: str
     headers: dict[str, str]
+    hive: str = ""
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,7 @@ class ReplayRules:
     >>> rules = ReplayRules(events={("web", "orders", 1, "order_placed"): "backend"})
     >>> rules.target("subhive.dlq.web.orders.v1.ev.order_placed", "subhive.orders.v1.ev.order_placed",
     ...              {"Subhive-Sender": "backend"}, "web:1").subject
-    'subhive.orders.v1.ev.order_placed'
+    '_INBOX_web.replay.orders.v1.order_placed'
     """
 
     operations: Mapping[_Key, frozenset[str]] = field(default_factory=dict)
@@ -102,9 +106,11 @@ class ReplayRules:
             raise refuse(f"its subject does not name a contract member ({exc.message})") from None
         if stored_subject != subject:
             raise refuse(f"it says it arrived on {stored_subject!r}, but it was kept as {subject!r}")
+        if parts[5] == "ev":  # to the hive that kept it, never to the event's subject (every consumer)
+            subject = replay_subject(key[0], key[1], key[2], key[3])
         version = self.versions.get((key[1], key[2]), f"{key[2]}.0.0")
         return ReplayTarget(parts[5], subject, {H_CONTRACT: f"{key[1]}@{version}", H_SENDER: sender,
-                                                H_MSG_ID: message_id()})
+                                                H_MSG_ID: message_id()}, key[0])
 
     def _op(self, key: _Key, stored_subject: str, claimed: str, refuse: Callable[[str], BusError]) -> tuple[str, str]:
         """A request goes back from the sender its subject names (the server let only that hive send on it), which
@@ -121,7 +127,7 @@ class ReplayRules:
         return sender, op_subject(contract, major, operation, sender)
 
     def _event(self, key: _Key, claimed: str, refuse: Callable[[str], BusError]) -> tuple[str, str]:
-        """An event goes back as its provider's, to every consumer: only one the hive consumes, from its provider."""
+        """An event goes back as its provider's, to the hive alone: only one the hive consumes, from its provider."""
         hive, contract, major, event = key
         provider = self.events.get(key)
         if provider is None:

@@ -12,7 +12,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import nats
@@ -34,7 +34,7 @@ from ._deadlines import Deadlines, Late
 from ._fastpub import Frames, Target
 from ._inbox import Inbox
 from ._keep_backoff import KeepBackoff
-from ._permissions import event_subject, inbox_prefix, op_subject, sender_of
+from ._permissions import event_subject, inbox_prefix, op_subject, replay_subject, sender_of
 from ._server import BusEndpoint
 from ._wire import (
     H_CONTRACT,
@@ -681,7 +681,42 @@ class NatsTransport:
                 await task
             await pull.unsubscribe()  # the durable consumer stays: what arrives meanwhile waits for us
 
-        return _Group([stop])
+        try:
+            replays = await self._take_replays(contract, schema, callback, where)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await stop()
+            raise
+        return _Group([stop, replays.unsubscribe])
+
+    async def _take_replays(self, contract: ContractBinding, schema: str, callback: EventCallback,
+                            where: tuple[str, int, str, str]) -> NatsSubscription:
+        """Listen for the framework's replays of this hive's dead letters of one event (decision 0047): they come
+        to this hive alone, on its replay subject, and pass the checks of a delivery of the event itself (headers,
+        the provider as the vouched sender, the schema). The handler runs once; a refusal or a failure is kept
+        again as a dead letter of the event, which can be replayed once more."""
+        subject = self._subject(contract, "ev", where[3])
+        listen = replay_subject(self.hive, contract.name, contract.major, where[3])
+
+        async def on_replay(msg: Msg) -> None:
+            try:
+                as_event = replace(msg, subject=subject, reply="")  # checked as the event it replays
+                headers = msg.headers or {}
+                payload, refusal = self._accept(contract, schema, as_event)
+                if refusal is None:
+                    with continue_trace(headers.get(H_TRACE)):
+                        failed = await self._deliver_once(callback, payload, as_event, where)
+                    if not failed:
+                        return
+                    refusal = WireError(failed, "the handler failed on this replayed event", subject=subject)
+                await self._keep(where, subject, msg.data, headers, refusal)
+            except Exception as exc:  # never let one replay stop the subscription
+                log.error("%s: replaying %s failed: %s: %s", self.hive, subject, type(exc).__name__, exc)
+
+        # A queue group: of several replicas of this hive, one takes each replay.
+        sub = await self._nc.subscribe(listen, queue="subhive.replay", cb=on_replay)
+        await self._confirm([listen], [sub])
+        return sub
 
     async def _consume(self, pull: Any, contract: ContractBinding, schema: str, callback: EventCallback,
                        where: tuple[str, int, str, str]) -> None:

@@ -156,9 +156,9 @@ def deadletters_replay(
     workspace: WorkspaceOption = Path("."),
     fmt: FormatOption = Format.text,
 ) -> None:
-    """Send a dead letter again, exact bytes, to the subject it arrived on, with headers made anew; the
-    workspace's lock must let its hive receive that subject. The replay is recorded (when, by whom) and shown
-    by list and show.
+    """Send a dead letter again, exact bytes, with headers made anew, to the hive that kept it: a request to
+    its operation subject, an event to that hive alone (never to the other consumers). The workspace's lock
+    must let the hive receive it. The replay is recorded (when, by whom) and shown by list and show.
 
     Example: subhive deadletters replay backend:42
     """

@@ -266,6 +266,8 @@ def test_replays_are_recorded_and_a_mark_never_sticks_to_another_letter(server: 
             await publish_dead_letter(web.jetstream(), "web", where=("orders", 1, "ev", "order_placed"),
                                       subject="subhive.orders.v1.ev.order_placed", data=b'{"order_id": "o-1"}',
                                       headers={"Nats-Msg-Id": "e-1", "Subhive-Sender": "backend"}, error=REFUSED)
+            await web.subscribe("_INBOX_web.replay.>")  # web listens: its replays reach it (decision 0047)
+            await web.flush()
             letters = DeadLetters(admin)
             said = await letters.replay("web:1", rules=RULES, by="alice")
             await letters.replay(1, rules=RULES, by="bob")
@@ -280,10 +282,9 @@ def test_replays_are_recorded_and_a_mark_never_sticks_to_another_letter(server: 
             await admin.close()
 
     said, replayed, fresh = run(scenario())
-    assert said.startswith("event re-published to subhive.orders.v1.ev.order_placed")
-    assert [(r.by, r.result.split(" (")[0]) for r in replayed.replays] == [
-        ("alice", "event re-published to subhive.orders.v1.ev.order_placed"),
-        ("bob", "event re-published to subhive.orders.v1.ev.order_placed")]
+    said_to = "event re-sent to web alone (_INBOX_web.replay.orders.v1.order_placed)"
+    assert said == said_to
+    assert [(r.by, r.result) for r in replayed.replays] == [("alice", said_to), ("bob", said_to)]
     assert all(r.time is not None for r in replayed.replays)
     assert replayed.to_dict()["replayed"] is True
     assert (fresh.id, fresh.data, fresh.replays) == ("web:1", b"a new letter", ())

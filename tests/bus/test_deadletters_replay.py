@@ -117,8 +117,9 @@ def test_a_forged_letter_is_refused_and_nothing_is_published(server: EmbeddedSer
 
 
 def test_a_replayed_event_carries_headers_made_anew(server: EmbeddedServer) -> None:
-    """The stored headers are the hive's words: the replay sends the lock's version, the provider, a new id."""
-    async def scenario() -> tuple[str, dict[str, str], bytes]:
+    """The stored headers are the hive's words: the replay sends the lock's version, the provider, a new id; and
+    it goes to web alone (its replay subject), not to the event stream (decision 0047)."""
+    async def scenario() -> tuple[str, dict[str, str], bytes, int]:
         admin = await nats.connect(server.url, user=ADMIN_USER, password=ADMIN_PASSWORD)
         web = await nats.connect(server.url, user="web", password=PASSWORDS["web"], inbox_prefix=inbox_prefix("web"))
         js = admin.jetstream()
@@ -128,16 +129,19 @@ def test_a_replayed_event_carries_headers_made_anew(server: EmbeddedServer) -> N
             await _forge(web, "subhive.dlq.web.orders.v1.ev.order_placed", "subhive.orders.v1.ev.order_placed",
                          {"Subhive-Sender": "backend", "Subhive-Contract": "orders@1.9.9", "Nats-Msg-Id": "old",
                           "Nats-Expected-Stream": "KV_bb_backend", "traceparent": "00-x"}, b'{"order_id": "o-1"}')
+            replays = await web.subscribe("_INBOX_web.replay.>")
+            await web.flush()
             said = await DeadLetters(admin).replay("web:1", rules=RULES, by="alice")
-            raw = await js.get_msg(event_stream("orders", 1), seq=1)
-            return said, dict(raw.headers or {}), raw.data or b""
+            got = await replays.next_msg(timeout=5)
+            stored = (await js.stream_info(event_stream("orders", 1))).state.messages
+            return said, dict(got.headers or {}), got.data, stored
         finally:
             await web.close()
             await admin.close()
 
-    said, headers, data = run(scenario())
-    assert said.startswith("event re-published to subhive.orders.v1.ev.order_placed")
-    assert data == b'{"order_id": "o-1"}'
+    said, headers, data, stored = run(scenario())
+    assert said == "event re-sent to web alone (_INBOX_web.replay.orders.v1.order_placed)"
+    assert (data, stored) == (b'{"order_id": "o-1"}', 0)
     msg_id = headers.pop("Nats-Msg-Id")
     assert msg_id not in {"old", ""}
     assert headers == {"Subhive-Contract": "orders@1.1.0", "Subhive-Sender": "backend", "Subhive-Replay-Of": "web:1"}
@@ -164,7 +168,7 @@ def test_a_replay_goes_only_where_the_lock_lets_its_hive_receive(kept_on: list[s
         assert refused == "deadletter.replay_refused"
         return
     allowed = {("op", "subhive.orders.v1.op.place_order.web", "web"),
-               ("ev", "subhive.orders.v1.ev.order_placed", "backend")}
+               ("ev", "_INBOX_web.replay.orders.v1.order_placed", "backend")}
     assert (target.kind, target.subject, target.headers["Subhive-Sender"]) in allowed
     assert kept_on[0] == ("backend" if target.kind == "op" else "web")
     assert set(target.headers) == {"Subhive-Contract", "Subhive-Sender", "Nats-Msg-Id"}
