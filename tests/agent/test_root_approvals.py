@@ -20,7 +20,7 @@ from .conftest import echo_tool, make_agent
 
 async def decide_when_asked(admin: RootClient, approve: bool) -> Any:
     """What a person does: wait for the pending tool approval, read it, decide."""
-    for _ in range(200):
+    for _ in range(1500):  # up to 30 s on a busy machine
         pending = await admin.approvals(kind="tool")
         if pending:
             (asked,) = pending

@@ -231,7 +231,7 @@ def test_a_turn_waiting_for_approval_survives_its_hive_dying(tmp_path: Path, bus
                 notes = admin.with_token(token)  # the hive's own token, as `subhive up` hands it
                 ctx = HiveContext("notes", board, transport, root=notes)
                 first = asyncio.create_task(agent_sources(directory)[0].activate(entry, ctx))
-                for _ in range(500):
+                for _ in range(1500):  # up to 30 s on a busy machine
                     if await admin.approvals(kind="tool"):
                         break
                     await asyncio.sleep(0.02)
