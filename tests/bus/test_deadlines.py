@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from subhive.bus import EmbeddedServer, Failure, RemoteError
+from subhive.bus._deadlines import Deadlines, Late
 from tests.kit import run
 
 from ._kit import hive, letters, loose, provision, until
@@ -199,3 +200,35 @@ def _lines(log: Path, word: str) -> list[int]:
     if not log.exists():
         return []
     return [int(line.split()[1]) for line in log.read_text(encoding="utf-8").splitlines() if line.startswith(word)]
+
+
+def test_the_watchdog_cancels_only_late_calls_and_leaves_the_task_usable() -> None:
+    deadlines = Deadlines()
+
+    async def hang() -> None:
+        await asyncio.Event().wait()
+
+    async def swallow() -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            return "finished anyway"  # a handler that ignores cancellation: its result stands
+        return "unreachable"
+
+    async def scenario() -> tuple[float, str, str, bool]:
+        started = time.monotonic()
+        with pytest.raises(Late):
+            await deadlines.call(hang(), 0.1)
+        late = time.monotonic() - started
+        swallowed = await deadlines.call(swallow(), 0.1)
+        await asyncio.sleep(0.01)  # the task's cancellations were all taken back: this sleep is not cancelled
+        quick = await deadlines.call(asyncio.sleep(0, result="quick"), 0.1)
+        outer = asyncio.ensure_future(deadlines.call(hang(), 10))
+        await asyncio.sleep(0.01)
+        outer.cancel()  # someone else's cancellation (a subscription stopped) is not a deadline
+        await asyncio.gather(outer, return_exceptions=True)
+        return late, swallowed, quick, outer.cancelled()
+
+    late, swallowed, quick, cancelled = run(scenario())
+    assert 0.1 <= late < 1.0  # at its deadline (the watchdog wakes at least every 50 ms), not never
+    assert (swallowed, quick, cancelled) == ("finished anyway", "quick", True)
