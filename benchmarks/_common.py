@@ -1,8 +1,8 @@
 """Shared helpers for benchmarks: time each call, summarise, and print a table or one JSON object.
 
-    durations = time_each(work, items)
-    figures = {"pairs/s": rate(durations), **latency(durations)}
-    print(render("schema diff", figures, as_json=args.json))
+durations = time_each(work, items)
+figures = {"pairs/s": rate(durations), **latency(durations)}
+print(render("schema diff", figures, as_json=args.json))
 """
 
 from __future__ import annotations
@@ -59,9 +59,11 @@ def rate(durations: Sequence[float]) -> float:
 def latency(durations: Sequence[float], unit: str = "ms") -> dict[str, float]:
     """p50/p99/max of one item, in ``unit`` ("ms" or "us")."""
     scale = {"ms": 1e3, "us": 1e6}[unit]
-    return {f"p50_{unit}": round(percentile(durations, 50) * scale, 3),
-            f"p99_{unit}": round(percentile(durations, 99) * scale, 3),
-            f"max_{unit}": round(max(durations) * scale, 3)}
+    return {
+        f"p50_{unit}": round(percentile(durations, 50) * scale, 3),
+        f"p99_{unit}": round(percentile(durations, 99) * scale, 3),
+        f"max_{unit}": round(max(durations) * scale, 3),
+    }
 
 
 def render(title: str, figures: dict[str, Any], *, as_json: bool) -> str:

@@ -81,10 +81,19 @@ def echo() -> Tool:
 
 
 def settings(server: ScriptedServer, *, compaction: bool = True, window: int = 8000) -> AgentSettings:
-    return AgentSettings("bench", "You echo.", ModelSettings("scripted", base_url=server.base_url, max_retries=0,
-                                                             context_window=window, compact_at=0.5,
-                                                             compaction=compaction),
-                         budgets=Budgets(model_calls=100_000, tool_calls=100_000, tokens=10**12, wall_time=3600))
+    return AgentSettings(
+        "bench",
+        "You echo.",
+        ModelSettings(
+            "scripted",
+            base_url=server.base_url,
+            max_retries=0,
+            context_window=window,
+            compact_at=0.5,
+            compaction=compaction,
+        ),
+        budgets=Budgets(model_calls=100_000, tool_calls=100_000, tokens=10**12, wall_time=3600),
+    )
 
 
 def gaps(frames: list[Frame]) -> list[float]:
@@ -115,19 +124,25 @@ async def baseline(steps: int) -> list[float]:
     with ScriptedServer(script(steps)) as server:
         client = openai.AsyncOpenAI(base_url=server.base_url, api_key="x", max_retries=0)
         tools = [echo().definition()]
-        messages: list[dict[str, Any]] = [{"role": "system", "content": "You echo."},
-                                          {"role": "user", "content": "echo"}]
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": "You echo."},
+            {"role": "user", "content": "echo"},
+        ]
         out: list[float] = []
         while True:
-            reply = await client.chat.completions.create(model="scripted", messages=messages,
-                                                         tools=tools)
+            reply = await client.chat.completions.create(model="scripted", messages=messages, tools=tools)
             began = time.time()
             message = reply.choices[0].message
             if not message.tool_calls:
                 break
-            calls = [{"id": c.id, "type": "function", "function": {"name": c.function.name,
-                                                                  "arguments": c.function.arguments}}
-                     for c in message.tool_calls]
+            calls = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.function.name, "arguments": c.function.arguments},
+                }
+                for c in message.tool_calls
+            ]
             messages.append({"role": "assistant", "content": message.content, "tool_calls": calls})
             for call in calls:
                 text = json.loads(call["function"]["arguments"])["text"]
@@ -163,8 +178,12 @@ def stability(requests: list[RecordedRequest]) -> tuple[int, int]:
             continue
         total += 1
         a, b = before.body, after.body
-        good += (a["tools"] == b["tools"] and a["model"] == b["model"] and len(b["messages"]) > len(a["messages"])
-                 and b["messages"][:len(a["messages"])] == a["messages"])
+        good += (
+            a["tools"] == b["tools"]
+            and a["model"] == b["model"]
+            and len(b["messages"]) > len(a["messages"])
+            and b["messages"][: len(a["messages"])] == a["messages"]
+        )
     return good, total
 
 
@@ -177,9 +196,15 @@ async def long_turn(steps: int, *, compaction: bool) -> dict[str, Any]:
         requests = server.chat_requests()
     assert result.stop.code == "completed", result.stop
     good, total = stability(requests)
-    return {"requests": len(requests), "extensions": good, "should_extend": total, "compactions": result.compactions,
-            "largest_tokens": max(u.prompt_tokens for u in result.usage),
-            "threshold": agent_settings.model.compact_threshold, "bytes": sum(len(r.raw) for r in requests)}
+    return {
+        "requests": len(requests),
+        "extensions": good,
+        "should_extend": total,
+        "compactions": result.compactions,
+        "largest_tokens": max(u.prompt_tokens for u in result.usage),
+        "threshold": agent_settings.model.compact_threshold,
+        "bytes": sum(len(r.raw) for r in requests),
+    }
 
 
 async def main() -> dict[str, Any]:

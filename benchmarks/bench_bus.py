@@ -40,18 +40,29 @@ from _common import latency, parser, render
 from subhive.bus import EmbeddedServer, NatsTransport, ServerConfig, ensure_event_streams
 from subhive.runtime import ContractBinding
 
-ITEM = {"type": "object", "required": ["sku", "qty"],
-        "properties": {"sku": {"type": "string", "maxLength": 32}, "qty": {"type": "integer", "minimum": 1}}}
-ORDER = {"type": "object", "required": ["id", "items"],
-         "properties": {"id": {"type": "string"}, "items": {"type": "array", "items": ITEM}}}
+ITEM = {
+    "type": "object",
+    "required": ["sku", "qty"],
+    "properties": {"sku": {"type": "string", "maxLength": 32}, "qty": {"type": "integer", "minimum": 1}},
+}
+ORDER = {
+    "type": "object",
+    "required": ["id", "items"],
+    "properties": {"id": {"type": "string"}, "items": {"type": "array", "items": ITEM}},
+}
 
 
 def binding(major: int) -> ContractBinding:
-    return ContractBinding.from_dict({
-        "name": "bench", "version": f"{major}.0.0", "provider": "backend",
-        "operations": {"place": {"input": "order", "output": "order"}}, "events": {"placed": "order"},
-        "schemas": {"order": ORDER},
-    })
+    return ContractBinding.from_dict(
+        {
+            "name": "bench",
+            "version": f"{major}.0.0",
+            "provider": "backend",
+            "operations": {"place": {"input": "order", "output": "order"}},
+            "events": {"placed": "order"},
+            "schemas": {"order": ORDER},
+        }
+    )
 
 
 # v1's events go to a JetStream stream (durable); v2 has no stream, so plain publishes are not stored.
@@ -65,8 +76,9 @@ def payload(size: str) -> dict[str, Any]:
     return {"id": "o-1", "items": [{"sku": f"SKU-{i:05d}", "qty": i + 1} for i in range(items)]}
 
 
-async def timed(count: int, one: Callable[[], Awaitable[Any]], done: Callable[[], Awaitable[Any]] | None = None
-                ) -> float:
+async def timed(
+    count: int, one: Callable[[], Awaitable[Any]], done: Callable[[], Awaitable[Any]] | None = None
+) -> float:
     """Messages per second for ``count`` calls of ``one`` (then ``done``, e.g. a flush)."""
     start = time.perf_counter()
     for _ in range(count):
@@ -119,8 +131,12 @@ async def measure(server: EmbeddedServer, size: str, args: Any) -> dict[str, Any
     try:
         # Publish: nobody subscribes, so both sides measure the client and the socket, not a consumer.
         # The same four headers every bus message carries, sent raw: what nats-py itself costs for them.
-        headers = {"Subhive-Contract": "bench@2.0.0", "Subhive-Sender": "web",
-                   "Nats-Msg-Id": "0123456789abcdef0123456789abcdef", "traceparent": f"00-{'a' * 32}-{'b' * 16}-01"}
+        headers = {
+            "Subhive-Contract": "bench@2.0.0",
+            "Subhive-Sender": "web",
+            "Nats-Msg-Id": "0123456789abcdef0123456789abcdef",
+            "traceparent": f"00-{'a' * 32}-{'b' * 16}-01",
+        }
         raw_pub, raw_hdr, ours_pub, raw_cpu, ours_cpu = [], [], [], [], []
         for _ in range(rounds):
             with _cpu(raw_cpu, n_pub):
@@ -128,10 +144,14 @@ async def measure(server: EmbeddedServer, size: str, args: Any) -> dict[str, Any
             raw_hdr.append(await timed(n_pub, lambda: raw.publish(SUBJECT_PLAIN, data, headers=headers), raw.flush))
             with _cpu(ours_cpu, n_pub):
                 ours_pub.append(await timed(n_pub, lambda: hive.publish(PLAIN, "placed", body), hive.connection.flush))
-        out |= {"publish_raw_per_s": _rate(raw_pub), "publish_raw_with_headers_per_s": _rate(raw_hdr),
-                "publish_ours_per_s": _rate(ours_pub), **_ratio("publish_ratio", raw_pub, ours_pub),
-                **_ratio("publish_ratio_vs_raw_with_headers", raw_hdr, ours_pub),
-                **_ratio("publish_cpu_ratio", raw_cpu, ours_cpu)}
+        out |= {
+            "publish_raw_per_s": _rate(raw_pub),
+            "publish_raw_with_headers_per_s": _rate(raw_hdr),
+            "publish_ours_per_s": _rate(ours_pub),
+            **_ratio("publish_ratio", raw_pub, ours_pub),
+            **_ratio("publish_ratio_vs_raw_with_headers", raw_hdr, ours_pub),
+            **_ratio("publish_cpu_ratio", raw_cpu, ours_cpu),
+        }
 
         async def echo(msg: Any) -> None:
             await provider_raw.publish(msg.reply, msg.data)
@@ -151,10 +171,16 @@ async def measure(server: EmbeddedServer, size: str, args: Any) -> dict[str, Any
                 ours_lat.append(await each(n_req, lambda: hive.request(BENCH, "place", body)))
             raw_rr.append(n_req / sum(raw_lat[-1]))
             ours_rr.append(n_req / sum(ours_lat[-1]))
-        out |= {"request_raw_per_s": _rate(raw_rr), "request_ours_per_s": _rate(ours_rr),
-                **_ratio("request_ratio", raw_rr, ours_rr), **_ratio("request_cpu_ratio", raw_cpu, ours_cpu)}
-        out |= {**{f"request_raw_{k}": v for k, v in latency([d for r in raw_lat for d in r], "us").items()},
-                **{f"request_ours_{k}": v for k, v in latency([d for r in ours_lat for d in r], "us").items()}}
+        out |= {
+            "request_raw_per_s": _rate(raw_rr),
+            "request_ours_per_s": _rate(ours_rr),
+            **_ratio("request_ratio", raw_rr, ours_rr),
+            **_ratio("request_cpu_ratio", raw_cpu, ours_cpu),
+        }
+        out |= {
+            **{f"request_raw_{k}": v for k, v in latency([d for r in raw_lat for d in r], "us").items()},
+            **{f"request_ours_{k}": v for k, v in latency([d for r in ours_lat for d in r], "us").items()},
+        }
         await raw_sub.unsubscribe()
 
         await durable.publish(BENCH, "placed", body)  # warm, as above
@@ -162,8 +188,11 @@ async def measure(server: EmbeddedServer, size: str, args: Any) -> dict[str, Any
         for _ in range(rounds):
             raw_js.append(await timed(n_js, lambda: js.publish(SUBJECT_EV, data)))
             ours_js.append(await timed(n_js, lambda: durable.publish(BENCH, "placed", body)))
-        out |= {"durable_raw_per_s": _rate(raw_js), "durable_ours_per_s": _rate(ours_js),
-                **_ratio("durable_ratio", raw_js, ours_js)}
+        out |= {
+            "durable_raw_per_s": _rate(raw_js),
+            "durable_ours_per_s": _rate(ours_js),
+            **_ratio("durable_ratio", raw_js, ours_js),
+        }
     finally:
         for t in (hive, durable, provider):
             await t.close()
@@ -186,8 +215,9 @@ async def main_async(args: Any) -> dict[str, Any]:
         finally:
             await server.stop()
     figures["targets"] = "publish_ratio >= 0.6, request_ratio >= 0.85"
-    figures["within_targets"] = all(figures[f"{s}_publish_ratio"] >= 0.6 and figures[f"{s}_request_ratio"] >= 0.85
-                                    for s in ("small", "4kb"))
+    figures["within_targets"] = all(
+        figures[f"{s}_publish_ratio"] >= 0.6 and figures[f"{s}_request_ratio"] >= 0.85 for s in ("small", "4kb")
+    )
     return figures
 
 

@@ -49,12 +49,14 @@ def build(root: Path, count: int) -> list[Path]:
         manifest.write_text(manifest.read_text().replace("provider: backend", f"provider: p{n % PROVIDERS}"))
     hives: dict[str, SubhiveManifest] = {}
     for p in range(PROVIDERS):
-        hives[f"p{p}"] = SubhiveManifest(name=f"p{p}", kind=Kind.backend,
-                                         provides=tuple(names[p::PROVIDERS]))
+        hives[f"p{p}"] = SubhiveManifest(name=f"p{p}", kind=Kind.backend, provides=tuple(names[p::PROVIDERS]))
     for c in range(CONSUMERS):
         taken = [names[(c * PER_CONSUMER + i * 7) % count] for i in range(PER_CONSUMER)]
-        hives[f"u{c}"] = SubhiveManifest(name=f"u{c}", kind=Kind.ui, consumes=tuple(
-            Requirement(t, VersionRange.parse("^1.0")) for t in sorted(set(taken))))
+        hives[f"u{c}"] = SubhiveManifest(
+            name=f"u{c}",
+            kind=Kind.ui,
+            consumes=tuple(Requirement(t, VersionRange.parse("^1.0")) for t in sorted(set(taken))),
+        )
     for name, manifest in hives.items():
         directory = root / "subhives" / name
         directory.mkdir(parents=True)
@@ -93,9 +95,21 @@ def baseline(schema_files: list[Path], sample: int, out: Path) -> float:
     chosen = schema_files[::step][:sample]
     start = time.perf_counter()
     for i, path in enumerate(chosen):
-        subprocess.run([str(cli), "--input", str(path), "--input-file-type", "jsonschema",
-                        "--output-model-type", "pydantic_v2.BaseModel", "--output", str(out / f"m{i}.py")],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                str(cli),
+                "--input",
+                str(path),
+                "--input-file-type",
+                "jsonschema",
+                "--output-model-type",
+                "pydantic_v2.BaseModel",
+                "--output",
+                str(out / f"m{i}.py"),
+            ],
+            check=True,
+            capture_output=True,
+        )
     return (time.perf_counter() - start) / len(chosen)
 
 
@@ -136,11 +150,16 @@ def main(argv: list[str] | None = None) -> int:
         per_schema_cli = baseline(schema_files, args.baseline_sample, out)
     per_schema_ours = full_s / len(schema_files)
     figures = {
-        "contracts": args.contracts, "hives": PROVIDERS + CONSUMERS, "stub_packages": packages,
+        "contracts": args.contracts,
+        "hives": PROVIDERS + CONSUMERS,
+        "stub_packages": packages,
         "schema_files": len(schema_files),
-        "full_s": round(full_s, 2), "full_target_s": 60.0,
-        "noop_s": round(noop_s, 3), "noop_target_s": 1.0,
-        "one_change_s": round(one_s, 2), "one_change_target_s": 5.0,
+        "full_s": round(full_s, 2),
+        "full_target_s": 60.0,
+        "noop_s": round(noop_s, 3),
+        "noop_target_s": 1.0,
+        "one_change_s": round(one_s, 2),
+        "one_change_target_s": 5.0,
         "one_change_hives": ",".join(touched),
         "ours_ms_per_schema": round(per_schema_ours * 1e3, 1),
         "datamodel_codegen_cli_ms_per_schema": round(per_schema_cli * 1e3, 1),

@@ -39,8 +39,31 @@ from _common import parser, render
 
 from subhive.decompose import Budget, decompose
 
-_WORDS = ("order", "user", "cart", "price", "stock", "report", "audit", "token", "event", "queue", "store",
-          "index", "search", "render", "layout", "form", "auth", "mail", "cache", "batch", "job", "plan", "rule")
+_WORDS = (
+    "order",
+    "user",
+    "cart",
+    "price",
+    "stock",
+    "report",
+    "audit",
+    "token",
+    "event",
+    "queue",
+    "store",
+    "index",
+    "search",
+    "render",
+    "layout",
+    "form",
+    "auth",
+    "mail",
+    "cache",
+    "batch",
+    "job",
+    "plan",
+    "rule",
+)
 _LANGUAGES = ("python", "python", "python", "typescript", "typescript", "go")
 
 
@@ -48,7 +71,7 @@ class _Service:
     def __init__(self, name: str, language: str) -> None:
         self.name = name
         self.language = language
-        self.dirs: list[str] = []            # directories relative to the service root ('' is the root)
+        self.dirs: list[str] = []  # directories relative to the service root ('' is the root)
         self.modules: dict[str, list[str]] = {}  # directory -> module names in it
 
 
@@ -92,8 +115,13 @@ def _pick(rng: random.Random, service: _Service, directory: str, services: list[
     return other, rng.choice(other.dirs)
 
 
-def _import(source: _Service, directory: str, target: _Service, target_dir: str,  # noqa: PLR0911 - a table
-            module: str) -> str:
+def _import(  # noqa: PLR0911 - a table
+    source: _Service,
+    directory: str,
+    target: _Service,
+    target_dir: str,
+    module: str,
+) -> str:
     if source.language == "python":
         if target is source and target_dir == directory:
             return f"from . import {module}\n"
@@ -109,7 +137,7 @@ def _import(source: _Service, directory: str, target: _Service, target_dir: str,
             return f"import {{ x }} from '@bench/{target.name}/{'/'.join(p for p in (target_dir, module) if p)}'\n"
         return "import fs from 'fs'\n"
     if target.language == "go" and not (target is source and target_dir == directory):
-        return f'import "example.com/{target.name}/{target_dir}"\n'.replace("/\"", "\"")
+        return f'import "example.com/{target.name}/{target_dir}"\n'.replace('/"', '"')
     return 'import "fmt"\n'
 
 
@@ -143,8 +171,10 @@ def generate(root: Path, target: int, seed: int = 7) -> int:
                     if (target_service, target_dir, choice) != (service, directory, module):
                         lines.append(_import(service, directory, target_service, target_dir, choice))
                 lines.append("import os\n" if service.language == "python" else "")
-                body = "".join(f"# {rng.choice(_WORDS)} {rng.choice(_WORDS)} {i} handles the usual case\n"
-                               for i in range(rng.randint(15, 60)))
+                body = "".join(
+                    f"# {rng.choice(_WORDS)} {rng.choice(_WORDS)} {i} handles the usual case\n"
+                    for i in range(rng.randint(15, 60))
+                )
                 (folder / (module + _EXTENSION[service.language])).write_text("".join(lines) + body)
                 written += 1
     return written
@@ -171,19 +201,31 @@ def generated(files: int) -> dict[str, Any]:
         count = generate(Path(tmp), files)
         generate_s = time.perf_counter() - start
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        done = subprocess.run([sys.executable, "-c", _CHILD.format(repo=str(Path(__file__).resolve().parents[1]),
-                                                                    root=tmp)],
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", _CHILD.format(repo=str(Path(__file__).resolve().parents[1]), root=tmp)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     result = json.loads(done.stdout)
-    return {"files_written": count, "generate_s": round(generate_s, 1), "decompose_s": round(result["seconds"], 2),
-            "peak_rss_mib": round(max(peak_kib, before) / 1024, 1), "files": result["files"],
-            "edges_total": result["edges_total"], "edges_cut": result["edges_cut"],
-            "directory_only_cut": result["directory_only_cut"],
-            "ratio": round(result["edges_cut"] / max(1, result["directory_only_cut"]), 3),
-            "hives": result["hives"],
-            "leaves": result["leaves"], "skipped": result["skipped"], "target_s": 30, "target_rss_mib": 2048,
-            "within_target": result["seconds"] < 30 and peak_kib / 1024 < 2048}
+    return {
+        "files_written": count,
+        "generate_s": round(generate_s, 1),
+        "decompose_s": round(result["seconds"], 2),
+        "peak_rss_mib": round(max(peak_kib, before) / 1024, 1),
+        "files": result["files"],
+        "edges_total": result["edges_total"],
+        "edges_cut": result["edges_cut"],
+        "directory_only_cut": result["directory_only_cut"],
+        "ratio": round(result["edges_cut"] / max(1, result["directory_only_cut"]), 3),
+        "hives": result["hives"],
+        "leaves": result["leaves"],
+        "skipped": result["skipped"],
+        "target_s": 30,
+        "target_rss_mib": 2048,
+        "within_target": result["seconds"] < 30 and peak_kib / 1024 < 2048,
+    }
 
 
 def real_tree(path: Path, exclude: tuple[str, ...]) -> dict[str, Any]:
@@ -193,11 +235,19 @@ def real_tree(path: Path, exclude: tuple[str, ...]) -> dict[str, Any]:
     graph_s = time.perf_counter() - start
     directory = decompose(path, budget, exclude=exclude, strategy="directory")
     cut, base = graph.stats.edges_cut, directory.stats.edges_cut
-    return {"path": str(path), "files": graph.stats.files, "edges_total": graph.stats.edges_total,
-            "edges_cut": cut, "directory_only_cut": base, "ratio": round(cut / base, 3) if base else None,
-            "leaves": sum(1 for _ in graph.leaves()), "directory_only_leaves": sum(1 for _ in directory.leaves()),
-            "decompose_s": round(graph_s, 2), "target_ratio": 0.7,
-            "within_target": base == 0 or cut / base <= 0.7}
+    return {
+        "path": str(path),
+        "files": graph.stats.files,
+        "edges_total": graph.stats.edges_total,
+        "edges_cut": cut,
+        "directory_only_cut": base,
+        "ratio": round(cut / base, 3) if base else None,
+        "leaves": sum(1 for _ in graph.leaves()),
+        "directory_only_leaves": sum(1 for _ in directory.leaves()),
+        "decompose_s": round(graph_s, 2),
+        "target_ratio": 0.7,
+        "within_target": base == 0 or cut / base <= 0.7,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -211,8 +261,10 @@ def main(argv: list[str] | None = None) -> int:
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     site = Path(__file__).resolve().parents[1] / ".venv" / "lib" / version / "site-packages"
-    for title, path, exclude in (("standard library", stdlib, ("site-packages/", "dist-packages/")),
-                                 ("virtualenv site-packages", site, ())):
+    for title, path, exclude in (
+        ("standard library", stdlib, ("site-packages/", "dist-packages/")),
+        ("virtualenv site-packages", site, ()),
+    ):
         if path.is_dir():
             parts.append((f"decompose: {title} vs a directory-only split", real_tree(path, exclude)))
     for title, figures in parts:

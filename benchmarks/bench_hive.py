@@ -171,13 +171,16 @@ async def measure_cas(url: str, args: Any) -> dict[str, Any]:
     finally:
         await nc.close()
     return {
-        "cas_writers": writers, "cas_updates_per_round": total,
-        "cas_raw_per_s": _rate(cas["raw"]), "cas_ours_per_s": _rate(cas["ours"]),
+        "cas_writers": writers,
+        "cas_updates_per_round": total,
+        "cas_raw_per_s": _rate(cas["raw"]),
+        "cas_ours_per_s": _rate(cas["ours"]),
         **_ratio("cas_ratio", cas["raw"], cas["ours"]),
         "cas_raw_attempts_per_update": round(attempts["raw"] / total / args.rounds, 2),
         "cas_ours_attempts_per_update": round(attempts["ours"] / total / args.rounds, 2),
         "cas_lost_updates": lost,
-        "put_raw_per_s": _rate(put["raw"]), "put_ours_per_s": _rate(put["ours"]),
+        "put_raw_per_s": _rate(put["raw"]),
+        "put_ours_per_s": _rate(put["ours"]),
         **_ratio("put_ratio", put["raw"], put["ours"]),
     }
 
@@ -201,8 +204,9 @@ class Stamp:
         return ()
 
 
-async def sequential(samples: int, board: KvBlackboard, prefix: str,
-                     seen: Callable[[], Awaitable[tuple[str, float]]]) -> list[float]:
+async def sequential(
+    samples: int, board: KvBlackboard, prefix: str, seen: Callable[[], Awaitable[tuple[str, float]]]
+) -> list[float]:
     """Seconds from just before each put to its arrival; the first tenth warms up and is not kept."""
     warm = max(1, samples // 10)
     durations = []
@@ -255,10 +259,12 @@ async def measure_trigger(url: str, samples: int, rounds: int) -> dict[str, Any]
             await controller.stop()
         await writer.close()
         await nc.close()
-    return {"trigger_samples": samples * rounds,
-            **{f"trigger_raw_watch_{k}": v for k, v in latency([d for r in raw for d in r], "us").items()},
-            **{f"trigger_ours_{k}": v for k, v in latency([d for r in ours for d in r], "us").items()},
-            **_ratio("trigger_p50_ratio", [percentile(r, 50) for r in raw], [percentile(o, 50) for o in ours])}
+    return {
+        "trigger_samples": samples * rounds,
+        **{f"trigger_raw_watch_{k}": v for k, v in latency([d for r in raw for d in r], "us").items()},
+        **{f"trigger_ours_{k}": v for k, v in latency([d for r in ours for d in r], "us").items()},
+        **_ratio("trigger_p50_ratio", [percentile(r, 50) for r in raw], [percentile(o, 50) for o in ours]),
+    }
 
 
 # -- subhive up ---------------------------------------------------------------------------------------------
@@ -266,8 +272,14 @@ async def measure_trigger(url: str, samples: int, rounds: int) -> dict[str, Any]
 
 def cli(workspace: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")}
-    return subprocess.run([sys.executable, "-m", "subhive", *args, "-C", str(workspace)], capture_output=True,
-                          text=True, timeout=timeout, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "subhive", *args, "-C", str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
 
 
 def tree_pids(workspace: Path) -> list[int]:
@@ -294,8 +306,12 @@ def time_up(workspace: Path, label: str) -> dict[str, Any]:
             out[f"up_{label}_failed"] = " | ".join(last)[:300]
             return out
         ready = json.loads(ran.stdout)
-        out |= {f"up_{label}_hives": len(ready["hives"]), f"up_{label}_ready_s": ready["seconds"],
-                f"up_{label}_hives_phase_s": _hives_phase(workspace), f"up_{label}_command_s": round(wall, 3)}
+        out |= {
+            f"up_{label}_hives": len(ready["hives"]),
+            f"up_{label}_ready_s": ready["seconds"],
+            f"up_{label}_hives_phase_s": _hives_phase(workspace),
+            f"up_{label}_command_s": round(wall, 3),
+        }
     finally:
         start = time.perf_counter()
         cli(workspace, "down", timeout=300)
@@ -317,6 +333,7 @@ def _hives_phase(workspace: Path) -> float:
 
 def _pristine(source: Path) -> Callable[[str, list[str]], set[str]]:
     """What not to copy of an example: runtime state and what `up` generates."""
+
     def ignore(directory: str, names: list[str]) -> set[str]:
         skip = {".subhive", "contracts.lock"} & set(names)
         if Path(directory) == source / "stubs":

@@ -34,8 +34,12 @@ _TYPES = ("string", "integer", "number", "boolean")
 def _property(rng: random.Random, i: int) -> dict[str, Any]:
     kind = rng.choice((*_TYPES, "ref", "array", "enum"))
     if kind == "string":
-        return {"type": "string", "minLength": 1, "maxLength": rng.randint(8, 256),
-                **({"pattern": f"^[a-z]{{1,{rng.randint(3, 30)}}}$"} if rng.random() < 0.3 else {})}
+        return {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": rng.randint(8, 256),
+            **({"pattern": f"^[a-z]{{1,{rng.randint(3, 30)}}}$"} if rng.random() < 0.3 else {}),
+        }
     if kind in ("integer", "number"):
         return {"type": kind, "minimum": 0, "maximum": rng.randint(10, 10_000), "description": f"field {i}"}
     if kind == "boolean":
@@ -50,23 +54,44 @@ def _property(rng: random.Random, i: int) -> dict[str, Any]:
 def _schema(rng: random.Random, title: str) -> dict[str, Any]:
     count = rng.randint(10, 40)
     props = {f"field_{i}": _property(rng, i) for i in range(count)}
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": title, "type": "object",
-            "required": sorted(rng.sample(sorted(props), k=min(3, count))), "properties": props,
-            "additionalProperties": False,
-            "$defs": {"Local": {"type": "object", "properties": {"id": {"type": "string"},
-                                                                  "next": {"$ref": "#/$defs/Local"}}}}}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": title,
+        "type": "object",
+        "required": sorted(rng.sample(sorted(props), k=min(3, count))),
+        "properties": props,
+        "additionalProperties": False,
+        "$defs": {
+            "Local": {"type": "object", "properties": {"id": {"type": "string"}, "next": {"$ref": "#/$defs/Local"}}}
+        },
+    }
 
 
 _SHARED = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$defs": {
-        "Money": {"type": "object", "required": ["units", "currency"],
-                  "properties": {"units": {"type": "integer"}, "currency": {"enum": ["EUR", "USD", "GBP"]}}},
-        "Address": {"type": "object", "properties": {"street": {"type": "string", "maxLength": 200},
-                                                      "city": {"type": "string"}, "zip": {"type": "string"}}},
-        "Line": {"type": "object", "required": ["sku"], "properties": {
-            "sku": {"type": "string", "pattern": "^[A-Z0-9-]{3,32}$"}, "quantity": {"type": "integer", "minimum": 1},
-            "price": {"$ref": "#/$defs/Money"}}},
+        "Money": {
+            "type": "object",
+            "required": ["units", "currency"],
+            "properties": {"units": {"type": "integer"}, "currency": {"enum": ["EUR", "USD", "GBP"]}},
+        },
+        "Address": {
+            "type": "object",
+            "properties": {
+                "street": {"type": "string", "maxLength": 200},
+                "city": {"type": "string"},
+                "zip": {"type": "string"},
+            },
+        },
+        "Line": {
+            "type": "object",
+            "required": ["sku"],
+            "properties": {
+                "sku": {"type": "string", "pattern": "^[A-Z0-9-]{3,32}$"},
+                "quantity": {"type": "integer", "minimum": 1},
+                "price": {"$ref": "#/$defs/Money"},
+            },
+        },
         "Ref": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}},
     },
 }
@@ -98,17 +123,31 @@ def generate(root: Path, count: int, *, proto_every: int = 10, seed: int = 7) ->
     for n in range(count):
         directory = root / "contracts" / f"c{n:04d}" / "1.0.0"
         directory.mkdir(parents=True)
-        lines = [f"contract: c{n:04d}", "version: 1.0.0", "provider: backend",
-                 f"description: Generated contract {n}.", "operations:"]
+        lines = [
+            f"contract: c{n:04d}",
+            "version: 1.0.0",
+            "provider: backend",
+            f"description: Generated contract {n}.",
+            "operations:",
+        ]
         files = {"schemas.json": _SHARED}
         for op in range(rng.randint(2, 4)):
             files[f"op{op}.input.json"] = _schema(rng, f"Op{op}Input")
             files[f"op{op}.output.json"] = _schema(rng, f"Op{op}Output")
-            lines += [f"  op{op}:", f"    description: Operation {op}.", f"    input: op{op}.input.json",
-                      f"    output: op{op}.output.json"]
+            lines += [
+                f"  op{op}:",
+                f"    description: Operation {op}.",
+                f"    input: op{op}.input.json",
+                f"    output: op{op}.output.json",
+            ]
         files["event.json"] = _schema(rng, "Event")
-        lines += ["events:", "  changed:", "    payload: event.json", "  referenced:",
-                  "    payload: schemas.json#/$defs/Ref"]
+        lines += [
+            "events:",
+            "  changed:",
+            "    payload: event.json",
+            "  referenced:",
+            "    payload: schemas.json#/$defs/Ref",
+        ]
         if proto_every and n % proto_every == 0:
             (directory / f"service{n}.proto").write_text(_PROTO.format(n=n))
             (directory / "common.proto").write_text(_COMMON_PROTO)
@@ -145,15 +184,23 @@ def main(argv: list[str] | None = None) -> int:
             print(f"lint found {len(result.problems)} problems in a registry that is valid", file=sys.stderr)
             return 1
         base_s = baseline(files)
-    figures = {"contracts": args.contracts, "schema_files": len(files),
-               "protos": len(range(0, args.contracts, args.proto_every)) if args.proto_every else 0,
-               "lint_s": round(lint_s, 3), "baseline_check_schema_s": round(base_s, 3),
-               "ratio_lint_to_baseline": round(lint_s / base_s, 3), "target_s": 5.0, "within_target": lint_s < 5.0}
+    figures = {
+        "contracts": args.contracts,
+        "schema_files": len(files),
+        "protos": len(range(0, args.contracts, args.proto_every)) if args.proto_every else 0,
+        "lint_s": round(lint_s, 3),
+        "baseline_check_schema_s": round(base_s, 3),
+        "ratio_lint_to_baseline": round(lint_s / base_s, 3),
+        "target_s": 5.0,
+        "within_target": lint_s < 5.0,
+    }
     if args.json:
         print(json.dumps(figures))
     else:
-        print(f"lint: {figures['contracts']} contracts, {figures['schema_files']} schema files, "
-              f"{figures['protos']} protos in {lint_s:.2f} s (target < 5 s)")
+        print(
+            f"lint: {figures['contracts']} contracts, {figures['schema_files']} schema files, "
+            f"{figures['protos']} protos in {lint_s:.2f} s (target < 5 s)"
+        )
         print(f"baseline: json.load + check_schema over the same schema files in {base_s:.2f} s")
         print(f"ratio lint / baseline: {lint_s / base_s:.2f}")
     return 0

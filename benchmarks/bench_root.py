@@ -46,29 +46,58 @@ REPO = Path(__file__).resolve().parents[1]
 
 def contract(index: int, version: str) -> dict[str, bytes]:
     name = f"svc{index:04d}"
-    properties: dict[str, Any] = {"id": {"type": "string", "maxLength": 64},
-                                  "amount": {"type": "integer", "minimum": 0}}
+    properties: dict[str, Any] = {
+        "id": {"type": "string", "maxLength": 64},
+        "amount": {"type": "integer", "minimum": 0},
+    }
     if version != "1.0.0":
         properties["note"] = {"type": "string", "maxLength": 200}  # optional: a compatible minor
-    request = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "required": ["id"],
-               "properties": properties, "additionalProperties": False}
-    reply = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "required": ["id"],
-             "properties": {"id": {"type": "string"}, "ok": {"type": "boolean"}}, "additionalProperties": False}
-    manifest = (f"contract: {name}\nversion: {version}\nprovider: p{index:04d}\n"
-                f"description: Benchmark contract {index}.\n"
-                "operations:\n"
-                "  create:\n    input: request.json\n    output: reply.json\n"
-                "  read:\n    input: reply.json\n    output: reply.json\n"
-                "events:\n  created:\n    payload: reply.json\n")
-    return {"contract.yaml": manifest.encode(), "request.json": json.dumps(request).encode(),
-            "reply.json": json.dumps(reply).encode()}
+    request = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "required": ["id"],
+        "properties": properties,
+        "additionalProperties": False,
+    }
+    reply = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "required": ["id"],
+        "properties": {"id": {"type": "string"}, "ok": {"type": "boolean"}},
+        "additionalProperties": False,
+    }
+    manifest = (
+        f"contract: {name}\nversion: {version}\nprovider: p{index:04d}\n"
+        f"description: Benchmark contract {index}.\n"
+        "operations:\n"
+        "  create:\n    input: request.json\n    output: reply.json\n"
+        "  read:\n    input: reply.json\n    output: reply.json\n"
+        "events:\n  created:\n    payload: reply.json\n"
+    )
+    return {
+        "contract.yaml": manifest.encode(),
+        "request.json": json.dumps(request).encode(),
+        "reply.json": json.dumps(reply).encode(),
+    }
 
 
 def start_root(workspace: Path) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; from subhive.cli import main; sys.exit(main())",
-                             "root", "--format", "json", "-C", str(workspace)],
-                            stdout=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from subhive.cli import main; sys.exit(main())",
+            "root",
+            "--format",
+            "json",
+            "-C",
+            str(workspace),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if not line:
@@ -111,6 +140,7 @@ async def scenario(address: str, admin_token: str, hives: int, watchers: int, co
         def register(name: str) -> Any:
             async def go() -> None:
                 tokens[name] = (await admin.register_hive(name, kind="backend")).token
+
             return go
 
         t0 = time.perf_counter()
@@ -120,6 +150,7 @@ async def scenario(address: str, admin_token: str, hives: int, watchers: int, co
         def need(i: int) -> Any:
             async def go() -> None:
                 await admin.with_token(tokens[f"c{i:04d}"]).declare_requirement(f"svc{i % providers:04d}", "^1.0")
+
             return go
 
         await bounded(concurrency, [need(i) for i in range(hives - providers)])
@@ -133,6 +164,7 @@ async def scenario(address: str, admin_token: str, hives: int, watchers: int, co
                 outcome = await admin.with_token(tokens[f"p{i:04d}"]).propose(contract(i, version))
                 if outcome.status != "accepted":
                     raise SystemExit(f"svc{i:04d} {version}: {outcome.status} {outcome.message}")
+
             return go
 
         jobs = [propose(i, "1.0.0") for i in range(providers)] + [propose(i, "1.1.0") for i in range(providers)]
@@ -152,6 +184,7 @@ async def scenario(address: str, admin_token: str, hives: int, watchers: int, co
             def check() -> Any:
                 async def go() -> None:
                     await health.Check(request)
+
                 return go
 
             await bounded(concurrency, [check() for _ in range(50)])  # warm-up
@@ -195,8 +228,9 @@ def main(argv: list[str] | None = None) -> int:
         init_workspace(workspace)
         proc, address = start_root(workspace)
         try:
-            figures = asyncio.run(scenario(address, admin_token_of(workspace), args.hives, args.watchers,
-                                           args.concurrency))
+            figures = asyncio.run(
+                scenario(address, admin_token_of(workspace), args.hives, args.watchers, args.concurrency)
+            )
         finally:
             proc.terminate()
             proc.wait(timeout=30)

@@ -52,8 +52,9 @@ async def _server(check: CallerCheck | None) -> tuple[grpc.aio.Server, str]:
         return request
 
     server = grpc.aio.server(interceptors=[ProviderInterceptor("bench", check=check)])
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
-        "bench.Echo", {"Call": grpc.unary_unary_rpc_method_handler(echo)}),))
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler("bench.Echo", {"Call": grpc.unary_unary_rpc_method_handler(echo)}),)
+    )
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     return server, f"127.0.0.1:{port}"
@@ -102,12 +103,14 @@ async def measure(calls: int, rounds: int) -> dict[str, Any]:
         for _ in range(10_000):
             assert check.refusal(METHOD, metadata) is None
         check_us = (time.perf_counter() - start) / 10_000 * 1e6
-    return {"calls": calls * rounds,
-            **{f"open_{k}": v for k, v in latency(opened, "us").items()},
-            **{f"checked_{k}": v for k, v in latency(checked, "us").items()},
-            "checked_over_open_p50": round(statistics.median(ratios), 3),
-            "added_p50_us": round((statistics.median(checked) - statistics.median(opened)) * 1e6, 1),
-            "check_us": round(check_us, 2)}
+    return {
+        "calls": calls * rounds,
+        **{f"open_{k}": v for k, v in latency(opened, "us").items()},
+        **{f"checked_{k}": v for k, v in latency(checked, "us").items()},
+        "checked_over_open_p50": round(statistics.median(ratios), 3),
+        "added_p50_us": round((statistics.median(checked) - statistics.median(opened)) * 1e6, 1),
+        "check_us": round(check_us, 2),
+    }
 
 
 def main() -> None:

@@ -39,19 +39,38 @@ Pair = tuple[Schema, Schema]
 TARGET_PAIRS_PER_S = 500
 
 _DEFS: Schema = {
-    "Money": {"type": "object", "required": ["units", "currency"], "additionalProperties": False,
-              "properties": {"units": {"type": "integer", "minimum": 0},
-                             "currency": {"enum": ["EUR", "USD", "GBP"]}}},
-    "Address": {"type": "object", "required": ["street", "city"],
-                "properties": {"street": {"type": "string", "maxLength": 200}, "city": {"type": "string"},
-                               "zip": {"type": "string", "pattern": "^[0-9]{5}$"}}},
-    "Line": {"type": "object", "required": ["sku", "quantity"],
-             "properties": {"sku": {"type": "string", "pattern": "^[A-Z0-9-]{3,32}$"},
-                            "quantity": {"type": "integer", "minimum": 1, "maximum": 999},
-                            "price": {"$ref": "#/$defs/Money"}}},
-    "Category": {"type": "object", "required": ["name"],
-                 "properties": {"name": {"type": "string", "minLength": 1},
-                                "children": {"type": "array", "items": {"$ref": "#/$defs/Category"}}}},
+    "Money": {
+        "type": "object",
+        "required": ["units", "currency"],
+        "additionalProperties": False,
+        "properties": {"units": {"type": "integer", "minimum": 0}, "currency": {"enum": ["EUR", "USD", "GBP"]}},
+    },
+    "Address": {
+        "type": "object",
+        "required": ["street", "city"],
+        "properties": {
+            "street": {"type": "string", "maxLength": 200},
+            "city": {"type": "string"},
+            "zip": {"type": "string", "pattern": "^[0-9]{5}$"},
+        },
+    },
+    "Line": {
+        "type": "object",
+        "required": ["sku", "quantity"],
+        "properties": {
+            "sku": {"type": "string", "pattern": "^[A-Z0-9-]{3,32}$"},
+            "quantity": {"type": "integer", "minimum": 1, "maximum": 999},
+            "price": {"$ref": "#/$defs/Money"},
+        },
+    },
+    "Category": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "children": {"type": "array", "items": {"$ref": "#/$defs/Category"}},
+        },
+    },
 }
 _FORMATS = ("email", "uuid", "date-time", "uri", "date")
 
@@ -80,8 +99,12 @@ def _property(rng: random.Random, depth: int) -> Schema:
         return {"$ref": rng.choice(("#/$defs/Money", "#/$defs/Address", "#/$defs/Category"))}
     if roll < 0.20:
         items = rng.choice(({"$ref": "#/$defs/Line"}, {"type": "string", "maxLength": 64}))
-        return {"type": "array", "items": items, "maxItems": rng.choice((10, 100)),
-                **({"uniqueItems": True} if "type" in items else {})}
+        return {
+            "type": "array",
+            "items": items,
+            "maxItems": rng.choice((10, 100)),
+            **({"uniqueItems": True} if "type" in items else {}),
+        }
     if roll < 0.28 and depth < 2:
         return _object(rng, rng.randint(3, 8), depth + 1)
     schema = _scalar(rng)
@@ -92,8 +115,11 @@ def _property(rng: random.Random, depth: int) -> Schema:
 
 def _object(rng: random.Random, count: int, depth: int) -> Schema:
     props = {f"f{depth}_{i}": _property(rng, depth) for i in range(count)}
-    schema: Schema = {"type": "object", "properties": props,
-                      "required": sorted(rng.sample(sorted(props), k=max(1, count // 3)))}
+    schema: Schema = {
+        "type": "object",
+        "properties": props,
+        "required": sorted(rng.sample(sorted(props), k=max(1, count // 3))),
+    }
     if rng.random() < 0.5:
         schema["additionalProperties"] = False
     return schema
@@ -118,8 +144,13 @@ def _objects(schema: Schema) -> list[Schema]:
 
 def _bounded(schema: Schema) -> list[tuple[Schema, str]]:
     """(property schema, bound keyword) for every bounded property, so a version can move the bound."""
-    return [(prop, key) for obj in _objects(schema) for prop in obj["properties"].values()
-            for key in ("maxLength", "maximum", "minimum", "maxItems") if isinstance(prop, dict) and key in prop]
+    return [
+        (prop, key)
+        for obj in _objects(schema)
+        for prop in obj["properties"].values()
+        for key in ("maxLength", "maximum", "minimum", "maxItems")
+        if isinstance(prop, dict) and key in prop
+    ]
 
 
 def _next_version(rng: random.Random, old: Schema) -> Schema:

@@ -29,14 +29,18 @@ def scripted_model() -> Any:
     """The model the demo plays when no real one is configured: three steps of tool calls, then an answer."""
     from subhive.agent import ScriptedServer, Step
 
-    return ScriptedServer([
-        Step.call(("list_files", {"path": "."})),
-        Step.call(("read_file", {"path": "ui_hive/knowledge.py"}), ("search", {"query": "drafts"})),
-        Step.say("The ui hive turns each draft written under drafts.* into a note: its Submitter expert "
-                 "(ui_hive/knowledge.py) sends the draft to the backend through notes_api.create_note and keeps "
-                 "the answer under sent.*, and its Feed expert keeps each note the backend publishes "
-                 "(notes_api.note_published) under feed.*. Files read: ui_hive/knowledge.py, README.md."),
-    ]).start()
+    return ScriptedServer(
+        [
+            Step.call(("list_files", {"path": "."})),
+            Step.call(("read_file", {"path": "ui_hive/knowledge.py"}), ("search", {"query": "drafts"})),
+            Step.say(
+                "The ui hive turns each draft written under drafts.* into a note: its Submitter expert "
+                "(ui_hive/knowledge.py) sends the draft to the backend through notes_api.create_note and keeps "
+                "the answer under sent.*, and its Feed expert keeps each note the backend publishes "
+                "(notes_api.note_published) under feed.*. Files read: ui_hive/knowledge.py, README.md."
+            ),
+        ]
+    ).start()
 
 
 def show(frame: dict[str, Any]) -> None:
@@ -48,8 +52,10 @@ def show(frame: dict[str, Any]) -> None:
     elif kind == "model.reply":
         print(f"model    {frame['usage']['prompt_tokens']} tokens in, {frame['usage']['completion_tokens']} out")
     elif kind == "turn.stopped":
-        print(f"stopped  {frame['stop']['code']}: {frame['model_calls']} model calls, {frame['tool_calls']} tool "
-              f"calls, {frame['tokens']} tokens, {frame['seconds']:.2f} s")
+        print(
+            f"stopped  {frame['stop']['code']}: {frame['model_calls']} model calls, {frame['tool_calls']} tool "
+            f"calls, {frame['tokens']} tokens, {frame['seconds']:.2f} s"
+        )
         if frame.get("answer"):
             print(f"\nanswer:\n{frame['answer']}")
 
@@ -70,9 +76,26 @@ def main() -> int:
                 manifest = workspace / "subhives" / "ui" / "subhive.toml"
                 manifest.write_text(manifest.read_text().replace('name = "scripted"', f'name = "{model}"'))
             print(f"question: {QUESTION}\n")
-            done = subprocess.run([sys.executable, "-m", "subhive", "agent", "run", "ui", QUESTION,
-                                   "--format", "json", "-C", str(workspace)],
-                                  capture_output=True, text=True, env=env, timeout=600, check=False)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "subhive",
+                    "agent",
+                    "run",
+                    "ui",
+                    QUESTION,
+                    "--format",
+                    "json",
+                    "-C",
+                    str(workspace),
+                ],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=600,
+                check=False,
+            )
     finally:
         if server is not None:
             server.stop()

@@ -14,17 +14,38 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 STEPS: list[tuple[str, list[str], int]] = [
-    ("Lint every example contract: manifests, schemas against the 2020-12 meta-schema, $refs, .proto files.",
-     ["contract", "lint", "contracts"], 0),
-    ("orders 1.0.0 -> 1.1.0 adds an optional request field and an event: additive, a minor bump is right.",
-     ["contract", "check", "contracts/orders/1.1.0", "--against", "contracts/orders/1.0.0"], 0),
-    ("orders 1.1.0 -> 2.0.0 requires a new field and widens a reply enum: breaking, so a major bump.",
-     ["contract", "check", "contracts/orders/2.0.0", "--against", "contracts/orders/1.1.0"], 0),
-    ("orders 1.2.0 removes an operation but claims a minor bump: refused (exit 1), with the reason.",
-     ["contract", "check", "examples/semver-refused/orders/1.2.0", "--against", "contracts/orders/1.1.0"], 1),
-    ("One schema diffed on its own, as JSON for machines.",
-     ["schema", "diff", "contracts/orders/1.0.0/place_order.input.json",
-      "contracts/orders/2.0.0/place_order.input.json", "--format", "json"], 0),
+    (
+        "Lint every example contract: manifests, schemas against the 2020-12 meta-schema, $refs, .proto files.",
+        ["contract", "lint", "contracts"],
+        0,
+    ),
+    (
+        "orders 1.0.0 -> 1.1.0 adds an optional request field and an event: additive, a minor bump is right.",
+        ["contract", "check", "contracts/orders/1.1.0", "--against", "contracts/orders/1.0.0"],
+        0,
+    ),
+    (
+        "orders 1.1.0 -> 2.0.0 requires a new field and widens a reply enum: breaking, so a major bump.",
+        ["contract", "check", "contracts/orders/2.0.0", "--against", "contracts/orders/1.1.0"],
+        0,
+    ),
+    (
+        "orders 1.2.0 removes an operation but claims a minor bump: refused (exit 1), with the reason.",
+        ["contract", "check", "examples/semver-refused/orders/1.2.0", "--against", "contracts/orders/1.1.0"],
+        1,
+    ),
+    (
+        "One schema diffed on its own, as JSON for machines.",
+        [
+            "schema",
+            "diff",
+            "contracts/orders/1.0.0/place_order.input.json",
+            "contracts/orders/2.0.0/place_order.input.json",
+            "--format",
+            "json",
+        ],
+        0,
+    ),
 ]
 
 

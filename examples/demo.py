@@ -52,8 +52,9 @@ class Demo:
             for line in (done.stdout + done.stderr).rstrip().splitlines():
                 print(f"  {line}", flush=True)
         if done.returncode != expect:
-            raise DemoFailed(f"`subhive {' '.join(args)}` exited {done.returncode}, expected {expect}:\n"
-                             f"{done.stdout}{done.stderr}")
+            raise DemoFailed(
+                f"`subhive {' '.join(args)}` exited {done.returncode}, expected {expect}:\n{done.stdout}{done.stderr}"
+            )
         return done.stdout
 
     def json(self, *args: str) -> Any:
@@ -90,8 +91,10 @@ def account(demo: Demo) -> None:
     for hive, info in status.items():
         flows = ", ".join(f"{what} x{n}" for what, n in info.get("flows", {}).items()) or "no contract calls in"
         bus = info.get("bus", {})
-        print(f"  {hive:8} {info['health']}: sent {bus.get('sent', 0)}, received {bus.get('received', 0)} "
-              f"messages; {flows}; {info['dead_letters']} dead letters")
+        print(
+            f"  {hive:8} {info['health']}: sent {bus.get('sent', 0)}, received {bus.get('received', 0)} "
+            f"messages; {flows}; {info['dead_letters']} dead letters"
+        )
     heading("What each blackboard holds (latest value of every key, and who wrote it)")
     for hive in ("ui", "backend", "db"):
         print(f"  {hive}:")
@@ -104,27 +107,39 @@ def scenario(demo: Demo) -> None:
     demo.run("up", "--detach")
 
     heading("2. Two drafts on the UI's blackboard; the experts of three hives take it from there")
-    demo.run("board", "put", "ui", "drafts.hello", json.dumps({"text": "Contracts first, code second",
-                                                              "author": "ada"}))
-    demo.run("board", "put", "ui", "drafts.typed", json.dumps({"text": "Hives talk in typed messages only",
-                                                              "author": "lin"}))
+    demo.run(
+        "board", "put", "ui", "drafts.hello", json.dumps({"text": "Contracts first, code second", "author": "ada"})
+    )
+    demo.run(
+        "board", "put", "ui", "drafts.typed", json.dumps({"text": "Hives talk in typed messages only", "author": "lin"})
+    )
     demo.wait_for("both notes in the UI's feed", lambda: len(feed(demo)) == 2)
     demo.run("status")
     account(demo)
 
     heading("3. A breaking change: notes_api 2.0.0 requires a title, so every 1.x client would break")
-    shutil.copytree(demo.workspace / "changes" / "notes_api" / "2.0.0",
-                    demo.workspace / "contracts" / "notes_api" / "2.0.0")
+    shutil.copytree(
+        demo.workspace / "changes" / "notes_api" / "2.0.0", demo.workspace / "contracts" / "notes_api" / "2.0.0"
+    )
     demo.run("contract", "propose", "contracts/notes_api/2.0.0", expect=1)  # 1: pending, not accepted
     pending = [a for a in demo.json("approvals", "list")["approvals"] if a["contract"] == "notes_api"]
     if [a["status"] for a in pending] != ["pending"]:
         raise DemoFailed(f"expected notes_api 2.0.0 to wait for approval, found {pending}")
     print(f"  -> {pending[0]['id']} waits for a human (subhive approvals show {pending[0]['id']})")
-    demo.run("board", "put", "ui", "drafts.still", json.dumps({"text": "Old clients keep working meanwhile",
-                                                              "author": "ada"}))
+    demo.run(
+        "board",
+        "put",
+        "ui",
+        "drafts.still",
+        json.dumps({"text": "Old clients keep working meanwhile", "author": "ada"}),
+    )
     demo.wait_for("the third note in the UI's feed", lambda: len(feed(demo)) == 3)
-    locked = [v["version"] for c in demo.json("contract", "list")["contracts"] if c["name"] == "notes_api"
-              for v in c["versions"]]
+    locked = [
+        v["version"]
+        for c in demo.json("contract", "list")["contracts"]
+        if c["name"] == "notes_api"
+        for v in c["versions"]
+    ]
     if locked != ["1.0.0"]:
         raise DemoFailed(f"expected only notes_api 1.0.0 in the lock while 2.0.0 waits, found {locked}")
     print("  -> the UI still runs on notes_api v1: its third note went through; the lock holds 1.0.0 only")
@@ -132,13 +147,16 @@ def scenario(demo: Demo) -> None:
     heading("4. A human approves 2.0.0: the backend serves it beside 1.0.0; the UI, on ^1, is left alone")
     ui_pid = demo.json("status")["runtime"]["hives"]["ui"]["pid"]
     demo.run("approvals", "approve", pending[0]["id"])
-    demo.wait_for("the backend to serve notes_api 2.0.0", lambda: "notes_api@2.0.0 (provides)" in
-                  demo.json("status")["runtime"]["hives"]["backend"]["contracts"])
+    demo.wait_for(
+        "the backend to serve notes_api 2.0.0",
+        lambda: "notes_api@2.0.0 (provides)" in demo.json("status")["runtime"]["hives"]["backend"]["contracts"],
+    )
     backend = demo.json("status")["runtime"]["hives"]["backend"]
     served = [c.removesuffix(" (provides)") for c in backend["contracts"] if c.endswith("(provides)")]
     print(f"  -> the backend now serves {' and '.join(served)}")
-    demo.run("board", "put", "ui", "drafts.after", json.dumps({"text": "Both majors live side by side",
-                                                              "author": "lin"}))
+    demo.run(
+        "board", "put", "ui", "drafts.after", json.dumps({"text": "Both majors live side by side", "author": "lin"})
+    )
     demo.wait_for("the fourth note in the UI's feed", lambda: len(feed(demo)) == 4)
     if demo.json("status")["runtime"]["hives"]["ui"]["pid"] != ui_pid:
         raise DemoFailed("the UI was restarted, though its stubs did not change")
@@ -148,8 +166,9 @@ def scenario(demo: Demo) -> None:
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="subhive-demo-") as temporary:
         workspace = Path(temporary) / "notes"
-        shutil.copytree(EXAMPLE, workspace, ignore=shutil.ignore_patterns(".subhive", "stubs", "contracts.lock",
-                                                                           "__pycache__"))
+        shutil.copytree(
+            EXAMPLE, workspace, ignore=shutil.ignore_patterns(".subhive", "stubs", "contracts.lock", "__pycache__")
+        )
         demo = Demo(workspace)
         print(f"the notes workspace, copied to {workspace}")
         failed: str | None = None

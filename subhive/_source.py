@@ -80,22 +80,31 @@ class SourceDocument:
 def load_document(path: str | Path) -> SourceDocument:
     """Read and parse a ``.json``, ``.yaml`` or ``.yml`` file; raise :class:`InputError` naming what is wrong."""
     path = Path(path)
-    return parse_document(read_source(path, split_hint="split the schema into smaller files joined by relative $ref"),
-                          path)
+    return parse_document(
+        read_source(path, split_hint="split the schema into smaller files joined by relative $ref"), path
+    )
 
 
 def read_source(path: Path, *, split_hint: str) -> bytes:
     """The bytes of a source file, refusing missing, special, unreadable and oversized files with a clear error."""
     where = Location(file=str(path))
     if not path.exists():
-        raise InputError("file not found", code="input.not_found", location=where,
-                         hint="check the path; it is resolved from the current directory")
+        raise InputError(
+            "file not found",
+            code="input.not_found",
+            location=where,
+            hint="check the path; it is resolved from the current directory",
+        )
     if not path.is_file():
         raise InputError("not a regular file", code="input.not_a_file", location=where)
     size = path.stat().st_size
     if size > MAX_DOCUMENT_BYTES:
-        raise InputError(f"file is {size / 1e6:.1f} MB, over the {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB limit",
-                         code="input.too_large", location=where, hint=split_hint)
+        raise InputError(
+            f"file is {size / 1e6:.1f} MB, over the {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB limit",
+            code="input.too_large",
+            location=where,
+            hint=split_hint,
+        )
     try:
         return path.read_bytes()
     except OSError as exc:
@@ -120,16 +129,20 @@ def parse_document(raw: bytes, path: Path) -> SourceDocument:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise InputError(f"not valid UTF-8 (byte {exc.start})", code="input.encoding",
-                         location=Location(file=str(path), line=line),
-                         hint="save the file as UTF-8") from exc
+        raise InputError(
+            f"not valid UTF-8 (byte {exc.start})",
+            code="input.encoding",
+            location=Location(file=str(path), line=line),
+            hint="save the file as UTF-8",
+        ) from exc
     suffix = path.suffix.lower()
     if suffix in YAML_SUFFIXES:
         return SourceDocument(path, text, _parse_yaml(text, path), is_yaml=True)
     if suffix in JSON_SUFFIXES or not suffix:
         return SourceDocument(path, text, _parse_json(text, path), is_yaml=False)
-    raise InputError(f"unsupported file type {suffix!r}", code="input.file_type", location=where,
-                     hint="use .json, .yaml or .yml")
+    raise InputError(
+        f"unsupported file type {suffix!r}", code="input.file_type", location=where, hint="use .json, .yaml or .yml"
+    )
 
 
 def _reject_constant(name: str) -> Any:
@@ -160,16 +173,23 @@ class _DuplicateKey(ValueError):
 
 def _parse_json(text: str, path: Path) -> Any:
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant,
-                          parse_float=_finite_float)
+        return json.loads(
+            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant, parse_float=_finite_float
+        )
     except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", code="input.json",
-                         location=Location(file=str(path), line=exc.lineno)) from exc
+        raise InputError(
+            f"invalid JSON: {exc.msg} (column {exc.colno})",
+            code="input.json",
+            location=Location(file=str(path), line=exc.lineno),
+        ) from exc
     except _DuplicateKey as exc:
         line = _first_line_containing(text, json.dumps(exc.key))
-        raise InputError(f"duplicate key {exc.key!r}: the second would silently replace the first",
-                         code="input.duplicate_key", location=Location(file=str(path), line=line),
-                         hint="remove or rename one of them") from exc
+        raise InputError(
+            f"duplicate key {exc.key!r}: the second would silently replace the first",
+            code="input.duplicate_key",
+            location=Location(file=str(path), line=line),
+            hint="remove or rename one of them",
+        ) from exc
     except (ValueError, RecursionError) as exc:
         msg = "nesting is too deep" if isinstance(exc, RecursionError) else str(exc)
         raise InputError(f"invalid JSON: {msg}", code="input.json", location=Location(file=str(path))) from exc
@@ -217,14 +237,16 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
         if not isinstance(key, str):
             # JSON has string keys only; YAML 1.1 also reads `on`, `yes`, `1` or a date as non-strings, which
             # would silently become another name (True, 1) or fail deep inside a validator.
-            problem = (f"key {key_node.value!r} is not a string (YAML reads it as {type(key).__name__}); quote it"
-                       if isinstance(key_node, yaml.ScalarNode) else
-                       f"a key is a {type(key).__name__}; keys must be strings, as in JSON")
+            problem = (
+                f"key {key_node.value!r} is not a string (YAML reads it as {type(key).__name__}); quote it"
+                if isinstance(key_node, yaml.ScalarNode)
+                else f"a key is a {type(key).__name__}; keys must be strings, as in JSON"
+            )
             raise _NonStringKey(None, None, problem, key_node.start_mark)
         if key in seen:
             raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}: the second would silently replace the first",
-                key_node.start_mark)
+                None, None, f"duplicate key {key!r}: the second would silently replace the first", key_node.start_mark
+            )
         seen.add(key)
     mapping: dict[Any, Any] = loader.construct_mapping(node, deep=deep)
     return mapping
@@ -246,19 +268,26 @@ def _parse_yaml(text: str, path: Path) -> Any:
         return yaml.load(text, Loader=_StrictLoader)
     except _Refused as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        raise InputError(f"invalid YAML: {exc.problem}", code=exc.code, location=Location(file=str(path), line=line),
-                         hint=exc.hint) from exc
+        raise InputError(
+            f"invalid YAML: {exc.problem}", code=exc.code, location=Location(file=str(path), line=line), hint=exc.hint
+        ) from exc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
-        raise InputError(f"invalid YAML: {exc.problem or exc.context}", code="input.yaml",
-                         location=Location(file=str(path), line=line)) from exc
+        raise InputError(
+            f"invalid YAML: {exc.problem or exc.context}",
+            code="input.yaml",
+            location=Location(file=str(path), line=line),
+        ) from exc
     except (yaml.YAMLError, RecursionError) as exc:
         raise InputError(f"invalid YAML: {exc}", code="input.yaml", location=Location(file=str(path))) from exc
     except ValueError as exc:  # a scalar YAML cannot build, like an integer of more digits than Python converts
-        raise InputError(f"a value in this YAML cannot be read: {exc}", code="input.value",
-                         location=Location(file=str(path)),
-                         hint="JSON Schema and contract files need numbers a program can hold; shorten it") from exc
+        raise InputError(
+            f"a value in this YAML cannot be read: {exc}",
+            code="input.value",
+            location=Location(file=str(path)),
+            hint="JSON Schema and contract files need numbers a program can hold; shorten it",
+        ) from exc
 
 
 def _yaml_pointer_lines(text: str) -> dict[str, int]:

@@ -11,8 +11,15 @@ import re
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-__all__ = ["continue_trace", "current_traceparent", "new_traceparent", "outgoing_traceparent", "parse_traceparent",
-           "start_trace", "trace_id"]
+__all__ = [
+    "continue_trace",
+    "current_traceparent",
+    "new_traceparent",
+    "outgoing_traceparent",
+    "parse_traceparent",
+    "start_trace",
+    "trace_id",
+]
 
 # version 00: 2 hex version, 32 hex trace id (not all zero), 16 hex parent id (not all zero), 2 hex flags.
 _TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})\Z")

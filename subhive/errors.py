@@ -47,8 +47,11 @@ class Location:
         return " ".join(parts)
 
     def to_dict(self) -> dict[str, object]:
-        return {k: v for k, v in (("file", self.file), ("line", self.line), ("pointer", self.pointer),
-                                  ("subject", self.subject)) if v is not None}
+        return {
+            k: v
+            for k, v in (("file", self.file), ("line", self.line), ("pointer", self.pointer), ("subject", self.subject))
+            if v is not None
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +104,7 @@ class SubhiveError(Exception):
         return f"{where}: {self.message}" if where else self.message
 
     def to_dict(self) -> dict[str, object]:
-        return {"error": self.code, "message": self.message,
-                "problems": [p.to_dict() for p in self.problems]}
+        return {"error": self.code, "message": self.message, "problems": [p.to_dict() for p in self.problems]}
 
 
 class InputError(SubhiveError):
@@ -123,8 +125,7 @@ class ContractInvalid(InputError):
         first = self._problems[0]
         count = len(self._problems)
         message = summary or (first.message if count == 1 else f"{count} problems, first: {first.message}")
-        super().__init__(message, code=first.code if count == 1 else None, location=first.location,
-                         hint=first.hint)
+        super().__init__(message, code=first.code if count == 1 else None, location=first.location, hint=first.hint)
 
     @property
     def problems(self) -> tuple[Problem, ...]:

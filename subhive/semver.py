@@ -50,8 +50,13 @@ class Version:
         if not match:
             raise ValueError(f"{text!r} is not a semantic version (expected MAJOR.MINOR.PATCH, e.g. 1.4.0)")
         major, minor, patch, pre, build = match.groups()
-        return cls(int(major), int(minor), int(patch),
-                   tuple(pre.split(".")) if pre else (), tuple(build.split(".")) if build else ())
+        return cls(
+            int(major),
+            int(minor),
+            int(patch),
+            tuple(pre.split(".")) if pre else (),
+            tuple(build.split(".")) if build else (),
+        )
 
     def __str__(self) -> str:
         text = f"{self.major}.{self.minor}.{self.patch}"

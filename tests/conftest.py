@@ -107,8 +107,13 @@ def running_root(workspace: Path) -> Iterator[str]:
     from subhive.root_hive._service import SERVICE_FILE
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")} | {"PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "subhive", "root", "--format", "json", "-C", str(workspace)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "subhive", "root", "--format", "json", "-C", str(workspace)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()

@@ -33,8 +33,17 @@ from subhive.workspace import (
 )
 
 __all__ = [
-    "REPO", "TIMEOUT", "StartServer", "cli", "copy_example", "copy_shop", "importable_stubs", "make_shop",
-    "make_workspace", "rewrite_manifest", "run",
+    "REPO",
+    "TIMEOUT",
+    "StartServer",
+    "cli",
+    "copy_example",
+    "copy_shop",
+    "importable_stubs",
+    "make_shop",
+    "make_workspace",
+    "rewrite_manifest",
+    "run",
 ]
 
 T = TypeVar("T")
@@ -82,27 +91,33 @@ def make_workspace(tmp: Path) -> Path:
     return root
 
 
-def rewrite_manifest(root: Path, name: str, *, provides: tuple[str, ...] | None = None,
-                     consumes: dict[str, str] | None = None) -> None:
+def rewrite_manifest(
+    root: Path, name: str, *, provides: tuple[str, ...] | None = None, consumes: dict[str, str] | None = None
+) -> None:
     """Replace what hive ``name`` provides or consumes in its ``subhive.toml``, keeping everything else."""
     ws = open_workspace(root)
     manifest = ws.hives().hives[name]
     changed = SubhiveManifest(
-        name=manifest.name, kind=manifest.kind, parent=manifest.parent, description=manifest.description,
+        name=manifest.name,
+        kind=manifest.kind,
+        parent=manifest.parent,
+        description=manifest.description,
         provides=manifest.provides if provides is None else provides,
-        consumes=manifest.consumes if consumes is None else tuple(
-            Requirement(c, VersionRange.parse(r)) for c, r in consumes.items()),
-        budgets=manifest.budgets)
+        consumes=manifest.consumes
+        if consumes is None
+        else tuple(Requirement(c, VersionRange.parse(r)) for c, r in consumes.items()),
+        budgets=manifest.budgets,
+    )
     (ws.hive_dir(name) / "subhive.toml").write_text(changed.to_toml(), encoding="utf-8")
 
 
 def make_shop(tmp: Path) -> Path:
     """Build ``tmp/shop``, a workspace whose contracts are all accepted in the lock; return its root.
 
-        web (ui)       consumes api_api ^0.1, orders ^1.0, inventory ^1.0
-        api (backend)  provides api_api (its scaffolded draft); consumes db_storage ^0.1
-        db (db)        provides db_storage (its scaffolded draft) and inventory 1.0.0 (protobuf + gRPC)
-        backend        provides orders 1.1.0 (the repository's example: shared $defs, two events)
+    web (ui)       consumes api_api ^0.1, orders ^1.0, inventory ^1.0
+    api (backend)  provides api_api (its scaffolded draft); consumes db_storage ^0.1
+    db (db)        provides db_storage (its scaffolded draft) and inventory 1.0.0 (protobuf + gRPC)
+    backend        provides orders 1.1.0 (the repository's example: shared $defs, two events)
     """
     root = make_workspace(tmp)
     new_subhive("db", Kind.db, start=root)
@@ -117,8 +132,12 @@ def make_shop(tmp: Path) -> Path:
     engine = RootHive.open(root)
     try:
         # The root registers the workspace's hives, and their requirements, when it opens.
-        for hive, contract, version in (("db", "db_storage", "0.1.0"), ("api", "api_api", "0.1.0"),
-                                        ("db", "inventory", "1.0.0"), ("backend", "orders", "1.1.0")):
+        for hive, contract, version in (
+            ("db", "db_storage", "0.1.0"),
+            ("api", "api_api", "0.1.0"),
+            ("db", "inventory", "1.0.0"),
+            ("backend", "orders", "1.1.0"),
+        ):
             outcome = engine.propose(hive, contract_files(root / "contracts" / contract / version))
             assert outcome.status == "accepted", (contract, outcome.message)
     finally:

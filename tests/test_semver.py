@@ -11,8 +11,19 @@ from hypothesis import strategies as st
 from subhive.semver import Bump, Version
 
 # The precedence example from semver.org section 11, in ascending order.
-SEMVER_ORG_ORDER = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2",
-                    "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "2.0.0", "2.1.0", "2.1.1"]
+SEMVER_ORG_ORDER = [
+    "1.0.0-alpha",
+    "1.0.0-alpha.1",
+    "1.0.0-alpha.beta",
+    "1.0.0-beta",
+    "1.0.0-beta.2",
+    "1.0.0-beta.11",
+    "1.0.0-rc.1",
+    "1.0.0",
+    "2.0.0",
+    "2.1.0",
+    "2.1.1",
+]
 
 
 def test_ordering_follows_semver_org_precedence() -> None:
@@ -27,18 +38,28 @@ def test_build_metadata_does_not_affect_precedence() -> None:
     assert str(Version.parse("1.2.3-rc.1+build.5")) == "1.2.3-rc.1+build.5"
 
 
-@pytest.mark.parametrize("text", ["1.0", "v1.0.0", "01.0.0", "1.0.0-", "1.0.0-01", "1.0.0+", "", "1.0.0.0",
-                                  "-1.0.0", "1.x.0"])
+@pytest.mark.parametrize(
+    "text", ["1.0", "v1.0.0", "01.0.0", "1.0.0-", "1.0.0-01", "1.0.0+", "", "1.0.0.0", "-1.0.0", "1.x.0"]
+)
 def test_invalid_versions_are_refused_with_an_example(text: str) -> None:
     with pytest.raises(ValueError, match=r"MAJOR\.MINOR\.PATCH"):
         Version.parse(text)
 
 
-@pytest.mark.parametrize(("old", "new", "bump"), [
-    ("1.2.3", "2.0.0", Bump.MAJOR), ("1.2.3", "1.3.0", Bump.MINOR), ("1.2.3", "1.2.4", Bump.PATCH),
-    ("1.2.3", "1.2.3", Bump.NONE), ("1.2.3", "1.2.2", Bump.NONE), ("1.0.0-rc.1", "1.0.0", Bump.PATCH),
-    ("0.1.3", "0.2.0", Bump.MAJOR), ("0.1.3", "0.1.4", Bump.MINOR), ("0.9.0", "1.0.0", Bump.MAJOR),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "bump"),
+    [
+        ("1.2.3", "2.0.0", Bump.MAJOR),
+        ("1.2.3", "1.3.0", Bump.MINOR),
+        ("1.2.3", "1.2.4", Bump.PATCH),
+        ("1.2.3", "1.2.3", Bump.NONE),
+        ("1.2.3", "1.2.2", Bump.NONE),
+        ("1.0.0-rc.1", "1.0.0", Bump.PATCH),
+        ("0.1.3", "0.2.0", Bump.MAJOR),
+        ("0.1.3", "0.1.4", Bump.MINOR),
+        ("0.9.0", "1.0.0", Bump.MAJOR),
+    ],
+)
 def test_bump_from(old: str, new: str, bump: Bump) -> None:
     assert Version.parse(new).bump_from(Version.parse(old)) is bump
 

@@ -29,25 +29,29 @@ def test_yaml_pointer_lines(tmp_path: Path) -> None:
     assert doc.location("/operations/place").line == 2
 
 
-@pytest.mark.parametrize(("name", "content", "code", "line"), [
-    ("invalid_json.json", '{\n  "a": 1,\n}', "input.json", 3),
-    ("duplicate_key.json", '{\n "a": 1,\n "a": 2\n}', "input.duplicate_key", 3),
-    ("nan.json", '{"a": NaN}', "input.json", None),
-    ("invalid_yaml.yaml", "a: [1,\nb: 2\n", "input.yaml", None),
-    ("duplicate_key.yaml", "a: 1\nb: 2\na: 3\n", "input.yaml", 3),
-    ("latin1.json", b'{"a": "\xe9"}', "input.encoding", 1),
-    ("binary.json", b"\x89PNG\r\n\x1a\n\x00\x00", "input.binary", None),
-    ("schema.txt", "{}", "input.file_type", None),
-    ("list_key.yaml", "type: object\n? [a, b]\n: 1\n", "input.key", 2),
-    ("bool_key.yaml", "properties:\n  on: {type: string}\n", "input.key", 2),
-    ("int_key.yaml", "enum:\n  - 1\n2: x\n", "input.key", 3),
-    ("nan.yaml", "maximum: .nan\n", "input.value", 1),
-    ("inf.yaml", "a:\n  maximum: -.inf\n", "input.value", 2),
-    ("huge_float.json", '{"maximum": 1e400}', "input.json", None),
-    ("huge_int.yaml", "maximum: 1" + "0" * 5000 + "\n", "input.value", None),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "code", "line"),
+    [
+        ("invalid_json.json", '{\n  "a": 1,\n}', "input.json", 3),
+        ("duplicate_key.json", '{\n "a": 1,\n "a": 2\n}', "input.duplicate_key", 3),
+        ("nan.json", '{"a": NaN}', "input.json", None),
+        ("invalid_yaml.yaml", "a: [1,\nb: 2\n", "input.yaml", None),
+        ("duplicate_key.yaml", "a: 1\nb: 2\na: 3\n", "input.yaml", 3),
+        ("latin1.json", b'{"a": "\xe9"}', "input.encoding", 1),
+        ("binary.json", b"\x89PNG\r\n\x1a\n\x00\x00", "input.binary", None),
+        ("schema.txt", "{}", "input.file_type", None),
+        ("list_key.yaml", "type: object\n? [a, b]\n: 1\n", "input.key", 2),
+        ("bool_key.yaml", "properties:\n  on: {type: string}\n", "input.key", 2),
+        ("int_key.yaml", "enum:\n  - 1\n2: x\n", "input.key", 3),
+        ("nan.yaml", "maximum: .nan\n", "input.value", 1),
+        ("inf.yaml", "a:\n  maximum: -.inf\n", "input.value", 2),
+        ("huge_float.json", '{"maximum": 1e400}', "input.json", None),
+        ("huge_int.yaml", "maximum: 1" + "0" * 5000 + "\n", "input.value", None),
+    ],
+)
 def test_bad_documents_are_refused_with_code_and_line(
-        tmp_path: Path, name: str, content: str | bytes, code: str, line: int | None) -> None:
+    tmp_path: Path, name: str, content: str | bytes, code: str, line: int | None
+) -> None:
     path = write(tmp_path, name, content)
     with pytest.raises(InputError) as caught:
         load_document(path)

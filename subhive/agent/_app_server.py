@@ -70,8 +70,9 @@ class AppServer:
     async def _write(self, message: dict[str, Any]) -> None:
         if self._send is None:
             raise RuntimeError("AppServer.serve() sets where messages go; nothing can be sent before it")
-        await self._send(json.dumps({"jsonrpc": "2.0", **message}, ensure_ascii=False, separators=(",", ":"))
-                         .encode("utf-8") + b"\n")
+        await self._send(
+            json.dumps({"jsonrpc": "2.0", **message}, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        )
 
     async def _receive(self, line: bytes) -> None:
         try:
@@ -105,16 +106,20 @@ class AppServer:
             await self._write({"id": ident, "error": {"code": invalid.code, "message": str(invalid)}})
             return
         except SubhiveError as error:
-            await self._write({"id": ident, "error": {"code": SUBHIVE_ERROR, "message": error.message,
-                                                      "data": error.to_dict()}})
+            await self._write(
+                {"id": ident, "error": {"code": SUBHIVE_ERROR, "message": error.message, "data": error.to_dict()}}
+            )
             return
         if ident is not None:
             await self._write({"id": ident, "result": result})
 
     async def _call(self, method: str, params: dict[str, Any]) -> Any:
         if method == "initialize":
-            return {"server": "subhive", "version": PROTOCOL_VERSION,
-                    "methods": ["initialize", "turn/start", "shutdown"]}
+            return {
+                "server": "subhive",
+                "version": PROTOCOL_VERSION,
+                "methods": ["initialize", "turn/start", "shutdown"],
+            }
         if method == "shutdown":
             self._done.set()
             return {}
@@ -124,16 +129,30 @@ class AppServer:
 
     async def _turn(self, params: dict[str, Any]) -> dict[str, Any]:
         hive, prompt, agent = params.get("hive"), params.get("prompt"), params.get("agent")
-        if not isinstance(hive, str) or not isinstance(prompt, str) or not prompt.strip() or \
-                (agent is not None and not isinstance(agent, str)):
-            raise _Invalid(INVALID_PARAMS, "turn/start needs hive and prompt (strings), and agent when the hive "
-                                           "has several")
+        if (
+            not isinstance(hive, str)
+            or not isinstance(prompt, str)
+            or not prompt.strip()
+            or (agent is not None and not isinstance(agent, str))
+        ):
+            raise _Invalid(
+                INVALID_PARAMS, "turn/start needs hive and prompt (strings), and agent when the hive has several"
+            )
 
         async def frame(each: Frame) -> None:
             await self._write({"method": "turn/frame", "params": {"frame": each.to_dict()}})
 
-        result = await run_hive_turn(self.workspace, hive, prompt, agent=agent, endpoint=self.endpoint,
-                                     on_frame=frame, approver=self._ask, root=self.root, client=self.client)
+        result = await run_hive_turn(
+            self.workspace,
+            hive,
+            prompt,
+            agent=agent,
+            endpoint=self.endpoint,
+            on_frame=frame,
+            approver=self._ask,
+            root=self.root,
+            client=self.client,
+        )
         return {"turn": result.turn, "stop": result.stop.to_dict(), "answer": result.answer}
 
     async def _ask(self, call: ToolCall) -> Approval:
@@ -141,13 +160,20 @@ class AppServer:
         ident = next(self._ids)
         answered: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[ident] = answered
-        await self._write({"id": ident, "method": "approval/request",
-                           "params": {"call": {"id": call.id, "name": call.name, "arguments": call.arguments}}})
+        await self._write(
+            {
+                "id": ident,
+                "method": "approval/request",
+                "params": {"call": {"id": call.id, "name": call.name, "arguments": call.arguments}},
+            }
+        )
         try:
             reply = await answered
         finally:
             self._waiting.pop(ident, None)
         result = reply.get("result") if isinstance(reply.get("result"), dict) else {}
         decision = result.get("decision")
-        return Approval(decision == "accept", str(result.get("reason") or ("declined by the client"
-                                                                            if decision != "accept" else "")))
+        return Approval(
+            decision == "accept",
+            str(result.get("reason") or ("declined by the client" if decision != "accept" else "")),
+        )

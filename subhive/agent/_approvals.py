@@ -20,7 +20,8 @@ def root_approver(root: Any, *, agent: str, turn: str = "", hive: str | None = N
 
     async def approve(call: ToolCall) -> Approval:
         pending = await _asked_before(root, agent, turn, call) or await root.propose_tool_call(
-            agent=agent, tool=call.name, arguments=call.arguments, turn=turn, call_id=call.id, hive=hive)
+            agent=agent, tool=call.name, arguments=call.arguments, turn=turn, call_id=call.id, hive=hive
+        )
         while True:
             current = await root.approval(pending.id)
             if current.status == "approved":
@@ -38,7 +39,12 @@ async def _asked_before(root: Any, agent: str, turn: str, call: ToolCall) -> Any
         return None
     for approval in reversed(await root.approvals("all", kind="tool")):
         asked = approval.tool_call
-        if asked is not None and (asked.agent, asked.turn, asked.call_id, asked.tool, asked.arguments) == \
-                (agent, turn, call.id, call.name, call.arguments):
+        if asked is not None and (asked.agent, asked.turn, asked.call_id, asked.tool, asked.arguments) == (
+            agent,
+            turn,
+            call.id,
+            call.name,
+            call.arguments,
+        ):
             return approval
     return None

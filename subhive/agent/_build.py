@@ -29,31 +29,60 @@ def settings_from_spec(spec: AgentSpec, hive_dir: Path) -> AgentSettings:
     where = spec.locations.get("instructions") or spec.locations.get("")
     real, root = path.resolve(), Path(hive_dir).resolve()
     if root not in real.parents or not real.is_file():
-        raise InputError(f"agent {spec.name}: its instructions file {spec.instructions} does not exist in the hive",
-                         code="agent.instructions_missing", location=where,
-                         hint=f"write the agent's instructions in {path} (plain text or Markdown)")
+        raise InputError(
+            f"agent {spec.name}: its instructions file {spec.instructions} does not exist in the hive",
+            code="agent.instructions_missing",
+            location=where,
+            hint=f"write the agent's instructions in {path} (plain text or Markdown)",
+        )
     model = spec.model
     return AgentSettings(
-        spec.name, real.read_text(encoding="utf-8", errors="replace"),
-        ModelSettings(model.name, base_url=model.base_url, api_key_env=model.api_key_env,
-                      context_window=model.context_window, compact_at=model.compact_at, compaction=model.compaction,
-                      max_retries=model.max_retries, timeout=model.timeout, stream=model.stream,
-                      temperature=model.temperature),
-        Budgets(spec.budgets.model_calls, spec.budgets.tool_calls, spec.budgets.tokens, spec.budgets.wall_time,
-                spec.budgets.repeat_limit))
+        spec.name,
+        real.read_text(encoding="utf-8", errors="replace"),
+        ModelSettings(
+            model.name,
+            base_url=model.base_url,
+            api_key_env=model.api_key_env,
+            context_window=model.context_window,
+            compact_at=model.compact_at,
+            compaction=model.compaction,
+            max_retries=model.max_retries,
+            timeout=model.timeout,
+            stream=model.stream,
+            temperature=model.temperature,
+        ),
+        Budgets(
+            spec.budgets.model_calls,
+            spec.budgets.tool_calls,
+            spec.budgets.tokens,
+            spec.budgets.wall_time,
+            spec.budgets.repeat_limit,
+        ),
+    )
 
 
-def build_agent(spec: AgentSpec, *, hive: str, hive_dir: Path, board: KvBlackboard | None = None,
-                transport: Transport | None = None, bindings: Sequence[ContractBinding] = (),
-                approver: Approver | None = None, client: Any = None, root: Any = None,
-                root_is_admin: bool = False, records: KvBlackboard | None = None) -> Agent:
+def build_agent(
+    spec: AgentSpec,
+    *,
+    hive: str,
+    hive_dir: Path,
+    board: KvBlackboard | None = None,
+    transport: Transport | None = None,
+    bindings: Sequence[ContractBinding] = (),
+    approver: Approver | None = None,
+    client: Any = None,
+    root: Any = None,
+    root_is_admin: bool = False,
+    records: KvBlackboard | None = None,
+) -> Agent:
     """The agent ``spec`` declares in ``hive``. A tool the manifest names that this hive does not have (an
     operation its contracts lack, the board without a board) is ``agent.tool_unknown`` at its line. ``root``:
     a ``RootClient`` for ``propose_contract`` (the hive's token; the admin's with ``root_is_admin``).
     ``records``: the hive's bucket without its schema, for the framework's own keys (the ``plan``)."""
     files = FileSlice(hive_dir)
-    available: dict[str, Tool] = {t.name: t for t in [*file_tools(files), diff_tool(files),
-                                                      plan_tool(records, spec.name)]}
+    available: dict[str, Tool] = {
+        t.name: t for t in [*file_tools(files), diff_tool(files), plan_tool(records, spec.name)]
+    }
     if board is not None:
         available.update((t.name, t) for t in board_tools(board, f"agent:{spec.name}"))
     if transport is not None:
@@ -63,10 +92,17 @@ def build_agent(spec: AgentSpec, *, hive: str, hive_dir: Path, board: KvBlackboa
         available[proposer.name] = proposer
     for name in spec.tools:
         if name not in available:
-            raise InputError(f"agent {spec.name}: this hive has no tool {name!r} to give it",
-                             code="agent.tool_unknown", location=spec.locations.get(f"tools.{name}"),
-                             hint="the tools here are: " + ", ".join(sorted(available)) + " (contract tools come "
-                             "from the contracts in the lock: run subhive codegen)")
-    tools = ToolBox([available[name] for name in spec.tools], dict(spec.tools),  # type: ignore[arg-type]
-                    approver=approver, approval_timeout=spec.approval_timeout)
+            raise InputError(
+                f"agent {spec.name}: this hive has no tool {name!r} to give it",
+                code="agent.tool_unknown",
+                location=spec.locations.get(f"tools.{name}"),
+                hint="the tools here are: " + ", ".join(sorted(available)) + " (contract tools come "
+                "from the contracts in the lock: run subhive codegen)",
+            )
+    tools = ToolBox(
+        [available[name] for name in spec.tools],
+        dict(spec.tools),  # type: ignore[arg-type]
+        approver=approver,
+        approval_timeout=spec.approval_timeout,
+    )
     return Agent(settings_from_spec(spec, hive_dir), tools, client=client)

@@ -54,8 +54,11 @@ class FilePatch:
 
 
 def _malformed(line: int, why: str) -> ToolError:
-    return ToolError(f"the diff is malformed at its line {line}: {why}", code="diff.malformed",
-                     hint="send a unified diff: --- a/PATH, +++ b/PATH, then @@ -l,n +l,n @@ hunks")
+    return ToolError(
+        f"the diff is malformed at its line {line}: {why}",
+        code="diff.malformed",
+        hint="send a unified diff: --- a/PATH, +++ b/PATH, then @@ -l,n +l,n @@ hunks",
+    )
 
 
 def _header_path(text: str) -> str | None:
@@ -145,8 +148,11 @@ def apply_patch(original: list[str], patch: FilePatch) -> list[str]:
 
 
 def _conflict(path: str, line: int, why: str) -> ToolError:
-    return ToolError(f"{path}:{line}: the diff does not apply: {why}", code="diff.conflict",
-                     hint="read the file again and propose a diff against what it holds now")
+    return ToolError(
+        f"{path}:{line}: the diff does not apply: {why}",
+        code="diff.conflict",
+        hint="read the file again and propose a diff against what it holds now",
+    )
 
 
 def _plan(files: FileSlice, text: str) -> list[tuple[Path, str, str | None]]:
@@ -157,8 +163,11 @@ def _plan(files: FileSlice, text: str) -> list[tuple[Path, str, str | None]]:
     for patch in parse_diff(text):
         for name in {patch.old, patch.new} - {None}:
             if Path(str(name)).name in PROTECTED and Path(str(name)).parent in (Path("."), Path("")):
-                raise ToolError(f"{name} cannot be changed by an agent", code="diff.protected",
-                                hint="the manifest holds the agent's own permissions; a person edits it")
+                raise ToolError(
+                    f"{name} cannot be changed by an agent",
+                    code="diff.protected",
+                    hint="the manifest holds the agent's own permissions; a person edits it",
+                )
         real = files.resolve(patch.path)
         if patch.old is None:
             if real.exists():
@@ -201,10 +210,17 @@ def diff_tool(files: FileSlice) -> Tool:
     async def run(arguments: dict[str, Any]) -> ToolResult:
         plan = _plan(files, arguments["diff"])  # again: the files may have changed while the person decided
         _write(plan)
-        return ToolResult({"status": "applied", "files": [shown for _real, shown, _content in plan]},
-                          files_changed=tuple(shown for _real, shown, _content in plan))
+        return ToolResult(
+            {"status": "applied", "files": [shown for _real, shown, _content in plan]},
+            files_changed=tuple(shown for _real, shown, _content in plan),
+        )
 
-    return Tool("propose_diff", "Propose a change to the hive's files as a unified diff (--- a/PATH, +++ b/PATH, "
-                "@@ hunks). A person approves it; then it is applied, all files or none. Answers applied, or the "
-                "reason it was rejected or does not apply.",
-                schema_object({"diff": {"type": "string", "minLength": 1}}, ["diff"]), run, check=check)
+    return Tool(
+        "propose_diff",
+        "Propose a change to the hive's files as a unified diff (--- a/PATH, +++ b/PATH, "
+        "@@ hunks). A person approves it; then it is applied, all files or none. Answers applied, or the "
+        "reason it was rejected or does not apply.",
+        schema_object({"diff": {"type": "string", "minLength": 1}}, ["diff"]),
+        run,
+        check=check,
+    )

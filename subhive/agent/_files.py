@@ -57,15 +57,21 @@ class FileSlice:
 
 
 def _outside(path: str, what: str = "outside the hive's files") -> ToolError:
-    return ToolError(f"{path} is {what}", code="file.outside_slice",
-                     hint="paths are relative to the hive's directory and stay inside it: e.g. src/app.py")
+    return ToolError(
+        f"{path} is {what}",
+        code="file.outside_slice",
+        hint="paths are relative to the hive's directory and stay inside it: e.g. src/app.py",
+    )
 
 
 async def _list_files(files: FileSlice, arguments: dict[str, Any]) -> dict[str, Any]:
     start = files.resolve(arguments.get("path", "."))
     if not start.exists():
-        raise ToolError(f"{arguments.get('path')} does not exist", code="file.not_found",
-                        hint="list_files with path '.' shows what there is")
+        raise ToolError(
+            f"{arguments.get('path')} does not exist",
+            code="file.not_found",
+            hint="list_files with path '.' shows what there is",
+        )
     if start.is_file():
         return {"files": [files.relative(start)], "truncated": False}
     found: list[str] = []
@@ -86,13 +92,19 @@ def _text(path: Path, shown: str) -> str:
 async def _read_file(files: FileSlice, arguments: dict[str, Any]) -> dict[str, Any]:
     path = files.resolve(arguments["path"])
     if not path.is_file():
-        raise ToolError(f"{arguments['path']} is not a file of this hive", code="file.not_found",
-                        hint="list_files shows the files")
+        raise ToolError(
+            f"{arguments['path']} is not a file of this hive", code="file.not_found", hint="list_files shows the files"
+        )
     lines = _text(path, arguments["path"]).splitlines()
     first = int(arguments.get("start_line", 1))
     count = int(arguments.get("max_lines", 400))
-    return {"path": files.relative(path), "start_line": first, "lines": len(lines),
-            "text": "\n".join(lines[first - 1:first - 1 + count]), "more": first - 1 + count < len(lines)}
+    return {
+        "path": files.relative(path),
+        "start_line": first,
+        "lines": len(lines),
+        "text": "\n".join(lines[first - 1 : first - 1 + count]),
+        "more": first - 1 + count < len(lines),
+    }
 
 
 async def _search(files: FileSlice, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -101,10 +113,13 @@ async def _search(files: FileSlice, arguments: dict[str, Any]) -> dict[str, Any]
     try:
         pattern = re.compile(query if arguments.get("regex") else re.escape(query))
     except re.error as exc:
-        raise ToolError(f"{query!r} is not a regular expression: {exc}", code="file.bad_pattern",
-                        hint="fix the pattern, or search for plain text (regex false)") from None
+        raise ToolError(
+            f"{query!r} is not a regular expression: {exc}",
+            code="file.bad_pattern",
+            hint="fix the pattern, or search for plain text (regex false)",
+        ) from None
     matches: list[str] = []
-    for path in ([start] if start.is_file() else files.walk(start)):
+    for path in [start] if start.is_file() else files.walk(start):
         real = Path(os.path.realpath(path))
         try:
             text = _text(real, str(path))
@@ -132,12 +147,31 @@ def file_tools(files: FileSlice) -> list[Tool]:
 
     path = {"type": "string", "description": "a path relative to the hive's directory"}
     return [
-        Tool("list_files", "List the hive's files under a directory (relative paths, sorted).",
-             schema_object({"path": path}), list_files),
-        Tool("read_file", "Read a text file of the hive, by lines.",
-             schema_object({"path": path, "start_line": {"type": "integer", "minimum": 1},
-                            "max_lines": {"type": "integer", "minimum": 1, "maximum": 2000}}, ["path"]), read_file),
-        Tool("search", "Search the hive's text files for a string (or a regular expression); path:line: text.",
-             schema_object({"query": {"type": "string", "minLength": 1}, "path": path, "regex": {"type": "boolean"}},
-                           ["query"]), search),
+        Tool(
+            "list_files",
+            "List the hive's files under a directory (relative paths, sorted).",
+            schema_object({"path": path}),
+            list_files,
+        ),
+        Tool(
+            "read_file",
+            "Read a text file of the hive, by lines.",
+            schema_object(
+                {
+                    "path": path,
+                    "start_line": {"type": "integer", "minimum": 1},
+                    "max_lines": {"type": "integer", "minimum": 1, "maximum": 2000},
+                },
+                ["path"],
+            ),
+            read_file,
+        ),
+        Tool(
+            "search",
+            "Search the hive's text files for a string (or a regular expression); path:line: text.",
+            schema_object(
+                {"query": {"type": "string", "minLength": 1}, "path": path, "regex": {"type": "boolean"}}, ["query"]
+            ),
+            search,
+        ),
     ]

@@ -33,18 +33,34 @@ def board_tools(board: KvBlackboard, writer: str) -> list[Tool]:
         try:
             revision = await board.put(key, arguments["value"], writer=writer, expected_revision=expected)
         except RevisionConflict as conflict:
-            raise ToolError(conflict.message, code=conflict.code,
-                            hint="board_read the key again, then write with its current revision") from None
+            raise ToolError(
+                conflict.message,
+                code=conflict.code,
+                hint="board_read the key again, then write with its current revision",
+            ) from None
         return {"key": key, "revision": revision}
 
     return [
-        Tool("board_read", "Read one key of the hive's blackboard: its value, revision (0: never written) "
-             "and writer.", schema_object({"key": _KEY}, ["key"]), board_read),
-        Tool("board_write", "Write one key of the hive's blackboard, compare-and-set: expected_revision is the "
-             "revision you read (0 to create); a write that lost a race is refused.",
-             schema_object({"key": _KEY, "value": {"description": "any JSON value the board's schema allows"},
-                            "expected_revision": {"type": "integer", "minimum": 0}},
-                           ["key", "value", "expected_revision"]), board_write),
+        Tool(
+            "board_read",
+            "Read one key of the hive's blackboard: its value, revision (0: never written) and writer.",
+            schema_object({"key": _KEY}, ["key"]),
+            board_read,
+        ),
+        Tool(
+            "board_write",
+            "Write one key of the hive's blackboard, compare-and-set: expected_revision is the "
+            "revision you read (0 to create); a write that lost a race is refused.",
+            schema_object(
+                {
+                    "key": _KEY,
+                    "value": {"description": "any JSON value the board's schema allows"},
+                    "expected_revision": {"type": "integer", "minimum": 0},
+                },
+                ["key", "value", "expected_revision"],
+            ),
+            board_write,
+        ),
     ]
 
 
@@ -80,6 +96,10 @@ def _contract_tool(binding: ContractBinding, operation: str, input_key: str, tra
         binding.check(input_key, payload, moving="outgoing")  # a PayloadInvalid reaches the model with its pointer
         return await transport.request(binding, operation, payload)
 
-    return Tool(contract_tool_name(binding.name, operation),
-                f"Call {operation} of contract {binding.id} (provided by {binding.provider}) over the bus; "
-                "the result is its reply.", parameters, call)
+    return Tool(
+        contract_tool_name(binding.name, operation),
+        f"Call {operation} of contract {binding.id} (provided by {binding.provider}) over the bus; "
+        "the result is its reply.",
+        parameters,
+        call,
+    )

@@ -61,32 +61,60 @@ class BoardTranscript:
         data = frame.to_dict()
         await self.board.put(transcript_key(self.agent, frame.turn, frame.seq), data, writer=self.writer)
         if frame.kind == "turn.started":
-            await self.board.put(transcript_key(self.agent, frame.turn), {
-                "agent": self.agent, "turn": frame.turn, "status": "running", "prompt": frame.data.get("prompt"),
-                "started": frame.time}, writer=self.writer)
+            await self.board.put(
+                transcript_key(self.agent, frame.turn),
+                {
+                    "agent": self.agent,
+                    "turn": frame.turn,
+                    "status": "running",
+                    "prompt": frame.data.get("prompt"),
+                    "started": frame.time,
+                },
+                writer=self.writer,
+            )
         elif frame.kind == "turn.stopped":
-            await self.board.update(transcript_key(self.agent, frame.turn), lambda old: {
-                **(old or {}), "status": "completed" if data["stop"]["code"] == "completed" else "stopped",
-                "stop": data["stop"], "answer": data.get("answer"), "frames": frame.seq, "stopped": frame.time},
-                writer=self.writer)
+            await self.board.update(
+                transcript_key(self.agent, frame.turn),
+                lambda old: {
+                    **(old or {}),
+                    "status": "completed" if data["stop"]["code"] == "completed" else "stopped",
+                    "stop": data["stop"],
+                    "answer": data.get("answer"),
+                    "frames": frame.seq,
+                    "stopped": frame.time,
+                },
+                writer=self.writer,
+            )
 
 
 def pick_agent(manifest: SubhiveManifest, name: str | None, *, where: Location | None = None) -> AgentSpec:
     """The agent ``name`` of the hive, or its only agent when ``name`` is None."""
     names = [a.name for a in manifest.agents]
     if not names:
-        raise InputError(f"sub-hive {manifest.name} declares no agent", code="agent.none", location=where,
-                         hint="declare one in its subhive.toml: [agents.NAME] (docs/agents.md)")
+        raise InputError(
+            f"sub-hive {manifest.name} declares no agent",
+            code="agent.none",
+            location=where,
+            hint="declare one in its subhive.toml: [agents.NAME] (docs/agents.md)",
+        )
     if name is None:
         if len(names) > 1:
-            raise InputError(f"sub-hive {manifest.name} has {len(names)} agents: {', '.join(names)}",
-                             code="agent.ambiguous", location=where, hint="choose one with --agent NAME")
+            raise InputError(
+                f"sub-hive {manifest.name} has {len(names)} agents: {', '.join(names)}",
+                code="agent.ambiguous",
+                location=where,
+                hint="choose one with --agent NAME",
+            )
         return manifest.agents[0]
     for spec in manifest.agents:
         if spec.name == name:
             return spec
-    raise InputError(f"sub-hive {manifest.name} has no agent {name!r}", code="agent.unknown", location=where,
-                     hint=f"its agents are: {', '.join(names)}")
+    raise InputError(
+        f"sub-hive {manifest.name} has no agent {name!r}",
+        code="agent.unknown",
+        location=where,
+        hint=f"its agents are: {', '.join(names)}",
+    )
 
 
 def load_bindings(stubs_dir: Path) -> list[ContractBinding]:
@@ -95,10 +123,19 @@ def load_bindings(stubs_dir: Path) -> list[ContractBinding]:
     return sorted(bindings, key=lambda b: (b.name, b.major))
 
 
-async def run_hive_turn(workspace: Path, hive: str, prompt: str, *, agent: str | None = None,
-                        endpoint: BusEndpoint | None = None, on_frame: FrameSink | None = None,
-                        approver: Approver | None = None, root: Any = None, client: Any = None,
-                        resume: str | None = None) -> TurnResult:
+async def run_hive_turn(
+    workspace: Path,
+    hive: str,
+    prompt: str,
+    *,
+    agent: str | None = None,
+    endpoint: BusEndpoint | None = None,
+    on_frame: FrameSink | None = None,
+    approver: Approver | None = None,
+    root: Any = None,
+    client: Any = None,
+    resume: str | None = None,
+) -> TurnResult:
     """Run one turn of ``hive``'s agent on ``prompt``. ``endpoint``: the running tree's NATS server (with the
     framework's credentials); without it only the file tools can work and no transcript is kept. ``ask`` calls
     go to ``approver``, else, with ``root`` (a ``RootClient`` with the admin's token), to a person at the root
@@ -108,8 +145,12 @@ async def run_hive_turn(workspace: Path, hive: str, prompt: str, *, agent: str |
     tree = ws.hives()
     manifest = tree.hives.get(hive)
     if manifest is None:
-        raise InputError(f"no valid sub-hive {hive!r} in {ws.root}", code="hive.unknown",
-                         location=Location(file=str(ws.hives_dir)), hint="subhive status lists the hives")
+        raise InputError(
+            f"no valid sub-hive {hive!r} in {ws.root}",
+            code="hive.unknown",
+            location=Location(file=str(ws.hives_dir)),
+            hint="subhive status lists the hives",
+        )
     hive_dir = ws.hive_dir(hive)
     spec = pick_agent(manifest, agent, where=Location(file=str(hive_dir / "subhive.toml")))
     turn = resume or uuid.uuid4().hex[:12]
@@ -118,25 +159,54 @@ async def run_hive_turn(workspace: Path, hive: str, prompt: str, *, agent: str |
     needs_bus = sorted(t for t in spec.tools if t not in _LOCAL_TOOLS)
     if endpoint is None:
         if resume:
-            raise InputError(f"turn {resume} is kept on the board of {hive}, which needs the running tree",
-                             code="agent.not_running", hint="start it: subhive up --detach")
+            raise InputError(
+                f"turn {resume} is kept on the board of {hive}, which needs the running tree",
+                code="agent.not_running",
+                hint="start it: subhive up --detach",
+            )
         if needs_bus:
-            raise InputError(f"agent {spec.name} uses {', '.join(needs_bus)}, which need the running tree",
-                             code="agent.not_running", location=spec.locations.get(f"tools.{needs_bus[0]}"),
-                             hint="start it: subhive up --detach")
+            raise InputError(
+                f"agent {spec.name} uses {', '.join(needs_bus)}, which need the running tree",
+                code="agent.not_running",
+                location=spec.locations.get(f"tools.{needs_bus[0]}"),
+                hint="start it: subhive up --detach",
+            )
         built = build_agent(spec, hive=hive, hive_dir=hive_dir, approver=approver, client=client)
         try:
             return await built.run_turn(prompt, on_frame=on_frame, turn_id=turn)
         finally:
             await built.close()
-    return await _run_on_bus(ws.stubs_dir / hive, hive_dir, manifest, spec, prompt, endpoint=endpoint,
-                             on_frame=on_frame, approver=approver, client=client, turn=turn, root=root,
-                             resume=resume is not None)
+    return await _run_on_bus(
+        ws.stubs_dir / hive,
+        hive_dir,
+        manifest,
+        spec,
+        prompt,
+        endpoint=endpoint,
+        on_frame=on_frame,
+        approver=approver,
+        client=client,
+        turn=turn,
+        root=root,
+        resume=resume is not None,
+    )
 
 
-async def _run_on_bus(stubs: Path, hive_dir: Path, manifest: SubhiveManifest, spec: AgentSpec, prompt: str, *,
-                      endpoint: BusEndpoint, on_frame: FrameSink | None, approver: Approver | None,
-                      client: Any, turn: str, root: Any, resume: bool = False) -> TurnResult:
+async def _run_on_bus(
+    stubs: Path,
+    hive_dir: Path,
+    manifest: SubhiveManifest,
+    spec: AgentSpec,
+    prompt: str,
+    *,
+    endpoint: BusEndpoint,
+    on_frame: FrameSink | None,
+    approver: Approver | None,
+    client: Any,
+    turn: str,
+    root: Any,
+    resume: bool = False,
+) -> TurnResult:
     hive = manifest.name
     transport = await NatsTransport.connect(endpoint, hive)
     try:
@@ -146,18 +216,36 @@ async def _run_on_bus(stubs: Path, hive_dir: Path, manifest: SubhiveManifest, sp
         memory = AgentMemory(transcript.board, spec.name)
         uses_contracts = any(t not in AGENT_TOOLS for t in spec.tools)
         if root is None and "propose_contract" in spec.tools:
-            raise InputError(f"agent {spec.name} uses propose_contract, which needs the running root",
-                             code="agent.not_running", location=spec.locations.get("tools.propose_contract"),
-                             hint="start the tree: subhive up --detach")
-        built = build_agent(spec, hive=hive, hive_dir=hive_dir, board=board, transport=transport,
-                            bindings=load_bindings(stubs) if uses_contracts else (), approver=approver,
-                            client=client, root=root, root_is_admin=True, records=transcript.board)
+            raise InputError(
+                f"agent {spec.name} uses propose_contract, which needs the running root",
+                code="agent.not_running",
+                location=spec.locations.get("tools.propose_contract"),
+                hint="start the tree: subhive up --detach",
+            )
+        built = build_agent(
+            spec,
+            hive=hive,
+            hive_dir=hive_dir,
+            board=board,
+            transport=transport,
+            bindings=load_bindings(stubs) if uses_contracts else (),
+            approver=approver,
+            client=client,
+            root=root,
+            root_is_admin=True,
+            records=transcript.board,
+        )
         try:
             if resume:
-                return await built.resume_turn(turn, await _resumable(transcript, turn, hive),
-                                               on_frame=sinks(transcript, memory, on_frame))
-            return await built.run_turn(prompt, on_frame=sinks(transcript, memory, on_frame), turn_id=turn,
-                                        context=await memory.recall(prompt, spec.memory_tokens))
+                return await built.resume_turn(
+                    turn, await _resumable(transcript, turn, hive), on_frame=sinks(transcript, memory, on_frame)
+                )
+            return await built.run_turn(
+                prompt,
+                on_frame=sinks(transcript, memory, on_frame),
+                turn_id=turn,
+                context=await memory.recall(prompt, spec.memory_tokens),
+            )
         finally:
             await built.close()
     finally:
@@ -167,12 +255,17 @@ async def _run_on_bus(stubs: Path, hive_dir: Path, manifest: SubhiveManifest, sp
 async def _resumable(transcript: BoardTranscript, turn: str, hive: str) -> list[dict[str, Any]]:
     summary, frames = await transcript.load(turn)
     if summary is None:
-        raise InputError(f"no turn {turn} of agent {transcript.agent} on the board of {hive}",
-                         code="agent.turn_unknown", hint=f"the turns are the keys {TRANSCRIPT_PREFIX}."
-                         f"{transcript.agent}.*: subhive board show {hive}")
+        raise InputError(
+            f"no turn {turn} of agent {transcript.agent} on the board of {hive}",
+            code="agent.turn_unknown",
+            hint=f"the turns are the keys {TRANSCRIPT_PREFIX}.{transcript.agent}.*: subhive board show {hive}",
+        )
     if summary.get("status") != "running":
-        raise InputError(f"turn {turn} already {summary.get('status')}: nothing to resume",
-                         code="agent.turn_ended", hint="start a new turn instead")
+        raise InputError(
+            f"turn {turn} already {summary.get('status')}: nothing to resume",
+            code="agent.turn_ended",
+            hint="start a new turn instead",
+        )
     return frames
 
 

@@ -74,8 +74,12 @@ class RequestUsage:
     compaction: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "cached_tokens": self.cached_tokens, "estimated": self.estimated}
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cached_tokens": self.cached_tokens,
+            "estimated": self.estimated,
+        }
 
 
 @dataclass
@@ -116,9 +120,9 @@ class _Reply:
 class Agent:
     """One agent: settings, tools, and an OpenAI client opened from the settings on first use (or given).
 
-        agent = Agent(AgentSettings("helper", "You help.", ModelSettings("qwen3")), ToolBox([...]))
-        result = await agent.run_turn("Summarise notes.n1", on_frame=print)
-        await agent.close()
+    agent = Agent(AgentSettings("helper", "You help.", ModelSettings("qwen3")), ToolBox([...]))
+    result = await agent.run_turn("Summarise notes.n1", on_frame=print)
+    await agent.close()
     """
 
     def __init__(self, settings: AgentSettings, tools: ToolBox | None = None, *, client: Any = None) -> None:
@@ -138,9 +142,16 @@ class Agent:
             self._client = open_client(self.settings.model)  # raises agent.no_endpoint before any turn runs
         return self._client
 
-    async def run_turn(self, prompt: str, *, on_frame: FrameSink | None = None, turn_id: str | None = None,
-                       answer_check: AnswerCheck | None = None, answer_retries: int = 2,
-                       context: str | None = None) -> TurnResult:
+    async def run_turn(
+        self,
+        prompt: str,
+        *,
+        on_frame: FrameSink | None = None,
+        turn_id: str | None = None,
+        answer_check: AnswerCheck | None = None,
+        answer_retries: int = 2,
+        context: str | None = None,
+    ) -> TurnResult:
         """Run one turn on ``prompt`` to its end; never raises for what the model or a tool does (the result's
         ``stop`` says why it ended), only for a missing endpoint (``agent.no_endpoint``) before it starts.
 
@@ -153,9 +164,15 @@ class Agent:
         turn.answer_check, turn.answer_retries, turn.context = answer_check, answer_retries, context
         return await turn.run()
 
-    async def resume_turn(self, turn_id: str, frames: Sequence[Mapping[str, Any]], *,
-                          on_frame: FrameSink | None = None, answer_check: AnswerCheck | None = None,
-                          answer_retries: int = 2) -> TurnResult:
+    async def resume_turn(
+        self,
+        turn_id: str,
+        frames: Sequence[Mapping[str, Any]],
+        *,
+        on_frame: FrameSink | None = None,
+        answer_check: AnswerCheck | None = None,
+        answer_retries: int = 2,
+    ) -> TurnResult:
         """Go on with a turn that stopped mid-way (its process died) from its kept ``frames`` (``to_dict()``
         form): the conversation is rebuilt exactly, so the next request extends the last one sent; tool calls
         that have a result are not run again; the others run now; frames go on from the last ``seq``.
@@ -215,27 +232,55 @@ class _Turn:
         pending: list[ToolCall] = []
         final: Any = _NO_ANSWER
         if resume is None:
-            await self.emit("turn.started", agent=settings.name, model=settings.model.model, prompt=self.state.task,
-                            tools=[t["function"]["name"] for t in self.tools], context=self.context)
+            await self.emit(
+                "turn.started",
+                agent=settings.name,
+                model=settings.model.model,
+                prompt=self.state.task,
+                tools=[t["function"]["name"] for t in self.tools],
+                context=self.context,
+            )
             if self.context:
                 self.conversation.append({"role": "user", "content": self.context})
             self.conversation.append({"role": "user", "content": self.state.task})
         else:
             pending, final = restore(self, resume)
-            await self.emit("turn.resumed", after=len(self.frames), pending=[c.id for c in pending],
-                            model_calls=len(self.usage), tool_calls=self.tool_calls)
+            await self.emit(
+                "turn.resumed",
+                after=len(self.frames),
+                pending=[c.id for c in pending],
+                model_calls=len(self.usage),
+                tool_calls=self.tool_calls,
+            )
         try:
             answer = await self.loop(pending, final)
             stop = Stop("completed", "the model answered")
         except _Stopped as stopped:
             stop = stopped.stop
         seconds = time.monotonic() - self.started
-        await self.emit("turn.stopped", stop=stop.to_dict(), answer=answer, model_calls=len(self.usage),
-                        tool_calls=self.tool_calls, tokens=sum(u.prompt_tokens + u.completion_tokens
-                                                                for u in self.usage),
-                        compactions=self.compactions, seconds=round(seconds, 6))
-        return TurnResult(self.id, stop, answer, self.usage, self.frames, self.state, self.compactions,
-                          self.tool_calls, self.model_seconds, seconds, self.value)
+        await self.emit(
+            "turn.stopped",
+            stop=stop.to_dict(),
+            answer=answer,
+            model_calls=len(self.usage),
+            tool_calls=self.tool_calls,
+            tokens=sum(u.prompt_tokens + u.completion_tokens for u in self.usage),
+            compactions=self.compactions,
+            seconds=round(seconds, 6),
+        )
+        return TurnResult(
+            self.id,
+            stop,
+            answer,
+            self.usage,
+            self.frames,
+            self.state,
+            self.compactions,
+            self.tool_calls,
+            self.model_seconds,
+            seconds,
+            self.value,
+        )
 
     async def loop(self, pending: Sequence[ToolCall] = (), final: Any = _NO_ANSWER) -> str | None:
         """Requests and tool calls until an accepted answer; a restored turn first runs the calls it had not
@@ -249,14 +294,18 @@ class _Turn:
             reply = await self.request(self.conversation.messages())
             message: dict[str, Any] = {"role": "assistant", "content": reply.content}
             if reply.calls:
-                message["tool_calls"] = [{"id": c.id, "type": "function",
-                                          "function": {"name": c.name, "arguments": c.arguments}}
-                                         for c in reply.calls]
+                message["tool_calls"] = [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                    for c in reply.calls
+                ]
             self.conversation.append(message)
             if not reply.calls:
                 if reply.finish == "length":
-                    raise _Stopped(Stop("model.length", "the model's answer was cut at its output limit",
-                                        {"answer": reply.content}))
+                    raise _Stopped(
+                        Stop(
+                            "model.length", "the model's answer was cut at its output limit", {"answer": reply.content}
+                        )
+                    )
                 if await self.accepted(reply.content):
                     return reply.content
                 continue
@@ -274,13 +323,22 @@ class _Turn:
         except SubhiveError as error:
             self.refusals += 1
             final = self.refusals > self.answer_retries
-            again = None if final else (f"Your answer was refused ({error.code}): {error.message}. "
-                                        f"{error.hint or ''} Answer again.")
-            await self.emit("answer.refused", attempt=self.refusals, error=error.code, message=error.message,
-                            reply=again)
+            again = (
+                None
+                if final
+                else (f"Your answer was refused ({error.code}): {error.message}. {error.hint or ''} Answer again.")
+            )
+            await self.emit(
+                "answer.refused", attempt=self.refusals, error=error.code, message=error.message, reply=again
+            )
             if again is None:
-                raise _Stopped(Stop("answer.invalid", f"the answer was refused {self.refusals} times, last: "
-                                    f"{error.message}", {"error": error.code, "attempts": self.refusals})) from None
+                raise _Stopped(
+                    Stop(
+                        "answer.invalid",
+                        f"the answer was refused {self.refusals} times, last: {error.message}",
+                        {"error": error.code, "attempts": self.refusals},
+                    )
+                ) from None
             self.conversation.append({"role": "user", "content": again})
             return False
 
@@ -289,8 +347,13 @@ class _Turn:
     def remaining(self) -> float:
         left = self.budgets.wall_time - (time.monotonic() - self.started)
         if left <= 0:
-            raise _Stopped(Stop("budget.wall_time", f"the turn ran out of its {self.budgets.wall_time:g} s",
-                                {"limit": self.budgets.wall_time}))
+            raise _Stopped(
+                Stop(
+                    "budget.wall_time",
+                    f"the turn ran out of its {self.budgets.wall_time:g} s",
+                    {"limit": self.budgets.wall_time},
+                )
+            )
         return left
 
     def estimate(self, extra: int = 0) -> int:
@@ -305,28 +368,50 @@ class _Turn:
     async def request(self, messages: list[dict[str, Any]], *, compaction: bool = False) -> _Reply:
         budgets = self.budgets
         if len(self.usage) >= budgets.model_calls:
-            raise _Stopped(Stop("budget.model_calls", f"the turn used its {budgets.model_calls} model calls",
-                                {"limit": budgets.model_calls}))
+            raise _Stopped(
+                Stop(
+                    "budget.model_calls",
+                    f"the turn used its {budgets.model_calls} model calls",
+                    {"limit": budgets.model_calls},
+                )
+            )
         used = sum(u.prompt_tokens + u.completion_tokens for u in self.usage)
         if used >= budgets.tokens:
-            raise _Stopped(Stop("budget.tokens", f"the turn used {used} tokens of its {budgets.tokens}",
-                                {"limit": budgets.tokens, "used": used}))
+            raise _Stopped(
+                Stop(
+                    "budget.tokens",
+                    f"the turn used {used} tokens of its {budgets.tokens}",
+                    {"limit": budgets.tokens, "used": used},
+                )
+            )
         local = self.conversation.tokens + self.tools_tokens + (estimate_tokens(messages[-1]) if compaction else 0)
-        await self.emit("model.request", n=len(self.usage) + 1, messages=len(messages), tokens=local,
-                        compaction=compaction)
+        await self.emit(
+            "model.request", n=len(self.usage) + 1, messages=len(messages), tokens=local, compaction=compaction
+        )
         began = time.monotonic()
         try:
             reply = await asyncio.wait_for(self.call_model(messages, compaction), self.remaining())
         except TimeoutError:
-            raise _Stopped(Stop("budget.wall_time", f"the turn ran out of its {budgets.wall_time:g} s waiting for "
-                                "the model", {"limit": budgets.wall_time})) from None
+            raise _Stopped(
+                Stop(
+                    "budget.wall_time",
+                    f"the turn ran out of its {budgets.wall_time:g} s waiting for the model",
+                    {"limit": budgets.wall_time},
+                )
+            ) from None
         finally:
             self.model_seconds += time.monotonic() - began
         self.usage.append(reply.usage)
         self.reported, self.reported_epoch = (reply.usage.prompt_tokens, local), self.conversation.epoch
-        await self.emit("model.reply", n=len(self.usage), content=reply.content, finish=reply.finish,
-                        tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.calls],
-                        usage=reply.usage.to_dict(), seconds=round(time.monotonic() - began, 6))
+        await self.emit(
+            "model.reply",
+            n=len(self.usage),
+            content=reply.content,
+            finish=reply.finish,
+            tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.calls],
+            usage=reply.usage.to_dict(),
+            seconds=round(time.monotonic() - began, 6),
+        )
         return reply
 
     async def call_model(self, messages: list[dict[str, Any]], compaction: bool) -> _Reply:
@@ -347,18 +432,37 @@ class _Turn:
             else:
                 reply = _read(await client.chat.completions.create(**options), messages)
         except openai.APITimeoutError:
-            raise _Stopped(Stop("model.timeout", f"the model did not answer within {model.timeout:g} s, "
-                                f"{model.max_retries} retries included", {"timeout": model.timeout})) from None
+            raise _Stopped(
+                Stop(
+                    "model.timeout",
+                    f"the model did not answer within {model.timeout:g} s, {model.max_retries} retries included",
+                    {"timeout": model.timeout},
+                )
+            ) from None
         except openai.APIStatusError as exc:
-            raise _Stopped(Stop("model.failed", f"the model endpoint answered {exc.status_code}: "
-                                f"{_short(exc.message)}", {"status": exc.status_code,
-                                                           "retries": model.max_retries})) from None
+            raise _Stopped(
+                Stop(
+                    "model.failed",
+                    f"the model endpoint answered {exc.status_code}: {_short(exc.message)}",
+                    {"status": exc.status_code, "retries": model.max_retries},
+                )
+            ) from None
         except openai.APIConnectionError as exc:
-            raise _Stopped(Stop("model.unreachable", f"the model endpoint cannot be reached: {_short(str(exc))}",
-                                {"retries": model.max_retries})) from None
+            raise _Stopped(
+                Stop(
+                    "model.unreachable",
+                    f"the model endpoint cannot be reached: {_short(str(exc))}",
+                    {"retries": model.max_retries},
+                )
+            ) from None
         if compaction:
-            reply.usage = RequestUsage(reply.usage.prompt_tokens, reply.usage.completion_tokens,
-                                       reply.usage.cached_tokens, reply.usage.estimated, compaction=True)
+            reply.usage = RequestUsage(
+                reply.usage.prompt_tokens,
+                reply.usage.completion_tokens,
+                reply.usage.cached_tokens,
+                reply.usage.estimated,
+                compaction=True,
+            )
         return reply
 
     # -- tools --------------------------------------------------------------------------------------------
@@ -366,21 +470,35 @@ class _Turn:
     async def run_tool(self, call: ToolCall) -> None:
         budgets = self.budgets
         if self.tool_calls >= budgets.tool_calls:
-            raise _Stopped(Stop("budget.tool_calls", f"the turn used its {budgets.tool_calls} tool calls",
-                                {"limit": budgets.tool_calls}))
+            raise _Stopped(
+                Stop(
+                    "budget.tool_calls",
+                    f"the turn used its {budgets.tool_calls} tool calls",
+                    {"limit": budgets.tool_calls},
+                )
+            )
         key = call.key()
         self.calls[key] += 1
         if self.calls[key] >= budgets.repeat_limit:
-            raise _Stopped(Stop("loop.repeated_call", f"{call.name} was called {self.calls[key]} times with the "
-                                "same arguments", {"tool": call.name, "arguments": call.arguments,
-                                                   "limit": budgets.repeat_limit}))
+            raise _Stopped(
+                Stop(
+                    "loop.repeated_call",
+                    f"{call.name} was called {self.calls[key]} times with the same arguments",
+                    {"tool": call.name, "arguments": call.arguments, "limit": budgets.repeat_limit},
+                )
+            )
         self.tool_calls += 1
         policy = self.agent.tools.policy(call.name)
         await self.emit("tool.call", id=call.id, name=call.name, arguments=call.arguments, policy=policy)
         if policy == "ask":
             # Visible while it waits: a person (or the CLI) sees exactly what is asked.
-            await self.emit("approval.waiting", id=call.id, name=call.name, arguments=call.arguments,
-                            timeout=self.agent.tools.approval_timeout)
+            await self.emit(
+                "approval.waiting",
+                id=call.id,
+                name=call.name,
+                arguments=call.arguments,
+                timeout=self.agent.tools.approval_timeout,
+            )
         began = time.monotonic()
         code: str | None = None
         changed: tuple[str, ...] = ()
@@ -388,16 +506,30 @@ class _Turn:
         try:
             result = await asyncio.wait_for(self.agent.tools.dispatch(call), self.remaining())
         except TimeoutError:
-            raise _Stopped(Stop("budget.wall_time", f"the turn ran out of its {budgets.wall_time:g} s in "
-                                f"{call.name}", {"limit": budgets.wall_time, "tool": call.name})) from None
+            raise _Stopped(
+                Stop(
+                    "budget.wall_time",
+                    f"the turn ran out of its {budgets.wall_time:g} s in {call.name}",
+                    {"limit": budgets.wall_time, "tool": call.name},
+                )
+            ) from None
         except ToolError as error:
             content, code = error_content(error), error.code
         else:
             content = result_content(result, self.settings.max_tool_output)
             changed, waiting = tuple(result.files_changed), tuple(result.pending)
         self.note_result(call, content, changed, waiting)
-        await self.emit("tool.result", id=call.id, name=call.name, ok=code is None, error=code, content=content,
-                        files_changed=list(changed), pending=list(waiting), seconds=round(time.monotonic() - began, 6))
+        await self.emit(
+            "tool.result",
+            id=call.id,
+            name=call.name,
+            ok=code is None,
+            error=code,
+            content=content,
+            files_changed=list(changed),
+            pending=list(waiting),
+            seconds=round(time.monotonic() - began, 6),
+        )
 
     def note_result(self, call: ToolCall, content: str, changed: Sequence[str], waiting: Sequence[str]) -> None:
         """A tool's result joins the conversation and the turn's state (live, and when a turn is restored)."""
@@ -426,13 +558,25 @@ class _Turn:
         self.conversation.replace([handoff])
         self.compactions += 1
         after = self.last_size = self.estimate()
-        await self.emit("compaction", n=self.compactions, tokens_before=before, tokens_after=after,
-                        threshold=model.compact_threshold, summary=summary, state=self.state.to_dict(),
-                        handoff=handoff["content"])
+        await self.emit(
+            "compaction",
+            n=self.compactions,
+            tokens_before=before,
+            tokens_after=after,
+            threshold=model.compact_threshold,
+            summary=summary,
+            state=self.state.to_dict(),
+            handoff=handoff["content"],
+        )
         if after >= model.compact_threshold:
-            raise _Stopped(Stop("context.exhausted", "even compacted, the conversation does not fit under the "
-                                f"compaction threshold ({after} >= {model.compact_threshold} tokens)",
-                                {"tokens": after, "threshold": model.compact_threshold}))
+            raise _Stopped(
+                Stop(
+                    "context.exhausted",
+                    "even compacted, the conversation does not fit under the "
+                    f"compaction threshold ({after} >= {model.compact_threshold} tokens)",
+                    {"tokens": after, "threshold": model.compact_threshold},
+                )
+            )
 
 
 def _usage(raw: Any, messages: list[dict[str, Any]], completion: Any) -> RequestUsage:
@@ -447,10 +591,21 @@ def _read(completion: Any, messages: list[dict[str, Any]]) -> _Reply:
     choice = completion.choices[0] if completion.choices else None
     message = choice.message if choice is not None else None
     content = message.content if message is not None else None
-    calls = [ToolCall(c.id, c.function.name, c.function.arguments or "")
-             for c in (message.tool_calls or []) if getattr(c, "function", None) is not None] if message else []
-    return _Reply(content, calls, choice.finish_reason if choice else None,
-                  _usage(completion.usage, messages, [content, [c.arguments for c in calls]]))
+    calls = (
+        [
+            ToolCall(c.id, c.function.name, c.function.arguments or "")
+            for c in (message.tool_calls or [])
+            if getattr(c, "function", None) is not None
+        ]
+        if message
+        else []
+    )
+    return _Reply(
+        content,
+        calls,
+        choice.finish_reason if choice else None,
+        _usage(completion.usage, messages, [content, [c.arguments for c in calls]]),
+    )
 
 
 async def _collect(stream: Any, messages: list[dict[str, Any]]) -> _Reply:
@@ -525,15 +680,22 @@ def _restore_reply(turn: _Turn, f: Mapping[str, Any], compacting: bool) -> tuple
     """A kept reply: its usage counted; unless it was a compaction summary, its message appended as sent.
     Returns its calls (awaiting results) and its text when it was an answer."""
     usage = f.get("usage") or {}
-    turn.usage.append(RequestUsage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)),
-                                   int(usage.get("cached_tokens", 0)), bool(usage.get("estimated")),
-                                   compaction=compacting))
+    turn.usage.append(
+        RequestUsage(
+            int(usage.get("prompt_tokens", 0)),
+            int(usage.get("completion_tokens", 0)),
+            int(usage.get("cached_tokens", 0)),
+            bool(usage.get("estimated")),
+            compaction=compacting,
+        )
+    )
     if compacting:
         return None
     calls = [ToolCall(c["id"], c["name"], c["arguments"]) for c in f.get("tool_calls") or []]
     message: dict[str, Any] = {"role": "assistant", "content": f.get("content")}
     if calls:
-        message["tool_calls"] = [{"id": c.id, "type": "function",
-                                  "function": {"name": c.name, "arguments": c.arguments}} for c in calls]
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in calls
+        ]
     turn.conversation.append(message)
     return {c.id: c for c in calls}, (f.get("content") if not calls else _NO_ANSWER)

@@ -28,12 +28,56 @@ _LEARNT_FROM = ("propose_diff", "propose_contract")
 
 
 #: Words too common to make two texts related.
-_COMMON = frozenset((
-    "the", "and", "for", "with", "this", "that", "from", "into", "are", "was", "were", "has", "have", "had",
-    "not", "but", "you", "your", "its", "our", "all", "any", "can", "will", "would", "should", "then",
-    "than", "them", "they", "there", "here", "what", "which", "when", "who", "how", "again", "also", "just",
-    "only", "more", "most", "some", "such", "very",
-))
+_COMMON = frozenset(
+    (
+        "the",
+        "and",
+        "for",
+        "with",
+        "this",
+        "that",
+        "from",
+        "into",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "not",
+        "but",
+        "you",
+        "your",
+        "its",
+        "our",
+        "all",
+        "any",
+        "can",
+        "will",
+        "would",
+        "should",
+        "then",
+        "than",
+        "them",
+        "they",
+        "there",
+        "here",
+        "what",
+        "which",
+        "when",
+        "who",
+        "how",
+        "again",
+        "also",
+        "just",
+        "only",
+        "more",
+        "most",
+        "some",
+        "such",
+        "very",
+    )
+)
 
 
 def _words(text: str) -> set[str]:
@@ -79,9 +123,11 @@ class AgentMemory:
 
     async def remember(self, kind: str, text: str, *, turn: str = "") -> None:
         stamp = f"{int(time.time() * 1000):013d}-{secrets.token_hex(3)}"
-        await self.board.put(f"{MEMORY_PREFIX}.{self.agent}.{stamp}",
-                             {"kind": kind, "text": text[:600], "turn": turn, "time": time.time()},
-                             writer=f"agent:{self.agent}")
+        await self.board.put(
+            f"{MEMORY_PREFIX}.{self.agent}.{stamp}",
+            {"kind": kind, "text": text[:600], "turn": turn, "time": time.time()},
+            writer=f"agent:{self.agent}",
+        )
 
     async def entries(self) -> list[dict[str, Any]]:
         found = []
@@ -110,14 +156,20 @@ class AgentMemory:
                 await self.remember(str(data["name"]), text, turn=frame.turn)
         elif frame.kind == "turn.stopped" and (data.get("stop") or {}).get("code") != "completed":
             stop = data.get("stop") or {}
-            await self.remember("stop", f"a turn on {self._prompt[:160]!r} stopped: {stop.get('code')}: "
-                                        f"{stop.get('message', '')}", turn=frame.turn)
+            await self.remember(
+                "stop",
+                f"a turn on {self._prompt[:160]!r} stopped: {stop.get('code')}: {stop.get('message', '')}",
+                turn=frame.turn,
+            )
 
 
 def _outcome(tool: str, arguments: str, result: dict[str, Any], prompt: str) -> str | None:
     """One line on what a change came to: the files it named, and applied, rejected (why) or conflicted."""
-    files = sorted(set(re.findall(r"\+\+\+ b/([^\s\\\\\"]+)", arguments))) if tool == "propose_diff" else \
-        sorted(set(re.findall(r"contract: ([a-z0-9_-]+)", arguments)))
+    files = (
+        sorted(set(re.findall(r"\+\+\+ b/([^\s\\\\\"]+)", arguments)))
+        if tool == "propose_diff"
+        else sorted(set(re.findall(r"contract: ([a-z0-9_-]+)", arguments)))
+    )
     what = f"{tool} on {', '.join(files) or 'files'} for {prompt[:120]!r}"
     if result.get("ok"):
         return f"{what}: done ({str(result.get('content', ''))[:160]})"

@@ -77,8 +77,13 @@ class Step:
         return cls(content=text, delay=delay, usage=usage)
 
     @classmethod
-    def call(cls, *calls: ToolCallStep | tuple[str, Any], content: str | None = None, delay: float = 0.0,
-             usage: Mapping[str, int] | None = None) -> Step:
+    def call(
+        cls,
+        *calls: ToolCallStep | tuple[str, Any],
+        content: str | None = None,
+        delay: float = 0.0,
+        usage: Mapping[str, int] | None = None,
+    ) -> Step:
         """One or several tool calls in one response: ``Step.call(("read_file", {"path": "a.py"}))``."""
         if not calls:
             raise ValueError("Step.call needs at least one tool call")
@@ -90,16 +95,22 @@ class Step:
         """An HTTP error: 429 (rate limited), 500/503 (server error), 400 (bad request)..."""
         if status < 400:
             raise ValueError(f"Step.fail needs an error status, not {status}")
-        return cls(status=status, error=message or f"scripted error {status}", retry_after=retry_after,
-                   delay=delay)
+        return cls(status=status, error=message or f"scripted error {status}", retry_after=retry_after, delay=delay)
 
     @classmethod
     def stall(cls, seconds: float, then: Step | None = None) -> Step:
         """Answer only after ``seconds`` (with ``then``, a message by default): a client with a shorter timeout
         gives up, and the SDK retries on the next step."""
         base = then or cls.say("late")
-        return cls(content=base.content, tool_calls=base.tool_calls, status=base.status, error=base.error,
-                   delay=seconds, retry_after=base.retry_after, usage=base.usage)
+        return cls(
+            content=base.content,
+            tool_calls=base.tool_calls,
+            status=base.status,
+            error=base.error,
+            delay=seconds,
+            retry_after=base.retry_after,
+            usage=base.usage,
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "") -> Step:
@@ -114,9 +125,12 @@ class Step:
             return cls.call(*calls, content=data.get("content"), delay=delay, usage=usage)
         if "fail" in data:
             return cls.fail(int(data["fail"]), str(data.get("message", "")), delay=delay)
-        raise InputError(f"a scripted step needs one of say, call, fail; got {sorted(data)}",
-                         code="agent.script_invalid", location=Location(file=where or None),
-                         hint='e.g. {"say": "done"} or {"call": [{"name": "read_file", "arguments": {"path": "a"}}]}')
+        raise InputError(
+            f"a scripted step needs one of say, call, fail; got {sorted(data)}",
+            code="agent.script_invalid",
+            location=Location(file=where or None),
+            hint='e.g. {"say": "done"} or {"call": [{"name": "read_file", "arguments": {"path": "a"}}]}',
+        )
 
 
 @dataclass(frozen=True)
@@ -139,8 +153,7 @@ class ScriptedServer:
     function from the request to its step (for long or reactive scripts); past the end of a list, requests get
     400 ``script_exhausted`` (not retried by clients: a test that runs off its script fails fast)."""
 
-    def __init__(self, script: Sequence[Step] | Responder, *, model: str = DEFAULT_MODEL,
-                 chunk_size: int = 8) -> None:
+    def __init__(self, script: Sequence[Step] | Responder, *, model: str = DEFAULT_MODEL, chunk_size: int = 8) -> None:
         self._steps: list[Step] | None = None if callable(script) else list(script)
         self._responder: Responder | None = script if callable(script) else None
         self.model = model
@@ -158,8 +171,7 @@ class ScriptedServer:
         server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         server.daemon_threads = True
         self._httpd = server
-        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="scripted-openai",
-                                        daemon=True)
+        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="scripted-openai", daemon=True)
         self._thread.start()
         return self
 
@@ -250,8 +262,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
-            self._json(200, {"object": "list", "data": [{"id": self.scripted.model, "object": "model",
-                                                           "created": 0, "owned_by": "subhive"}]})
+            self._json(
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": self.scripted.model, "object": "model", "created": 0, "owned_by": "subhive"}],
+                },
+            )
         else:
             self._json(404, _error(f"no route GET {self.path}", "not_found"))
 
@@ -269,14 +286,14 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             self.scripted._record(record)
-            self._json(400, _error("the body must be a JSON object with messages", "invalid_request"),
-                       retry=False)
+            self._json(400, _error("the body must be a JSON object with messages", "invalid_request"), retry=False)
             return
         try:
             step = self.scripted._take(record)
         except Exception as exc:  # a bug in a function script: the test fails at once, saying where
-            self._json(400, _error(f"the script function raised {type(exc).__name__}: {exc}", "script_error"),
-                       retry=False)
+            self._json(
+                400, _error(f"the script function raised {type(exc).__name__}: {exc}", "script_error"), retry=False
+            )
             return
         if step is None:
             self._json(400, _error("the scripted server's script is exhausted", "script_exhausted"), retry=False)
@@ -297,9 +314,14 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(body.get("model") or self.scripted.model)
         prompt = estimate_tokens({"messages": body["messages"], "tools": body.get("tools", [])})
         number = len(self.scripted.requests)
-        calls = [{"id": c.id or f"call_{number}_{i}", "type": "function",
-                  "function": {"name": c.name, "arguments": c.arguments_text()}}
-                 for i, c in enumerate(step.tool_calls)]
+        calls = [
+            {
+                "id": c.id or f"call_{number}_{i}",
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments_text()},
+            }
+            for i, c in enumerate(step.tool_calls)
+        ]
         completion = estimate_tokens({"content": step.content, "tool_calls": calls})
         usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
         if step.usage:
@@ -313,12 +335,29 @@ class _Handler(BaseHTTPRequestHandler):
         message: dict[str, Any] = {"role": "assistant", "content": step.content}
         if calls:
             message["tool_calls"] = calls
-        self._json(200, {"id": ident, "object": "chat.completion", "created": int(time.time()), "model": model,
-                         "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-                         "usage": usage})
+        self._json(
+            200,
+            {
+                "id": ident,
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+                "usage": usage,
+            },
+        )
 
-    def _stream(self, step: Step, body: dict[str, Any], *, ident: str, model: str, calls: list[dict[str, Any]],
-                finish: str, usage: dict[str, int]) -> None:
+    def _stream(
+        self,
+        step: Step,
+        body: dict[str, Any],
+        *,
+        ident: str,
+        model: str,
+        calls: list[dict[str, Any]],
+        finish: str,
+        usage: dict[str, int],
+    ) -> None:
         size = self.scripted.chunk_size
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -328,32 +367,54 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
         def chunk(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> None:
-            data = {"id": ident, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
-                    **extra}
+            data = {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
+                **extra,
+            }
             self.wfile.write(b"data: " + json.dumps(data).encode() + b"\n\n")
             self.wfile.flush()
 
         chunk({"role": "assistant", "content": ""})
         text = step.content or ""
         for start in range(0, len(text), size):
-            chunk({"content": text[start:start + size]})
+            chunk({"content": text[start : start + size]})
         for index, call in enumerate(calls):
             arguments = call["function"]["arguments"]
-            chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                   "function": {"name": call["function"]["name"], "arguments": ""}}]})
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["function"]["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
             for start in range(0, len(arguments), size):
-                chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[start:start + size]}}]})
+                chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[start : start + size]}}]})
         chunk({}, finish)
         if (body.get("stream_options") or {}).get("include_usage"):
-            data = {"id": ident, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
-                    "choices": [], "usage": usage}
+            data = {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [],
+                "usage": usage,
+            }
             self.wfile.write(b"data: " + json.dumps(data).encode() + b"\n\n")
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
 
-    def _json(self, status: int, payload: Any, *, headers: Mapping[str, str] | None = None,
-              retry: bool | None = None) -> None:
+    def _json(
+        self, status: int, payload: Any, *, headers: Mapping[str, str] | None = None, retry: bool | None = None
+    ) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")

@@ -64,12 +64,18 @@ class ModelSettings:
         env = os.environ if environ is None else environ
         base_url = self.base_url or env.get("OPENAI_BASE_URL", "").strip()
         if not base_url:
-            raise NoEndpoint(f"no model endpoint for {self.model!r}: OPENAI_BASE_URL is not set and the agent "
-                             "names no base_url", location=where,
-                             hint="export OPENAI_BASE_URL=http://127.0.0.1:11434/v1 (Ollama; vLLM, llama.cpp and "
-                                  "hosted APIs work the same), or set base_url in the agent's [agents.NAME.model]")
-        key = self.api_key or (env.get(self.api_key_env, "") if self.api_key_env else "") \
-            or env.get("OPENAI_API_KEY", "") or PLACEHOLDER_KEY
+            raise NoEndpoint(
+                f"no model endpoint for {self.model!r}: OPENAI_BASE_URL is not set and the agent names no base_url",
+                location=where,
+                hint="export OPENAI_BASE_URL=http://127.0.0.1:11434/v1 (Ollama; vLLM, llama.cpp and "
+                "hosted APIs work the same), or set base_url in the agent's [agents.NAME.model]",
+            )
+        key = (
+            self.api_key
+            or (env.get(self.api_key_env, "") if self.api_key_env else "")
+            or env.get("OPENAI_API_KEY", "")
+            or PLACEHOLDER_KEY
+        )
         return base_url, key
 
 
@@ -115,5 +121,6 @@ def open_client(settings: ModelSettings, environ: Mapping[str, str] | None = Non
     import openai
 
     base_url, key = settings.endpoint(environ)
-    return openai.AsyncOpenAI(base_url=base_url, api_key=key, max_retries=settings.max_retries,
-                              timeout=settings.timeout)
+    return openai.AsyncOpenAI(
+        base_url=base_url, api_key=key, max_retries=settings.max_retries, timeout=settings.timeout
+    )

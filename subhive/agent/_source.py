@@ -47,8 +47,12 @@ class AgentStopped(SubhiveError):
     default_code = "agent.stopped"
 
     def __init__(self, agent: str, stop: Stop, key: str) -> None:
-        super().__init__(f"agent {agent} stopped on {key}: {stop.message}", code=f"agent.{stop.code}",
-                         location=Location(subject=key), hint="read the turn's frames: subhive board show HIVE")
+        super().__init__(
+            f"agent {agent} stopped on {key}: {stop.message}",
+            code=f"agent.{stop.code}",
+            location=Location(subject=key),
+            hint="read the turn's frames: subhive board show HIVE",
+        )
         self.stop = stop
 
 
@@ -58,8 +62,15 @@ class AgentSource:
 
     priority = 0
 
-    def __init__(self, spec: AgentSpec, *, hive_dir: Path, stubs_dir: Path | None = None,
-                 approver: Approver | None = None, client: Any = None) -> None:
+    def __init__(
+        self,
+        spec: AgentSpec,
+        *,
+        hive_dir: Path,
+        stubs_dir: Path | None = None,
+        approver: Approver | None = None,
+        client: Any = None,
+    ) -> None:
         self.spec = spec
         self.name = "agent_" + spec.name.replace("-", "_")
         self.triggers: tuple[str, ...] = spec.trigger.keys
@@ -75,8 +86,10 @@ class AgentSource:
     def prompt_for(self, entry: Entry) -> str:
         """What the turn is asked: the key that was written, its revision, who wrote it and the value."""
         value = json.dumps(entry.value, ensure_ascii=False, sort_keys=True)
-        return (f"The key {entry.key} of your hive's blackboard was written (revision {entry.revision}, by "
-                f"{entry.writer or 'someone'}). Its value:\n{value}\n\nDo your task for it.")
+        return (
+            f"The key {entry.key} of your hive's blackboard was written (revision {entry.revision}, by "
+            f"{entry.writer or 'someone'}). Its value:\n{value}\n\nDo your task for it."
+        )
 
     async def activate(self, entry: Entry, ctx: Any) -> Sequence[Write | Reply]:
         bindings = load_bindings(self.stubs_dir) if self.stubs_dir is not None else []
@@ -94,9 +107,18 @@ class AgentSource:
         approver = self.approver
         if approver is None and getattr(ctx, "root", None) is not None:  # under `subhive up`: a person at the root
             approver = root_approver(ctx.root, agent=self.spec.name, turn=turn)
-        agent = build_agent(self.spec, hive=ctx.hive, hive_dir=self.hive_dir, board=ctx.board,
-                            transport=ctx.transport, bindings=bindings, approver=approver, client=self.client,
-                            root=getattr(ctx, "root", None), records=transcript.board)
+        agent = build_agent(
+            self.spec,
+            hive=ctx.hive,
+            hive_dir=self.hive_dir,
+            board=ctx.board,
+            transport=ctx.transport,
+            bindings=bindings,
+            approver=approver,
+            client=self.client,
+            root=getattr(ctx, "root", None),
+            records=transcript.board,
+        )
         check, prompt = None, self.prompt_for(entry)
         if entry.key.startswith("op."):
             contract, _, operation = entry.key[3:].partition(".")
@@ -106,12 +128,18 @@ class AgentSource:
         memory = AgentMemory(transcript.board, self.spec.name)
         try:
             if resume:
-                result = await agent.resume_turn(turn, resume, on_frame=sinks(transcript, memory), answer_check=check,
-                                                 answer_retries=ANSWER_RETRIES)
+                result = await agent.resume_turn(
+                    turn, resume, on_frame=sinks(transcript, memory), answer_check=check, answer_retries=ANSWER_RETRIES
+                )
             else:
-                result = await agent.run_turn(prompt, on_frame=sinks(transcript, memory), answer_check=check,
-                                              answer_retries=ANSWER_RETRIES, turn_id=turn,
-                                              context=await memory.recall(prompt, self.spec.memory_tokens))
+                result = await agent.run_turn(
+                    prompt,
+                    on_frame=sinks(transcript, memory),
+                    answer_check=check,
+                    answer_retries=ANSWER_RETRIES,
+                    turn_id=turn,
+                    context=await memory.recall(prompt, self.spec.memory_tokens),
+                )
         finally:
             await agent.close()
         if not result.stop.normal:
@@ -121,9 +149,11 @@ class AgentSource:
     def request_prompt(self, binding: ContractBinding, operation: str, request: Any) -> str:
         """What a turn serving an operation is asked: the request, and the reply schema its answer must meet."""
         _input, output = binding.operation(operation)
-        return (f"A request for operation {operation} of contract {binding.id} arrived:\n"
-                f"{json.dumps(request, ensure_ascii=False, sort_keys=True)}\n\nAnswer with only the reply: one "
-                f"JSON value valid against this JSON Schema:\n{json.dumps(binding.schemas[output], sort_keys=True)}")
+        return (
+            f"A request for operation {operation} of contract {binding.id} arrived:\n"
+            f"{json.dumps(request, ensure_ascii=False, sort_keys=True)}\n\nAnswer with only the reply: one "
+            f"JSON value valid against this JSON Schema:\n{json.dumps(binding.schemas[output], sort_keys=True)}"
+        )
 
 
 async def _turn_for(transcript: BoardTranscript, entry: Entry) -> tuple[str, list[dict[str, Any]] | None] | None:
@@ -140,8 +170,11 @@ async def _turn_for(transcript: BoardTranscript, entry: Entry) -> tuple[str, lis
             return turn, frames or None
         if summary.get("status") == "completed":
             return None
-    raise InputError(f"the write {entry.key}@{entry.revision} started 99 turns that all stopped",
-                     code="agent.too_many_attempts", hint="read the turns: subhive board show HIVE")
+    raise InputError(
+        f"the write {entry.key}@{entry.revision} started 99 turns that all stopped",
+        code="agent.too_many_attempts",
+        hint="read the turns: subhive board show HIVE",
+    )
 
 
 def operation_answer(binding: ContractBinding, operation: str) -> Callable[[str | None], Any]:
@@ -155,8 +188,11 @@ def operation_answer(binding: ContractBinding, operation: str) -> Callable[[str 
         try:
             value = json.loads(fenced.group(1) if fenced else text)
         except ValueError as exc:
-            raise ToolError(f"the answer is not JSON: {exc}", code="answer.not_json",
-                            hint="answer with the JSON reply only, no prose around it") from None
+            raise ToolError(
+                f"the answer is not JSON: {exc}",
+                code="answer.not_json",
+                hint="answer with the JSON reply only, no prose around it",
+            ) from None
         binding.check(output, value, moving="outgoing")
         return value
 
@@ -167,9 +203,12 @@ def _provided(bindings: Sequence[ContractBinding], contract: str, hive: str, spe
     for binding in bindings:
         if binding.name == contract and binding.provider == hive:
             return binding
-    raise InputError(f"agent {spec.name} serves {contract}, but {hive} has no stubs for it",
-                     code="agent.contract_missing", location=spec.locations.get(""),
-                     hint="run subhive codegen (subhive up does) so the hive has its contracts")
+    raise InputError(
+        f"agent {spec.name} serves {contract}, but {hive} has no stubs for it",
+        code="agent.contract_missing",
+        location=spec.locations.get(""),
+        hint="run subhive codegen (subhive up does) so the hive has its contracts",
+    )
 
 
 def agent_sources(near: str | Path, *, approver: Approver | None = None, client: Any = None) -> list[AgentSource]:
@@ -178,12 +217,18 @@ def agent_sources(near: str | Path, *, approver: Approver | None = None, client:
     start = Path(near).resolve()
     hive_dir = next((d for d in (start, *start.parents) if (d / MANIFEST_NAME).is_file()), None)
     if hive_dir is None:
-        raise InputError(f"no {MANIFEST_NAME} at or above {start}", code="agent.no_hive",
-                         hint="call agent_sources(__file__) from a module inside the hive's directory")
+        raise InputError(
+            f"no {MANIFEST_NAME} at or above {start}",
+            code="agent.no_hive",
+            hint="call agent_sources(__file__) from a module inside the hive's directory",
+        )
     manifest = load_manifest(hive_dir)
     try:
         stubs: Path | None = open_workspace(find_root(hive_dir)).stubs_dir / manifest.name
     except SubhiveError:
         stubs = None  # a hive outside a workspace (its own tests): no contract tools
-    return [AgentSource(spec, hive_dir=hive_dir, stubs_dir=stubs, approver=approver, client=client)
-            for spec in manifest.agents if spec.trigger.keys or spec.trigger.operation]
+    return [
+        AgentSource(spec, hive_dir=hive_dir, stubs_dir=stubs, approver=approver, client=client)
+        for spec in manifest.agents
+        if spec.trigger.keys or spec.trigger.operation
+    ]

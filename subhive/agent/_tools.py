@@ -15,8 +15,18 @@ import jsonschema_rs
 
 from ..errors import SubhiveError
 
-__all__ = ["POLICIES", "Approval", "Approver", "Policy", "Tool", "ToolBox", "ToolCall", "ToolError", "ToolResult",
-           "schema_object"]
+__all__ = [
+    "POLICIES",
+    "Approval",
+    "Approver",
+    "Policy",
+    "Tool",
+    "ToolBox",
+    "ToolCall",
+    "ToolError",
+    "ToolResult",
+    "schema_object",
+]
 
 log = logging.getLogger("subhive.agent")
 Policy = Literal["allow", "ask", "deny"]
@@ -68,8 +78,10 @@ class Tool:
     check: Callable[[dict[str, Any]], Awaitable[None]] | None = None
 
     def definition(self) -> dict[str, Any]:
-        return {"type": "function", "function": {"name": self.name, "description": self.description,
-                                                 "parameters": dict(self.parameters)}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": dict(self.parameters)},
+        }
 
 
 @dataclass(frozen=True)
@@ -96,9 +108,15 @@ class ToolBox:
     name, the same list for the whole conversation (a changed list would break the prompt prefix); a denied
     tool is not shown, and a call to it is refused with ``tool.denied``."""
 
-    def __init__(self, tools: Iterable[Tool] = (), policies: Mapping[str, Policy] | None = None, *,
-                 default: Policy = "allow", approver: Approver | None = None,
-                 approval_timeout: float = 300.0) -> None:
+    def __init__(
+        self,
+        tools: Iterable[Tool] = (),
+        policies: Mapping[str, Policy] | None = None,
+        *,
+        default: Policy = "allow",
+        approver: Approver | None = None,
+        approval_timeout: float = 300.0,
+    ) -> None:
         if approval_timeout <= 0:
             raise ValueError(f"approval_timeout must be positive, not {approval_timeout}")
         self._entries: dict[str, _Entry] = {}
@@ -125,18 +143,27 @@ class ToolBox:
 
     def definitions(self) -> list[dict[str, Any]]:
         """The tool list sent with every request: fixed content, fixed order."""
-        return [self._entries[name].tool.definition() for name in sorted(self._entries)
-                if self._entries[name].policy != "deny"]
+        return [
+            self._entries[name].tool.definition()
+            for name in sorted(self._entries)
+            if self._entries[name].policy != "deny"
+        ]
 
     async def dispatch(self, call: ToolCall) -> ToolResult:
         """Run ``call`` under its policy; every refusal or failure is raised as :class:`ToolError`."""
         entry = self._entries.get(call.name)
         if entry is None:
-            raise ToolError(f"there is no tool {call.name!r}", code="tool.unknown",
-                            hint=f"the tools are: {', '.join(n for n in self.names() if self.policy(n) != 'deny')}")
+            raise ToolError(
+                f"there is no tool {call.name!r}",
+                code="tool.unknown",
+                hint=f"the tools are: {', '.join(n for n in self.names() if self.policy(n) != 'deny')}",
+            )
         if entry.policy == "deny":
-            raise ToolError(f"{call.name} is denied to this agent by its hive's manifest", code="tool.denied",
-                            hint="do without it, or ask the hive's owner to change the policy")
+            raise ToolError(
+                f"{call.name} is denied to this agent by its hive's manifest",
+                code="tool.denied",
+                hint="do without it, or ask the hive's owner to change the policy",
+            )
         arguments = _parse_arguments(call)
         _validate(entry, arguments, call.name)
         if entry.tool.check is not None:
@@ -146,22 +173,28 @@ class ToolBox:
         value = await _guarded(call, entry.tool.run(arguments))
         return value if isinstance(value, ToolResult) else ToolResult(value)
 
-
     async def _ask(self, call: ToolCall) -> None:
         """Wait for a person's yes (bounded); any other outcome is the tool error the model reads."""
         if self.approver is None:
-            raise ToolError(f"{call.name} needs a person's approval and no one can be asked in this run",
-                            code="tool.approval_unavailable",
-                            hint="the hive's manifest asks for approval of this tool; do without it")
+            raise ToolError(
+                f"{call.name} needs a person's approval and no one can be asked in this run",
+                code="tool.approval_unavailable",
+                hint="the hive's manifest asks for approval of this tool; do without it",
+            )
         try:
             answer = await asyncio.wait_for(self.approver(call), self.approval_timeout)
         except TimeoutError:
-            raise ToolError(f"no one answered the approval of {call.name} within {self.approval_timeout:g} s",
-                            code="tool.approval_timeout",
-                            hint="the call did not run; go on without it or try again later") from None
+            raise ToolError(
+                f"no one answered the approval of {call.name} within {self.approval_timeout:g} s",
+                code="tool.approval_timeout",
+                hint="the call did not run; go on without it or try again later",
+            ) from None
         if not answer.approved:
-            raise ToolError(f"{call.name} was refused by a person: {answer.reason or 'no reason given'}",
-                            code="tool.rejected", hint="take the reason into account; do not repeat the call")
+            raise ToolError(
+                f"{call.name} was refused by a person: {answer.reason or 'no reason given'}",
+                code="tool.rejected",
+                hint="take the reason into account; do not repeat the call",
+            )
 
 
 async def _guarded(call: ToolCall, work: Awaitable[Any]) -> Any:
@@ -175,8 +208,11 @@ async def _guarded(call: ToolCall, work: Awaitable[Any]) -> Any:
         raise ToolError(exc.message, code=exc.code, location=exc.location, hint=exc.hint) from exc
     except Exception as exc:
         log.exception("tool %s failed", call.name)
-        raise ToolError(f"{call.name} failed: {type(exc).__name__}", code="tool.crashed",
-                        hint="the hive's log has the details; try another way") from exc
+        raise ToolError(
+            f"{call.name} failed: {type(exc).__name__}",
+            code="tool.crashed",
+            hint="the hive's log has the details; try another way",
+        ) from exc
 
 
 def _parse_arguments(call: ToolCall) -> dict[str, Any]:
@@ -184,11 +220,17 @@ def _parse_arguments(call: ToolCall) -> dict[str, Any]:
     try:
         arguments = json.loads(text)
     except ValueError as exc:
-        raise ToolError(f"the arguments of {call.name} are not JSON: {exc}", code="tool.arguments_malformed",
-                        hint="send the arguments as one JSON object matching the tool's parameters") from None
+        raise ToolError(
+            f"the arguments of {call.name} are not JSON: {exc}",
+            code="tool.arguments_malformed",
+            hint="send the arguments as one JSON object matching the tool's parameters",
+        ) from None
     if not isinstance(arguments, dict):
-        raise ToolError(f"the arguments of {call.name} must be a JSON object, not {type(arguments).__name__}",
-                        code="tool.arguments_malformed", hint="send one JSON object")
+        raise ToolError(
+            f"the arguments of {call.name} must be a JSON object, not {type(arguments).__name__}",
+            code="tool.arguments_malformed",
+            hint="send one JSON object",
+        )
     return arguments
 
 
@@ -199,8 +241,11 @@ def _validate(entry: _Entry, arguments: dict[str, Any], name: str) -> None:
         return
     error = next(iter(entry.validator.iter_errors(arguments)))
     pointer = "".join("/" + str(p) for p in error.instance_path) or "/"
-    raise ToolError(f"the arguments of {name} are invalid at {pointer}: {error.message}",
-                    code="tool.arguments_invalid", hint="match the tool's parameters schema")
+    raise ToolError(
+        f"the arguments of {name} are invalid at {pointer}: {error.message}",
+        code="tool.arguments_invalid",
+        hint="match the tool's parameters schema",
+    )
 
 
 def error_content(error: ToolError) -> str:
@@ -222,5 +267,4 @@ def result_content(result: ToolResult, limit: int) -> str:
 
 def schema_object(properties: Mapping[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
     """A closed JSON Schema object for a tool's parameters."""
-    return {"type": "object", "properties": dict(properties), "required": list(required),
-            "additionalProperties": False}
+    return {"type": "object", "properties": dict(properties), "required": list(required), "additionalProperties": False}

@@ -50,8 +50,11 @@ def _slow_encode(payload: Any) -> bytes:
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise PayloadError("payload.bad_unicode", f"the payload holds a lone surrogate ({exc.object[exc.start]!a}), "
-                                                  "which is not Unicode text and cannot be sent as UTF-8") from None
+        raise PayloadError(
+            "payload.bad_unicode",
+            f"the payload holds a lone surrogate ({exc.object[exc.start]!a}), "
+            "which is not Unicode text and cannot be sent as UTF-8",
+        ) from None
     if depth_over(data):
         raise PayloadError("payload.too_deep", f"the payload nests deeper than {MAX_DEPTH} levels")
     return data
@@ -137,6 +140,8 @@ def _slow_decode(data: bytes) -> Any:
         try:
             _ENCODER.encode(value).encode("utf-8")
         except UnicodeEncodeError:
-            raise PayloadError("payload.bad_unicode", "the payload holds a lone surrogate escape (\\ud800 to "
-                                                      "\\udfff unpaired): not a Unicode scalar value") from None
+            raise PayloadError(
+                "payload.bad_unicode",
+                "the payload holds a lone surrogate escape (\\ud800 to \\udfff unpaired): not a Unicode scalar value",
+            ) from None
     return value

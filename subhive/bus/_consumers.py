@@ -58,8 +58,13 @@ def event_consumer_config(*, ack_wait: float = EVENT_ACK_WAIT, durable: str | No
     """The delivery accounting of a hive's durable consumer of one event: explicit acks, everything from the
     start, redelivered without limit (the transport, not the server, decides when an event is dead).
     :meth:`ConsumerSpec.config` adds where it delivers."""
-    return ConsumerConfig(durable_name=durable, ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL,
-                          max_deliver=MAX_DELIVER_UNLIMITED, ack_wait=ack_wait)
+    return ConsumerConfig(
+        durable_name=durable,
+        ack_policy=AckPolicy.EXPLICIT,
+        deliver_policy=DeliverPolicy.ALL,
+        max_deliver=MAX_DELIVER_UNLIMITED,
+        ack_wait=ack_wait,
+    )
 
 
 @dataclass(frozen=True)
@@ -93,16 +98,24 @@ class ConsumerSpec:
         return config
 
 
-def event_consumer(hive: str, contract: str, major: int, event: str, *,
-                   ack_wait: float = EVENT_ACK_WAIT) -> ConsumerSpec:
+def event_consumer(
+    hive: str, contract: str, major: int, event: str, *, ack_wait: float = EVENT_ACK_WAIT
+) -> ConsumerSpec:
     """The consumer through which ``hive`` reads ``event`` of ``contract`` v``major``.
 
     >>> event_consumer("web", "orders", 1, "order_placed").deliver_subject
     '_INBOX_web.deliver.web__orders__v1__order_placed'
     """
     name = durable_name(hive, contract, major, event)
-    return ConsumerSpec(hive, event_stream(contract, major), name, event_subject(contract, major, event),
-                        deliver_subject(hive, name), ack_wait, EVENT_MAX_ACK_PENDING)
+    return ConsumerSpec(
+        hive,
+        event_stream(contract, major),
+        name,
+        event_subject(contract, major, event),
+        deliver_subject(hive, name),
+        ack_wait,
+        EVENT_MAX_ACK_PENDING,
+    )
 
 
 def board_consumer(hive: str) -> ConsumerSpec:
@@ -112,8 +125,15 @@ def board_consumer(hive: str) -> ConsumerSpec:
     ('KV_bb_web', '$KV.bb_web.>')
     """
     bucket = kv_bucket(hive)
-    return ConsumerSpec(hive, f"KV_{bucket}", BOARD_CONSUMER, f"$KV.{bucket}.>",
-                        deliver_subject(hive, BOARD_CONSUMER), BOARD_ACK_WAIT, BOARD_MAX_ACK_PENDING)
+    return ConsumerSpec(
+        hive,
+        f"KV_{bucket}",
+        BOARD_CONSUMER,
+        f"$KV.{bucket}.>",
+        deliver_subject(hive, BOARD_CONSUMER),
+        BOARD_ACK_WAIT,
+        BOARD_MAX_ACK_PENDING,
+    )
 
 
 async def ensure_consumers(js: JetStreamContext, specs: Iterable[ConsumerSpec]) -> list[str]:
@@ -132,13 +152,19 @@ async def ensure_consumers(js: JetStreamContext, specs: Iterable[ConsumerSpec]) 
             changed.append(f"{spec.stream}/{spec.name}")
             continue
         have = info.config
-        if have.deliver_subject != spec.deliver_subject or have.deliver_group != spec.name \
-                or have.filter_subject != spec.filter_subject:
+        if (
+            have.deliver_subject != spec.deliver_subject
+            or have.deliver_group != spec.name
+            or have.filter_subject != spec.filter_subject
+        ):
             floor = info.ack_floor.stream_seq if info.ack_floor and info.ack_floor.stream_seq else 0
             await js.delete_consumer(spec.stream, spec.name)
             await js.add_consumer(spec.stream, spec.config(start_after=floor))
-        elif (have.ack_wait, have.max_deliver, have.max_ack_pending) != (wanted.ack_wait, wanted.max_deliver,
-                                                                          wanted.max_ack_pending):
+        elif (have.ack_wait, have.max_deliver, have.max_ack_pending) != (
+            wanted.ack_wait,
+            wanted.max_deliver,
+            wanted.max_ack_pending,
+        ):
             update = spec.config()
             update.deliver_policy, update.opt_start_seq = have.deliver_policy, have.opt_start_seq  # not editable
             await js.add_consumer(spec.stream, update)  # create-or-update

@@ -79,9 +79,15 @@ def _stream_config(hive: str, limits: DeadLetterLimits) -> StreamConfig:
     full = limits.over(DEFAULT_DEAD_LETTER_LIMITS)
     age = full.max_age or 0.0
     # nats-server refuses a duplicate window longer than the stream's max age.
-    return StreamConfig(name=dlq_stream(hive), subjects=[dlq_subject(hive)], storage=StorageType.FILE,
-                        max_bytes=full.max_bytes, max_age=age, discard=DiscardPolicy.NEW,
-                        duplicate_window=min(_DUPLICATE_WINDOW, age) if age else _DUPLICATE_WINDOW)
+    return StreamConfig(
+        name=dlq_stream(hive),
+        subjects=[dlq_subject(hive)],
+        storage=StorageType.FILE,
+        max_bytes=full.max_bytes,
+        max_age=age,
+        discard=DiscardPolicy.NEW,
+        duplicate_window=min(_DUPLICATE_WINDOW, age) if age else _DUPLICATE_WINDOW,
+    )
 
 
 async def ensure_dead_letter_stream(js: JetStreamContext, hive: str, limits: DeadLetterLimits | None = None) -> bool:
@@ -96,14 +102,28 @@ async def ensure_dead_letter_stream(js: JetStreamContext, hive: str, limits: Dea
         return True
     have = info.config
     if (have.max_bytes, have.max_age, have.discard, have.duplicate_window) != (
-            wanted.max_bytes, wanted.max_age, wanted.discard, wanted.duplicate_window):
-        await js.update_stream(have.evolve(max_bytes=wanted.max_bytes, max_age=wanted.max_age,
-                                           discard=wanted.discard, duplicate_window=wanted.duplicate_window))
+        wanted.max_bytes,
+        wanted.max_age,
+        wanted.discard,
+        wanted.duplicate_window,
+    ):
+        await js.update_stream(
+            have.evolve(
+                max_bytes=wanted.max_bytes,
+                max_age=wanted.max_age,
+                discard=wanted.discard,
+                duplicate_window=wanted.duplicate_window,
+            )
+        )
     return False
 
 
-async def ensure_dead_letter_streams(js: JetStreamContext, hives: Mapping[str, DeadLetterLimits] | Iterable[str],
-                                     *, default: DeadLetterLimits | None = None) -> list[str]:
+async def ensure_dead_letter_streams(
+    js: JetStreamContext,
+    hives: Mapping[str, DeadLetterLimits] | Iterable[str],
+    *,
+    default: DeadLetterLimits | None = None,
+) -> list[str]:
     """Provision every hive's dead-letter stream and the replay record; returns the streams created.
 
     ``hives`` maps each hive to its own limits (or just names them: the defaults apply). A shared stream
@@ -140,20 +160,35 @@ async def _ensure_replays_stream(js: JetStreamContext) -> bool:
         return False
     except NotFoundError:
         # Marks are small and only matter while their letter exists: the oldest go first when it is full.
-        await js.add_stream(StreamConfig(name=REPLAYS_STREAM, subjects=[f"{_REPLAYS}.>"], storage=StorageType.FILE,
-                                         max_bytes=_REPLAYS_MAX_BYTES, discard=DiscardPolicy.OLD))
+        await js.add_stream(
+            StreamConfig(
+                name=REPLAYS_STREAM,
+                subjects=[f"{_REPLAYS}.>"],
+                storage=StorageType.FILE,
+                max_bytes=_REPLAYS_MAX_BYTES,
+                discard=DiscardPolicy.OLD,
+            )
+        )
         return True
 
 
 def _one_line(text: str) -> str:
     # Header values are one line; a long message is cut, never the payload.
     flat = " ".join(text.split())
-    return flat if len(flat) <= _MAX_HEADER else flat[:_MAX_HEADER - 3] + "..."
+    return flat if len(flat) <= _MAX_HEADER else flat[: _MAX_HEADER - 3] + "..."
 
 
-async def publish_dead_letter(js: JetStreamContext, hive: str, *, where: tuple[str, int, str, str], subject: str,
-                              data: bytes, headers: Mapping[str, str] | None, error: WireError,
-                              letter_id: str = "") -> str:
+async def publish_dead_letter(
+    js: JetStreamContext,
+    hive: str,
+    *,
+    where: tuple[str, int, str, str],
+    subject: str,
+    data: bytes,
+    headers: Mapping[str, str] | None,
+    error: WireError,
+    letter_id: str = "",
+) -> str:
     """Keep ``data`` (as received on ``subject``) in the hive's dead letters; ``where`` is
     (contract, major, kind, member) with kind ``op``, ``ev`` or ``reply``. Waits for the stream's ack and
     returns the letter's message id: ``letter_id`` when given (``dlq-<hive>-...``), else
@@ -167,8 +202,12 @@ async def publish_dead_letter(js: JetStreamContext, hive: str, *, where: tuple[s
     if letter_id and not letter_id.startswith(f"dlq-{hive}-"):
         raise ValueError(f"a dead letter id of hive {hive} starts with dlq-{hive}-, not {letter_id!r}")
     dlq_headers = {
-        H_CODE: error.code, H_MESSAGE: _one_line(error.message), H_POINTER: error.pointer,
-        H_KEYWORD: error.keyword, H_SUBJECT: subject, H_HEADERS: json.dumps(original, sort_keys=True),
+        H_CODE: error.code,
+        H_MESSAGE: _one_line(error.message),
+        H_POINTER: error.pointer,
+        H_KEYWORD: error.keyword,
+        H_SUBJECT: subject,
+        H_HEADERS: json.dumps(original, sort_keys=True),
         H_MSG_ID: letter_id or new_letter_id(hive, kind, original),
     }
     target = dlq_subject(hive, contract, f"v{major}", kind, member)
@@ -177,16 +216,21 @@ async def publish_dead_letter(js: JetStreamContext, hive: str, *, where: tuple[s
         return dlq_headers[H_MSG_ID]
     except APIError as exc:
         if exc.err_code in _FULL_CODES:
-            raise BusError(f"the dead letters of hive {hive} are full ({exc.description}); this one was not kept",
-                           code="deadletter.full", location=Location(subject=subject),
-                           hint="see `subhive deadletters list --hive " + hive + "`; raise [dead_letters] "
-                                "max_bytes in its subhive.toml or hive.toml") from None
+            raise BusError(
+                f"the dead letters of hive {hive} are full ({exc.description}); this one was not kept",
+                code="deadletter.full",
+                location=Location(subject=subject),
+                hint="see `subhive deadletters list --hive " + hive + "`; raise [dead_letters] "
+                "max_bytes in its subhive.toml or hive.toml",
+            ) from None
         raise
     except (NoStreamResponseError, NoRespondersError):
-        raise BusError(f"no stream keeps the dead letters of hive {hive}", code="deadletter.no_stream",
-                       location=Location(subject=target),
-                       hint="the framework creates each hive's stream before it starts "
-                            "(subhive.bus.ensure_dead_letter_streams)") from None
+        raise BusError(
+            f"no stream keeps the dead letters of hive {hive}",
+            code="deadletter.no_stream",
+            location=Location(subject=target),
+            hint="the framework creates each hive's stream before it starts (subhive.bus.ensure_dead_letter_streams)",
+        ) from None
 
 
 def new_letter_id(hive: str, kind: str, headers: Mapping[str, str]) -> str:
@@ -247,12 +291,23 @@ class DeadLetter:
         return f"{DLQ_STREAM if self.stream == DLQ_STREAM else self.hive}:{self.seq}"
 
     def to_dict(self, *, with_data: bool = False) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "seq": self.seq, "stream": self.stream, "hive": self.hive,
-                               "subject": self.subject, "code": self.code, "message": self.message,
-                               "pointer": self.pointer, "keyword": self.keyword, "headers": self.headers,
-                               "size": len(self.data), "time": self.time.isoformat() if self.time else None,
-                               "msg_id": self.msg_id, "replayed": bool(self.replays),
-                               "replays": [r.to_dict() for r in self.replays]}
+        out: dict[str, Any] = {
+            "id": self.id,
+            "seq": self.seq,
+            "stream": self.stream,
+            "hive": self.hive,
+            "subject": self.subject,
+            "code": self.code,
+            "message": self.message,
+            "pointer": self.pointer,
+            "keyword": self.keyword,
+            "headers": self.headers,
+            "size": len(self.data),
+            "time": self.time.isoformat() if self.time else None,
+            "msg_id": self.msg_id,
+            "replayed": bool(self.replays),
+            "replays": [r.to_dict() for r in self.replays],
+        }
         if with_data:
             out["data"] = self.data.decode("utf-8", "replace")
         return out
@@ -291,17 +346,29 @@ class DeadLetterUsage:
         if self.level == "ok":
             return None
         percent = round((self.used or 0) * 100)
-        tail = ("new ones are refused and counted, the kept ones stay" if self.level == "full"
-                else "when full, new ones are refused")
-        return (f"dead letters of {self.hive} are {self.level.replace('_', ' ')}: {percent}% "
-                f"({_size(self.bytes)} of {_size(self.max_bytes)}, {self.messages} letters); {tail}")
+        tail = (
+            "new ones are refused and counted, the kept ones stay"
+            if self.level == "full"
+            else "when full, new ones are refused"
+        )
+        return (
+            f"dead letters of {self.hive} are {self.level.replace('_', ' ')}: {percent}% "
+            f"({_size(self.bytes)} of {_size(self.max_bytes)}, {self.messages} letters); {tail}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         used = self.used
-        return {"stream": self.stream, "messages": self.messages, "bytes": self.bytes, "max_bytes": self.max_bytes,
-                "max_age": self.max_age, "max_age_text": format_age(self.max_age) if self.max_age else "none",
-                "used": round(used, 4) if used is not None else None, "level": self.level,
-                "warning": self.warning()}
+        return {
+            "stream": self.stream,
+            "messages": self.messages,
+            "bytes": self.bytes,
+            "max_bytes": self.max_bytes,
+            "max_age": self.max_age,
+            "max_age_text": format_age(self.max_age) if self.max_age else "none",
+            "used": round(used, 4) if used is not None else None,
+            "level": self.level,
+            "warning": self.warning(),
+        }
 
 
 class FullnessAlarm:
@@ -352,8 +419,9 @@ class DeadLetters:
         found: list[StreamInfo] = []
         offset = 0
         while True:
-            reply = await self._nc.request("$JS.API.STREAM.LIST", json.dumps({"subject": _ALL, "offset": offset})
-                                           .encode(), timeout=5)
+            reply = await self._nc.request(
+                "$JS.API.STREAM.LIST", json.dumps({"subject": _ALL, "offset": offset}).encode(), timeout=5
+            )
             body = json.loads(reply.data)
             if "error" in body:
                 raise APIError.from_error(body["error"])
@@ -370,9 +438,21 @@ class DeadLetters:
 
     async def usage(self) -> list[DeadLetterUsage]:
         """How full each hive's stream is (the old shared stream is not a hive's, and is left out)."""
-        return sorted((DeadLetterUsage(_hive_of(s), s.config.name or "", s.state.messages, s.state.bytes,
-                                       s.config.max_bytes or 0, s.config.max_age or 0.0)
-                       for s in await self._streams() if s.config.name != DLQ_STREAM), key=lambda u: u.hive)
+        return sorted(
+            (
+                DeadLetterUsage(
+                    _hive_of(s),
+                    s.config.name or "",
+                    s.state.messages,
+                    s.state.bytes,
+                    s.config.max_bytes or 0,
+                    s.config.max_age or 0.0,
+                )
+                for s in await self._streams()
+                if s.config.name != DLQ_STREAM
+            ),
+            key=lambda u: u.hive,
+        )
 
     async def counts(self) -> dict[str, int]:
         """How many dead letters each hive has (from the streams' states, no message is read)."""
@@ -430,7 +510,8 @@ class DeadLetters:
                 continue
             when = raw.time if isinstance(raw.time, datetime) else None
             found.setdefault(letter_seq, []).append(
-                (str(mark.get("msg_id", "")), Replay(when, str(mark.get("by", "")), str(mark.get("result", "")))))
+                (str(mark.get("msg_id", "")), Replay(when, str(mark.get("by", "")), str(mark.get("result", ""))))
+            )
         return found
 
     async def get(self, ref: int | str) -> DeadLetter:
@@ -444,8 +525,11 @@ class DeadLetters:
             try:
                 raw = await self._js.get_msg(stream, seq=seq)
             except NotFoundError:
-                raise BusError(f"no dead letter {prefix}:{seq}", code="deadletter.unknown",
-                               hint="list them with `subhive deadletters list`") from None
+                raise BusError(
+                    f"no dead letter {prefix}:{seq}",
+                    code="deadletter.unknown",
+                    hint="list them with `subhive deadletters list`",
+                ) from None
             candidates = [_letter(stream, raw, seq)]
         else:
             candidates = []
@@ -456,11 +540,15 @@ class DeadLetters:
                     continue
                 candidates.append(_letter(info.config.name or "", raw, seq))
         if not candidates:
-            raise BusError(f"no dead letter {seq}", code="deadletter.unknown",
-                           hint="list them with `subhive deadletters list`")
+            raise BusError(
+                f"no dead letter {seq}", code="deadletter.unknown", hint="list them with `subhive deadletters list`"
+            )
         if len(candidates) > 1:
-            raise BusError(f"{len(candidates)} hives have a dead letter {seq}", code="deadletter.ambiguous",
-                           hint="name it with its hive: " + ", ".join(sorted(c.id for c in candidates)))
+            raise BusError(
+                f"{len(candidates)} hives have a dead letter {seq}",
+                code="deadletter.ambiguous",
+                hint="name it with its hive: " + ", ".join(sorted(c.id for c in candidates)),
+            )
         letter = candidates[0]
         marks = await self._replays(letter.stream, letter.seq)
         return _with_replays(letter, marks.get(letter.seq, []))
@@ -471,15 +559,21 @@ class DeadLetters:
         rest = msg_id.removeprefix("dlq-")
         hives = [rest[:i] for i, c in enumerate(rest) if c == "-" and _is_hive(rest[:i])]
         if not hives:
-            raise BusError(f"{msg_id!r} is not a dead letter's message id", code="deadletter.ref_invalid",
-                           hint="a refused caller is told dlq-<hive>-<id>; `subhive deadletters list` shows HIVE:SEQ")
+            raise BusError(
+                f"{msg_id!r} is not a dead letter's message id",
+                code="deadletter.ref_invalid",
+                hint="a refused caller is told dlq-<hive>-<id>; `subhive deadletters list` shows HIVE:SEQ",
+            )
         for hive in hives:
             for stream in (dlq_stream(hive), DLQ_STREAM):
                 seq = await self._scan(stream, dlq_subject(hive), msg_id)
                 if seq is not None:
                     return f"{DLQ_STREAM if stream == DLQ_STREAM else hive}:{seq}"
-        raise BusError(f"no dead letter {msg_id}", code="deadletter.unknown",
-                       hint="it may have expired (max_age); list them with `subhive deadletters list`")
+        raise BusError(
+            f"no dead letter {msg_id}",
+            code="deadletter.unknown",
+            hint="it may have expired (max_age); list them with `subhive deadletters list`",
+        )
 
     async def _scan(self, stream: str, subject: str, msg_id: str) -> int | None:
         try:
@@ -488,8 +582,9 @@ class DeadLetters:
             return None
         if not info.state.subjects:
             return None
-        sub = await self._js.subscribe(subject, stream=stream, ordered_consumer=True, headers_only=True,
-                                       deliver_policy=DeliverPolicy.ALL)
+        sub = await self._js.subscribe(
+            subject, stream=stream, ordered_consumer=True, headers_only=True, deliver_policy=DeliverPolicy.ALL
+        )
         try:
             while True:
                 msg = await sub.next_msg(timeout=5)
@@ -521,30 +616,38 @@ class DeadLetters:
         try:
             reply = await self._nc.request(target.subject, letter.data, timeout=timeout, headers=headers)
         except NoRespondersError:  # nothing was delivered: no mark
-            raise BusError(f"nobody serves {target.subject} now; dead letter {letter.id} was not replayed",
-                           code="bus.not_served", location=Location(subject=target.subject),
-                           hint="start the provider hive, then replay again") from None
+            raise BusError(
+                f"nobody serves {target.subject} now; dead letter {letter.id} was not replayed",
+                code="bus.not_served",
+                location=Location(subject=target.subject),
+                hint="start the provider hive, then replay again",
+            ) from None
         except NatsTimeout:  # it went out and may have been handled: recorded as sent
             await self._mark(letter, by, f"request re-sent to {target.subject}: no answer within {timeout:g} s")
-            raise BusError(f"{target.subject} did not answer within {timeout:g} s", code="bus.timeout",
-                           location=Location(subject=target.subject)) from None
+            raise BusError(
+                f"{target.subject} did not answer within {timeout:g} s",
+                code="bus.timeout",
+                location=Location(subject=target.subject),
+            ) from None
         code = (reply.headers or {}).get(H_ERROR)
         said = f"request re-sent to {target.subject}: " + (f"refused again ({code})" if code else "answered")
         return said + await self._mark(letter, by, said)
 
-    async def _replay_event(self, letter: DeadLetter, subject: str, hive: str, headers: dict[str, str],
-                            timeout: float) -> str:
+    async def _replay_event(
+        self, letter: DeadLetter, subject: str, hive: str, headers: dict[str, str], timeout: float
+    ) -> str:
         """Send an event's replay to its hive. Sent as a request, only to learn whether anyone listens: the server
         answers "no responders" at once when nobody does; a hive never answers (it may not publish to our
         inbox), so silence means it was delivered."""
         try:
             await self._nc.request(subject, letter.data, timeout=min(timeout, _EVENT_REPLAY_WAIT), headers=headers)
         except NoRespondersError:  # nothing was delivered: no mark
-            raise BusError(f"hive {hive} does not listen on {subject} now; dead letter {letter.id} was not replayed",
-                           code="bus.not_served",
-                           location=Location(subject=subject),
-                           hint=f"start hive {hive} (its transport listens while it consumes the event), then "
-                                "replay again") from None
+            raise BusError(
+                f"hive {hive} does not listen on {subject} now; dead letter {letter.id} was not replayed",
+                code="bus.not_served",
+                location=Location(subject=subject),
+                hint=f"start hive {hive} (its transport listens while it consumes the event), then replay again",
+            ) from None
         except NatsTimeout:
             pass
         return f"event re-sent to {hive} alone ({subject})"
@@ -562,7 +665,7 @@ class DeadLetters:
 
 def _size(n: int) -> str:
     """For people: ``_size(6654)`` is '6.5KiB'."""
-    for unit, factor in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+    for unit, factor in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if n >= factor:
             return f"{n / factor:.1f}".removesuffix(".0") + unit
     return f"{n}B"
@@ -581,8 +684,11 @@ def _parse_ref(ref: int | str) -> tuple[str | None, int]:
     prefix, _, number = text.rpartition(":")
     if number.isdigit() and int(number) > 0 and (not prefix or prefix == DLQ_STREAM or _is_hive(prefix)):
         return prefix or None, int(number)
-    raise BusError(f"{text!r} is not a dead letter", code="deadletter.ref_invalid",
-                   hint="name it as `subhive deadletters list` shows it: HIVE:SEQ (e.g. backend:12), or SEQ")
+    raise BusError(
+        f"{text!r} is not a dead letter",
+        code="deadletter.ref_invalid",
+        hint="name it as `subhive deadletters list` shows it: HIVE:SEQ (e.g. backend:12), or SEQ",
+    )
 
 
 def _is_hive(name: str) -> bool:
@@ -610,9 +716,18 @@ def _letter(stream: str, raw: RawStreamMsg, seq: int) -> DeadLetter:
     except ValueError:
         original = {}
     parts = subject.split(".")
-    return DeadLetter(seq=seq, hive=parts[2] if len(parts) > 2 else "", subject=headers.get(H_SUBJECT, ""),
-                      code=headers.get(H_CODE, ""), message=headers.get(H_MESSAGE, ""),
-                      pointer=headers.get(H_POINTER, ""), keyword=headers.get(H_KEYWORD, ""),
-                      headers={str(k): str(v) for k, v in original.items()} if isinstance(original, dict) else {},
-                      data=raw.data or b"", time=when if isinstance(when, datetime) else None, stream=stream,
-                      msg_id=str(headers.get(H_MSG_ID, "")), kept_on=subject)
+    return DeadLetter(
+        seq=seq,
+        hive=parts[2] if len(parts) > 2 else "",
+        subject=headers.get(H_SUBJECT, ""),
+        code=headers.get(H_CODE, ""),
+        message=headers.get(H_MESSAGE, ""),
+        pointer=headers.get(H_POINTER, ""),
+        keyword=headers.get(H_KEYWORD, ""),
+        headers={str(k): str(v) for k, v in original.items()} if isinstance(original, dict) else {},
+        data=raw.data or b"",
+        time=when if isinstance(when, datetime) else None,
+        stream=stream,
+        msg_id=str(headers.get(H_MSG_ID, "")),
+        kept_on=subject,
+    )

@@ -56,8 +56,10 @@ def _mirrors(cls: type) -> bool:
     """Whether ``cls`` has the code this module mirrors (read once per class)."""
     if cls not in _checked:
         try:
-            _checked[cls] = all(hashlib.sha256(inspect.getsource(getattr(cls, name)).encode()).hexdigest()[:16]
-                                == digest for name, digest in _MIRRORED.items())
+            _checked[cls] = all(
+                hashlib.sha256(inspect.getsource(getattr(cls, name)).encode()).hexdigest()[:16] == digest
+                for name, digest in _MIRRORED.items()
+            )
         except (OSError, TypeError, AttributeError):  # no source to read: nothing to compare
             _checked[cls] = False
     return _checked[cls]
@@ -79,12 +81,15 @@ def supported(nc: Client) -> bool:
     head, trace, span = b"NATS/1.0\r\nA: b\r\nNats-Msg-Id: x", b"4bf92f3577b34da6a3ce929d0e0e4736", 0xF067
     block = head + b"%016x" % 7 + _TRACE_LINE + trace + b"-%016x-01\r\n\r\n" % span
     try:
-        steps_there = (asyncio.iscoroutinefunction(getattr(nc, _WAKE, None)) and hasattr(nc, "_flush_queue")
-                       and type(getattr(nc, "_pending", None)) is list
-                       and all(type(getattr(nc, name, None)) is int for name in ("_pending_data_size",
-                                                                                "_max_pending_size"))
-                       and isinstance(nc.stats, dict) and {"out_msgs", "out_bytes"} <= nc.stats.keys()
-                       and _mirrors(type(nc)))
+        steps_there = (
+            asyncio.iscoroutinefunction(getattr(nc, _WAKE, None))
+            and hasattr(nc, "_flush_queue")
+            and type(getattr(nc, "_pending", None)) is list
+            and all(type(getattr(nc, name, None)) is int for name in ("_pending_data_size", "_max_pending_size"))
+            and isinstance(nc.stats, dict)
+            and {"out_msgs", "out_bytes"} <= nc.stats.keys()
+            and _mirrors(type(nc))
+        )
         theirs = command.hpub_cmd("s.x", "", bytearray(block), b"P")
     except Exception:  # anything unexpected about nats-py's internals means: use its public API
         return False
@@ -131,23 +136,32 @@ class Frames:
 
     def headers(self, contract_id: str, traceparent: str, msg_id: str | None = None) -> dict[str, str]:
         """The four headers as a dict, in wire order (for nats-py's public API: JetStream, the fallback)."""
-        return {H_CONTRACT: contract_id, H_SENDER: self.hive,
-                H_MSG_ID: self.message_id() if msg_id is None else msg_id, H_TRACE: traceparent}
+        return {
+            H_CONTRACT: contract_id,
+            H_SENDER: self.hive,
+            H_MSG_ID: self.message_id() if msg_id is None else msg_id,
+            H_TRACE: traceparent,
+        }
 
     def target(self, subject: str, contract_id: str) -> Target:
         """Where :meth:`send` sends, its constant frame pieces encoded once."""
         if not self.fast or _PLAIN.fullmatch(contract_id) is None or _PLAIN.fullmatch(subject) is None:
             return Target(subject, contract_id)
-        head = (f"NATS/1.0\r\n{H_CONTRACT}: {contract_id}\r\n{H_SENDER}: {self.hive}\r\n"
-                f"{H_MSG_ID}: {self._id_prefix}").encode()
+        head = (
+            f"NATS/1.0\r\n{H_CONTRACT}: {contract_id}\r\n{H_SENDER}: {self.hive}\r\n{H_MSG_ID}: {self._id_prefix}"
+        ).encode()
         return Target(subject, contract_id, f"HPUB {subject} ".encode(), head, len(head) + _VARYING)
 
     async def send(self, target: Target, data: bytes, reply: bytes = b"") -> None:
         """Publish ``data`` to ``target`` with the four headers (and ``reply`` as its reply subject)."""
         line = target.line
         if line is None or (reply and _PLAIN_BYTES.fullmatch(reply) is None):
-            await self._nc.publish(target.subject, data, reply=reply.decode(),
-                                   headers=self.headers(target.contract_id, outgoing_traceparent()))
+            await self._nc.publish(
+                target.subject,
+                data,
+                reply=reply.decode(),
+                headers=self.headers(target.contract_id, outgoing_traceparent()),
+            )
             return
         nc = self._nc
         if not nc.is_connected or nc.is_draining_pubs:
@@ -158,8 +172,17 @@ class Frames:
         if current is None:
             cmd = self._new_trace % (line, reply, size, size + len(data), target.head, n, n, n, data)
         else:  # "| 1": a span id of zeros is invalid
-            cmd = _IN_TRACE % (line, reply, size, size + len(data), target.head, n, current[3:35].encode(),
-                               _bits(64) | 1, data)
+            cmd = _IN_TRACE % (
+                line,
+                reply,
+                size,
+                size + len(data),
+                target.head,
+                n,
+                current[3:35].encode(),
+                _bits(64) | 1,
+                data,
+            )
         stats: dict[str, Any] = nc.stats
         stats["out_msgs"] += 1
         stats["out_bytes"] += len(data)
@@ -179,6 +202,5 @@ class Frames:
             raise errors.ConnectionClosedError
         if nc.is_draining_pubs:
             raise errors.ConnectionDrainingError
-        if not nc.is_connected and (nc._max_pending_size <= 0
-                                    or size + nc.pending_data_size > nc._max_pending_size):
+        if not nc.is_connected and (nc._max_pending_size <= 0 or size + nc.pending_data_size > nc._max_pending_size):
             raise errors.OutboundBufferLimitError

@@ -62,7 +62,7 @@ class Inbox:
             raise
 
     async def _on_reply(self, msg: Msg) -> None:
-        future = self._waiting.pop(msg.subject[len(self._prefix):], None)
+        future = self._waiting.pop(msg.subject[len(self._prefix) :], None)
         if future is not None and not future.done():
             future.set_result(msg)
 

@@ -72,12 +72,17 @@ def bus_plan(workspace: Workspace, lock: Lock) -> BusPlan:
         touches[hive.hive] = (dict(provides), dict(consumes))
     if problems:
         raise ContractInvalid(problems)
-    permissions = {hive: hive_permissions(hive, provides, consumes, operations, events)
-                   for hive, (provides, consumes) in touches.items()}
+    permissions = {
+        hive: hive_permissions(hive, provides, consumes, operations, events)
+        for hive, (provides, consumes) in touches.items()
+    }
     streams = sorted(key for key, names in events.items() if names)
     # The same (hive, contract, major, event) the grants name, so a consumer and its grants always agree.
-    consumers = [event_consumer(hive, contract, major, event)
-                 for hive, (_, consumes) in sorted(touches.items())
-                 for contract, majors in sorted(consumes.items()) for major in sorted(majors)
-                 for event in events.get((contract, major), ())]
+    consumers = [
+        event_consumer(hive, contract, major, event)
+        for hive, (_, consumes) in sorted(touches.items())
+        for contract, majors in sorted(consumes.items())
+        for major in sorted(majors)
+        for event in events.get((contract, major), ())
+    ]
     return BusPlan(permissions, streams, dict(senders), consumers, list(plan.unmet))

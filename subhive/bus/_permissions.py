@@ -51,16 +51,20 @@ _PASSWORD = re.compile(r"[A-Za-z0-9_\-.~+/=]{8,256}")
 
 def _check(pattern: re.Pattern[str], value: str, what: str) -> str:
     if not isinstance(value, str) or not pattern.fullmatch(value):
-        raise UsageError(f"{what} {value!r} cannot be used in a NATS subject (expected {pattern.pattern})",
-                         code="bus.name_invalid")
+        raise UsageError(
+            f"{what} {value!r} cannot be used in a NATS subject (expected {pattern.pattern})", code="bus.name_invalid"
+        )
     return value
 
 
 def _check_password(value: str, whose: str) -> None:
     # The value is never echoed: an error message must not leak a secret into logs.
     if not isinstance(value, str) or not _PASSWORD.fullmatch(value):
-        raise UsageError(f"the {whose} password must be 8 to 256 letters, digits or any of _-.~+/=",
-                         code="bus.password_invalid", hint="make it with secrets.token_urlsafe(24)")
+        raise UsageError(
+            f"the {whose} password must be 8 to 256 letters, digits or any of _-.~+/=",
+            code="bus.password_invalid",
+            hint="make it with secrets.token_urlsafe(24)",
+        )
 
 
 def op_subject(contract: str, major: int, operation: str, sender: str = "*") -> str:
@@ -111,8 +115,10 @@ def durable_name(hive: str, contract: str, major: int, event: str) -> str:
     >>> durable_name("web", "orders", 1, "order_placed")
     'web__orders__v1__order_placed'
     """
-    return (f"{_check(_HIVE, hive, 'hive')}__{_contract_prefix(contract, major).replace('.', '__')}"
-            f"__{_check(_MEMBER, event, 'event')}")
+    return (
+        f"{_check(_HIVE, hive, 'hive')}__{_contract_prefix(contract, major).replace('.', '__')}"
+        f"__{_check(_MEMBER, event, 'event')}"
+    )
 
 
 def kv_bucket(hive: str) -> str:
@@ -134,8 +140,9 @@ def dlq_subject(hive: str, *tokens: str) -> str:
     """
     for token in tokens:
         if not token or any(c in token for c in ".*> \t\r\n"):
-            raise UsageError(f"dead-letter subject token {token!r} is not a plain subject token",
-                             code="bus.name_invalid")
+            raise UsageError(
+                f"dead-letter subject token {token!r} is not a plain subject token", code="bus.name_invalid"
+            )
     return f"subhive.dlq.{_check(_HIVE, hive, 'hive')}." + (".".join(tokens) if tokens else ">")
 
 
@@ -169,8 +176,9 @@ def inbox_prefix(hive: str) -> str:
 
 def _contract_prefix(contract: str, major: int) -> str:
     if isinstance(major, bool) or not isinstance(major, int) or major < 0:
-        raise UsageError(f"major version {major!r} of contract {contract!r} is not a natural number",
-                         code="bus.name_invalid")
+        raise UsageError(
+            f"major version {major!r} of contract {contract!r} is not a natural number", code="bus.name_invalid"
+        )
     return f"{_check(_CONTRACT, contract, 'contract')}.v{major}"
 
 
@@ -180,7 +188,8 @@ def _valid_subject(subject: str) -> bool:
         return False
     # ">" matches the rest, so only as the last token; "*" only as a whole token.
     return all(t != ">" or i == len(tokens) - 1 for i, t in enumerate(tokens)) and all(
-        t in {"*", ">"} or ("*" not in t and ">" not in t) for t in tokens)
+        t in {"*", ">"} or ("*" not in t and ">" not in t) for t in tokens
+    )
 
 
 @dataclass(frozen=True)
@@ -202,8 +211,9 @@ class Permissions:
         for name in ("publish", "subscribe"):
             subjects = getattr(self, name)
             if isinstance(subjects, str):
-                raise UsageError(f"Permissions.{name} takes a sequence of subjects, not one string",
-                                 code="bus.permissions_invalid")
+                raise UsageError(
+                    f"Permissions.{name} takes a sequence of subjects, not one string", code="bus.permissions_invalid"
+                )
             bad = [s for s in subjects if not isinstance(s, str) or not _valid_subject(s)]
             if bad:
                 raise UsageError(f"Permissions.{name} holds invalid subjects: {bad}", code="bus.permissions_invalid")
@@ -215,8 +225,11 @@ class Permissions:
         >>> Permissions(publish=("a",)).union(Permissions(subscribe=("b",))).subscribe
         ('b',)
         """
-        return Permissions(publish=self.publish + other.publish, subscribe=self.subscribe + other.subscribe,
-                           allow_responses=self.allow_responses or other.allow_responses)
+        return Permissions(
+            publish=self.publish + other.publish,
+            subscribe=self.subscribe + other.subscribe,
+            allow_responses=self.allow_responses or other.allow_responses,
+        )
 
     def to_config(self) -> dict[str, object]:
         """The ``permissions`` map of a user in the server's configuration.
@@ -234,9 +247,13 @@ class Permissions:
         return out
 
 
-def hive_permissions(hive: str, provides: Mapping[str, Sequence[int]], consumes: Mapping[str, Sequence[int]],
-                     operations: Mapping[tuple[str, int], Sequence[str]],
-                     events: Mapping[tuple[str, int], Sequence[str]]) -> Permissions:
+def hive_permissions(
+    hive: str,
+    provides: Mapping[str, Sequence[int]],
+    consumes: Mapping[str, Sequence[int]],
+    operations: Mapping[tuple[str, int], Sequence[str]],
+    events: Mapping[tuple[str, int], Sequence[str]],
+) -> Permissions:
     """The grants of one hive: its contracts' subjects as provider or consumer, its blackboard, inboxes, DLQ.
 
     ``provides``/``consumes`` map a contract to the majors the hive serves/uses; ``operations``/``events``
@@ -280,8 +297,9 @@ def _members(table: Mapping[tuple[str, int], Sequence[str]], contract: str, majo
     # A major without operations or events is normal (a gRPC-only contract has neither): it grants nothing.
     members = table.get((contract, major), ())
     if isinstance(members, str):
-        raise UsageError(f"the members of {contract} v{major} must be a list of names, not one string",
-                         code="bus.name_invalid")
+        raise UsageError(
+            f"the members of {contract} v{major} must be a list of names, not one string", code="bus.name_invalid"
+        )
     return members
 
 
@@ -296,6 +314,7 @@ def _members(table: Mapping[tuple[str, int], Sequence[str]], contract: str, majo
 #                                       on its reply subject: anywhere;
 #   DIRECT.GET                          the same: a stored message, headers and all, on the reply subject.
 # Consumers are push consumers the framework creates (subhive.bus._consumers), delivering into the hive's inbox.
+
 
 def _consumer_grants(hive: str, contract: str, major: int, event: str) -> list[str]:
     """What reading one event through the hive's own durable consumer needs (the framework created it)."""
@@ -373,8 +392,9 @@ def accounts_config(users: Mapping[str, tuple[str, Permissions]], *, admin_passw
         _check(_HIVE, hive, "hive")
         _check_password(password, f"hive {hive}'s")
         if not isinstance(permissions, Permissions):
-            raise UsageError(f"the permissions of hive {hive} are not a Permissions object",
-                             code="bus.permissions_invalid")
+            raise UsageError(
+                f"the permissions of hive {hive} are not a Permissions object", code="bus.permissions_invalid"
+            )
         entries.append({"user": hive, "password": password, "permissions": permissions.to_config()})
     # JSON is a subset of the server's configuration syntax, and quoting keeps "$JS..." from being read as
     # a variable reference.

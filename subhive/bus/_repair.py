@@ -23,8 +23,14 @@ def report_to_root(root: RootClient) -> Callable[[Failure], Awaitable[None]]:
     """
 
     async def report(failure: Failure) -> None:
-        await root.propose_repair(code=failure.repair_code, message=failure.message, contract=failure.contract,
-                                  operation=failure.member, subject=failure.subject, count=failure.count,
-                                  sample=failure.sample)
+        await root.propose_repair(
+            code=failure.repair_code,
+            message=failure.message,
+            contract=failure.contract,
+            operation=failure.member,
+            subject=failure.subject,
+            count=failure.count,
+            sample=failure.sample,
+        )
 
     return report

@@ -80,11 +80,15 @@ class ReplayRules:
         """The replay of the letter named ``letter``, kept on ``kept_on``, whose hive says it arrived on
         ``stored_subject`` with ``stored_headers``; raises :class:`BusError` ``deadletter.replay_refused`` when
         the letter asks for anything the lock does not let its hive receive."""
+
         def refuse(why: str) -> BusError:
-            return BusError(f"dead letter {letter} was not replayed: {why}", code="deadletter.replay_refused",
-                            location=Location(subject=kept_on),
-                            hint=f"see it with `subhive deadletters show {letter}`; a letter only goes back to what "
-                                 "its hive receives by contracts.lock, as its provider or its consumer")
+            return BusError(
+                f"dead letter {letter} was not replayed: {why}",
+                code="deadletter.replay_refused",
+                location=Location(subject=kept_on),
+                hint=f"see it with `subhive deadletters show {letter}`; a letter only goes back to what "
+                "its hive receives by contracts.lock, as its provider or its consumer",
+            )
 
         parts = kept_on.split(".")
         if len(parts) != 7 or parts[:2] != ["subhive", "dlq"] or not parts[4][1:].isdigit() or parts[4][0] != "v":
@@ -109,8 +113,9 @@ class ReplayRules:
         if parts[5] == "ev":  # to the hive that kept it, never to the event's subject (every consumer)
             subject = replay_subject(key[0], key[1], key[2], key[3])
         version = self.versions.get((key[1], key[2]), f"{key[2]}.0.0")
-        return ReplayTarget(parts[5], subject, {H_CONTRACT: f"{key[1]}@{version}", H_SENDER: sender,
-                                                H_MSG_ID: message_id()}, key[0])
+        return ReplayTarget(
+            parts[5], subject, {H_CONTRACT: f"{key[1]}@{version}", H_SENDER: sender, H_MSG_ID: message_id()}, key[0]
+        )
 
     def _op(self, key: _Key, stored_subject: str, claimed: str, refuse: Callable[[str], BusError]) -> tuple[str, str]:
         """A request goes back from the sender its subject names (the server let only that hive send on it), which

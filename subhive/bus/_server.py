@@ -68,13 +68,17 @@ class ServerConfig:
         except ValueError:
             loopback = False
         if not loopback:
-            _config_error(f"host {self.host!r} is not a loopback address; the embedded server listens on "
-                          "loopback only", "use 127.0.0.1 or ::1, or configure an external server")
+            _config_error(
+                f"host {self.host!r} is not a loopback address; the embedded server listens on loopback only",
+                "use 127.0.0.1 or ::1, or configure an external server",
+            )
         if isinstance(self.port, bool) or not isinstance(self.port, int) or not 0 <= self.port <= 65535:
             _config_error(f"port {self.port!r} is not in 0..65535", "use 0 to let the server choose a free port")
         if not 1 <= self.max_payload <= _MAX_PAYLOAD_LIMIT:
-            _config_error(f"max_payload {self.max_payload} is not in 1..{_MAX_PAYLOAD_LIMIT}",
-                          "nats-server caps a message at 64 MiB")
+            _config_error(
+                f"max_payload {self.max_payload} is not in 1..{_MAX_PAYLOAD_LIMIT}",
+                "nats-server caps a message at 64 MiB",
+            )
         if self.start_timeout <= 0 or self.stop_timeout <= 0:
             _config_error("start_timeout and stop_timeout must be positive", "use a few seconds")
 
@@ -126,12 +130,15 @@ class BusEndpoint:
 
     def __post_init__(self) -> None:
         if isinstance(self.servers, str) or not self.servers:
-            _config_error(f"servers must be a non-empty list of URLs, not {self.servers!r}",
-                          "e.g. ['nats://127.0.0.1:4222']")
+            _config_error(
+                f"servers must be a non-empty list of URLs, not {self.servers!r}", "e.g. ['nats://127.0.0.1:4222']"
+            )
         for url in self.servers:
             if not isinstance(url, str) or url.partition("://")[0] not in {"nats", "tls", "ws", "wss"}:
-                _config_error(f"server URL {url!r} is not a nats://, tls://, ws:// or wss:// URL",
-                              "e.g. nats://nats.internal:4222")
+                _config_error(
+                    f"server URL {url!r} is not a nats://, tls://, ws:// or wss:// URL",
+                    "e.g. nats://nats.internal:4222",
+                )
         if (self.user is None) != (self.password is None):
             _config_error("a user needs a password and a password needs a user", "give both or neither")
 
@@ -154,12 +161,22 @@ class BusEndpoint:
             pass
 
         try:
-            return await asyncio.wait_for(nats.connect(**self.connect_options(),  # type: ignore[arg-type]
-                                                       allow_reconnect=False, connect_timeout=2,
-                                                       max_reconnect_attempts=1, error_cb=quiet), timeout)
+            return await asyncio.wait_for(
+                nats.connect(
+                    **self.connect_options(),  # type: ignore[arg-type]
+                    allow_reconnect=False,
+                    connect_timeout=2,
+                    max_reconnect_attempts=1,
+                    error_cb=quiet,
+                ),
+                timeout,
+            )
         except (OSError, nats.errors.Error, TimeoutError) as exc:
-            raise BusError(f"cannot reach the NATS server at {', '.join(self.servers)}: {exc}",
-                           code="bus.unavailable", hint="is it running? subhive status says") from None
+            raise BusError(
+                f"cannot reach the NATS server at {', '.join(self.servers)}: {exc}",
+                code="bus.unavailable",
+                hint="is it running? subhive status says",
+            ) from None
 
 
 def find_server_binary(explicit: Path | None = None) -> Path:
@@ -182,8 +199,12 @@ def find_server_binary(explicit: Path | None = None) -> Path:
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return candidate
     where = str(explicit) if explicit is not None else f"{Path(sys.executable).parent} or PATH"
-    raise InputError(f"nats-server was not found at {where}", code="bus.server_missing", hint=_INSTALL_HINT,
-                     location=Location(file=str(explicit)) if explicit is not None else None)
+    raise InputError(
+        f"nats-server was not found at {where}",
+        code="bus.server_missing",
+        hint=_INSTALL_HINT,
+        location=Location(file=str(explicit)) if explicit is not None else None,
+    )
 
 
 def _reap(process: subprocess.Popen[bytes]) -> None:
@@ -324,17 +345,24 @@ class EmbeddedServer:
             if "Reloaded server configuration" in said:
                 return
             if "Failed to reload" in said:
-                raise SubhiveError(f"nats-server refused the new configuration: {said.strip()[-500:]}",
-                                   code="bus.reload_failed", location=Location(file=str(self.config_file)))
+                raise SubhiveError(
+                    f"nats-server refused the new configuration: {said.strip()[-500:]}",
+                    code="bus.reload_failed",
+                    location=Location(file=str(self.config_file)),
+                )
             await asyncio.sleep(_POLL)
-        raise SubhiveError("nats-server did not confirm the new configuration in time", code="bus.reload_failed",
-                           location=Location(file=str(self.log_file)))
+        raise SubhiveError(
+            "nats-server did not confirm the new configuration in time",
+            code="bus.reload_failed",
+            location=Location(file=str(self.log_file)),
+        )
 
     async def __aenter__(self) -> EmbeddedServer:
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.stop()
 
     # -- internals ----------------------------------------------------------------------------------------
@@ -368,11 +396,17 @@ class EmbeddedServer:
                 self._log_offset = log.tell()
                 self._process = subprocess.Popen(  # the child keeps its own copy of the log descriptor
                     [str(self.binary), "-c", str(self.config_file)],
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
         except OSError as exc:
-            raise InputError(f"cannot start nats-server with store {store}: {exc.strerror or exc}",
-                             code="bus.server_failed", location=Location(file=str(store)),
-                             hint="check that the store directory is writable and the binary runs") from exc
+            raise InputError(
+                f"cannot start nats-server with store {store}: {exc.strerror or exc}",
+                code="bus.server_failed",
+                location=Location(file=str(store)),
+                hint="check that the store directory is writable and the binary runs",
+            ) from exc
         self._finalizer = weakref.finalize(self, _reap, self._process)
         return self._process
 
@@ -419,9 +453,12 @@ class EmbeddedServer:
 
     def _failure(self, message: str) -> SubhiveError:
         tail = self._log_tail()
-        return SubhiveError(f"{message}; last output:\n{tail}" if tail else message, code="bus.server_failed",
-                            location=Location(file=str(self.log_file)),
-                            hint="read the server log; a fixed port may be taken by another process")
+        return SubhiveError(
+            f"{message}; last output:\n{tail}" if tail else message,
+            code="bus.server_failed",
+            location=Location(file=str(self.log_file)),
+            hint="read the server log; a fixed port may be taken by another process",
+        )
 
     def _log_tail(self) -> str:
         try:

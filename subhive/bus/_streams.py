@@ -20,8 +20,12 @@ __all__ = ["DUPLICATE_WINDOW", "ensure_event_streams"]
 DUPLICATE_WINDOW = 120.0  # seconds
 
 
-async def ensure_event_streams(js: JetStreamContext, contracts: Iterable[tuple[str, int]], *,
-                               hives: Mapping[str, DeadLetterLimits] | Iterable[str] = ()) -> list[str]:
+async def ensure_event_streams(
+    js: JetStreamContext,
+    contracts: Iterable[tuple[str, int]],
+    *,
+    hives: Mapping[str, DeadLetterLimits] | Iterable[str] = (),
+) -> list[str]:
     """Create the event stream of each (contract, major) that has none and, for each of ``hives`` (names,
     or names with their dead-letter limits), its dead-letter stream; returns the names created.
 
@@ -35,8 +39,9 @@ async def ensure_event_streams(js: JetStreamContext, contracts: Iterable[tuple[s
             await js.stream_info(name)
         except NotFoundError:
             subjects = [event_subject(contract, major, "x").rsplit(".", 1)[0] + ".>"]
-            await js.add_stream(StreamConfig(name=name, subjects=subjects, storage=StorageType.FILE,
-                                             duplicate_window=DUPLICATE_WINDOW))
+            await js.add_stream(
+                StreamConfig(name=name, subjects=subjects, storage=StorageType.FILE, duplicate_window=DUPLICATE_WINDOW)
+            )
             created.append(name)
     hives = hives if isinstance(hives, Mapping) else list(hives)
     if hives:

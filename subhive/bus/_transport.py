@@ -148,11 +148,13 @@ class _Violations:
             verb = "consume"
         named = shown or subject
         via = f" (it refused {key})" if shown and shown != subject else ""
-        return PermissionViolation(f"the NATS server refused to let this hive {verb} {named}{via}",
-                                   location=_at(named),
-                                   hint="a hive may only use the subjects of contracts it provides or consumes "
-                                        "(from the lock); declare the contract in its subhive.toml: a running "
-                                        "`subhive up` follows the change (or run subhive up)")
+        return PermissionViolation(
+            f"the NATS server refused to let this hive {verb} {named}{via}",
+            location=_at(named),
+            hint="a hive may only use the subjects of contracts it provides or consumes "
+            "(from the lock); declare the contract in its subhive.toml: a running "
+            "`subhive up` follows the change (or run subhive up)",
+        )
 
     async def guard(self, call: Awaitable[T], subject: str, *, shown: str | None = None) -> T:
         """Await ``call``, but raise the violation for ``subject`` as soon as the server reports one, instead
@@ -222,12 +224,22 @@ class NatsTransport:
     sender is refused (``bus.sender_unknown``), a second line of defence behind the server's permissions.
     """
 
-    def __init__(self, nc: Client, hive: str, *, request_timeout: float = 5.0, ack_wait: float = 30.0,
-                 durable_events: bool = True, max_concurrency: int = 64,
-                 allowed_senders: Mapping[tuple[str, int], set[str]] | None = None,
-                 on_repeated_failure: Callable[[Failure], Awaitable[None]] | None = None,
-                 event_deadline: float = EVENT_DEADLINE, request_deadline: float | None = None,
-                 crash_bound: int = CRASH_BOUND, _violations: _Violations | None = None) -> None:
+    def __init__(
+        self,
+        nc: Client,
+        hive: str,
+        *,
+        request_timeout: float = 5.0,
+        ack_wait: float = 30.0,
+        durable_events: bool = True,
+        max_concurrency: int = 64,
+        allowed_senders: Mapping[tuple[str, int], set[str]] | None = None,
+        on_repeated_failure: Callable[[Failure], Awaitable[None]] | None = None,
+        event_deadline: float = EVENT_DEADLINE,
+        request_deadline: float | None = None,
+        crash_bound: int = CRASH_BOUND,
+        _violations: _Violations | None = None,
+    ) -> None:
         if event_deadline <= 0 or (request_deadline is not None and request_deadline <= 0) or crash_bound < 2:
             raise ValueError("event_deadline and request_deadline must be positive, crash_bound at least 2")
         self._nc = nc
@@ -238,8 +250,9 @@ class NatsTransport:
         self.event_deadline = event_deadline
         #: Seconds a request handler may run before the caller gets ``handler.timeout``: by default a little under
         #: this hive's own request timeout, the deadline its callers (with the same default) wait for.
-        self.request_deadline = request_timeout * REQUEST_DEADLINE_SHARE if request_deadline is None \
-            else request_deadline
+        self.request_deadline = (
+            request_timeout * REQUEST_DEADLINE_SHARE if request_deadline is None else request_deadline
+        )
         #: Deliveries after which an event this transport has no failure count for is taken to crash its consumer.
         self.crash_bound = crash_bound
         self.ack_wait = ack_wait
@@ -267,25 +280,36 @@ class NatsTransport:
         self._routes: dict[tuple[str, str, str], _Route] = {}
 
     @classmethod
-    async def connect(cls, endpoint: BusEndpoint, hive: str, *, connect_timeout: float = 5.0,
-                      **options: Any) -> NatsTransport:
+    async def connect(
+        cls, endpoint: BusEndpoint, hive: str, *, connect_timeout: float = 5.0, **options: Any
+    ) -> NatsTransport:
         """Connect as ``hive`` (its own inbox prefix, so its credentials need no other hive's inboxes);
         raises ``bus.unavailable`` when no server answers within ``connect_timeout`` seconds."""
         violations = _Violations()
         try:
             # Reconnect forever once connected (a server restart), but bound the first connection: nats-py
             # keeps retrying it too, and an unreachable server must be an error, not a hang.
-            nc = await asyncio.wait_for(nats.connect(**endpoint.connect_options(),  # type: ignore[arg-type]
-                                                     name=f"subhive-{hive}", inbox_prefix=inbox_prefix(hive),
-                                                     error_cb=violations.error_cb, ping_interval=5,
-                                                     disconnected_cb=violations.bumped,
-                                                     reconnected_cb=violations.bumped,
-                                                     max_reconnect_attempts=-1, reconnect_time_wait=0.5,
-                                                     connect_timeout=max(1, int(connect_timeout))),
-                                        connect_timeout)
+            nc = await asyncio.wait_for(
+                nats.connect(
+                    **endpoint.connect_options(),  # type: ignore[arg-type]
+                    name=f"subhive-{hive}",
+                    inbox_prefix=inbox_prefix(hive),
+                    error_cb=violations.error_cb,
+                    ping_interval=5,
+                    disconnected_cb=violations.bumped,
+                    reconnected_cb=violations.bumped,
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=0.5,
+                    connect_timeout=max(1, int(connect_timeout)),
+                ),
+                connect_timeout,
+            )
         except (OSError, nats.errors.Error, TimeoutError) as exc:
-            raise BusError(f"cannot connect hive {hive} to {', '.join(endpoint.servers)}: {exc}",
-                           code="bus.unavailable", hint="is the NATS server running (subhive up)?") from exc
+            raise BusError(
+                f"cannot connect hive {hive} to {', '.join(endpoint.servers)}: {exc}",
+                code="bus.unavailable",
+                hint="is the NATS server running (subhive up)?",
+            ) from exc
         return cls(nc, hive, _violations=violations, **options)
 
     @property
@@ -309,8 +333,11 @@ class NatsTransport:
         key = (contract.name, contract.major, kind, member)
         subject = self._subjects.get(key)
         if subject is None:
-            subject = self._subjects[key] = (op_subject(contract.name, contract.major, member, self.hive)
-                                             if kind == "op" else event_subject(contract.name, contract.major, member))
+            subject = self._subjects[key] = (
+                op_subject(contract.name, contract.major, member, self.hive)
+                if kind == "op"
+                else event_subject(contract.name, contract.major, member)
+            )
         return subject
 
     def _route(self, contract: ContractBinding, kind: str, member: str) -> _Route:
@@ -319,8 +346,13 @@ class NatsTransport:
         sends, receives = contract.operation(member) if kind == "op" else (contract.event(member), "")
         target = self._frames.target(self._subject(contract, kind, member), contract.id)
         route = self._routes[contract.id, kind, member] = _Route(
-            contract, sends, receives, contract.validator(sends).is_valid,
-            contract.validator(receives).is_valid if receives else _no_reply, target)
+            contract,
+            sends,
+            receives,
+            contract.validator(sends).is_valid,
+            contract.validator(receives).is_valid if receives else _no_reply,
+            target,
+        )
         return route
 
     def _encoded(self, route: _Route, payload: Any) -> bytes:
@@ -337,14 +369,23 @@ class NatsTransport:
             try:
                 data = encode(payload)
             except PayloadError as exc:
-                raise PayloadInvalid(f"outgoing {route.contract.id} {route.sends} payload cannot be sent: "
-                                     f"{exc.message}", contract=route.contract.id, schema=route.sends, pointer="",
-                                     keyword="", moving="outgoing", code=exc.code) from None
+                raise PayloadInvalid(
+                    f"outgoing {route.contract.id} {route.sends} payload cannot be sent: {exc.message}",
+                    contract=route.contract.id,
+                    schema=route.sends,
+                    pointer="",
+                    keyword="",
+                    moving="outgoing",
+                    code=exc.code,
+                ) from None
         limit = self._nc.max_payload
         if len(data) > limit:
-            raise BusError(f"the payload is {len(data)} bytes; the server takes at most {limit}",
-                           code="payload.too_large", location=_at(route.target.subject),
-                           hint="send a reference (a blackboard key, a URL) instead of the data itself")
+            raise BusError(
+                f"the payload is {len(data)} bytes; the server takes at most {limit}",
+                code="payload.too_large",
+                location=_at(route.target.subject),
+                hint="send a reference (a blackboard key, a URL) instead of the data itself",
+            )
         return data
 
     async def request(self, contract: ContractBinding, operation: str, payload: Any) -> Any:
@@ -361,18 +402,31 @@ class NatsTransport:
         except NoRespondersError:
             raise self._violations.pop(subject) or NotServed(
                 f"nobody serves {contract.name} v{contract.major} operation {operation!r}",
-                location=_at(subject), hint="start the provider hive (subhive up) or serve its mock") from None
+                location=_at(subject),
+                hint="start the provider hive (subhive up) or serve its mock",
+            ) from None
         except NatsTimeout:
             if self._unavailable():
-                raise BusError(f"{subject}: no answer within {self.request_timeout} s while the NATS server is "
-                               "unavailable (reconnecting)", code="bus.unavailable", location=_at(subject),
-                               hint="retry once the server is back") from None
+                raise BusError(
+                    f"{subject}: no answer within {self.request_timeout} s while the NATS server is "
+                    "unavailable (reconnecting)",
+                    code="bus.unavailable",
+                    location=_at(subject),
+                    hint="retry once the server is back",
+                ) from None
             raise self._violations.pop(subject) or BusError(
-                f"{subject}: no answer within {self.request_timeout} s", code="bus.timeout", location=_at(subject),
-                hint="the provider is overloaded or stuck; see its logs") from None
+                f"{subject}: no answer within {self.request_timeout} s",
+                code="bus.timeout",
+                location=_at(subject),
+                hint="the provider is overloaded or stuck; see its logs",
+            ) from None
         except nats.errors.Error as exc:  # closed, draining, the reconnect buffer full: never nats-py's own error
-            raise BusError(f"{subject}: the request was not sent ({type(exc).__name__})", code="bus.unavailable",
-                           location=_at(subject), hint="retry once the connection is back") from None
+            raise BusError(
+                f"{subject}: the request was not sent ({type(exc).__name__})",
+                code="bus.unavailable",
+                location=_at(subject),
+                hint="retry once the connection is back",
+            ) from None
         self.stats.sent += 1
         headers = msg.headers or {}
         if H_ERROR in headers:
@@ -415,16 +469,27 @@ class NatsTransport:
             if violation is not None:
                 raise violation from None
             if not isinstance(exc, NoStreamResponseError) and self._unavailable():
-                raise BusError(f"the event on {subject} was not stored: the NATS server is unavailable "
-                               "(reconnecting, or JetStream still starting)", code="bus.unavailable",
-                               location=_at(subject), hint="retry with the same msg_id: the stream keeps one "
-                               "copy per id, so a retry never stores the event twice") from None
+                raise BusError(
+                    f"the event on {subject} was not stored: the NATS server is unavailable "
+                    "(reconnecting, or JetStream still starting)",
+                    code="bus.unavailable",
+                    location=_at(subject),
+                    hint="retry with the same msg_id: the stream keeps one "
+                    "copy per id, so a retry never stores the event twice",
+                ) from None
             raise BusError(
-                f"no stream stored the event on {subject}", code="bus.no_stream", location=_at(subject),
-                hint="the framework creates event streams from the lock (subhive.bus.ensure_event_streams)") from None
+                f"no stream stored the event on {subject}",
+                code="bus.no_stream",
+                location=_at(subject),
+                hint="the framework creates event streams from the lock (subhive.bus.ensure_event_streams)",
+            ) from None
         except nats.errors.Error as exc:  # closed, draining, the reconnect buffer full...
-            raise BusError(f"the event on {subject} was not stored: {type(exc).__name__}", code="bus.unavailable",
-                           location=_at(subject), hint="retry with the same msg_id once the server is back") from None
+            raise BusError(
+                f"the event on {subject} was not stored: {type(exc).__name__}",
+                code="bus.unavailable",
+                location=_at(subject),
+                hint="retry with the same msg_id once the server is back",
+            ) from None
         self.stats.sent += 1
 
     def _unavailable(self) -> bool:
@@ -438,20 +503,25 @@ class NatsTransport:
         """Why a message's headers make it unacceptable, or None."""
         sent_as = headers.get(H_CONTRACT)
         if not sent_as or not headers.get(H_SENDER):
-            return WireError("bus.missing_header", f"the message lacks {H_CONTRACT if not sent_as else H_SENDER}",
-                             subject=subject)
+            return WireError(
+                "bus.missing_header", f"the message lacks {H_CONTRACT if not sent_as else H_SENDER}", subject=subject
+            )
         refusal = _sender_refusal(contract, headers, subject)
         if refusal is not None:
             return refusal
         name, _, version = sent_as.partition("@")
         if name != contract.name or version.split(".")[0] != str(contract.major):
-            return WireError("bus.wrong_contract", f"sent as {sent_as}, served as {contract.name} "
-                             f"v{contract.major}", subject=subject)
+            return WireError(
+                "bus.wrong_contract", f"sent as {sent_as}, served as {contract.name} v{contract.major}", subject=subject
+            )
         if self.allowed_senders is not None:
             allowed = self.allowed_senders.get((contract.name, contract.major), set())
             if headers[H_SENDER] not in allowed:  # the vouched sender: _sender_refusal checked they agree
-                return WireError("bus.sender_unknown", f"{headers[H_SENDER]} is not a registered consumer of "
-                                 f"{contract.name} v{contract.major}", subject=subject)
+                return WireError(
+                    "bus.sender_unknown",
+                    f"{headers[H_SENDER]} is not a registered consumer of {contract.name} v{contract.major}",
+                    subject=subject,
+                )
         return None
 
     def _accept(self, contract: ContractBinding, schema: str, msg: Msg) -> tuple[Any, WireError | None]:
@@ -471,20 +541,23 @@ class NatsTransport:
             except PayloadInvalid as exc:
                 refusal = _wire(exc, msg.subject)
             except Exception as exc:
-                refusal = WireError("payload.malformed", f"the payload cannot be validated ({type(exc).__name__})",
-                                    subject=msg.subject)
+                refusal = WireError(
+                    "payload.malformed", f"the payload cannot be validated ({type(exc).__name__})", subject=msg.subject
+                )
         self.stats.received += 1
         return payload, refusal
 
-    async def _keep(self, where: tuple[str, int, str, str], subject: str, data: bytes,
-                    headers: Mapping[str, str], error: WireError) -> str:
+    async def _keep(
+        self, where: tuple[str, int, str, str], subject: str, data: bytes, headers: Mapping[str, str], error: WireError
+    ) -> str:
         """Count a refusal and keep the message in the dead-letter stream; never raises. Returns the letter's
         id (``dlq-<hive>-...``), or "" when the stream did not store it (an event that was not kept must not be
         terminated: it comes back later; a caller must not be told of a letter that does not exist)."""
         self.stats.refused[error.code] += 1
         try:
-            kept = await publish_dead_letter(self._js, self.hive, where=where, subject=subject, data=data,
-                                             headers=headers, error=error)
+            kept = await publish_dead_letter(
+                self._js, self.hive, where=where, subject=subject, data=data, headers=headers, error=error
+            )
             self.stats.dead_lettered += 1
             return kept
         except Exception as exc:  # the refusal itself is answered/counted; losing the copy must not crash the hive
@@ -499,8 +572,9 @@ class NatsTransport:
             contract.operation(operation)
             subject = op_subject(contract.name, contract.major, operation)  # ...op.<operation>.* : every sender
             callback = self._on_request(contract, operation, handler)
-            subs.append(await self._nc.subscribe(subject, queue=f"subhive.{contract.name}.v{contract.major}",
-                                                 cb=callback))
+            subs.append(
+                await self._nc.subscribe(subject, queue=f"subhive.{contract.name}.v{contract.major}", cb=callback)
+            )
         await self._confirm([s.subject for s in subs], subs)
         return _Group([s.unsubscribe for s in subs])
 
@@ -528,8 +602,9 @@ class NatsTransport:
             if trip and time.monotonic() > until:
                 return
 
-    def _on_request(self, contract: ContractBinding, operation: str,
-                    handler: Handler) -> Callable[[Msg], Awaitable[None]]:
+    def _on_request(
+        self, contract: ContractBinding, operation: str, handler: Handler
+    ) -> Callable[[Msg], Awaitable[None]]:
         async def on_message(msg: Msg) -> None:
             # One subscription's callbacks run one at a time: answer each request in a task of its own.
             await self._slots.acquire()
@@ -551,11 +626,15 @@ class NatsTransport:
         except Exception as exc:  # a bug of ours, or the connection went away: the caller still hears, if it can
             log.error("%s: answering %s failed: %s: %s", self.hive, msg.subject, type(exc).__name__, exc)
             if msg.reply:
-                error = WireError("handler.failed", f"the provider could not answer ({type(exc).__name__})",
-                                  subject=msg.subject)
+                error = WireError(
+                    "handler.failed", f"the provider could not answer ({type(exc).__name__})", subject=msg.subject
+                )
                 with contextlib.suppress(Exception):
-                    await self._nc.publish(msg.reply, error.to_bytes(), headers={
-                        H_CONTRACT: contract.id, H_SENDER: self.hive, H_ERROR: error.code})
+                    await self._nc.publish(
+                        msg.reply,
+                        error.to_bytes(),
+                        headers={H_CONTRACT: contract.id, H_SENDER: self.hive, H_ERROR: error.code},
+                    )
 
     async def _answer_once(self, contract: ContractBinding, operation: str, handler: Handler, msg: Msg) -> None:
         input_schema, output_schema = contract.operation(operation)
@@ -572,8 +651,13 @@ class NatsTransport:
                     data = encode(reply)
                 except (PayloadInvalid, PayloadError) as exc:  # e.g. a lone surrogate the schema allowed
                     pointer, keyword = getattr(exc, "pointer", ""), getattr(exc, "keyword", "")
-                    refusal = WireError("provider.invalid_reply", f"the provider's reply broke the contract: "
-                                        f"{exc.message}", pointer, keyword, msg.subject)
+                    refusal = WireError(
+                        "provider.invalid_reply",
+                        f"the provider's reply broke the contract: {exc.message}",
+                        pointer,
+                        keyword,
+                        msg.subject,
+                    )
                     failure = "provider.invalid_reply"
             kept = bool(failure)
         headers = msg.headers or {}
@@ -582,12 +666,16 @@ class NatsTransport:
             # Kept before the answer, which names the letter only once it exists (a full stream keeps none).
             # Only refusals wait for the stream: one JetStream ack, on the error path.
             letter = await self._keep(where, msg.subject, msg.data, headers, refusal)
-            refusal = WireError(refusal.code, refusal.message, refusal.pointer, refusal.keyword, refusal.subject,
-                                letter)
+            refusal = WireError(
+                refusal.code, refusal.message, refusal.pointer, refusal.keyword, refusal.subject, letter
+            )
         if msg.reply:  # else a publish, not a request (a replay, say): nobody waits for an answer
             if refusal is not None:
-                await self._nc.publish(msg.reply, refusal.to_bytes(),
-                                       headers={H_CONTRACT: contract.id, H_SENDER: self.hive, H_ERROR: refusal.code})
+                await self._nc.publish(
+                    msg.reply,
+                    refusal.to_bytes(),
+                    headers={H_CONTRACT: contract.id, H_SENDER: self.hive, H_ERROR: refusal.code},
+                )
             else:
                 # A reply goes to the one inbox that asked, for the contract it asked about: headers would tell
                 # the caller nothing new, and nats-py parses them byte by byte. No Subhive-Error means success.
@@ -608,14 +696,25 @@ class NatsTransport:
             return None, WireError(exc.code, exc.message, subject=msg.subject), ""
         except Exception as exc:  # a bug: the caller learns the class, never a traceback or a repr
             if isinstance(exc, Late):
-                return None, WireError("handler.timeout", f"the provider did not answer within "
-                                       f"{self.request_deadline:g} s", subject=msg.subject), "handler.timeout"
+                return (
+                    None,
+                    WireError(
+                        "handler.timeout",
+                        f"the provider did not answer within {self.request_deadline:g} s",
+                        subject=msg.subject,
+                    ),
+                    "handler.timeout",
+                )
             kind = _error_class(exc)
-            return None, WireError("handler.failed", f"the provider failed on this request ({kind})",
-                                   subject=msg.subject), f"{kind}: {exc}"
+            return (
+                None,
+                WireError("handler.failed", f"the provider failed on this request ({kind})", subject=msg.subject),
+                f"{kind}: {exc}",
+            )
 
-    async def _failed(self, where: tuple[str, int, str, str], error: WireError, sample: bytes,
-                      detail: str = "") -> None:
+    async def _failed(
+        self, where: tuple[str, int, str, str], error: WireError, sample: bytes, detail: str = ""
+    ) -> None:
         """Count a failure of this hive; the second of one error class (the detail's ``Class code`` before the
         colon) on one member goes to ``on_repeated_failure``, once: one repair proposal per class."""
         contract, _, _, member = where
@@ -627,8 +726,17 @@ class NatsTransport:
             # repair per (hive, code, contract, member, subject), whoever sent the failing requests.
             parts = error.subject.split(".")
             subject = ".".join(parts[:5]) if len(parts) == 6 and parts[3] == "op" else error.subject
-            failure = Failure(self.hive, error.code, contract, member, subject, 2,
-                              f"{error.message}: {detail}"[:500] if detail else error.message, sample[:4096], kind)
+            failure = Failure(
+                self.hive,
+                error.code,
+                contract,
+                member,
+                subject,
+                2,
+                f"{error.message}: {detail}"[:500] if detail else error.message,
+                sample[:4096],
+                kind,
+            )
             with contextlib.suppress(Exception):  # reporting must not turn one failure into two
                 await self.on_repeated_failure(failure)
 
@@ -641,6 +749,7 @@ class NatsTransport:
         subject = self._subject(contract, "ev", event)
         where = (contract.name, contract.major, "ev", event)
         if not self.durable_events:
+
             async def on_event(msg: Msg) -> None:
                 try:
                     payload, refusal = self._accept(contract, schema, msg)
@@ -659,20 +768,27 @@ class NatsTransport:
         try:
             # Binding to the hive's own consumer (the framework made it) is where a missing grant shows: name the
             # event. Where the consumer is missing, only a connection with the right to create it gets further.
-            pull = await self._violations.guard(bind_consumer(self._js, self._nc, spec), "$JS.API.CONSUMER.*",
-                                                shown=subject)
+            pull = await self._violations.guard(
+                bind_consumer(self._js, self._nc, spec), "$JS.API.CONSUMER.*", shown=subject
+            )
         except PermissionViolation as exc:
             if "consumer.create" not in exc.message:
                 raise
-            raise BusError(f"no durable consumer {spec.name} reads {subject} for {self.hive}, and a hive may not "
-                           "create one", code="bus.no_consumer", location=_at(subject),
-                           hint="the framework creates every hive's consumers from the lock (subhive up; in code, "
-                                "subhive.bus.ensure_consumers with an admin connection)") from None
+            raise BusError(
+                f"no durable consumer {spec.name} reads {subject} for {self.hive}, and a hive may not create one",
+                code="bus.no_consumer",
+                location=_at(subject),
+                hint="the framework creates every hive's consumers from the lock (subhive up; in code, "
+                "subhive.bus.ensure_consumers with an admin connection)",
+            ) from None
         except (NatsTimeout, NoRespondersError, nats.js.errors.Error) as exc:
             raise self._violations.pop("$JS.API.CONSUMER.*", shown=subject) or BusError(
-                f"cannot consume {subject}: {exc}", code="bus.no_stream", location=_at(subject),
+                f"cannot consume {subject}: {exc}",
+                code="bus.no_stream",
+                location=_at(subject),
                 hint="the framework creates event streams and consumers from the lock "
-                     "(subhive.bus.ensure_event_streams, ensure_consumers)") from None
+                "(subhive.bus.ensure_event_streams, ensure_consumers)",
+            ) from None
         task = asyncio.create_task(self._consume(pull, contract, schema, callback, where))
 
         async def stop() -> None:
@@ -689,8 +805,9 @@ class NatsTransport:
             raise
         return _Group([stop, replays.unsubscribe])
 
-    async def _take_replays(self, contract: ContractBinding, schema: str, callback: EventCallback,
-                            where: tuple[str, int, str, str]) -> NatsSubscription:
+    async def _take_replays(
+        self, contract: ContractBinding, schema: str, callback: EventCallback, where: tuple[str, int, str, str]
+    ) -> NatsSubscription:
         """Listen for the framework's replays of this hive's dead letters of one event (decision 0047): they come
         to this hive alone, on its replay subject, and pass the checks of a delivery of the event itself (headers,
         the provider as the vouched sender, the schema). The handler runs once; a refusal or a failure is kept
@@ -718,8 +835,14 @@ class NatsTransport:
         await self._confirm([listen], [sub])
         return sub
 
-    async def _consume(self, pull: Any, contract: ContractBinding, schema: str, callback: EventCallback,
-                       where: tuple[str, int, str, str]) -> None:
+    async def _consume(
+        self,
+        pull: Any,
+        contract: ContractBinding,
+        schema: str,
+        callback: EventCallback,
+        where: tuple[str, int, str, str],
+    ) -> None:
         while True:
             try:
                 messages = await pull.fetch(batch=64, timeout=1.0)
@@ -737,13 +860,18 @@ class NatsTransport:
                     try:
                         await self._deliver(msg, contract, schema, callback, where)
                     except Exception as exc:  # never stop consuming: unacknowledged, it comes back after ack_wait
-                        log.error("%s: delivering %s failed: %s: %s", self.hive, msg.subject, type(exc).__name__,
-                                  exc)
+                        log.error("%s: delivering %s failed: %s: %s", self.hive, msg.subject, type(exc).__name__, exc)
             finally:
                 alive.cancel()
 
-    async def _deliver(self, msg: Msg, contract: ContractBinding, schema: str, callback: EventCallback,
-                       where: tuple[str, int, str, str]) -> None:
+    async def _deliver(
+        self,
+        msg: Msg,
+        contract: ContractBinding,
+        schema: str,
+        callback: EventCallback,
+        where: tuple[str, int, str, str],
+    ) -> None:
         payload, refusal = self._accept(contract, schema, msg)
         if refusal is not None:  # a message that breaks the contract stays broken: kept, never redelivered
             await self._dead(msg, where, refusal, None)
@@ -760,8 +888,12 @@ class NatsTransport:
                 # Delivered again and again, never failing here: its handler ends the process. Kept instead of
                 # coming back forever; one per consumer and process (the first in line is the one that crashed).
                 self._crashed[where] = key
-                error = WireError("delivery.crashed", f"delivered {delivered} times, its handler never finished "
-                                  "nor failed: it stops the consuming process", subject=msg.subject)
+                error = WireError(
+                    "delivery.crashed",
+                    f"delivered {delivered} times, its handler never finished "
+                    "nor failed: it stops the consuming process",
+                    subject=msg.subject,
+                )
                 await self._dead(msg, where, error, None)
                 return
             elif self._unsettled:
@@ -784,9 +916,12 @@ class NatsTransport:
                 self.stats.retried += 1
                 await msg.nak()
                 return
-        error = WireError(code, f"the handler failed {HANDLER_ATTEMPTS} times on this event"
-                          + (f" (the last: not finished within {self.event_deadline:g} s)"
-                             if code == "handler.timeout" else ""), subject=msg.subject)
+        error = WireError(
+            code,
+            f"the handler failed {HANDLER_ATTEMPTS} times on this event"
+            + (f" (the last: not finished within {self.event_deadline:g} s)" if code == "handler.timeout" else ""),
+            subject=msg.subject,
+        )
         await self._dead(msg, where, error, key)
 
     async def _settle(self) -> None:
@@ -806,8 +941,9 @@ class NatsTransport:
         for k in stale:
             del self._attempts[k]
 
-    async def _dead(self, msg: Msg, where: tuple[str, int, str, str], error: WireError,
-                    key: tuple[str, int] | None) -> None:
+    async def _dead(
+        self, msg: Msg, where: tuple[str, int, str, str], error: WireError, key: tuple[str, int] | None
+    ) -> None:
         """Dead-letter an event, then terminate it; if the dead-letter stream did not take it, the event comes
         back later (nak with a delay doubling each time, up to 5 minutes) instead of being dropped, and the
         handler is not run again for it; ``stats.dead_letter_blocked`` says how many are held so."""
@@ -820,8 +956,9 @@ class NatsTransport:
             await msg.nak(delay=self._held.failed(_sequence(msg)))
         self.stats.dead_letter_blocked = self._held.held()
 
-    async def _deliver_once(self, callback: EventCallback, payload: Any, msg: Msg,
-                            where: tuple[str, int, str, str]) -> str:
+    async def _deliver_once(
+        self, callback: EventCallback, payload: Any, msg: Msg, where: tuple[str, int, str, str]
+    ) -> str:
         """Run the handler once: ``""`` if it returned, else the failure's code (``handler.failed``, or
         ``handler.timeout`` once it ran past ``event_deadline``: cancelled, so the events behind it go on)."""
         try:
@@ -829,8 +966,11 @@ class NatsTransport:
             return ""
         except Exception as exc:
             if isinstance(exc, Late):
-                refusal = WireError("handler.timeout", f"the event handler did not finish within "
-                                    f"{self.event_deadline:g} s", subject=msg.subject)
+                refusal = WireError(
+                    "handler.timeout",
+                    f"the event handler did not finish within {self.event_deadline:g} s",
+                    subject=msg.subject,
+                )
                 detail = "handler.timeout"
             else:
                 kind = _error_class(exc)
@@ -875,9 +1015,15 @@ def _unreadable(exc: BaseException, subject: str) -> WireError:
     """The refusal of bytes the codec could not read, whatever it raised."""
     if isinstance(exc, PayloadError):
         return WireError(exc.code, exc.message, subject=subject)
-    code = ("payload.too_deep" if isinstance(exc, RecursionError) else "payload.too_large"
-            if isinstance(exc, MemoryError) else "payload.bad_unicode" if isinstance(exc, UnicodeError)
-            else "payload.malformed")
+    code = (
+        "payload.too_deep"
+        if isinstance(exc, RecursionError)
+        else "payload.too_large"
+        if isinstance(exc, MemoryError)
+        else "payload.bad_unicode"
+        if isinstance(exc, UnicodeError)
+        else "payload.malformed"
+    )
     return WireError(code, f"the payload cannot be read ({type(exc).__name__})", subject=subject)
 
 
@@ -893,19 +1039,31 @@ def _sender_refusal(contract: ContractBinding, headers: Mapping[str, str], subje
     sender, sent_as = headers[H_SENDER], headers[H_CONTRACT]
     for name, value in ((H_SENDER, sender), (H_CONTRACT, sent_as)):
         if not _HEADER_VALUE.fullmatch(value):
-            return WireError("bus.header_invalid", f"{name} must be 1 to 128 visible ASCII characters "
-                             f"(got {len(value)} characters)", subject=subject)
+            return WireError(
+                "bus.header_invalid",
+                f"{name} must be 1 to 128 visible ASCII characters (got {len(value)} characters)",
+                subject=subject,
+            )
     if H_ERROR in headers:
-        return WireError("bus.misdirected_reply", "an error reply, not a message: a request's reply subject sent "
-                         "it here", subject=subject)
+        return WireError(
+            "bus.misdirected_reply",
+            "an error reply, not a message: a request's reply subject sent it here",
+            subject=subject,
+        )
     kind = subject.split(".")[3:4]
     vouched = sender_of(subject) if kind == ["op"] else (contract.provider or None) if kind == ["ev"] else sender
     if vouched is None and kind == ["op"]:
-        return WireError("bus.sender_forged", "the subject names no sender (subhive.<contract>.v<major>.op."
-                         "<operation>.<sender>)", subject=subject)
+        return WireError(
+            "bus.sender_forged",
+            "the subject names no sender (subhive.<contract>.v<major>.op.<operation>.<sender>)",
+            subject=subject,
+        )
     if vouched is not None and sender != vouched:
-        return WireError("bus.sender_forged", f"{H_SENDER} says {sender}, but only {vouched} can have sent "
-                         f"this message", subject=subject)
+        return WireError(
+            "bus.sender_forged",
+            f"{H_SENDER} says {sender}, but only {vouched} can have sent this message",
+            subject=subject,
+        )
     return None
 
 

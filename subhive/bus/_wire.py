@@ -54,10 +54,14 @@ class RemoteError(BusError):
     default_code = "bus.remote_error"
 
     def __init__(self, wire: WireError) -> None:
-        super().__init__(wire.message, code=wire.code,
-                         location=Location(pointer=wire.pointer or None, subject=wire.subject or None),
-                         hint=f"the provider kept the request as dead letter {wire.dead_letter} "
-                              "(subhive deadletters list)" if wire.dead_letter else None)
+        super().__init__(
+            wire.message,
+            code=wire.code,
+            location=Location(pointer=wire.pointer or None, subject=wire.subject or None),
+            hint=f"the provider kept the request as dead letter {wire.dead_letter} (subhive deadletters list)"
+            if wire.dead_letter
+            else None,
+        )
         self.pointer = wire.pointer
         self.keyword = wire.keyword
         self.dead_letter = wire.dead_letter
@@ -80,16 +84,23 @@ class WireError:
         for name in ("message", "pointer", "keyword", "subject"):
             value = getattr(self, name)
             if len(value) > _MAX_TEXT:
-                value = value[:_MAX_TEXT - 3] + "..."
+                value = value[: _MAX_TEXT - 3] + "..."
                 object.__setattr__(self, name, value)
             if not value.isascii():
                 object.__setattr__(self, name, value.encode("utf-8", "backslashreplace").decode("utf-8"))
 
     def to_bytes(self) -> bytes:
         # ensure_ascii: a message quoting a bad payload (a lone surrogate, say) still encodes.
-        return json.dumps({"code": self.code, "message": self.message, "pointer": self.pointer,
-                           "keyword": self.keyword, "subject": self.subject,
-                           "dead_letter": self.dead_letter}).encode()
+        return json.dumps(
+            {
+                "code": self.code,
+                "message": self.message,
+                "pointer": self.pointer,
+                "keyword": self.keyword,
+                "subject": self.subject,
+                "dead_letter": self.dead_letter,
+            }
+        ).encode()
 
     @classmethod
     def from_bytes(cls, data: bytes, *, code: str, subject: str) -> WireError:
@@ -100,6 +111,11 @@ class WireError:
             body = None
         if not isinstance(body, dict):
             return cls(code, data[:200].decode("utf-8", "replace") or "refused", subject=subject)
-        return cls(code=str(body.get("code") or code), message=str(body.get("message") or "refused"),
-                   pointer=str(body.get("pointer") or ""), keyword=str(body.get("keyword") or ""),
-                   subject=str(body.get("subject") or subject), dead_letter=str(body.get("dead_letter") or ""))
+        return cls(
+            code=str(body.get("code") or code),
+            message=str(body.get("message") or "refused"),
+            pointer=str(body.get("pointer") or ""),
+            keyword=str(body.get("keyword") or ""),
+            subject=str(body.get("subject") or subject),
+            dead_letter=str(body.get("dead_letter") or ""),
+        )

@@ -75,8 +75,16 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root_options(
-    version: Annotated[bool, typer.Option("--version", "-V", help="Print the installed subhive version and exit.",
-                                          is_eager=True, callback=_print_version)] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            help="Print the installed subhive version and exit.",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
 ) -> None:
     """Contract-first sub-hives for multi-agent work on large codebases."""
 
@@ -119,8 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("SUBHIVE_DEBUG"):
             traceback.print_exc()
         else:
-            err_console.print("this is a bug in subhive; rerun with SUBHIVE_DEBUG=1 for the traceback "
-                              "and report it")
+            err_console.print("this is a bug in subhive; rerun with SUBHIVE_DEBUG=1 for the traceback and report it")
         return 70
     return 0
 

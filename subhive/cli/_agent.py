@@ -31,21 +31,36 @@ agent_app = typer.Typer(help="Run a hive's language-model agents.", no_args_is_h
 @agent_app.command("run")
 def agent_run(
     hive: Annotated[str, typer.Argument(help="The sub-hive whose agent runs.", show_default=False)],
-    prompt: Annotated[str, typer.Argument(help="What the agent is asked to do (not with --resume).",
-                                          show_default=False)] = "",
+    prompt: Annotated[
+        str, typer.Argument(help="What the agent is asked to do (not with --resume).", show_default=False)
+    ] = "",
     *,
     agent: Annotated[str | None, typer.Option("--agent", "-a", help="The agent, when the hive has several.")] = None,
-    resume: Annotated[str | None, typer.Option("--resume", help="Go on with this turn (its process died): from "
-                                               "its frames on the hive's board, without re-running its tools.",
-                                               show_default=False)] = None,
-    repair: Annotated[str | None, typer.Option("--repair", help="Hand this repair proposal (r-N) to the agent: "
-                                               "it answers with a diff a person approves; once applied, the "
-                                               "repair is acknowledged and the hive restarted.",
-                                               show_default=False)] = None,
-    workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
-    = Path("."),
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="text, or json: one JSON frame per line.")]
-    = Format.text,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            help="Go on with this turn (its process died): from "
+            "its frames on the hive's board, without re-running its tools.",
+            show_default=False,
+        ),
+    ] = None,
+    repair: Annotated[
+        str | None,
+        typer.Option(
+            "--repair",
+            help="Hand this repair proposal (r-N) to the agent: "
+            "it answers with a diff a person approves; once applied, the "
+            "repair is acknowledged and the hive restarted.",
+            show_default=False,
+        ),
+    ] = None,
+    workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")] = Path(
+        "."
+    ),
+    fmt: Annotated[
+        Format, typer.Option("--format", "-f", help="text, or json: one JSON frame per line.")
+    ] = Format.text,
 ) -> None:
     """Run one turn of a hive's agent and stream its steps (the model is reached at OPENAI_BASE_URL, or the
     base_url of the agent's manifest).
@@ -57,8 +72,11 @@ def agent_run(
     from ..workspace import find_root
 
     if not prompt.strip() and resume is None and repair is None:
-        raise UsageError("a turn needs a prompt", code="usage.missing_argument",
-                         hint='subhive agent run HIVE "what to do", or --resume TURN, or --repair r-N')
+        raise UsageError(
+            "a turn needs a prompt",
+            code="usage.missing_argument",
+            hint='subhive agent run HIVE "what to do", or --resume TURN, or --repair r-N',
+        )
     root = find_root(workspace)
     endpoint = framework_endpoint(root)
     if endpoint is None and fmt is Format.text:
@@ -73,12 +91,25 @@ def agent_run(
         try:
             if repair is not None:
                 if client is None:
-                    raise InputError("repairs are kept by the root, which is not running", code="agent.no_root",
-                                     hint="start the tree: subhive up --detach")
-                return await repair_turn(root, hive, repair, root=client, agent=agent, endpoint=endpoint,
-                                         on_frame=show, approver=approver)
-            return await run_hive_turn(root, hive, prompt, agent=agent, endpoint=endpoint, on_frame=show,
-                                       approver=approver, root=client, resume=resume)
+                    raise InputError(
+                        "repairs are kept by the root, which is not running",
+                        code="agent.no_root",
+                        hint="start the tree: subhive up --detach",
+                    )
+                return await repair_turn(
+                    root, hive, repair, root=client, agent=agent, endpoint=endpoint, on_frame=show, approver=approver
+                )
+            return await run_hive_turn(
+                root,
+                hive,
+                prompt,
+                agent=agent,
+                endpoint=endpoint,
+                on_frame=show,
+                approver=approver,
+                root=client,
+                resume=resume,
+            )
         finally:
             if client is not None:
                 await client.close()
@@ -94,8 +125,9 @@ def agent_run(
 
 @agent_app.command("serve")
 def agent_serve(
-    workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
-    = Path("."),
+    workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")] = Path(
+        "."
+    ),
 ) -> None:
     """Serve the agents' app server on stdin/stdout: JSON-RPC 2.0, one message per line. A client starts turns
     (turn/start), receives their frames (turn/frame) and answers approvals (approval/request).
@@ -150,8 +182,9 @@ async def _ask_at_terminal(call: ToolCall) -> Approval:
     turn gave up on (the approval timeout) never keeps the command from exiting."""
     from ..agent import Approval
 
-    err_console.print(f"[bold yellow]approve[/] {escape(call.name)} {escape(call.arguments)} ? "
-                      f"{escape('[y/N]')} ", end="")
+    err_console.print(
+        f"[bold yellow]approve[/] {escape(call.name)} {escape(call.arguments)} ? {escape('[y/N]')} ", end=""
+    )
     loop = asyncio.get_running_loop()
     answer: asyncio.Future[str] = loop.create_future()
 
@@ -182,13 +215,17 @@ def _print_text(frame: Frame) -> None:
         line = f"[dim]→ model {what} {data['n']}: {data['messages']} messages, ~{data['tokens']} tokens[/]"
     elif kind == "model.reply":
         calls = ", ".join(c["name"] for c in data["tool_calls"])
-        line = f"[dim]← model: {'calls ' + calls if calls else 'answers'} ({data['usage']['prompt_tokens']}+" \
-               f"{data['usage']['completion_tokens']} tokens)[/]"
+        line = (
+            f"[dim]← model: {'calls ' + calls if calls else 'answers'} ({data['usage']['prompt_tokens']}+"
+            f"{data['usage']['completion_tokens']} tokens)[/]"
+        )
     elif kind == "tool.call":
         line = f"  [cyan]{escape(data['name'])}[/] {escape(data['arguments'][:200])} [dim]({data['policy']})[/]"
     elif kind == "tool.result":
-        line = f"  {'[green]ok[/]' if data['ok'] else '[red]' + escape(data['error'] or '') + '[/]'} " \
-               f"[dim]{escape(data['content'][:160])}[/]"
+        line = (
+            f"  {'[green]ok[/]' if data['ok'] else '[red]' + escape(data['error'] or '') + '[/]'} "
+            f"[dim]{escape(data['content'][:160])}[/]"
+        )
     elif kind == "approval.waiting":
         line = f"  [yellow]waiting for approval[/] (at most {data['timeout']:g} s)"
     elif kind == "compaction":
@@ -196,8 +233,10 @@ def _print_text(frame: Frame) -> None:
     elif kind == "answer.refused":
         line = f"[yellow]answer refused[/] ({escape(str(data.get('error')))}): {escape(str(data.get('message')))}"
     elif kind == "turn.resumed":
-        line = f"[bold]turn {frame.turn}[/] resumed after {data.get('after')} frames, " \
-               f"{len(data.get('pending') or [])} calls to run"
+        line = (
+            f"[bold]turn {frame.turn}[/] resumed after {data.get('after')} frames, "
+            f"{len(data.get('pending') or [])} calls to run"
+        )
     elif kind != "turn.stopped":
         line = f"[dim]{escape(kind)}[/]"  # a kind this version does not know: shown, never a crash
     else:
@@ -205,6 +244,8 @@ def _print_text(frame: Frame) -> None:
         if data.get("answer"):
             out_console.print(escape(data["answer"]))
         colour = "green" if stop["code"] == "completed" else "red"
-        line = f"[{colour}]{stop['code']}[/]: {escape(stop['message'])} [dim]({data['model_calls']} model calls, " \
-               f"{data['tool_calls']} tool calls, {data['tokens']} tokens, {data['seconds']:.2f} s)[/]"
+        line = (
+            f"[{colour}]{stop['code']}[/]: {escape(stop['message'])} [dim]({data['model_calls']} model calls, "
+            f"{data['tool_calls']} tool calls, {data['tokens']} tokens, {data['seconds']:.2f} s)[/]"
+        )
     err_console.print(line)  # steps are progress (stderr); the answer alone is the command's output (stdout)

@@ -40,12 +40,19 @@ def _with_board(workspace: Path, hive: str, action: Callable[[KvBlackboard], Awa
     ws = open_workspace(find_root(workspace))
     manifest = ws.hives().hives.get(hive)
     if manifest is None:
-        raise InputError(f"no sub-hive {hive!r} in this workspace", code="board.unknown_hive",
-                         location=Location(file=str(ws.hives_dir)), hint="subhive status lists the hives")
+        raise InputError(
+            f"no sub-hive {hive!r} in this workspace",
+            code="board.unknown_hive",
+            location=Location(file=str(ws.hives_dir)),
+            hint="subhive status lists the hives",
+        )
     endpoint = framework_endpoint(ws.root)
     if endpoint is None:
-        raise InputError("the workspace is not running, and blackboards live in its NATS server",
-                         code="board.not_running", hint="start it: subhive up --detach")
+        raise InputError(
+            "the workspace is not running, and blackboards live in its NATS server",
+            code="board.not_running",
+            hint="start it: subhive up --detach",
+        )
     schema = BoardSchema.load(ws.hive_dir(hive) / manifest.blackboard_schema, hive=hive)
 
     async def go() -> T:
@@ -59,15 +66,23 @@ def _with_board(workspace: Path, hive: str, action: Callable[[KvBlackboard], Awa
 
 
 def _entry_dict(entry: Entry) -> dict[str, Any]:
-    return {"key": entry.key, "value": entry.value, "revision": entry.revision, "writer": entry.writer,
-            "depth": entry.depth, "time": entry.time}
+    return {
+        "key": entry.key,
+        "value": entry.value,
+        "revision": entry.revision,
+        "writer": entry.writer,
+        "depth": entry.depth,
+        "time": entry.time,
+    }
 
 
 def _print_entry(entry: Entry, *, with_key: bool = True) -> None:
     when = datetime.fromtimestamp(entry.time, UTC).strftime("%H:%M:%S") if entry.time else ""
     value = json.dumps(entry.value, ensure_ascii=False, sort_keys=True)
-    out_console.print((f"[bold]{escape(entry.key)}[/] " if with_key else "")
-                      + f"[dim]rev {entry.revision} by {escape(entry.writer or '?')} {when}[/]  {escape(value)}")
+    out_console.print(
+        (f"[bold]{escape(entry.key)}[/] " if with_key else "")
+        + f"[dim]rev {entry.revision} by {escape(entry.writer or '?')} {when}[/]  {escape(value)}"
+    )
 
 
 @board_app.command("show")
@@ -78,8 +93,9 @@ def board_show(hive: HiveArgument, workspace: WorkspaceOption = Path("."), fmt: 
     """
     entries, broken = _with_board(workspace, hive, _readable_snapshot)
     if fmt is Format.json:
-        print_json({"hive": hive, "entries": [_entry_dict(e) for e in entries],
-                    "broken": [_broken_dict(b) for b in broken]})
+        print_json(
+            {"hive": hive, "entries": [_entry_dict(e) for e in entries], "broken": [_broken_dict(b) for b in broken]}
+        )
         return
     if not entries and not broken:
         out_console.print(f"the board of {escape(hive)} is empty")
@@ -92,18 +108,22 @@ def board_show(hive: HiveArgument, workspace: WorkspaceOption = Path("."), fmt: 
 def _print_item(item: Entry | BrokenValue, *, with_key: bool = True) -> None:
     if isinstance(item, Exception):
         what = "no writer" if item.code == "blackboard.unattributed" else "not JSON"
-        out_console.print((f"[bold]{escape(item.key)}[/] " if with_key else "")
-                          + f"[dim]rev {item.revision} by {escape(item.writer or 'an unknown writer')}[/]  "
-                          f"[bold red]BROKEN[/]: {what} ({escape(item.reason)})")
+        out_console.print(
+            (f"[bold]{escape(item.key)}[/] " if with_key else "")
+            + f"[dim]rev {item.revision} by {escape(item.writer or 'an unknown writer')}[/]  "
+            f"[bold red]BROKEN[/]: {what} ({escape(item.reason)})"
+        )
     else:
         _print_entry(item, with_key=with_key)
 
 
 def _hint_broken(hive: str, broken: list[BrokenValue]) -> None:
     if broken:
-        err_console.print(f"[cyan]hint[/]: {len(broken)} revision{'s' if len(broken) != 1 else ''} written past "
-                          "subhive (not JSON, or without a writer); write the key again: subhive board put "
-                          f"{escape(hive)} KEY VALUE")
+        err_console.print(
+            f"[cyan]hint[/]: {len(broken)} revision{'s' if len(broken) != 1 else ''} written past "
+            "subhive (not JSON, or without a writer); write the key again: subhive board put "
+            f"{escape(hive)} KEY VALUE"
+        )
 
 
 async def _readable_snapshot(board: KvBlackboard) -> tuple[list[Entry], list[BrokenValue]]:
@@ -113,13 +133,22 @@ async def _readable_snapshot(board: KvBlackboard) -> tuple[list[Entry], list[Bro
 
 
 def _broken_dict(broken: BrokenValue) -> dict[str, Any]:
-    return {"key": broken.key, "revision": broken.revision, "writer": broken.writer or None, "code": broken.code,
-            "reason": broken.reason}
+    return {
+        "key": broken.key,
+        "revision": broken.revision,
+        "writer": broken.writer or None,
+        "code": broken.code,
+        "reason": broken.reason,
+    }
 
 
 @board_app.command("history")
-def board_history(hive: HiveArgument, key: Annotated[str, typer.Argument(help="The key.", show_default=False)],
-                  workspace: WorkspaceOption = Path("."), fmt: FormatOption = Format.text) -> None:
+def board_history(
+    hive: HiveArgument,
+    key: Annotated[str, typer.Argument(help="The key.", show_default=False)],
+    workspace: WorkspaceOption = Path("."),
+    fmt: FormatOption = Format.text,
+) -> None:
     """Show every revision of one key, oldest first, each with its writer.
 
     Example: subhive board history backend notes.n-1a2b3c4d
@@ -129,8 +158,14 @@ def board_history(hive: HiveArgument, key: Annotated[str, typer.Argument(help="T
     history = _with_board(workspace, hive, lambda board: board.revisions(key))
     broken = [r for r in history if not isinstance(r, Entry)]
     if fmt is Format.json:
-        print_json({"hive": hive, "key": key, "revisions": [_entry_dict(e) for e in history if isinstance(e, Entry)],
-                    "broken": [_broken_dict(b) for b in broken]})
+        print_json(
+            {
+                "hive": hive,
+                "key": key,
+                "revisions": [_entry_dict(e) for e in history if isinstance(e, Entry)],
+                "broken": [_broken_dict(b) for b in broken],
+            }
+        )
         return
     if not history:
         out_console.print(f"{escape(key)} was never written on the board of {escape(hive)}")
@@ -140,11 +175,15 @@ def board_history(hive: HiveArgument, key: Annotated[str, typer.Argument(help="T
 
 
 @board_app.command("put")
-def board_put(hive: HiveArgument, key: Annotated[str, typer.Argument(help="The key.", show_default=False)],
-              value: Annotated[str, typer.Argument(help="The value, as JSON.", show_default=False)], *,
-              writer: Annotated[str, typer.Option("--writer", help="Who the history names as the writer.")]
-              = "human",
-              workspace: WorkspaceOption = Path("."), fmt: FormatOption = Format.text) -> None:
+def board_put(
+    hive: HiveArgument,
+    key: Annotated[str, typer.Argument(help="The key.", show_default=False)],
+    value: Annotated[str, typer.Argument(help="The value, as JSON.", show_default=False)],
+    *,
+    writer: Annotated[str, typer.Option("--writer", help="Who the history names as the writer.")] = "human",
+    workspace: WorkspaceOption = Path("."),
+    fmt: FormatOption = Format.text,
+) -> None:
     """Write one value to a hive's board (validated against its schema); the hive's experts react to it.
 
     Example: subhive board put ui drafts.hello '{"text": "Hello, hive", "author": "ada"}'
@@ -152,8 +191,12 @@ def board_put(hive: HiveArgument, key: Annotated[str, typer.Argument(help="The k
     try:
         data = json.loads(value)
     except ValueError as exc:
-        raise InputError(f"the value is not JSON: {exc}", code="board.not_json", location=Location(subject=key),
-                         hint="quote it for the shell: '{\"text\": \"hi\"}'") from None
+        raise InputError(
+            f"the value is not JSON: {exc}",
+            code="board.not_json",
+            location=Location(subject=key),
+            hint='quote it for the shell: \'{"text": "hi"}\'',
+        ) from None
     revision = _with_board(workspace, hive, lambda board: board.put(key, data, writer=writer))
     if fmt is Format.json:
         print_json({"hive": hive, "key": key, "revision": revision})

@@ -16,12 +16,15 @@ __all__ = ["codegen_command"]
 
 
 def codegen_command(
-    hives: Annotated[list[str] | None, typer.Argument(help="Sub-hives to generate for (default: all).",
-                                                      show_default=False)] = None,
-    check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 listing stale or hand-edited "
-                                        "stubs (for CI).")] = False,
-    workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
-    = Path("."),
+    hives: Annotated[
+        list[str] | None, typer.Argument(help="Sub-hives to generate for (default: all).", show_default=False)
+    ] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Write nothing; exit 1 listing stale or hand-edited stubs (for CI).")
+    ] = False,
+    workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")] = Path(
+        "."
+    ),
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,
 ) -> None:
     """Generate stubs/<hive>/: models, a client, a handler interface, mocks and contract tests per contract.

@@ -20,9 +20,12 @@ FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output for
 
 @contract_app.command("lint")
 def lint(
-    paths: Annotated[list[Path], typer.Argument(
-        help="Contract directories, trees of contracts, contract.yaml, schema or .proto files.",
-        show_default=False)],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Contract directories, trees of contracts, contract.yaml, schema or .proto files.", show_default=False
+        ),
+    ],
     fmt: FormatOption = Format.text,
 ) -> None:
     """Check contracts fully: manifest, semver, schemas against the 2020-12 meta-schema, $refs, .proto files.
@@ -39,13 +42,17 @@ def lint(
     # Inside a workspace, its sub-hive manifests too: a broken one hides its hive from every other command.
     manifests = manifest_problems(paths[0] if paths[0].is_dir() else paths[0].parent) if paths else ()
     if manifests:
-        result = LintResult(result.problems + tuple(p for p in manifests if p not in result.problems),
-                              result.contracts)
+        result = LintResult(result.problems + tuple(p for p in manifests if p not in result.problems), result.contracts)
     if fmt is Format.json:
-        print_json({"ok": result.ok,
-                    "contracts": [{"name": c.name, "version": str(c.version), "path": str(c.directory)}
-                                  for c in result.contracts],
-                    "problems": [p.to_dict() for p in result.problems]})
+        print_json(
+            {
+                "ok": result.ok,
+                "contracts": [
+                    {"name": c.name, "version": str(c.version), "path": str(c.directory)} for c in result.contracts
+                ],
+                "problems": [p.to_dict() for p in result.problems],
+            }
+        )
     else:
         print_problems(result.problems)
         count = len(result.contracts)
@@ -53,20 +60,29 @@ def lint(
         if result.ok:
             err_console.print(f"[green]ok[/]: {summary}, no problems")
         else:
-            err_console.print(f"[bold red]failed[/]: {summary}, {len(result.problems)} problem"
-                              f"{'s' if len(result.problems) != 1 else ''}")
+            err_console.print(
+                f"[bold red]failed[/]: {summary}, {len(result.problems)} problem"
+                f"{'s' if len(result.problems) != 1 else ''}"
+            )
     if not result.ok:
         raise typer.Exit(2)
 
 
 @contract_app.command("check")
 def check(
-    new: Annotated[Path | None, typer.Argument(help="The new contract version's directory (none: check the "
-                                               "workspace's tree against its lock).", show_default=False)] = None,
-    against: Annotated[Path | None, typer.Option("--against", help="The previous version's directory.",
-                                                 show_default=False)] = None,
-    workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
-    = Path("."),
+    new: Annotated[
+        Path | None,
+        typer.Argument(
+            help="The new contract version's directory (none: check the workspace's tree against its lock).",
+            show_default=False,
+        ),
+    ] = None,
+    against: Annotated[
+        Path | None, typer.Option("--against", help="The previous version's directory.", show_default=False)
+    ] = None,
+    workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")] = Path(
+        "."
+    ),
     fmt: FormatOption = Format.text,
 ) -> None:
     """Check a new contract version against the previous one: compatibility per part, and its semver bump.
@@ -85,9 +101,12 @@ def check(
         _check_tree(workspace, fmt)
         return
     if against is None:
-        raise InputError("contract check NEW needs --against OLD", code="usage.missing_option",
-                         hint="subhive contract check contracts/orders/2.0.0 --against contracts/orders/1.1.0; "
-                              "without NEW it checks the workspace's tree")
+        raise InputError(
+            "contract check NEW needs --against OLD",
+            code="usage.missing_option",
+            hint="subhive contract check contracts/orders/2.0.0 --against contracts/orders/1.1.0; "
+            "without NEW it checks the workspace's tree",
+        )
     result = _check(new, against)
     if fmt is Format.json:
         print_json(result.to_dict())
@@ -95,8 +114,14 @@ def check(
         _print_check(result, semver=True)
     _fail_on_an_inconsistent_lock(new, result.name, fmt)
     if not result.semver_ok:
-        fail_check(CheckFailed(_semver_message(result), code="semver.bump_too_small",
-                               hint=f"publish it as {result.suggested_version()} or later, or undo the changes"), fmt)
+        fail_check(
+            CheckFailed(
+                _semver_message(result),
+                code="semver.bump_too_small",
+                hint=f"publish it as {result.suggested_version()} or later, or undo the changes",
+            ),
+            fmt,
+        )
 
 
 @contract_app.command("diff")
@@ -143,8 +168,10 @@ def _check_tree(workspace: Path, fmt: Format) -> None:
     else:
         print_problems(problems)
         if not problems:
-            err_console.print("[green]ok[/]: the tree and its lock agree: accepted versions intact, every "
-                              "requirement met, every consumed event published")
+            err_console.print(
+                "[green]ok[/]: the tree and its lock agree: accepted versions intact, every "
+                "requirement met, every consumed event published"
+            )
     if problems:
         raise typer.Exit(1)
 
@@ -167,19 +194,22 @@ def _check(new: Path, old: Path) -> ContractCheck:
 
 def _semver_message(result: ContractCheck) -> str:
     if result.new_version <= result.old_version:
-        return (f"version {result.new_version} is not newer than {result.old_version}: "
-                "accepted versions are immutable")
+        return f"version {result.new_version} is not newer than {result.old_version}: accepted versions are immutable"
     offending = result.offending()
     listed = ", ".join(f"{c.code} at {part} {c.path or '/'}" for part, c in offending[:3])
     more = f" and {len(offending) - 3} more" if len(offending) > 3 else ""
-    return (f"{result.name} {result.old_version} -> {result.new_version} is a {result.actual_bump} bump, "
-            f"but the changes need a {result.required_bump} bump: {listed}{more}")
+    return (
+        f"{result.name} {result.old_version} -> {result.new_version} is a {result.actual_bump} bump, "
+        f"but the changes need a {result.required_bump} bump: {listed}{more}"
+    )
 
 
 def _print_check(result: ContractCheck, *, semver: bool) -> None:
-    out_console.print(f"[bold]{escape(result.name)}[/] {result.old_version} -> {result.new_version}: "
-                      + ("[green]compatible[/]" if result.compatible else "[bold red]BREAKING[/]")
-                      + f", needs a {result.required_bump} bump")
+    out_console.print(
+        f"[bold]{escape(result.name)}[/] {result.old_version} -> {result.new_version}: "
+        + ("[green]compatible[/]" if result.compatible else "[bold red]BREAKING[/]")
+        + f", needs a {result.required_bump} bump"
+    )
     for part in result.parts:
         if not part.report.changes:
             continue
@@ -192,8 +222,10 @@ def _print_check(result: ContractCheck, *, semver: bool) -> None:
         else:
             out_console.print(f"semver: [bold red]refused[/]: {escape(_semver_message(result))}")
             for part_name, change in result.offending():
-                out_console.print(f"  {change_effect(change)} {escape(part_name)} {escape(change.path or '/')}  "
-                                  f"{escape(change.message)} [dim]\\[{change.code}][/]")
+                out_console.print(
+                    f"  {change_effect(change)} {escape(part_name)} {escape(change.path or '/')}  "
+                    f"{escape(change.message)} [dim]\\[{change.code}][/]"
+                )
 
 
 # `propose` and `list` talk to the root hive; they live with the other root commands in _root.py.

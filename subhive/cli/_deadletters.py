@@ -30,18 +30,38 @@ __all__ = ["deadletters_app"]
 
 T = TypeVar("T")
 
-deadletters_app = typer.Typer(help="Messages hives refused or failed to handle: list, show, replay.",
-                              no_args_is_help=True)
+deadletters_app = typer.Typer(
+    help="Messages hives refused or failed to handle: list, show, replay.", no_args_is_help=True
+)
 
-ServerOption = Annotated[str | None, typer.Option("--server", "-s", envvar="SUBHIVE_NATS_URL",
-                                                  help="The NATS server, e.g. nats://127.0.0.1:4222.",
-                                                  show_default=False)]
-SeqArgument = Annotated[str, typer.Argument(metavar="ID", help="The dead letter, as `list` shows it: HIVE:SEQ "
-                                            "(e.g. backend:12), SEQ when only one hive has that number, or the "
-                                            "id a refused sender was told (dlq-backend-...).")]
+ServerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--server",
+        "-s",
+        envvar="SUBHIVE_NATS_URL",
+        help="The NATS server, e.g. nats://127.0.0.1:4222.",
+        show_default=False,
+    ),
+]
+SeqArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="ID",
+        help="The dead letter, as `list` shows it: HIVE:SEQ "
+        "(e.g. backend:12), SEQ when only one hive has that number, or the "
+        "id a refused sender was told (dlq-backend-...).",
+    ),
+]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
-WorkspaceOption = Annotated[Path, typer.Option("--workspace", "-C", help="The workspace whose running bus to read "
-                                               "(from here upwards), when --server is not given.")]
+WorkspaceOption = Annotated[
+    Path,
+    typer.Option(
+        "--workspace",
+        "-C",
+        help="The workspace whose running bus to read (from here upwards), when --server is not given.",
+    ),
+]
 
 
 def _with_letters(server: str | None, work: Callable[[Any], Awaitable[T]], workspace: Path = Path(".")) -> T:
@@ -57,8 +77,11 @@ def _with_letters(server: str | None, work: Callable[[Any], Awaitable[T]], works
         try:
             return await work(DeadLetters(nc))
         except nats.js.errors.NotFoundError:
-            raise BusError("this server has no dead-letter streams (SUBHIVE_DLQ_<hive>)", code="deadletter.no_stream",
-                           hint="the framework creates them when hives start; nothing was dead-lettered") from None
+            raise BusError(
+                "this server has no dead-letter streams (SUBHIVE_DLQ_<hive>)",
+                code="deadletter.no_stream",
+                hint="the framework creates them when hives start; nothing was dead-lettered",
+            ) from None
         finally:
             await nc.close()
 
@@ -78,8 +101,11 @@ def _endpoint(server: str | None, workspace: Path) -> BusEndpoint:
         endpoint = framework_endpoint(find_root(workspace))
         if endpoint is not None:
             return endpoint
-    raise UsageError("which NATS server? run this in a workspace that is up (subhive up), or pass --server "
-                     "nats://HOST:PORT or set SUBHIVE_NATS_URL", code="bus.server_unknown")
+    raise UsageError(
+        "which NATS server? run this in a workspace that is up (subhive up), or pass --server "
+        "nats://HOST:PORT or set SUBHIVE_NATS_URL",
+        code="bus.server_unknown",
+    )
 
 
 @deadletters_app.command("list")
@@ -103,8 +129,10 @@ def deadletters_list(
     for d in letters:
         where = f" at {d.pointer}" if d.pointer else ""
         replayed = f"  [green]{escape(_replayed(d))}[/]" if d.replays else ""
-        out_console.print(f"{escape(d.id):>14}  {escape(d.subject)}  [bold]{escape(d.code)}[/]{where}"
-                          f"  [dim]{escape(d.message)}[/]{replayed}")
+        out_console.print(
+            f"{escape(d.id):>14}  {escape(d.subject)}  [bold]{escape(d.code)}[/]{where}"
+            f"  [dim]{escape(d.message)}[/]{replayed}"
+        )
 
 
 def _replayed(letter: Any) -> str:
@@ -137,12 +165,15 @@ def deadletters_show(
     for key, value in sorted(letter.headers.items()):
         out_console.print(f"  header   {escape(key)}: {escape(value)}")
     if letter.time:
-        out_console.print(f"  kept     {letter.time.strftime('%Y-%m-%d %H:%M:%SZ')}"
-                          + (f" (message id {escape(letter.msg_id)})" if letter.msg_id else ""))
+        out_console.print(
+            f"  kept     {letter.time.strftime('%Y-%m-%d %H:%M:%SZ')}"
+            + (f" (message id {escape(letter.msg_id)})" if letter.msg_id else "")
+        )
     for replay in letter.replays:
         when = replay.time.strftime("%Y-%m-%d %H:%M:%SZ") if replay.time else "?"
-        out_console.print(f"  replayed {when}" + (f" by {escape(replay.by)}" if replay.by else "")
-                          + f": {escape(replay.result)}")
+        out_console.print(
+            f"  replayed {when}" + (f" by {escape(replay.by)}" if replay.by else "") + f": {escape(replay.result)}"
+        )
     if not letter.replays:
         out_console.print("  replayed never")
     out_console.print(f"  payload  {len(letter.data)} bytes")
@@ -180,8 +211,11 @@ def _replay_rules(workspace: Path) -> ReplayRules:
     try:
         root = find_root(workspace)
     except SubhiveError:
-        raise UsageError("replaying needs the workspace's contracts.lock, to check where a letter may go: run "
-                         "this in the workspace, or pass --workspace PATH", code="deadletter.no_lock") from None
+        raise UsageError(
+            "replaying needs the workspace's contracts.lock, to check where a letter may go: run "
+            "this in the workspace, or pass --workspace PATH",
+            code="deadletter.no_lock",
+        ) from None
     return ReplayRules.from_lock(Lock.load(root), root)
 
 

@@ -20,21 +20,41 @@ __all__ = ["decompose_command"]
 
 
 def decompose_command(
-    path: Annotated[Path, typer.Argument(help="The repository to split: a git checkout (tracked files) or any "
-                                         "directory.", show_default=False)],
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="The repository to split: a git checkout (tracked files) or any directory.", show_default=False
+        ),
+    ],
     *,
-    max_files: Annotated[int, typer.Option("--max-files", help="At most this many files in one leaf sub-hive.")]
-    = 200,
-    max_bytes: Annotated[int, typer.Option("--max-bytes", help="At most this many bytes in one leaf sub-hive.")]
-    = 2_000_000,
-    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Leave out paths matching this "
-                                                      "gitignore-style pattern (repeatable), e.g. 'vendor/'.",
-                                                      show_default=False)] = None,
-    write: Annotated[bool, typer.Option("--write", help="Turn the plan into a workspace: nested sub-hives and "
-                                        "draft contracts for the crossing edges.")] = False,
-    workspace: Annotated[Path | None, typer.Option("--workspace", "-C", help="Where --write puts the workspace "
-                                                   "(default: PATH itself); an existing workspace there is "
-                                                   "extended.", show_default=False)] = None,
+    max_files: Annotated[int, typer.Option("--max-files", help="At most this many files in one leaf sub-hive.")] = 200,
+    max_bytes: Annotated[
+        int, typer.Option("--max-bytes", help="At most this many bytes in one leaf sub-hive.")
+    ] = 2_000_000,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            help="Leave out paths matching this gitignore-style pattern (repeatable), e.g. 'vendor/'.",
+            show_default=False,
+        ),
+    ] = None,
+    write: Annotated[
+        bool,
+        typer.Option(
+            "--write",
+            help="Turn the plan into a workspace: nested sub-hives and draft contracts for the crossing edges.",
+        ),
+    ] = False,
+    workspace: Annotated[
+        Path | None,
+        typer.Option(
+            "--workspace",
+            "-C",
+            help="Where --write puts the workspace (default: PATH itself); an existing workspace there is extended.",
+            show_default=False,
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,
 ) -> None:
@@ -86,23 +106,28 @@ def render_text(plan: DecompositionPlan) -> list[str]:
     """The plan as text: a summary, the hive tree with every leaf's files, then the crossings by pair."""
     stats = plan.stats
     skipped = ", ".join(f"{count:,} {reason}" for reason, count in sorted(stats.skipped.items()))
-    lines = [f"{plan.root} ({plan.source}): {stats.files:,} files, {_size(stats.bytes)}"
-             + (f"; skipped {sum(stats.skipped.values()):,}: {skipped}" if skipped else ""),
-             f"budget per leaf: {plan.budget.max_files:,} files, {plan.budget.max_bytes:,} bytes; "
-             f"{len(plan.hives)} sub-hives, {sum(1 for _ in plan.leaves())} leaves",
-             "root"]
+    lines = [
+        f"{plan.root} ({plan.source}): {stats.files:,} files, {_size(stats.bytes)}"
+        + (f"; skipped {sum(stats.skipped.values()):,}: {skipped}" if skipped else ""),
+        f"budget per leaf: {plan.budget.max_files:,} files, {plan.budget.max_bytes:,} bytes; "
+        f"{len(plan.hives)} sub-hives, {sum(1 for _ in plan.leaves())} leaves",
+        "root",
+    ]
     by_name = {hive.name: hive for hive in plan.hives}
     top = [hive for hive in plan.hives if hive.parent == "root"]
     for index, hive in enumerate(top):
         _tree(hive, by_name, "", index == len(top) - 1, lines)
     share = f" ({stats.edges_cut / stats.edges_total:.1%})" if stats.edges_total else ""
-    lines.append(f"import edges: {stats.edges_total:,} total, {stats.edges_cut:,} cut{share}; "
-                 f"{stats.unresolved:,} imports name nothing in the repository")
+    lines.append(
+        f"import edges: {stats.edges_total:,} total, {stats.edges_cut:,} cut{share}; "
+        f"{stats.unresolved:,} imports name nothing in the repository"
+    )
     if plan.crossings:
         lines.append("candidate contracts (import edges crossing between hives, by consumer -> provider):")
     for crossing in plan.crossings:
-        lines.append(f"  {crossing.consumer} -> {crossing.provider} ({crossing.contract}): "
-                     f"{len(crossing.edges):,} edges")
+        lines.append(
+            f"  {crossing.consumer} -> {crossing.provider} ({crossing.contract}): {len(crossing.edges):,} edges"
+        )
         lines.extend(f"    {source} -> {target}" for source, target in crossing.edges)
     return lines
 
@@ -110,8 +135,10 @@ def render_text(plan: DecompositionPlan) -> list[str]:
 def _tree(hive: HivePlan, by_name: dict[str, HivePlan], indent: str, last: bool, lines: list[str]) -> None:
     branch = "└── " if last else "├── "
     kind = "leaf" if hive.leaf else f"{len(hive.children)} children"
-    lines.append(f"{indent}{branch}{hive.name} [{hive.role.value}] {hive.path}/ - {hive.file_count:,} files, "
-                 f"{_size(hive.bytes)}, {kind}")
+    lines.append(
+        f"{indent}{branch}{hive.name} [{hive.role.value}] {hive.path}/ - {hive.file_count:,} files, "
+        f"{_size(hive.bytes)}, {kind}"
+    )
     below = indent + ("    " if last else "│   ")
     if hive.leaf:
         lines.extend(f"{below}  {path}" for path in hive.files)

@@ -18,8 +18,16 @@ from rich.markup import escape
 from ..compat import Change
 from ..errors import Problem, SubhiveError
 
-__all__ = ["Format", "err_console", "fail_check", "out_console", "print_error", "print_json", "print_problems",
-           "verdict_label"]
+__all__ = [
+    "Format",
+    "err_console",
+    "fail_check",
+    "out_console",
+    "print_error",
+    "print_json",
+    "print_problems",
+    "verdict_label",
+]
 
 out_console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)

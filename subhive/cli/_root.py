@@ -27,29 +27,41 @@ from ._output import Format, err_console, fail_check, out_console, print_json, p
 if TYPE_CHECKING:
     from ..root_hive import Approval, ContractInfo, FrameListener, HiveStatus, ProposalOutcome, WorkspaceRoot
 
-__all__ = ["approvals_app", "contract_list", "contract_propose", "root_command", "status_command",
-           "watch_command"]
+__all__ = ["approvals_app", "contract_list", "contract_propose", "root_command", "status_command", "watch_command"]
 
 T = TypeVar("T")
 
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 WorkspaceOption = Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
-RootOption = Annotated[str | None, typer.Option(
-    "--root", help="The root hive's address (default: $SUBHIVE_ROOT, else the workspace's running root).",
-    show_default=False)]
+RootOption = Annotated[
+    str | None,
+    typer.Option(
+        "--root",
+        help="The root hive's address (default: $SUBHIVE_ROOT, else the workspace's running root).",
+        show_default=False,
+    ),
+]
 TOKEN_ENV = "SUBHIVE_TOKEN"
 
 
 # -- reaching the root ------------------------------------------------------------------------------------------
 
-def _with_root(workspace: Path, address: str | None, act: Callable[[WorkspaceRoot], Awaitable[T]], *,
-               token: str | None = None, running_only: bool = False) -> T:
+
+def _with_root(
+    workspace: Path,
+    address: str | None,
+    act: Callable[[WorkspaceRoot], Awaitable[T]],
+    *,
+    token: str | None = None,
+    running_only: bool = False,
+) -> T:
     """Run ``act`` against the root of the workspace at ``workspace`` (running, or opened in-process)."""
     from ..root_hive import WorkspaceRoot
 
     async def go() -> T:
-        async with WorkspaceRoot(workspace, address=address, token=token, listener=_codegen,
-                                 running_only=running_only) as root:
+        async with WorkspaceRoot(
+            workspace, address=address, token=token, listener=_codegen, running_only=running_only
+        ) as root:
             return await act(root)
 
     return asyncio.run(go())
@@ -64,21 +76,33 @@ def _codegen(workspace: Path) -> FrameListener:
 
 # -- subhive root ----------------------------------------------------------------------------------------------
 
+
 def root_command(
     *,
-    host: Annotated[str, typer.Option("--host", help="The interface to listen on; other than loopback it needs "
-                                      "--tls-cert and --tls-key.")] = "127.0.0.1",
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host", help="The interface to listen on; other than loopback it needs --tls-cert and --tls-key."
+        ),
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535, help="The port; 0 picks a free one.")] = 0,
     workspace: WorkspaceOption = Path("."),
     fmt: FormatOption = Format.text,
-    codegen: Annotated[bool, typer.Option("--codegen/--no-codegen",
-                                          help="Regenerate the stubs of the hives an accepted contract touches.")]
-    = True,
-    tls_cert: Annotated[Path | None, typer.Option("--tls-cert", help="Serve TLS with this certificate (PEM); "
-                                                  "clients verify it with $SUBHIVE_ROOT_CA.", show_default=False)]
-    = None,
-    tls_key: Annotated[Path | None, typer.Option("--tls-key", help="The certificate's private key (PEM).",
-                                                 show_default=False)] = None,
+    codegen: Annotated[
+        bool,
+        typer.Option("--codegen/--no-codegen", help="Regenerate the stubs of the hives an accepted contract touches."),
+    ] = True,
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option(
+            "--tls-cert",
+            help="Serve TLS with this certificate (PEM); clients verify it with $SUBHIVE_ROOT_CA.",
+            show_default=False,
+        ),
+    ] = None,
+    tls_key: Annotated[
+        Path | None, typer.Option("--tls-key", help="The certificate's private key (PEM).", show_default=False)
+    ] = None,
 ) -> None:
     """Serve the root hive: the negotiation service over gRPC, with health checking and reflection.
 
@@ -93,8 +117,11 @@ def root_command(
     from ..workspace import find_root
 
     if (tls_cert is None) != (tls_key is None):
-        raise InputError("--tls-cert and --tls-key go together", code="usage.missing_option",
-                         hint="give both: the certificate (PEM) and its private key (PEM)")
+        raise InputError(
+            "--tls-cert and --tls-key go together",
+            code="usage.missing_option",
+            hint="give both: the certificate (PEM) and its private key (PEM)",
+        )
     tls = ServerTls(tls_cert, tls_key) if tls_cert is not None and tls_key is not None else None
     ws = find_root(workspace)
 
@@ -106,8 +133,17 @@ def root_command(
             loop.add_signal_handler(sig, stop.set)
         if fmt is Format.json:
             # One line, so a supervisor reads the address before the stream of nothing that follows.
-            sys.stdout.write(json.dumps({"address": server.address, "pid": os.getpid(),
-                                         "admin_token_file": str(ws / ADMIN_TOKEN_FILE), "tls": server.tls}) + "\n")
+            sys.stdout.write(
+                json.dumps(
+                    {
+                        "address": server.address,
+                        "pid": os.getpid(),
+                        "admin_token_file": str(ws / ADMIN_TOKEN_FILE),
+                        "tls": server.tls,
+                    }
+                )
+                + "\n"
+            )
             sys.stdout.flush()
         else:
             sys.stdout.write(f"root hive listening on {server.address}{' (TLS)' if server.tls else ''}\n")
@@ -123,19 +159,34 @@ def root_command(
 
 # -- subhive contract propose | list ---------------------------------------------------------------------------
 
+
 def contract_propose(
-    path: Annotated[Path, typer.Argument(help="The proposed version's directory (holding contract.yaml).",
-                                         show_default=False)],
+    path: Annotated[
+        Path, typer.Argument(help="The proposed version's directory (holding contract.yaml).", show_default=False)
+    ],
     *,
-    token: Annotated[str | None, typer.Option("--token", help=f"The provider hive's token (default: ${TOKEN_ENV}, "
-                                              "else .subhive/tokens/<provider>.token, else the admin token, "
-                                              "proposing for the contract's provider).",
-                                              show_default=False)] = None,
-    announcement: Annotated[str | None, typer.Option("--announcement", help="The open need this proposal bids on.",
-                                                     show_default=False)] = None,
-    workspace: Annotated[Path | None, typer.Option("--workspace", "-C", help="The workspace it belongs to (default: "
-                                                   "the one holding PATH, else the current directory's).",
-                                                   show_default=False)] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            help=f"The provider hive's token (default: ${TOKEN_ENV}, "
+            "else .subhive/tokens/<provider>.token, else the admin token, "
+            "proposing for the contract's provider).",
+            show_default=False,
+        ),
+    ] = None,
+    announcement: Annotated[
+        str | None, typer.Option("--announcement", help="The open need this proposal bids on.", show_default=False)
+    ] = None,
+    workspace: Annotated[
+        Path | None,
+        typer.Option(
+            "--workspace",
+            "-C",
+            help="The workspace it belongs to (default: the one holding PATH, else the current directory's).",
+            show_default=False,
+        ),
+    ] = None,
     root: RootOption = None,
     fmt: FormatOption = Format.text,
 ) -> None:
@@ -157,8 +208,11 @@ def contract_propose(
     files = contract_files(directory)
     try:
         outcome: ProposalOutcome = _with_root(
-            ws, root, lambda r: r.propose(files, provider=contract.provider, announcement_id=announcement),
-            token=token or os.environ.get(TOKEN_ENV))
+            ws,
+            root,
+            lambda r: r.propose(files, provider=contract.provider, announcement_id=announcement),
+            token=token or os.environ.get(TOKEN_ENV),
+        )
     except SubhiveError as exc:
         if exc.code in ("proposal.semver", "proposal.version_order"):
             # A check ran and said no, as `subhive contract check` says it: exit 1, not "bad input".
@@ -168,9 +222,14 @@ def contract_propose(
         raise
     _print_outcome(outcome, fmt)
     if outcome.status == "pending":
-        fail_check(CheckFailed(f"{outcome.contract} {outcome.version} waits for approval: {outcome.message}",
-                               code=outcome.code or "proposal.pending",
-                               hint=f"a human decides: subhive approvals show {outcome.id}"), fmt)
+        fail_check(
+            CheckFailed(
+                f"{outcome.contract} {outcome.version} waits for approval: {outcome.message}",
+                code=outcome.code or "proposal.pending",
+                hint=f"a human decides: subhive approvals show {outcome.id}",
+            ),
+            fmt,
+        )
 
 
 def _proposal_workspace(path: Path, explicit: Path | None) -> Path:
@@ -185,8 +244,12 @@ def _proposal_workspace(path: Path, explicit: Path | None) -> Path:
     except SubhiveError:
         holder = None
         if not where.exists():
-            raise InputError("no such file or directory", code="input.not_found", location=Location(file=str(where)),
-                             hint="check the path; it is resolved from the current directory") from None
+            raise InputError(
+                "no such file or directory",
+                code="input.not_found",
+                location=Location(file=str(where)),
+                hint="check the path; it is resolved from the current directory",
+            ) from None
     try:
         current: Path | None = find_root(explicit if explicit is not None else Path("."))
     except SubhiveError:
@@ -194,15 +257,20 @@ def _proposal_workspace(path: Path, explicit: Path | None) -> Path:
             raise
         current = None
     if current is not None and holder != current and (holder is None or explicit is not None):
-        raise InputError(f"this path is outside the workspace {current}", code="propose.outside_workspace",
-                         location=Location(file=str(where)),
-                         hint=f"copy it to {current / 'contracts'}/<name>/<version>/ and propose that copy, or run "
-                         "the command from the workspace it belongs to")
+        raise InputError(
+            f"this path is outside the workspace {current}",
+            code="propose.outside_workspace",
+            location=Location(file=str(where)),
+            hint=f"copy it to {current / 'contracts'}/<name>/<version>/ and propose that copy, or run "
+            "the command from the workspace it belongs to",
+        )
     if holder is None:
-        raise InputError("this path is in no subhive workspace (no hive.toml in it or above it)",
-                         code="propose.outside_workspace", location=Location(file=str(where)),
-                         hint="a proposal goes to a workspace's root hive: put the version under that workspace's "
-                         "contracts/")
+        raise InputError(
+            "this path is in no subhive workspace (no hive.toml in it or above it)",
+            code="propose.outside_workspace",
+            location=Location(file=str(where)),
+            hint="a proposal goes to a workspace's root hive: put the version under that workspace's contracts/",
+        )
     return holder
 
 
@@ -213,8 +281,10 @@ def _print_outcome(outcome: ProposalOutcome, fmt: Format) -> None:
     colour = {"accepted": "green", "pending": "yellow"}.get(outcome.status, "red")
     version = outcome.version
     what = f"repair {escape(outcome.id)}" if version is None else f"{escape(outcome.contract)} {version}"
-    out_console.print(f"[bold]{what}[/]: [{colour}]{outcome.status}[/] "
-                      f"[dim]({escape(outcome.code)}, proposal {escape(outcome.id)})[/]")
+    out_console.print(
+        f"[bold]{what}[/]: [{colour}]{outcome.status}[/] "
+        f"[dim]({escape(outcome.code)}, proposal {escape(outcome.id)})[/]"
+    )
     if outcome.message:
         out_console.print(f"  {escape(outcome.message)}")
     print_problems(list(outcome.problems), console=out_console)
@@ -244,14 +314,17 @@ def contract_list(
         for v in info.versions:
             consumers = ", ".join(f"{h} {r}" for h, r in sorted(v.consumers.items())) or "no consumers"
             damaged = "" if v.intact else " [bold red]TAMPERED[/]"
-            out_console.print(f"  {v.version!s:<12} {v.status:<10} provider {escape(v.provider)}  "
-                              f"{escape(consumers)}  [dim]{v.hash[:19]}[/]{damaged}")
+            out_console.print(
+                f"  {v.version!s:<12} {v.status:<10} provider {escape(v.provider)}  "
+                f"{escape(consumers)}  [dim]{v.hash[:19]}[/]{damaged}"
+            )
 
 
 # -- subhive approvals -----------------------------------------------------------------------------------------
 
-approvals_app = typer.Typer(help="Breaking proposals waiting for a human: list, show, approve, reject.",
-                            no_args_is_help=True)
+approvals_app = typer.Typer(
+    help="Breaking proposals waiting for a human: list, show, approve, reject.", no_args_is_help=True
+)
 
 
 class ApprovalStatus(StrEnum):
@@ -279,8 +352,10 @@ def approvals_list(
     if not items:
         err_console.print(f"no {status.value} approvals" if status is not ApprovalStatus.all else "no approvals")
     for a in items:
-        out_console.print(f"{escape(a.id)}  {_subject_of(a)}  [bold]{a.status}[/]  "
-                          f"from {escape(a.proposer)}  {_when(a.created)}  [dim]{escape(a.reason)}[/]")
+        out_console.print(
+            f"{escape(a.id)}  {_subject_of(a)}  [bold]{a.status}[/]  "
+            f"from {escape(a.proposer)}  {_when(a.created)}  [dim]{escape(a.reason)}[/]"
+        )
 
 
 def _subject_of(a: Approval) -> str:
@@ -310,15 +385,17 @@ def approvals_show(
     if fmt is Format.json:
         print_json(a.to_dict())
         return
-    out_console.print(f"[bold]{_subject_of(a)}[/]  {a.status}  {escape(a.id)} "
-                      f"from {escape(a.proposer)}, {_when(a.created)}")
+    out_console.print(
+        f"[bold]{_subject_of(a)}[/]  {a.status}  {escape(a.id)} from {escape(a.proposer)}, {_when(a.created)}"
+    )
     if a.message:
         out_console.print(f"  {escape(a.message)}")
     if a.decision:
         out_console.print(f"  decision: {escape(a.decision)}")
     if a.tool_call is not None:  # exactly what will run if approved
-        out_console.print(f"  turn {escape(a.tool_call.turn or '-')}, call {escape(a.tool_call.call_id or '-')}; "
-                          "arguments:")
+        out_console.print(
+            f"  turn {escape(a.tool_call.turn or '-')}, call {escape(a.tool_call.call_id or '-')}; arguments:"
+        )
         out_console.print(f"    {a.tool_call.arguments}", markup=False)
     if a.repair is not None:
         if a.repair.subject:
@@ -332,8 +409,10 @@ def approvals_show(
         for change in part.get("changes", []):
             if change.get("backward") and change.get("forward"):
                 continue
-            out_console.print(f"  {escape(str(part.get('part', '')))} {escape(str(change.get('path') or '/'))}  "
-                              f"{escape(str(change.get('message', '')))} [dim]\\[{escape(str(change.get('code')))}][/]")
+            out_console.print(
+                f"  {escape(str(part.get('part', '')))} {escape(str(change.get('path') or '/'))}  "
+                f"{escape(str(change.get('message', '')))} [dim]\\[{escape(str(change.get('code')))}][/]"
+            )
 
 
 @approvals_app.command("approve")
@@ -360,11 +439,18 @@ def approvals_approve(
     if fmt is Format.json:
         print_json(decided.to_dict())
         return
-    what = (f"{escape(decided.contract)} {decided.version}" if decided.version is not None
-            else "the tool call" if decided.kind == "tool" else "the repair")
+    what = (
+        f"{escape(decided.contract)} {decided.version}"
+        if decided.version is not None
+        else "the tool call"
+        if decided.kind == "tool"
+        else "the repair"
+    )
     colour = "green" if decided.status == "accepted" else "yellow"
-    out_console.print(f"{escape(approval_id)}: [green]approved[/]: {what} [{colour}]{escape(decided.status)}[/] "
-                      f"[dim]({escape(decided.code)})[/]")
+    out_console.print(
+        f"{escape(approval_id)}: [green]approved[/]: {what} [{colour}]{escape(decided.status)}[/] "
+        f"[dim]({escape(decided.code)})[/]"
+    )
     if decided.message:
         out_console.print(f"  {escape(decided.message)}")
     print_problems(list(decided.problems), console=out_console)
@@ -403,11 +489,15 @@ def _print_already(a: Approval, fmt: Format) -> None:
     if fmt is Format.json:
         print_json({**a.to_dict(), "unchanged": True})
         return
-    out_console.print(f"{escape(a.id)}: already {a.status}"
-                      + (f" on {_when(a.decided)}" if a.decided else "") + f": {_subject_of(a)}; nothing changed")
+    out_console.print(
+        f"{escape(a.id)}: already {a.status}"
+        + (f" on {_when(a.decided)}" if a.decided else "")
+        + f": {_subject_of(a)}; nothing changed"
+    )
 
 
 # -- subhive status | watch ------------------------------------------------------------------------------------
+
 
 def status_command(
     workspace: WorkspaceOption = Path("."),
@@ -437,11 +527,16 @@ def status_command(
     broken = opened.hives().error()  # a hive whose manifest is broken is missing above: say why (exit 2)
     warnings = _tree_warnings(opened)
     if fmt is Format.json:
-        print_json({"hives": [h.to_dict() for h in tree], "runtime": running if running is not None else lost,
-                    "summary": summary.to_dict(),
-                    "warnings": [p.to_dict() for p in warnings],
-                    "problems": [p.to_dict() for p in broken.problems] if broken else [],
-                    "lock": {"ok": not lock_problems, "problems": [p.to_dict() for p in lock_problems]}})
+        print_json(
+            {
+                "hives": [h.to_dict() for h in tree],
+                "runtime": running if running is not None else lost,
+                "summary": summary.to_dict(),
+                "warnings": [p.to_dict() for p in warnings],
+                "problems": [p.to_dict() for p in broken.problems] if broken else [],
+                "lock": {"ok": not lock_problems, "problems": [p.to_dict() for p in lock_problems]},
+            }
+        )
         if broken:
             fail_check(broken, fmt)
         return
@@ -472,21 +567,25 @@ def _tree_warnings(workspace: Any) -> list[Problem]:
         return []
 
 
-def _print_root_line(running: dict[str, Any] | None, lost: dict[str, Any] | None,
-                     processes: dict[str, dict[str, Any]]) -> None:
+def _print_root_line(
+    running: dict[str, Any] | None, lost: dict[str, Any] | None, processes: dict[str, dict[str, Any]]
+) -> None:
     """Up; up with the root process down; a supervisor lost, with what it left running unsupervised; or not up."""
     if running:
         where = f"[dim](NATS {escape(str(running.get('nats')))}, root {escape(str(running.get('root')))})[/]"
         if running.get("state") != "starting" and not processes.get("root", {}).get("alive"):
-            out_console.print(f"[bold]root[/]  [red]up, but the root process is down[/] {where} "
-                              "[dim](the supervisor restarts it)[/]")
+            out_console.print(
+                f"[bold]root[/]  [red]up, but the root process is down[/] {where} [dim](the supervisor restarts it)[/]"
+            )
         else:
             out_console.print(f"[bold]root[/]  [green]up[/] {where}")
     elif lost:
         order = sorted(lost["running"].items(), key=lambda item: (item[0] not in ("nats", "root"), item[0]))
         left = ", ".join(f"{escape(name)} pid {pid}" for name, pid in order)
-        out_console.print(f"[bold]root[/]  [bold red]supervisor lost[/]: pid {lost['supervisor']} died without "
-                          "stopping its tree" + (f"; still running unsupervised: {left}" if left else ""))
+        out_console.print(
+            f"[bold]root[/]  [bold red]supervisor lost[/]: pid {lost['supervisor']} died without "
+            "stopping its tree" + (f"; still running unsupervised: {left}" if left else "")
+        )
         out_console.print(f"  [cyan]fix[/]: {escape(lost['hint'])}")
     else:
         out_console.print("[bold]root[/]  [dim]not running (subhive up starts it)[/]")
@@ -496,8 +595,10 @@ def _print_lock_problems(problems: list[Problem]) -> None:
     """What is wrong with contracts.lock, each with its fix: status shows it, nothing repairs it silently."""
     if not problems:
         return
-    out_console.print(f"[bold red]contracts.lock disagrees with the accepted contracts[/] ({len(problems)} "
-                      f"problem{'s' if len(problems) != 1 else ''}; propose refuses until it is fixed)")
+    out_console.print(
+        f"[bold red]contracts.lock disagrees with the accepted contracts[/] ({len(problems)} "
+        f"problem{'s' if len(problems) != 1 else ''}; propose refuses until it is fixed)"
+    )
     for p in problems:
         out_console.print(f"  [red]✗[/] {escape(str(p.location))}: {escape(p.message)} [dim]\\[{p.code}][/]")
         if p.hint:
@@ -546,13 +647,16 @@ def _dead_letter_parts(info: dict[str, Any]) -> list[str]:
 
 def _print_node(node: HiveStatus, prefix: str, *, last: bool, live: dict[str, Any], summaries: dict[str, str]) -> None:
     branch = "└── " if last else "├── "
-    needs = ", ".join(f"{c.get('contract')} {c.get('versions')}"
-                      + ("" if c.get("satisfied_by") else " (unmet)") for c in node.consumes)
-    out_console.print(f"{prefix}{branch}[bold]{escape(node.name)}[/] [dim]{escape(node.kind)}[/]"
-                      + (f"  provides {escape(', '.join(node.provides))}" if node.provides else "")
-                      + (f"  consumes {escape(needs)}" if needs else "")
-                      + "".join(f"  serves {escape(e.contract)} v{e.major} at {escape(e.address)}"
-                                for e in node.endpoints))
+    needs = ", ".join(
+        f"{c.get('contract')} {c.get('versions')}" + ("" if c.get("satisfied_by") else " (unmet)")
+        for c in node.consumes
+    )
+    out_console.print(
+        f"{prefix}{branch}[bold]{escape(node.name)}[/] [dim]{escape(node.kind)}[/]"
+        + (f"  provides {escape(', '.join(node.provides))}" if node.provides else "")
+        + (f"  consumes {escape(needs)}" if needs else "")
+        + "".join(f"  serves {escape(e.contract)} v{e.major} at {escape(e.address)}" for e in node.endpoints)
+    )
     below = prefix + ("    " if last else "│   ")
     if node.name in live:
         out_console.print(f"{below}[dim]└[/] {_runtime_line(live[node.name])}")
@@ -566,10 +670,12 @@ def _print_node(node: HiveStatus, prefix: str, *, last: bool, live: dict[str, An
 
 
 def watch_command(
-    after: Annotated[int, typer.Option("--after", min=0, help="Resume token: the seq of the last frame seen "
-                                       "(0 replays everything).")] = 0,
-    count: Annotated[int | None, typer.Option("--count", "-n", help="Stop after this many frames.",
-                                              show_default=False)] = None,
+    after: Annotated[
+        int, typer.Option("--after", min=0, help="Resume token: the seq of the last frame seen (0 replays everything).")
+    ] = 0,
+    count: Annotated[
+        int | None, typer.Option("--count", "-n", help="Stop after this many frames.", show_default=False)
+    ] = None,
     workspace: WorkspaceOption = Path("."),
     root: RootOption = None,
     fmt: FormatOption = Format.text,

@@ -39,9 +39,14 @@ def diff(
         print_report(report)
     if require is not None and not report.compatible(require):
         breaking = report.breaking(require)
-        fail_check(CheckFailed(f"the change is not {require.value} compatible: {_summary(breaking)}",
-                               code="check.incompatible",
-                               hint="see the changes listed; a breaking change needs a new major version"), fmt)
+        fail_check(
+            CheckFailed(
+                f"the change is not {require.value} compatible: {_summary(breaking)}",
+                code="check.incompatible",
+                hint="see the changes listed; a breaking change needs a new major version",
+            ),
+            fmt,
+        )
 
 
 def _summary(changes: tuple[Change, ...], limit: int = 3) -> str:
@@ -50,9 +55,13 @@ def _summary(changes: tuple[Change, ...], limit: int = 3) -> str:
 
 
 def print_report(report: DiffReport, *, indent: str = "") -> None:
-    out_console.print(f"{indent}backward: {verdict_label(report.backward)}   "
-                      f"forward: {verdict_label(report.forward)}   "
-                      f"[dim]({len(report.changes)} change{'s' if len(report.changes) != 1 else ''})[/]")
+    out_console.print(
+        f"{indent}backward: {verdict_label(report.backward)}   "
+        f"forward: {verdict_label(report.forward)}   "
+        f"[dim]({len(report.changes)} change{'s' if len(report.changes) != 1 else ''})[/]"
+    )
     for change in report.changes:
-        out_console.print(f"{indent}  {change_effect(change)} {escape(change.path or '/')}  "
-                          f"{escape(change.message)} [dim]\\[{change.code}][/]")
+        out_console.print(
+            f"{indent}  {change_effect(change)} {escape(change.path or '/')}  "
+            f"{escape(change.message)} [dim]\\[{change.code}][/]"
+        )

@@ -24,29 +24,47 @@ __all__ = ["down_command", "logs_command", "restart_command", "up_command"]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 WorkspaceOption = Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
 PortOption = typer.Option(min=0, max=65535)
-_STYLE = {"ready": "bold green", "failed": "bold red", "hive.crashed": "red", "root.crashed": "red",
-          "nats.crashed": "red", "contract.pending": "yellow", "contract.refused": "red", "stopped": "bold",
-          "deadletters.near_full": "yellow", "deadletters.full": "bold red"}
+_STYLE = {
+    "ready": "bold green",
+    "failed": "bold red",
+    "hive.crashed": "red",
+    "root.crashed": "red",
+    "nats.crashed": "red",
+    "contract.pending": "yellow",
+    "contract.refused": "red",
+    "stopped": "bold",
+    "deadletters.near_full": "yellow",
+    "deadletters.full": "bold red",
+}
 
 
 def _print_event(event: dict[str, Any]) -> None:
     style = _STYLE.get(str(event.get("event")), "")
     message = escape(str(event.get("message", "")))
-    err_console.print(f"[dim]{time.strftime('%H:%M:%S', time.localtime(event.get('t', 0)))}[/] "
-                      + (f"[{style}]{message}[/]" if style else message))
+    err_console.print(
+        f"[dim]{time.strftime('%H:%M:%S', time.localtime(event.get('t', 0)))}[/] "
+        + (f"[{style}]{message}[/]" if style else message)
+    )
 
 
 def up_command(
     workspace: WorkspaceOption = Path("."),
     *,
-    detach: Annotated[bool, typer.Option("--detach", "-d", help="Return once every hive is ready; the tree keeps "
-                                         "running until `subhive down`.")] = False,
-    root_port: Annotated[int, typer.Option("--root-port", min=0, max=65535,
-                                           help="The root hive's gRPC port; 0 picks a free one.")] = 0,
-    nats_port: Annotated[int, typer.Option("--nats-port", min=0, max=65535,
-                                           help="The NATS port; 0 picks a free one.")] = 0,
-    ready_timeout: Annotated[float, typer.Option("--ready-timeout", min=1.0,
-                                                 help="Seconds every hive gets to become ready.")] = 120.0,
+    detach: Annotated[
+        bool,
+        typer.Option(
+            "--detach", "-d", help="Return once every hive is ready; the tree keeps running until `subhive down`."
+        ),
+    ] = False,
+    root_port: Annotated[
+        int, typer.Option("--root-port", min=0, max=65535, help="The root hive's gRPC port; 0 picks a free one.")
+    ] = 0,
+    nats_port: Annotated[
+        int, typer.Option("--nats-port", min=0, max=65535, help="The NATS port; 0 picks a free one.")
+    ] = 0,
+    ready_timeout: Annotated[
+        float, typer.Option("--ready-timeout", min=1.0, help="Seconds every hive gets to become ready.")
+    ] = 120.0,
     fmt: FormatOption = Format.text,
 ) -> None:
     """Start the workspace: NATS, the root hive and every sub-hive, each its own process.
@@ -65,8 +83,13 @@ def up_command(
     ws = find_root(workspace)
     check_manifests(ws)  # every problem of every manifest, before anything starts (the supervisor would say one)
     try:
-        ready = start(ws, on_event=_print_event if fmt is Format.text else lambda _: None, root_port=root_port,
-                      nats_port=nats_port, ready_timeout=ready_timeout)
+        ready = start(
+            ws,
+            on_event=_print_event if fmt is Format.text else lambda _: None,
+            root_port=root_port,
+            nats_port=nats_port,
+            ready_timeout=ready_timeout,
+        )
     except KeyboardInterrupt:
         _interrupted_start(ws)
     if fmt is Format.json:
@@ -81,8 +104,13 @@ def up_command(
         # Inside the try: a Ctrl-C right after this line (the user's cue) must still stop the tree.
         err_console.print("Ctrl-C stops every hive, the root and NATS")
         # Until the tree stops, or the supervisor dies without saying so (then down kills what it left).
-        stopped = follow(ws, _print_event if fmt is Format.text else lambda _: None, until=frozenset({"stopped"}),
-                         alive=lambda: pid_alive(supervisor), skip_existing=True)
+        stopped = follow(
+            ws,
+            _print_event if fmt is Format.text else lambda _: None,
+            until=frozenset({"stopped"}),
+            alive=lambda: pid_alive(supervisor),
+            skip_existing=True,
+        )
     except KeyboardInterrupt:
         pass
     finally:
@@ -90,9 +118,11 @@ def up_command(
         if fmt is Format.text and report.was_running:
             err_console.print(f"stopped: {', '.join(report.stopped)}")
     if stopped is None:
-        raise SubhiveError(f"the supervisor (pid {supervisor}) exited without stopping the tree; down stopped "
-                           "what it left", code="up.supervisor_lost",
-                           hint=f"see {UpLayout(ws).log_file('supervisor')}")
+        raise SubhiveError(
+            f"the supervisor (pid {supervisor}) exited without stopping the tree; down stopped what it left",
+            code="up.supervisor_lost",
+            hint=f"see {UpLayout(ws).log_file('supervisor')}",
+        )
 
 
 def _interrupted_start(ws: Path) -> NoReturn:
@@ -114,8 +144,9 @@ def _interrupted_start(ws: Path) -> NoReturn:
                     started.append(str(name))
     what = ", ".join(["supervisor", *started]) if report.stopped else "nothing had started"
     killed = f" (killed: {', '.join(report.killed)})" if report.killed else ""
-    err_console.print(f"[yellow]interrupted[/] while starting: stopped {escape(what + killed)}; "
-                      "nothing is left running")
+    err_console.print(
+        f"[yellow]interrupted[/] while starting: stopped {escape(what + killed)}; nothing is left running"
+    )
     raise typer.Exit(130)
 
 
@@ -132,8 +163,9 @@ def _down_despite_ctrl_c(ws: Path) -> DownReport:
 
 def down_command(
     workspace: WorkspaceOption = Path("."),
-    timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds to wait for a clean stop before "
-                                           "killing what is left.")] = 30.0,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=1.0, help="Seconds to wait for a clean stop before killing what is left.")
+    ] = 30.0,
     fmt: FormatOption = Format.text,
 ) -> None:
     """Stop everything `subhive up` started: every sub-hive, then the root, then NATS; no process is left.
@@ -152,16 +184,18 @@ def down_command(
     if not report.was_running and not report.killed:
         out_console.print("nothing is running in this workspace")
         return
-    out_console.print(f"stopped {len(report.stopped)} processes" + (f": {', '.join(report.stopped)}"
-                                                                    if report.stopped else ""))
+    out_console.print(
+        f"stopped {len(report.stopped)} processes" + (f": {', '.join(report.stopped)}" if report.stopped else "")
+    )
     if report.killed:
         err_console.print(f"[yellow]killed (did not stop in time)[/]: {', '.join(report.killed)}")
 
 
 def restart_command(
     hive: Annotated[str, typer.Argument(help="The running sub-hive to restart.", show_default=False)],
-    timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds to wait for it to be ready "
-                                           "again.")] = 120.0,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=1.0, help="Seconds to wait for it to be ready again.")
+    ] = 120.0,
     workspace: WorkspaceOption = Path("."),
     fmt: FormatOption = Format.text,
 ) -> None:
@@ -176,15 +210,17 @@ def restart_command(
     from ..up import request_restart
     from ..workspace import find_root
 
-    ready = request_restart(find_root(workspace), hive, on_event=_print_event if fmt is Format.text else lambda _: None,
-                            timeout=timeout)
+    ready = request_restart(
+        find_root(workspace), hive, on_event=_print_event if fmt is Format.text else lambda _: None, timeout=timeout
+    )
     if fmt is Format.json:
         print_json({"hive": hive, "ready": True, "pid": ready.get("pid")})
 
 
 def logs_command(
-    name: Annotated[str | None, typer.Argument(help="A sub-hive, or root, nats, supervisor; all when omitted.",
-                                               show_default=False)] = None,
+    name: Annotated[
+        str | None, typer.Argument(help="A sub-hive, or root, nats, supervisor; all when omitted.", show_default=False)
+    ] = None,
     lines: Annotated[int, typer.Option("--lines", "-n", min=0, help="How many of the last lines to show.")] = 40,
     follow_: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing what is appended.")] = False,
     workspace: WorkspaceOption = Path("."),
@@ -248,8 +284,14 @@ def _one_log(root: Path, name: str, logs: dict[str, Path]) -> Path:
         hives = set()
     valid = sorted({"supervisor", "root", "nats"} | hives | set(logs))
     if name in valid:
-        raise InputError(f"nothing logged for {name!r} yet", code="logs.none_yet",
-                         hint="subhive up starts the tree; its logs are written from then on")
+        raise InputError(
+            f"nothing logged for {name!r} yet",
+            code="logs.none_yet",
+            hint="subhive up starts the tree; its logs are written from then on",
+        )
     close = difflib.get_close_matches(name, valid, n=1)
-    raise InputError(f"no log for {name!r}", code="logs.unknown",
-                     hint=(f"did you mean {close[0]!r}? " if close else "") + f"valid names: {', '.join(valid)}")
+    raise InputError(
+        f"no log for {name!r}",
+        code="logs.unknown",
+        hint=(f"did you mean {close[0]!r}? " if close else "") + f"valid names: {', '.join(valid)}",
+    )

@@ -23,8 +23,10 @@ DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Show the files th
 
 def init_command(
     directory: Annotated[Path, typer.Argument(help="Where to make the workspace; created if missing.")] = Path("."),
-    name: Annotated[str | None, typer.Option("--name", help="Workspace name (default: from the directory name).",
-                                             show_default=False)] = None,
+    name: Annotated[
+        str | None,
+        typer.Option("--name", help="Workspace name (default: from the directory name).", show_default=False),
+    ] = None,
     dry_run: DryRunOption = False,
     fmt: FormatOption = Format.text,
 ) -> None:
@@ -40,27 +42,55 @@ def init_command(
 
 
 def new_command(
-    name: Annotated[str, typer.Argument(help="The sub-hive's name: lower-case letters, digits and '_'.",
-                                        show_default=False)],
+    name: Annotated[
+        str, typer.Argument(help="The sub-hive's name: lower-case letters, digits and '_'.", show_default=False)
+    ],
     *,
     # A plain string checked by the library, so a wrong or missing kind gets the same located error, hint
     # and exit code 2 as every other bad input (and a JSON error with --format json).
-    kind: Annotated[str | None, typer.Option("--kind", "-k", help="What the hive does, which sets its defaults: "
-                                             "ui, backend, db or custom.", show_default=False)] = None,
-    parent: Annotated[str, typer.Option("--parent", help="The hive above it: an existing sub-hive, or 'root'.")]
-    = ROOT_HIVE,
-    description: Annotated[str | None, typer.Option("--description", help="One line on what the hive does.",
-                                                    show_default=False)] = None,
-    no_contract: Annotated[bool, typer.Option("--no-contract", help="Do not scaffold a draft of the contract the "
-                                              "hive provides (e.g. when it already exists).")] = False,
-    bare: Annotated[bool, typer.Option("--bare", help="Provide and consume nothing yet, whatever the kind: no "
-                                       "contract draft, empty provides and [consumes] (add them to subhive.toml "
-                                       "later).")] = False,
-    agent: Annotated[bool, typer.Option("--agent", help="Also declare a language-model agent, `helper`: its "
-                                        "instructions, tools and policies, and a test that runs it against a "
-                                        "scripted model (docs/agents.md).")] = False,
-    workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
-    = Path("."),
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            "--kind",
+            "-k",
+            help="What the hive does, which sets its defaults: ui, backend, db or custom.",
+            show_default=False,
+        ),
+    ] = None,
+    parent: Annotated[
+        str, typer.Option("--parent", help="The hive above it: an existing sub-hive, or 'root'.")
+    ] = ROOT_HIVE,
+    description: Annotated[
+        str | None, typer.Option("--description", help="One line on what the hive does.", show_default=False)
+    ] = None,
+    no_contract: Annotated[
+        bool,
+        typer.Option(
+            "--no-contract",
+            help="Do not scaffold a draft of the contract the hive provides (e.g. when it already exists).",
+        ),
+    ] = False,
+    bare: Annotated[
+        bool,
+        typer.Option(
+            "--bare",
+            help="Provide and consume nothing yet, whatever the kind: no "
+            "contract draft, empty provides and [consumes] (add them to subhive.toml "
+            "later).",
+        ),
+    ] = False,
+    agent: Annotated[
+        bool,
+        typer.Option(
+            "--agent",
+            help="Also declare a language-model agent, `helper`: its "
+            "instructions, tools and policies, and a test that runs it against a "
+            "scripted model (docs/agents.md).",
+        ),
+    ] = False,
+    workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")] = Path(
+        "."
+    ),
     dry_run: DryRunOption = False,
     fmt: FormatOption = Format.text,
 ) -> None:
@@ -74,10 +104,21 @@ def new_command(
     Example: subhive new db --kind db
     """
     if kind is None:
-        raise UsageError("missing option --kind", code="usage.missing_option",
-                         hint=f"say what the hive does: --kind {'|'.join(k.value for k in Kind)}")
-    plan = plan_new(open_workspace(workspace), name, kind, parent=parent, description=description,
-                    contract=not no_contract, bare=bare, agent=agent)
+        raise UsageError(
+            "missing option --kind",
+            code="usage.missing_option",
+            hint=f"say what the hive does: --kind {'|'.join(k.value for k in Kind)}",
+        )
+    plan = plan_new(
+        open_workspace(workspace),
+        name,
+        kind,
+        parent=parent,
+        description=description,
+        contract=not no_contract,
+        bare=bare,
+        agent=agent,
+    )
     _run(plan, dry_run=dry_run, fmt=fmt)
 
 

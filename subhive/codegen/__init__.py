@@ -16,8 +16,17 @@ if TYPE_CHECKING:
     from ._tree_check import check_tree
     from ._trigger import CodegenTrigger
 
-__all__ = ["GENERATOR_VERSION", "CodegenResult", "CodegenTrigger", "ContractStub", "HiveStubs", "StubPlan",
-           "check_tree", "generate_stubs", "plan_stubs"]
+__all__ = [
+    "GENERATOR_VERSION",
+    "CodegenResult",
+    "CodegenTrigger",
+    "ContractStub",
+    "HiveStubs",
+    "StubPlan",
+    "check_tree",
+    "generate_stubs",
+    "plan_stubs",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -68,9 +68,14 @@ def plan_stubs(workspace: Workspace, lock: Lock, hives: list[str] | None = None)
     for hive in names:
         manifest = tree.hives.get(hive)
         if manifest is None:
-            problems.append(Problem("codegen.unknown_hive", f"no sub-hive named {hive!r} in this workspace",
-                                    Location(file=str(workspace.hives_dir)),
-                                    f"known hives: {', '.join(sorted(tree.hives)) or 'none'}"))
+            problems.append(
+                Problem(
+                    "codegen.unknown_hive",
+                    f"no sub-hive named {hive!r} in this workspace",
+                    Location(file=str(workspace.hives_dir)),
+                    f"known hives: {', '.join(sorted(tree.hives)) or 'none'}",
+                )
+            )
             continue
         where = Location(file=str(workspace.hive_dir(hive) / MANIFEST_NAME))
         stubs = HiveStubs(hive)
@@ -80,13 +85,18 @@ def plan_stubs(workspace: Workspace, lock: Lock, hives: list[str] | None = None)
             if best is None:
                 have = ", ".join(str(v) for v in versions) or "none accepted"
                 provider = providers.get(req.contract)
-                unmet.append(Problem(
-                    "codegen.not_in_lock", f"{hive} consumes {req.contract} {req.versions} but the lock has no "
-                    f"such version ({have})", Location(file=where.file, pointer=f"/consumes/{req.contract}"),
-                    f"have {provider} propose a version in that range (subhive contract propose), or change the "
-                    f"range in subhives/{hive}/subhive.toml" if provider else
-                    f"no hive provides {req.contract} yet: create the hive that does (subhive new NAME --kind ...), "
-                    f"or remove the line from subhives/{hive}/subhive.toml"))
+                unmet.append(
+                    Problem(
+                        "codegen.not_in_lock",
+                        f"{hive} consumes {req.contract} {req.versions} but the lock has no such version ({have})",
+                        Location(file=where.file, pointer=f"/consumes/{req.contract}"),
+                        f"have {provider} propose a version in that range (subhive contract propose), or change the "
+                        f"range in subhives/{hive}/subhive.toml"
+                        if provider
+                        else f"no hive provides {req.contract} yet: create the hive that does "
+                        f"(subhive new NAME --kind ...), or remove the line from subhives/{hive}/subhive.toml",
+                    )
+                )
                 continue
             entry = lock.get(req.contract, best)
             assert entry is not None
@@ -94,8 +104,9 @@ def plan_stubs(workspace: Workspace, lock: Lock, hives: list[str] | None = None)
         for name in manifest.provides:
             entries = lock.versions(name)
             if not entries:
-                stubs.notes.append(f"{name}: not accepted yet, so no stubs (propose it with "
-                                   "`subhive contract propose`)")
+                stubs.notes.append(
+                    f"{name}: not accepted yet, so no stubs (propose it with `subhive contract propose`)"
+                )
                 continue
             newest: dict[int, LockEntry] = {}
             for entry in entries:  # oldest first: the last of each major line wins
@@ -105,8 +116,14 @@ def plan_stubs(workspace: Workspace, lock: Lock, hives: list[str] | None = None)
         _keep_locked(lock, hive, stubs)
         clash = _clashes(stubs.contracts)
         if clash:
-            problems.append(Problem("codegen.name_collision", f"{hive}: contracts {clash} map to the same Python "
-                                    "package name", where, "rename one of the contracts"))
+            problems.append(
+                Problem(
+                    "codegen.name_collision",
+                    f"{hive}: contracts {clash} map to the same Python package name",
+                    where,
+                    "rename one of the contracts",
+                )
+            )
             continue
         plan[hive] = stubs
     return StubPlan(plan, problems, unmet)
@@ -122,9 +139,11 @@ def _keep_locked(lock: Lock, hive: str, stubs: HiveStubs) -> None:
             continue
         have.add(package)
         stubs.contracts.append(ContractStub(entry, "consumes", package))
-        stubs.notes.append(f"{package} kept: the lock still records {hive} on {entry.name} {entry.version} "
-                           f"({wanted}); it goes once the root registers the manifest as it is now "
-                           "(subhive up does, or subhive status)")
+        stubs.notes.append(
+            f"{package} kept: the lock still records {hive} on {entry.name} {entry.version} "
+            f"({wanted}); it goes once the root registers the manifest as it is now "
+            "(subhive up does, or subhive status)"
+        )
 
 
 def _clashes(contracts: list[ContractStub]) -> str:

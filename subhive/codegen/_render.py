@@ -59,6 +59,7 @@ def member_clashes(contract: Contract) -> list[str]:
 
 # --- text helpers -------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _Group:
     """``head`` + a bracketed, comma-separated list of ``items`` + ``tail``: a call, a signature, a subscript,
@@ -165,6 +166,7 @@ def _io(classes: Mapping[str, str], operation: str) -> tuple[str, str]:
 
 # --- modules ------------------------------------------------------------------------------------------------
 
+
 def render_package(stub: ContractStub, contract: Contract, classes: Mapping[str, str], header: str) -> dict[str, str]:
     """Files of the package (name -> text), ``models.py`` and ``contract.json`` excepted."""
     prefix = class_prefix(contract.name)
@@ -195,9 +197,11 @@ def _init_module(stub: ContractStub, contract: Contract, exports: dict[str, list
 
 
 def _contract_module(header: str) -> str:
-    return (f'{header}"""The contract binding: schemas and compiled validators (from contract.json)."""\n\n'
-            "from pathlib import Path\n\nfrom subhive.runtime import ContractBinding\n\n"
-            'CONTRACT = ContractBinding.load(Path(__file__).with_name("contract.json"))\n')
+    return (
+        f'{header}"""The contract binding: schemas and compiled validators (from contract.json)."""\n\n'
+        "from pathlib import Path\n\nfrom subhive.runtime import ContractBinding\n\n"
+        'CONTRACT = ContractBinding.load(Path(__file__).with_name("contract.json"))\n'
+    )
 
 
 def _handler_module(contract: Contract, classes: Mapping[str, str], prefix: str, header: str) -> str:
@@ -207,15 +211,22 @@ def _handler_module(contract: Contract, classes: Mapping[str, str], prefix: str,
     for op in sorted(contract.operations.values(), key=lambda o: o.name):
         fn = identifier(op.name)
         inp, out = _io(classes, op.name)
-        methods.append("    @abc.abstractmethod\n" + _def("    ", f"async def {fn}", ["self", f"request: {inp}"], out)
-                       + _doc(op.description, "        "))
+        methods.append(
+            "    @abc.abstractmethod\n"
+            + _def("    ", f"async def {fn}", ["self", f"request: {inp}"], out)
+            + _doc(op.description, "        ")
+        )
         table.append(_group(f"{_str(op.name)}: typed_handler", [f"handler.{fn}", inp]))
     for event in sorted(contract.events.values(), key=lambda e: e.name):
         cls = _model(classes, f"events.{event.name}.payload")
-        emitters.append(_def("    ", f"async def {identifier(event.name)}", ["self", f"payload: {cls}"], "None")
-                        + _doc(event.description, "        ")
-                        + _lines(_group("await self._transport.publish",
-                                        ["CONTRACT", _str(event.name), "to_payload(payload)"]), "        "))
+        emitters.append(
+            _def("    ", f"async def {identifier(event.name)}", ["self", f"payload: {cls}"], "None")
+            + _doc(event.description, "        ")
+            + _lines(
+                _group("await self._transport.publish", ["CONTRACT", _str(event.name), "to_payload(payload)"]),
+                "        ",
+            )
+        )
     runtime = ["Handler", "Subscription", "Transport"]
     runtime += ["typed_handler"] if table else []
     runtime += ["to_payload"] if emitters else []
@@ -225,39 +236,55 @@ def _handler_module(contract: Contract, classes: Mapping[str, str], prefix: str,
     body = "\n".join(methods) if methods else "    pass\n"
     emit = "".join("\n" + e for e in emitters)
     doc = _doc(f"Provide {contract.name} v{major}: implement {prefix}Handler, serve it, emit events.", "")
-    return (f"{header}{doc}\n{_imports({'abc': []}, runtime, local)}\n\n"
-            f"class {prefix}Handler(abc.ABC):\n"
-            f"{_doc(f'Implement one method per operation of {contract.name} {contract.version}.', '    ')}\n{body}\n\n"
-            + _def("", f"def {cname}_handlers", [f"handler: {prefix}Handler"], "dict[str, Handler]")
-            + '    """The payload-level handlers of every operation, for a transport or the contract tests."""\n'
-            + _lines(_group("return ", table, brackets="{}"), "    ") + "\n\n"
-            + _def("", f"async def serve_{cname}", [f"handler: {prefix}Handler", "transport: Transport"],
-                   "Subscription")
-            + _doc(f"Serve every operation of {contract.name} v{major} with ``handler``.", "    ")
-            + f"    return await transport.serve(CONTRACT, {cname}_handlers(handler))\n\n\n"
-            f"class {prefix}Events:\n"
-            f"{_doc(f'Emit the events of {contract.name} v{major}.', '    ')}\n"
-            "    def __init__(self, transport: Transport) -> None:\n        self._transport = transport\n"
-            f"{emit}")
+    return (
+        f"{header}{doc}\n{_imports({'abc': []}, runtime, local)}\n\n"
+        f"class {prefix}Handler(abc.ABC):\n"
+        f"{_doc(f'Implement one method per operation of {contract.name} {contract.version}.', '    ')}\n{body}\n\n"
+        + _def("", f"def {cname}_handlers", [f"handler: {prefix}Handler"], "dict[str, Handler]")
+        + '    """The payload-level handlers of every operation, for a transport or the contract tests."""\n'
+        + _lines(_group("return ", table, brackets="{}"), "    ")
+        + "\n\n"
+        + _def("", f"async def serve_{cname}", [f"handler: {prefix}Handler", "transport: Transport"], "Subscription")
+        + _doc(f"Serve every operation of {contract.name} v{major} with ``handler``.", "    ")
+        + f"    return await transport.serve(CONTRACT, {cname}_handlers(handler))\n\n\n"
+        f"class {prefix}Events:\n"
+        f"{_doc(f'Emit the events of {contract.name} v{major}.', '    ')}\n"
+        "    def __init__(self, transport: Transport) -> None:\n        self._transport = transport\n"
+        f"{emit}"
+    )
 
 
 def _client_module(contract: Contract, classes: Mapping[str, str], prefix: str, header: str) -> str:
     methods = []
     for op in sorted(contract.operations.values(), key=lambda o: o.name):
         inp, out = _io(classes, op.name)
-        methods.append(_def("    ", f"async def {identifier(op.name)}", ["self", f"request: {inp}"], out)
-                       + _doc(op.description, "        ")
-                       + _lines(_group("reply = await self._transport.request",
-                                       ["CONTRACT", _str(op.name), "to_payload(request)"]), "        ")
-                       + _lines(_group(f"return {out}.model_validate", ["reply"]), "        "))
+        methods.append(
+            _def("    ", f"async def {identifier(op.name)}", ["self", f"request: {inp}"], out)
+            + _doc(op.description, "        ")
+            + _lines(
+                _group("reply = await self._transport.request", ["CONTRACT", _str(op.name), "to_payload(request)"]),
+                "        ",
+            )
+            + _lines(_group(f"return {out}.model_validate", ["reply"]), "        ")
+        )
     for event in sorted(contract.events.values(), key=lambda e: e.name):
         cls = _model(classes, f"events.{event.name}.payload")
-        methods.append(_def("    ", f"async def on_{identifier(event.name)}",
-                            ["self", _group("callback: OnEvent", [cls], brackets="[]")], "Subscription")
-                       + _doc(event.description, "        ")
-                       + _lines(_group("return await self._transport.subscribe",
-                                       ["CONTRACT", _str(event.name), _group("typed_callback", ["callback", cls])]),
-                                "        "))
+        methods.append(
+            _def(
+                "    ",
+                f"async def on_{identifier(event.name)}",
+                ["self", _group("callback: OnEvent", [cls], brackets="[]")],
+                "Subscription",
+            )
+            + _doc(event.description, "        ")
+            + _lines(
+                _group(
+                    "return await self._transport.subscribe",
+                    ["CONTRACT", _str(event.name), _group("typed_callback", ["callback", cls])],
+                ),
+                "        ",
+            )
+        )
     runtime = ["Transport"]
     runtime += ["to_payload"] if contract.operations else []
     runtime += ["OnEvent", "Subscription", "typed_callback"] if contract.events else []
@@ -265,12 +292,15 @@ def _client_module(contract: Contract, classes: Mapping[str, str], prefix: str, 
     if methods:
         local["."] = ["models"]
     doc = _doc(f"Call {contract.name} v{contract.version.major} (provided by {contract.provider}).", "")
-    class_doc = _doc(f"One method per operation of {contract.name} {contract.version}; ``on_<event>`` subscribes.",
-                     "    ")
-    return (f"{header}{doc}\n{_imports({}, runtime, local)}\n\n"
-            f"class {prefix}Client:\n{class_doc}"
-            "\n    def __init__(self, transport: Transport) -> None:\n        self._transport = transport\n"
-            + "".join("\n" + m for m in methods))
+    class_doc = _doc(
+        f"One method per operation of {contract.name} {contract.version}; ``on_<event>`` subscribes.", "    "
+    )
+    return (
+        f"{header}{doc}\n{_imports({}, runtime, local)}\n\n"
+        f"class {prefix}Client:\n{class_doc}"
+        "\n    def __init__(self, transport: Transport) -> None:\n        self._transport = transport\n"
+        + "".join("\n" + m for m in methods)
+    )
 
 
 def _mock_module(contract: Contract, classes: Mapping[str, str], prefix: str, header: str) -> str:
@@ -281,43 +311,65 @@ def _mock_module(contract: Contract, classes: Mapping[str, str], prefix: str, he
         methods.append(
             _def("    ", f"def pin_{fn}", ["self", _group("answer: PinnedAnswer", [out, inp], brackets="[]")], "None")
             + _doc(f"Answer {op.name} with ``answer`` (or ``answer(request)``) from now on.", "        ")
-            + _lines(_group("self.provider.pin_model", [_str(op.name), "answer", inp]), "        ") + "\n"
+            + _lines(_group("self.provider.pin_model", [_str(op.name), "answer", inp]), "        ")
+            + "\n"
             + _def("    ", f"async def {fn}", ["self", f"request: {inp}"], out)
-            + _lines(_group("return self.provider.answer_model", [_str(op.name), "request", out]), "        "))
+            + _lines(_group("return self.provider.answer_model", [_str(op.name), "request", out]), "        ")
+        )
     for event in sorted(contract.events.values(), key=lambda e: e.name):
         cls = _model(classes, f"events.{event.name}.payload")
-        methods.append(_def("    ", f"def sample_{identifier(event.name)}", ["self", "n: int = 0"], cls)
-                       + _doc(f"The n-th generated {event.name} payload (schema-valid, deterministic by seed).",
-                              "        ")
-                       + _lines(_group("return self.provider.event_model", [_str(event.name), "n", cls]),
-                                "        "))
+        methods.append(
+            _def("    ", f"def sample_{identifier(event.name)}", ["self", "n: int = 0"], cls)
+            + _doc(f"The n-th generated {event.name} payload (schema-valid, deterministic by seed).", "        ")
+            + _lines(_group("return self.provider.event_model", [_str(event.name), "n", cls]), "        ")
+        )
     runtime = ["MockProvider", *(["PinnedAnswer"] if contract.operations else [])]
     local = {"._contract": ["CONTRACT"], ".handler": [f"{prefix}Handler"]}
     if methods:
         local["."] = ["models"]
-    doc = _doc(f"A mock provider of {contract.name} v{contract.version.major}: schema-valid answers, "
-               "deterministic by seed.", "")
-    class_doc = _doc(f"Stands in for {contract.provider}: serve it with ``serve_{identifier(contract.name)}``; "
-                     "pin answers with ``pin_<operation>``.", "    ")
-    return (f"{header}{doc}\n{_imports({}, runtime, local)}\n\n"
-            f"class {prefix}Mock({prefix}Handler):\n{class_doc}\n"
-            "    def __init__(self, seed: int = 0) -> None:\n"
-            "        self.provider = MockProvider(CONTRACT, seed=seed)\n"
-            + "".join("\n" + m for m in methods))
+    doc = _doc(
+        f"A mock provider of {contract.name} v{contract.version.major}: schema-valid answers, deterministic by seed.",
+        "",
+    )
+    class_doc = _doc(
+        f"Stands in for {contract.provider}: serve it with ``serve_{identifier(contract.name)}``; "
+        "pin answers with ``pin_<operation>``.",
+        "    ",
+    )
+    return (
+        f"{header}{doc}\n{_imports({}, runtime, local)}\n\n"
+        f"class {prefix}Mock({prefix}Handler):\n{class_doc}\n"
+        "    def __init__(self, seed: int = 0) -> None:\n"
+        "        self.provider = MockProvider(CONTRACT, seed=seed)\n" + "".join("\n" + m for m in methods)
+    )
 
 
 def _tests_module(contract: Contract, prefix: str, header: str) -> str:
     cname = identifier(contract.name)
-    return (f'{header}"""Contract tests of {contract.name} v{contract.version.major}: run them against your '
-            'implementation.\n\n'
-            f"    async def test_contract() -> None:\n        await verify_{cname}(MyHandler())\n"
-            '"""\n\n'
-            + _imports({}, ["VerifyReport", "verify_provider"],
-                       {"._contract": ["CONTRACT"], ".handler": [f"{prefix}Handler", f"{cname}_handlers"]})
-            + "\n\n"
-            + _def("", f"async def verify_{cname}",
-                   [f"handler: {prefix}Handler", "*", "seed: int = 0", "examples: int = 10"], "VerifyReport")
-            + '    """Call every operation with generated schema-valid requests and check every reply against its '
-            'schema;\n    raises ContractViolation listing what broke the contract."""\n'
-            + _lines(_group("return await verify_provider",
-                            ["CONTRACT", f"{cname}_handlers(handler)", "seed=seed", "examples=examples"]), "    "))
+    return (
+        f'{header}"""Contract tests of {contract.name} v{contract.version.major}: run them against your '
+        "implementation.\n\n"
+        f"    async def test_contract() -> None:\n        await verify_{cname}(MyHandler())\n"
+        '"""\n\n'
+        + _imports(
+            {},
+            ["VerifyReport", "verify_provider"],
+            {"._contract": ["CONTRACT"], ".handler": [f"{prefix}Handler", f"{cname}_handlers"]},
+        )
+        + "\n\n"
+        + _def(
+            "",
+            f"async def verify_{cname}",
+            [f"handler: {prefix}Handler", "*", "seed: int = 0", "examples: int = 10"],
+            "VerifyReport",
+        )
+        + '    """Call every operation with generated schema-valid requests and check every reply against its '
+        'schema;\n    raises ContractViolation listing what broke the contract."""\n'
+        + _lines(
+            _group(
+                "return await verify_provider",
+                ["CONTRACT", f"{cname}_handlers(handler)", "seed=seed", "examples=examples"],
+            ),
+            "    ",
+        )
+    )

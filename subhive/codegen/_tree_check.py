@@ -71,7 +71,8 @@ def _silent(workspace: Workspace, consumer: str, entry: LockEntry, events: list[
         Location(file=str(workspace.hive_dir(provider))),
         f"in {provider}, publish on every major it serves: {class_prefix(name)}Events(ctx.transport) from "
         f"stubs.{provider}.{package} beside {on} (docs/bus.md, 'Serving two majors'); or keep {consumer} on "
-        f"^{used[-1]} in subhives/{consumer}/subhive.toml")
+        f"^{used[-1]} in subhives/{consumer}/subhive.toml",
+    )
 
 
 def _source_text(hive_dir: Path) -> str:

@@ -23,8 +23,9 @@ def affected_hives(workspace_root: Path, contracts: set[str]) -> list[str]:
     from ..workspace import open_workspace
 
     hives = open_workspace(workspace_root).hives().hives
-    return sorted(name for name, m in hives.items()
-                  if contracts & set(m.provides) or contracts & {r.contract for r in m.consumes})
+    return sorted(
+        name for name, m in hives.items() if contracts & set(m.provides) or contracts & {r.contract for r in m.consumes}
+    )
 
 
 class CodegenTrigger:
@@ -39,8 +40,9 @@ class CodegenTrigger:
     root writes accepted directories and the lock after acknowledging them, and codegen reads both from disk.
     """
 
-    def __init__(self, workspace_root: Path, *, background: bool = True,
-                 settle: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, workspace_root: Path, *, background: bool = True, settle: Callable[[], None] | None = None
+    ) -> None:
         self.workspace_root = workspace_root
         self._settle = settle
         self.runs = 0  # completed codegen runs, for tests and figures
@@ -120,5 +122,9 @@ class CodegenTrigger:
         for problem in result.problems:
             log.warning("codegen after accepting %s: %s", ", ".join(sorted(contracts)), problem)
         if result.written or result.removed:
-            log.info("codegen after accepting %s: %d file(s) written, %d removed", ", ".join(sorted(contracts)),
-                     len(result.written), len(result.removed))
+            log.info(
+                "codegen after accepting %s: %d file(s) written, %d removed",
+                ", ".join(sorted(contracts)),
+                len(result.written),
+                len(result.removed),
+            )

@@ -19,8 +19,21 @@ DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 # Keywords whose value is one subschema, a map of subschemas, or a list of subschemas (draft 2020-12).
 # Everything else (enum, const, default, examples...) is data, where a "$ref" key is just a key.
-_ONE = frozenset({"additionalProperties", "propertyNames", "items", "contains", "not", "if", "then", "else",
-                  "unevaluatedItems", "unevaluatedProperties", "contentSchema"})
+_ONE = frozenset(
+    {
+        "additionalProperties",
+        "propertyNames",
+        "items",
+        "contains",
+        "not",
+        "if",
+        "then",
+        "else",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "contentSchema",
+    }
+)
 _MAP = frozenset({"properties", "patternProperties", "dependentSchemas"})
 _LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
 # Dropped from copies: identifiers whose work (being found by a $ref) is done once refs are rewritten, and
@@ -28,10 +41,41 @@ _LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
 _DROPPED = frozenset({"$id", "$anchor", "$dynamicAnchor", "$schema", "$defs", "definitions"})
 _REFS = ("$ref", "$dynamicRef")
 # Names the generated models module imports or defines itself: a class with one of them would shadow it.
-RESERVED = frozenset({"Any", "AnyUrl", "Annotated", "AwareDatetime", "BaseModel", "ConfigDict", "Decimal",
-                      "Enum", "Field", "Literal", "Model", "NaiveDatetime", "Optional", "RootModel", "UUID", "Union",
-                      "annotations", "date", "datetime", "time", "timedelta", "constr", "conint", "confloat",
-                      "EmailStr", "IPv4Address", "IPv6Address", "Path", "StrictBool", "StrictInt", "StrictStr"})
+RESERVED = frozenset(
+    {
+        "Any",
+        "AnyUrl",
+        "Annotated",
+        "AwareDatetime",
+        "BaseModel",
+        "ConfigDict",
+        "Decimal",
+        "Enum",
+        "Field",
+        "Literal",
+        "Model",
+        "NaiveDatetime",
+        "Optional",
+        "RootModel",
+        "UUID",
+        "Union",
+        "annotations",
+        "date",
+        "datetime",
+        "time",
+        "timedelta",
+        "constr",
+        "conint",
+        "confloat",
+        "EmailStr",
+        "IPv4Address",
+        "IPv6Address",
+        "Path",
+        "StrictBool",
+        "StrictInt",
+        "StrictStr",
+    }
+)
 
 _Key = tuple[str, str]  # (document path, JSON pointer): one schema of the contract
 
@@ -254,8 +298,11 @@ def bundle_contract(contract: Contract) -> ContractBundle:
     # Manifest roots first, so that they get their natural names before anything they reference.
     for manifest_key, root in roots.items():
         pointer = root[1]
-        natural = bundler.wanted(root) if pointer.split("/")[-2:-1] in (["$defs"], ["definitions"]) \
+        natural = (
+            bundler.wanted(root)
+            if pointer.split("/")[-2:-1] in (["$defs"], ["definitions"])
             else _key_name(manifest_key)
+        )
         bundler.name(root, natural)
     for root in roots.values():
         _name_all(bundler, root)

@@ -30,8 +30,19 @@ _LOOSE = {
     "uniqueItems": "'uniqueItems'",
     "$dynamicRef": "'$dynamicRef'",
 }
-_ONE = ("additionalProperties", "propertyNames", "items", "contains", "not", "if", "then", "else",
-        "unevaluatedItems", "unevaluatedProperties", "contentSchema")
+_ONE = (
+    "additionalProperties",
+    "propertyNames",
+    "items",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+)
 _MAP = ("properties", "patternProperties", "dependentSchemas")
 _LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 _NOTE_WIDTH = 116  # generated code is checked with a 120-column limit
@@ -89,13 +100,22 @@ def _generate(defs: dict[str, Any], header: str) -> tuple[str, list[dict[str, An
         warnings.simplefilter("ignore")  # the generator warns about what it cannot express; notes say it
         meta_path = Path(tmp) / "models.json"
         out = generate(
-            json.dumps(document), input_file_type=InputFileType.JsonSchema,
-            output_model_type=DataModelType.PydanticV2BaseModel, target_python_version=PythonVersion.PY_311,
+            json.dumps(document),
+            input_file_type=InputFileType.JsonSchema,
+            output_model_type=DataModelType.PydanticV2BaseModel,
+            target_python_version=PythonVersion.PY_311,
             # The builtin formatter is several times faster than black+isort and its output passes ruff.
-            formatters=[Formatter.BUILTIN], builtin_format_line_length=120,
-            disable_timestamp=True, use_standard_collections=True, use_union_operator=True, use_annotated=True,
-            field_constraints=True, allow_population_by_field_name=True, custom_file_header=header.rstrip("\n") or None,
-            emit_model_metadata=meta_path, parent_scoped_naming=True,
+            formatters=[Formatter.BUILTIN],
+            builtin_format_line_length=120,
+            disable_timestamp=True,
+            use_standard_collections=True,
+            use_union_operator=True,
+            use_annotated=True,
+            field_constraints=True,
+            allow_population_by_field_name=True,
+            custom_file_header=header.rstrip("\n") or None,
+            emit_model_metadata=meta_path,
+            parent_scoped_naming=True,
         )
         meta = json.loads(meta_path.read_text(encoding="utf-8"))["models"]
     if not isinstance(out, str):
@@ -133,8 +153,10 @@ def _loose_notes(defs: dict[str, Any]) -> list[str]:
             if (pointer, word) in seen:
                 continue
             seen.add((pointer, word))
-            notes.append(f"{name} at {pointer or '/'}: {_LOOSE[word]} cannot be expressed as a type, so the model "
-                         "is looser there (typed Any or wider); the contract's validator still checks it")
+            notes.append(
+                f"{name} at {pointer or '/'}: {_LOOSE[word]} cannot be expressed as a type, so the model "
+                "is looser there (typed Any or wider); the contract's validator still checks it"
+            )
     return notes
 
 
@@ -156,7 +178,9 @@ def _loose_sites(node: Any, pointer: str) -> list[tuple[str, str]]:
 
 def _with_notes(source: str, header: str, notes: list[str]) -> str:
     """Put ``header`` first (exactly as given) and one comment per note right after it."""
-    body = source[len(header.rstrip("\n")):] if source.startswith(header.rstrip("\n")) else source
-    lines = "".join(textwrap.fill(f"Note: {note}", _NOTE_WIDTH, initial_indent="# ", subsequent_indent="#   ") + "\n"
-                    for note in notes)
+    body = source[len(header.rstrip("\n")) :] if source.startswith(header.rstrip("\n")) else source
+    lines = "".join(
+        textwrap.fill(f"Note: {note}", _NOTE_WIDTH, initial_indent="# ", subsequent_indent="#   ") + "\n"
+        for note in notes
+    )
     return header + lines + "\n" + body.strip("\n") + "\n"

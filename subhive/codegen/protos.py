@@ -34,8 +34,11 @@ def _plugin(name: str) -> str:
         return str(beside)
     found = shutil.which(name)
     if found is None:
-        raise InputError(f"the protoc plugin {name} is not installed", code="codegen.protoc_plugin_missing",
-                         hint="install mypy-protobuf (a dependency of subhive) into this environment")
+        raise InputError(
+            f"the protoc plugin {name} is not installed",
+            code="codegen.protoc_plugin_missing",
+            hint="install mypy-protobuf (a dependency of subhive) into this environment",
+        )
     return found
 
 
@@ -60,15 +63,21 @@ def _protoc_error(output: str, proto_root: Path) -> InputError:
     found = _ERROR.search(output)
     if found is None:
         text = " ".join(output.split()) or "protoc failed without a message"
-        return InputError(f"protoc failed: {text}", code="codegen.protoc_failed",
-                          location=Location(file=str(proto_root)),
-                          hint="run `subhive contract lint` on the contract to see what is wrong with its .proto")
+        return InputError(
+            f"protoc failed: {text}",
+            code="codegen.protoc_failed",
+            location=Location(file=str(proto_root)),
+            hint="run `subhive contract lint` on the contract to see what is wrong with its .proto",
+        )
     line = int(found["line"]) if found["line"] else None
     file = found["file"]
     path = proto_root / file if not Path(file).is_absolute() else Path(file)
-    return InputError(f"protoc: {found['message'].strip()}", code="codegen.protoc_failed",
-                      location=Location(file=str(path), line=line),
-                      hint="fix the .proto file (the contract lint reports the same problem)")
+    return InputError(
+        f"protoc: {found['message'].strip()}",
+        code="codegen.protoc_failed",
+        location=Location(file=str(path), line=line),
+        hint="fix the .proto file (the contract lint reports the same problem)",
+    )
 
 
 def _relative_imports(text: str, depth: int, generated: set[str]) -> str:
@@ -101,8 +110,7 @@ def _with_header(text: str, header: str) -> str:
     """``header`` (and the lint opt-out) first, after a shebang or encoding line, which must stay on top."""
     lines = text.splitlines(keepends=True)
     keep = 0
-    while keep < min(2, len(lines)) and (lines[keep].startswith("#!") or
-                                         re.match(r"^#.*coding[:=]", lines[keep])):
+    while keep < min(2, len(lines)) and (lines[keep].startswith("#!") or re.match(r"^#.*coding[:=]", lines[keep])):
         keep += 1
     return "".join(lines[:keep]) + header + _NOQA + "".join(lines[keep:])
 
@@ -130,16 +138,28 @@ def generate_protos(protos: list[Path], *, proto_root: Path, out_dir: Path, head
     for proto in protos:
         path = Path(os.path.abspath(proto))
         if root not in path.parents:
-            raise InputError(f"{proto} is not inside {proto_root}", code="codegen.proto_outside",
-                             location=Location(file=str(proto)), hint="pass the contract directory as proto_root")
+            raise InputError(
+                f"{proto} is not inside {proto_root}",
+                code="codegen.proto_outside",
+                location=Location(file=str(proto)),
+                hint="pass the contract directory as proto_root",
+            )
         names.append(path.relative_to(root).as_posix())
     if not names:
         return []
     before = {p for p in out.rglob("*") if p.is_file()}
-    args = ["grpc_tools.protoc", f"-I{root}", f"-I{well_known}", f"--python_out={out}", f"--grpc_python_out={out}",
-            f"--mypy_out={out}", f"--mypy_grpc_out={out}",
-            f"--plugin=protoc-gen-mypy={_plugin(_PLUGINS[0])}", f"--plugin=protoc-gen-mypy_grpc={_plugin(_PLUGINS[1])}",
-            *names]
+    args = [
+        "grpc_tools.protoc",
+        f"-I{root}",
+        f"-I{well_known}",
+        f"--python_out={out}",
+        f"--grpc_python_out={out}",
+        f"--mypy_out={out}",
+        f"--mypy_grpc_out={out}",
+        f"--plugin=protoc-gen-mypy={_plugin(_PLUGINS[0])}",
+        f"--plugin=protoc-gen-mypy_grpc={_plugin(_PLUGINS[1])}",
+        *names,
+    ]
     code, output = _run_protoc(args)
     if code != 0:
         raise _protoc_error(output, root)
@@ -147,8 +167,10 @@ def generate_protos(protos: list[Path], *, proto_root: Path, out_dir: Path, head
     generated = {".".join(p.relative_to(out).with_suffix("").parts) for p in written}
     for path in written:
         depth = len(path.relative_to(out).parts) - 1
-        path.write_text(_with_header(_relative_imports(path.read_text(encoding="utf-8"), depth, generated), header),
-                        encoding="utf-8")
+        path.write_text(
+            _with_header(_relative_imports(path.read_text(encoding="utf-8"), depth, generated), header),
+            encoding="utf-8",
+        )
     # Subdirectories (protos in packages) must be packages too for the relative imports to work.
     for directory in sorted({p.parent for p in written if p.parent != out}):
         for package in [directory, *directory.parents]:

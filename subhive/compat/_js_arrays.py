@@ -15,8 +15,19 @@ if TYPE_CHECKING:
 
 __all__ = ["check_unevaluated", "diff_arrays", "is_evaluation_neutral"]
 
-_ARRAY_KEYS = frozenset({"prefixItems", "items", "unevaluatedItems", "contains", "minContains", "maxContains",
-                         "minItems", "maxItems", "uniqueItems"})
+_ARRAY_KEYS = frozenset(
+    {
+        "prefixItems",
+        "items",
+        "unevaluatedItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+    }
+)
 
 
 def diff_arrays(p: Pair) -> None:
@@ -31,8 +42,7 @@ def diff_arrays(p: Pair) -> None:
 
 def _complex(kw: dict[str, Any]) -> bool:
     """unevaluatedItems that depends on what applicators evaluated: not reducible to ``items``."""
-    return "unevaluatedItems" in kw and "items" not in kw and (
-        "contains" in kw or any(k in kw for k in INPLACE))
+    return "unevaluatedItems" in kw and "items" not in kw and ("contains" in kw or any(k in kw for k in INPLACE))
 
 
 def _effective_items(node: Node, kw: dict[str, Any]) -> tuple[Node, str | None]:
@@ -61,11 +71,21 @@ def _diff_items(p: Pair) -> None:
         back = vac[0] or (max_o is not None and max_o <= i) or eng.subset(co, cn, guarded=True)
         fwd = vac[1] or (max_n is not None and max_n <= i) or eng.subset(cn, co, guarded=True)
         if i >= len(po):
-            p.add("prefix_items.added", p.new_path("prefixItems", i), back, fwd,
-                  f"item {i} gets its own schema (it was governed by {io_kw or 'nothing'})")
+            p.add(
+                "prefix_items.added",
+                p.new_path("prefixItems", i),
+                back,
+                fwd,
+                f"item {i} gets its own schema (it was governed by {io_kw or 'nothing'})",
+            )
         else:
-            p.add("prefix_items.removed", p.old_path("prefixItems", i), back, fwd,
-                  f"item {i} loses its own schema (now governed by {in_kw or 'nothing'})")
+            p.add(
+                "prefix_items.removed",
+                p.old_path("prefixItems", i),
+                back,
+                fwd,
+                f"item {i} loses its own schema (now governed by {in_kw or 'nothing'})",
+            )
     if io_kw is None and in_kw is None:
         return
     tail = max(len(po), len(pn))
@@ -78,9 +98,13 @@ def _diff_items(p: Pair) -> None:
     fwd = vac[1] or (max_n is not None and max_n <= tail) or eng.subset(in_, io, guarded=True)
     verb = "added" if io_kw is None else "removed" if in_kw is None else "changed"
     keyword = in_kw or io_kw or "items"
-    p.add(f"items.{verb}", p.path(keyword), back, fwd,
-          f"schema for items from index {tail} on {verb} ({keyword}: "
-          f"{show(in_.value if in_kw else io.value)})")
+    p.add(
+        f"items.{verb}",
+        p.path(keyword),
+        back,
+        fwd,
+        f"schema for items from index {tail} on {verb} ({keyword}: {show(in_.value if in_kw else io.value)})",
+    )
 
 
 class _Count(NamedTuple):
@@ -111,21 +135,33 @@ def _diff_contains(p: Pair) -> None:
             back = vac[0] or new.low == 0 or old.low >= new.low
             fwd = vac[1] or old.low == 0 or new.low >= old.low
             verb = "tightened" if new.low > old.low else "relaxed"
-            p.add(f"min_contains.{verb}", p.path("minContains"), back, fwd,
-                  f"minContains {verb} from {old.low} to {new.low}")
+            p.add(
+                f"min_contains.{verb}",
+                p.path("minContains"),
+                back,
+                fwd,
+                f"minContains {verb} from {old.low} to {new.low}",
+            )
         return
     back = vac[0] or _contains_holds(p.eng, p.A, old, new)
     fwd = vac[1] or _contains_holds(p.eng, p.B, new, old)
-    for keyword, code, index in (("contains", "contains", 0), ("minContains", "min_contains", 1),
-                                 ("maxContains", "max_contains", 2)):
+    for keyword, code, index in (
+        ("contains", "contains", 0),
+        ("minContains", "min_contains", 1),
+        ("maxContains", "max_contains", 2),
+    ):
         vo = (old.schema.value if old.schema else None, old.low, old.high)[index]
         vn = (new.schema.value if new.schema else None, new.low, new.high)[index]
         if _same_count_part(p, index, (vo, vn), (old, new)):
             continue
         verb = "added" if vo is None else "removed" if vn is None else "changed"
-        p.add(f"{code}.{verb}", p.path(keyword), back, fwd,
-              f"{keyword} {verb} ({show(vn if vn is not None else vo)}); contains and its counts are "
-              "judged together")
+        p.add(
+            f"{code}.{verb}",
+            p.path(keyword),
+            back,
+            fwd,
+            f"{keyword} {verb} ({show(vn if vn is not None else vo)}); contains and its counts are judged together",
+        )
 
 
 def _same_count_part(p: Pair, index: int, values: tuple[Any, Any], sides: tuple[_Count, _Count]) -> bool:
@@ -147,9 +183,11 @@ def _contains_holds(eng: Engine, facts: Facts, a: _Count, b: _Count) -> bool:
     if a.schema is None:
         return b.low == 0 and size_max is not None and size_max <= b.high
     lower = b.low == 0 or (a.low >= b.low and eng.subset(a.schema, b.schema, guarded=True))
-    upper = b.high is None or (size_max is not None and size_max <= b.high) or (
-        a.high is not None and a.high <= b.high
-        and eng.subset(b.schema, a.schema, guarded=True, flipped=True))
+    upper = (
+        b.high is None
+        or (size_max is not None and size_max <= b.high)
+        or (a.high is not None and a.high <= b.high and eng.subset(b.schema, a.schema, guarded=True, flipped=True))
+    )
     return bool(lower and upper)
 
 
@@ -157,8 +195,9 @@ def _holds_size(p: Pair, facts: Facts, keyword: str, bound: Any) -> bool:
     if "array" not in facts.types:
         return True
     if facts.finite is not None:
-        return all(len(v) >= bound if keyword == "minItems" else len(v) <= bound
-                   for v in facts.finite if isinstance(v, list))
+        return all(
+            len(v) >= bound if keyword == "minItems" else len(v) <= bound for v in facts.finite if isinstance(v, list)
+        )
     return any(_size_implied(kw, keyword, bound) for kw in facts.conj)
 
 
@@ -169,8 +208,11 @@ def _size_implied(kw: dict[str, Any], keyword: str, bound: Any) -> bool:
     mine = kw.get("maxItems")
     if mine is not None and mine <= bound:
         return True
-    rest = kw["items"] if "items" in kw else (
-        kw["unevaluatedItems"] if "unevaluatedItems" in kw and not _complex(kw) else None)
+    rest = (
+        kw["items"]
+        if "items" in kw
+        else (kw["unevaluatedItems"] if "unevaluatedItems" in kw and not _complex(kw) else None)
+    )
     return is_false(rest) and len(kw.get("prefixItems", [])) <= bound
 
 
@@ -195,7 +237,8 @@ def _diff_unique(p: Pair) -> None:
 def is_evaluation_neutral(code: str) -> bool:
     """Changes that cannot alter which properties/items count as evaluated (annotations, reordering)."""
     return code.startswith(("annotation.", "default.", "identifier.", "definition.", "keyword.")) or (
-        code.endswith(".reordered") or code == "type.rewritten")
+        code.endswith(".reordered") or code == "type.rewritten"
+    )
 
 
 def check_unevaluated(p: Pair) -> None:
@@ -205,27 +248,53 @@ def check_unevaluated(p: Pair) -> None:
     co, cn = _complex(p.ok), _complex(p.nk)
     in_o, in_n = "unevaluatedItems" in p.ok, "unevaluatedItems" in p.nk
     if not (co or cn):
-        if in_o and in_n and "items" in p.ok and "items" in p.nk and not p.eng.same(
-                p.ok["unevaluatedItems"], p.nk["unevaluatedItems"]):
-            p.add("keyword.ignored.changed", p.path("unevaluatedItems"), True, True,
-                  "unevaluatedItems changed, but items already evaluates every item here")
+        if (
+            in_o
+            and in_n
+            and "items" in p.ok
+            and "items" in p.nk
+            and not p.eng.same(p.ok["unevaluatedItems"], p.nk["unevaluatedItems"])
+        ):
+            p.add(
+                "keyword.ignored.changed",
+                p.path("unevaluatedItems"),
+                True,
+                True,
+                "unevaluatedItems changed, but items already evaluates every item here",
+            )
         return
     if co and not in_n:
-        p.add("unevaluated_items.removed", p.old_path("unevaluatedItems"), True, False,
-              "unevaluatedItems removed; which items it rejected depends on other keywords, so "
-              "narrowing back is not proven")
+        p.add(
+            "unevaluated_items.removed",
+            p.old_path("unevaluatedItems"),
+            True,
+            False,
+            "unevaluatedItems removed; which items it rejected depends on other keywords, so "
+            "narrowing back is not proven",
+        )
         return
     if cn and not in_o:
-        p.add("unevaluated_items.added", p.new_path("unevaluatedItems"), False, True,
-              "unevaluatedItems added next to applicators or contains; which old arrays it now rejects "
-              "cannot be proven")
+        p.add(
+            "unevaluated_items.added",
+            p.new_path("unevaluatedItems"),
+            False,
+            True,
+            "unevaluatedItems added next to applicators or contains; which old arrays it now rejects cannot be proven",
+        )
         return
     relevant = next((c for c in changes_in([*p.own, *p.inner]) if not is_evaluation_neutral(c.code)), None)
-    uo, un = p.o.child(p.ok["unevaluatedItems"], "unevaluatedItems"), p.n.child(
-        p.nk["unevaluatedItems"], "unevaluatedItems")
+    uo, un = (
+        p.o.child(p.ok["unevaluatedItems"], "unevaluatedItems"),
+        p.n.child(p.nk["unevaluatedItems"], "unevaluatedItems"),
+    )
     if relevant is not None:
-        p.add("unevaluated_items.unprovable", p.path("unevaluatedItems"), False, False,
-              "unevaluatedItems depends on which items other keywords evaluate, and those changed "
-              f"({relevant.code} at {relevant.path or '/'})")
+        p.add(
+            "unevaluated_items.unprovable",
+            p.path("unevaluatedItems"),
+            False,
+            False,
+            "unevaluatedItems depends on which items other keywords evaluate, and those changed "
+            f"({relevant.code} at {relevant.path or '/'})",
+        )
         return
     p.inner.append(p.eng.sub(uo, un, guarded=True))

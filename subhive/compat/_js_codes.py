@@ -12,11 +12,16 @@ __all__ = ["CODES"]
 def _bounds() -> dict[str, str]:
     out: dict[str, str] = {}
     for code, keyword, what in (
-        ("minimum", "minimum", "numbers"), ("exclusive_minimum", "exclusiveMinimum", "numbers"),
-        ("maximum", "maximum", "numbers"), ("exclusive_maximum", "exclusiveMaximum", "numbers"),
-        ("min_length", "minLength", "strings"), ("max_length", "maxLength", "strings"),
-        ("min_items", "minItems", "arrays"), ("max_items", "maxItems", "arrays"),
-        ("min_properties", "minProperties", "objects"), ("max_properties", "maxProperties", "objects"),
+        ("minimum", "minimum", "numbers"),
+        ("exclusive_minimum", "exclusiveMinimum", "numbers"),
+        ("maximum", "maximum", "numbers"),
+        ("exclusive_maximum", "exclusiveMaximum", "numbers"),
+        ("min_length", "minLength", "strings"),
+        ("max_length", "maxLength", "strings"),
+        ("min_items", "minItems", "arrays"),
+        ("max_items", "maxItems", "arrays"),
+        ("min_properties", "minProperties", "objects"),
+        ("max_properties", "maxProperties", "objects"),
     ):
         out[f"{code}.added"] = f"{keyword} added (constrains {what} only)"
         out[f"{code}.removed"] = f"{keyword} removed (constrains {what} only)"
@@ -28,19 +33,19 @@ def _bounds() -> dict[str, str]:
 CODES: dict[str, str] = {
     # Neutral: never change the set of valid instances.
     "annotation.added": "an annotation (title, description, examples, $comment, deprecated, readOnly, "
-                        "writeOnly, content*) was added",
+    "writeOnly, content*) was added",
     "annotation.removed": "an annotation was removed",
     "annotation.changed": "an annotation changed",
     "default.added": "a default was added; defaults are annotations, validators do not insert them",
     "default.removed": "a default was removed; validity is unchanged",
     "default.changed": "a default changed; validity is unchanged",
     "identifier.changed": "$id, $anchor, $dynamicAnchor, $schema or $vocabulary changed; references are "
-                          "compared by their targets",
+    "compared by their targets",
     "definition.added": "a $defs entry was added; definitions validate only where referenced",
     "definition.removed": "a $defs entry was removed; its former uses are compared where they occur",
     "keyword.unknown.changed": "an unknown keyword changed; draft 2020-12 validators ignore it",
     "keyword.ignored.changed": "a keyword without effect here changed (then/else without if, "
-                               "min/maxContains without contains, unevaluated* already covered)",
+    "min/maxContains without contains, unevaluated* already covered)",
     "type.rewritten": "type spelled differently with the same meaning (reordered, integer inside number)",
     "enum.reordered": "enum values reordered or duplicated; same set",
     "required.reordered": "required names reordered; same set",
@@ -111,7 +116,7 @@ CODES: dict[str, str] = {
     "additional_properties.changed": "additionalProperties changed between boolean and schema forms",
     "required.added": "a property became required",
     "required.added_with_default": "a property with a default became required; still breaking for old "
-                                   "data because validators do not insert defaults",
+    "data because validators do not insert defaults",
     "required.removed": "a property is no longer required",
     "dependent_required.added": "a dependentRequired name was added",
     "dependent_required.removed": "a dependentRequired name was removed",
@@ -122,11 +127,10 @@ CODES: dict[str, str] = {
     "property_names.changed": "propertyNames changed between boolean and schema forms",
     "unevaluated_properties.added": "unevaluatedProperties was added next to applicators",
     "unevaluated_properties.removed": "unevaluatedProperties was removed where applicators evaluate",
-    "unevaluated_properties.unprovable": "unevaluatedProperties interacts with changed applicators; "
-                                         "not provable",
+    "unevaluated_properties.unprovable": "unevaluatedProperties interacts with changed applicators; not provable",
     "unevaluated_properties.scope_changed": "a property is now (or no longer) evaluated by an allOf/$ref "
-                                            "conjunct, so unevaluatedProperties stops (or starts) applying "
-                                            "to it",
+    "conjunct, so unevaluatedProperties stops (or starts) applying "
+    "to it",
     # Applicators.
     "all_of.added": "allOf was added",
     "all_of.removed": "allOf was removed",
@@ -155,7 +159,7 @@ CODES: dict[str, str] = {
     "ref.external_unresolved": "a $ref into another document could not be resolved; not provable",
     "ref.remote.unprovable": "a $ref names a remote URI, which is never fetched; not provable",
     "ref.cycle.unprovable": "a reference cycle does not pass through a property or item, or passes "
-                            "through negation; not provable",
+    "through negation; not provable",
     "dynamic_ref.unprovable": "$dynamicRef/$recursiveRef is involved; not provable",
     "dependencies.added": "legacy dependencies was added (enforced by jsonschema-rs)",
     "dependencies.removed": "legacy dependencies was removed",

@@ -13,21 +13,42 @@ import jsonschema_rs
 
 from ..errors import InputError, Location, SubhiveError
 
-__all__ = ["SCHEMA_LISTS", "SCHEMA_MAPS", "SCHEMA_ONE", "Doc", "Library", "Node", "RefResolver", "Unresolved",
-           "check_schema"]
+__all__ = [
+    "SCHEMA_LISTS",
+    "SCHEMA_MAPS",
+    "SCHEMA_ONE",
+    "Doc",
+    "Library",
+    "Node",
+    "RefResolver",
+    "Unresolved",
+    "check_schema",
+]
 
 #: Resolves the document part of a non-local ``$ref`` (``"other.json"``, relative to the referring
 #: document) to ``(document root, resolver for references inside that document)``, or None when it cannot.
 RefResolver: TypeAlias = Callable[[str], "tuple[Any, RefResolver | None] | None"]
 
-DRAFT_2020_12 = frozenset({"https://json-schema.org/draft/2020-12/schema",
-                           "https://json-schema.org/draft/2020-12/schema#"})
+DRAFT_2020_12 = frozenset(
+    {"https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#"}
+)
 
 # Keywords whose values are schemas, used to find $id and $anchor without mistaking a property named
 # "$id" (or a "$id" inside an enum value) for an identifier.
 SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-SCHEMA_ONE = ("additionalProperties", "unevaluatedProperties", "propertyNames", "items", "unevaluatedItems",
-               "contains", "not", "if", "then", "else", "contentSchema")
+SCHEMA_ONE = (
+    "additionalProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "items",
+    "unevaluatedItems",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contentSchema",
+)
 SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
@@ -47,8 +68,7 @@ class Doc:
 
     __slots__ = ("_index", "name", "prefix", "resolver", "root", "uid")
 
-    def __init__(self, root: Any, *, uid: int, name: str | None = None,
-                 resolver: RefResolver | None = None) -> None:
+    def __init__(self, root: Any, *, uid: int, name: str | None = None, resolver: RefResolver | None = None) -> None:
         self.root = root
         self.uid = uid
         self.name = name
@@ -180,8 +200,9 @@ class Library:
             if ptr is not None:
                 resource = ptr
             elif _SCHEME.match(absolute) or _SCHEME.match(docpart):
-                return Unresolved("ref.remote.unprovable",
-                                  f"$ref {ref!r} names a remote schema; subhive never fetches schemas")
+                return Unresolved(
+                    "ref.remote.unprovable", f"$ref {ref!r} names a remote schema; subhive never fetches schemas"
+                )
             else:
                 external = self._external(node, docpart, ref)
                 if isinstance(external, Unresolved):
@@ -205,8 +226,9 @@ class Library:
     def _external(self, node: Node, docpart: str, ref: str) -> Doc | Unresolved:
         resolver = node.doc.resolver
         if resolver is None:
-            return Unresolved("ref.external_unresolved",
-                              f"$ref {ref!r} points to another document and no resolver was given")
+            return Unresolved(
+                "ref.external_unresolved", f"$ref {ref!r} points to another document and no resolver was given"
+            )
         key = (id(resolver), docpart)
         doc = self._docs.get(key)
         if doc is None:
@@ -215,8 +237,11 @@ class Library:
             except (SubhiveError, RecursionError):  # ours, or the comparison being too deep (not the resolver)
                 raise
             except Exception as exc:  # a foreign failure enters here; translate it, keep the cause
-                raise InputError(f"cannot resolve $ref {ref!r}: {exc}", code="schema.ref_unresolvable",
-                                 location=Location(pointer=node.path + "/$ref")) from exc
+                raise InputError(
+                    f"cannot resolve $ref {ref!r}: {exc}",
+                    code="schema.ref_unresolvable",
+                    location=Location(pointer=node.path + "/$ref"),
+                ) from exc
             if got is None:
                 return Unresolved("ref.external_unresolved", f"$ref {ref!r} could not be resolved")
             root, sub_resolver = got
@@ -229,21 +254,28 @@ class Library:
 def check_schema(root: Any, label: str) -> None:
     """Raise :class:`InputError` unless ``root`` is a valid draft 2020-12 schema."""
     if isinstance(root, dict) and "$schema" in root and root["$schema"] not in DRAFT_2020_12:
-        raise InputError(f"{label}: $schema {root['$schema']!r} is not draft 2020-12",
-                         code="schema.draft_unsupported", location=Location(pointer="/$schema"),
-                         hint='use "$schema": "https://json-schema.org/draft/2020-12/schema" or leave it out')
+        raise InputError(
+            f"{label}: $schema {root['$schema']!r} is not draft 2020-12",
+            code="schema.draft_unsupported",
+            location=Location(pointer="/$schema"),
+            hint='use "$schema": "https://json-schema.org/draft/2020-12/schema" or leave it out',
+        )
     if isinstance(root, bool):
         return
     try:
         jsonschema_rs.meta.validate(root)
     except jsonschema_rs.ValidationError as exc:
         pointer = "".join("/" + _escape(str(t)) for t in exc.instance_path)
-        raise InputError(f"{label} is not a valid draft 2020-12 schema: {exc.message}",
-                         code="schema.invalid", location=Location(pointer=pointer),
-                         hint="run `subhive contract lint` for every problem with file and line") from exc
+        raise InputError(
+            f"{label} is not a valid draft 2020-12 schema: {exc.message}",
+            code="schema.invalid",
+            location=Location(pointer=pointer),
+            hint="run `subhive contract lint` for every problem with file and line",
+        ) from exc
     except (TypeError, ValueError) as exc:  # not JSON at all (e.g. a set or a NaN)
-        raise InputError(f"{label} is not a JSON document: {exc}", code="schema.invalid",
-                         location=Location(pointer="")) from exc
+        raise InputError(
+            f"{label} is not a JSON document: {exc}", code="schema.invalid", location=Location(pointer="")
+        ) from exc
 
 
 def _resource_along(root: Any, ptr: str) -> str:
@@ -258,8 +290,9 @@ def _resource_along(root: Any, ptr: str) -> str:
         value = value[int(token)] if isinstance(value, list) else value[token]
         here += "/" + raw
         if state == "schema":
-            state = ("member" if token in SCHEMA_MAPS or token in SCHEMA_LISTS else
-                     "at" if token in SCHEMA_ONE else "lost")
+            state = (
+                "member" if token in SCHEMA_MAPS or token in SCHEMA_LISTS else "at" if token in SCHEMA_ONE else "lost"
+            )
         elif state == "member":
             state = "at"
         if state == "lost":
@@ -308,6 +341,9 @@ def _navigate(root: Any, ptr: str) -> Any:
 
 
 def _broken(site: Node, ref: str, why: str) -> InputError:
-    return InputError(f"$ref {ref!r} cannot be resolved: {why}", code="schema.ref_not_found",
-                      location=Location(pointer=site.path + "/$ref"),
-                      hint="point the $ref at an existing definition, e.g. #/$defs/Name")
+    return InputError(
+        f"$ref {ref!r} cannot be resolved: {why}",
+        code="schema.ref_not_found",
+        location=Location(pointer=site.path + "/$ref"),
+        hint="point the $ref at an existing definition, e.g. #/$defs/Name",
+    )

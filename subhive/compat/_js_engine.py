@@ -145,9 +145,18 @@ class Engine:
                 return CLEAN  # the same schema on both sides: equal under negation too
             # Used with directions swapped relative to the assumption it rests on: keeping the two
             # directions apart (what _weaken relies on) would no longer hold.
-            return result_of([Change("ref.cycle.unprovable", new.own_path, False, False,
-                                     "a recursive comparison is used under not/if/oneOf while it is still "
-                                     "open; recursion under negation cannot be proven")])
+            return result_of(
+                [
+                    Change(
+                        "ref.cycle.unprovable",
+                        new.own_path,
+                        False,
+                        False,
+                        "a recursive comparison is used under not/if/oneOf while it is still "
+                        "open; recursion under negation cannot be proven",
+                    )
+                ]
+            )
         top = self._stack[-1]
         top.low = min(top.low, entry.head)
         return entry.result
@@ -157,17 +166,34 @@ class Engine:
         if self._flip != frame.flip:
             if self._equivalent(old, new, strict=False):
                 return CLEAN  # the same schema on both sides: equal under negation too
-            return result_of([Change("ref.cycle.unprovable", new.own_path, False, False,
-                                     "a recursive reference loops through not/if/oneOf: "
-                                     "recursion under negation cannot be proven")])
+            return result_of(
+                [
+                    Change(
+                        "ref.cycle.unprovable",
+                        new.own_path,
+                        False,
+                        False,
+                        "a recursive reference loops through not/if/oneOf: recursion under negation cannot be proven",
+                    )
+                ]
+            )
         if self._guard > frame.guard:
             frame.assumed = True
             top = self._stack[-1]
             top.low = min(top.low, index)
             return CLEAN  # the co-inductive assumption, confirmed or dropped when the frame completes
-        return result_of([Change("ref.cycle.unprovable", new.own_path, False, False,
-                                 "a reference loops back to itself without going through a property "
-                                 "or an item, so no instance can settle it")])
+        return result_of(
+            [
+                Change(
+                    "ref.cycle.unprovable",
+                    new.own_path,
+                    False,
+                    False,
+                    "a reference loops back to itself without going through a property "
+                    "or an item, so no instance can settle it",
+                )
+            ]
+        )
 
     def _compute(self, key: _Key, old: Node, new: Node) -> Result:
         index = len(self._stack)
@@ -220,10 +246,19 @@ class Engine:
                     break
                 hit[key] = entry
         for entry in hit.values():
-            entry.result = result_of([entry.result, Change(
-                "ref.cycle.unprovable", entry.path, failed.back, failed.fwd,
-                f"this comparison assumed the recursive comparison at {where or '/'} compatible, "
-                "which it is not in every direction")])
+            entry.result = result_of(
+                [
+                    entry.result,
+                    Change(
+                        "ref.cycle.unprovable",
+                        entry.path,
+                        failed.back,
+                        failed.fwd,
+                        f"this comparison assumed the recursive comparison at {where or '/'} compatible, "
+                        "which it is not in every direction",
+                    ),
+                ]
+            )
 
     def _settle(self, frame: _Frame, key: _Key, result: Result) -> None:
         self._memo[key] = result
@@ -277,8 +312,11 @@ class Engine:
                 continue
             seen[key] = None
             below: list[tuple[Node, Node]] = []
-            if ((*key, strict) in self._not_same or (strict and not json_equal(o.value, n.value))
-                    or not self._same_assertions(o, n, below)):
+            if (
+                (*key, strict) in self._not_same
+                or (strict and not json_equal(o.value, n.value))
+                or not self._same_assertions(o, n, below)
+            ):
                 self._not_same.update(way)
                 self._not_same.add(start)
                 return False
@@ -305,8 +343,11 @@ class Engine:
         a, b = old.value[k], new.value[k]
         if k == "$ref":
             o_target, n_target = self.deref(old), self.deref(new)
-            if (isinstance(o_target, Unresolved) or isinstance(n_target, Unresolved)
-                    or is_pure(self.follow(o_target).value, "$ref")):  # a loop of bare references
+            if (
+                isinstance(o_target, Unresolved)
+                or isinstance(n_target, Unresolved)
+                or is_pure(self.follow(o_target).value, "$ref")
+            ):  # a loop of bare references
                 return False
             todo.append((o_target, n_target))
         elif k in SCHEMA_MAPS and isinstance(a, dict) and isinstance(b, dict):
@@ -354,10 +395,20 @@ class Engine:
         if o_false and n_false:
             return CLEAN
         if o_false:
-            return result_of([Change("schema.false.removed", new.path, True, self.is_empty(new),
-                                     "the schema rejected every instance and now accepts some")])
-        return result_of([Change("schema.false.added", new.path, self.is_empty(old), True,
-                                 "the schema now rejects every instance")])
+            return result_of(
+                [
+                    Change(
+                        "schema.false.removed",
+                        new.path,
+                        True,
+                        self.is_empty(new),
+                        "the schema rejected every instance and now accepts some",
+                    )
+                ]
+            )
+        return result_of(
+            [Change("schema.false.added", new.path, self.is_empty(old), True, "the schema now rejects every instance")]
+        )
 
     def _through_refs(self, old: Node, new: Node, ov: dict[str, Any], nv: dict[str, Any]) -> Result:
         """Compare through plain ``$ref``s. When both sides are references, their targets are compared
@@ -503,5 +554,3 @@ class Engine:
     def same(self, a: Any, b: Any) -> bool:
         """Equal JSON (JSON Schema equality), without references inside."""
         return json_equal(a, b, allow_refs=False)
-
-

@@ -22,8 +22,9 @@ _CODE = {"allOf": "all_of", "anyOf": "any_of", "oneOf": "one_of"}
 _MAX_DISJOINT_BRANCHES = 64
 
 
-_APPLICATORS = frozenset({"allOf", "anyOf", "oneOf", "not", "if", "$ref", "$dynamicRef", "$recursiveRef",
-                          "dependencies"})
+_APPLICATORS = frozenset(
+    {"allOf", "anyOf", "oneOf", "not", "if", "$ref", "$dynamicRef", "$recursiveRef", "dependencies"}
+)
 
 
 def diff_applicators(p: Pair) -> None:
@@ -31,8 +32,12 @@ def diff_applicators(p: Pair) -> None:
         return
     for keyword in ("allOf", "anyOf", "oneOf"):
         if keyword in p.ok or keyword in p.nk:
-            _diff_branches(p, keyword, p.eng.children(p.o, keyword) if keyword in p.ok else None,
-                           p.eng.children(p.n, keyword) if keyword in p.nk else None)
+            _diff_branches(
+                p,
+                keyword,
+                p.eng.children(p.o, keyword) if keyword in p.ok else None,
+                p.eng.children(p.n, keyword) if keyword in p.nk else None,
+            )
     if "not" in p.ok or "not" in p.nk:
         _diff_not(p)
     if "if" in p.ok or "if" in p.nk:
@@ -41,8 +46,13 @@ def diff_applicators(p: Pair) -> None:
         _diff_sibling_ref(p)
     for keyword in ("$dynamicRef", "$recursiveRef"):
         if keyword in p.ok or keyword in p.nk:
-            p.add("dynamic_ref.unprovable", p.path(keyword), False, False,
-                  f"{keyword} resolves through the dynamic scope, which this engine does not follow")
+            p.add(
+                "dynamic_ref.unprovable",
+                p.path(keyword),
+                False,
+                False,
+                f"{keyword} resolves through the dynamic scope, which this engine does not follow",
+            )
     if "dependencies" in p.ok or "dependencies" in p.nk:
         _diff_dependencies(p)
 
@@ -68,6 +78,7 @@ def virtual_branches(p: Pair) -> bool:
 
 
 # -- branch lists ---------------------------------------------------------------------------------------
+
 
 def _branch_key(eng: Engine, node: Node) -> Hashable:
     value = node.value
@@ -104,8 +115,9 @@ def _pair(eng: Engine, olds: list[Node], news: list[Node]) -> tuple[list[tuple[i
     return pairs, left, right
 
 
-def _diff_branches(p: Pair, keyword: str, olds: list[Node] | None, news: list[Node] | None,
-                   virtual: str | None = None) -> None:
+def _diff_branches(
+    p: Pair, keyword: str, olds: list[Node] | None, news: list[Node] | None, virtual: str | None = None
+) -> None:
     code = _CODE[keyword]
     if olds is None or news is None:
         _whole_added_or_removed(p, keyword, olds, news)
@@ -124,11 +136,21 @@ def _diff_branches(p: Pair, keyword: str, olds: list[Node] | None, news: list[No
         _conjuncts(p, olds, news, removed, added)
     else:
         for i in removed:
-            p.add(f"{code}.branch_removed", olds[i].path,
-                  covered(eng, olds[i], news), True, f"{keyword} branch {show(olds[i].value)} removed")
+            p.add(
+                f"{code}.branch_removed",
+                olds[i].path,
+                covered(eng, olds[i], news),
+                True,
+                f"{keyword} branch {show(olds[i].value)} removed",
+            )
         for j in added:
-            p.add(f"{code}.branch_added", news[j].path, True,
-                  covered(eng, news[j], olds), f"{keyword} branch {show(news[j].value)} added")
+            p.add(
+                f"{code}.branch_added",
+                news[j].path,
+                True,
+                covered(eng, news[j], olds),
+                f"{keyword} branch {show(news[j].value)} added",
+            )
     if any(i != j for i, j in pairs) and not removed and not added and virtual is None:
         p.add(f"{code}.reordered", p.path(keyword), True, True, f"{keyword} branches reordered")
     if keyword == "oneOf" and (removed or added or not all(r.back and r.fwd for r in results)):
@@ -138,11 +160,21 @@ def _diff_branches(p: Pair, keyword: str, olds: list[Node] | None, news: list[No
 def _conjuncts(p: Pair, olds: list[Node], news: list[Node], removed: list[int], added: list[int]) -> None:
     eng = p.eng
     for j in added:
-        p.add("all_of.branch_added", news[j].path, eng.subset(p.o, news[j]), True,
-              f"allOf branch {show(news[j].value)} added: instances must now also match it")
+        p.add(
+            "all_of.branch_added",
+            news[j].path,
+            eng.subset(p.o, news[j]),
+            True,
+            f"allOf branch {show(news[j].value)} added: instances must now also match it",
+        )
     for i in removed:
-        p.add("all_of.branch_removed", olds[i].path, True, eng.subset(p.n, olds[i]),
-              f"allOf branch {show(olds[i].value)} removed")
+        p.add(
+            "all_of.branch_removed",
+            olds[i].path,
+            True,
+            eng.subset(p.n, olds[i]),
+            f"allOf branch {show(olds[i].value)} removed",
+        )
 
 
 def _whole_added_or_removed(p: Pair, keyword: str, olds: list[Node] | None, news: list[Node] | None) -> None:
@@ -152,8 +184,13 @@ def _whole_added_or_removed(p: Pair, keyword: str, olds: list[Node] | None, news
             back = all(eng.subset(p.o, b) for b in news)
         else:
             back = covered(eng, p.o, news) and (keyword == "anyOf" or pairwise_disjoint(eng, news))
-        p.add(f"{code}.added", p.new_path(keyword), back, True,
-              f"{keyword} added: instances must now match {_how(keyword)} of {len(news)} schema(s)")
+        p.add(
+            f"{code}.added",
+            p.new_path(keyword),
+            back,
+            True,
+            f"{keyword} added: instances must now match {_how(keyword)} of {len(news)} schema(s)",
+        )
     elif olds is not None:
         if keyword == "allOf":
             fwd = all(eng.subset(p.n, a) for a in olds)
@@ -166,17 +203,23 @@ def _how(keyword: str) -> str:
     return {"allOf": "all", "anyOf": "at least one", "oneOf": "exactly one"}[keyword]
 
 
-def _exclusivity(p: Pair, olds: list[Node], news: list[Node], results: list[Result], *, removed: bool,
-                 added: bool) -> None:
+def _exclusivity(
+    p: Pair, olds: list[Node], news: list[Node], results: list[Result], *, removed: bool, added: bool
+) -> None:
     eng = p.eng
     # Backward needs every old instance to match exactly one new branch: the new branches are disjoint,
     # or no branch was added and every paired new branch lies inside its old one.
     back = (not added and all(r.fwd for r in results)) or pairwise_disjoint(eng, news)
     fwd = (not removed and all(r.back for r in results)) or pairwise_disjoint(eng, olds)
     if not (back and fwd):
-        p.add("one_of.exclusivity.unprovable", p.path("oneOf"), back, fwd,
-              "oneOf accepts an instance only if exactly one branch matches; the changed branches are not "
-              "provably disjoint, so an instance may now match none or two")
+        p.add(
+            "one_of.exclusivity.unprovable",
+            p.path("oneOf"),
+            back,
+            fwd,
+            "oneOf accepts an instance only if exactly one branch matches; the changed branches are not "
+            "provably disjoint, so an instance may now match none or two",
+        )
 
 
 def covered(eng: Engine, x: Node, ys: list[Node]) -> bool:
@@ -202,6 +245,7 @@ def _type_names(kinds: frozenset[str]) -> list[str]:
 
 # -- disjointness ---------------------------------------------------------------------------------------
 
+
 def pairwise_disjoint(eng: Engine, nodes: list[Node]) -> bool:
     if len(nodes) > _MAX_DISJOINT_BRANCHES:
         return False
@@ -216,14 +260,20 @@ def disjoint(eng: Engine, x: Node, y: Node, depth: int = 0) -> bool:
     fx, fy = eng.facts(x), eng.facts(y)
     if not fx.types & fy.types:
         return True
-    if fx.finite is not None and fy.finite is not None and not (
-            {jkey(v) for v in fx.finite} & {jkey(v) for v in fy.finite}):
+    if (
+        fx.finite is not None
+        and fy.finite is not None
+        and not ({jkey(v) for v in fx.finite} & {jkey(v) for v in fy.finite})
+    ):
         return True
     if depth >= 2:
         return False
-    return (_discriminated(eng, x, y, depth) or _discriminated(eng, y, x, depth)
-            or any(disjoint(eng, b, y, depth + 1) for b in eng.children(x, "allOf"))
-            or any(disjoint(eng, x, b, depth + 1) for b in eng.children(y, "allOf")))
+    return (
+        _discriminated(eng, x, y, depth)
+        or _discriminated(eng, y, x, depth)
+        or any(disjoint(eng, b, y, depth + 1) for b in eng.children(x, "allOf"))
+        or any(disjoint(eng, x, b, depth + 1) for b in eng.children(y, "allOf"))
+    )
 
 
 def _discriminated(eng: Engine, x: Node, y: Node, depth: int) -> bool:
@@ -232,13 +282,17 @@ def _discriminated(eng: Engine, x: Node, y: Node, depth: int) -> bool:
         return False
     xp, yp = x.value.get("properties", {}), y.value.get("properties", {})
     for name in x.value.get("required", ()):
-        if name in xp and name in yp and disjoint(
-                eng, x.child(xp[name], "properties", name), y.child(yp[name], "properties", name), depth + 1):
+        if (
+            name in xp
+            and name in yp
+            and disjoint(eng, x.child(xp[name], "properties", name), y.child(yp[name], "properties", name), depth + 1)
+        ):
             return True
     return False
 
 
 # -- not, if/then/else, $ref beside other keywords, legacy dependencies ---------------------------------
+
 
 def _diff_not(p: Pair) -> None:
     eng = p.eng
@@ -247,11 +301,21 @@ def _diff_not(p: Pair) -> None:
         # Inside not, widening the subschema narrows the schema: the inner result counts reversed.
         p.inner.append(Reversed(eng.sub(old, new, flipped=True)))
     elif new is not None:
-        p.add("not.added", p.new_path("not"), disjoint(eng, p.o, new), True,
-              f"not added: instances must not match {show(new.value)}")
+        p.add(
+            "not.added",
+            p.new_path("not"),
+            disjoint(eng, p.o, new),
+            True,
+            f"not added: instances must not match {show(new.value)}",
+        )
     elif old is not None:
-        p.add("not.removed", p.old_path("not"), True, disjoint(eng, p.n, old),
-              f"not removed: instances matching {show(old.value)} are no longer rejected")
+        p.add(
+            "not.removed",
+            p.old_path("not"),
+            True,
+            disjoint(eng, p.n, old),
+            f"not removed: instances matching {show(old.value)} are no longer rejected",
+        )
 
 
 def _conditional_parts(p: Pair, old: bool) -> dict[str, Node | None]:
@@ -267,9 +331,14 @@ def _diff_conditional(p: Pair) -> None:
         return
     cond = eng.sub(po["if"], pn["if"], flipped=True)
     if not (cond.back and cond.fwd):
-        p.add("conditional.changed.unprovable", p.path("if"), False, False,
-              "the if condition changed; which of then/else applies to an instance may change, so neither "
-              "direction is proven")
+        p.add(
+            "conditional.changed.unprovable",
+            p.path("if"),
+            False,
+            False,
+            "the if condition changed; which of then/else applies to an instance may change, so neither "
+            "direction is proven",
+        )
         return
     p.inner.append(cond)
     for part in ("then", "else"):
@@ -279,8 +348,13 @@ def _diff_conditional(p: Pair) -> None:
         elif old is not None or new is not None:
             a, b = old or TRUE_NODE, new or TRUE_NODE
             verb = "added" if old is None else "removed"
-            p.add(f"conditional.{part}.{verb}", p.path(part), eng.subset(a, b), eng.subset(b, a),
-                  f"{part} {verb} under an unchanged if")
+            p.add(
+                f"conditional.{part}.{verb}",
+                p.path(part),
+                eng.subset(a, b),
+                eng.subset(b, a),
+                f"{part} {verb} under an unchanged if",
+            )
 
 
 def _conditional_added_or_removed(p: Pair, po: dict[str, Node | None], pn: dict[str, Node | None]) -> None:
@@ -309,8 +383,13 @@ def _diff_sibling_ref(p: Pair) -> None:
         if old is not None and new is not None:
             p.inner.append(eng.sub(old, new))
     elif new is not None:
-        p.add("ref.added", p.new_path("$ref"), eng.subset(p.o, new), True,
-              f"$ref {p.nk['$ref']!r} added: instances must now also match it")
+        p.add(
+            "ref.added",
+            p.new_path("$ref"),
+            eng.subset(p.o, new),
+            True,
+            f"$ref {p.nk['$ref']!r} added: instances must now also match it",
+        )
     elif old is not None:
         p.add("ref.removed", p.old_path("$ref"), True, eng.subset(p.n, old), f"$ref {p.ok['$ref']!r} removed")
 
@@ -321,6 +400,11 @@ def _diff_dependencies(p: Pair) -> None:
     if vo is not None and vn is not None and p.eng.same(vo, vn):
         return
     verb = "added" if vo is None else "removed" if vn is None else "changed"
-    p.add(f"dependencies.{verb}", p.path("dependencies"), verb == "removed", verb == "added",
-          f"legacy keyword dependencies {verb}; it is not part of draft 2020-12 but jsonschema-rs still "
-          "enforces it, so only the obvious direction is proven (use dependentRequired/dependentSchemas)")
+    p.add(
+        f"dependencies.{verb}",
+        p.path("dependencies"),
+        verb == "removed",
+        verb == "added",
+        f"legacy keyword dependencies {verb}; it is not part of draft 2020-12 but jsonschema-rs still "
+        "enforces it, so only the obvious direction is proven (use dependentRequired/dependentSchemas)",
+    )

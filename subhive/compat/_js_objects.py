@@ -19,15 +19,25 @@ if TYPE_CHECKING:
 
 __all__ = ["check_unevaluated", "diff_objects"]
 
-_OBJECT_KEYS = frozenset({"properties", "patternProperties", "additionalProperties", "unevaluatedProperties",
-                          "propertyNames", "required", "dependentRequired", "dependentSchemas",
-                          "maxProperties", "minProperties"})
+_OBJECT_KEYS = frozenset(
+    {
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "required",
+        "dependentRequired",
+        "dependentSchemas",
+        "maxProperties",
+        "minProperties",
+    }
+)
 
 
 def _complex(kw: dict[str, Any]) -> bool:
     """unevaluatedProperties that depends on what applicators evaluated: not reducible to additional."""
-    return ("unevaluatedProperties" in kw and "additionalProperties" not in kw
-            and any(k in kw for k in INPLACE))
+    return "unevaluatedProperties" in kw and "additionalProperties" not in kw and any(k in kw for k in INPLACE)
 
 
 _BRANCHING = ("anyOf", "oneOf", "if", "dependentSchemas", "dependencies", "$dynamicRef", "$recursiveRef")
@@ -166,8 +176,13 @@ def diff_objects(p: Pair) -> None:
         # rest as if it were absent; check_unevaluated then decides what is still provable.
         for side in (so, sn):
             if side.complex:
-                side.add, side.add_kw, side.names, side.regexes, side.members = \
-                    TRUE_NODE, None, set(side.props), set(side.pats), []
+                side.add, side.add_kw, side.names, side.regexes, side.members = (
+                    TRUE_NODE,
+                    None,
+                    set(side.props),
+                    set(side.pats),
+                    [],
+                )
     else:
         p.exact_unevaluated = True
     vac = Vacuous(p, "object")
@@ -200,18 +215,34 @@ def _diff_properties(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
         back = vac[0] or _covers(p, so.hyp(name), sn.comps(name))
         fwd = vac[1] or _covers(p, sn.hyp(name), so.comps(name))
         if in_n:
-            p.add("property.added", p.new_path("properties", name), back, fwd,
-                  f"property {name!r} added to a {so.model} model; old values of it were governed by "
-                  f"{_governed(so, name)}")
+            p.add(
+                "property.added",
+                p.new_path("properties", name),
+                back,
+                fwd,
+                f"property {name!r} added to a {so.model} model; old values of it were governed by "
+                f"{_governed(so, name)}",
+            )
         elif in_o:
-            p.add("property.removed", p.old_path("properties", name), back, fwd,
-                  f"property {name!r} removed; in the {sn.model} new model its values are governed by "
-                  f"{_governed(sn, name)}")
+            p.add(
+                "property.removed",
+                p.old_path("properties", name),
+                back,
+                fwd,
+                f"property {name!r} removed; in the {sn.model} new model its values are governed by "
+                f"{_governed(sn, name)}",
+            )
         else:
-            p.add("unevaluated_properties.scope_changed", p.path("unevaluatedProperties"), back, fwd,
-                  f"property {name!r} is {'no longer' if sn.governs(name) else 'now'} evaluated by an "
-                  "applicator, so unevaluatedProperties " + ("now" if sn.governs(name) else "no longer")
-                  + " applies to it")
+            p.add(
+                "unevaluated_properties.scope_changed",
+                p.path("unevaluatedProperties"),
+                back,
+                fwd,
+                f"property {name!r} is {'no longer' if sn.governs(name) else 'now'} evaluated by an "
+                "applicator, so unevaluatedProperties "
+                + ("now" if sn.governs(name) else "no longer")
+                + " applies to it",
+            )
 
 
 def _governed(side: _Side, name: str) -> str:
@@ -236,16 +267,25 @@ def _diff_patterns(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
             new = sn.pat(regex)
             back = vac[0] or _pattern_covered(so, regex, new)
             fwd = vac[1] or eng.subset(new, so.add, guarded=True)
-            p.add("pattern_property.added", p.new_path("patternProperties", regex), back, fwd,
-                  f"patternProperties {regex!r} added: matching property names must now satisfy it")
+            p.add(
+                "pattern_property.added",
+                p.new_path("patternProperties", regex),
+                back,
+                fwd,
+                f"patternProperties {regex!r} added: matching property names must now satisfy it",
+            )
     for regex in so.pats:
         if regex not in sn.pats:
             old = so.pat(regex)
             back = vac[0] or eng.subset(old, sn.add, guarded=True)
             fwd = vac[1] or _pattern_covered(sn, regex, old)
-            p.add("pattern_property.removed", p.old_path("patternProperties", regex), back, fwd,
-                  f"patternProperties {regex!r} removed: matching names fall back to "
-                  f"{sn.add_kw or 'no constraint'}")
+            p.add(
+                "pattern_property.removed",
+                p.old_path("patternProperties", regex),
+                back,
+                fwd,
+                f"patternProperties {regex!r} removed: matching names fall back to {sn.add_kw or 'no constraint'}",
+            )
 
 
 def _pattern_covered(have: _Side, regex: str, goal: Node) -> bool:
@@ -275,8 +315,13 @@ def _diff_additional(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
     fwd = vac[1] or eng.subset(sn.add, so.add, guarded=True)
     verb = "added" if so.add_kw is None else "removed" if sn.add_kw is None else "changed"
     keyword = sn.add_kw or so.add_kw or "additionalProperties"
-    p.add(f"additional_properties.{verb}", p.path(keyword), back, fwd,
-          f"properties not listed: the model goes from {so.model} to {sn.model}")
+    p.add(
+        f"additional_properties.{verb}",
+        p.path(keyword),
+        back,
+        fwd,
+        f"properties not listed: the model goes from {so.model} to {sn.model}",
+    )
 
 
 def _always_has(facts: Facts, name: str) -> bool:
@@ -298,16 +343,25 @@ def _diff_required(p: Pair, vac: Vacuous) -> None:
             continue
         back = vac[0] or _always_has(p.A, name)
         if isinstance(props.get(name), dict) and "default" in props[name]:
-            p.add("required.added_with_default", p.new_path("required", i), back, True,
-                  f"property {name!r} is now required; it has a default, but validators do not insert "
-                  "defaults, so an old instance without it is rejected")
+            p.add(
+                "required.added_with_default",
+                p.new_path("required", i),
+                back,
+                True,
+                f"property {name!r} is now required; it has a default, but validators do not insert "
+                "defaults, so an old instance without it is rejected",
+            )
         else:
-            p.add("required.added", p.new_path("required", i), back, True,
-                  f"property {name!r} is now required")
+            p.add("required.added", p.new_path("required", i), back, True, f"property {name!r} is now required")
     for i, name in enumerate(ro):
         if name not in sn:
-            p.add("required.removed", p.old_path("required", i), True, vac[1] or _always_has(p.B, name),
-                  f"property {name!r} is no longer required")
+            p.add(
+                "required.removed",
+                p.old_path("required", i),
+                True,
+                vac[1] or _always_has(p.B, name),
+                f"property {name!r} is no longer required",
+            )
     if so == sn:
         p.add("required.reordered", p.path("required"), True, True, "required names reordered; same set")
 
@@ -328,14 +382,23 @@ def _diff_dependent_required(p: Pair, vac: Vacuous) -> None:
     for key in dn:
         for name in dn[key]:
             if name not in do.get(key, ()):
-                p.add("dependent_required.added", p.new_path("dependentRequired", key),
-                      vac[0] or _has_with(p.A, key, name), True,
-                      f"objects with {key!r} must now also have {name!r}")
+                p.add(
+                    "dependent_required.added",
+                    p.new_path("dependentRequired", key),
+                    vac[0] or _has_with(p.A, key, name),
+                    True,
+                    f"objects with {key!r} must now also have {name!r}",
+                )
     for key in do:
         for name in do[key]:
             if name not in dn.get(key, ()):
-                p.add("dependent_required.removed", p.old_path("dependentRequired", key), True,
-                      vac[1] or _has_with(p.B, key, name), f"objects with {key!r} no longer need {name!r}")
+                p.add(
+                    "dependent_required.removed",
+                    p.old_path("dependentRequired", key),
+                    True,
+                    vac[1] or _has_with(p.B, key, name),
+                    f"objects with {key!r} no longer need {name!r}",
+                )
 
 
 def _diff_dependent_schemas(p: Pair, vac: Vacuous) -> None:
@@ -346,13 +409,23 @@ def _diff_dependent_schemas(p: Pair, vac: Vacuous) -> None:
         if key in dn:
             p.inner.append(eng.sub(old, p.n.child(dn[key], "dependentSchemas", key)))
         else:
-            p.add("dependent_schema.removed", p.old_path("dependentSchemas", key), True,
-                  vac[1] or eng.subset(p.n, old), f"objects with {key!r} no longer need to match a schema")
+            p.add(
+                "dependent_schema.removed",
+                p.old_path("dependentSchemas", key),
+                True,
+                vac[1] or eng.subset(p.n, old),
+                f"objects with {key!r} no longer need to match a schema",
+            )
     for key in dn:
         if key not in do:
             new = p.n.child(dn[key], "dependentSchemas", key)
-            p.add("dependent_schema.added", p.new_path("dependentSchemas", key), vac[0] or eng.subset(p.o, new),
-                  True, f"objects with {key!r} must now match {show(dn[key])}")
+            p.add(
+                "dependent_schema.added",
+                p.new_path("dependentSchemas", key),
+                vac[0] or eng.subset(p.o, new),
+                True,
+                f"objects with {key!r} must now match {show(dn[key])}",
+            )
 
 
 def _names_hold(p: Pair, side: _Side, facts: Facts, mine: Node | None, goal: Node | None) -> bool:
@@ -387,16 +460,24 @@ def _diff_property_names(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
     fwd = vac[1] or _names_hold(p, sn, p.B, nn, no)
     verb = "added" if no is None else "removed" if nn is None else "changed"
     shown = show(nn.value) if nn is not None else show(no.value) if no is not None else ""
-    p.add(f"property_names.{verb}", p.path("propertyNames"), back, fwd,
-          f"propertyNames {verb}: property names must match {shown}")
+    p.add(
+        f"property_names.{verb}",
+        p.path("propertyNames"),
+        back,
+        fwd,
+        f"propertyNames {verb}: property names must match {shown}",
+    )
 
 
 def _holds_count(p: Pair, facts: Facts, keyword: str, bound: Any) -> bool:
     if "object" not in facts.types:
         return True
     if facts.finite is not None:
-        return all(len(v) >= bound if keyword == "minProperties" else len(v) <= bound
-                   for v in facts.finite if isinstance(v, dict))
+        return all(
+            len(v) >= bound if keyword == "minProperties" else len(v) <= bound
+            for v in facts.finite
+            if isinstance(v, dict)
+        )
     if keyword == "minProperties":
         required = {name for names in facts.values("required") for name in names}
         return any(mine >= bound for mine in facts.values(keyword)) or len(required) >= bound
@@ -412,11 +493,32 @@ def _at_most(kw: dict[str, Any], bound: Any) -> bool:
     return closed and len(kw.get("properties", {})) <= bound
 
 
-_VALIDITY_ONLY = ("type.", "enum.", "const.", "minimum.", "maximum.", "exclusive_", "multiple_of.",
-                  "min_length.", "max_length.", "pattern.", "format.", "required.", "dependent_required.",
-                  "min_properties.", "max_properties.", "min_items.", "max_items.", "unique_items.",
-                  "prefix_items.", "items.", "contains.", "min_contains.", "max_contains.",
-                  "unevaluated_items.")
+_VALIDITY_ONLY = (
+    "type.",
+    "enum.",
+    "const.",
+    "minimum.",
+    "maximum.",
+    "exclusive_",
+    "multiple_of.",
+    "min_length.",
+    "max_length.",
+    "pattern.",
+    "format.",
+    "required.",
+    "dependent_required.",
+    "min_properties.",
+    "max_properties.",
+    "min_items.",
+    "max_items.",
+    "unique_items.",
+    "prefix_items.",
+    "items.",
+    "contains.",
+    "min_contains.",
+    "max_contains.",
+    "unevaluated_items.",
+)
 
 
 def check_unevaluated(p: Pair) -> None:
@@ -426,29 +528,56 @@ def check_unevaluated(p: Pair) -> None:
     co, cn = _complex(p.ok), _complex(p.nk)
     in_o, in_n = "unevaluatedProperties" in p.ok, "unevaluatedProperties" in p.nk
     if not (co or cn):
-        if in_o and in_n and "additionalProperties" in p.ok and "additionalProperties" in p.nk and not \
-                p.eng.same(p.ok["unevaluatedProperties"], p.nk["unevaluatedProperties"]):
-            p.add("keyword.ignored.changed", p.path("unevaluatedProperties"), True, True,
-                  "unevaluatedProperties changed, but additionalProperties already evaluates every "
-                  "property here")
+        if (
+            in_o
+            and in_n
+            and "additionalProperties" in p.ok
+            and "additionalProperties" in p.nk
+            and not p.eng.same(p.ok["unevaluatedProperties"], p.nk["unevaluatedProperties"])
+        ):
+            p.add(
+                "keyword.ignored.changed",
+                p.path("unevaluatedProperties"),
+                True,
+                True,
+                "unevaluatedProperties changed, but additionalProperties already evaluates every property here",
+            )
         return
     if co and not in_n:
-        p.add("unevaluated_properties.removed", p.old_path("unevaluatedProperties"), True, False,
-              "unevaluatedProperties removed; which properties it rejected depends on the applicators, so "
-              "narrowing back is not proven")
+        p.add(
+            "unevaluated_properties.removed",
+            p.old_path("unevaluatedProperties"),
+            True,
+            False,
+            "unevaluatedProperties removed; which properties it rejected depends on the applicators, so "
+            "narrowing back is not proven",
+        )
         return
     if cn and not in_o:
-        p.add("unevaluated_properties.added", p.new_path("unevaluatedProperties"), False, True,
-              "unevaluatedProperties added next to applicators; which old objects it now rejects cannot "
-              "be proven")
+        p.add(
+            "unevaluated_properties.added",
+            p.new_path("unevaluatedProperties"),
+            False,
+            True,
+            "unevaluatedProperties added next to applicators; which old objects it now rejects cannot be proven",
+        )
         return
-    relevant = next(chain((c for c in p.own if not (is_evaluation_neutral(c.code)
-                                                    or c.code.startswith(_VALIDITY_ONLY))),
-                          (c for c in changes_in(p.inner) if not is_evaluation_neutral(c.code))), None)
+    relevant = next(
+        chain(
+            (c for c in p.own if not (is_evaluation_neutral(c.code) or c.code.startswith(_VALIDITY_ONLY))),
+            (c for c in changes_in(p.inner) if not is_evaluation_neutral(c.code)),
+        ),
+        None,
+    )
     if relevant is not None:
-        p.add("unevaluated_properties.unprovable", p.path("unevaluatedProperties"), False, False,
-              "unevaluatedProperties depends on which properties the applicators evaluate, and those "
-              f"changed ({relevant.code} at {relevant.path or '/'})")
+        p.add(
+            "unevaluated_properties.unprovable",
+            p.path("unevaluatedProperties"),
+            False,
+            False,
+            "unevaluatedProperties depends on which properties the applicators evaluate, and those "
+            f"changed ({relevant.code} at {relevant.path or '/'})",
+        )
         return
     old = p.o.child(p.ok["unevaluatedProperties"], "unevaluatedProperties")
     new = p.n.child(p.nk["unevaluatedProperties"], "unevaluatedProperties")

@@ -16,8 +16,20 @@ from ._report import Change
 if TYPE_CHECKING:
     from ._js_engine import Engine
 
-__all__ = ["CLEAN", "FALSE_NODE", "TRUE_NODE", "Facts", "Item", "Pair", "Result", "Reversed", "Vacuous",
-           "changes_in", "finite_values", "result_of"]
+__all__ = [
+    "CLEAN",
+    "FALSE_NODE",
+    "TRUE_NODE",
+    "Facts",
+    "Item",
+    "Pair",
+    "Result",
+    "Reversed",
+    "Vacuous",
+    "changes_in",
+    "finite_values",
+    "result_of",
+]
 
 _TRUE_DOC = Doc(True, uid=0)
 TRUE_NODE = Node(_TRUE_DOC, "", "true", True, "")
@@ -132,8 +144,9 @@ class Facts:
 
     __slots__ = ("conj", "finite", "kw", "types")
 
-    def __init__(self, kw: dict[str, Any], types: frozenset[str], finite: list[Any] | None,
-                 conj: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, kw: dict[str, Any], types: frozenset[str], finite: list[Any] | None, conj: list[dict[str, Any]]
+    ) -> None:
         self.kw = kw
         self.types = types
         self.finite = finite
@@ -142,7 +155,6 @@ class Facts:
     def values(self, keyword: str) -> list[Any]:
         """Every value ``keyword`` has in the conjuncts: ``facts.values("maxLength") == [10, 4]``."""
         return [kw[keyword] for kw in self.conj if keyword in kw]
-
 
 
 def finite_values(kw: dict[str, Any], types: frozenset[str]) -> list[Any] | None:
@@ -168,8 +180,20 @@ class Pair:
     linked as they are (see :class:`Result`); :func:`changes_in` lists their changes.
     """
 
-    __slots__ = ("_facts_new", "_facts_old", "eng", "exact_unevaluated", "inner", "keys", "n", "nk", "o", "ok",
-                 "own", "values")
+    __slots__ = (
+        "_facts_new",
+        "_facts_old",
+        "eng",
+        "exact_unevaluated",
+        "inner",
+        "keys",
+        "n",
+        "nk",
+        "o",
+        "ok",
+        "own",
+        "values",
+    )
 
     def __init__(self, eng: Engine, o: Node, n: Node, ok: dict[str, Any], nk: dict[str, Any]) -> None:
         self.eng = eng

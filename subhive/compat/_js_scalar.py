@@ -14,8 +14,7 @@ from ._js_values import NUMBER, is_integral, jkey, json_equal, kind_of, kinds_of
 from ._js_vocab import ANNOTATIONS, ASSERTIONS, DEFS, IDENTIFIERS, validation_keys
 from ._report import Change
 
-__all__ = ["annotation_changes", "diff_annotations", "diff_numbers", "diff_strings", "diff_values",
-           "show"]
+__all__ = ["annotation_changes", "diff_annotations", "diff_numbers", "diff_strings", "diff_values", "show"]
 
 
 def show(value: Any, limit: int = 60) -> str:
@@ -27,6 +26,7 @@ def show(value: Any, limit: int = 60) -> str:
 
 
 # -- annotations and other keywords that never change validity -----------------------------------------
+
 
 def diff_annotations(p: Pair) -> None:
     p.own.extend(annotation_changes(p.o, p.n, p.ok, p.nk))
@@ -63,28 +63,45 @@ _JUDGED = ASSERTIONS - _IGNORABLE  # always compared by a keyword family, never 
 def _neutral_code(key: str, in_o: bool, in_n: bool) -> tuple[str, str]:
     verb = "added" if not in_o else "removed" if not in_n else "changed"
     if key == "default":
-        return f"default.{verb}", (f"default {verb}; a default is an annotation: validators do not inject "
-                                   "it, so validity is unchanged")
+        return f"default.{verb}", (
+            f"default {verb}; a default is an annotation: validators do not inject it, so validity is unchanged"
+        )
     if key in ANNOTATIONS:
         return f"annotation.{verb}", f"annotation {key!r} {verb}; validity is unchanged"
     if key in IDENTIFIERS:
         return "identifier.changed", f"{key} {verb}; references are resolved and compared by target"
     if key in ASSERTIONS:
-        return "keyword.ignored.changed", (f"{key!r} {verb}, but it has no effect here "
-                                           "(then/else need if, minContains/maxContains need contains)")
-    return "keyword.unknown.changed", (f"unknown keyword {key!r} {verb}; draft 2020-12 validators ignore "
-                                       "unknown keywords, so validity is unchanged")
+        return "keyword.ignored.changed", (
+            f"{key!r} {verb}, but it has no effect here (then/else need if, minContains/maxContains need contains)"
+        )
+    return "keyword.unknown.changed", (
+        f"unknown keyword {key!r} {verb}; draft 2020-12 validators ignore unknown keywords, so validity is unchanged"
+    )
 
 
 def _definition_changes(o: Node, n: Node, old: Any, new: Any, key: str) -> list[Change]:
     old, new = old if isinstance(old, dict) else {}, new if isinstance(new, dict) else {}
     out = []
     for name in new.keys() - old.keys():
-        out.append(Change("definition.added", _path(n, key, name), True, True,
-                          f"definition {name!r} added; definitions validate only where they are referenced"))
+        out.append(
+            Change(
+                "definition.added",
+                _path(n, key, name),
+                True,
+                True,
+                f"definition {name!r} added; definitions validate only where they are referenced",
+            )
+        )
     for name in old.keys() - new.keys():
-        out.append(Change("definition.removed", _path(o, key, name), True, True,
-                          f"definition {name!r} removed; uses through $ref are compared where they occur"))
+        out.append(
+            Change(
+                "definition.removed",
+                _path(o, key, name),
+                True,
+                True,
+                f"definition {name!r} removed; uses through $ref are compared where they occur",
+            )
+        )
     return out
 
 
@@ -97,6 +114,7 @@ def _path(node: Node, *tokens: str | int) -> str:
 
 
 # -- type, enum, const ----------------------------------------------------------------------------------
+
 
 def diff_values(p: Pair) -> None:
     if p.keys.isdisjoint(("type", "enum", "const")):
@@ -113,8 +131,13 @@ def _diff_type(p: Pair) -> None:
     ko, kn = kinds_of_type(p.ok.get("type")), kinds_of_type(p.nk.get("type"))
     if ko == kn:
         if p.ok.get("type") != p.nk.get("type"):
-            p.add("type.rewritten", p.path("type"), True, True,
-                  f"type spelled differently ({show(p.ok['type'])} -> {show(p.nk['type'])}), same meaning")
+            p.add(
+                "type.rewritten",
+                p.path("type"),
+                True,
+                True,
+                f"type spelled differently ({show(p.ok['type'])} -> {show(p.nk['type'])}), same meaning",
+            )
         return
     back = kn is None or p.A.types <= kn
     fwd = ko is None or p.B.types <= ko
@@ -200,8 +223,12 @@ _STRING_KEYS = frozenset({"minLength", "maxLength", "pattern", "format"})
 def diff_numbers(p: Pair) -> None:
     if p.keys.isdisjoint(_NUMBER_KEYS):
         return
-    for keyword, code, lower in (("minimum", "minimum", True), ("exclusiveMinimum", "exclusive_minimum", True),
-                                 ("maximum", "maximum", False), ("exclusiveMaximum", "exclusive_maximum", False)):
+    for keyword, code, lower in (
+        ("minimum", "minimum", True),
+        ("exclusiveMinimum", "exclusive_minimum", True),
+        ("maximum", "maximum", False),
+        ("exclusiveMaximum", "exclusive_maximum", False),
+    ):
         diff_bound(p, keyword, code, _holds_number, lower=lower, what="numbers")
     if "multipleOf" in p.ok or "multipleOf" in p.nk:
         _diff_multiple_of(p)
@@ -274,8 +301,13 @@ def _diff_multiple_of(p: Pair) -> None:
         text = f"multipleOf {show(mn if mo is None else mo)} {verb}"
     else:
         exact = is_integral(mo) and is_integral(mn)
-        verb = ("tightened" if exact and int(mn) % int(mo) == 0 else
-                "relaxed" if exact and int(mo) % int(mn) == 0 else "changed")
+        verb = (
+            "tightened"
+            if exact and int(mn) % int(mo) == 0
+            else "relaxed"
+            if exact and int(mo) % int(mn) == 0
+            else "changed"
+        )
         text = f"multipleOf {verb} from {show(mo)} to {show(mn)}"
         if not exact:
             text += "; fractional divisors are not compared (validators round differently)"
@@ -283,6 +315,7 @@ def _diff_multiple_of(p: Pair) -> None:
 
 
 # -- strings --------------------------------------------------------------------------------------------
+
 
 def diff_strings(p: Pair) -> None:
     if p.keys.isdisjoint(_STRING_KEYS):
@@ -299,8 +332,7 @@ def _holds_length(p: Pair, facts: Facts, keyword: str, bound: Any) -> bool:
         return True
     lower = keyword == "minLength"
     if facts.finite is not None:
-        return all((len(v) >= bound) if lower else (len(v) <= bound)
-                   for v in facts.finite if isinstance(v, str))
+        return all((len(v) >= bound) if lower else (len(v) <= bound) for v in facts.finite if isinstance(v, str))
     return any(mine >= bound if lower else mine <= bound for mine in facts.values(keyword))
 
 
@@ -308,8 +340,9 @@ def _holds_string_assertion(p: Pair, facts: Facts, keyword: str, value: Any) -> 
     if "string" not in facts.types:
         return True
     if facts.finite is not None:
-        return all(runtime_accepts({keyword: value}, v, pointer=p.path(keyword))
-                   for v in facts.finite if isinstance(v, str))
+        return all(
+            runtime_accepts({keyword: value}, v, pointer=p.path(keyword)) for v in facts.finite if isinstance(v, str)
+        )
     return value in facts.values(keyword)
 
 
@@ -321,10 +354,12 @@ def _diff_string_assertion(p: Pair, keyword: str) -> None:
     fwd = vo is None or _holds_string_assertion(p, p.B, keyword, vo)
     if vo is None or vn is None:
         verb = "added" if vo is None else "removed"
-        p.add(f"{keyword}.{verb}", p.path(keyword), back, fwd,
-              f"{keyword} {show(vn if vo is None else vo)} {verb}")
+        p.add(f"{keyword}.{verb}", p.path(keyword), back, fwd, f"{keyword} {show(vn if vo is None else vo)} {verb}")
         return
     code = f"{keyword}.changed.unprovable" if not (back or fwd) else f"{keyword}.changed"
-    why = ("regular expressions cannot be compared" if keyword == "pattern" else
-           "formats are asserted at run time and cannot be compared")
+    why = (
+        "regular expressions cannot be compared"
+        if keyword == "pattern"
+        else "formats are asserted at run time and cannot be compared"
+    )
     p.add(code, p.path(keyword), back, fwd, f"{keyword} changed from {show(vo)} to {show(vn)}; {why}")

@@ -44,8 +44,14 @@ _TYPE_KINDS: dict[str, frozenset[str]] = {
 }
 
 
-_KIND_OF_TYPE: dict[type, str] = {type(None): "null", bool: "boolean", int: "int", str: "string",
-                                  list: "array", dict: "object"}
+_KIND_OF_TYPE: dict[type, str] = {
+    type(None): "null",
+    bool: "boolean",
+    int: "int",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
 
 
 def kind_of(value: Any) -> str:
@@ -53,8 +59,9 @@ def kind_of(value: Any) -> str:
     if isinstance(value, float):
         return "int" if value.is_integer() else "frac"
     # Exact type lookup: bool must not be taken for int (it subclasses int in Python).
-    return _KIND_OF_TYPE.get(type(value)) or ("boolean" if isinstance(value, bool) else
-                                             "int" if isinstance(value, int) else "object")
+    return _KIND_OF_TYPE.get(type(value)) or (
+        "boolean" if isinstance(value, bool) else "int" if isinstance(value, int) else "object"
+    )
 
 
 def kinds_of_type(type_value: Any) -> frozenset[str] | None:

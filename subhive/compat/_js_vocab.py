@@ -18,28 +18,75 @@ __all__ = [
     "validation_keys",
 ]
 
-ANNOTATIONS = frozenset({
-    "title", "description", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "default",
-    "contentMediaType", "contentEncoding", "contentSchema",
-})
+ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "examples",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "default",
+        "contentMediaType",
+        "contentEncoding",
+        "contentSchema",
+    }
+)
 IDENTIFIERS = frozenset({"$schema", "$id", "$anchor", "$dynamicAnchor", "$vocabulary"})
 DEFS = frozenset({"$defs", "definitions"})
-ASSERTIONS = frozenset({
-    "type", "enum", "const",
-    "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
-    "maxLength", "minLength", "pattern", "format",
-    "prefixItems", "items", "unevaluatedItems", "contains", "minContains", "maxContains",
-    "maxItems", "minItems", "uniqueItems",
-    "properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "propertyNames",
-    "required", "dependentRequired", "dependentSchemas", "maxProperties", "minProperties",
-    "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
-    # ``dependencies`` is not a 2020-12 keyword, but jsonschema-rs (the runtime validator) still enforces it:
-    # treating it as an annotation would be unsound.
-    "$ref", "$dynamicRef", "$recursiveRef", "dependencies",
-})
+ASSERTIONS = frozenset(
+    {
+        "type",
+        "enum",
+        "const",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "format",
+        "prefixItems",
+        "items",
+        "unevaluatedItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "required",
+        "dependentRequired",
+        "dependentSchemas",
+        "maxProperties",
+        "minProperties",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        # ``dependencies`` is not a 2020-12 keyword, but jsonschema-rs (the runtime validator) still enforces it:
+        # treating it as an annotation would be unsound.
+        "$ref",
+        "$dynamicRef",
+        "$recursiveRef",
+        "dependencies",
+    }
+)
 #: Applicators that apply subschemas to the same instance and so feed unevaluated* annotations.
-INPLACE = frozenset({"allOf", "anyOf", "oneOf", "if", "$ref", "$dynamicRef", "$recursiveRef",
-                     "dependentSchemas", "dependencies"})
+INPLACE = frozenset(
+    {"allOf", "anyOf", "oneOf", "if", "$ref", "$dynamicRef", "$recursiveRef", "dependentSchemas", "dependencies"}
+)
 
 
 def validation_keys(kw: dict[str, Any]) -> set[str]:
@@ -75,4 +122,5 @@ def is_pure(value: Any, keyword: str) -> bool:
 
 def _ignored(key: str, value: dict[str, Any]) -> bool:
     return (key in ("then", "else") and "if" not in value) or (
-        key in ("minContains", "maxContains") and "contains" not in value)
+        key in ("minContains", "maxContains") and "contains" not in value
+    )

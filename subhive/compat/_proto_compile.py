@@ -84,14 +84,22 @@ def _check_source(path: Path) -> None:
     where = Location(file=str(path))
     raw = read_source(path, split_hint="split it into files joined by imports")
     if b"\x00" in raw:
-        raise InputError("file is binary, not protobuf source text", code="input.binary", location=where,
-                         hint="pass the .proto source, not a compiled descriptor")
+        raise InputError(
+            "file is binary, not protobuf source text",
+            code="input.binary",
+            location=where,
+            hint="pass the .proto source, not a compiled descriptor",
+        )
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise InputError(f"not valid UTF-8 (byte {exc.start})", code="input.encoding",
-                         location=Location(file=str(path), line=line), hint="save the file as UTF-8") from exc
+        raise InputError(
+            f"not valid UTF-8 (byte {exc.start})",
+            code="input.encoding",
+            location=Location(file=str(path), line=line),
+            hint="save the file as UTF-8",
+        ) from exc
 
 
 def _roots(source: Path, include_dirs: Sequence[str | Path]) -> tuple[Path, ...]:
@@ -99,8 +107,12 @@ def _roots(source: Path, include_dirs: Sequence[str | Path]) -> tuple[Path, ...]
     for entry in include_dirs:
         root = Path(entry).resolve()
         if not root.is_dir():
-            raise InputError("include directory not found", code="input.not_found",
-                             location=Location(file=str(entry)), hint="pass existing directories as include_dirs")
+            raise InputError(
+                "include directory not found",
+                code="input.not_found",
+                location=Location(file=str(entry)),
+                hint="pass existing directories as include_dirs",
+            )
         roots.append(root)
     home = source.resolve().parent
     # The file must lie under exactly the root protoc names it by; its own directory comes first otherwise.
@@ -118,14 +130,19 @@ def _run_protoc(source: Path, roots: tuple[Path, ...]) -> bytes:
     with tempfile.TemporaryDirectory(prefix="subhive-protoc-") as tmp:
         out = Path(tmp) / "set.pb"
         errors = Path(tmp) / "stderr.txt"
-        argv = ["protoc", *(f"--proto_path={r}" for r in roots), f"--descriptor_set_out={out}",
-                "--include_imports", "--include_source_info", str(source.resolve())]
+        argv = [
+            "protoc",
+            *(f"--proto_path={r}" for r in roots),
+            f"--descriptor_set_out={out}",
+            "--include_imports",
+            "--include_source_info",
+            str(source.resolve()),
+        ]
         with _PROTOC_LOCK:
             status = _main_capturing_stderr(argv, errors)
         diagnostics = errors.read_text("utf-8", errors="replace")
         if status != 0 or not out.exists():
-            raise ContractInvalid(_problems(diagnostics, source, roots),
-                                  summary=f"{source.name} does not compile")
+            raise ContractInvalid(_problems(diagnostics, source, roots), summary=f"{source.name} does not compile")
         return out.read_bytes()
 
 
@@ -150,8 +167,14 @@ def _problems(diagnostics: str, source: Path, roots: tuple[Path, ...]) -> list[P
             continue
         name, line, message = match["file"], match["line"], match["message"]
         file = str(source) if name == resolved else _physical(name, roots)
-        problems.append(Problem("proto.compile", message, Location(file=file, line=int(line) if line else None),
-                                hint=_hint(message, roots)))
+        problems.append(
+            Problem(
+                "proto.compile",
+                message,
+                Location(file=file, line=int(line) if line else None),
+                hint=_hint(message, roots),
+            )
+        )
     if not problems:  # protoc failed without a diagnostic we understand: keep its words
         text = diagnostics.strip() or "protoc failed without a message"
         problems.append(Problem("proto.compile", text, Location(file=str(source))))
@@ -197,8 +220,10 @@ def _resolve(name: str, roots: tuple[Path, ...]) -> int | None:
 def _still_fresh(entry: _Entry) -> bool:
     # Fresh when every input still resolves to the same root (no new file shadows it) with the same content.
     try:
-        return all(_resolve(name, entry.roots) == index and _sha256(entry.roots[index] / name) == digest
-                   for name, index, digest in entry.sources)
+        return all(
+            _resolve(name, entry.roots) == index and _sha256(entry.roots[index] / name) == digest
+            for name, index, digest in entry.sources
+        )
     except OSError:
         return False
 

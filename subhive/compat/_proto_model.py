@@ -11,16 +11,34 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 
 from ..errors import InputError
 
-__all__ = ["Cardinality", "EnumModel", "FieldModel", "FileModel", "MessageModel", "MethodModel", "ProtoSchema",
-           "ServiceModel", "build_schema", "root_packages"]
+__all__ = [
+    "Cardinality",
+    "EnumModel",
+    "FieldModel",
+    "FileModel",
+    "MessageModel",
+    "MethodModel",
+    "ProtoSchema",
+    "ServiceModel",
+    "build_schema",
+    "root_packages",
+]
 
 Cardinality = Literal["implicit", "explicit", "required", "repeated"]
 
 # Resolved features the rules judge one by one; any *other* feature that differs is reported as unprovable.
 # repeated_field_encoding, json_format, enforce_naming_style and default_symbol_visibility only steer protoc
 # or the writer (parsers accept packed and expanded repeated fields alike).
-_MODELLED_FEATURES = ("field_presence", "enum_type", "utf8_validation", "message_encoding",
-                      "repeated_field_encoding", "json_format", "enforce_naming_style", "default_symbol_visibility")
+_MODELLED_FEATURES = (
+    "field_presence",
+    "enum_type",
+    "utf8_validation",
+    "message_encoding",
+    "repeated_field_encoding",
+    "json_format",
+    "enforce_naming_style",
+    "default_symbol_visibility",
+)
 
 # descriptor.proto field numbers used in SourceCodeInfo paths
 _FILE_MESSAGE, _FILE_ENUM, _FILE_SERVICE, _FILE_EXTENSION = 4, 5, 6, 7
@@ -129,11 +147,13 @@ def build_schema(fds: descriptor_pb2.FileDescriptorSet, *, rename: tuple[str, st
     builder = _Builder(pool, rename)
     models: dict[str, FileModel] = {}
     for file in files:
-        models[file.name] = FileModel(file.name, _canonical_package(file.package, rename), _syntax(file),
-                                      file.name not in imported)
+        models[file.name] = FileModel(
+            file.name, _canonical_package(file.package, rename), _syntax(file), file.name not in imported
+        )
         builder.add_file(file)
-    return ProtoSchema(models, builder.messages, builder.enums, builder.services, builder.extensions,
-                       builder.extension_files)
+    return ProtoSchema(
+        models, builder.messages, builder.enums, builder.services, builder.extensions, builder.extension_files
+    )
 
 
 def _canonical_package(package: str, rename: tuple[str, str] | None) -> str:
@@ -160,8 +180,10 @@ def _ordered(fds: descriptor_pb2.FileDescriptorSet) -> list[descriptor_pb2.FileD
         if state.get(name) == 1:
             raise _invalid(f"import cycle through {name}")
         if name not in by_name:
-            raise _invalid(f"{importer} imports {name}, which the descriptor set does not contain",
-                           hint="build the set with --include_imports")
+            raise _invalid(
+                f"{importer} imports {name}, which the descriptor set does not contain",
+                hint="build the set with --include_imports",
+            )
         state[name] = 1
         for dep in by_name[name].dependency:
             visit(dep, name)
@@ -213,7 +235,7 @@ class _Builder:
         old, new = self.rename
         if (self.package if package is None else package) != old:
             return full_name
-        rest = full_name[len(old) + 1:] if old else full_name
+        rest = full_name[len(old) + 1 :] if old else full_name
         return f"{new}.{rest}" if new else rest
 
     def where(self, path: tuple[int, ...]) -> str:
@@ -242,14 +264,21 @@ class _Builder:
             oneof = None
             if field.HasField("oneof_index") and not field.proto3_optional:
                 oneof = proto.oneof_decl[field.oneof_index].name
-            fields[field.number] = self.field(fd, f"{self.canon(full_name)}.{field.name}", oneof,
-                                              (*path, _MSG_FIELD, i))
+            fields[field.number] = self.field(
+                fd, f"{self.canon(full_name)}.{field.name}", oneof, (*path, _MSG_FIELD, i)
+            )
         name = self.canon(full_name)
         self.messages[name] = MessageModel(
-            name=name, fields=fields, numbers={f.name: f.number for f in fields.values()},
-            reserved=_half_open(proto.reserved_range), reserved_names=frozenset(proto.reserved_name),
+            name=name,
+            fields=fields,
+            numbers={f.name: f.number for f in fields.values()},
+            reserved=_half_open(proto.reserved_range),
+            reserved_names=frozenset(proto.reserved_name),
             extension_ranges=tuple((r.start, r.end) for r in proto.extension_range),
-            map_entry=proto.options.map_entry, file=self.file, where=self.where(path))
+            map_entry=proto.options.map_entry,
+            file=self.file,
+            where=self.where(path),
+        )
         for i, nested in enumerate(proto.nested_type):
             self.add_message(nested, f"{full_name}.{nested.name}", (*path, _MSG_NESTED, i))
         for i, enum in enumerate(proto.enum_type):
@@ -274,13 +303,21 @@ class _Builder:
         scalar = not is_repeated and fd.message_type is None
         features = _features(fd)
         return FieldModel(
-            name=fd.name, full_name=full_name, number=fd.number, json_name=fd.json_name, type=fd.type,
-            type_name=type_name, cardinality=cardinality, oneof=oneof,
+            name=fd.name,
+            full_name=full_name,
+            number=fd.number,
+            json_name=fd.json_name,
+            type=fd.type,
+            type_name=type_name,
+            cardinality=cardinality,
+            oneof=oneof,
             default=fd.default_value if scalar else None,
             utf8_verify=fd.type == FieldDescriptor.TYPE_STRING
             and features.utf8_validation == descriptor_pb2.FeatureSet.VERIFY,
             is_map=is_repeated and fd.message_type is not None and fd.message_type.GetOptions().map_entry,
-            features=_residual(features), where=self.where(path))
+            features=_residual(features),
+            where=self.where(path),
+        )
 
     def add_enum(self, proto: descriptor_pb2.EnumDescriptorProto, full_name: str, path: tuple[int, ...]) -> None:
         desc: EnumDescriptor = self.pool.FindEnumTypeByName(full_name)
@@ -290,26 +327,33 @@ class _Builder:
         name = self.canon(full_name)
         # Enum reserved ranges are inclusive at both ends, unlike message ones.
         self.enums[name] = EnumModel(
-            name=name, values=values, numbers={v.name: v.number for v in proto.value}, closed=desc.is_closed,
+            name=name,
+            values=values,
+            numbers={v.name: v.number for v in proto.value},
+            closed=desc.is_closed,
             reserved=tuple((r.start, r.end + 1) for r in proto.reserved_range),
-            reserved_names=frozenset(proto.reserved_name), file=self.file, where=self.where(path))
+            reserved_names=frozenset(proto.reserved_name),
+            file=self.file,
+            where=self.where(path),
+        )
 
-    def add_service(self, proto: descriptor_pb2.ServiceDescriptorProto, full_name: str,
-                    path: tuple[int, ...]) -> None:
+    def add_service(self, proto: descriptor_pb2.ServiceDescriptorProto, full_name: str, path: tuple[int, ...]) -> None:
         service = self.pool.FindServiceByName(full_name)
         methods: dict[str, MethodModel] = {}
         for i, method in enumerate(proto.method):
             md = service.methods_by_name[method.name]
             methods[method.name] = MethodModel(
-                name=method.name, input=self.canon(md.input_type.full_name, md.input_type.file.package),
+                name=method.name,
+                input=self.canon(md.input_type.full_name, md.input_type.file.package),
                 output=self.canon(md.output_type.full_name, md.output_type.file.package),
-                client_streaming=method.client_streaming, server_streaming=method.server_streaming,
-                where=self.where((*path, _SERVICE_METHOD, i)))
+                client_streaming=method.client_streaming,
+                server_streaming=method.server_streaming,
+                where=self.where((*path, _SERVICE_METHOD, i)),
+            )
         name = self.canon(full_name)
         self.services[name] = ServiceModel(name, methods, self.file, self.where(path))
 
-    def add_extension(self, proto: descriptor_pb2.FieldDescriptorProto, full_name: str,
-                      path: tuple[int, ...]) -> None:
+    def add_extension(self, proto: descriptor_pb2.FieldDescriptorProto, full_name: str, path: tuple[int, ...]) -> None:
         fd = self.pool.FindExtensionByName(full_name)
         target = fd.containing_type
         if target is None:  # the pool always links an extension to the message it extends

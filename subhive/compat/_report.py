@@ -51,8 +51,13 @@ class Change:
 
     def to_dict(self) -> dict[str, object]:
         # Exactly the documented shape; ``additive`` is implied by the code and only drives the semver bump.
-        return {"code": self.code, "path": self.path, "backward": self.backward,
-                "forward": self.forward, "message": self.message}
+        return {
+            "code": self.code,
+            "path": self.path,
+            "backward": self.backward,
+            "forward": self.forward,
+            "message": self.message,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,5 +89,4 @@ class DiffReport:
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON shape printed by ``subhive schema diff --format json``."""
-        return {"backward": self.backward, "forward": self.forward,
-                "changes": [c.to_dict() for c in self.changes]}
+        return {"backward": self.backward, "forward": self.forward, "changes": [c.to_dict() for c in self.changes]}

@@ -50,8 +50,12 @@ class PartVerdict:
         return self.report.breaking(self.direction)
 
     def to_dict(self) -> dict[str, object]:
-        return {"part": self.part, "direction": self.direction.value, "compatible": self.compatible,
-                **self.report.to_dict()}
+        return {
+            "part": self.part,
+            "direction": self.direction.value,
+            "compatible": self.compatible,
+            **self.report.to_dict(),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +99,9 @@ class ContractCheck:
         """The changes that need a bigger bump than the one made (empty when semver is honest)."""
         if self.semver_ok:
             return ()
-        return tuple((p.part, c) for p in self.parts for c in p.report.changes
-                     if _bump_for(c, p.direction) > self.actual_bump)
+        return tuple(
+            (p.part, c) for p in self.parts for c in p.report.changes if _bump_for(c, p.direction) > self.actual_bump
+        )
 
     def suggested_version(self) -> Version:
         return self.old_version.next(max(self.required_bump, Bump.PATCH))
@@ -126,8 +131,10 @@ def check_contract(new: Contract, old: Contract) -> ContractCheck:
     if new.name != old.name:
         raise InputError(
             f"cannot check contract {new.name!r} against contract {old.name!r}",
-            code="check.different_contracts", location=Location(file=str(new.directory)),
-            hint="compare two versions of the same contract (contracts/<name>/<version>/)")
+            code="check.different_contracts",
+            location=Location(file=str(new.directory)),
+            hint="compare two versions of the same contract (contracts/<name>/<version>/)",
+        )
     return ContractCheck(new.name, old.version, new.version, tuple(_parts(new, old)))
 
 
@@ -145,12 +152,20 @@ def _shape_change(code: str, path: str, message: str, *, compatible: bool, neutr
 def _parts(new: Contract, old: Contract) -> Iterator[PartVerdict]:
     shape: list[Change] = []
     if new.provider != old.provider:
-        shape.append(_shape_change("provider.changed", "/provider",
-                                   f"provider changed from {old.provider!r} to {new.provider!r}",
-                                   compatible=False))
+        shape.append(
+            _shape_change(
+                "provider.changed",
+                "/provider",
+                f"provider changed from {old.provider!r} to {new.provider!r}",
+                compatible=False,
+            )
+        )
     if new.description != old.description:
-        shape.append(_shape_change("description.changed", "/description", "contract description changed",
-                                   compatible=True, neutral=True))
+        shape.append(
+            _shape_change(
+                "description.changed", "/description", "contract description changed", compatible=True, neutral=True
+            )
+        )
     yield from _operations(new, old, shape)
     yield from _events(new, old, shape)
     yield from _grpc(new, old, shape)
@@ -159,34 +174,48 @@ def _parts(new: Contract, old: Contract) -> Iterator[PartVerdict]:
 
 def _operations(new: Contract, old: Contract, shape: list[Change]) -> Iterator[PartVerdict]:
     for name in sorted(old.operations.keys() - new.operations.keys()):
-        shape.append(_shape_change("operation.removed", f"/operations/{name}",
-                                   f"operation {name!r} was removed", compatible=False))
+        shape.append(
+            _shape_change(
+                "operation.removed", f"/operations/{name}", f"operation {name!r} was removed", compatible=False
+            )
+        )
     for name in sorted(new.operations.keys() - old.operations.keys()):
-        shape.append(_shape_change("operation.added", f"/operations/{name}",
-                                   f"operation {name!r} was added", compatible=True))
+        shape.append(
+            _shape_change("operation.added", f"/operations/{name}", f"operation {name!r} was added", compatible=True)
+        )
     for name in sorted(new.operations.keys() & old.operations.keys()):
         before, after = old.operations[name], new.operations[name]
         if before.description != after.description:
-            shape.append(_shape_change("description.changed", f"/operations/{name}/description",
-                                       f"description of operation {name!r} changed",
-                                       compatible=True, neutral=True))
+            shape.append(
+                _shape_change(
+                    "description.changed",
+                    f"/operations/{name}/description",
+                    f"description of operation {name!r} changed",
+                    compatible=True,
+                    neutral=True,
+                )
+            )
         yield PartVerdict(f"operations.{name}.input", Direction.BACKWARD, _diff_refs(before.input, after.input))
-        yield PartVerdict(f"operations.{name}.output", Direction.FORWARD,
-                          _diff_refs(before.output, after.output))
+        yield PartVerdict(f"operations.{name}.output", Direction.FORWARD, _diff_refs(before.output, after.output))
 
 
 def _events(new: Contract, old: Contract, shape: list[Change]) -> Iterator[PartVerdict]:
     for name in sorted(old.events.keys() - new.events.keys()):
-        shape.append(_shape_change("event.removed", f"/events/{name}", f"event {name!r} was removed",
-                                   compatible=False))
+        shape.append(_shape_change("event.removed", f"/events/{name}", f"event {name!r} was removed", compatible=False))
     for name in sorted(new.events.keys() - old.events.keys()):
-        shape.append(_shape_change("event.added", f"/events/{name}", f"event {name!r} was added",
-                                   compatible=True))
+        shape.append(_shape_change("event.added", f"/events/{name}", f"event {name!r} was added", compatible=True))
     for name in sorted(new.events.keys() & old.events.keys()):
         before, after = old.events[name], new.events[name]
         if before.description != after.description:
-            shape.append(_shape_change("description.changed", f"/events/{name}/description",
-                                       f"description of event {name!r} changed", compatible=True, neutral=True))
+            shape.append(
+                _shape_change(
+                    "description.changed",
+                    f"/events/{name}/description",
+                    f"description of event {name!r} changed",
+                    compatible=True,
+                    neutral=True,
+                )
+            )
         yield PartVerdict(f"events.{name}.payload", Direction.FORWARD, _diff_refs(before.payload, after.payload))
 
 
@@ -197,13 +226,19 @@ def _grpc(new: Contract, old: Contract, shape: list[Change]) -> Iterator[PartVer
         shape.append(_shape_change("grpc.added", "/grpc", "a gRPC service was added", compatible=True))
         return
     if new.grpc is None:
-        shape.append(_shape_change("grpc.removed", "/grpc", f"gRPC service {old.grpc.service} was removed",
-                                   compatible=False))
+        shape.append(
+            _shape_change("grpc.removed", "/grpc", f"gRPC service {old.grpc.service} was removed", compatible=False)
+        )
         return
     if new.grpc.service != old.grpc.service:
-        shape.append(_shape_change("grpc.service_renamed", "/grpc/service",
-                                   f"gRPC service renamed from {old.grpc.service} to {new.grpc.service}",
-                                   compatible=False))
+        shape.append(
+            _shape_change(
+                "grpc.service_renamed",
+                "/grpc/service",
+                f"gRPC service renamed from {old.grpc.service} to {new.grpc.service}",
+                compatible=False,
+            )
+        )
     # Compiled with the contract directory as import root, exactly as lint compiled them.
     before = compile_proto(old.grpc.proto, include_dirs=[old.directory])
     after = compile_proto(new.grpc.proto, include_dirs=[new.directory])
@@ -213,5 +248,11 @@ def _grpc(new: Contract, old: Contract, shape: list[Change]) -> Iterator[PartVer
 def _diff_refs(old: SchemaRef, new: SchemaRef) -> DiffReport:
     # Whole documents plus pointers: "#/$defs/..." references inside the chosen subschema must resolve
     # against the document they are written in.
-    return diff_schemas(old.document.data, new.document.data, old_resolver=old.resolver,
-                        new_resolver=new.resolver, old_pointer=old.pointer, new_pointer=new.pointer)
+    return diff_schemas(
+        old.document.data,
+        new.document.data,
+        old_resolver=old.resolver,
+        new_resolver=new.resolver,
+        old_pointer=old.pointer,
+        new_pointer=new.pointer,
+    )

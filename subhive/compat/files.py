@@ -21,9 +21,12 @@ def diff_files(old: str | Path, new: str | Path) -> DiffReport:
     old, new = Path(old), Path(new)
     kinds = {_kind(old), _kind(new)}
     if len(kinds) != 1:
-        raise InputError(f"cannot compare {old.name} with {new.name}: one is protobuf, the other JSON Schema",
-                         code="input.kind_mismatch", location=Location(file=str(new)),
-                         hint="compare two .proto files or two JSON Schema files")
+        raise InputError(
+            f"cannot compare {old.name} with {new.name}: one is protobuf, the other JSON Schema",
+            code="input.kind_mismatch",
+            location=Location(file=str(new)),
+            hint="compare two .proto files or two JSON Schema files",
+        )
     # Imported here: the contract package itself uses the diff engines.
     from ..contract import load_schema_file
 
@@ -43,5 +46,9 @@ def _kind(path: Path) -> str:
         return "proto"
     if suffix in _JSON_SCHEMA_SUFFIXES:
         return "jsonschema"
-    raise InputError(f"unsupported file type {suffix or '(none)'!r}", code="input.file_type",
-                     location=Location(file=str(path)), hint="use .json, .yaml or .yml for JSON Schema, or .proto")
+    raise InputError(
+        f"unsupported file type {suffix or '(none)'!r}",
+        code="input.file_type",
+        location=Location(file=str(path)),
+        hint="use .json, .yaml or .yml for JSON Schema, or .proto",
+    )

@@ -52,8 +52,11 @@ def diff_schemas(
     new_doc = library.new_doc(new, resolver=new_resolver)
     engine = Engine(library)
     try:
-        identical = old_pointer == new_pointer and json_equal(old, new) and (
-            old_resolver is new_resolver or _local_refs_only(old))
+        identical = (
+            old_pointer == new_pointer
+            and json_equal(old, new)
+            and (old_resolver is new_resolver or _local_refs_only(old))
+        )
     except RecursionError:
         identical = False  # too deeply nested to tell here; the comparison below copes with depth
     if identical:
@@ -114,10 +117,13 @@ def _compare_deep(library: Library, old: Node, new: Node) -> Result:
     if isinstance(found, RecursionError):
         depth, pointer = engine.overflow or (0, "")
         how_deep = f" ({depth:,} nested subschemas and $ref targets on one path)" if depth else ""
-        raise InputError(f"the schemas are nested too deeply to compare{how_deep}", code="schema.too_deep",
-                         location=Location(pointer=pointer),
-                         hint="shorten the longest chain of $ref hops (or of nested subschemas): every hop "
-                              "counts as a level, wherever the definitions are") from found
+        raise InputError(
+            f"the schemas are nested too deeply to compare{how_deep}",
+            code="schema.too_deep",
+            location=Location(pointer=pointer),
+            hint="shorten the longest chain of $ref hops (or of nested subschemas): every hop "
+            "counts as a level, wherever the definitions are",
+        ) from found
     raise found
 
 
@@ -125,8 +131,12 @@ def _node_at(doc: Doc, pointer: str, side: str) -> Node:
     try:
         return doc.node(pointer)
     except LookupError as exc:
-        raise InputError(f"the {side} schema has no subschema at {pointer!r}", code="schema.pointer_not_found",
-                         location=Location(pointer=pointer), hint="point at an object or boolean schema") from exc
+        raise InputError(
+            f"the {side} schema has no subschema at {pointer!r}",
+            code="schema.pointer_not_found",
+            location=Location(pointer=pointer),
+            hint="point at an object or boolean schema",
+        ) from exc
 
 
 def _local_refs_only(value: Any) -> bool:

@@ -51,12 +51,15 @@ def _load(source: object, side: str) -> tuple[descriptor_pb2.FileDescriptorSet, 
     if isinstance(source, str | Path):
         data = compile_proto_bytes(source)
         return descriptor_pb2.FileDescriptorSet.FromString(data), data
-    raise UsageError(f"diff_protos: {side} must be a .proto path or a FileDescriptorSet, "
-                     f"not {type(source).__name__}", code="usage.argument_type")
+    raise UsageError(
+        f"diff_protos: {side} must be a .proto path or a FileDescriptorSet, not {type(source).__name__}",
+        code="usage.argument_type",
+    )
 
 
-def _package_move(old: descriptor_pb2.FileDescriptorSet,
-                  new: descriptor_pb2.FileDescriptorSet) -> tuple[str, str] | None:
+def _package_move(
+    old: descriptor_pb2.FileDescriptorSet, new: descriptor_pb2.FileDescriptorSet
+) -> tuple[str, str] | None:
     """(old, new) when the files asked for moved, all together, from one package to another."""
     before, after = root_packages(old), root_packages(new)
     if len(before) == 1 and len(after) == 1 and before != after:

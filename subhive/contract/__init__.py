@@ -1,11 +1,11 @@
 """Contracts: the ``contract.yaml`` format, loading, and lint (docs/contracts.md, codes in docs/lint.md).
 
-    >>> from subhive.contract import load_contract, lint_paths
-    >>> contract = load_contract("contracts/orders/1.1.0")  # doctest: +SKIP
-    >>> contract.name, str(contract.version), sorted(contract.operations)  # doctest: +SKIP
-    ('orders', '1.1.0', ['place_order'])
-    >>> lint_paths(["contracts/"]).ok  # doctest: +SKIP
-    True
+>>> from subhive.contract import load_contract, lint_paths
+>>> contract = load_contract("contracts/orders/1.1.0")  # doctest: +SKIP
+>>> contract.name, str(contract.version), sorted(contract.operations)  # doctest: +SKIP
+('orders', '1.1.0', ['place_order'])
+>>> lint_paths(["contracts/"]).ok  # doctest: +SKIP
+True
 """
 
 from ._model import Contract, Event, GrpcSpec, Operation, SchemaRef

@@ -99,15 +99,22 @@ class MemoryFiles:
         key = self._key(path)
         where = Location(file=str(path))
         if key is None or (key not in self._files and key not in self._dirs):
-            raise InputError("file not found", code="input.not_found", location=where,
-                             hint="check the path; it is resolved from the current directory")
+            raise InputError(
+                "file not found",
+                code="input.not_found",
+                location=where,
+                hint="check the path; it is resolved from the current directory",
+            )
         if key not in self._files:
             raise InputError("not a regular file", code="input.not_a_file", location=where)
         content = self._files[key]
         if len(content) > MAX_DOCUMENT_BYTES:
-            raise InputError(f"file is {len(content) / 1e6:.1f} MB, over the "
-                             f"{MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB limit", code="input.too_large",
-                             location=where, hint=SPLIT_HINT)
+            raise InputError(
+                f"file is {len(content) / 1e6:.1f} MB, over the {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB limit",
+                code="input.too_large",
+                location=where,
+                hint=SPLIT_HINT,
+            )
         return content
 
     def exists(self, path: Path) -> bool:

@@ -54,16 +54,23 @@ def contract_directory(path: str | Path) -> Path:
     """
     path = Path(path)
     if not path.exists():
-        raise InputError("no such file or directory", code="input.not_found", location=Location(file=str(path)),
-                         hint="check the path; it is resolved from the current directory")
+        raise InputError(
+            "no such file or directory",
+            code="input.not_found",
+            location=Location(file=str(path)),
+            hint="check the path; it is resolved from the current directory",
+        )
     if path.is_dir():
         return path
     if path.name == MANIFEST_NAME:
         return path.parent
-    raise InputError(f"not a contract: expected a directory or its {MANIFEST_NAME}", code="contract.not_a_manifest",
-                     location=Location(file=str(path)),
-                     hint="pass the contract directory, e.g. contracts/orders/1.0.0 (use `subhive contract lint` "
-                     "for single schema or .proto files)")
+    raise InputError(
+        f"not a contract: expected a directory or its {MANIFEST_NAME}",
+        code="contract.not_a_manifest",
+        location=Location(file=str(path)),
+        hint="pass the contract directory, e.g. contracts/orders/1.0.0 (use `subhive contract lint` "
+        "for single schema or .proto files)",
+    )
 
 
 @dataclass(slots=True)
@@ -88,8 +95,9 @@ class ManifestDraft:
     schema_refs: list[tuple[SchemaRef, str]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     #: What each path text the manifest names came to (several schema references often name one file).
-    checked_files: dict[tuple[str, frozenset[str]], tuple[Path, tuple[str, str, str] | None]] = \
-        field(default_factory=dict)
+    checked_files: dict[tuple[str, frozenset[str]], tuple[Path, tuple[str, str, str] | None]] = field(
+        default_factory=dict
+    )
 
     def problem(self, pointer: str, code: str, message: str, hint: str | None = None) -> None:
         where = locate(self.manifest, pointer) if self.manifest else Location(file=str(self.manifest_path))
@@ -103,8 +111,17 @@ class ManifestDraft:
         """The contract, if the manifest had no problems."""
         if self.problems or self.name is None or self.version is None or self.provider is None:
             return None
-        return Contract(self.name, self.version, self.provider, self.description, self.directory,
-                        dict(self.operations), dict(self.events), self.grpc, self.manifest)
+        return Contract(
+            self.name,
+            self.version,
+            self.provider,
+            self.description,
+            self.directory,
+            dict(self.operations),
+            dict(self.events),
+            self.grpc,
+            self.manifest,
+        )
 
 
 def read_manifest(directory: Path, documents: SchemaDocuments) -> ManifestDraft:
@@ -114,9 +131,13 @@ def read_manifest(directory: Path, documents: SchemaDocuments) -> ManifestDraft:
     """
     draft = ManifestDraft(directory, documents)
     if not documents.files.is_file(draft.manifest_path):
-        draft.problem("", "contract.no_manifest", f"{directory} has no {MANIFEST_NAME}",
-                      f"a contract directory holds a {MANIFEST_NAME} naming its operations, events and gRPC "
-                      "service; see docs/contracts.md")
+        draft.problem(
+            "",
+            "contract.no_manifest",
+            f"{directory} has no {MANIFEST_NAME}",
+            f"a contract directory holds a {MANIFEST_NAME} naming its operations, events and gRPC "
+            "service; see docs/contracts.md",
+        )
         return draft
     try:
         draft.manifest = parse_document(documents.files.read(draft.manifest_path), draft.manifest_path)
@@ -125,8 +146,12 @@ def read_manifest(directory: Path, documents: SchemaDocuments) -> ManifestDraft:
         return draft
     data = draft.manifest.data
     if not isinstance(data, dict):
-        draft.problem("", "manifest.not_mapping", f"the manifest is a {_kind(data)}, not a mapping",
-                      "start with 'contract: <name>', 'version: <x.y.z>', 'provider: <hive>' (docs/contracts.md)")
+        draft.problem(
+            "",
+            "manifest.not_mapping",
+            f"the manifest is a {_kind(data)}, not a mapping",
+            "start with 'contract: <name>', 'version: <x.y.z>', 'provider: <hive>' (docs/contracts.md)",
+        )
         return draft
     _unknown_keys(draft, data, "", _TOP_KEYS)
     draft.name = _name(draft, data, "contract", what="contract", regex=NAME_RE, allowed=_NAME_ALLOWED)
@@ -137,8 +162,12 @@ def read_manifest(directory: Path, documents: SchemaDocuments) -> ManifestDraft:
     _events(draft, data)
     _grpc(draft, data)
     if not any(data.get(k) for k in ("operations", "events", "grpc")) and not draft.problems:
-        draft.problem("", "manifest.empty", "the contract has no operations, events or grpc service",
-                      "add at least one operation, event or a grpc service")
+        draft.problem(
+            "",
+            "manifest.empty",
+            "the contract has no operations, events or grpc service",
+            "add at least one operation, event or a grpc service",
+        )
     return draft
 
 
@@ -161,8 +190,12 @@ def _unknown_keys(draft: ManifestDraft, data: dict[Any, Any], pointer: str, know
 
 def _required(draft: ManifestDraft, data: dict[Any, Any], pointer: str, key: str, what: str) -> Any:
     if key not in data:
-        draft.problem(pointer, "manifest.missing_key", f"{what} has no {key!r}",
-                      f"add '{key}:' (docs/contracts.md shows a complete manifest)")
+        draft.problem(
+            pointer,
+            "manifest.missing_key",
+            f"{what} has no {key!r}",
+            f"add '{key}:' (docs/contracts.md shows a complete manifest)",
+        )
         return None
     return data[key]
 
@@ -170,13 +203,18 @@ def _required(draft: ManifestDraft, data: dict[Any, Any], pointer: str, key: str
 def _string(draft: ManifestDraft, value: Any, pointer: str, what: str) -> str | None:
     if isinstance(value, str):
         return value
-    draft.problem(pointer, "manifest.type", f"{what} must be a string, not a {_kind(value)}",
-                  "quote the value if YAML read it as something else")
+    draft.problem(
+        pointer,
+        "manifest.type",
+        f"{what} must be a string, not a {_kind(value)}",
+        "quote the value if YAML read it as something else",
+    )
     return None
 
 
-def _name(draft: ManifestDraft, data: dict[Any, Any], key: str, *, what: str, regex: re.Pattern[str],
-          allowed: str) -> str | None:
+def _name(
+    draft: ManifestDraft, data: dict[Any, Any], key: str, *, what: str, regex: re.Pattern[str], allowed: str
+) -> str | None:
     value = _required(draft, data, "", key, "the manifest")
     if value is None:
         return None
@@ -186,20 +224,22 @@ def _name(draft: ManifestDraft, data: dict[Any, Any], key: str, *, what: str, re
     return None
 
 
-def _valid_name(draft: ManifestDraft, text: str, pointer: str, *, what: str, regex: re.Pattern[str],
-                allowed: str) -> bool:
+def _valid_name(
+    draft: ManifestDraft, text: str, pointer: str, *, what: str, regex: re.Pattern[str], allowed: str
+) -> bool:
     if regex.match(text) and len(text) <= MAX_NAME_LENGTH:
         return True
     why = f"is too long for a {what} name" if regex.match(text) else f"is not a valid {what} name"
-    draft.problem(pointer, "manifest.name_invalid", f"{text!r} {why}",
-                  _name_hint(what, allowed))
+    draft.problem(pointer, "manifest.name_invalid", f"{text!r} {why}", _name_hint(what, allowed))
     return False
 
 
 def _name_hint(what: str, allowed: str) -> str:
-    return (f"{_NAME_WHY[what]}: a '.' would split the token, '*' and '>' are wildcards, spaces are not allowed, "
-            f"and mixed case invites names that differ only by case; use {allowed}, starting with a letter, at "
-            f"most {MAX_NAME_LENGTH} characters")
+    return (
+        f"{_NAME_WHY[what]}: a '.' would split the token, '*' and '>' are wildcards, spaces are not allowed, "
+        f"and mixed case invites names that differ only by case; use {allowed}, starting with a letter, at "
+        f"most {MAX_NAME_LENGTH} characters"
+    )
 
 
 def _version(draft: ManifestDraft, data: dict[Any, Any]) -> Version | None:
@@ -207,22 +247,32 @@ def _version(draft: ManifestDraft, data: dict[Any, Any]) -> Version | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, str):
-        draft.problem("/version", "manifest.version_invalid",
-                      f"version {value!r} is a {_kind(value)}, not a semantic version",
-                      "write MAJOR.MINOR.PATCH, e.g. 1.0.0 (YAML reads 1.0 as a number)")
+        draft.problem(
+            "/version",
+            "manifest.version_invalid",
+            f"version {value!r} is a {_kind(value)}, not a semantic version",
+            "write MAJOR.MINOR.PATCH, e.g. 1.0.0 (YAML reads 1.0 as a number)",
+        )
         return None
     try:
         version = Version.parse(value)
     except ValueError as exc:
-        draft.problem("/version", "manifest.version_invalid", str(exc),
-                      "semver needs all three parts, MAJOR.MINOR.PATCH, without a 'v' (e.g. 1.0.0)")
+        draft.problem(
+            "/version",
+            "manifest.version_invalid",
+            str(exc),
+            "semver needs all three parts, MAJOR.MINOR.PATCH, without a 'v' (e.g. 1.0.0)",
+        )
         return None
     dirname = Path(os.path.abspath(draft.directory)).name
     if _VERSION_LIKE.match(dirname) and dirname != value:
-        draft.problem("/version", "manifest.version_mismatch",
-                      f"version {value} does not match its directory name {dirname!r}",
-                      f"contracts live in contracts/<name>/<version>/: rename the directory to {value} or fix "
-                      "the version (a new version is a new directory; accepted ones are immutable)")
+        draft.problem(
+            "/version",
+            "manifest.version_mismatch",
+            f"version {value} does not match its directory name {dirname!r}",
+            f"contracts live in contracts/<name>/<version>/: rename the directory to {value} or fix "
+            "the version (a new version is a new directory; accepted ones are immutable)",
+        )
     return version
 
 
@@ -244,8 +294,12 @@ def _mapping(draft: ManifestDraft, value: Any, pointer: str, what: str, example:
 
 def _member_name(draft: ManifestDraft, key: Any, pointer: str, what: str) -> str | None:
     if not isinstance(key, str):
-        draft.problem(pointer, "manifest.name_invalid", f"{what} name {key!r} is a {_kind(key)}, not a name",
-                      _name_hint(what, _MEMBER_ALLOWED))
+        draft.problem(
+            pointer,
+            "manifest.name_invalid",
+            f"{what} name {key!r} is a {_kind(key)}, not a name",
+            _name_hint(what, _MEMBER_ALLOWED),
+        )
         return None
     valid = _valid_name(draft, key, pointer, what=what, regex=MEMBER_RE, allowed=_MEMBER_ALLOWED)
     return key if valid else None
@@ -254,8 +308,13 @@ def _member_name(draft: ManifestDraft, key: Any, pointer: str, what: str) -> str
 def _operations(draft: ManifestDraft, data: dict[Any, Any]) -> None:
     if "operations" not in data:
         return
-    ops = _mapping(draft, data["operations"], "/operations", "'operations'",
-                   "'operations: {place_order: {input: in.json, output: out.json}}'")
+    ops = _mapping(
+        draft,
+        data["operations"],
+        "/operations",
+        "'operations'",
+        "'operations: {place_order: {input: in.json, output: out.json}}'",
+    )
     for key, body in (ops or {}).items():
         pointer = join_pointer("/operations", str(key))
         name = _member_name(draft, key, pointer, "operation")
@@ -277,9 +336,13 @@ def _events(draft: ManifestDraft, data: dict[Any, Any]) -> None:
         pointer = join_pointer("/events", str(key))
         name = _member_name(draft, key, pointer, "event")
         if isinstance(ops := data.get("operations"), dict) and key in ops:
-            draft.problem(pointer, "manifest.duplicate_name", f"{key!r} is both an operation and an event",
-                          "operations and events share one namespace (their subjects and generated methods "
-                          "would collide); rename one of them")
+            draft.problem(
+                pointer,
+                "manifest.duplicate_name",
+                f"{key!r} is both an operation and an event",
+                "operations and events share one namespace (their subjects and generated methods "
+                "would collide); rename one of them",
+            )
             name = None
         entry = _mapping(draft, body, pointer, f"event {key!r}", "'payload: <schema>'")
         if entry is None:
@@ -304,10 +367,17 @@ def _grpc(draft: ManifestDraft, data: dict[Any, Any]) -> None:
     if proto_text is not None and (text := _string(draft, proto_text, "/grpc/proto", "'proto'")) is not None:
         proto = _file(draft, text, "/grpc/proto", frozenset({".proto"}))
     service = None
-    if service_raw is not None and (service := _string(draft, service_raw, "/grpc/service", "'service'")) is not None \
-            and not SERVICE_RE.match(service):
-        draft.problem("/grpc/service", "manifest.name_invalid", f"{service!r} is not a fully qualified service name",
-                      "write the package and the service name as declared in the .proto, e.g. shop.orders.v1.Orders")
+    if (
+        service_raw is not None
+        and (service := _string(draft, service_raw, "/grpc/service", "'service'")) is not None
+        and not SERVICE_RE.match(service)
+    ):
+        draft.problem(
+            "/grpc/service",
+            "manifest.name_invalid",
+            f"{service!r} is not a fully qualified service name",
+            "write the package and the service name as declared in the .proto, e.g. shop.orders.v1.Orders",
+        )
         service = None
     if proto is not None and service is not None:
         draft.grpc = GrpcSpec(proto, service)
@@ -326,14 +396,22 @@ def _schema_ref(draft: ManifestDraft, entry: dict[Any, Any], pointer: str, key: 
         return None
     file_part, _, fragment = text.partition("#")
     if not file_part:
-        draft.problem(pointer, "manifest.ref_invalid", f"{text!r} names no file",
-                      "a schema reference is a file relative to the contract directory, optionally followed by "
-                      "'#' and a JSON pointer: 'schemas.json#/$defs/Order'")
+        draft.problem(
+            pointer,
+            "manifest.ref_invalid",
+            f"{text!r} names no file",
+            "a schema reference is a file relative to the contract directory, optionally followed by "
+            "'#' and a JSON pointer: 'schemas.json#/$defs/Order'",
+        )
         return None
     json_pointer = unquote(fragment)
     if json_pointer and not json_pointer.startswith("/"):
-        draft.problem(pointer, "manifest.ref_invalid", f"{'#' + fragment!r} is not a JSON pointer",
-                      "after '#' write a JSON pointer starting with '/', e.g. 'schemas.json#/$defs/Order'")
+        draft.problem(
+            pointer,
+            "manifest.ref_invalid",
+            f"{'#' + fragment!r} is not a JSON pointer",
+            "after '#' write a JSON pointer starting with '/', e.g. 'schemas.json#/$defs/Order'",
+        )
         return None
     path = _file(draft, file_part, pointer, SCHEMA_SUFFIXES)
     if path is None:
@@ -360,31 +438,48 @@ def _file(draft: ManifestDraft, text: str, pointer: str, suffixes: frozenset[str
 def _path_problem(directory: Path, text: str, path: Path) -> tuple[str, str, str] | None:
     """What is wrong with the path a manifest names (code, message, hint), or None."""
     if len(_scheme(text)) > 1:
-        return ("manifest.path_remote", f"{text!r} is a URL",
-                "subhive never fetches schemas: put the file in the contract directory and name it by its "
-                "relative path")
+        return (
+            "manifest.path_remote",
+            f"{text!r} is a URL",
+            "subhive never fetches schemas: put the file in the contract directory and name it by its relative path",
+        )
     if os.path.isabs(text) or text.startswith("~"):
-        return ("manifest.path_escape", f"{text!r} is an absolute path",
-                "name files relative to the contract directory, so the contract means the same everywhere")
+        return (
+            "manifest.path_escape",
+            f"{text!r} is an absolute path",
+            "name files relative to the contract directory, so the contract means the same everywhere",
+        )
     if not _below(os.path.abspath(directory), os.path.abspath(path)):
-        return ("manifest.path_escape", f"{text!r} leaves the contract directory",
-                "every file a contract uses lives inside its directory; copy shared schemas in")
+        return (
+            "manifest.path_escape",
+            f"{text!r} leaves the contract directory",
+            "every file a contract uses lives inside its directory; copy shared schemas in",
+        )
     return None
 
 
 def _file_problem(draft: ManifestDraft, text: str, path: Path, suffixes: frozenset[str]) -> tuple[str, str, str] | None:
     """What is wrong with the file a (well-formed) manifest path names (code, message, hint), or None."""
     if path.suffix.lower() not in suffixes:
-        return ("manifest.file_type", f"{text!r} is not a {' or '.join(sorted(suffixes))} file",
-                "JSON Schema files end in .json, .yaml or .yml; protobuf files in .proto")
+        return (
+            "manifest.file_type",
+            f"{text!r} is not a {' or '.join(sorted(suffixes))} file",
+            "JSON Schema files end in .json, .yaml or .yml; protobuf files in .proto",
+        )
     files = draft.documents.files
     if not files.exists(path):
-        return ("manifest.file_missing", f"file {text!r} not found in {draft.directory}",
-                _missing_hint(files, text, suffixes))
+        return (
+            "manifest.file_missing",
+            f"file {text!r} not found in {draft.directory}",
+            _missing_hint(files, text, suffixes),
+        )
     if not _below(str(files.real_directory), str(files.realpath(path))):
-        return ("manifest.path_escape", f"{text!r} is a symbolic link leading out of the contract",
-                "replace the link with a copy of the file: an accepted contract must not change when "
-                "something outside it does")
+        return (
+            "manifest.path_escape",
+            f"{text!r} is a symbolic link leading out of the contract",
+            "replace the link with a copy of the file: an accepted contract must not change when "
+            "something outside it does",
+        )
     if not files.is_file(path):
         return ("manifest.file_missing", f"{text!r} is not a regular file", "name a schema file, not a directory")
     return None

@@ -21,8 +21,19 @@ __all__ = ["DocumentIndex", "RefResolver", "RefSite", "SchemaDocuments", "Target
 
 # Keywords whose value is one subschema, a map of subschemas, or a list of subschemas (draft 2020-12).
 # ``definitions`` is not a 2020-12 keyword, but older schemas keep their $defs there and point into it.
-_ONE = ("additionalProperties", "propertyNames", "items", "contains", "not", "if", "then", "else",
-        "unevaluatedItems", "unevaluatedProperties", "contentSchema")
+_ONE = (
+    "additionalProperties",
+    "propertyNames",
+    "items",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+)
 _MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SHAPE = {**dict.fromkeys(_ONE, 1), **dict.fromkeys(_MAP, 2), **dict.fromkeys(_LIST, 3)}
@@ -30,8 +41,9 @@ _SHAPE = {**dict.fromkeys(_ONE, 1), **dict.fromkeys(_MAP, 2), **dict.fromkeys(_L
 # reaches a property or an item, so a validator following it would loop forever.
 _IN_PLACE = frozenset({"not", "if", "then", "else", "dependentSchemas", "allOf", "anyOf", "oneOf"})
 # Keywords the index records; most subschemas have none, and one set intersection says so.
-_NOTED = frozenset({"$id", "$anchor", "$dynamicAnchor", "$schema", "$ref", "$dynamicRef", "pattern",
-                    "patternProperties"})
+_NOTED = frozenset(
+    {"$id", "$anchor", "$dynamicAnchor", "$schema", "$ref", "$dynamicRef", "pattern", "patternProperties"}
+)
 REF_KEYWORDS = ("$ref", "$dynamicRef")
 
 
@@ -68,8 +80,12 @@ def resolve_pointer(data: Any, pointer: str) -> Any:
         token = _unescape(raw)
         if isinstance(node, dict) and token in node:
             node = node[token]
-        elif isinstance(node, list) and token.isdigit() and (token == "0" or not token.startswith("0")) \
-                and int(token) < len(node):
+        elif (
+            isinstance(node, list)
+            and token.isdigit()
+            and (token == "0" or not token.startswith("0"))
+            and int(token) < len(node)
+        ):
             node = node[int(token)]
         else:
             raise _Missing(f"no {token!r} at {seen or '/'}")
@@ -180,7 +196,7 @@ class DocumentIndex:
 
 
 def _in_place(parent: str, child: str) -> bool:
-    keyword = child[len(parent) + 1:].split("/", 1)[0]
+    keyword = child[len(parent) + 1 :].split("/", 1)[0]
     return keyword in _IN_PLACE
 
 
@@ -282,13 +298,19 @@ class SchemaDocuments:
         try:
             value = resolve_pointer(doc.data, pointer)
         except LookupError as exc:
-            raise InputError(f"'{doc.path.name}#{pointer}' does not resolve: {exc}",
-                             code="manifest.pointer_unresolved", location=locate(doc, ""),
-                             hint=_pointer_hint(self.index(doc))) from None
+            raise InputError(
+                f"'{doc.path.name}#{pointer}' does not resolve: {exc}",
+                code="manifest.pointer_unresolved",
+                location=locate(doc, ""),
+                hint=_pointer_hint(self.index(doc)),
+            ) from None
         if not isinstance(value, dict | bool):
-            raise InputError(f"'{doc.path.name}#{pointer}' is a {type(value).__name__}, not a schema",
-                             code="manifest.pointer_unresolved", location=locate(doc, pointer),
-                             hint="point at an object (or a boolean) schema")
+            raise InputError(
+                f"'{doc.path.name}#{pointer}' is a {type(value).__name__}, not a schema",
+                code="manifest.pointer_unresolved",
+                location=locate(doc, pointer),
+                hint="point at an object (or a boolean) schema",
+            )
         return value
 
     def resolver(self, doc: SourceDocument) -> RefResolver:
@@ -319,17 +341,23 @@ class SchemaDocuments:
         try:
             return self._resolve_uri(doc, site, where)
         except ValueError as exc:  # urllib: "Invalid IPv6 URL" and the like
-            raise InputError(f"{site.keyword} {site.ref!r} is not a valid URI reference ({exc})",
-                             code="schema.ref_invalid", location=where(),
-                             hint="write a relative path with an optional '#' fragment, e.g. 'common.json#/$defs/X'"
-                             ) from None
+            raise InputError(
+                f"{site.keyword} {site.ref!r} is not a valid URI reference ({exc})",
+                code="schema.ref_invalid",
+                location=where(),
+                hint="write a relative path with an optional '#' fragment, e.g. 'common.json#/$defs/X'",
+            ) from None
 
     def _resolve_uri(self, doc: SourceDocument, site: RefSite, where: Callable[[], Location]) -> Target:
         ref = site.ref
         scheme = urlsplit(ref).scheme
         if scheme == "file":
-            raise InputError(f"{site.keyword} {ref!r} is a file: URI", code="schema.ref_remote", location=where(),
-                             hint="refer to files of the contract by a relative path, e.g. 'common.json#/$defs/X'")
+            raise InputError(
+                f"{site.keyword} {ref!r} is a file: URI",
+                code="schema.ref_remote",
+                location=where(),
+                hint="refer to files of the contract by a relative path, e.g. 'common.json#/$defs/X'",
+            )
         uri, fragment = urldefrag(ref if scheme else join_uri(site.base, ref))
         fragment = unquote(fragment)
         index = self.index(doc)
@@ -339,12 +367,18 @@ class SchemaDocuments:
         # An absolute URI names an $id of this document or nothing: subhive has no registry of schemas by
         # $id (as the brief says: a "urn:" not defined in-document is remote). Files are named by path.
         if parts.scheme != "file" or parts.netloc:
-            hint = "subhive never fetches schemas: copy the schema into the contract directory and refer to it " \
-                   "by a relative path"
+            hint = (
+                "subhive never fetches schemas: copy the schema into the contract directory and refer to it "
+                "by a relative path"
+            )
             if not scheme:
                 hint += f" (this relative reference was resolved against the $id {site.base!r})"
-            raise InputError(f"{site.keyword} {ref!r} points outside the contract ({uri})", code="schema.ref_remote",
-                             location=where(), hint=hint)
+            raise InputError(
+                f"{site.keyword} {ref!r} points outside the contract ({uri})",
+                code="schema.ref_remote",
+                location=where(),
+                hint=hint,
+            )
         return self._in_file(Path(url2pathname(parts.path)), fragment, site=site, where=where)
 
     def resolve_ref(self, doc: SourceDocument, ref: str) -> Target:
@@ -356,9 +390,12 @@ class SchemaDocuments:
             return self.resolve(doc, RefSite("", "$ref", ref, index.root_base))
         targets = {(id(t.document), t.pointer): t for t in (self.resolve(doc, s) for s in sites)}
         if len(targets) > 1:
-            raise InputError(f"$ref {ref!r} means different schemas in different places of this document "
-                             "(nested $id)", code="schema.ref_ambiguous", location=locate(doc, sites[0].pointer),
-                             hint="write the reference so that it names one schema wherever it occurs")
+            raise InputError(
+                f"$ref {ref!r} means different schemas in different places of this document (nested $id)",
+                code="schema.ref_ambiguous",
+                location=locate(doc, sites[0].pointer),
+                hint="write the reference so that it names one schema wherever it occurs",
+            )
         return next(iter(targets.values()))
 
     def _in_file(self, path: Path, fragment: str, site: RefSite, where: Callable[[], Location]) -> Target:
@@ -367,20 +404,30 @@ class SchemaDocuments:
         if found is None:
             found = self._files[key] = self._check_file(Path(key))
         if isinstance(found, str):
-            raise InputError(f"{site.keyword} {site.ref!r} leaves the contract directory", code="schema.ref_escape",
-                             location=where(), hint="keep every schema a contract uses inside its directory; copy "
-                             "shared definitions in (accepted versions are immutable, so copies never drift)")
+            raise InputError(
+                f"{site.keyword} {site.ref!r} leaves the contract directory",
+                code="schema.ref_escape",
+                location=where(),
+                hint="keep every schema a contract uses inside its directory; copy "
+                "shared definitions in (accepted versions are immutable, so copies never drift)",
+            )
         if not self.files.is_file(found):
-            raise InputError(f"{site.keyword} {site.ref!r}: file {_relative(found, self._root)} not found",
-                             code="schema.ref_unresolved", location=where(),
-                             hint="check the file name; references are relative to the referring file")
+            raise InputError(
+                f"{site.keyword} {site.ref!r}: file {_relative(found, self._root)} not found",
+                code="schema.ref_unresolved",
+                location=where(),
+                hint="check the file name; references are relative to the referring file",
+            )
         try:
             other = self.load(found)
         except InputError as exc:
             # The broken file gets its own problem (with its line); here, say why the reference fails.
-            raise InputError(f"{site.keyword} {site.ref!r}: {_relative(found, self._root)} cannot be read "
-                             f"({exc.code})", code="schema.ref_unresolved", location=where(),
-                             hint="fix the referenced file first") from exc
+            raise InputError(
+                f"{site.keyword} {site.ref!r}: {_relative(found, self._root)} cannot be read ({exc.code})",
+                code="schema.ref_unresolved",
+                location=where(),
+                hint="fix the referenced file first",
+            ) from exc
         index = self.index(other)
         return self._within(other, index, index.uri, fragment, site=site, where=where)
 
@@ -390,8 +437,16 @@ class SchemaDocuments:
             return "outside"
         return Path(os.path.normpath(self.directory / path.relative_to(self._root)))
 
-    def _within(self, doc: SourceDocument, index: DocumentIndex, uri: str, fragment: str, *, site: RefSite,
-                where: Callable[[], Location]) -> Target:
+    def _within(
+        self,
+        doc: SourceDocument,
+        index: DocumentIndex,
+        uri: str,
+        fragment: str,
+        *,
+        site: RefSite,
+        where: Callable[[], Location],
+    ) -> Target:
         canonical = index.aliases.get(uri, uri)
         root = index.resources.get(canonical, "")
         if fragment == "" or fragment.startswith("/"):
@@ -399,20 +454,30 @@ class SchemaDocuments:
             try:
                 value = resolve_pointer(doc.data, pointer)
             except LookupError as exc:
-                raise InputError(f"{site.keyword} {site.ref!r} does not resolve: {exc}", code="schema.ref_unresolved",
-                                 location=where(), hint=_pointer_hint(index)) from None
+                raise InputError(
+                    f"{site.keyword} {site.ref!r} does not resolve: {exc}",
+                    code="schema.ref_unresolved",
+                    location=where(),
+                    hint=_pointer_hint(index),
+                ) from None
         else:
             found = index.anchors.get((canonical, fragment))
             if found is None:
-                raise InputError(f"{site.keyword} {site.ref!r}: no $anchor {fragment!r} in "
-                                 f"{_relative(doc.path, self._root)}", code="schema.ref_unresolved", location=where(),
-                                 hint="declare it with \"$anchor\", or use a JSON pointer such as '#/$defs/Name'")
+                raise InputError(
+                    f"{site.keyword} {site.ref!r}: no $anchor {fragment!r} in {_relative(doc.path, self._root)}",
+                    code="schema.ref_unresolved",
+                    location=where(),
+                    hint="declare it with \"$anchor\", or use a JSON pointer such as '#/$defs/Name'",
+                )
             pointer = found
             value = resolve_pointer(doc.data, pointer)
         if not isinstance(value, dict | bool):
-            raise InputError(f"{site.keyword} {site.ref!r} points at a {type(value).__name__}, not a schema",
-                             code="schema.ref_unresolved", location=where(),
-                             hint="point at an object (or boolean) schema")
+            raise InputError(
+                f"{site.keyword} {site.ref!r} points at a {type(value).__name__}, not a schema",
+                code="schema.ref_unresolved",
+                location=where(),
+                hint="point at an object (or boolean) schema",
+            )
         return Target(doc, pointer)
 
 
@@ -424,9 +489,12 @@ def _check_expansion(doc: SourceDocument) -> None:
     while stack:
         budget -= 1
         if budget < 0:
-            raise InputError("YAML aliases expand this document far beyond its size", code="schema.alias_expansion",
-                             location=Location(file=str(doc.path)),
-                             hint="write the repeated parts once under $defs and refer to them with $ref")
+            raise InputError(
+                "YAML aliases expand this document far beyond its size",
+                code="schema.alias_expansion",
+                location=Location(file=str(doc.path)),
+                hint="write the repeated parts once under $defs and refer to them with $ref",
+            )
         node = stack.pop()
         if isinstance(node, dict):
             stack.extend(node.values())

@@ -101,16 +101,21 @@ def load_schema_file(path: str | Path) -> SchemaRef:
     """
     path = Path(path)
     if not path.exists():
-        raise InputError("file not found", code="input.not_found", location=Location(file=str(path)),
-                         hint="check the path; it is resolved from the current directory")
+        raise InputError(
+            "file not found",
+            code="input.not_found",
+            location=Location(file=str(path)),
+            hint="check the path; it is resolved from the current directory",
+        )
     ref, problems = _lint_schema_file(path)
     if problems:
         raise ContractInvalid(problems, summary=_summary(path, problems))
     return ref
 
 
-def lint_contract(directory: Path, *, files: Mapping[str, bytes] | None = None
-                  ) -> tuple[Contract | None, tuple[Problem, ...]]:
+def lint_contract(
+    directory: Path, *, files: Mapping[str, bytes] | None = None
+) -> tuple[Contract | None, tuple[Problem, ...]]:
     """Check one contract directory, or the map of ``files`` standing for it (see :func:`load_contract_files`);
     the contract is ``None`` unless there are no problems."""
     documents = SchemaDocuments(directory, None if files is None else MemoryFiles(directory, files))
@@ -118,8 +123,9 @@ def lint_contract(directory: Path, *, files: Mapping[str, bytes] | None = None
     problems = _Problems(draft.problems)
     if draft.manifest is not None:
         manifest = draft.manifest
-        _SchemaChecks(documents, problems).run([(ref, partial(locate, manifest, pointer))
-                                                for ref, pointer in draft.schema_refs])
+        _SchemaChecks(documents, problems).run(
+            [(ref, partial(locate, manifest, pointer)) for ref, pointer in draft.schema_refs]
+        )
         if draft.grpc is not None:
             if files is None:
                 _check_grpc(draft.grpc, directory, problems, draft)
@@ -173,8 +179,14 @@ def _targets(paths: Iterable[str | Path], problems: list[Problem]) -> Iterator[t
         path = Path(raw)
         where = Location(file=str(path))
         if not path.exists():
-            problems.append(Problem("input.not_found", "no such file or directory", where,
-                                    "check the path; it is resolved from the current directory"))
+            problems.append(
+                Problem(
+                    "input.not_found",
+                    "no such file or directory",
+                    where,
+                    "check the path; it is resolved from the current directory",
+                )
+            )
         elif path.is_dir():
             yield from _directory_targets(path, problems)
         elif path.name == MANIFEST_NAME:
@@ -184,9 +196,14 @@ def _targets(paths: Iterable[str | Path], problems: list[Problem]) -> Iterator[t
         elif path.suffix.lower() == ".proto":
             yield "proto", path
         else:
-            problems.append(Problem("lint.unsupported_file", f"cannot lint a {path.suffix or 'suffix-less'} file",
-                                    where, "lint contract directories, contract.yaml, .json/.yaml/.yml schemas "
-                                    "or .proto files"))
+            problems.append(
+                Problem(
+                    "lint.unsupported_file",
+                    f"cannot lint a {path.suffix or 'suffix-less'} file",
+                    where,
+                    "lint contract directories, contract.yaml, .json/.yaml/.yml schemas or .proto files",
+                )
+            )
 
 
 def _directory_targets(path: Path, problems: list[Problem]) -> Iterator[tuple[str, Path]]:
@@ -203,14 +220,26 @@ def _directory_targets(path: Path, problems: list[Problem]) -> Iterator[tuple[st
     except OSError:
         loose = False
     if loose:
-        problems.append(Problem("contract.no_manifest", f"{path} holds schema files but no {MANIFEST_NAME}", where,
-                                f"a contract directory needs a {MANIFEST_NAME} naming its operations, events "
-                                "and gRPC service (docs/contracts.md); to lint the files alone, pass them "
-                                "one by one"))
+        problems.append(
+            Problem(
+                "contract.no_manifest",
+                f"{path} holds schema files but no {MANIFEST_NAME}",
+                where,
+                f"a contract directory needs a {MANIFEST_NAME} naming its operations, events "
+                "and gRPC service (docs/contracts.md); to lint the files alone, pass them "
+                "one by one",
+            )
+        )
     else:
-        problems.append(Problem("lint.nothing_found", f"no {MANIFEST_NAME} in {path} or below it", where,
-                                "pass a contract directory (contracts/<name>/<version>/), a tree holding "
-                                "contracts, or schema/.proto files; hidden directories are skipped"))
+        problems.append(
+            Problem(
+                "lint.nothing_found",
+                f"no {MANIFEST_NAME} in {path} or below it",
+                where,
+                "pass a contract directory (contracts/<name>/<version>/), a tree holding "
+                "contracts, or schema/.proto files; hidden directories are skipped",
+            )
+        )
 
 
 def _find_manifests(root: Path) -> list[Path]:
@@ -358,13 +387,23 @@ class _SchemaChecks:
         self._meta(doc, "")
         for pointer, value in index.dialects:
             if isinstance(value, str) and value not in DIALECTS:
-                self.problems.add(Problem("schema.dialect", f"$schema is {value!r}, not draft 2020-12",
-                                          locate(doc, pointer), f"use \"$schema\": \"{min(DIALECTS)}\" or remove it; "
-                                          "subhive reads every schema as draft 2020-12"))
+                self.problems.add(
+                    Problem(
+                        "schema.dialect",
+                        f"$schema is {value!r}, not draft 2020-12",
+                        locate(doc, pointer),
+                        f'use "$schema": "{min(DIALECTS)}" or remove it; subhive reads every schema as draft 2020-12',
+                    )
+                )
         for pointer, value in index.bad_ids:
-            self.problems.add(Problem("schema.id_invalid", f"$id {value!r} is not a URI reference",
-                                      locate(doc, pointer), "an $id is a URI such as 'urn:shop:money' or "
-                                      "'https://example.com/order.json'; or remove it"))
+            self.problems.add(
+                Problem(
+                    "schema.id_invalid",
+                    f"$id {value!r} is not a URI reference",
+                    locate(doc, pointer),
+                    "an $id is a URI such as 'urn:shop:money' or 'https://example.com/order.json'; or remove it",
+                )
+            )
         for parent, children in index.in_place.items():
             self._edges.setdefault((id(doc), parent), []).extend(((id(doc), c), None) for c in children)
         for site in list(index.refs):
@@ -389,7 +428,8 @@ class _SchemaChecks:
                 # The walk just added $refs below the target; a document still queued checks them itself.
                 self._recheck_new_refs(target.document, target.pointer)
         self._edges.setdefault((id(doc), site.schema_pointer), []).append(
-            ((id(target.document), target.pointer), (doc, site)))
+            ((id(target.document), target.pointer), (doc, site))
+        )
 
     def _recheck_new_refs(self, doc: SourceDocument, pointer: str) -> None:
         index = self.documents.index(doc)
@@ -423,8 +463,11 @@ class _SchemaChecks:
         inside = pointer + "/"
         regexes_ok = all(_python_regex_ok(p) for at, p in index.patterns if not pointer or at.startswith(inside))
         # jsonschema-rs fetches an unknown $schema over the network: such documents go to python-jsonschema only.
-        offline = all(isinstance(value, str) and value in DIALECTS
-                      for at, value in index.dialects if not pointer or at.startswith(inside))
+        offline = all(
+            isinstance(value, str) and value in DIALECTS
+            for at, value in index.dialects
+            if not pointer or at.startswith(inside)
+        )
         if not offline:
             self._python_meta(doc, pointer, schema)
             return
@@ -435,9 +478,14 @@ class _SchemaChecks:
             return
         if _rs_meta_ok(schema):
             if errors is None:
-                self.problems.add(Problem("schema.too_deep", "the schema is nested too deeply to check",
-                                          locate(doc, pointer), "move deeply nested subschemas into $defs and refer "
-                                          "to them with $ref"))
+                self.problems.add(
+                    Problem(
+                        "schema.too_deep",
+                        "the schema is nested too deeply to check",
+                        locate(doc, pointer),
+                        "move deeply nested subschemas into $defs and refer to them with $ref",
+                    )
+                )
             return
         # jsonschema-rs (the runtime validator) refuses what python-jsonschema accepts or cannot check: its
         # verdict is the one messages will meet, so report it.
@@ -445,11 +493,23 @@ class _SchemaChecks:
             jsonschema_rs.meta.validate(schema)
         except jsonschema_rs.ValidationError as exc:
             at = join_pointer(pointer, *exc.instance_path)
-            self.problems.add(Problem("schema.meta", _shorten(exc.message), locate(doc, at),
-                                      "fix the schema so that it follows the JSON Schema 2020-12 meta-schema"))
+            self.problems.add(
+                Problem(
+                    "schema.meta",
+                    _shorten(exc.message),
+                    locate(doc, at),
+                    "fix the schema so that it follows the JSON Schema 2020-12 meta-schema",
+                )
+            )
         except Exception as exc:  # a referencing error, e.g. an unknown $schema
-            self.problems.add(Problem("schema.meta", _shorten(str(exc).splitlines()[0]), locate(doc, pointer),
-                                      "fix the schema so that it follows the JSON Schema 2020-12 meta-schema"))
+            self.problems.add(
+                Problem(
+                    "schema.meta",
+                    _shorten(str(exc).splitlines()[0]),
+                    locate(doc, pointer),
+                    "fix the schema so that it follows the JSON Schema 2020-12 meta-schema",
+                )
+            )
 
     def _python_meta(self, doc: SourceDocument, pointer: str, schema: Any) -> list[ValidationError] | None:
         """Report python-jsonschema's meta-schema errors; None when the schema is too deep for it."""
@@ -487,10 +547,14 @@ class _SchemaChecks:
                     path.append((node, via))
                     stack.append(iter(self._edges.get(node, ())))
 
-    def _report_cycle(self, path: list[tuple[tuple[int, str], tuple[SourceDocument, RefSite] | None]],
-                      node: tuple[int, str], via: tuple[SourceDocument, RefSite] | None) -> None:
+    def _report_cycle(
+        self,
+        path: list[tuple[tuple[int, str], tuple[SourceDocument, RefSite] | None]],
+        node: tuple[int, str],
+        via: tuple[SourceDocument, RefSite] | None,
+    ) -> None:
         start = next(i for i, (n, _) in enumerate(path) if n == node)
-        loop = [*path[start + 1:], (node, via)]
+        loop = [*path[start + 1 :], (node, via)]
         nodes = [path[start][0], *(n for n, _ in loop)]
         if frozenset(nodes) in self._cycles:
             return
@@ -499,10 +563,15 @@ class _SchemaChecks:
         doc, site = min((v for _, v in loop if v is not None), key=lambda v: (str(v[0].path), v[1].pointer))
         files = {n[0] for n in nodes}
         chain = " -> ".join((f"{self._by_id[d].path.name}#{p}" if len(files) > 1 else f"#{p}") for d, p in nodes)
-        self.problems.add(Problem(
-            "schema.ref_cycle", f"unguarded $ref cycle: {chain}", locate(doc, site.pointer),
-            "a cycle that never goes through 'properties', 'items' (or another keyword that descends into the "
-            "instance) makes validation loop forever; recurse inside a property or an item instead"))
+        self.problems.add(
+            Problem(
+                "schema.ref_cycle",
+                f"unguarded $ref cycle: {chain}",
+                locate(doc, site.pointer),
+                "a cycle that never goes through 'properties', 'items' (or another keyword that descends into the "
+                "instance) makes validation loop forever; recurse inside a property or an item instead",
+            )
+        )
 
     # --- runtime validator -------------------------------------------------------------------------------
 
@@ -515,11 +584,15 @@ class _SchemaChecks:
         for uri, ref in uris.items():
             message = self._build({"$ref": uri})
             if message is not None:
-                self.problems.add(Problem(
-                    "schema.runtime_rejects", _shorten(f"the runtime validator (jsonschema-rs) rejects it: {message}"),
-                    ref.location,
-                    "subhive validates messages with jsonschema-rs; change the schema so that it compiles there "
-                    "(a regex only Python accepts, or an $id that is not a valid URI)"))
+                self.problems.add(
+                    Problem(
+                        "schema.runtime_rejects",
+                        _shorten(f"the runtime validator (jsonschema-rs) rejects it: {message}"),
+                        ref.location,
+                        "subhive validates messages with jsonschema-rs; change the schema so that it compiles there "
+                        "(a regex only Python accepts, or an $id that is not a valid URI)",
+                    )
+                )
 
     def _uri(self, ref: SchemaRef) -> str:
         uri = ref.document.path.absolute().as_uri()
@@ -562,11 +635,15 @@ def _best(error: ValidationError) -> ValidationError:
 
 def _meta_hint(error: ValidationError, keyword: str | None) -> str:
     if error.validator == "format" and error.validator_value == "regex":
-        return ("write a regular expression both Python's re and ECMA-262 accept (no \\p{...} classes, no "
-                "possessive quantifiers)")
+        return (
+            "write a regular expression both Python's re and ECMA-262 accept (no \\p{...} classes, no "
+            "possessive quantifiers)"
+        )
     if keyword:
-        return (f"'{keyword}' does not follow the JSON Schema 2020-12 meta-schema; see "
-                "https://json-schema.org/understanding-json-schema/reference")
+        return (
+            f"'{keyword}' does not follow the JSON Schema 2020-12 meta-schema; see "
+            "https://json-schema.org/understanding-json-schema/reference"
+        )
     return "a schema is a JSON object (or true/false) following the JSON Schema 2020-12 meta-schema"
 
 
@@ -589,19 +666,29 @@ def _check_grpc(spec: GrpcSpec, directory: Path, problems: _Problems, draft: Man
     if spec.service and spec.service not in services:
         declared = ", ".join(sorted(services)) or "none"
         where = locate(draft.manifest, "/grpc/service") if draft and draft.manifest else Location(file=str(spec.proto))
-        problems.add(Problem("grpc.service_missing", f"{spec.proto.name} declares no service {spec.service!r}", where,
-                             f"services declared there: {declared}; write the package-qualified name"))
+        problems.add(
+            Problem(
+                "grpc.service_missing",
+                f"{spec.proto.name} declares no service {spec.service!r}",
+                where,
+                f"services declared there: {declared}; write the package-qualified name",
+            )
+        )
     text = _read_text(spec.proto)
     for service, methods in sorted(services.items()):
         if spec.service and service != spec.service:
             continue
         for method in methods:
             if not RPC_NAME_RE.match(method) or len(method) > 63:
-                problems.add(Problem(
-                    "grpc.rpc_name_invalid", f"RPC name {method!r} of {service} is not a valid subject token",
-                    Location(file=str(spec.proto), line=_line_of(text, rf"\brpc\s+{re.escape(method)}\b")),
-                    "RPC names become NATS subject tokens: start with a letter, then letters, digits or '_', "
-                    "at most 63 characters"))
+                problems.add(
+                    Problem(
+                        "grpc.rpc_name_invalid",
+                        f"RPC name {method!r} of {service} is not a valid subject token",
+                        Location(file=str(spec.proto), line=_line_of(text, rf"\brpc\s+{re.escape(method)}\b")),
+                        "RPC names become NATS subject tokens: start with a letter, then letters, digits or '_', "
+                        "at most 63 characters",
+                    )
+                )
 
 
 def _check_grpc_copy(spec: GrpcSpec, files: FileSource, problems: _Problems, draft: ManifestDraft) -> None:
@@ -626,7 +713,7 @@ def _check_grpc_copy(spec: GrpcSpec, files: FileSource, problems: _Problems, dra
 def _renamed(problem: Problem, old: str, new: str) -> Problem:
     file, hint = problem.location.file, problem.hint
     if file is not None and (file == old or file.startswith(old + os.sep)):
-        file = os.path.normpath(new + file[len(old):])
+        file = os.path.normpath(new + file[len(old) :])
     hint = hint.replace(old, new) if hint else hint
     return Problem(problem.code, problem.message, replace(problem.location, file=file), hint)
 

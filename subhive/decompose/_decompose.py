@@ -27,8 +27,14 @@ _SIDE_FILES = frozenset({"go.mod", "package.json"})
 _PROGRESS_EVERY = 20_000
 
 
-def decompose(path: str | Path, budget: Budget | None = None, *, exclude: Sequence[str] = (),
-              strategy: Strategy | str = Strategy.graph, progress: Progress | None = None) -> DecompositionPlan:
+def decompose(
+    path: str | Path,
+    budget: Budget | None = None,
+    *,
+    exclude: Sequence[str] = (),
+    strategy: Strategy | str = Strategy.graph,
+    progress: Progress | None = None,
+) -> DecompositionPlan:
     """Plan the sub-hives of the repository at ``path`` so that every leaf fits ``budget``.
 
     Raises :class:`InputError` when ``path`` does not exist (``decompose.not_found``), is not a directory
@@ -49,36 +55,59 @@ def decompose(path: str | Path, budget: Budget | None = None, *, exclude: Sequen
     skipped.update(listing.skipped)
     if not graph.paths:
         shown = ", ".join(f"{count} {reason}" for reason, count in sorted(skipped.items()))
-        raise InputError(f"nothing to decompose in {root}: no readable file" + (f" ({shown} skipped)" if shown else ""),
-                         code="decompose.empty", location=Location(file=str(root)),
-                         hint="point at a repository with files; in a git checkout only tracked files count")
+        raise InputError(
+            f"nothing to decompose in {root}: no readable file" + (f" ({shown} skipped)" if shown else ""),
+            code="decompose.empty",
+            location=Location(file=str(root)),
+            hint="point at a repository with files; in a git checkout only tracked files count",
+        )
     edges, unresolved = _link(graph, extracted, side_files)
     say(f"import graph: {len(graph.paths):,} files, {len(edges):,} edges")
     tree = split(graph, budget, strategy)
     say("split done")
     hives = _hives(tree, graph, root)
     crossings, cut = _crossings(hives, graph, edges)
-    stats = PlanStats(files=len(graph.paths), bytes=sum(graph.sizes), edges_total=len(edges), edges_cut=cut,
-                      unresolved=unresolved, languages=languages, skipped=dict(skipped))
+    stats = PlanStats(
+        files=len(graph.paths),
+        bytes=sum(graph.sizes),
+        edges_total=len(edges),
+        edges_cut=cut,
+        unresolved=unresolved,
+        languages=languages,
+        skipped=dict(skipped),
+    )
     return DecompositionPlan(str(root), listing.source, budget, strategy.value, tuple(hives), tuple(crossings), stats)
 
 
 def _check_root(path: str | Path) -> Path:
     root = Path(os.path.abspath(path))
     if not os.path.lexists(root):
-        raise InputError(f"{root} does not exist", code="decompose.not_found", location=Location(file=str(root)),
-                         hint="name the repository's directory, e.g. subhive decompose .")
+        raise InputError(
+            f"{root} does not exist",
+            code="decompose.not_found",
+            location=Location(file=str(root)),
+            hint="name the repository's directory, e.g. subhive decompose .",
+        )
     if not root.is_dir():
-        raise InputError(f"{root} is not a directory", code="decompose.not_a_directory",
-                         location=Location(file=str(root)), hint="name the repository's directory, not a file in it")
+        raise InputError(
+            f"{root} is not a directory",
+            code="decompose.not_a_directory",
+            location=Location(file=str(root)),
+            hint="name the repository's directory, not a file in it",
+        )
     if not os.access(root, os.R_OK | os.X_OK):
-        raise InputError(f"{root} cannot be read", code="decompose.unreadable", location=Location(file=str(root)),
-                         hint="check its permissions")
+        raise InputError(
+            f"{root} cannot be read",
+            code="decompose.unreadable",
+            location=Location(file=str(root)),
+            hint="check its permissions",
+        )
     return Path(os.path.realpath(root))
 
 
-def _read(root: Path, paths: list[str], budget: Budget,
-          say: Progress) -> tuple[Graph, list[Extracted | None], dict[str, str], Counter[str], dict[str, int]]:
+def _read(
+    root: Path, paths: list[str], budget: Budget, say: Progress
+) -> tuple[Graph, list[Extracted | None], dict[str, str], Counter[str], dict[str, int]]:
     kept: list[str] = []
     sizes: list[int] = []
     roles: list[Role] = []
@@ -109,8 +138,9 @@ def _read(root: Path, paths: list[str], budget: Budget,
     return graph, extracted, side_files, skipped, dict(languages)
 
 
-def _link(graph: Graph, extracted: list[Extracted | None], side_files: dict[str, str]) -> tuple[list[tuple[int, int]],
-                                                                                                 int]:
+def _link(
+    graph: Graph, extracted: list[Extracted | None], side_files: dict[str, str]
+) -> tuple[list[tuple[int, int]], int]:
     """Resolve every file's imports; fill ``graph.adjacency``; return the directed import edges."""
     resolver = Resolver(graph.paths, side_files)
     for i, found in enumerate(extracted):
@@ -152,9 +182,18 @@ def _hives(tree: Node, graph: Graph, root: Path) -> list[HivePlan]:
         position = len(out)
         out.append(None)
         children = tuple(visit(child, name, directory, depth + 1) for child in node.children)
-        out[position] = HivePlan(name=name, parent=parent, role=role, path=directory or ".",
-                                 files=tuple(paths) if node.leaf else (), children=children, file_count=len(files),
-                                 bytes=sum(graph.sizes[f] for f in files), roles=dict(roles), depth=depth)
+        out[position] = HivePlan(
+            name=name,
+            parent=parent,
+            role=role,
+            path=directory or ".",
+            files=tuple(paths) if node.leaf else (),
+            children=children,
+            file_count=len(files),
+            bytes=sum(graph.sizes[f] for f in files),
+            roles=dict(roles),
+            depth=depth,
+        )
         return name
 
     for node in top:
@@ -186,7 +225,8 @@ def _crossings(hives: list[HivePlan], graph: Graph, edges: list[tuple[int, int]]
         consumer, provider = owner[a], owner[b]
         if consumer != provider:
             grouped.setdefault((consumer, provider), []).append((a, b))
-    crossings = [Crossing(consumer, provider, contract_for(provider, roles[provider]), tuple(sorted(pairs)))
-                 for (consumer, provider), pairs in sorted(grouped.items())]
+    crossings = [
+        Crossing(consumer, provider, contract_for(provider, roles[provider]), tuple(sorted(pairs)))
+        for (consumer, provider), pairs in sorted(grouped.items())
+    ]
     return crossings, sum(len(c.edges) for c in crossings)
-

@@ -56,7 +56,7 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Listing:
     >>> listing.source, listing.paths[:2], dict(listing.skipped)  # doctest: +SKIP
     ('git', ['api/app.py', 'api/models.py'], {'symlink': 1})
     """
-    extra = ((("", pathspec.GitIgnoreSpec.from_lines(exclude)),) if exclude else ())
+    extra = (("", pathspec.GitIgnoreSpec.from_lines(exclude)),) if exclude else ()
     tracked = _git_files(root)
     if tracked:
         skipped: Counter[str] = Counter()
@@ -71,14 +71,20 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Listing:
 def _excluded(specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...], path: str) -> bool:
     """Whether ``path`` or one of its directories is excluded."""
     parts = path.split("/")
-    return any(_ignored(specs, "/".join(parts[:i]), is_dir=True) for i in range(1, len(parts))) or \
-        _ignored(specs, path, is_dir=False)
+    return any(_ignored(specs, "/".join(parts[:i]), is_dir=True) for i in range(1, len(parts))) or _ignored(
+        specs, path, is_dir=False
+    )
 
 
 def _git_files(root: Path) -> list[str]:
     try:
-        done = subprocess.run(["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached"], cwd=root,
-                              capture_output=True, timeout=300, check=False)
+        done = subprocess.run(
+            ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached"],
+            cwd=root,
+            capture_output=True,
+            timeout=300,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return []
     if done.returncode != 0:
@@ -149,8 +155,9 @@ def _walk(root: Path, listing: Listing, extra: tuple[tuple[str, pathspec.GitIgno
                 listing.skipped["special"] += 1
 
 
-def _ignore_specs(directory: Path, relative: str,
-                  entries: list[os.DirEntry[str]]) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
+def _ignore_specs(
+    directory: Path, relative: str, entries: list[os.DirEntry[str]]
+) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
     found: list[tuple[str, pathspec.GitIgnoreSpec]] = []
     names = {e.name for e in entries}
     for name in _IGNORE_FILES:
@@ -168,7 +175,7 @@ def _ignore_specs(directory: Path, relative: str,
 def _ignored(specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...], path: str, *, is_dir: bool) -> bool:
     verdict = False
     for base, spec in specs:  # outermost first: a deeper ignore file overrides, as in git
-        below = path[len(base) + 1:] if base else path
+        below = path[len(base) + 1 :] if base else path
         result = spec.check_file(below + "/" if is_dir else below)
         if result.include is not None:
             verdict = result.include

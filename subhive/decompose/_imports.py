@@ -21,13 +21,21 @@ class Language(StrEnum):
 
 
 _EXTENSIONS = {
-    ".py": Language.python, ".pyi": Language.python,
-    ".js": Language.javascript, ".jsx": Language.javascript, ".mjs": Language.javascript,
-    ".cjs": Language.javascript, ".ts": Language.javascript, ".tsx": Language.javascript,
-    ".mts": Language.javascript, ".cts": Language.javascript, ".vue": Language.javascript,
+    ".py": Language.python,
+    ".pyi": Language.python,
+    ".js": Language.javascript,
+    ".jsx": Language.javascript,
+    ".mjs": Language.javascript,
+    ".cjs": Language.javascript,
+    ".ts": Language.javascript,
+    ".tsx": Language.javascript,
+    ".mts": Language.javascript,
+    ".cts": Language.javascript,
+    ".vue": Language.javascript,
     ".svelte": Language.javascript,
     ".go": Language.go,
-    ".java": Language.java, ".kt": Language.java,
+    ".java": Language.java,
+    ".kt": Language.java,
 }
 
 
@@ -82,8 +90,10 @@ def extract(language: Language, text: str) -> Extracted:
     if language is Language.go:
         return _go(text)
     package = _JVM_PACKAGE.search(text)
-    return JvmFile(package.group(1) if package else "",
-                   tuple(dict.fromkeys(sys.intern(m.group(1)) for m in _JVM_IMPORT.finditer(text))))
+    return JvmFile(
+        package.group(1) if package else "",
+        tuple(dict.fromkeys(sys.intern(m.group(1)) for m in _JVM_IMPORT.finditer(text))),
+    )
 
 
 def _python(text: str) -> tuple[PyImport, ...]:
@@ -95,8 +105,11 @@ def _python(text: str) -> tuple[PyImport, ...]:
         if source is not None:
             stripped = source.lstrip(".")
             level = len(source) - len(stripped)
-            listed = tuple(n for n in (_PY_AS.sub("", part).strip() for part in names.strip("()\n \t").split(","))
-                           if n.isidentifier())
+            listed = tuple(
+                n
+                for n in (_PY_AS.sub("", part).strip() for part in names.strip("()\n \t").split(","))
+                if n.isidentifier()
+            )
             found[PyImport(level, sys.intern(stripped), listed)] = None
             continue
         for part in modules.split(","):

@@ -32,9 +32,11 @@ class Budget:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 option = "--" + name.replace("_", "-")
-                raise InputError(f"{option} must be a positive integer, not {value!r}", code="decompose.budget_invalid",
-                                 hint=f"a leaf sub-hive holds at most this many {name[4:]}; e.g. {option} "
-                                 f"{_DEFAULTS[name]}")
+                raise InputError(
+                    f"{option} must be a positive integer, not {value!r}",
+                    code="decompose.budget_invalid",
+                    hint=f"a leaf sub-hive holds at most this many {name[4:]}; e.g. {option} {_DEFAULTS[name]}",
+                )
 
     def to_dict(self) -> dict[str, int]:
         return {"max_files": self.max_files, "max_bytes": self.max_bytes}
@@ -63,8 +65,14 @@ class HivePlan:
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "name": self.name, "parent": self.parent, "role": self.role.value, "path": self.path,
-            "leaf": self.leaf, "depth": self.depth, "file_count": self.file_count, "bytes": self.bytes,
+            "name": self.name,
+            "parent": self.parent,
+            "role": self.role.value,
+            "path": self.path,
+            "leaf": self.leaf,
+            "depth": self.depth,
+            "file_count": self.file_count,
+            "bytes": self.bytes,
             "roles": {role.value: count for role, count in sorted(self.roles.items(), key=lambda i: (-i[1], i[0]))},
         }
         if self.leaf:
@@ -85,8 +93,13 @@ class Crossing:
     edges: tuple[tuple[str, str], ...]
 
     def to_dict(self) -> dict[str, object]:
-        return {"consumer": self.consumer, "provider": self.provider, "contract": self.contract,
-                "count": len(self.edges), "edges": [{"from": a, "to": b} for a, b in self.edges]}
+        return {
+            "consumer": self.consumer,
+            "provider": self.provider,
+            "contract": self.contract,
+            "count": len(self.edges),
+            "edges": [{"from": a, "to": b} for a, b in self.edges],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,10 +118,16 @@ class PlanStats:
     skipped: Mapping[str, int]
 
     def to_dict(self) -> dict[str, object]:
-        return {"files": self.files, "bytes": self.bytes, "edges_total": self.edges_total,
-                "edges_cut": self.edges_cut, "unresolved_imports": self.unresolved,
-                "languages": dict(sorted(self.languages.items())), "skipped": dict(sorted(self.skipped.items())),
-                "skipped_total": sum(self.skipped.values())}
+        return {
+            "files": self.files,
+            "bytes": self.bytes,
+            "edges_total": self.edges_total,
+            "edges_cut": self.edges_cut,
+            "unresolved_imports": self.unresolved,
+            "languages": dict(sorted(self.languages.items())),
+            "skipped": dict(sorted(self.skipped.items())),
+            "skipped_total": sum(self.skipped.values()),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +158,12 @@ class DecompositionPlan:
         return {path: hive.name for hive in self.leaves() for path in hive.files}
 
     def to_dict(self) -> dict[str, object]:
-        return {"root": self.root, "source": self.source, "strategy": self.strategy, "budget": self.budget.to_dict(),
-                "stats": self.stats.to_dict(), "hives": [h.to_dict() for h in self.hives],
-                "crossings": [c.to_dict() for c in self.crossings]}
+        return {
+            "root": self.root,
+            "source": self.source,
+            "strategy": self.strategy,
+            "budget": self.budget.to_dict(),
+            "stats": self.stats.to_dict(),
+            "hives": [h.to_dict() for h in self.hives],
+            "crossings": [c.to_dict() for c in self.crossings],
+        }

@@ -88,7 +88,7 @@ class Resolver:
                 top -= 1
             lone = not package and top == len(parts) - 1 and parts[top - 1] not in _ROOT_DIRS if top else False
             for length in range(len(parts) - top, len(parts) + 1):
-                name = ".".join(parts[len(parts) - length:])
+                name = ".".join(parts[len(parts) - length :])
                 # a module outside any package is importable only where its directory is on the path
                 (local if lone and length == 1 else names).setdefault(name, []).append(i)
         self._py_names = names
@@ -130,10 +130,10 @@ class Resolver:
     def resolve(self, i: int, extracted: Extracted) -> list[int]:
         """The files that file ``i`` imports (deduplicated, never ``i`` itself).
 
-    >>> resolver = Resolver(["app/__init__.py", "app/models.py", "app/views.py"], {})
-    >>> resolver.resolve(2, (PyImport(1, "models", ("User",)),))
-    [1]
-    """
+        >>> resolver = Resolver(["app/__init__.py", "app/models.py", "app/views.py"], {})
+        >>> resolver.resolve(2, (PyImport(1, "models", ("User",)),))
+        [1]
+        """
         path = self.paths[i]
         if isinstance(extracted, JvmFile):
             found = [self._jvm(spec) for spec in extracted.imports]
@@ -261,7 +261,7 @@ class Resolver:
     def _go(self, spec: str) -> int | None:
         for module, directory in self._go_modules:
             if spec == module or spec.startswith(module + "/"):
-                rest = spec[len(module) + 1:]
+                rest = spec[len(module) + 1 :]
                 return self._go_anchor.get("/".join(filter(None, (directory, rest))))
         return None
 

@@ -24,33 +24,198 @@ class Role(StrEnum):
     other = "other"
 
 
-_TEST_DIRS = frozenset({"test", "tests", "__tests__", "spec", "specs", "testing", "e2e", "testdata", "fixtures",
-                        "__mocks__", "cypress", "playwright"})
-_TEST_NAME = re.compile(r"(^test_.*\.py$|^.*_test\.(py|go)$|^conftest\.py$|\.(test|spec)\.[cm]?[jt]sx?$"
-                        r"|^.*Tests?\.(java|kt)$|^.*_spec\.rb$)")
+_TEST_DIRS = frozenset(
+    {
+        "test",
+        "tests",
+        "__tests__",
+        "spec",
+        "specs",
+        "testing",
+        "e2e",
+        "testdata",
+        "fixtures",
+        "__mocks__",
+        "cypress",
+        "playwright",
+    }
+)
+_TEST_NAME = re.compile(
+    r"(^test_.*\.py$|^.*_test\.(py|go)$|^conftest\.py$|\.(test|spec)\.[cm]?[jt]sx?$"
+    r"|^.*Tests?\.(java|kt)$|^.*_spec\.rb$)"
+)
 _DOC_DIRS = frozenset({"doc", "docs", "documentation", "man", "manual"})
 _DOC_EXT = frozenset({".md", ".rst", ".adoc", ".txt", ".markdown", ".tex", ".org"})
-_INFRA_DIRS = frozenset({"infra", "infrastructure", "deploy", "deployment", "deployments", "k8s", "kubernetes",
-                         "helm", "charts", "terraform", "ansible", ".github", ".gitlab", ".circleci", "docker",
-                         "ops", "ci", ".ci", "scripts", "tools"})
-_INFRA_NAME = re.compile(r"(^Dockerfile.*|^docker-compose.*|^Makefile$|^Jenkinsfile$|^Procfile$|^Vagrantfile$"
-                         r"|^\.gitlab-ci\.ya?ml$|^.*\.(tf|tfvars|hcl|sh|bash|ps1|nix)$)")
-_DB_DIRS = frozenset({"db", "database", "databases", "migrations", "migration", "migrate", "alembic", "sql",
-                      "schema", "schemas", "prisma", "persistence", "repositories", "repository", "dao", "storage"})
+_INFRA_DIRS = frozenset(
+    {
+        "infra",
+        "infrastructure",
+        "deploy",
+        "deployment",
+        "deployments",
+        "k8s",
+        "kubernetes",
+        "helm",
+        "charts",
+        "terraform",
+        "ansible",
+        ".github",
+        ".gitlab",
+        ".circleci",
+        "docker",
+        "ops",
+        "ci",
+        ".ci",
+        "scripts",
+        "tools",
+    }
+)
+_INFRA_NAME = re.compile(
+    r"(^Dockerfile.*|^docker-compose.*|^Makefile$|^Jenkinsfile$|^Procfile$|^Vagrantfile$"
+    r"|^\.gitlab-ci\.ya?ml$|^.*\.(tf|tfvars|hcl|sh|bash|ps1|nix)$)"
+)
+_DB_DIRS = frozenset(
+    {
+        "db",
+        "database",
+        "databases",
+        "migrations",
+        "migration",
+        "migrate",
+        "alembic",
+        "sql",
+        "schema",
+        "schemas",
+        "prisma",
+        "persistence",
+        "repositories",
+        "repository",
+        "dao",
+        "storage",
+    }
+)
 _DB_EXT = frozenset({".sql", ".prisma", ".ddl"})
-_UI_DIRS = frozenset({"ui", "frontend", "front-end", "web", "webapp", "client", "clients", "components", "pages",
-                      "views", "templates", "static", "public", "assets", "styles", "css", "layouts", "widgets",
-                      "screens", "app-ui", "www"})
-_UI_EXT = frozenset({".tsx", ".jsx", ".vue", ".svelte", ".html", ".htm", ".css", ".scss", ".sass", ".less",
-                     ".astro", ".hbs", ".ejs", ".jinja", ".jinja2", ".j2"})
+_UI_DIRS = frozenset(
+    {
+        "ui",
+        "frontend",
+        "front-end",
+        "web",
+        "webapp",
+        "client",
+        "clients",
+        "components",
+        "pages",
+        "views",
+        "templates",
+        "static",
+        "public",
+        "assets",
+        "styles",
+        "css",
+        "layouts",
+        "widgets",
+        "screens",
+        "app-ui",
+        "www",
+    }
+)
+_UI_EXT = frozenset(
+    {
+        ".tsx",
+        ".jsx",
+        ".vue",
+        ".svelte",
+        ".html",
+        ".htm",
+        ".css",
+        ".scss",
+        ".sass",
+        ".less",
+        ".astro",
+        ".hbs",
+        ".ejs",
+        ".jinja",
+        ".jinja2",
+        ".j2",
+    }
+)
 _SCRIPT_EXT = frozenset({".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"})
-_CONFIG_EXT = frozenset({".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".env", ".properties",
-                         ".xml", ".lock", ".editorconfig", ".gitignore", ".gitattributes", ".dockerignore"})
-_ASSET_EXT = frozenset({".png", ".jpg", ".jpeg", ".gif", ".svg", ".ico", ".webp", ".woff", ".woff2", ".ttf",
-                        ".otf", ".eot", ".mp3", ".mp4", ".wav", ".pdf"})
-_CODE_EXT = frozenset({".py", ".pyi", ".pyx", ".go", ".java", ".kt", ".kts", ".scala", ".rb", ".php", ".rs", ".c",
-                       ".h", ".cc", ".cpp", ".hpp", ".cs", ".swift", ".m", ".ex", ".exs", ".erl", ".clj", ".lua",
-                       ".pl", ".r", ".jl", ".dart", ".zig", ".hs", ".ml", ".fs"})
+_CONFIG_EXT = frozenset(
+    {
+        ".json",
+        ".yaml",
+        ".yml",
+        ".toml",
+        ".ini",
+        ".cfg",
+        ".conf",
+        ".env",
+        ".properties",
+        ".xml",
+        ".lock",
+        ".editorconfig",
+        ".gitignore",
+        ".gitattributes",
+        ".dockerignore",
+    }
+)
+_ASSET_EXT = frozenset(
+    {
+        ".png",
+        ".jpg",
+        ".jpeg",
+        ".gif",
+        ".svg",
+        ".ico",
+        ".webp",
+        ".woff",
+        ".woff2",
+        ".ttf",
+        ".otf",
+        ".eot",
+        ".mp3",
+        ".mp4",
+        ".wav",
+        ".pdf",
+    }
+)
+_CODE_EXT = frozenset(
+    {
+        ".py",
+        ".pyi",
+        ".pyx",
+        ".go",
+        ".java",
+        ".kt",
+        ".kts",
+        ".scala",
+        ".rb",
+        ".php",
+        ".rs",
+        ".c",
+        ".h",
+        ".cc",
+        ".cpp",
+        ".hpp",
+        ".cs",
+        ".swift",
+        ".m",
+        ".ex",
+        ".exs",
+        ".erl",
+        ".clj",
+        ".lua",
+        ".pl",
+        ".r",
+        ".jl",
+        ".dart",
+        ".zig",
+        ".hs",
+        ".ml",
+        ".fs",
+    }
+)
 _BACKEND_HINTS = frozenset({"server", "api", "backend", "services", "service", "handlers", "controllers", "cmd"})
 _ORDER = {role: index for index, role in enumerate(Role)}
 
@@ -78,9 +243,11 @@ def _classify(parts: frozenset[str], name: str) -> Role:  # noqa: PLR0911 - one 
     ext = name[dot:].lower() if dot > 0 else ""
     if parts & _TEST_DIRS or _TEST_NAME.search(name):
         return Role.tests
-    if ext in _DOC_EXT or (parts & _DOC_DIRS and ext not in _CODE_EXT) or name.upper().startswith(("README",
-                                                                                                     "CHANGELOG",
-                                                                                                     "LICENSE")):
+    if (
+        ext in _DOC_EXT
+        or (parts & _DOC_DIRS and ext not in _CODE_EXT)
+        or name.upper().startswith(("README", "CHANGELOG", "LICENSE"))
+    ):
         return Role.docs
     if _INFRA_NAME.match(name) or parts & _INFRA_DIRS:
         return Role.infra

@@ -324,13 +324,16 @@ class _Packer:
         return weight / (len(self.units[a].files) + len(self.units[b].files))
 
     def _by_coupling(self) -> None:
-        heap = [(-self._score(a, b, w), a, b, w) for a, row in enumerate(self.weights) for b, w in row.items()
-                if a < b and self._can_merge(a, b)]
+        heap = [
+            (-self._score(a, b, w), a, b, w)
+            for a, row in enumerate(self.weights)
+            for b, w in row.items()
+            if a < b and self._can_merge(a, b)
+        ]
         heapq.heapify(heap)
         while heap:
             _, a, b, weight = heapq.heappop(heap)
-            if not (self.alive[a] and self.alive[b]) or self.weights[a].get(b) != weight or \
-                    not self._can_merge(a, b):
+            if not (self.alive[a] and self.alive[b]) or self.weights[a].get(b) != weight or not self._can_merge(a, b):
                 continue
             keep, gone = (a, b) if a < b else (b, a)
             self._merge(keep, gone)
@@ -361,12 +364,16 @@ class _Packer:
         """A small unit still alone: join the unit it is most coupled to, else the nearest that fits, and
         again while the merged unit is still small; else travel down into the big unit it is most coupled to."""
         while self.alive[index] and self.s._small(self.units[index]):
-            coupled = sorted(((w, -other) for other, w in self.weights[index].items() if self.alive[other]),
-                             reverse=True)
+            coupled = sorted(
+                ((w, -other) for other, w in self.weights[index].items() if self.alive[other]), reverse=True
+            )
             target = next((-other for _, other in coupled if self._can_merge(-other, index)), None)
             if target is None:
-                candidates = [other for other in range(len(self.units))
-                              if other != index and self.alive[other] and self._can_merge(other, index)]
+                candidates = [
+                    other
+                    for other in range(len(self.units))
+                    if other != index and self.alive[other] and self._can_merge(other, index)
+                ]
                 if candidates:
                     target = min(candidates, key=lambda other: (abs(other - index), other))
             if target is not None:

@@ -20,10 +20,25 @@ __all__ = ["HEALTH_ORDER", "HiveSummary", "TreeSummary", "normalise_health", "su
 #: Worst first: a parent's health is the first of these that any hive below it (or itself) has.
 HEALTH_ORDER = ("failing", "degraded", "unknown", "ok")
 _HEALTH_WORDS = {
-    "ok": "ok", "healthy": "ok", "serving": "ok", "up": "ok", "running": "ok", "ready": "ok",
-    "degraded": "degraded", "warning": "degraded", "slow": "degraded", "starting": "degraded",
-    "failing": "failing", "failed": "failing", "down": "failing", "error": "failing", "not_serving": "failing",
-    "dead": "failing", "stopped": "failing", "crashed": "failing", "restarting": "failing",
+    "ok": "ok",
+    "healthy": "ok",
+    "serving": "ok",
+    "up": "ok",
+    "running": "ok",
+    "ready": "ok",
+    "degraded": "degraded",
+    "warning": "degraded",
+    "slow": "degraded",
+    "starting": "degraded",
+    "failing": "failing",
+    "failed": "failing",
+    "down": "failing",
+    "error": "failing",
+    "not_serving": "failing",
+    "dead": "failing",
+    "stopped": "failing",
+    "crashed": "failing",
+    "restarting": "failing",
     "unresponsive": "failing",
 }
 
@@ -67,21 +82,33 @@ class HiveSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name, "parent": self.parent, "kind": self.kind, "role": self.role,
-            "children": list(self.children), "own_health": self.own_health, "own_failures": self.own_failures,
+            "name": self.name,
+            "parent": self.parent,
+            "kind": self.kind,
+            "role": self.role,
+            "children": list(self.children),
+            "own_health": self.own_health,
+            "own_failures": self.own_failures,
             "summary": {
-                "hives": self.hives, "leaves": self.leaves, "files": self.files,
-                "roles": dict(sorted(self.roles.items())), "health": self.health,
+                "hives": self.hives,
+                "leaves": self.leaves,
+                "files": self.files,
+                "roles": dict(sorted(self.roles.items())),
+                "health": self.health,
                 "health_counts": {h: self.health_counts[h] for h in HEALTH_ORDER if self.health_counts.get(h)},
-                "open_contracts": list(self.open_contracts), "failures": self.failures,
+                "open_contracts": list(self.open_contracts),
+                "failures": self.failures,
             },
         }
 
     def line(self) -> str:
         """One line of text: ``api (backend, ok): 3 hives, 2 leaves, 120 files; open: api_api; 1 failure``."""
         parts = [f"{self.name} ({self.role}, {self.health})"]
-        counts = _count(self.files, "file") if not self.children else \
-            f"{_count(self.hives, 'hive')}, {_count(self.leaves, 'leaf', 'leaves')}, {_count(self.files, 'file')}"
+        counts = (
+            _count(self.files, "file")
+            if not self.children
+            else f"{_count(self.hives, 'hive')}, {_count(self.leaves, 'leaf', 'leaves')}, {_count(self.files, 'file')}"
+        )
         parts.append(": " + counts)
         if self.open_contracts:
             parts.append(f"; open: {', '.join(self.open_contracts)}")
@@ -115,8 +142,11 @@ class TreeSummary:
         return ["  " * depth + summary.line() for depth, summary in self.walk()]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"root": ROOT_HIVE, "hives": [summary.to_dict() for _, summary in self.walk()],
-                "problems": [p.to_dict() for p in self.problems]}
+        return {
+            "root": ROOT_HIVE,
+            "hives": [summary.to_dict() for _, summary in self.walk()],
+            "problems": [p.to_dict() for p in self.problems],
+        }
 
 
 def summarise_tree(workspace: Workspace, runtime: Mapping[str, Mapping[str, Any]] | None = None) -> TreeSummary:
@@ -141,8 +171,15 @@ def summarise_tree(workspace: Workspace, runtime: Mapping[str, Mapping[str, Any]
     for name in _bottom_up(children):
         manifest = manifests.get(name)
         scope = _scope(workspace, name) if manifest is not None else {}
-        out[name] = _summarise(name, manifest, scope, children=tuple(children.get(name, ())), done=out, lock=lock,
-                               runtime=runtime.get(name, {}))
+        out[name] = _summarise(
+            name,
+            manifest,
+            scope,
+            children=tuple(children.get(name, ())),
+            done=out,
+            lock=lock,
+            runtime=runtime.get(name, {}),
+        )
     return TreeSummary(out, tree.problems)
 
 
@@ -181,8 +218,16 @@ def _open_contracts(manifest: SubhiveManifest | None, lock: Lock) -> set[str]:
     return found
 
 
-def _summarise(name: str, manifest: SubhiveManifest | None, scope: Mapping[str, Any], *, children: tuple[str, ...],
-               done: Mapping[str, HiveSummary], lock: Lock, runtime: Mapping[str, Any]) -> HiveSummary:
+def _summarise(
+    name: str,
+    manifest: SubhiveManifest | None,
+    scope: Mapping[str, Any],
+    *,
+    children: tuple[str, ...],
+    done: Mapping[str, HiveSummary],
+    lock: Lock,
+    runtime: Mapping[str, Any],
+) -> HiveSummary:
     below = [done[child] for child in children if child in done]
     own_health = normalise_health(runtime.get("health"))
     failures = runtime.get("failures", 0)
@@ -203,10 +248,19 @@ def _summarise(name: str, manifest: SubhiveManifest | None, scope: Mapping[str, 
     if name == ROOT_HIVE and not runtime:
         own_health = _worst([c.health for c in below]) if below else "unknown"
     return HiveSummary(
-        name=name, parent=None if manifest is None else manifest.parent, kind=kind, role=str(role),
-        children=children, own_health=own_health, own_failures=own_failures,
-        hives=sum(1 + c.hives for c in below), leaves=sum(c.leaves if c.children else 1 for c in below),
-        files=int(own_files or 0) + sum(c.files for c in below), roles=dict(roles),
-        health=_worst([own_health, *(c.health for c in below)]), health_counts=dict(health_counts),
-        open_contracts=tuple(sorted(open_contracts)), failures=own_failures + sum(c.failures for c in below),
+        name=name,
+        parent=None if manifest is None else manifest.parent,
+        kind=kind,
+        role=str(role),
+        children=children,
+        own_health=own_health,
+        own_failures=own_failures,
+        hives=sum(1 + c.hives for c in below),
+        leaves=sum(c.leaves if c.children else 1 for c in below),
+        files=int(own_files or 0) + sum(c.files for c in below),
+        roles=dict(roles),
+        health=_worst([own_health, *(c.health for c in below)]),
+        health_counts=dict(health_counts),
+        open_contracts=tuple(sorted(open_contracts)),
+        failures=own_failures + sum(c.failures for c in below),
     )

@@ -85,11 +85,14 @@ def plan_workspace(plan: DecompositionPlan, directory: str | Path) -> Plan:
         for name, text in _contract(provided[provider], provider, crossings).items():
             contract_files.append(PlannedFile(folder / name, text))
     leaves = sum(1 for _ in plan.leaves())
-    summary = (f"{len(plan.hives)} sub-hives ({leaves} leaves) and {len(provided)} draft contracts "
-               f"in {root}")
-    return Plan(root, summary, (*base, *contract_files, *hive_files, *last),
-                ("see the tree: subhive status", "lint the drafts: subhive contract lint contracts/"),
-                directories=tuple(directories))
+    summary = f"{len(plan.hives)} sub-hives ({leaves} leaves) and {len(provided)} draft contracts in {root}"
+    return Plan(
+        root,
+        summary,
+        (*base, *contract_files, *hive_files, *last),
+        ("see the tree: subhive status", "lint the drafts: subhive contract lint contracts/"),
+        directories=tuple(directories),
+    )
 
 
 def _check_free(plan: DecompositionPlan, root: Path, taken: frozenset[str]) -> None:
@@ -97,21 +100,34 @@ def _check_free(plan: DecompositionPlan, root: Path, taken: frozenset[str]) -> N
     for hive in plan.hives:
         path = root / "subhives" / hive.name
         if hive.name in taken or os.path.lexists(path):
-            problems.append(Problem("hive.exists", f"sub-hive {hive.name!r} already exists",
-                                    Location(file=str(path)), "nothing was changed; write into a new workspace "
-                                    "(--workspace DIR), or remove the hives of an earlier run first"))
+            problems.append(
+                Problem(
+                    "hive.exists",
+                    f"sub-hive {hive.name!r} already exists",
+                    Location(file=str(path)),
+                    "nothing was changed; write into a new workspace "
+                    "(--workspace DIR), or remove the hives of an earlier run first",
+                )
+            )
     for contract in sorted({c.contract for c in plan.crossings}):
         path = root / "contracts" / contract
         if os.path.lexists(path):
-            problems.append(Problem("scaffold.conflict", f"contract {contract!r} already exists",
-                                    Location(file=str(path)), "nothing was changed; write into a new workspace "
-                                    "(--workspace DIR), or remove the drafts of an earlier run first"))
+            problems.append(
+                Problem(
+                    "scaffold.conflict",
+                    f"contract {contract!r} already exists",
+                    Location(file=str(path)),
+                    "nothing was changed; write into a new workspace "
+                    "(--workspace DIR), or remove the drafts of an earlier run first",
+                )
+            )
     if len(problems) == 1:
         only = problems[0]
         raise InputError(only.message, code=only.code, location=only.location, hint=only.hint)
     if problems:
-        raise ManifestInvalid(problems, summary=f"{len(problems)} hives or contracts of the plan already exist "
-                              f"in {root}")
+        raise ManifestInvalid(
+            problems, summary=f"{len(problems)} hives or contracts of the plan already exist in {root}"
+        )
 
 
 def _manifest(hive: HivePlan, plan: DecompositionPlan, provides: str | None, consumes: list[str]) -> SubhiveManifest:
@@ -119,7 +135,10 @@ def _manifest(hive: HivePlan, plan: DecompositionPlan, provides: str | None, con
     shape = f"{hive.file_count} files" if hive.leaf else f"{len(hive.children)} child hives, {hive.file_count} files"
     description = f"Decomposed from {hive.path}/: {shape}, mostly {hive.role.value}."
     return SubhiveManifest(
-        name=hive.name, kind=kind, parent=hive.parent, description=description,
+        name=hive.name,
+        kind=kind,
+        parent=hive.parent,
+        description=description,
         provides=(provides,) if provides else (),
         consumes=tuple(Requirement(c, VersionRange.parse(DEFAULT_RANGE)) for c in consumes),
         budgets=Budgets(plan.budget.max_files, plan.budget.max_bytes),
@@ -129,8 +148,12 @@ def _manifest(hive: HivePlan, plan: DecompositionPlan, provides: str | None, con
 def _scope(hive: HivePlan, repository: str) -> str:
     document: dict[str, object] = {
         "$comment": "Written by `subhive decompose --write`: what this hive covers in the repository.",
-        "repository": repository, "path": hive.path, "role": hive.role.value, "file_count": hive.file_count,
-        "bytes": hive.bytes, "roles": {role.value: count for role, count in sorted(hive.roles.items())},
+        "repository": repository,
+        "path": hive.path,
+        "role": hive.role.value,
+        "file_count": hive.file_count,
+        "bytes": hive.bytes,
+        "roles": {role.value: count for role, count in sorted(hive.roles.items())},
     }
     if hive.leaf:
         document["files"] = list(hive.files)
@@ -173,10 +196,12 @@ def _contract(contract: str, provider: str, crossings: list[Crossing]) -> dict[s
     consumers = sorted({c.consumer for c in crossings})
     edges = sum(len(c.edges) for c in crossings)
     more = len(targets) - len(shown)
-    description = (f"Draft from subhive decompose: {edges} import edges from hives {', '.join(consumers)} into "
-                   f"{len(targets)} files of hive {provider}. Each operation stands for one imported file; "
-                   "replace them with the messages the consumers really need."
-                   + (f" {more} less-used files are left out." if more else ""))
+    description = (
+        f"Draft from subhive decompose: {edges} import edges from hives {', '.join(consumers)} into "
+        f"{len(targets)} files of hive {provider}. Each operation stands for one imported file; "
+        "replace them with the messages the consumers really need."
+        + (f" {more} less-used files are left out." if more else "")
+    )
     lines = [
         f"# Draft {DRAFT_VERSION} of contract {contract!r}, served by sub-hive {provider!r}, written by",
         "# `subhive decompose --write` from the imports that cross into it (docs/decompose.md). Shape it freely",
@@ -190,15 +215,19 @@ def _contract(contract: str, provider: str, crossings: list[Crossing]) -> dict[s
     ]
     for target in shown:
         users = ", ".join(f"{hive} ({count})" for hive, count in sorted(importers[target].items()))
-        lines += [f"  {names[target]}:",
-                  f"    description: {json.dumps(f'Stands for {target}, imported by {users}.')}",
-                  "    input: schemas.json#/$defs/Request",
-                  "    output: schemas.json#/$defs/Reply"]
+        lines += [
+            f"  {names[target]}:",
+            f"    description: {json.dumps(f'Stands for {target}, imported by {users}.')}",
+            "    input: schemas.json#/$defs/Request",
+            "    output: schemas.json#/$defs/Reply",
+        ]
     schemas = {
         "$schema": _DIALECT,
         "$comment": "Placeholders: the request is closed so later versions may accept more, the reply open so "
-                    "later versions may send more fields without breaking old consumers.",
-        "$defs": {"Request": {"type": "object", "properties": {}, "additionalProperties": False},
-                  "Reply": {"type": "object"}},
+        "later versions may send more fields without breaking old consumers.",
+        "$defs": {
+            "Request": {"type": "object", "properties": {}, "additionalProperties": False},
+            "Reply": {"type": "object"},
+        },
     }
     return {"contract.yaml": "\n".join(lines) + "\n", "schemas.json": json.dumps(schemas, indent=2) + "\n"}

@@ -25,13 +25,22 @@ async def _run(workspace: Path, hive: str) -> None:
     (the hive's root token), ``SUBHIVE_STATUS_FILE`` (the heartbeat file), ``SUBHIVE_GRPC_KEYS`` (the hive's
     gRPC key file, followed while it changes)."""
     env = os.environ
-    endpoint = BusEndpoint([u for u in env.get("SUBHIVE_NATS_URL", "nats://127.0.0.1:4222").split(",") if u],
-                           user=env.get("SUBHIVE_NATS_USER"), password=env.get("SUBHIVE_NATS_PASSWORD"))
+    endpoint = BusEndpoint(
+        [u for u in env.get("SUBHIVE_NATS_URL", "nats://127.0.0.1:4222").split(",") if u],
+        user=env.get("SUBHIVE_NATS_USER"),
+        password=env.get("SUBHIVE_NATS_PASSWORD"),
+    )
     status = env.get("SUBHIVE_STATUS_FILE")
     keys = env.get("SUBHIVE_GRPC_KEYS")
-    runtime = await HiveRuntime.start(workspace, hive, endpoint, root_address=env.get("SUBHIVE_ROOT"),
-                                      token=env.get("SUBHIVE_TOKEN"), status_file=Path(status) if status else None,
-                                      grpc_keys=KeyFile(Path(keys)) if keys else None)
+    runtime = await HiveRuntime.start(
+        workspace,
+        hive,
+        endpoint,
+        root_address=env.get("SUBHIVE_ROOT"),
+        token=env.get("SUBHIVE_TOKEN"),
+        status_file=Path(status) if status else None,
+        grpc_keys=KeyFile(Path(keys)) if keys else None,
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -47,8 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workspace", type=Path, required=True)
     parser.add_argument("--hive", required=True)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format=f"%(asctime)s {args.hive} %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format=f"%(asctime)s {args.hive} %(levelname)s %(name)s: %(message)s"
+    )
     try:
         asyncio.run(_run(args.workspace, args.hive))
     except SubhiveError as exc:

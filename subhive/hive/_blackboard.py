@@ -21,8 +21,16 @@ from ..errors import InputError, Location, SubhiveError
 from ._board_schema import BoardSchema
 from ._knowledge import Entry, Write, check_key, check_key_pattern
 
-__all__ = ["BlackboardError", "BoardSnapshot", "BrokenValue", "KvBlackboard", "RevisionConflict", "board_stream",
-           "ensure_blackboard", "stored_entry"]
+__all__ = [
+    "BlackboardError",
+    "BoardSnapshot",
+    "BrokenValue",
+    "KvBlackboard",
+    "RevisionConflict",
+    "board_stream",
+    "ensure_blackboard",
+    "stored_entry",
+]
 
 H_WRITER = "Subhive-Writer"
 H_DEPTH = "Subhive-Depth"
@@ -49,8 +57,11 @@ class RevisionConflict(BlackboardError):
 
     def __init__(self, key: str, expected: int) -> None:
         what = "already exists" if expected == 0 else f"is no longer at revision {expected}"
-        super().__init__(f"{key!r} {what}: another writer changed it first", location=Location(subject=key),
-                         hint="read the entry again and decide on its new value (KvBlackboard.update does this)")
+        super().__init__(
+            f"{key!r} {what}: another writer changed it first",
+            location=Location(subject=key),
+            hint="read the entry again and decide on its new value (KvBlackboard.update does this)",
+        )
         self.key = key
         self.expected = expected
 
@@ -63,12 +74,16 @@ class BrokenValue(BlackboardError):
 
     default_code = "blackboard.not_json"
 
-    def __init__(self, key: str, revision: int, writer: str, reason: str, *, subject: str,
-                 code: str | None = None) -> None:
+    def __init__(
+        self, key: str, revision: int, writer: str, reason: str, *, subject: str, code: str | None = None
+    ) -> None:
         what = "has no writer" if code == UNATTRIBUTED else "is not JSON"
-        super().__init__(f"revision {revision} of {key!r} {what} (written by another tool?): {reason}",
-                         code=code, location=Location(subject=subject), hint="write it again through subhive, "
-                         "which validates values: subhive board put HIVE KEY VALUE")
+        super().__init__(
+            f"revision {revision} of {key!r} {what} (written by another tool?): {reason}",
+            code=code,
+            location=Location(subject=subject),
+            hint="write it again through subhive, which validates values: subhive board put HIVE KEY VALUE",
+        )
         self.key, self.revision, self.writer, self.reason = key, revision, writer, reason
 
 
@@ -85,10 +100,21 @@ async def ensure_blackboard(js: JetStreamContext, hive: str, *, max_bytes: int =
     """Create ``hive``'s bucket if it does not exist, and the durable consumer its controller reads the board's
     writes through (the framework does this, with admin rights, at ``up``: a hive may create neither)."""
     bucket = kv_bucket(hive)
-    config = StreamConfig(name=board_stream(hive), subjects=[f"$KV.{bucket}.>"], allow_direct=True,
-                          allow_rollup_hdrs=True, deny_delete=True, deny_purge=False, discard=DiscardPolicy.NEW,
-                          max_msgs_per_subject=-1, max_msgs=-1, max_bytes=max_bytes, storage=StorageType.FILE,
-                          duplicate_window=120.0, description=f"the blackboard of sub-hive {hive}")
+    config = StreamConfig(
+        name=board_stream(hive),
+        subjects=[f"$KV.{bucket}.>"],
+        allow_direct=True,
+        allow_rollup_hdrs=True,
+        deny_delete=True,
+        deny_purge=False,
+        discard=DiscardPolicy.NEW,
+        max_msgs_per_subject=-1,
+        max_msgs=-1,
+        max_bytes=max_bytes,
+        storage=StorageType.FILE,
+        duplicate_window=120.0,
+        description=f"the blackboard of sub-hive {hive}",
+    )
     try:
         await js.stream_info(config.name or "")
     except nats.js.errors.NotFoundError:
@@ -121,8 +147,9 @@ class KvBlackboard:
         await board.update("counters.c1", lambda old: {"n": (old or {"n": 0})["n"] + 1}, writer="counter")
     """
 
-    def __init__(self, js: JetStreamContext, hive: str, schema: BoardSchema | None = None, *,
-                 timeout: float = 5.0) -> None:
+    def __init__(
+        self, js: JetStreamContext, hive: str, schema: BoardSchema | None = None, *, timeout: float = 5.0
+    ) -> None:
         self.hive = hive
         self.schema = schema or BoardSchema(None, hive=hive)
         self._js = js
@@ -137,9 +164,12 @@ class KvBlackboard:
         try:
             await js.stream_info(board._stream)
         except nats.js.errors.NotFoundError:
-            raise BlackboardError(f"sub-hive {hive} has no blackboard bucket ({board._stream})",
-                                  code="blackboard.missing", location=Location(subject=board._prefix + ">"),
-                                  hint="`subhive up` creates every hive's bucket") from None
+            raise BlackboardError(
+                f"sub-hive {hive} has no blackboard bucket ({board._stream})",
+                code="blackboard.missing",
+                location=Location(subject=board._prefix + ">"),
+                hint="`subhive up` creates every hive's bucket",
+            ) from None
         return board
 
     # -- reading ------------------------------------------------------------------------------------------
@@ -181,10 +211,14 @@ class KvBlackboard:
             try:
                 check_key_pattern(pattern)
             except ValueError as exc:
-                raise InputError(str(exc), code="blackboard.pattern_invalid", location=Location(subject=pattern),
-                                 hint="tokens separated by '.', '*' for one token, a final '>' for the rest") from None
+                raise InputError(
+                    str(exc),
+                    code="blackboard.pattern_invalid",
+                    location=Location(subject=pattern),
+                    hint="tokens separated by '.', '*' for one token, a final '>' for the rest",
+                ) from None
         info = await self._js.stream_info(self._stream, subjects_filter=self._prefix + pattern)
-        return sorted(subject[len(self._prefix):] for subject in (info.state.subjects or {}))
+        return sorted(subject[len(self._prefix) :] for subject in (info.state.subjects or {}))
 
     async def snapshot(self) -> BoardSnapshot:
         """The latest entry of every key, by key: what a human reads (``subhive board show``). A key whose latest
@@ -208,8 +242,9 @@ class KvBlackboard:
 
     # -- writing ------------------------------------------------------------------------------------------
 
-    async def put(self, key: str, value: Any, *, writer: str, expected_revision: int | None = None,
-                  depth: int = 0) -> int:
+    async def put(
+        self, key: str, value: Any, *, writer: str, expected_revision: int | None = None, depth: int = 0
+    ) -> int:
         """Store ``value`` at ``key`` and return its new revision.
 
         ``expected_revision``: ``None`` writes unconditionally, ``0`` only if ``key`` has no value yet, ``n``
@@ -221,65 +256,96 @@ class KvBlackboard:
         try:
             data = orjson.dumps(value)
         except (TypeError, orjson.JSONEncodeError) as exc:
-            raise InputError(f"the value for {key!r} is not JSON: {exc}", code="blackboard.not_json",
-                             location=Location(subject=key), hint="write JSON: dicts, lists, numbers") from None
+            raise InputError(
+                f"the value for {key!r} is not JSON: {exc}",
+                code="blackboard.not_json",
+                location=Location(subject=key),
+                hint="write JSON: dicts, lists, numbers",
+            ) from None
         headers = {H_WRITER: writer, H_DEPTH: str(depth)}
         if expected_revision is not None:
             headers[_EXPECTED] = str(expected_revision)
         try:
-            ack = await self._js.publish(self._prefix + key, data, stream=self._stream, headers=headers,
-                                         timeout=self._timeout)
+            ack = await self._js.publish(
+                self._prefix + key, data, stream=self._stream, headers=headers, timeout=self._timeout
+            )
         except nats.js.errors.APIError as exc:
             if exc.err_code in _WRONG_LAST and expected_revision is not None:
                 raise RevisionConflict(key, expected_revision) from None
             if exc.err_code in _FULL:
-                raise BlackboardError(f"the blackboard of {self.hive} is full: {exc.description}",
-                                      code="blackboard.full", location=Location(subject=key),
-                                      hint="raise the bucket's byte limit, or keep smaller values") from None
-            raise BlackboardError(f"the server refused the write to {key!r}: {exc.description}",
-                                  location=Location(subject=key)) from None
+                raise BlackboardError(
+                    f"the blackboard of {self.hive} is full: {exc.description}",
+                    code="blackboard.full",
+                    location=Location(subject=key),
+                    hint="raise the bucket's byte limit, or keep smaller values",
+                ) from None
+            raise BlackboardError(
+                f"the server refused the write to {key!r}: {exc.description}", location=Location(subject=key)
+            ) from None
         except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
-            raise BlackboardError(f"no answer from the blackboard of {self.hive} writing {key!r}",
-                                  code="blackboard.unavailable", location=Location(subject=key),
-                                  hint="is the NATS server up, and the bucket created?") from None
+            raise BlackboardError(
+                f"no answer from the blackboard of {self.hive} writing {key!r}",
+                code="blackboard.unavailable",
+                location=Location(subject=key),
+                hint="is the NATS server up, and the bucket created?",
+            ) from None
         return ack.seq
 
     async def apply(self, write: Write, *, writer: str, depth: int = 0) -> int:
         """:meth:`put` for a :class:`Write` a knowledge source returned."""
-        return await self.put(write.key, write.value, writer=writer, expected_revision=write.expected_revision,
-                              depth=depth)
+        return await self.put(
+            write.key, write.value, writer=writer, expected_revision=write.expected_revision, depth=depth
+        )
 
-    async def update(self, key: str, change: Callable[[Any | None], Any], *, writer: str,
-                     attempts: int = 1000) -> Entry:
+    async def update(
+        self, key: str, change: Callable[[Any | None], Any], *, writer: str, attempts: int = 1000
+    ) -> Entry:
         """Read ``key``, compute ``change(current value or None)`` and compare-and-set it, again on a lost race,
         until it lands: an increment from 20 concurrent writers counts 20. Returns the stored entry."""
         for attempt in range(attempts):
             current = await self.get(key)
             value = change(None if current is None else current.value)
             try:
-                revision = await self.put(key, value, writer=writer,
-                                          expected_revision=0 if current is None else current.revision)
+                revision = await self.put(
+                    key, value, writer=writer, expected_revision=0 if current is None else current.revision
+                )
             except RevisionConflict:
                 # Lost the race: back off a little, growing, so 20 writers spread out instead of colliding again.
                 await asyncio.sleep(random.uniform(0, min(0.002 * (attempt + 1), 0.05)))
                 continue
             return Entry(key, value, revision, writer=writer)
-        raise BlackboardError(f"{key!r} kept changing under {writer}: {attempts} attempts lost the race",
-                              code="blackboard.contended", location=Location(subject=key),
-                              hint="fewer writers on one key, or split the key")
+        raise BlackboardError(
+            f"{key!r} kept changing under {writer}: {attempts} attempts lost the race",
+            code="blackboard.contended",
+            location=Location(subject=key),
+            hint="fewer writers on one key, or split the key",
+        )
 
     def _entry(self, key: str, msg: RawStreamMsg) -> Entry:
-        return stored_entry(key, msg.data, msg.seq or 0, msg.headers, msg.time.timestamp() if msg.time else None,
-                            subject=self._prefix + key)
+        return stored_entry(
+            key,
+            msg.data,
+            msg.seq or 0,
+            msg.headers,
+            msg.time.timestamp() if msg.time else None,
+            subject=self._prefix + key,
+        )
 
 
-def stored_entry(key: str, data: bytes | None, revision: int, headers: Mapping[str, str] | None,
-                 time: float | None, *, subject: str) -> Entry:
+def stored_entry(
+    key: str, data: bytes | None, revision: int, headers: Mapping[str, str] | None, time: float | None, *, subject: str
+) -> Entry:
     """The :class:`Entry` a stored message stands for: its JSON value, writer and depth from its headers."""
     headers = headers or {}
     if not headers.get(H_WRITER):
-        raise BrokenValue(key, revision, "", "no Subhive-Writer header: not written through a blackboard",
-                          subject=subject, code=UNATTRIBUTED)
+        raise BrokenValue(
+            key,
+            revision,
+            "",
+            "no Subhive-Writer header: not written through a blackboard",
+            subject=subject,
+            code=UNATTRIBUTED,
+        )
     try:
         depth = int(headers.get(H_DEPTH, "0"))
     except ValueError:
@@ -293,5 +359,8 @@ def stored_entry(key: str, data: bytes | None, revision: int, headers: Mapping[s
 
 def _check_writer(writer: str) -> None:
     if not writer or len(writer) > 128 or not set(writer) <= _WRITER_CHARS:
-        raise InputError(f"{writer!r} is not a writer name", code="blackboard.writer_invalid",
-                         hint="name who writes: a knowledge source's name, 'human', 'cli' (letters, digits, _-.:@/)")
+        raise InputError(
+            f"{writer!r} is not a writer name",
+            code="blackboard.writer_invalid",
+            hint="name who writes: a knowledge source's name, 'human', 'cli' (letters, digits, _-.:@/)",
+        )

@@ -21,8 +21,11 @@ class BlackboardInvalid(InputError):
     default_code = "blackboard.invalid"
 
     def __init__(self, message: str, *, hive: str, key: str, pointer: str, keyword: str, writer: str = "") -> None:
-        super().__init__(message, location=Location(file=f"blackboard {hive}", pointer=pointer, subject=key),
-                         hint="write a value the hive's blackboard.schema.json declares for this key")
+        super().__init__(
+            message,
+            location=Location(file=f"blackboard {hive}", pointer=pointer, subject=key),
+            hint="write a value the hive's blackboard.schema.json declares for this key",
+        )
         self.hive = hive
         self.key = key
         self.pointer = pointer
@@ -30,8 +33,13 @@ class BlackboardInvalid(InputError):
         self.writer = writer
 
     def to_dict(self) -> dict[str, object]:
-        return {**super().to_dict(), "key": self.key, "pointer": self.pointer, "keyword": self.keyword,
-                "writer": self.writer}
+        return {
+            **super().to_dict(),
+            "key": self.key,
+            "pointer": self.pointer,
+            "keyword": self.keyword,
+            "writer": self.writer,
+        }
 
 
 def _escape(token: object) -> str:
@@ -59,13 +67,20 @@ class BoardSchema:
 
         document = load_document(path).data  # a missing or unparsable file is already a located InputError
         if not isinstance(document, dict):
-            raise InputError("the blackboard schema must be a JSON object", code="blackboard.schema_invalid",
-                             location=Location(file=str(path), pointer=""))
+            raise InputError(
+                "the blackboard schema must be a JSON object",
+                code="blackboard.schema_invalid",
+                location=Location(file=str(path), pointer=""),
+            )
         try:
             return cls(document, hive=hive)
         except (ValueError, jsonschema_rs.ValidationError) as exc:
-            raise InputError(f"the blackboard schema does not compile: {exc}", code="blackboard.schema_invalid",
-                             location=Location(file=str(path)), hint="check it against JSON Schema 2020-12") from None
+            raise InputError(
+                f"the blackboard schema does not compile: {exc}",
+                code="blackboard.schema_invalid",
+                location=Location(file=str(path)),
+                hint="check it against JSON Schema 2020-12",
+            ) from None
 
     def check(self, key: str, value: Any, *, writer: str = "") -> None:
         """Raise :class:`BlackboardInvalid` unless ``value`` may be stored under ``key``."""
@@ -76,6 +91,9 @@ class BoardSchema:
         # The instance is {key: value}: drop the key from the pointer, so it points into the value.
         pointer = "".join("/" + _escape(p) for p in path[1:])
         keyword = str(error.schema_path[-1]) if error.schema_path else ""
-        what = (f"{key!r} is not a key this blackboard declares" if not path and keyword == "additionalProperties"
-                else f"the value for {key!r} is invalid at {pointer or '/'}: {error.message}")
+        what = (
+            f"{key!r} is not a key this blackboard declares"
+            if not path and keyword == "additionalProperties"
+            else f"the value for {key!r} is invalid at {pointer or '/'}: {error.message}"
+        )
         raise BlackboardInvalid(what, hive=self.hive, key=key, pointer=pointer, keyword=keyword, writer=writer)

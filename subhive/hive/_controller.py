@@ -97,10 +97,17 @@ class ControllerStats:
     last_error: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"activations": self.activations, "writes": self.writes, "skipped": self.skipped,
-                "conflicts": self.conflicts, "failures": self.failures, "escalations": self.escalations,
-                "by_source": dict(sorted(self.by_source.items())), "quarantined": sorted(self.quarantined),
-                "last_error": self.last_error}
+        return {
+            "activations": self.activations,
+            "writes": self.writes,
+            "skipped": self.skipped,
+            "conflicts": self.conflicts,
+            "failures": self.failures,
+            "escalations": self.escalations,
+            "by_source": dict(sorted(self.by_source.items())),
+            "quarantined": sorted(self.quarantined),
+            "last_error": self.last_error,
+        }
 
 
 @dataclass
@@ -121,8 +128,10 @@ class _Quarantined(KnowledgeSourceFailed):
     default_code = "ks.quarantined"
 
     def __init__(self, source: str) -> None:
-        super().__init__(f"knowledge source {source} is quarantined after a loop",
-                         hint="see the ks.loop repair in subhive approvals; restart the hive once it is fixed")
+        super().__init__(
+            f"knowledge source {source} is quarantined after a loop",
+            hint="see the ks.loop repair in subhive approvals; restart the hive once it is fixed",
+        )
 
 
 OnEscalation = Callable[[Escalation], Awaitable[None]]
@@ -132,9 +141,15 @@ class Controller:
     """Schedules one hive's knowledge sources over its blackboard. ``context`` is what sources get as their
     blackboard argument (it must offer ``get``); by default the board itself."""
 
-    def __init__(self, board: KvBlackboard, sources: Sequence[KnowledgeSource], *,
-                 config: ControllerConfig | None = None, context: Any = None,
-                 on_escalation: OnEscalation | None = None) -> None:
+    def __init__(
+        self,
+        board: KvBlackboard,
+        sources: Sequence[KnowledgeSource],
+        *,
+        config: ControllerConfig | None = None,
+        context: Any = None,
+        on_escalation: OnEscalation | None = None,
+    ) -> None:
         self.board = board
         self.config = config or ControllerConfig()
         self.sources = _checked(sources)
@@ -157,8 +172,7 @@ class Controller:
 
     async def start(self, js: JetStreamContext) -> None:
         """Start the workers and read the board's writes through the hive's durable consumer."""
-        self._tasks = [asyncio.create_task(self._work(), name=f"ks-worker-{i}")
-                       for i in range(self.config.concurrency)]
+        self._tasks = [asyncio.create_task(self._work(), name=f"ks-worker-{i}") for i in range(self.config.concurrency)]
         if any(getattr(s, "triggers", ()) for s in self.sources):
             # A short ack wait, kept alive with in_progress while a write's activations run: a write handed to a
             # controller that died comes back to the next one within seconds (subhive.bus._consumers).
@@ -198,21 +212,28 @@ class Controller:
         member = f"{contract}.{operation}"
         source = next((s for s in self.sources if member in getattr(s, "operations", ())), None)
         if source is None:
-            raise KnowledgeSourceFailed(f"no knowledge source answers {member}", code="ks.no_source",
-                                        hint="declare operations = (\"" + member + "\",) on one source")
+            raise KnowledgeSourceFailed(
+                f"no knowledge source answers {member}",
+                code="ks.no_source",
+                hint='declare operations = ("' + member + '",) on one source',
+            )
         result = await self._schedule(source, Entry(f"op.{member}", request))
         replies = [item for item in result if isinstance(item, Reply)]
         if len(replies) != 1:
-            raise KnowledgeSourceFailed(f"{source.name} answered {member} with {len(replies)} replies, not one",
-                                        code="ks.no_reply", hint="return exactly one Reply(payload) with the writes")
+            raise KnowledgeSourceFailed(
+                f"{source.name} answered {member} with {len(replies)} replies, not one",
+                code="ks.no_reply",
+                hint="return exactly one Reply(payload) with the writes",
+            )
         return replies[0].payload
 
     async def on_event(self, contract: str, event: str, payload: Any) -> None:
         """Run every source that reacts to ``contract.event``; raises if one failed (the bus retries once)."""
         member = f"{contract}.{event}"
         sources = [s for s in self.sources if member in getattr(s, "events", ())]
-        results = await asyncio.gather(*(self._schedule(s, Entry(f"ev.{member}", payload)) for s in sources),
-                                       return_exceptions=True)
+        results = await asyncio.gather(
+            *(self._schedule(s, Entry(f"ev.{member}", payload)) for s in sources), return_exceptions=True
+        )
         for result in results:
             if isinstance(result, BaseException):
                 raise result
@@ -262,8 +283,13 @@ class Controller:
                 self.stats.conflicts += 1
                 conflicts += 1
                 if conflicts > self.config.conflict_retries:
-                    await self._failed(source, entry, KnowledgeSourceFailed(
-                        f"{source.name} lost the compare-and-set race {conflicts} times", code="ks.contended"))
+                    await self._failed(
+                        source,
+                        entry,
+                        KnowledgeSourceFailed(
+                            f"{source.name} lost the compare-and-set race {conflicts} times", code="ks.contended"
+                        ),
+                    )
                     raise
                 fresh = await self.board.get(entry.key) if not entry.key.startswith(("op.", "ev.")) else entry
                 entry = fresh or entry
@@ -279,8 +305,9 @@ class Controller:
                     raise
                 # A moment before the retry: what failed is often another hive that is starting or restarting.
                 await asyncio.sleep(self.config.retry_delay)
-                entry = (await self.board.get(entry.key) or entry) if not entry.key.startswith(("op.", "ev.")) \
-                    else entry
+                entry = (
+                    (await self.board.get(entry.key) or entry) if not entry.key.startswith(("op.", "ev.")) else entry
+                )
 
     async def _activate_once(self, source: KnowledgeSource, entry: Entry) -> list[Any]:
         # A source that says how long it may take (an agent's turn: its wall time and approval wait) is held to
@@ -289,13 +316,17 @@ class Controller:
         try:
             result = await asyncio.wait_for(source.activate(entry, self.context), limit)
         except TimeoutError:
-            raise KnowledgeSourceFailed(f"{source.name} did not finish within {limit:g} s on {entry.key!r}",
-                                        code="ks.stalled") from None
+            raise KnowledgeSourceFailed(
+                f"{source.name} did not finish within {limit:g} s on {entry.key!r}", code="ks.stalled"
+            ) from None
         items = list(result or ())
         for item in items:
             if not isinstance(item, Write | Reply):
-                raise KnowledgeSourceFailed(f"{source.name} returned {type(item).__name__}, not a Write or Reply",
-                                            code="ks.bad_result", hint="return a sequence of Write (and one Reply)")
+                raise KnowledgeSourceFailed(
+                    f"{source.name} returned {type(item).__name__}, not a Write or Reply",
+                    code="ks.bad_result",
+                    hint="return a sequence of Write (and one Reply)",
+                )
         for item in items:
             if isinstance(item, Write):
                 await self._write(source, entry, item)
@@ -306,8 +337,9 @@ class Controller:
         try:
             data = orjson.dumps(write.value)
         except TypeError as exc:
-            raise InputError(f"{source.name} wrote a value that is not JSON to {write.key!r}: {exc}",
-                             code="blackboard.not_json") from None
+            raise InputError(
+                f"{source.name} wrote a value that is not JSON to {write.key!r}: {exc}", code="blackboard.not_json"
+            ) from None
         why = self._loops.check(source.name, write.key, data, depth=depth, now=time.monotonic())
         if why is not None:
             self.stats.quarantined.add(source.name)
@@ -323,8 +355,9 @@ class Controller:
             raise
         self.stats.writes += 1
 
-    async def _failed(self, source: KnowledgeSource, entry: Entry, exc: BaseException, *,
-                      escalate: bool = True) -> bool:
+    async def _failed(
+        self, source: KnowledgeSource, entry: Entry, exc: BaseException, *, escalate: bool = True
+    ) -> bool:
         """Record a failure; the same class twice (or any stall) is escalated, unless ``escalate`` is false (the
         bus reports it). Returns whether it was."""
         self.stats.failures += 1
@@ -334,15 +367,29 @@ class Controller:
         if isinstance(exc, SubhiveError):  # a refusal the framework names (schema, stall, bad result): no bug
             log.warning("knowledge source %s failed on %s: %s", source.name, entry.key, message)
         else:  # the source's own code raised: where, and the traceback, in the hive's log (never to callers)
-            log.error("knowledge source %s failed on %s at %s: %s", source.name, entry.key, _raised_at(exc),
-                      message, exc_info=exc)
+            log.error(
+                "knowledge source %s failed on %s at %s: %s",
+                source.name,
+                entry.key,
+                _raised_at(exc),
+                message,
+                exc_info=exc,
+            )
         self._failures[(source.name, code)] += 1
         count = self._failures[(source.name, code)]
         stalled = code == "ks.stalled"
         if escalate and (count == 2 or stalled):
             sample = orjson.dumps({"key": entry.key, "error": code, "message": message})[:_SAMPLE_MAX]
-            await self._escalate(Escalation("stall" if stalled else "failure", source.name, entry.key,
-                                            f"{source.name}: {message}"[:1000], count=count, sample=sample))
+            await self._escalate(
+                Escalation(
+                    "stall" if stalled else "failure",
+                    source.name,
+                    entry.key,
+                    f"{source.name}: {message}"[:1000],
+                    count=count,
+                    sample=sample,
+                )
+            )
             return stalled
         return False
 
@@ -373,7 +420,7 @@ class Controller:
             for msg in messages:
                 self._pending_writes += 1
                 self._idle.clear()
-                task = asyncio.create_task(self._on_board_write(msg, msg.subject[len(prefix):]))
+                task = asyncio.create_task(self._on_board_write(msg, msg.subject[len(prefix) :]))
                 self._inflight.add(task)
                 task.add_done_callback(self._inflight.discard)
 
@@ -384,8 +431,13 @@ class Controller:
                 # Every subhive write names its writer. One that does not came from another tool, or is a reply
                 # another hive made the server or a provider send onto this board (a reply subject can be any
                 # subject): nobody acts on it.
-                log.error("%s: revision %s of %r names no writer (not written through subhive); its knowledge "
-                          "sources are not woken", self.board.hive, msg.metadata.sequence.stream, key)
+                log.error(
+                    "%s: revision %s of %r names no writer (not written through subhive); its knowledge "
+                    "sources are not woken",
+                    self.board.hive,
+                    msg.metadata.sequence.stream,
+                    key,
+                )
                 sources = []
             if sources:
                 try:
@@ -417,8 +469,14 @@ async def _keep_alive(msg: Msg) -> None:
 
 def _entry_of(key: str, msg: Msg) -> Entry:
     stamp = msg.metadata.timestamp
-    return stored_entry(key, msg.data, msg.metadata.sequence.stream, msg.headers,
-                        stamp.timestamp() if stamp else None, subject=msg.subject)
+    return stored_entry(
+        key,
+        msg.data,
+        msg.metadata.sequence.stream,
+        msg.headers,
+        stamp.timestamp() if stamp else None,
+        subject=msg.subject,
+    )
 
 
 def _checked(sources: Sequence[KnowledgeSource]) -> tuple[KnowledgeSource, ...]:
@@ -429,8 +487,11 @@ def _checked(sources: Sequence[KnowledgeSource]) -> tuple[KnowledgeSource, ...]:
         if not isinstance(name, str) or not name:
             raise InputError(f"{source!r} has no name", code="ks.invalid", hint="give every source a unique name")
         if name in seen:
-            raise InputError(f"two knowledge sources are called {name!r}", code="ks.invalid",
-                             hint="names are unique within a hive: history attributes writes to them")
+            raise InputError(
+                f"two knowledge sources are called {name!r}",
+                code="ks.invalid",
+                hint="names are unique within a hive: history attributes writes to them",
+            )
         seen.add(name)
         if not isinstance(getattr(source, "priority", None), int):
             raise InputError(f"{name}.priority must be an integer", code="ks.invalid")
@@ -443,8 +504,11 @@ def _checked(sources: Sequence[KnowledgeSource]) -> tuple[KnowledgeSource, ...]:
             except ValueError as exc:
                 raise InputError(f"{name}: {exc}", code="ks.invalid") from None
         if not triggers and not getattr(source, "operations", ()) and not getattr(source, "events", ()):
-            raise InputError(f"{name} declares nothing that wakes it", code="ks.invalid",
-                             hint="set triggers (key patterns), operations or events")
+            raise InputError(
+                f"{name} declares nothing that wakes it",
+                code="ks.invalid",
+                hint="set triggers (key patterns), operations or events",
+            )
     return tuple(sources)
 
 

@@ -9,8 +9,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import InputError
 
-__all__ = ["Blackboard", "Entry", "KnowledgeSource", "Reply", "Write", "check_key", "check_key_pattern",
-           "key_matches"]
+__all__ = ["Blackboard", "Entry", "KnowledgeSource", "Reply", "Write", "check_key", "check_key_pattern", "key_matches"]
 
 #: One token of a NATS key-value key: the characters JetStream KV allows, without the "." separator.
 _TOKEN = re.compile(r"[-/_=A-Za-z0-9]+\Z")
@@ -119,8 +118,11 @@ def check_key(key: str) -> None:
     """Raise ``InputError`` (``blackboard.key_invalid``) unless ``key`` is a blackboard key: ``tasks.t1``."""
     if isinstance(key, str) and len(key) <= _MAX_KEY and all(_TOKEN.match(t) for t in key.split(".")):
         return
-    raise InputError(f"{key!r} is not a blackboard key", code="blackboard.key_invalid",
-                     hint="tokens of letters, digits, '-', '_', '/', '=' separated by '.', e.g. tasks.t1")
+    raise InputError(
+        f"{key!r} is not a blackboard key",
+        code="blackboard.key_invalid",
+        hint="tokens of letters, digits, '-', '_', '/', '=' separated by '.', e.g. tasks.t1",
+    )
 
 
 def check_key_pattern(pattern: str) -> None:
@@ -132,8 +134,10 @@ def check_key_pattern(pattern: str) -> None:
         if token == "*" or _TOKEN.match(token):
             continue
         why = "'>' may only be the last token" if token == ">" else f"token {token!r} is not allowed"
-        raise ValueError(f"{pattern!r} is not a key pattern: {why} (tokens of letters, digits, '-', '_', '/', "
-                         "'=' separated by '.', '*' for one token, a final '>' for the rest)")
+        raise ValueError(
+            f"{pattern!r} is not a key pattern: {why} (tokens of letters, digits, '-', '_', '/', "
+            "'=' separated by '.', '*' for one token, a final '>' for the rest)"
+        )
 
 
 def key_matches(pattern: str, key: str) -> bool:

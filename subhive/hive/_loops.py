@@ -40,8 +40,10 @@ class LoopDetector:
     def check(self, source: str, key: str, value: bytes, *, depth: int, now: float) -> str | None:
         """Record that ``source`` is about to write ``value`` (its JSON bytes) to ``key`` at chain ``depth``."""
         if depth > self.max_depth:
-            return (f"{source} is {depth} activations deep in a chain of knowledge sources waking each other "
-                    f"(limit {self.max_depth}), writing {key!r}")
+            return (
+                f"{source} is {depth} activations deep in a chain of knowledge sources waking each other "
+                f"(limit {self.max_depth}), writing {key!r}"
+            )
         digest = hashlib.blake2b(value, digest_size=16).digest()
         last = self._last.get(source)
         if last is not None and last.key == key and last.digest == digest and now - last.first <= self.window:

@@ -62,8 +62,11 @@ class HiveContext:
 
         if (contract, major) not in self._channels:
             if self.root is None:
-                raise InputError(f"{self.hive} has no root to find {contract} v{major} through",
-                                 code="rpc.no_root", hint="run the hive under `subhive up`")
+                raise InputError(
+                    f"{self.hive} has no root to find {contract} v{major} through",
+                    code="rpc.no_root",
+                    hint="run the hive under `subhive up`",
+                )
             self._channels[(contract, major)] = await connect_grpc(self.root, contract, major, keys=self.keys)
         return self._channels[(contract, major)]
 
@@ -108,18 +111,30 @@ class HiveRuntime:
         self._samples: deque[tuple[float, int, int]] = deque(maxlen=RATE_WINDOW + 1)
 
     @classmethod
-    async def start(cls, workspace_root: Path, hive: str, endpoint: BusEndpoint, *, root_address: str | None = None,
-                    token: str | None = None, status_file: Path | None = None,
-                    config: ControllerConfig | None = None, grpc_keys: Any = None,
-                    event_deadline: float | None = None, request_deadline: float | None = None) -> HiveRuntime:
+    async def start(
+        cls,
+        workspace_root: Path,
+        hive: str,
+        endpoint: BusEndpoint,
+        *,
+        root_address: str | None = None,
+        token: str | None = None,
+        status_file: Path | None = None,
+        config: ControllerConfig | None = None,
+        grpc_keys: Any = None,
+        event_deadline: float | None = None,
+        request_deadline: float | None = None,
+    ) -> HiveRuntime:
         """``grpc_keys``: the hive's gRPC credentials, ``subhive.rpc.GrpcKeys`` or ``KeyFile`` (``subhive up``
         hands each hive its own file); without them the hive's gRPC calls are anonymous and a hive that serves
         gRPC does not start (``rpc.no_keys``). ``event_deadline``, ``request_deadline``: seconds its event and
         request handlers may run before they count as failed (``handler.timeout``; NatsTransport's defaults)."""
         runtime = cls(hive)
-        runtime._deadlines = {name: value for name, value in (("event_deadline", event_deadline),
-                                                              ("request_deadline", request_deadline))
-                              if value is not None}
+        runtime._deadlines = {
+            name: value
+            for name, value in (("event_deadline", event_deadline), ("request_deadline", request_deadline))
+            if value is not None
+        }
         runtime._status_file = status_file
         runtime._keys = grpc_keys
         try:
@@ -129,21 +144,31 @@ class HiveRuntime:
             raise
         return runtime
 
-    async def _start(self, root: Path, endpoint: BusEndpoint, root_address: str | None, token: str | None,
-                     config: ControllerConfig | None) -> None:
+    async def _start(
+        self,
+        root: Path,
+        endpoint: BusEndpoint,
+        root_address: str | None,
+        token: str | None,
+        config: ControllerConfig | None,
+    ) -> None:
         workspace = open_workspace(root)
         tree = workspace.hives()
         manifest = tree.hives.get(self.hive)
         if manifest is None:
             problems = tree.problems_by_hive.get(self.hive)
-            raise InputError(f"no valid sub-hive {self.hive!r} in {workspace.root}", code="hive.unknown",
-                             location=problems[0].location if problems else Location(file=str(workspace.hives_dir)),
-                             hint=problems[0].message if problems else "subhive new NAME --kind ... creates one")
+            raise InputError(
+                f"no valid sub-hive {self.hive!r} in {workspace.root}",
+                code="hive.unknown",
+                location=problems[0].location if problems else Location(file=str(workspace.hives_dir)),
+                hint=problems[0].message if problems else "subhive new NAME --kind ... creates one",
+            )
         hive_dir = workspace.hive_dir(self.hive)
         manifest_file = hive_dir / "subhive.toml"
         schema = BoardSchema.load(hive_dir / manifest.blackboard_schema, hive=self.hive)
-        knowledge = load_knowledge(manifest.knowledge_sources, hive_dir=hive_dir, workspace=workspace.root,
-                                   manifest=manifest_file)
+        knowledge = load_knowledge(
+            manifest.knowledge_sources, hive_dir=hive_dir, workspace=workspace.root, manifest=manifest_file
+        )
         self.bindings = load_bindings(workspace.stubs_dir / self.hive)
         check_members(knowledge.sources, self.hive, self.bindings)
 
@@ -151,13 +176,15 @@ class HiveRuntime:
             from ..root_hive import RootClient
 
             self._root = RootClient(root_address, token)
-        self.transport = await NatsTransport.connect(endpoint, self.hive, on_repeated_failure=self._report_failure,
-                                                     **self._deadlines)
+        self.transport = await NatsTransport.connect(
+            endpoint, self.hive, on_repeated_failure=self._report_failure, **self._deadlines
+        )
         js = self.transport.connection.jetstream()
         self.board = await KvBlackboard.open(js, self.hive, schema)
         self.context = HiveContext(self.hive, self.board, self.transport, self._root, self._keys)
-        self.controller = Controller(self.board, knowledge.sources, config=config, context=self.context,
-                                     on_escalation=self._escalate)
+        self.controller = Controller(
+            self.board, knowledge.sources, config=config, context=self.context, on_escalation=self._escalate
+        )
         await self.controller.start(js)
         await self._serve_contracts(self.transport, self.controller, knowledge.sources)
         if knowledge.grpc is not None:
@@ -166,59 +193,95 @@ class HiveRuntime:
         if self._status_file is not None:
             await self.write_status()
             self._heartbeat = asyncio.create_task(self._beat())
-        log.info("hive %s ready: %d knowledge sources, %d contracts", self.hive, len(knowledge.sources),
-                 len(self.bindings))
+        log.info(
+            "hive %s ready: %d knowledge sources, %d contracts", self.hive, len(knowledge.sources), len(self.bindings)
+        )
 
     async def _serve_contracts(self, transport: NatsTransport, controller: Controller, sources: Sequence[Any]) -> None:
         for binding in self.bindings:
             if binding.provider == self.hive:
-                declared = {m.split(".", 1)[1] for s in sources for m in getattr(s, "operations", ())
-                            if m.split(".", 1)[0] == binding.name}
-                handlers = {op: _answerer(controller, binding.name, op, self.flows)
-                            for op in sorted(declared & set(binding.operations))}
+                declared = {
+                    m.split(".", 1)[1]
+                    for s in sources
+                    for m in getattr(s, "operations", ())
+                    if m.split(".", 1)[0] == binding.name
+                }
+                handlers = {
+                    op: _answerer(controller, binding.name, op, self.flows)
+                    for op in sorted(declared & set(binding.operations))
+                }
                 missing = sorted(set(binding.operations) - declared)
                 if missing:
-                    log.warning("%s v%d: no knowledge source answers %s (requests get bus.not_served)",
-                                binding.name, binding.major, ", ".join(missing))
+                    log.warning(
+                        "%s v%d: no knowledge source answers %s (requests get bus.not_served)",
+                        binding.name,
+                        binding.major,
+                        ", ".join(missing),
+                    )
                 if handlers:
                     self._subscriptions.append(await transport.serve(binding, handlers))
             else:
-                declared = {m.split(".", 1)[1] for s in sources for m in getattr(s, "events", ())
-                            if m.split(".", 1)[0] == binding.name}
+                declared = {
+                    m.split(".", 1)[1]
+                    for s in sources
+                    for m in getattr(s, "events", ())
+                    if m.split(".", 1)[0] == binding.name
+                }
                 for event in sorted(declared & set(binding.events)):
-                    self._subscriptions.append(await transport.subscribe(
-                        binding, event, _reactor(controller, binding.name, event, self.flows)))
+                    self._subscriptions.append(
+                        await transport.subscribe(binding, event, _reactor(controller, binding.name, event, self.flows))
+                    )
 
     async def _serve_grpc(self, services: Sequence[GrpcService]) -> None:
         from ..rpc import serve_grpc
 
         if self._root is None:
-            raise InputError(f"{self.hive} serves gRPC but has no root to register with", code="rpc.no_root",
-                             hint="run the hive under `subhive up`")
+            raise InputError(
+                f"{self.hive} serves gRPC but has no root to register with",
+                code="rpc.no_root",
+                hint="run the hive under `subhive up`",
+            )
         by_contract: dict[tuple[str, int], list[tuple[Any, object]]] = {}
         for service in services:
             by_contract.setdefault((service.contract, service.major), []).append(
-                (service.add_to_server, service.servicer))
+                (service.add_to_server, service.servicer)
+            )
         for (contract, major), servicers in sorted(by_contract.items(), key=lambda item: item[0]):
-            server = await serve_grpc(self._root, contract, major, servicers, keys=self._keys,
-                                      interceptors=[_CallCounter(self.flows, contract)])
+            server = await serve_grpc(
+                self._root,
+                contract,
+                major,
+                servicers,
+                keys=self._keys,
+                interceptors=[_CallCounter(self.flows, contract)],
+            )
             self._grpc.append(server)
             self.endpoints.append(f"{contract} v{major} at {server.address}")
 
     async def _report_failure(self, failure: Failure) -> None:
         if self._root is not None:
             with contextlib.suppress(Exception):
-                await self._root.propose_repair(code=failure.repair_code, message=failure.message,
-                                                contract=failure.contract, operation=failure.member,
-                                                subject=failure.subject, count=failure.count, sample=failure.sample)
+                await self._root.propose_repair(
+                    code=failure.repair_code,
+                    message=failure.message,
+                    contract=failure.contract,
+                    operation=failure.member,
+                    subject=failure.subject,
+                    count=failure.count,
+                    sample=failure.sample,
+                )
 
     async def _escalate(self, escalation: Escalation) -> None:
         log.error("escalating %s of %s: %s", escalation.code, escalation.source, escalation.message)
         if self._root is not None:
             # Not about a contract: the subject is the blackboard key's (the message names the source).
-            await self._root.propose_repair(code=escalation.code, message=escalation.message,
-                                            subject=f"$KV.{kv_bucket(self.hive)}.{escalation.key}",
-                                            count=escalation.count, sample=escalation.sample)
+            await self._root.propose_repair(
+                code=escalation.code,
+                message=escalation.message,
+                subject=f"$KV.{kv_bucket(self.hive)}.{escalation.key}",
+                count=escalation.count,
+                sample=escalation.sample,
+            )
 
     # -- status -------------------------------------------------------------------------------------------
 
@@ -229,19 +292,32 @@ class HiveRuntime:
             self._samples.append((now, stats.sent, stats.received))
         first = self._samples[0] if self._samples else (now, 0, 0)
         span = max(now - first[0], 1e-9)
-        rates = {"sent_per_s": round((stats.sent - first[1]) / span, 2) if stats and span > 0.5 else 0.0,
-                 "received_per_s": round((stats.received - first[2]) / span, 2) if stats and span > 0.5 else 0.0}
+        rates = {
+            "sent_per_s": round((stats.sent - first[1]) / span, 2) if stats and span > 0.5 else 0.0,
+            "received_per_s": round((stats.received - first[2]) / span, 2) if stats and span > 0.5 else 0.0,
+        }
         return {
-            "hive": self.hive, "pid": os.getpid(), "state": self.state, "started": self.started,
+            "hive": self.hive,
+            "pid": os.getpid(),
+            "state": self.state,
+            "started": self.started,
             "updated": time.time(),
-            "bus": {"sent": stats.sent, "received": stats.received, "refused": sum(stats.refused.values()),
-                    "dead_lettered": stats.dead_lettered, "retried": stats.retried,
-                    # refused messages that could not be kept (their hive's dead letters full): status says so
-                    "not_kept": stats.refused.get("deadletter.failed", 0),
-                    # events held back, unacknowledged, until their dead letter can be kept (decision 0023)
-                    "dead_letter_blocked": stats.dead_letter_blocked} if stats else {},
+            "bus": {
+                "sent": stats.sent,
+                "received": stats.received,
+                "refused": sum(stats.refused.values()),
+                "dead_lettered": stats.dead_lettered,
+                "retried": stats.retried,
+                # refused messages that could not be kept (their hive's dead letters full): status says so
+                "not_kept": stats.refused.get("deadletter.failed", 0),
+                # events held back, unacknowledged, until their dead letter can be kept (decision 0023)
+                "dead_letter_blocked": stats.dead_letter_blocked,
+            }
+            if stats
+            else {},
             "controller": self.controller.stats.to_dict() if self.controller else {},
-            "rates": rates, "flows": dict(sorted(self.flows.items())),
+            "rates": rates,
+            "flows": dict(sorted(self.flows.items())),
             "contracts": [f"{b.id}{' (provides)' if b.provider == self.hive else ''}" for b in self.bindings],
             "endpoints": list(self.endpoints),
         }
@@ -298,16 +374,16 @@ class _CallCounter(grpc.aio.ServerInterceptor):
         self.flows = flows
         self.contract = contract
 
-    async def intercept_service(self, continuation: Callable[[Any], Awaitable[Any]],
-                                handler_call_details: Any) -> Any:
+    async def intercept_service(self, continuation: Callable[[Any], Awaitable[Any]], handler_call_details: Any) -> Any:
         method = str(handler_call_details.method).rsplit("/", 1)[-1]
         if not str(handler_call_details.method).startswith("/grpc.health"):
             self.flows[f"served gRPC {self.contract}.{method}"] += 1
         return await continuation(handler_call_details)
 
 
-def _answerer(controller: Controller, contract: str, operation: str,
-              flows: Counter[str]) -> Callable[[Any], Awaitable[Any]]:
+def _answerer(
+    controller: Controller, contract: str, operation: str, flows: Counter[str]
+) -> Callable[[Any], Awaitable[Any]]:
     async def answer(payload: Any) -> Any:
         flows[f"answered {contract}.{operation}"] += 1
         return await controller.answer(contract, operation, payload)
@@ -315,8 +391,9 @@ def _answerer(controller: Controller, contract: str, operation: str,
     return answer
 
 
-def _reactor(controller: Controller, contract: str, event: str,
-             flows: Counter[str]) -> Callable[[Any], Awaitable[None]]:
+def _reactor(
+    controller: Controller, contract: str, event: str, flows: Counter[str]
+) -> Callable[[Any], Awaitable[None]]:
     async def react(payload: Any) -> None:
         flows[f"received {contract}.{event}"] += 1
         await controller.on_event(contract, event, payload)

@@ -56,19 +56,31 @@ def load_knowledge(spec: str, *, hive_dir: Path, workspace: Path, manifest: Path
         log.error("cannot import the knowledge module %s", module_name, exc_info=exc)
         last = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
         at = f" ({last.filename}:{last.lineno})" if last else ""
-        raise InputError(f"cannot import {module_name}: {type(exc).__name__}: {exc}{at}", code="ks.import_failed",
-                         location=where, hint="fix the module, or the sources entry in subhive.toml") from None
+        raise InputError(
+            f"cannot import {module_name}: {type(exc).__name__}: {exc}{at}",
+            code="ks.import_failed",
+            location=where,
+            hint="fix the module, or the sources entry in subhive.toml",
+        ) from None
     sources = getattr(module, attribute, None)
     if sources is None:
-        raise InputError(f"{module_name} has no attribute {attribute!r}", code="ks.import_failed", location=where,
-                         hint="define it: a sequence of knowledge sources")
+        raise InputError(
+            f"{module_name} has no attribute {attribute!r}",
+            code="ks.import_failed",
+            location=where,
+            hint="define it: a sequence of knowledge sources",
+        )
     if isinstance(sources, str | bytes) or not isinstance(sources, Sequence):
-        raise InputError(f"{spec} is a {type(sources).__name__}, not a sequence of knowledge sources",
-                         code="ks.invalid", location=where)
+        raise InputError(
+            f"{spec} is a {type(sources).__name__}, not a sequence of knowledge sources",
+            code="ks.invalid",
+            location=where,
+        )
     grpc = getattr(module, "GRPC", None)
     if grpc is not None and not callable(grpc):
-        raise InputError(f"{module_name}.GRPC must be a function of the hive context", code="ks.invalid",
-                         location=where)
+        raise InputError(
+            f"{module_name}.GRPC must be a function of the hive context", code="ks.invalid", location=where
+        )
     return LoadedKnowledge(tuple(sources), grpc)
 
 
@@ -96,11 +108,15 @@ def check_members(sources: Sequence[KnowledgeSource], hive: str, bindings: Seque
     for source in sources:
         for member in getattr(source, "operations", ()):
             if tuple(str(member).split(".", 1)) not in provided:
-                raise InputError(f"{source.name} answers {member!r}, which is not an operation of a contract "
-                                 f"{hive} provides", code="ks.unknown_member",
-                                 hint="contract.operation of a provided contract in the lock (run subhive codegen)")
+                raise InputError(
+                    f"{source.name} answers {member!r}, which is not an operation of a contract {hive} provides",
+                    code="ks.unknown_member",
+                    hint="contract.operation of a provided contract in the lock (run subhive codegen)",
+                )
         for member in getattr(source, "events", ()):
             if tuple(str(member).split(".", 1)) not in consumed:
-                raise InputError(f"{source.name} reacts to {member!r}, which is not an event of a contract "
-                                 f"{hive} consumes", code="ks.unknown_member",
-                                 hint="contract.event of a consumed contract in the lock (run subhive codegen)")
+                raise InputError(
+                    f"{source.name} reacts to {member!r}, which is not an event of a contract {hive} consumes",
+                    code="ks.unknown_member",
+                    hint="contract.event of a consumed contract in the lock (run subhive codegen)",
+                )

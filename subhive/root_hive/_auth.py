@@ -52,8 +52,10 @@ class Authentication(RootState):
         """
         name = self._tokens.get(token_sha(token)) if isinstance(token, str) and token else None
         if name is None:
-            raise Unauthenticated("unknown or rotated token", hint="register the hive (or rotate its token) and "
-                                  "use the token the root returned")
+            raise Unauthenticated(
+                "unknown or rotated token",
+                hint="register the hive (or rotate its token) and use the token the root returned",
+            )
         return name
 
     def _admin_token_file(self) -> str:
@@ -74,9 +76,13 @@ class Authentication(RootState):
         if self.is_admin(token):
             return
         if isinstance(token, str) and token_sha(token) in self._tokens:
-            raise PermissionDenied(f"hive {self._tokens[token_sha(token)]!r} may not decide approvals: approval is for "
-                                   "humans", code="auth.not_admin",
-                                   hint="a human approves with the admin token (.subhive/root/admin.token)")
-        raise Unauthenticated("approvals need the admin token", code="auth.unauthenticated",
-                              hint="use the token in .subhive/root/admin.token")
-
+            raise PermissionDenied(
+                f"hive {self._tokens[token_sha(token)]!r} may not decide approvals: approval is for humans",
+                code="auth.not_admin",
+                hint="a human approves with the admin token (.subhive/root/admin.token)",
+            )
+        raise Unauthenticated(
+            "approvals need the admin token",
+            code="auth.unauthenticated",
+            hint="use the token in .subhive/root/admin.token",
+        )

@@ -78,11 +78,19 @@ ERROR_OF: dict[grpc.StatusCode, type[SubhiveError]] = {
 
 # -- the client ----------------------------------------------------------------------------------------------
 
+
 class RootClient:
     """An async client of one root hive, authenticated with one token (a hive's, or the admin's)."""
 
-    def __init__(self, address: str, token: str | None = None, *, timeout: float = 30.0,
-                 ca_file: Path | None = None, _channel: grpc.aio.Channel | None = None) -> None:
+    def __init__(
+        self,
+        address: str,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        ca_file: Path | None = None,
+        _channel: grpc.aio.Channel | None = None,
+    ) -> None:
         """``ca_file``: verify a root that serves TLS against this CA (PEM); without it the channel is plain,
         which a root accepts on loopback only."""
         self.address = address
@@ -128,39 +136,59 @@ class RootClient:
             return False
         return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
-    async def register_hive(self, name: str, *, kind: str = "custom", parent: str = "root",
-                            rotate: bool = False) -> Registration:
+    async def register_hive(
+        self, name: str, *, kind: str = "custom", parent: str = "root", rotate: bool = False
+    ) -> Registration:
         """Register a hive (admin token). Its token is in the reply only this once."""
-        reply = await self._unary(self._stub.RegisterHive,
-                                  pb.RegisterHiveRequest(name=name, kind=kind, parent=parent, rotate=rotate))
+        reply = await self._unary(
+            self._stub.RegisterHive, pb.RegisterHiveRequest(name=name, kind=kind, parent=parent, rotate=rotate)
+        )
         return Registration(reply.name, reply.token)
 
-    async def propose(self, files: Mapping[str, bytes] | Path, *, announcement_id: str | None = None,
-                      on_behalf_of: str | None = None) -> ProposalOutcome:
+    async def propose(
+        self, files: Mapping[str, bytes] | Path, *, announcement_id: str | None = None, on_behalf_of: str | None = None
+    ) -> ProposalOutcome:
         """Propose a contract version: a directory, or its files as ``{relative posix path: bytes}``.
 
         Returns an accepted or pending outcome; a rejection raises (InputError for a bad contract or a
         dishonest bump, with the offending changes in ``to_dict()``; Conflict for a clash with accepted state).
         """
         content = contract_files(files) if isinstance(files, Path) else dict(files)
-        reply = await self._unary(self._stub.ProposeContract, pb.ProposeContractRequest(
-            files=content, announcement_id=announcement_id or "", on_behalf_of=on_behalf_of or ""))
+        reply = await self._unary(
+            self._stub.ProposeContract,
+            pb.ProposeContractRequest(
+                files=content, announcement_id=announcement_id or "", on_behalf_of=on_behalf_of or ""
+            ),
+        )
         return _outcome(reply)
 
-    async def declare_requirement(self, contract: str, versions: str, *, operations: Sequence[str] = (),
-                                  fields: Sequence[str] = ()) -> RequirementOutcome:
+    async def declare_requirement(
+        self, contract: str, versions: str, *, operations: Sequence[str] = (), fields: Sequence[str] = ()
+    ) -> RequirementOutcome:
         """Declare a need (hive token): satisfied by an accepted version, or announced as an open need."""
-        reply = await self._unary(self._stub.DeclareRequirement, pb.DeclareRequirementRequest(
-            contract=contract, versions=versions, operations=list(operations), fields=list(fields)))
-        return RequirementOutcome(Version.parse(reply.satisfied_by) if reply.satisfied_by else None,
-                                  reply.announcement_id or None)
+        reply = await self._unary(
+            self._stub.DeclareRequirement,
+            pb.DeclareRequirementRequest(
+                contract=contract, versions=versions, operations=list(operations), fields=list(fields)
+            ),
+        )
+        return RequirementOutcome(
+            Version.parse(reply.satisfied_by) if reply.satisfied_by else None, reply.announcement_id or None
+        )
 
     async def contracts(self, name: str | None = None) -> list[ContractInfo]:
         """Every contract with its accepted versions (``name`` only, if given)."""
         reply = await self._unary(self._stub.ListContracts, pb.ListContractsRequest(name=name or ""))
-        return [ContractInfo(c.name, [VersionInfo(Version.parse(v.version), v.hash, v.provider, v.status,
-                                                  dict(v.consumers), v.intact) for v in c.versions])
-                for c in reply.contracts]
+        return [
+            ContractInfo(
+                c.name,
+                [
+                    VersionInfo(Version.parse(v.version), v.hash, v.provider, v.status, dict(v.consumers), v.intact)
+                    for v in c.versions
+                ],
+            )
+            for c in reply.contracts
+        ]
 
     async def approvals(self, status: str = "pending", *, kind: str = "all") -> list[Approval]:
         """Approvals by ``status`` (pending, approved, rejected, all) and ``kind`` (contract, repair, all)."""
@@ -178,9 +206,18 @@ class RootClient:
     async def reject(self, approval_id: str, *, reason: str) -> Approval:
         return _approval(await self._unary(self._stub.Reject, pb.RejectRequest(id=approval_id, reason=reason)))
 
-    async def propose_repair(self, *, code: str, message: str, contract: str = "", operation: str = "",
-                             subject: str = "", count: int = 1, sample: bytes | str = b"",
-                             hive: str | None = None) -> Approval:
+    async def propose_repair(
+        self,
+        *,
+        code: str,
+        message: str,
+        contract: str = "",
+        operation: str = "",
+        subject: str = "",
+        count: int = 1,
+        sample: bytes | str = b"",
+        hive: str | None = None,
+    ) -> Approval:
         """Report an error class this hive saw ``count`` times (hive token; the admin names ``hive``).
 
         >>> await backend.propose_repair(code="handler.failed", message="KeyError: 'sku'", contract="orders",
@@ -189,35 +226,61 @@ class RootClient:
 
         Returns the pending repair approval; a repeat while it is pending adds to its count.
         """
-        reply = await self._unary(self._stub.ProposeRepair, pb.ProposeRepairRequest(
-            hive=hive or "", code=code, contract=contract, operation=operation, subject=subject, count=count,
-            message=message, sample=sample.encode("utf-8") if isinstance(sample, str) else sample))
+        reply = await self._unary(
+            self._stub.ProposeRepair,
+            pb.ProposeRepairRequest(
+                hive=hive or "",
+                code=code,
+                contract=contract,
+                operation=operation,
+                subject=subject,
+                count=count,
+                message=message,
+                sample=sample.encode("utf-8") if isinstance(sample, str) else sample,
+            ),
+        )
         return _approval(reply)
 
-    async def propose_tool_call(self, *, agent: str, tool: str, arguments: str, turn: str = "", call_id: str = "",
-                                hive: str | None = None) -> Approval:
+    async def propose_tool_call(
+        self, *, agent: str, tool: str, arguments: str, turn: str = "", call_id: str = "", hive: str | None = None
+    ) -> Approval:
         """Ask a person whether this hive's ``agent`` may run ``tool`` with ``arguments`` (hive token; the admin
         names ``hive``). Returns the pending approval (kind ``tool``, ``t-N``); :meth:`approval` reads its
         decision (root-hive 1.3.0)."""
-        return _approval(await self._unary(self._stub.ProposeToolCall, pb.ProposeToolCallRequest(
-            hive=hive or "", agent=agent, tool=tool, arguments=arguments, turn=turn, call_id=call_id)))
+        return _approval(
+            await self._unary(
+                self._stub.ProposeToolCall,
+                pb.ProposeToolCallRequest(
+                    hive=hive or "", agent=agent, tool=tool, arguments=arguments, turn=turn, call_id=call_id
+                ),
+            )
+        )
 
-    async def register_endpoint(self, contract: str, major: int, address: str, *, services: Sequence[str] = (),
-                                on_behalf_of: str | None = None) -> Endpoint:
+    async def register_endpoint(
+        self, contract: str, major: int, address: str, *, services: Sequence[str] = (), on_behalf_of: str | None = None
+    ) -> Endpoint:
         """Register where this hive serves ``contract`` v``major`` over gRPC (its provider's token).
 
         >>> await db.register_endpoint("inventory", 1, "127.0.0.1:40123")  # doctest: +SKIP
         Endpoint(contract='inventory', major=1, address='127.0.0.1:40123', provider='db', ...)
         """
-        reply = await self._unary(self._stub.RegisterEndpoint, pb.RegisterEndpointRequest(
-            contract=contract, major=major, address=address, services=list(services),
-            on_behalf_of=on_behalf_of or ""))
+        reply = await self._unary(
+            self._stub.RegisterEndpoint,
+            pb.RegisterEndpointRequest(
+                contract=contract,
+                major=major,
+                address=address,
+                services=list(services),
+                on_behalf_of=on_behalf_of or "",
+            ),
+        )
         return _endpoint(reply)
 
     async def remove_endpoint(self, contract: str, major: int, address: str) -> bool:
         """Remove this hive's registration of ``contract`` v``major`` if it still names ``address``."""
-        reply = await self._unary(self._stub.RemoveEndpoint, pb.RemoveEndpointRequest(
-            contract=contract, major=major, address=address))
+        reply = await self._unary(
+            self._stub.RemoveEndpoint, pb.RemoveEndpointRequest(contract=contract, major=major, address=address)
+        )
         return bool(reply.removed)
 
     async def lookup_endpoint(self, contract: str, major: int) -> Endpoint:
@@ -252,9 +315,11 @@ def error_from_status(exc: grpc.aio.AioRpcError, address: str) -> SubhiveError:
     """Rebuild the engine's error from a status: its class from the code, its fields from the JSON message."""
     code = exc.code()
     if ERROR_OF.get(code) is RootUnavailable:
-        return RootUnavailable(f"no root hive answers at {address} ({code.name.lower()})",
-                               hint="start one with `subhive root`, or point --root at the running one; a root "
-                                    f"that serves TLS needs its CA file in ${CA_ENV}")
+        return RootUnavailable(
+            f"no root hive answers at {address} ({code.name.lower()})",
+            hint="start one with `subhive root`, or point --root at the running one; a root "
+            f"that serves TLS needs its CA file in ${CA_ENV}",
+        )
     error = _status.error_from_details(code, exc.details())
     if error is None:
         return SubhiveError(f"the root hive failed: {code.name}: {exc.details()}", code="root.internal")
@@ -262,6 +327,7 @@ def error_from_status(exc: grpc.aio.AioRpcError, address: str) -> SubhiveError:
 
 
 # -- discovery and helpers for the CLI ---------------------------------------------------------------------
+
 
 def running_root_address(workspace_root: Path) -> str | None:
     """The address of this workspace's running root: ``$SUBHIVE_ROOT``, else ``.subhive/root/service.json``.
@@ -287,8 +353,12 @@ def admin_token_of(workspace_root: Path) -> str:
     try:
         return path.read_text(encoding="utf-8").strip()
     except OSError as exc:
-        raise InputError(f"no admin token at {path}", code="root.no_admin_token", location=Location(file=str(path)),
-                         hint="start the root once with `subhive root`; it writes the token") from exc
+        raise InputError(
+            f"no admin token at {path}",
+            code="root.no_admin_token",
+            location=Location(file=str(path)),
+            hint="start the root once with `subhive root`; it writes the token",
+        ) from exc
 
 
 def contract_files(directory: Path) -> dict[str, bytes]:
@@ -298,9 +368,12 @@ def contract_files(directory: Path) -> dict[str, bytes]:
     ['contract.yaml', 'place_order.input.json', 'schemas.json']
     """
     if not directory.is_dir():
-        raise InputError(f"{directory} is not a contract directory", code="propose.not_a_directory",
-                         location=Location(file=str(directory)),
-                         hint="name the directory that holds contract.yaml, e.g. contracts/orders/1.2.0")
+        raise InputError(
+            f"{directory} is not a contract directory",
+            code="propose.not_a_directory",
+            location=Location(file=str(directory)),
+            hint="name the directory that holds contract.yaml, e.g. contracts/orders/1.2.0",
+        )
     out: dict[str, bytes] = {}
     total = 0
     for path in sorted(directory.rglob("*")):
@@ -310,17 +383,26 @@ def contract_files(directory: Path) -> dict[str, bytes]:
         data = path.read_bytes()
         total += len(data)
         if total > _MAX_FILES_BYTES:
-            raise InputError(f"{directory} holds more than {_MAX_FILES_BYTES >> 20} MiB",
-                             code="propose.too_large", location=Location(file=str(directory)))
+            raise InputError(
+                f"{directory} holds more than {_MAX_FILES_BYTES >> 20} MiB",
+                code="propose.too_large",
+                location=Location(file=str(directory)),
+            )
         out[rel.as_posix()] = data
     return out
 
 
 def _problem_of(message: pb.Problem) -> Problem:
-    return Problem(message.code, message.message,
-                   Location(file=message.file or None, line=message.line or None,
-                            pointer=message.pointer if message.pointer or message.file else None),
-                   message.hint or None)
+    return Problem(
+        message.code,
+        message.message,
+        Location(
+            file=message.file or None,
+            line=message.line or None,
+            pointer=message.pointer if message.pointer or message.file else None,
+        ),
+        message.hint or None,
+    )
 
 
 def _check(text: str) -> dict[str, Any] | None:
@@ -334,9 +416,19 @@ def _version(text: str) -> Version | None:
 def _outcome(reply: pb.ProposalOutcome) -> ProposalOutcome:
     status: Any = reply.status
     kind: Any = reply.kind or "contract"
-    return ProposalOutcome(reply.id, reply.contract, _version(reply.version), status, _check(reply.check_json),
-                           tuple(_problem_of(p) for p in reply.problems), reply.message, code=reply.code,
-                           hash=reply.hash, awarded=tuple(reply.awarded), kind=kind)
+    return ProposalOutcome(
+        reply.id,
+        reply.contract,
+        _version(reply.version),
+        status,
+        _check(reply.check_json),
+        tuple(_problem_of(p) for p in reply.problems),
+        reply.message,
+        code=reply.code,
+        hash=reply.hash,
+        awarded=tuple(reply.awarded),
+        kind=kind,
+    )
 
 
 def _approval(reply: pb.Approval) -> Approval:
@@ -349,10 +441,23 @@ def _approval(reply: pb.Approval) -> Approval:
     if reply.HasField("tool_call"):
         t = reply.tool_call
         tool_call = ToolCall(t.agent, t.tool, t.arguments, t.turn, t.call_id)
-    return Approval(reply.id, reply.contract, _version(reply.version), reply.proposer, _check(reply.check_json),
-                    reply.created, status, reason=reply.reason, message=reply.message, hash=reply.hash,
-                    decision=reply.decision, decided=reply.decided or None, kind=kind, repair=repair,
-                    tool_call=tool_call)
+    return Approval(
+        reply.id,
+        reply.contract,
+        _version(reply.version),
+        reply.proposer,
+        _check(reply.check_json),
+        reply.created,
+        status,
+        reason=reply.reason,
+        message=reply.message,
+        hash=reply.hash,
+        decision=reply.decision,
+        decided=reply.decided or None,
+        kind=kind,
+        repair=repair,
+        tool_call=tool_call,
+    )
 
 
 def _endpoint(reply: pb.Endpoint) -> Endpoint:
@@ -360,7 +465,21 @@ def _endpoint(reply: pb.Endpoint) -> Endpoint:
 
 
 def _hive(node: pb.HiveNode) -> HiveStatus:
-    consumes = [{"contract": n.contract, "versions": n.versions, "satisfied_by": n.satisfied_by or None,
-                 "announcement_id": n.announcement_id or None} for n in node.consumes]
-    return HiveStatus(node.name, node.kind, node.parent, [_hive(c) for c in node.children], list(node.provides),
-                      consumes, [_endpoint(e) for e in node.endpoints])
+    consumes = [
+        {
+            "contract": n.contract,
+            "versions": n.versions,
+            "satisfied_by": n.satisfied_by or None,
+            "announcement_id": n.announcement_id or None,
+        }
+        for n in node.consumes
+    ]
+    return HiveStatus(
+        node.name,
+        node.kind,
+        node.parent,
+        [_hive(c) for c in node.children],
+        list(node.provides),
+        consumes,
+        [_endpoint(e) for e in node.endpoints],
+    )

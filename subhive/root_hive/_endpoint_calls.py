@@ -23,8 +23,9 @@ class EndpointCalls(RootState):
     """Endpoint registration and lookup."""
 
     @batched
-    def register_endpoint(self, hive: str | None, contract: str, major: int, address: str, *,
-                          services: Sequence[str] = ()) -> Endpoint:
+    def register_endpoint(
+        self, hive: str | None, contract: str, major: int, address: str, *, services: Sequence[str] = ()
+    ) -> Endpoint:
         """Record that ``contract``'s major line ``major`` is served over gRPC at ``address``.
 
         >>> root.register_endpoint("db", "inventory", 1, "127.0.0.1:40123").provider  # doctest: +SKIP
@@ -43,19 +44,37 @@ class EndpointCalls(RootState):
         if hive is not None:
             self._known_hive(hive)
             if hive != provider:
-                raise PermissionDenied(f"hive {hive!r} cannot register an endpoint for {contract} v{major}: "
-                                       f"{provider!r} provides it", code="auth.not_provider",
-                                       hint="only the contract's provider serves it")
+                raise PermissionDenied(
+                    f"hive {hive!r} cannot register an endpoint for {contract} v{major}: {provider!r} provides it",
+                    code="auth.not_provider",
+                    hint="only the contract's provider serves it",
+                )
         if served and service not in served:
-            raise InputError(f"the server at {address} does not answer {service}, the service of {contract} "
-                             f"v{major} (it answers {', '.join(served)})", code="endpoint.service_missing",
-                             hint="add the contract's servicer to the server before registering it")
+            raise InputError(
+                f"the server at {address} does not answer {service}, the service of {contract} "
+                f"v{major} (it answers {', '.join(served)})",
+                code="endpoint.service_missing",
+                hint="add the contract's servicer to the server before registering it",
+            )
         known = self._endpoints.get(contract, major)
         if known is not None and (known.address, known.provider) == (address, provider):
             return known
-        self._commit([("endpoint_registered", {"contract": contract, "major": major, "address": address,
-                                               "provider": provider, "service": service,
-                                               "replaced": known.address if known is not None else None}, {})])
+        self._commit(
+            [
+                (
+                    "endpoint_registered",
+                    {
+                        "contract": contract,
+                        "major": major,
+                        "address": address,
+                        "provider": provider,
+                        "service": service,
+                        "replaced": known.address if known is not None else None,
+                    },
+                    {},
+                )
+            ]
+        )
         return self._endpoint_now(contract, major)
 
     @batched
@@ -71,12 +90,21 @@ class EndpointCalls(RootState):
         if known is None:
             return False
         if hive is not None and hive != known.provider:
-            raise PermissionDenied(f"hive {hive!r} cannot remove the endpoint of {contract} v{major}: "
-                                   f"{known.provider!r} registered it", code="auth.not_provider")
+            raise PermissionDenied(
+                f"hive {hive!r} cannot remove the endpoint of {contract} v{major}: {known.provider!r} registered it",
+                code="auth.not_provider",
+            )
         if known.address != address:
             return False
-        self._commit([("endpoint_removed", {"contract": contract, "major": major, "address": address,
-                                            "provider": known.provider}, {})])
+        self._commit(
+            [
+                (
+                    "endpoint_removed",
+                    {"contract": contract, "major": major, "address": address, "provider": known.provider},
+                    {},
+                )
+            ]
+        )
         return True
 
     def endpoint(self, contract: str, major: int, *, hive: str | None) -> Endpoint:
@@ -93,20 +121,23 @@ class EndpointCalls(RootState):
         major = check_major(major)
         if hive is not None:
             self._known_hive(hive)
-            if (hive, contract) not in self._requirements and \
-                    all(e.provider != hive for e in self._lock.versions(contract)):
-                raise PermissionDenied(f"hive {hive!r} neither consumes nor provides {contract}: it may not look up "
-                                       "its endpoint", code="auth.not_consumer",
-                                       hint=f"declare a requirement on {contract} (consumes in subhive.toml, or "
-                                            "DeclareRequirement) first")
+            if (hive, contract) not in self._requirements and all(
+                e.provider != hive for e in self._lock.versions(contract)
+            ):
+                raise PermissionDenied(
+                    f"hive {hive!r} neither consumes nor provides {contract}: it may not look up its endpoint",
+                    code="auth.not_consumer",
+                    hint=f"declare a requirement on {contract} (consumes in subhive.toml, or DeclareRequirement) first",
+                )
         found = self._endpoints.get(contract, major)
         if found is None:
             line = [e for e in self._lock.versions(contract) if e.version.major == major]
-            hint = (f"its provider {line[-1].provider!r} registers one when it serves it (subhive.rpc.serve_grpc)"
-                    if line else f"no version of {contract} with major {major} is accepted yet: its provider "
-                                 "proposes one first")
-            raise NotFound(f"no gRPC endpoint is registered for {contract} v{major}", code="endpoint.none",
-                           hint=hint)
+            hint = (
+                f"its provider {line[-1].provider!r} registers one when it serves it (subhive.rpc.serve_grpc)"
+                if line
+                else f"no version of {contract} with major {major} is accepted yet: its provider proposes one first"
+            )
+            raise NotFound(f"no gRPC endpoint is registered for {contract} v{major}", code="endpoint.none", hint=hint)
         return found
 
     def endpoints(self) -> list[Endpoint]:
@@ -122,17 +153,24 @@ class EndpointCalls(RootState):
         """The provider and gRPC service of the newest accepted version of ``contract`` with ``major``."""
         line = [e for e in self._lock.versions(contract) if e.version.major == major]
         if not line:
-            raise NotFound(f"no version of {contract} with major {major} is accepted", code="endpoint.no_contract",
-                           hint="propose the contract first; an endpoint serves an accepted version")
+            raise NotFound(
+                f"no version of {contract} with major {major} is accepted",
+                code="endpoint.no_contract",
+                hint="propose the contract first; an endpoint serves an accepted version",
+            )
         newest = line[-1]
         loaded = self._contract(contract, newest.version)
         if loaded is None:
-            raise Conflict(f"the accepted {contract} {newest.version} no longer loads; restore it from version "
-                           "control", code="lock.tampered")
+            raise Conflict(
+                f"the accepted {contract} {newest.version} no longer loads; restore it from version control",
+                code="lock.tampered",
+            )
         if loaded.grpc is None:
-            raise InputError(f"{contract} {newest.version} declares no gRPC service: there is nothing to serve",
-                             code="endpoint.no_service", hint="add grpc: {proto, service} to its contract.yaml "
-                             "in a new version")
+            raise InputError(
+                f"{contract} {newest.version} declares no gRPC service: there is nothing to serve",
+                code="endpoint.no_service",
+                hint="add grpc: {proto, service} to its contract.yaml in a new version",
+            )
         return newest.provider, loaded.grpc.service
 
     def _apply_endpoint(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
@@ -140,4 +178,3 @@ class EndpointCalls(RootState):
 
     def _apply_endpoint_removed(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
         self._endpoints.apply_removed(data)
-

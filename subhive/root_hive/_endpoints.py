@@ -34,16 +34,22 @@ def check_address(address: object) -> str:
     """``address`` if it is ``host:port`` with a port in 1..65535; raises InputError ``endpoint.address``."""
     match = _ADDRESS.match(address) if isinstance(address, str) else None
     if match is None or not 0 < int(match.group(1)) < 65536:
-        raise InputError(f"{address!r} is not an address a consumer can dial", code="endpoint.address",
-                         hint="send host:port (or [v6]:port) with the port the server bound, e.g. 127.0.0.1:40123")
+        raise InputError(
+            f"{address!r} is not an address a consumer can dial",
+            code="endpoint.address",
+            hint="send host:port (or [v6]:port) with the port the server bound, e.g. 127.0.0.1:40123",
+        )
     return address  # type: ignore[return-value]  # matched, so a str
 
 
 def check_major(major: object) -> int:
     """``major`` if it is a major version number; raises InputError ``endpoint.major``."""
     if isinstance(major, bool) or not isinstance(major, int) or not 0 <= major <= MAX_MAJOR:
-        raise InputError(f"{major!r} is not a major version", code="endpoint.major",
-                         hint="the major of the contract version the server implements, e.g. 1 for 1.4.2")
+        raise InputError(
+            f"{major!r} is not a major version",
+            code="endpoint.major",
+            hint="the major of the contract version the server implements, e.g. 1 for 1.4.2",
+        )
     return major
 
 
@@ -51,8 +57,11 @@ def check_services(services: Iterable[object]) -> tuple[str, ...]:
     """Fully qualified service names (``shop.inventory.v1.Inventory``); raises InputError ``endpoint.services``."""
     out = tuple(services)
     if len(out) > MAX_SERVICES or not all(isinstance(s, str) and _SERVICE.match(s) for s in out):
-        raise InputError(f"{list(out)[:MAX_SERVICES]!r} are not service names", code="endpoint.services",
-                         hint=f"at most {MAX_SERVICES} fully qualified names such as shop.inventory.v1.Inventory")
+        raise InputError(
+            f"{list(out)[:MAX_SERVICES]!r} are not service names",
+            code="endpoint.services",
+            hint=f"at most {MAX_SERVICES} fully qualified names such as shop.inventory.v1.Inventory",
+        )
     return out  # type: ignore[return-value]  # every item checked
 
 
@@ -73,8 +82,9 @@ class EndpointRegistry:
         return [e for e in self.all() if e.provider == hive]
 
     def apply_registered(self, data: dict[str, Any], time: float) -> None:
-        endpoint = Endpoint(data["contract"], int(data["major"]), data["address"], data["provider"],
-                            data.get("service", ""), time)
+        endpoint = Endpoint(
+            data["contract"], int(data["major"]), data["address"], data["provider"], data.get("service", ""), time
+        )
         self._by_key[(endpoint.contract, endpoint.major)] = endpoint
 
     def apply_removed(self, data: dict[str, Any]) -> None:

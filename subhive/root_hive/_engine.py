@@ -24,8 +24,18 @@ from ._views import Views
 __all__ = ["TOKENS_DIR", "Frame", "RootHive"]
 
 
-class RootHive(Lifecycle, Authentication, HiveRegistry, Requirements, Proposals, Verdicts, Approvals, EndpointCalls,
-               Views, ToolCalls):
+class RootHive(
+    Lifecycle,
+    Authentication,
+    HiveRegistry,
+    Requirements,
+    Proposals,
+    Verdicts,
+    Approvals,
+    EndpointCalls,
+    Views,
+    ToolCalls,
+):
     """The root's state and rules. Open with :meth:`open`; close with :meth:`close` (or ``with``)."""
 
     #: Every event the log holds, and the concern that applies it (at commit and at replay alike).

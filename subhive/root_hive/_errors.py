@@ -38,9 +38,16 @@ class Conflict(SubhiveError):
     default_code = "state.conflict"
     exit_code = 1
 
-    def __init__(self, message: str, *, code: str | None = None, location: Location | None = None,
-                 hint: str | None = None, problems: Iterable[Problem] = (),
-                 details: dict[str, object] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        location: Location | None = None,
+        hint: str | None = None,
+        problems: Iterable[Problem] = (),
+        details: dict[str, object] | None = None,
+    ) -> None:
         super().__init__(message, code=code, location=location, hint=hint)
         self._extra = tuple(problems)
         self.details = details or {}

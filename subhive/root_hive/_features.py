@@ -27,18 +27,26 @@ def check_feature_names(operations: Sequence[str], fields: Sequence[str]) -> Non
     """Raise :class:`InputError` for an empty name or a field without a property part."""
     for op in operations:
         if not isinstance(op, str) or not op or "." in op:
-            raise InputError(f"{op!r} is not an operation or event name", code="requirement.operation",
-                             hint="name an operation or event of the contract, e.g. place_order")
+            raise InputError(
+                f"{op!r} is not an operation or event name",
+                code="requirement.operation",
+                hint="name an operation or event of the contract, e.g. place_order",
+            )
     for name in fields:
         if not isinstance(name, str) or name.count(".") < 1 or "" in name.split("."):
-            raise InputError(f"{name!r} is not a field", code="requirement.field",
-                             hint="write MEMBER.PROPERTY[.PROPERTY...], e.g. place_order.customer_id")
+            raise InputError(
+                f"{name!r} is not a field",
+                code="requirement.field",
+                hint="write MEMBER.PROPERTY[.PROPERTY...], e.g. place_order.customer_id",
+            )
 
 
 def missing_features(contract: Contract, operations: Sequence[str], fields: Sequence[str]) -> list[str]:
     """The operations and fields (as written) that ``contract`` does not offer."""
-    members = {**{n: (op.input, op.output) for n, op in contract.operations.items()},
-               **{n: (ev.payload,) for n, ev in contract.events.items()}}
+    members = {
+        **{n: (op.input, op.output) for n, op in contract.operations.items()},
+        **{n: (ev.payload,) for n, ev in contract.events.items()},
+    }
     missing = [op for op in operations if op not in members]
     for name in fields:
         member, *path = name.split(".")

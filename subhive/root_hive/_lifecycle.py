@@ -65,8 +65,10 @@ class Lifecycle(RootState):
         for frame in self._log.frames:
             self._apply(frame, replaying=True)
         self._restore_logged_directories()
-        self._tampered = {(Path(p.location.file or "").parent.name, Version.parse(Path(p.location.file or "").name)):
-                          p for p in self._lock.verify(workspace.root)}
+        self._tampered = {
+            (Path(p.location.file or "").parent.name, Version.parse(Path(p.location.file or "").name)): p
+            for p in self._lock.verify(workspace.root)
+        }
         for name in self._lock.names():
             self._refresh_consumers(name)
         # A hash in the file that the log contradicts was edited by hand: leave the file as it is (status and
@@ -90,10 +92,13 @@ class Lifecycle(RootState):
             os.close(fd)
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise
-            raise Conflict(f"another root engine (pid {holder}) already holds this workspace's state",
-                           code="root.locked", location=Location(file=str(path)),
-                           hint="talk to the running root (subhive root prints its address) or stop it first; "
-                                "the lock is released when that process exits, even if it is killed") from None
+            raise Conflict(
+                f"another root engine (pid {holder}) already holds this workspace's state",
+                code="root.locked",
+                location=Location(file=str(path)),
+                hint="talk to the running root (subhive root prints its address) or stop it first; "
+                "the lock is released when that process exits, even if it is killed",
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
         self._writer_fd = fd
@@ -148,4 +153,3 @@ class Lifecycle(RootState):
                 approval = self._approvals.get(child.name)
                 if approval is None or approval.status != "pending":
                     shutil.rmtree(child, ignore_errors=True)
-

@@ -30,8 +30,16 @@ from .._source import SourceDocument, parse_document
 from ..errors import InputError, Location, Problem
 from ..semver import Version
 
-__all__ = ["LOCK_FILE", "LOCK_FORMAT", "Lock", "LockEntry", "contract_hash", "directory_files", "render_lock",
-           "write_atomic"]
+__all__ = [
+    "LOCK_FILE",
+    "LOCK_FORMAT",
+    "Lock",
+    "LockEntry",
+    "contract_hash",
+    "directory_files",
+    "render_lock",
+    "write_atomic",
+]
 
 LOCK_FILE = "contracts.lock"
 LOCK_FORMAT = 1
@@ -82,8 +90,13 @@ class LockEntry:
         return workspace_root / "contracts" / self.name / str(self.version)
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "version": str(self.version), "hash": self.hash, "provider": self.provider,
-                "consumers": dict(sorted(self.consumers.items()))}
+        return {
+            "name": self.name,
+            "version": str(self.version),
+            "hash": self.hash,
+            "provider": self.provider,
+            "consumers": dict(sorted(self.consumers.items())),
+        }
 
 
 class Lock:
@@ -110,9 +123,12 @@ class Lock:
         data = document.data
 
         def bad(pointer: str, message: str) -> InputError:
-            return InputError(f"{path.name} is not a valid lock: {message}", code="lock.invalid",
-                              location=document.location(pointer),
-                              hint="restore it from version control; the root rewrites it on the next acceptance")
+            return InputError(
+                f"{path.name} is not a valid lock: {message}",
+                code="lock.invalid",
+                location=document.location(pointer),
+                hint="restore it from version control; the root rewrites it on the next acceptance",
+            )
 
         if not isinstance(data, dict) or data.get("format") != LOCK_FORMAT or not isinstance(data.get("entries"), list):
             raise bad("", f'expected {{"format": {LOCK_FORMAT}, "entries": [...]}}')
@@ -179,16 +195,27 @@ class Lock:
             directory = entry.directory(workspace_root)
             where = Location(file=str(directory))
             if not directory.is_dir():
-                problems.append(Problem("lock.missing", f"{entry.name} {entry.version} is in the lock but its "
-                                        "directory is gone", where,
-                                        "restore the directory from version control; accepted versions are immutable"))
+                problems.append(
+                    Problem(
+                        "lock.missing",
+                        f"{entry.name} {entry.version} is in the lock but its directory is gone",
+                        where,
+                        "restore the directory from version control; accepted versions are immutable",
+                    )
+                )
                 continue
             actual = contract_hash(directory)
             if actual != entry.hash:
-                problems.append(Problem("lock.tampered", f"{entry.name} {entry.version} was changed after it was "
-                                        f"accepted: its files hash to {actual}, the lock says {entry.hash}", where,
-                                        "restore the accepted files from version control and propose a new "
-                                        "version instead; accepted versions are immutable"))
+                problems.append(
+                    Problem(
+                        "lock.tampered",
+                        f"{entry.name} {entry.version} was changed after it was "
+                        f"accepted: its files hash to {actual}, the lock says {entry.hash}",
+                        where,
+                        "restore the accepted files from version control and propose a new "
+                        "version instead; accepted versions are immutable",
+                    )
+                )
         return problems
 
 
@@ -243,14 +270,19 @@ def _load_json(path: Path) -> SourceDocument:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}", code="lock.unreadable",
-                         location=Location(file=str(path))) from exc
+        raise InputError(
+            f"cannot read {path}: {exc.strerror}", code="lock.unreadable", location=Location(file=str(path))
+        ) from exc
     # parse_document picks its parser by suffix; the lock is JSON whatever its name says.
     try:
         document = parse_document(raw, path.with_name(path.name + ".json"))
     except InputError as exc:  # located in the lock itself, not in the name given to the parser
-        raise InputError(exc.message, code=exc.code, location=replace(exc.location, file=str(path)),
-                         hint=exc.hint or "restore it from version control") from None
+        raise InputError(
+            exc.message,
+            code=exc.code,
+            location=replace(exc.location, file=str(path)),
+            hint=exc.hint or "restore it from version control",
+        ) from None
     document.path = path
     return document
 

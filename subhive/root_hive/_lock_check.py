@@ -33,10 +33,13 @@ class LockInconsistent(Conflict):
     def __init__(self, problems: Collection[Problem]) -> None:
         first = next(iter(problems))
         count = len(problems)
-        super().__init__(f"contracts.lock disagrees with the accepted contracts ({count} problem"
-                         f"{'s' if count != 1 else ''})", location=first.location,
-                         hint="fix what each problem says; until then the root accepts no proposal, and it never "
-                              "rewrites a hash that disagrees", problems=problems)
+        super().__init__(
+            f"contracts.lock disagrees with the accepted contracts ({count} problem{'s' if count != 1 else ''})",
+            location=first.location,
+            hint="fix what each problem says; until then the root accepts no proposal, and it never "
+            "rewrites a hash that disagrees",
+            problems=problems,
+        )
 
 
 def short(digest: str) -> str:
@@ -44,8 +47,9 @@ def short(digest: str) -> str:
     return digest[:19] + "…" if len(digest) > 19 else digest
 
 
-def check_lock(workspace_root: Path, *, accepted: Mapping[Key, str] | None = None,
-               names: Collection[str] | None = None) -> list[Problem]:
+def check_lock(
+    workspace_root: Path, *, accepted: Mapping[Key, str] | None = None, names: Collection[str] | None = None
+) -> list[Problem]:
     """Every entry of ``contracts.lock`` whose hash disagrees with its directory's files, or with ``accepted``.
 
     ``accepted`` is the hash the root accepted per (contract, version) (``RootHive.lock``, or
@@ -72,41 +76,57 @@ def check_lock(workspace_root: Path, *, accepted: Mapping[Key, str] | None = Non
         rel = directory.relative_to(workspace_root).as_posix()
         in_lock = document.location(f"/entries/{index.get((entry.name, str(entry.version)), 0)}/hash")
         if not directory.is_dir():
-            problems.append(Problem("lock.missing", f"{what} is in contracts.lock but {rel} is gone",
-                                    Location(file=str(directory)),
-                                    f"restore {rel} from version control (git checkout -- {rel}); accepted "
-                                    "versions are immutable"))
+            problems.append(
+                Problem(
+                    "lock.missing",
+                    f"{what} is in contracts.lock but {rel} is gone",
+                    Location(file=str(directory)),
+                    f"restore {rel} from version control (git checkout -- {rel}); accepted versions are immutable",
+                )
+            )
             continue
         files = contract_hash(directory)
         root = None if accepted is None else accepted.get((entry.name, entry.version))
-        problem = _disagreement(what, rel, locked=entry.hash, files=files, root=root, in_lock=in_lock,
-                                in_dir=Location(file=str(directory)))
+        problem = _disagreement(
+            what, rel, locked=entry.hash, files=files, root=root, in_lock=in_lock, in_dir=Location(file=str(directory))
+        )
         if problem is not None:
             problems.append(problem)
     return problems
 
 
-def _disagreement(what: str, rel: str, *, locked: str, files: str, root: str | None, in_lock: Location,
-                  in_dir: Location) -> Problem | None:
+def _disagreement(
+    what: str, rel: str, *, locked: str, files: str, root: str | None, in_lock: Location, in_dir: Location
+) -> Problem | None:
     """The problem, if any, for one version: ``locked`` (the file says), ``files`` (the directory hashes to),
     ``root`` (the root accepted; None when unknown)."""
     if locked == files and root in (None, locked):
         return None
     keep = "accepted versions are immutable: to change a contract, propose a new version"
     if locked != files and root == files:
-        return Problem("lock.hash_edited", f"contracts.lock was edited: it says {what} hashes to {short(locked)}, "
-                       f"but its files and the root both say {short(files)}", in_lock,
-                       f"restore contracts.lock from version control (git checkout -- {LOCK_FILE}), or put back "
-                       f"the hash {files}")
+        return Problem(
+            "lock.hash_edited",
+            f"contracts.lock was edited: it says {what} hashes to {short(locked)}, "
+            f"but its files and the root both say {short(files)}",
+            in_lock,
+            f"restore contracts.lock from version control (git checkout -- {LOCK_FILE}), or put back the hash {files}",
+        )
     if locked == files:  # both changed alike: only the root's record remembers what was accepted
-        return Problem("lock.tampered", f"{what} and its hash in contracts.lock were both changed after it was "
-                       f"accepted: they say {short(locked)}, the root accepted {short(root or '')}", in_dir,
-                       f"restore {rel} and {LOCK_FILE} from version control (git checkout -- {rel} {LOCK_FILE}); "
-                       f"{keep}")
+        return Problem(
+            "lock.tampered",
+            f"{what} and its hash in contracts.lock were both changed after it was "
+            f"accepted: they say {short(locked)}, the root accepted {short(root or '')}",
+            in_dir,
+            f"restore {rel} and {LOCK_FILE} from version control (git checkout -- {rel} {LOCK_FILE}); {keep}",
+        )
     either = "" if root == locked else f" (or, if it was contracts.lock that was edited, restore that: {LOCK_FILE})"
-    return Problem("lock.tampered", f"{what} was changed after it was accepted: contracts.lock expects "
-                   f"{short(locked)}, its files hash to {short(files)}", in_dir,
-                   f"restore {rel} from version control (git checkout -- {rel}){either}; {keep}")
+    return Problem(
+        "lock.tampered",
+        f"{what} was changed after it was accepted: contracts.lock expects "
+        f"{short(locked)}, its files hash to {short(files)}",
+        in_dir,
+        f"restore {rel} from version control (git checkout -- {rel}){either}; {keep}",
+    )
 
 
 class LockGuard:
@@ -169,20 +189,36 @@ class LockGuard:
             root = accepted.get(key)
             what = f"{entry.name}@{entry.version}"
             if root is None:
-                found.append(Problem("lock.entry_added", f"contracts.lock was edited: it lists {what}, which the "
-                                     "root never accepted", where,
-                                     f"{restore}, or remove that entry; a new version is added by proposing it "
-                                     "(subhive contract propose)"))
+                found.append(
+                    Problem(
+                        "lock.entry_added",
+                        f"contracts.lock was edited: it lists {what}, which the root never accepted",
+                        where,
+                        f"{restore}, or remove that entry; a new version is added by proposing it "
+                        "(subhive contract propose)",
+                    )
+                )
             elif root != entry.hash:
-                found.append(Problem("lock.hash_edited", f"contracts.lock was edited: it says {what} hashes to "
-                                     f"{short(entry.hash)}, the root accepted {short(root)}", where,
-                                     f"{restore}, or put back the hash {root}"))
+                found.append(
+                    Problem(
+                        "lock.hash_edited",
+                        f"contracts.lock was edited: it says {what} hashes to "
+                        f"{short(entry.hash)}, the root accepted {short(root)}",
+                        where,
+                        f"{restore}, or put back the hash {root}",
+                    )
+                )
         for name, version in sorted(written - in_file):
             if (name, version) in accepted:
-                found.append(Problem("lock.entry_removed", f"contracts.lock was edited: {name}@{version}, which "
-                                     "the root accepted, is no longer in it", where,
-                                     f"{restore}; an accepted version stays in the lock (one no consumer needs "
-                                     "is retired, not removed)"))
+                found.append(
+                    Problem(
+                        "lock.entry_removed",
+                        f"contracts.lock was edited: {name}@{version}, which the root accepted, is no longer in it",
+                        where,
+                        f"{restore}; an accepted version stays in the lock (one no consumer needs "
+                        "is retired, not removed)",
+                    )
+                )
         return found
 
 

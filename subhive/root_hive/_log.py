@@ -110,8 +110,12 @@ class EventLog:
         for kind, data, private in records:
             seq += 1
             frame = Frame(seq, kind, data, now, private)
-            body = json.dumps({"seq": seq, "kind": kind, "time": now, "data": data, "private": private},
-                              sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+            body = json.dumps(
+                {"seq": seq, "kind": kind, "time": now, "data": data, "private": private},
+                sort_keys=True,
+                separators=(",", ":"),
+                ensure_ascii=False,
+            ).encode("utf-8")
             self._staged.append(b"%08x %s\n" % (zlib.crc32(body), body))
             frames.append(frame)
         self._frames.extend(frames)
@@ -137,7 +141,7 @@ class EventLog:
 
     def since(self, seq: int) -> list[Frame]:
         """Frames after ``seq`` (seq is the record number, so this is a slice)."""
-        return list(self._frames[max(seq, 0):self._durable])
+        return list(self._frames[max(seq, 0) : self._durable])
 
     def close(self) -> None:
         self._handle.close()
@@ -156,10 +160,13 @@ def _read(path: Path) -> tuple[list[Frame], int, int]:
         if frame is None:
             if index == len(complete) - 1 and not tail:
                 return frames, offset, 1  # the last full line is torn (e.g. its bytes were not all flushed)
-            raise InputError(f"event log record {index + 1} is damaged and later records follow it",
-                             code="log.corrupt", location=Location(file=str(path), line=index + 1),
-                             hint="the log was edited or the disk is damaged; restore .subhive/root from a "
-                                  "backup, or move it aside to start an empty root (registrations are lost)")
+            raise InputError(
+                f"event log record {index + 1} is damaged and later records follow it",
+                code="log.corrupt",
+                location=Location(file=str(path), line=index + 1),
+                hint="the log was edited or the disk is damaged; restore .subhive/root from a "
+                "backup, or move it aside to start an empty root (registrations are lost)",
+            )
         frames.append(frame)
         offset += len(line) + 1
     return frames, offset, 1 if tail else 0

@@ -14,8 +14,18 @@ from ..errors import ContractInvalid, InputError, Problem, SubhiveError
 from ..semver import Version
 from ._errors import Conflict
 
-__all__ = ["Approval", "ContractInfo", "Endpoint", "HiveStatus", "ProposalOutcome", "Registration", "Repair",
-           "RequirementOutcome", "ToolCall", "VersionInfo"]
+__all__ = [
+    "Approval",
+    "ContractInfo",
+    "Endpoint",
+    "HiveStatus",
+    "ProposalOutcome",
+    "Registration",
+    "Repair",
+    "RequirementOutcome",
+    "ToolCall",
+    "VersionInfo",
+]
 
 ProposalStatus = Literal["accepted", "pending", "rejected"]
 ApprovalStatus = Literal["pending", "approved", "rejected"]
@@ -40,8 +50,10 @@ class RequirementOutcome:
     announcement_id: str | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"satisfied_by": str(self.satisfied_by) if self.satisfied_by else None,
-                "announcement_id": self.announcement_id}
+        return {
+            "satisfied_by": str(self.satisfied_by) if self.satisfied_by else None,
+            "announcement_id": self.announcement_id,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,19 +88,37 @@ class ProposalOutcome:
         if self.code == "contract.invalid" and self.problems:
             return ContractInvalid(self.problems, summary=self.message)
         if self.code in _CONFLICT_CODES:
-            return Conflict(self.message, code=self.code, problems=self.problems,
-                            details={"proposal": self.id, "check": self.check})
+            return Conflict(
+                self.message, code=self.code, problems=self.problems, details={"proposal": self.id, "check": self.check}
+            )
         error = InputError(self.message, code=self.code)
         return _WithDetails(error, {"proposal": self.id, "check": self.check})
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "kind": self.kind, "contract": self.contract, "version": _text(self.version),
-                "status": self.status, "code": self.code, "message": self.message, "hash": self.hash,
-                "awarded": list(self.awarded), "problems": [p.to_dict() for p in self.problems], "check": self.check}
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "contract": self.contract,
+            "version": _text(self.version),
+            "status": self.status,
+            "code": self.code,
+            "message": self.message,
+            "hash": self.hash,
+            "awarded": list(self.awarded),
+            "problems": [p.to_dict() for p in self.problems],
+            "check": self.check,
+        }
 
 
-_CONFLICT_CODES = frozenset({"proposal.immutable", "proposal.pending_exists", "proposal.version_order",
-                             "lock.tampered", "proposal.exists_unlocked"})
+_CONFLICT_CODES = frozenset(
+    {
+        "proposal.immutable",
+        "proposal.pending_exists",
+        "proposal.version_order",
+        "lock.tampered",
+        "proposal.exists_unlocked",
+    }
+)
 
 
 class _WithDetails(InputError):
@@ -120,8 +150,14 @@ class Repair:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data; the sample as text (UTF-8, undecodable bytes replaced), since people read it."""
-        return {"code": self.code, "operation": self.operation, "subject": self.subject, "count": self.count,
-                "sample": self.sample.decode("utf-8", "replace"), "last_seen": self.last_seen}
+        return {
+            "code": self.code,
+            "operation": self.operation,
+            "subject": self.subject,
+            "count": self.count,
+            "sample": self.sample.decode("utf-8", "replace"),
+            "last_seen": self.last_seen,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +172,13 @@ class ToolCall:
     call_id: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"agent": self.agent, "tool": self.tool, "arguments": self.arguments, "turn": self.turn,
-                "call_id": self.call_id}
+        return {
+            "agent": self.agent,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "turn": self.turn,
+            "call_id": self.call_id,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,11 +211,23 @@ class Approval:
     tool_call: ToolCall | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "kind": self.kind, "contract": self.contract, "version": _text(self.version),
-                "proposer": self.proposer, "status": self.status, "reason": self.reason, "message": self.message,
-                "hash": self.hash, "created": self.created, "decided": self.decided, "decision": self.decision,
-                "check": self.check, "repair": self.repair.to_dict() if self.repair is not None else None,
-                "tool_call": self.tool_call.to_dict() if self.tool_call is not None else None}
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "contract": self.contract,
+            "version": _text(self.version),
+            "proposer": self.proposer,
+            "status": self.status,
+            "reason": self.reason,
+            "message": self.message,
+            "hash": self.hash,
+            "created": self.created,
+            "decided": self.decided,
+            "decision": self.decision,
+            "check": self.check,
+            "repair": self.repair.to_dict() if self.repair is not None else None,
+            "tool_call": self.tool_call.to_dict() if self.tool_call is not None else None,
+        }
 
 
 def _text(version: Version | None) -> str | None:
@@ -198,8 +251,14 @@ class Endpoint:
     registered: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"contract": self.contract, "major": self.major, "address": self.address, "provider": self.provider,
-                "service": self.service, "registered": self.registered}
+        return {
+            "contract": self.contract,
+            "major": self.major,
+            "address": self.address,
+            "provider": self.provider,
+            "service": self.service,
+            "registered": self.registered,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,8 +275,14 @@ class VersionInfo:
     intact: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": str(self.version), "hash": self.hash, "provider": self.provider, "status": self.status,
-                "consumers": dict(sorted(self.consumers.items())), "intact": self.intact}
+        return {
+            "version": str(self.version),
+            "hash": self.hash,
+            "provider": self.provider,
+            "status": self.status,
+            "consumers": dict(sorted(self.consumers.items())),
+            "intact": self.intact,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,6 +309,12 @@ class HiveStatus:
     endpoints: list[Endpoint] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "parent": self.parent,
-                "children": [c.to_dict() for c in self.children], "provides": list(self.provides),
-                "consumes": [dict(c) for c in self.consumes], "endpoints": [e.to_dict() for e in self.endpoints]}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "parent": self.parent,
+            "children": [c.to_dict() for c in self.children],
+            "provides": list(self.provides),
+            "consumes": [dict(c) for c in self.consumes],
+            "endpoints": [e.to_dict() for e in self.endpoints],
+        }

@@ -32,8 +32,7 @@ class Proposals(RootState):
     """The verdict on a proposal."""
 
     @batched
-    def propose(self, hive: str, files: Mapping[str, bytes], *,
-                announcement_id: str | None = None) -> ProposalOutcome:
+    def propose(self, hive: str, files: Mapping[str, bytes], *, announcement_id: str | None = None) -> ProposalOutcome:
         """Judge a contract version proposed by ``hive``; see the module docstring for the rules.
 
         >>> outcome = root.propose("backend", read_dir("contracts/orders/1.2.0"))  # doctest: +SKIP
@@ -61,8 +60,7 @@ class Proposals(RootState):
         finally:
             shutil.rmtree(staging, ignore_errors=True)  # whatever was not moved to contracts/ or pending/
 
-    def _lint(self, p: Proposal, staging: Path, files: dict[str, bytes]) -> tuple[Contract | None,
-                                                                                  tuple[Problem, ...]]:
+    def _lint(self, p: Proposal, staging: Path, files: dict[str, bytes]) -> tuple[Contract | None, tuple[Problem, ...]]:
         """Lint the proposal, in memory unless it has a ``.proto`` (protoc and the gRPC check read files).
 
         In memory, the files stand for their final directory ``contracts/<name>/<version>`` (name and version
@@ -91,20 +89,28 @@ class Proposals(RootState):
         contract, problems = self._lint(p, staging, files)
         if contract is None:
             p.name, p.version = peek(files)
-            return self._verdict(p, status="rejected",
-                                 code="contract.invalid", problems=problems,
-                                 message=f"the contract does not lint: {len(problems)} problem(s), first: "
-                                         f"{problems[0].message}")
+            return self._verdict(
+                p,
+                status="rejected",
+                code="contract.invalid",
+                problems=problems,
+                message=f"the contract does not lint: {len(problems)} problem(s), first: {problems[0].message}",
+            )
         name, version = p.name, p.version = contract.name, contract.version
         if contract.provider != hive:
-            raise PermissionDenied(f"hive {hive!r} cannot propose {name} {version}: its contract.yaml names "
-                                   f"provider {contract.provider!r}", code="auth.not_provider",
-                                   location=Location(file="contract.yaml", pointer="/provider"),
-                                   hint="a hive proposes only the contracts it provides")
+            raise PermissionDenied(
+                f"hive {hive!r} cannot propose {name} {version}: its contract.yaml names "
+                f"provider {contract.provider!r}",
+                code="auth.not_provider",
+                location=Location(file="contract.yaml", pointer="/provider"),
+                hint="a hive proposes only the contracts it provides",
+            )
         if announcement_id is not None and self._announcements[announcement_id].contract != name:
-            raise InputError(f"announcement {announcement_id} asks for contract "
-                             f"{self._announcements[announcement_id].contract!r}, not {name!r}",
-                             code="announcement.mismatch")
+            raise InputError(
+                f"announcement {announcement_id} asks for contract "
+                f"{self._announcements[announcement_id].contract!r}, not {name!r}",
+                code="announcement.mismatch",
+            )
         early = self._settled(p)
         return early if early is not None else self._against_accepted(p, contract)
 
@@ -115,23 +121,34 @@ class Proposals(RootState):
         same_line = [e for e in entries if version_line(e.version) == version_line(version)]
         if not same_line and any(e.version > version for e in entries):
             newest = entries[-1].version
-            return self._verdict(p, status="rejected",
-                                 code="proposal.version_order",
-                                 message=f"{name} {version} would start a major line below the newest accepted "
-                                         f"version {newest}: only newer major lines can be added")
+            return self._verdict(
+                p,
+                status="rejected",
+                code="proposal.version_order",
+                message=f"{name} {version} would start a major line below the newest accepted "
+                f"version {newest}: only newer major lines can be added",
+            )
         base_entry = same_line[-1] if same_line else (entries[-1] if entries else None)
         check: ContractCheck | None = None
         if base_entry is not None:
             base = self._contract(name, base_entry.version)  # first: loading it is what detects a late edit
             tampered = self._tampered.get((name, base_entry.version))
             if tampered is not None:
-                return self._verdict(p, status="rejected",
-                                     code="lock.tampered", problems=(tampered,),
-                                     message=f"cannot check against {name} {base_entry.version}: {tampered.message}")
+                return self._verdict(
+                    p,
+                    status="rejected",
+                    code="lock.tampered",
+                    problems=(tampered,),
+                    message=f"cannot check against {name} {base_entry.version}: {tampered.message}",
+                )
             if base is None:
-                return self._verdict(p, status="rejected",
-                                     code="lock.tampered", message=f"the accepted {name} {base_entry.version} no "
-                                     "longer loads; restore it from version control")
+                return self._verdict(
+                    p,
+                    status="rejected",
+                    code="lock.tampered",
+                    message=f"the accepted {name} {base_entry.version} no "
+                    "longer loads; restore it from version control",
+                )
             check = check_contract(contract, base)
             if not check.semver_ok:
                 return self._dishonest(p, check)
@@ -143,48 +160,69 @@ class Proposals(RootState):
         accepted = self._lock.get(name, version)
         if accepted is not None:
             if accepted.hash == digest:
-                return self._verdict(p, status="accepted",
-                                     code="proposal.unchanged", message=f"{name} {version} is already accepted "
-                                     "with this content", quiet=True)
-            return self._verdict(p, status="rejected",
-                                 code="proposal.immutable",
-                                 message=f"{name} {version} is already accepted with other content "
-                                         f"({accepted.hash}); accepted versions are immutable: propose a new version")
+                return self._verdict(
+                    p,
+                    status="accepted",
+                    code="proposal.unchanged",
+                    message=f"{name} {version} is already accepted with this content",
+                    quiet=True,
+                )
+            return self._verdict(
+                p,
+                status="rejected",
+                code="proposal.immutable",
+                message=f"{name} {version} is already accepted with other content "
+                f"({accepted.hash}); accepted versions are immutable: propose a new version",
+            )
         for approval in self._approvals.values():
             if approval.status == "pending" and approval.contract == name and approval.version == version:
                 if approval.hash == digest:
-                    return self._verdict(p, status="pending",
-                                         code=approval.reason, check=approval.check, quiet=True,
-                                         message=f"{name} {version} already waits for approval as {approval.id}")
-                return self._verdict(p, status="rejected",
-                                     code="proposal.pending_exists",
-                                     message=f"{name} {version} already waits for approval ({approval.id}) with "
-                                             "other content: have it rejected first, or propose another version")
+                    return self._verdict(
+                        p,
+                        status="pending",
+                        code=approval.reason,
+                        check=approval.check,
+                        quiet=True,
+                        message=f"{name} {version} already waits for approval as {approval.id}",
+                    )
+                return self._verdict(
+                    p,
+                    status="rejected",
+                    code="proposal.pending_exists",
+                    message=f"{name} {version} already waits for approval ({approval.id}) with "
+                    "other content: have it rejected first, or propose another version",
+                )
         return None
 
     def _dishonest(self, p: Proposal, check: ContractCheck) -> ProposalOutcome:
         if check.new_version <= check.old_version:
             code = "proposal.version_order"
-            message = (f"{p.name} {p.version} is not newer than the accepted {check.old_version}; "
-                       f"propose {check.suggested_version()} or later")
+            message = (
+                f"{p.name} {p.version} is not newer than the accepted {check.old_version}; "
+                f"propose {check.suggested_version()} or later"
+            )
         else:
             code = "proposal.semver"
             offending = "; ".join(f"{part}: {c.message} [{c.code}] at {c.path or '/'}" for part, c in check.offending())
-            message = (f"{p.name} {p.version} is a {check.actual_bump} bump from {check.old_version} "
-                       f"but the changes need a {check.required_bump} bump (propose {check.suggested_version()}): "
-                       f"{offending}")
+            message = (
+                f"{p.name} {p.version} is a {check.actual_bump} bump from {check.old_version} "
+                f"but the changes need a {check.required_bump} bump (propose {check.suggested_version()}): "
+                f"{offending}"
+            )
         return self._verdict(p, status="rejected", code=code, message=message, check=check.to_dict())
 
-    def _decide(self, p: Proposal, contract: Contract, check: ContractCheck | None,
-                entries: list[LockEntry]) -> ProposalOutcome:
+    def _decide(
+        self, p: Proposal, contract: Contract, check: ContractCheck | None, entries: list[LockEntry]
+    ) -> ProposalOutcome:
         name, version, hive = contract.name, contract.version, p.hive
         check_dict = check.to_dict() if check is not None else None
         reason, message = "", ""
         unsatisfied = self._left_unsatisfied(contract)
         if entries and entries[-1].provider != hive:
             reason = "proposal.pending_provider"
-            message = (f"{name} is provided by {entries[-1].provider!r}; {hive!r} taking it over needs a human's "
-                       "approval")
+            message = (
+                f"{name} is provided by {entries[-1].provider!r}; {hive!r} taking it over needs a human's approval"
+            )
         elif check is not None and check.required_bump is Bump.MAJOR:
             reason = "proposal.pending_breaking"
             changes = "; ".join(f"{part}: {c.message} [{c.code}]" for part, c in check.breaking)
@@ -216,4 +254,3 @@ class Proposals(RootState):
         number = data["proposal_id"].rpartition("-")[2]
         if number.isdigit():
             self._proposals = max(self._proposals, int(number))
-

@@ -27,8 +27,16 @@ class HiveRegistry(RootState):
     """Registered hives and the manifests they come from."""
 
     @batched
-    def register_hive(self, name: str, *, kind: str = "custom", parent: str = ROOT,
-                      rotate: bool = False, _token: str | None = None, _manifest: bool = False) -> Registration:
+    def register_hive(
+        self,
+        name: str,
+        *,
+        kind: str = "custom",
+        parent: str = ROOT,
+        rotate: bool = False,
+        _token: str | None = None,
+        _manifest: bool = False,
+    ) -> Registration:
         """Register ``name`` and return its token (shown once). ``rotate=True`` replaces an existing token.
 
         >>> root.register_hive("db", kind="db").name  # doctest: +SKIP
@@ -36,17 +44,25 @@ class HiveRegistry(RootState):
         """
         check_hive_name(name)
         if kind not in {k.value for k in Kind}:
-            raise InputError(f"{kind!r} is not a hive kind", code="hive.kind",
-                             hint="one of: " + ", ".join(k.value for k in Kind))
+            raise InputError(
+                f"{kind!r} is not a hive kind", code="hive.kind", hint="one of: " + ", ".join(k.value for k in Kind)
+            )
         if parent != ROOT and parent not in self._hives:
-            raise NotFound(f"parent hive {parent!r} is not registered", code="hive.parent_unknown",
-                           hint=f"register {parent!r} first, or use parent {ROOT!r}")
+            raise NotFound(
+                f"parent hive {parent!r} is not registered",
+                code="hive.parent_unknown",
+                hint=f"register {parent!r} first, or use parent {ROOT!r}",
+            )
         if name in self._hives and not rotate:
-            raise Conflict(f"hive {name!r} is already registered", code="hive.exists",
-                           hint="register it with rotate=True to issue a new token; the old one stops working")
+            raise Conflict(
+                f"hive {name!r} is already registered",
+                code="hive.exists",
+                hint="register it with rotate=True to issue a new token; the old one stops working",
+            )
         if parent == name or parent in self._descendants(name):
-            raise InputError(f"hive {name!r} cannot have {parent!r} as parent: the tree would have a cycle",
-                             code="hive.parent_cycle")
+            raise InputError(
+                f"hive {name!r} cannot have {parent!r} as parent: the tree would have a cycle", code="hive.parent_cycle"
+            )
         token = _token or secrets.token_urlsafe(32)
         data: dict[str, Any] = {"name": name, "kind": kind, "parent": parent, "rotated": name in self._hives}
         if _manifest:
@@ -73,9 +89,12 @@ class HiveRegistry(RootState):
             # Made with `subhive new` after this root opened: registered now, as it would have been at open.
             self._register_workspace_hives(open_workspace(self.workspace_root))
         if hive not in self._hives:
-            raise NotFound(f"hive {hive!r} is not registered", code="hive.unknown",
-                           hint="create it with `subhive new` (the root registers the workspace's sub-hives), "
-                                "or register it through the RegisterHive call with the admin token")
+            raise NotFound(
+                f"hive {hive!r} is not registered",
+                code="hive.unknown",
+                hint="create it with `subhive new` (the root registers the workspace's sub-hives), "
+                "or register it through the RegisterHive call with the admin token",
+            )
 
     def _workspace_hive_names(self) -> set[str]:
         """The names of ``subhives/<name>/subhive.toml`` on disk now (cheap: no manifest is parsed)."""
@@ -101,8 +120,9 @@ class HiveRegistry(RootState):
                     os.chmod(tokens_dir, 0o700)
                     write_secret(tokens_dir / f"{name}.token", token)
                     self._barrier.add_tree(tokens_dir)  # the token on disk before the record that makes it valid
-                    self.register_hive(name, kind=manifest.kind.value, parent=manifest.parent, _token=token,
-                                       _manifest=True)
+                    self.register_hive(
+                        name, kind=manifest.kind.value, parent=manifest.parent, _token=token, _manifest=True
+                    )
                     progress = True
             self._declare_manifest_needs(manifests)
             self._forget_removed_hives()
@@ -142,15 +162,21 @@ class HiveRegistry(RootState):
         (so an old major it pinned can retire); its children first. Hives registered through RegisterHive stay."""
         present = self._workspace_hive_names()
         tokens_dir = self.workspace_root / TOKENS_DIR
-        gone = {name for name, hive in self._hives.items() if name not in present
-                and (hive.from_manifest or (tokens_dir / f"{name}.token").exists())}
+        gone = {
+            name
+            for name, hive in self._hives.items()
+            if name not in present and (hive.from_manifest or (tokens_dir / f"{name}.token").exists())
+        }
         while gone:
             leaves = sorted(n for n in gone if not any(h.parent == n for h in self._hives.values()))
             if not leaves:
                 return  # a child still registered: it keeps its parent
             for name in leaves:
-                records: list[Record] = [("requirement_withdrawn", {"hive": name, "contract": contract}, {})
-                                         for (who, contract) in sorted(self._requirements) if who == name]
+                records: list[Record] = [
+                    ("requirement_withdrawn", {"hive": name, "contract": contract}, {})
+                    for (who, contract) in sorted(self._requirements)
+                    if who == name
+                ]
                 self._commit([*records, ("hive_removed", {"name": name}, {})])
                 (tokens_dir / f"{name}.token").unlink(missing_ok=True)
                 gone.discard(name)
@@ -184,4 +210,3 @@ class HiveRegistry(RootState):
         old = self._hives.pop(data["name"], None)
         if old is not None:
             self._tokens.pop(old.token_sha256, None)
-

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..errors import InputError
 from ._model import Approval, Repair
@@ -57,55 +57,111 @@ class RepairReport:
         return (self.hive, self.code, self.contract, self.operation, self.subject)
 
 
-def check_report(hive: str, *, code: object, message: object, contract: object = "", operation: object = "",
-                 subject: object = "", count: object = 1, sample: object = b"") -> RepairReport:
+def check_report(
+    hive: str,
+    *,
+    code: object,
+    message: object,
+    contract: object = "",
+    operation: object = "",
+    subject: object = "",
+    count: object = 1,
+    sample: object = b"",
+) -> RepairReport:
     """Check a repair report; raises InputError with a ``repair.*`` code naming what is wrong. A text
     ``sample`` is kept as its UTF-8 bytes."""
     if not isinstance(code, str) or not _CODE.match(code):
-        raise InputError(f"{code!r} is not an error code or class", code="repair.code",
-                         hint="send the error's stable code (e.g. handler.failed) or its exception class")
+        raise InputError(
+            f"{code!r} is not an error code or class",
+            code="repair.code",
+            hint="send the error's stable code (e.g. handler.failed) or its exception class",
+        )
     _check_where(contract, operation, subject)
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= COUNT_MAX:
-        raise InputError(f"{count!r} is not a count of occurrences", code="repair.count",
-                         hint=f"how many times the hive saw the error: 1 to {COUNT_MAX}")
+        raise InputError(
+            f"{count!r} is not a count of occurrences",
+            code="repair.count",
+            hint=f"how many times the hive saw the error: 1 to {COUNT_MAX}",
+        )
     if not isinstance(message, str) or not message.strip() or len(message) > MESSAGE_MAX:
-        raise InputError(f"a repair needs a short message (1 to {MESSAGE_MAX} characters)", code="repair.message",
-                         hint="say what failed in one line; put details in the sample")
+        raise InputError(
+            f"a repair needs a short message (1 to {MESSAGE_MAX} characters)",
+            code="repair.message",
+            hint="say what failed in one line; put details in the sample",
+        )
     data = sample.encode("utf-8") if isinstance(sample, str) else sample
     if not isinstance(data, bytes | bytearray):
         raise InputError("the sample must be bytes or text", code="repair.sample")
     if len(data) > SAMPLE_MAX:
-        raise InputError(f"the sample holds {len(data)} bytes; at most {SAMPLE_MAX} are kept",
-                         code="repair.sample_too_large", hint="cut it to its first 4 KiB before sending")
-    return RepairReport(hive, code, contract, operation, subject, count, message.strip(),  # type: ignore[arg-type]
-                        bytes(data))
+        raise InputError(
+            f"the sample holds {len(data)} bytes; at most {SAMPLE_MAX} are kept",
+            code="repair.sample_too_large",
+            hint="cut it to its first 4 KiB before sending",
+        )
+    # _check_where refused anything but text for where it happened; mypy cannot see that.
+    return RepairReport(
+        hive, code, cast(str, contract), cast(str, operation), cast(str, subject), count, message.strip(), bytes(data)
+    )
 
 
 def _check_where(contract: object, operation: object, subject: object) -> None:
     if not isinstance(contract, str) or (contract and not _CONTRACT.match(contract)):
-        raise InputError(f"{contract!r} is not a contract name", code="repair.contract",
-                         hint="[a-z][a-z0-9_-]*, as in contract.yaml")
+        raise InputError(
+            f"{contract!r} is not a contract name", code="repair.contract", hint="[a-z][a-z0-9_-]*, as in contract.yaml"
+        )
     if not isinstance(operation, str) or (operation and (not contract or not _NAME.match(operation))):
-        raise InputError(f"{operation!r} is not an operation of a named contract", code="repair.operation",
-                         hint="name the contract too, and the operation or event as in its contract.yaml")
+        raise InputError(
+            f"{operation!r} is not an operation of a named contract",
+            code="repair.operation",
+            hint="name the contract too, and the operation or event as in its contract.yaml",
+        )
     if not isinstance(subject, str) or (subject and not _SUBJECT.match(subject)):
-        raise InputError(f"{subject!r} is not a subject", code="repair.subject",
-                         hint="the NATS subject (or gRPC method) where the error happened, without spaces")
+        raise InputError(
+            f"{subject!r} is not a subject",
+            code="repair.subject",
+            hint="the NATS subject (or gRPC method) where the error happened, without spaces",
+        )
     if not contract and not subject:
-        raise InputError("a repair needs to say where the error happened", code="repair.where",
-                         hint="name the contract (and operation), the subject, or both")
+        raise InputError(
+            "a repair needs to say where the error happened",
+            code="repair.where",
+            hint="name the contract (and operation), the subject, or both",
+        )
 
 
 def repair_approval(data: dict[str, Any], sample: bytes, time: float, pending: Approval | None) -> Approval:
     """The approval a ``repair_proposed`` record leaves: a new one, or ``pending`` with its count grown."""
     if pending is not None and pending.repair is not None:
-        repair = Repair(pending.repair.code, pending.repair.operation, pending.repair.subject,
-                        int(data["count"]), sample, time)
-        return Approval(pending.id, pending.contract, None, pending.proposer, None, pending.created, "pending",
-                        REASON, data["message"], kind="repair", repair=repair)
+        repair = Repair(
+            pending.repair.code, pending.repair.operation, pending.repair.subject, int(data["count"]), sample, time
+        )
+        return Approval(
+            pending.id,
+            pending.contract,
+            None,
+            pending.proposer,
+            None,
+            pending.created,
+            "pending",
+            REASON,
+            data["message"],
+            kind="repair",
+            repair=repair,
+        )
     repair = Repair(data["code"], data["operation"], data["subject"], int(data["count"]), sample, time)
-    return Approval(data["approval_id"], data["contract"], None, data["hive"], None, time, "pending", REASON,
-                    data["message"], kind="repair", repair=repair)
+    return Approval(
+        data["approval_id"],
+        data["contract"],
+        None,
+        data["hive"],
+        None,
+        time,
+        "pending",
+        REASON,
+        data["message"],
+        kind="repair",
+        repair=repair,
+    )
 
 
 def repair_key(approval: Approval) -> RepairKey:

@@ -27,8 +27,9 @@ class Requirements(RootState):
     """Requirements, announcements and resolution."""
 
     @batched
-    def declare_requirement(self, hive: str, contract: str, versions: str, *, operations: Sequence[str] = (),
-                            fields: Sequence[str] = ()) -> RequirementOutcome:
+    def declare_requirement(
+        self, hive: str, contract: str, versions: str, *, operations: Sequence[str] = (), fields: Sequence[str] = ()
+    ) -> RequirementOutcome:
         """Record what ``hive`` needs; announce an open need (Contract Net) when no accepted version meets it.
 
         >>> root.declare_requirement("web", "orders", "^1.2", operations=["place_order"])  # doctest: +SKIP
@@ -36,8 +37,11 @@ class Requirements(RootState):
         """
         self._known_hive(hive)
         if not isinstance(contract, str) or not CONTRACT_NAME.match(contract):
-            raise InputError(f"{contract!r} is not a contract name", code="requirement.contract",
-                             hint="[a-z][a-z0-9_-]*, at most 63 characters, as in contract.yaml")
+            raise InputError(
+                f"{contract!r} is not a contract name",
+                code="requirement.contract",
+                hint="[a-z][a-z0-9_-]*, at most 63 characters, as in contract.yaml",
+            )
         try:
             parsed = VersionRange.parse(versions)
         except ValueError as exc:
@@ -47,26 +51,54 @@ class Requirements(RootState):
         requirement = Requirement(hive, contract, versions, parsed, operations, fields)
         satisfied = self._resolve(requirement)
         announcement = None if satisfied else f"need-{len(self._announcements) + 1}"
-        records: list[Record] = [("requirement_declared", {
-            "hive": hive, "contract": contract, "versions": versions, "operations": list(operations),
-            "fields": list(fields), "satisfied_by": str(satisfied) if satisfied else None,
-            "announcement_id": announcement}, {})]
+        records: list[Record] = [
+            (
+                "requirement_declared",
+                {
+                    "hive": hive,
+                    "contract": contract,
+                    "versions": versions,
+                    "operations": list(operations),
+                    "fields": list(fields),
+                    "satisfied_by": str(satisfied) if satisfied else None,
+                    "announcement_id": announcement,
+                },
+                {},
+            )
+        ]
         if announcement:
-            records.append(("need_announced", {"announcement_id": announcement, "hive": hive, "contract": contract,
-                                               "versions": versions, "operations": list(operations),
-                                               "fields": list(fields)}, {}))
+            records.append(
+                (
+                    "need_announced",
+                    {
+                        "announcement_id": announcement,
+                        "hive": hive,
+                        "contract": contract,
+                        "versions": versions,
+                        "operations": list(operations),
+                        "fields": list(fields),
+                    },
+                    {},
+                )
+            )
         self._commit(records)
         return RequirementOutcome(satisfied, announcement)
 
     def announcements(self, status: str | None = "open") -> list[dict[str, Any]]:
         """Announced needs (Contract Net calls for proposals), ``status`` ``open``/``awarded``/``withdrawn``."""
-        return [{"id": a.id, "hive": a.hive, "contract": a.contract, "versions": a.versions, "status": a.status}
-                for a in self._announcements.values() if status is None or a.status == status]
+        return [
+            {"id": a.id, "hive": a.hive, "contract": a.contract, "versions": a.versions, "status": a.status}
+            for a in self._announcements.values()
+            if status is None or a.status == status
+        ]
 
     def _resolve(self, req: Requirement, extra: tuple[Version, Contract] | None = None) -> Version | None:
         """The best intact accepted version meeting ``req`` (``extra`` counts as accepted, for what-ifs)."""
-        candidates = [e.version for e in self._lock.versions(req.contract)
-                      if (req.contract, e.version) not in self._tampered and req.range.contains(e.version)]
+        candidates = [
+            e.version
+            for e in self._lock.versions(req.contract)
+            if (req.contract, e.version) not in self._tampered and req.range.contains(e.version)
+        ]
         if extra is not None and req.range.contains(extra[0]):
             candidates.append(extra[0])
         for version in sorted(candidates, reverse=True):
@@ -129,9 +161,14 @@ class Requirements(RootState):
 
     def _apply_requirement(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
         key = (data["hive"], data["contract"])
-        self._requirements[key] = Requirement(data["hive"], data["contract"], data["versions"],
-                                               VersionRange.parse(data["versions"]), tuple(data["operations"]),
-                                               tuple(data["fields"]))
+        self._requirements[key] = Requirement(
+            data["hive"],
+            data["contract"],
+            data["versions"],
+            VersionRange.parse(data["versions"]),
+            tuple(data["operations"]),
+            tuple(data["fields"]),
+        )
         self._requirement_keys.setdefault(data["contract"], {})[key] = None
         for a in [self._announcements[i] for i in self._announcement_ids.get(data["contract"], ())]:
             if a.hive == data["hive"] and a.status == "open":
@@ -142,6 +179,6 @@ class Requirements(RootState):
 
     def _apply_announced(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
         self._announcements[data["announcement_id"]] = Announcement(
-            data["announcement_id"], data["hive"], data["contract"], data["versions"], "open")
+            data["announcement_id"], data["hive"], data["contract"], data["versions"], "open"
+        )
         self._announcement_ids.setdefault(data["contract"], []).append(data["announcement_id"])
-

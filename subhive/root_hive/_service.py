@@ -80,11 +80,16 @@ def _token_of(context: grpc.aio.ServicerContext[Any, Any]) -> str:
             scheme, _, token = text.partition(" ")
             if scheme.lower() == "bearer" and token.strip():
                 return token.strip()
-            raise Unauthenticated("the authorization metadata is not 'Bearer <token>'", code="auth.malformed",
-                                  hint="send the metadata 'authorization: Bearer <token>'")
-    raise Unauthenticated("no token: every call needs the metadata 'authorization: Bearer <token>'",
-                          code="auth.missing", hint="a hive's token comes from RegisterHive; the admin token "
-                          "is in .subhive/root/admin.token")
+            raise Unauthenticated(
+                "the authorization metadata is not 'Bearer <token>'",
+                code="auth.malformed",
+                hint="send the metadata 'authorization: Bearer <token>'",
+            )
+    raise Unauthenticated(
+        "no token: every call needs the metadata 'authorization: Bearer <token>'",
+        code="auth.missing",
+        hint="a hive's token comes from RegisterHive; the admin token is in .subhive/root/admin.token",
+    )
 
 
 class _Engine:
@@ -197,8 +202,11 @@ def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: 
         loop.call_soon_threadsafe(fn, *args)
 
 
-def _deliver(window: FrameWindow | None, frames: list[EncodedFrame],
-             answers: list[tuple[asyncio.Future[Any], object, BaseException | None]]) -> None:
+def _deliver(
+    window: FrameWindow | None,
+    frames: list[EncodedFrame],
+    answers: list[tuple[asyncio.Future[Any], object, BaseException | None]],
+) -> None:
     if window is not None:
         window.publish(frames)
     for future, result, error in answers:
@@ -239,18 +247,21 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
 
     # -- RPCs -----------------------------------------------------------------------------------------
 
-    async def RegisterHive(self, request: pb.RegisterHiveRequest,
-                           context: grpc.aio.ServicerContext[Any, Any]) -> pb.RegisterHiveReply:
+    async def RegisterHive(
+        self, request: pb.RegisterHiveRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.RegisterHiveReply:
         def op(caller: Caller) -> pb.RegisterHiveReply:
             _require_admin(caller, "register hives")
-            reg = self.root.register_hive(request.name, kind=request.kind or "custom",
-                                          parent=request.parent or "root", rotate=request.rotate)
+            reg = self.root.register_hive(
+                request.name, kind=request.kind or "custom", parent=request.parent or "root", rotate=request.rotate
+            )
             return pb.RegisterHiveReply(name=reg.name, token=reg.token)
 
         return await self._do(context, op)
 
-    async def ProposeContract(self, request: pb.ProposeContractRequest,
-                              context: grpc.aio.ServicerContext[Any, Any]) -> pb.ProposalOutcome:
+    async def ProposeContract(
+        self, request: pb.ProposeContractRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ProposalOutcome:
         files = dict(request.files)
 
         def op(caller: Caller) -> pb.ProposalOutcome:
@@ -260,30 +271,40 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
 
         return await self._do(context, op)
 
-    async def DeclareRequirement(self, request: pb.DeclareRequirementRequest,
-                                 context: grpc.aio.ServicerContext[Any, Any]) -> pb.DeclareRequirementReply:
+    async def DeclareRequirement(
+        self, request: pb.DeclareRequirementRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.DeclareRequirementReply:
         def op(caller: Caller) -> pb.DeclareRequirementReply:
             if caller.admin:
-                raise PermissionDenied("requirements are declared by the consuming hive, with its own token",
-                                       code="auth.hive_only")
-            out = self.root.declare_requirement(caller.name, request.contract, request.versions,
-                                                operations=tuple(request.operations), fields=tuple(request.fields))
+                raise PermissionDenied(
+                    "requirements are declared by the consuming hive, with its own token", code="auth.hive_only"
+                )
+            out = self.root.declare_requirement(
+                caller.name,
+                request.contract,
+                request.versions,
+                operations=tuple(request.operations),
+                fields=tuple(request.fields),
+            )
             return pb.DeclareRequirementReply(
                 satisfied_by=str(out.satisfied_by) if out.satisfied_by is not None else "",
-                announcement_id=out.announcement_id or "")
+                announcement_id=out.announcement_id or "",
+            )
 
         return await self._do(context, op)
 
-    async def ListContracts(self, request: pb.ListContractsRequest,
-                            context: grpc.aio.ServicerContext[Any, Any]) -> pb.ListContractsReply:
+    async def ListContracts(
+        self, request: pb.ListContractsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ListContractsReply:
         def op(_: Caller) -> pb.ListContractsReply:
             infos = [c for c in self.root.contracts() if not request.name or c.name == request.name]
             return pb.ListContractsReply(contracts=[_contract_pb(c) for c in infos])
 
         return await self._do(context, op)
 
-    async def ListApprovals(self, request: pb.ListApprovalsRequest,
-                            context: grpc.aio.ServicerContext[Any, Any]) -> pb.ListApprovalsReply:
+    async def ListApprovals(
+        self, request: pb.ListApprovalsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ListApprovalsReply:
         def op(_: Caller) -> pb.ListApprovalsReply:
             # An empty kind is a 1.1.0 client's request: it knows contract approvals only.
             approvals = self.root.approvals(request.status or "pending", kind=request.kind or "contract")
@@ -291,12 +312,14 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
 
         return await self._do(context, op)
 
-    async def GetApproval(self, request: pb.GetApprovalRequest,
-                          context: grpc.aio.ServicerContext[Any, Any]) -> pb.Approval:
+    async def GetApproval(
+        self, request: pb.GetApprovalRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.Approval:
         return await self._do(context, lambda _: _approval_pb(self.root.approval(request.id)))
 
-    async def Approve(self, request: pb.ApproveRequest,
-                      context: grpc.aio.ServicerContext[Any, Any]) -> pb.ProposalOutcome:
+    async def Approve(
+        self, request: pb.ApproveRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ProposalOutcome:
         token = _token_or_empty(context)
 
         def op(caller: Caller) -> pb.ProposalOutcome:
@@ -314,99 +337,136 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
 
         return await self._do(context, op)
 
-    async def ProposeRepair(self, request: pb.ProposeRepairRequest,
-                            context: grpc.aio.ServicerContext[Any, Any]) -> pb.Approval:
+    async def ProposeRepair(
+        self, request: pb.ProposeRepairRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.Approval:
         def op(caller: Caller) -> pb.Approval:
             if caller.admin and not request.hive:
                 raise InputError("the admin proposes a repair for a hive: name it in hive", code="repair.no_hive")
             if not caller.admin and request.hive and request.hive != caller.name:
-                raise PermissionDenied(f"hive {caller.name!r} may not propose a repair for {request.hive!r}: a hive "
-                                       "reports its own errors", code="auth.not_self")
+                raise PermissionDenied(
+                    f"hive {caller.name!r} may not propose a repair for {request.hive!r}: a hive "
+                    "reports its own errors",
+                    code="auth.not_self",
+                )
             approval = self.root.propose_repair(
-                request.hive or caller.name, code=request.code, message=request.message, contract=request.contract,
-                operation=request.operation, subject=request.subject, count=request.count or 1,
-                sample=request.sample)
+                request.hive or caller.name,
+                code=request.code,
+                message=request.message,
+                contract=request.contract,
+                operation=request.operation,
+                subject=request.subject,
+                count=request.count or 1,
+                sample=request.sample,
+            )
             return _approval_pb(approval)
 
         return await self._do(context, op)
 
-    async def ProposeToolCall(self, request: pb.ProposeToolCallRequest,
-                              context: grpc.aio.ServicerContext[Any, Any]) -> pb.Approval:
+    async def ProposeToolCall(
+        self, request: pb.ProposeToolCallRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.Approval:
         def op(caller: Caller) -> pb.Approval:
             if caller.admin and not request.hive:
-                raise InputError("the admin proposes a tool call for a hive: name it in hive",
-                                 code="tool_call.no_hive")
+                raise InputError("the admin proposes a tool call for a hive: name it in hive", code="tool_call.no_hive")
             if not caller.admin and request.hive and request.hive != caller.name:
-                raise PermissionDenied(f"hive {caller.name!r} may not ask for {request.hive!r}: a hive asks for its "
-                                       "own agents", code="auth.not_self")
-            return _approval_pb(self.root.propose_tool_call(
-                request.hive or caller.name, agent=request.agent, tool=request.tool, arguments=request.arguments,
-                turn=request.turn, call_id=request.call_id))
+                raise PermissionDenied(
+                    f"hive {caller.name!r} may not ask for {request.hive!r}: a hive asks for its own agents",
+                    code="auth.not_self",
+                )
+            return _approval_pb(
+                self.root.propose_tool_call(
+                    request.hive or caller.name,
+                    agent=request.agent,
+                    tool=request.tool,
+                    arguments=request.arguments,
+                    turn=request.turn,
+                    call_id=request.call_id,
+                )
+            )
 
         return await self._do(context, op)
 
-    async def RegisterEndpoint(self, request: pb.RegisterEndpointRequest,
-                               context: grpc.aio.ServicerContext[Any, Any]) -> pb.Endpoint:
+    async def RegisterEndpoint(
+        self, request: pb.RegisterEndpointRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.Endpoint:
         def op(caller: Caller) -> pb.Endpoint:
             if caller.admin:  # for the contract's provider, named or not
                 hive = request.on_behalf_of or None
             else:
                 if request.on_behalf_of and request.on_behalf_of != caller.name:
-                    raise PermissionDenied(f"hive {caller.name!r} may not register endpoints on behalf of "
-                                           f"{request.on_behalf_of!r}", code="auth.not_provider")
+                    raise PermissionDenied(
+                        f"hive {caller.name!r} may not register endpoints on behalf of {request.on_behalf_of!r}",
+                        code="auth.not_provider",
+                    )
                 hive = caller.name
-            return _endpoint_pb(self.root.register_endpoint(hive, request.contract, request.major, request.address,
-                                                            services=tuple(request.services)))
+            return _endpoint_pb(
+                self.root.register_endpoint(
+                    hive, request.contract, request.major, request.address, services=tuple(request.services)
+                )
+            )
 
         return await self._do(context, op)
 
-    async def RemoveEndpoint(self, request: pb.RemoveEndpointRequest,
-                             context: grpc.aio.ServicerContext[Any, Any]) -> pb.RemoveEndpointReply:
+    async def RemoveEndpoint(
+        self, request: pb.RemoveEndpointRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.RemoveEndpointReply:
         def op(caller: Caller) -> pb.RemoveEndpointReply:
-            removed = self.root.remove_endpoint(None if caller.admin else caller.name, request.contract,
-                                                request.major, request.address)
+            removed = self.root.remove_endpoint(
+                None if caller.admin else caller.name, request.contract, request.major, request.address
+            )
             return pb.RemoveEndpointReply(removed=removed)
 
         return await self._do(context, op)
 
-    async def LookupEndpoint(self, request: pb.LookupEndpointRequest,
-                             context: grpc.aio.ServicerContext[Any, Any]) -> pb.Endpoint:
+    async def LookupEndpoint(
+        self, request: pb.LookupEndpointRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.Endpoint:
         def op(caller: Caller) -> pb.Endpoint:
-            return _endpoint_pb(self.root.endpoint(request.contract, request.major,
-                                                   hive=None if caller.admin else caller.name))
+            return _endpoint_pb(
+                self.root.endpoint(request.contract, request.major, hive=None if caller.admin else caller.name)
+            )
 
         return await self._do(context, op)
 
-    async def GetStatus(self, request: pb.GetStatusRequest,
-                        context: grpc.aio.ServicerContext[Any, Any]) -> pb.GetStatusReply:
+    async def GetStatus(
+        self, request: pb.GetStatusRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.GetStatusReply:
         return await self._do(context, lambda _: pb.GetStatusReply(hives=[_hive_pb(h) for h in self.root.status()]))
 
     # The watch streams yield bytes serialised once for every watcher (``_add_servicer`` registers them with
     # ``passthrough`` serializers), not the messages the generated base class declares.
     async def WatchEvents(  # type: ignore[override]
-            self, request: pb.WatchEventsRequest, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
+        self, request: pb.WatchEventsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[bytes]:
         async for frames in self._follow(request, context):
             for frame in frames:
                 yield frame.body
 
     async def WatchEventBatches(  # type: ignore[override]
-            self, request: pb.WatchEventsRequest, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
+        self, request: pb.WatchEventsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[bytes]:
         # One message per group commit (or per page of the log) rather than per frame: with 50 watchers a
         # message per frame costs the root ~50 us each, more than the proposals that made the frames.
         window = self._engine.window
         assert window is not None  # set by RootServer.start before the server listens
         async for frames in self._follow(request, context):
             for start in range(0, len(frames), _LOG_PAGE):
-                yield window.batch(frames[start:start + _LOG_PAGE])  # serialised FrameBatch, shared
+                yield window.batch(frames[start : start + _LOG_PAGE])  # serialised FrameBatch, shared
 
-    async def _follow(self, request: pb.WatchEventsRequest,
-                      context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[list[EncodedFrame]]:
+    async def _follow(
+        self, request: pb.WatchEventsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[list[EncodedFrame]]:
         """Runs of consecutive frames after ``request.after``: the backlog, then live ones, until the root stops."""
+
         def check_token(_: Caller) -> None:  # authenticate once, at the start of the stream
             if request.after > self.root.last_seq:
-                raise Conflict(f"resume token {request.after} is ahead of the log (last frame "
-                               f"{self.root.last_seq}): this root has a different history",
-                               code="frames.token_ahead", hint="resume from 0")
+                raise Conflict(
+                    f"resume token {request.after} is ahead of the log (last frame "
+                    f"{self.root.last_seq}): this root has a different history",
+                    code="frames.token_ahead",
+                    hint="resume from 0",
+                )
 
         await self._do(context, check_token)
         window = self._engine.window
@@ -460,23 +520,31 @@ def _token_or_empty(context: grpc.aio.ServicerContext[Any, Any]) -> str:
 
 def _require_admin(caller: Caller, what: str) -> None:
     if not caller.admin:
-        raise PermissionDenied(f"hive {caller.name!r} may not {what}: that is for humans, with the admin token",
-                               code="auth.not_admin", hint="use the admin token from .subhive/root/admin.token")
+        raise PermissionDenied(
+            f"hive {caller.name!r} may not {what}: that is for humans, with the admin token",
+            code="auth.not_admin",
+            hint="use the admin token from .subhive/root/admin.token",
+        )
 
 
 def _acting_hive(caller: Caller, on_behalf_of: str) -> str:
     if caller.admin:
         if not on_behalf_of:
-            raise InputError("the admin proposes on a provider's behalf: name it in on_behalf_of",
-                             code="propose.no_provider", hint="set on_behalf_of to the contract's provider hive")
+            raise InputError(
+                "the admin proposes on a provider's behalf: name it in on_behalf_of",
+                code="propose.no_provider",
+                hint="set on_behalf_of to the contract's provider hive",
+            )
         return on_behalf_of
     if on_behalf_of and on_behalf_of != caller.name:
-        raise PermissionDenied(f"hive {caller.name!r} may not propose on behalf of {on_behalf_of!r}",
-                               code="auth.not_provider")
+        raise PermissionDenied(
+            f"hive {caller.name!r} may not propose on behalf of {on_behalf_of!r}", code="auth.not_provider"
+        )
     return caller.name
 
 
 # -- conversions (engine objects -> messages) ---------------------------------------------------------------
+
 
 def _json(data: object) -> str:
     return "" if data is None else json.dumps(data, separators=(",", ":"), sort_keys=True, default=str)
@@ -484,8 +552,14 @@ def _json(data: object) -> str:
 
 def _problem_pb(problem: Problem) -> pb.Problem:
     loc = problem.location
-    return pb.Problem(code=problem.code, message=problem.message, file=loc.file or "", line=loc.line or 0,
-                      pointer=loc.pointer or "", hint=problem.hint or "")
+    return pb.Problem(
+        code=problem.code,
+        message=problem.message,
+        file=loc.file or "",
+        line=loc.line or 0,
+        pointer=loc.pointer or "",
+        hint=problem.hint or "",
+    )
 
 
 def _outcome_pb(outcome: ProposalOutcome) -> pb.ProposalOutcome:
@@ -493,10 +567,19 @@ def _outcome_pb(outcome: ProposalOutcome) -> pb.ProposalOutcome:
     error = outcome.error()
     if error is not None:
         raise error
-    return pb.ProposalOutcome(id=outcome.id, contract=outcome.contract, version=_version(outcome),
-                              status=outcome.status, check_json=_json(outcome.check), message=outcome.message,
-                              problems=[_problem_pb(p) for p in outcome.problems], code=outcome.code,
-                              hash=outcome.hash, awarded=list(outcome.awarded), kind=outcome.kind)
+    return pb.ProposalOutcome(
+        id=outcome.id,
+        contract=outcome.contract,
+        version=_version(outcome),
+        status=outcome.status,
+        check_json=_json(outcome.check),
+        message=outcome.message,
+        problems=[_problem_pb(p) for p in outcome.problems],
+        code=outcome.code,
+        hash=outcome.hash,
+        awarded=list(outcome.awarded),
+        kind=outcome.kind,
+    )
 
 
 def _version(item: ProposalOutcome | Approval) -> str:
@@ -504,45 +587,91 @@ def _version(item: ProposalOutcome | Approval) -> str:
 
 
 def _approval_pb(approval: Approval) -> pb.Approval:
-    message = pb.Approval(id=approval.id, contract=approval.contract, version=_version(approval),
-                          proposer=approval.proposer, check_json=_json(approval.check), created=approval.created,
-                          status=approval.status, reason=approval.reason, message=approval.message,
-                          hash=approval.hash, decision=approval.decision, decided=approval.decided or 0.0,
-                          kind=approval.kind)
+    message = pb.Approval(
+        id=approval.id,
+        contract=approval.contract,
+        version=_version(approval),
+        proposer=approval.proposer,
+        check_json=_json(approval.check),
+        created=approval.created,
+        status=approval.status,
+        reason=approval.reason,
+        message=approval.message,
+        hash=approval.hash,
+        decision=approval.decision,
+        decided=approval.decided or 0.0,
+        kind=approval.kind,
+    )
     if approval.repair is not None:
         r = approval.repair
-        message.repair.CopyFrom(pb.Repair(code=r.code, operation=r.operation, subject=r.subject, count=r.count,
-                                          sample=r.sample, last_seen=r.last_seen))
+        message.repair.CopyFrom(
+            pb.Repair(
+                code=r.code,
+                operation=r.operation,
+                subject=r.subject,
+                count=r.count,
+                sample=r.sample,
+                last_seen=r.last_seen,
+            )
+        )
     if approval.tool_call is not None:
         t = approval.tool_call
-        message.tool_call.CopyFrom(pb.ToolCall(agent=t.agent, tool=t.tool, arguments=t.arguments, turn=t.turn,
-                                               call_id=t.call_id))
+        message.tool_call.CopyFrom(
+            pb.ToolCall(agent=t.agent, tool=t.tool, arguments=t.arguments, turn=t.turn, call_id=t.call_id)
+        )
     return message
 
 
 def _endpoint_pb(endpoint: Endpoint) -> pb.Endpoint:
-    return pb.Endpoint(contract=endpoint.contract, major=endpoint.major, address=endpoint.address,
-                       provider=endpoint.provider, service=endpoint.service, registered=endpoint.registered)
+    return pb.Endpoint(
+        contract=endpoint.contract,
+        major=endpoint.major,
+        address=endpoint.address,
+        provider=endpoint.provider,
+        service=endpoint.service,
+        registered=endpoint.registered,
+    )
 
 
 def _contract_pb(info: ContractInfo) -> pb.ContractInfo:
-    return pb.ContractInfo(name=info.name, versions=[
-        pb.VersionInfo(version=str(v.version), hash=v.hash, provider=v.provider, status=v.status,
-                       consumers=dict(v.consumers), intact=v.intact)
-        for v in info.versions])
+    return pb.ContractInfo(
+        name=info.name,
+        versions=[
+            pb.VersionInfo(
+                version=str(v.version),
+                hash=v.hash,
+                provider=v.provider,
+                status=v.status,
+                consumers=dict(v.consumers),
+                intact=v.intact,
+            )
+            for v in info.versions
+        ],
+    )
 
 
 def _hive_pb(node: HiveStatus) -> pb.HiveNode:
-    return pb.HiveNode(name=node.name, kind=node.kind, parent=node.parent, provides=list(node.provides),
-                       consumes=[pb.Need(contract=str(c.get("contract", "")), versions=str(c.get("versions", "")),
-                                         satisfied_by=str(c.get("satisfied_by") or ""),
-                                         announcement_id=str(c.get("announcement_id") or ""))
-                                 for c in node.consumes],
-                       children=[_hive_pb(c) for c in node.children],
-                       endpoints=[_endpoint_pb(e) for e in node.endpoints])
+    return pb.HiveNode(
+        name=node.name,
+        kind=node.kind,
+        parent=node.parent,
+        provides=list(node.provides),
+        consumes=[
+            pb.Need(
+                contract=str(c.get("contract", "")),
+                versions=str(c.get("versions", "")),
+                satisfied_by=str(c.get("satisfied_by") or ""),
+                announcement_id=str(c.get("announcement_id") or ""),
+            )
+            for c in node.consumes
+        ],
+        children=[_hive_pb(c) for c in node.children],
+        endpoints=[_endpoint_pb(e) for e in node.endpoints],
+    )
 
 
 # -- the server ----------------------------------------------------------------------------------------------
+
 
 class RootServer:
     """A running root hive: the engine, the gRPC server (RootHive, health, reflection) and its address.
@@ -552,9 +681,17 @@ class RootServer:
     ...         print(server.address)
     """
 
-    def __init__(self, root: RootHive, server: grpc.aio.Server, engine: _Engine, *,
-                 health_servicer: health.aio.HealthServicer, address: str, workspace_root: Path,
-                 codegen: CodegenTrigger | None = None) -> None:
+    def __init__(
+        self,
+        root: RootHive,
+        server: grpc.aio.Server,
+        engine: _Engine,
+        *,
+        health_servicer: health.aio.HealthServicer,
+        address: str,
+        workspace_root: Path,
+        codegen: CodegenTrigger | None = None,
+    ) -> None:
         self.root = root
         #: Regenerates the stubs of the hives a newly accepted contract touches (None: switched off).
         self.codegen = codegen
@@ -572,8 +709,16 @@ class RootServer:
         return int(self.address.rsplit(":", 1)[1])
 
     @classmethod
-    async def start(cls, workspace_root: Path, *, host: str = "127.0.0.1", port: int = 0,
-                    root: RootHive | None = None, codegen: bool = True, tls: ServerTls | None = None) -> RootServer:
+    async def start(
+        cls,
+        workspace_root: Path,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        root: RootHive | None = None,
+        codegen: bool = True,
+        tls: ServerTls | None = None,
+    ) -> RootServer:
         """Open the engine on ``workspace_root`` (unless ``root`` is given), listen, and record the address.
 
         With ``codegen``, every accepted contract regenerates the stubs of the hives that use it, in the
@@ -598,18 +743,25 @@ class RootServer:
             health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
             reflection.enable_server_reflection(
                 (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
-                server)
+                server,
+            )
             try:
-                bound = (server.add_insecure_port(f"{host}:{port}") if credentials is None
-                         else server.add_secure_port(f"{host}:{port}", credentials))
+                bound = (
+                    server.add_insecure_port(f"{host}:{port}")
+                    if credentials is None
+                    else server.add_secure_port(f"{host}:{port}", credentials)
+                )
             except RuntimeError as exc:
                 bound = 0
                 cause: Exception | None = exc
             else:
                 cause = None
             if not bound:
-                raise InputError(f"cannot listen on {host}:{port}", code="root.bind_failed",
-                                 hint="choose another --port, or stop the process that holds it") from cause
+                raise InputError(
+                    f"cannot listen on {host}:{port}",
+                    code="root.bind_failed",
+                    hint="choose another --port, or stop the process that holds it",
+                ) from cause
             await server.start()
         except BaseException:
             engine.close()
@@ -624,8 +776,15 @@ class RootServer:
 
             trigger = CodegenTrigger(workspace_root, settle=root.settle)
             root.add_listener(trigger)
-        self = cls(root, server, engine, health_servicer=health_servicer, address=address,
-                   workspace_root=workspace_root, codegen=trigger)
+        self = cls(
+            root,
+            server,
+            engine,
+            health_servicer=health_servicer,
+            address=address,
+            workspace_root=workspace_root,
+            codegen=trigger,
+        )
         self.tls = tls is not None
         self._write_service_file()
         return self

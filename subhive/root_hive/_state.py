@@ -24,15 +24,26 @@ from ._lock import Lock
 from ._lock_check import LockGuard
 from ._log import EventLog, Frame
 from ._materialise import Materialiser
-from ._model import Approval, ProposalOutcome, RequirementOutcome
+from ._model import Approval, ProposalOutcome, ProposalStatus, RequirementOutcome
 from ._repairs import RepairKey
 
 if TYPE_CHECKING:
     from ..errors import Problem
     from ..workspace import Workspace
 
-__all__ = ["ROOT", "STATE_DIR", "TOKENS_DIR", "Announcement", "Applier", "HiveEntry", "Proposal", "Record",
-           "Requirement", "RootState", "batched"]
+__all__ = [
+    "ROOT",
+    "STATE_DIR",
+    "TOKENS_DIR",
+    "Announcement",
+    "Applier",
+    "HiveEntry",
+    "Proposal",
+    "Record",
+    "Requirement",
+    "RootState",
+    "batched",
+]
 
 ROOT = "root"
 STATE_DIR = Path(".subhive") / "root"
@@ -252,18 +263,31 @@ class RootState:
         def _register_workspace_hives(self, workspace: Workspace) -> None: ...
         def _manifests_digest(self) -> bytes: ...
         def sync_manifests(self) -> bool: ...
-        def declare_requirement(self, hive: str, contract: str, versions: str, *, operations: Sequence[str] = (),
-                                fields: Sequence[str] = ()) -> RequirementOutcome: ...
+        def declare_requirement(
+            self, hive: str, contract: str, versions: str, *, operations: Sequence[str] = (), fields: Sequence[str] = ()
+        ) -> RequirementOutcome: ...
         def _requirements_of(self, contract: str) -> list[Requirement]: ...
         def _resolve(self, req: Requirement, extra: tuple[Version, Contract] | None = None) -> Version | None: ...
         def _contract(self, name: str, version: Version) -> Contract | None: ...
         def _refresh_consumers(self, name: str) -> None: ...
-        def _verdict(self, p: Proposal, *, status: str, code: str, message: str, problems: tuple[Problem, ...] = (),
-                     check: dict[str, Any] | None = None, extra: Sequence[Record] = (), quiet: bool = False,
-                     awarded: tuple[str, ...] = ()) -> ProposalOutcome: ...
-        def _hold(self, p: Proposal, contract: Contract, check: dict[str, Any] | None, *, reason: str,
-                  message: str) -> ProposalOutcome: ...
-        def _accept(self, p: Proposal, contract: Contract, check: dict[str, Any] | None,
-                    records_before: list[Record] | None) -> ProposalOutcome: ...
+        def _verdict(
+            self,
+            p: Proposal,
+            *,
+            status: ProposalStatus,
+            code: str,
+            message: str,
+            problems: tuple[Problem, ...] = (),
+            check: dict[str, Any] | None = None,
+            extra: Sequence[Record] = (),
+            quiet: bool = False,
+            awarded: tuple[str, ...] = (),
+        ) -> ProposalOutcome: ...
+        def _hold(
+            self, p: Proposal, contract: Contract, check: dict[str, Any] | None, *, reason: str, message: str
+        ) -> ProposalOutcome: ...
+        def _accept(
+            self, p: Proposal, contract: Contract, check: dict[str, Any] | None, records_before: list[Record] | None
+        ) -> ProposalOutcome: ...
         def _restore_logged_directories(self) -> None: ...
         def _acknowledge_repair(self, approval: Approval, note: str) -> ProposalOutcome: ...

@@ -51,15 +51,18 @@ def error_details(error: SubhiveError) -> str:
     return json.dumps(error.to_dict(), separators=(",", ":"), default=str)
 
 
-async def abort_with(context: grpc.aio.ServicerContext[Any, Any], error: Exception, *, server: str,
-                     log: logging.Logger) -> NoReturn:
+async def abort_with(
+    context: grpc.aio.ServicerContext[Any, Any], error: Exception, *, server: str, log: logging.Logger
+) -> NoReturn:
     """End the call with the status for ``error``; an error that is no SubhiveError is a bug: it is logged
     here with its traceback and leaves as INTERNAL saying only where to look."""
     if isinstance(error, SubhiveError):
         await context.abort(status_of(error), error_details(error))
     log.error("%s: internal error", server, exc_info=error)
-    await context.abort(grpc.StatusCode.INTERNAL, json.dumps(
-        {"error": "internal", "message": f"internal error in {server}; see its log"}))
+    await context.abort(
+        grpc.StatusCode.INTERNAL,
+        json.dumps({"error": "internal", "message": f"internal error in {server}; see its log"}),
+    )
 
 
 def error_from_details(code: grpc.StatusCode, details: str | None) -> SubhiveError | None:
@@ -78,8 +81,9 @@ def error_from_details(code: grpc.StatusCode, details: str | None) -> SubhiveErr
 class _RemoteInputError(InputError):
     """An InputError from a server that keeps the details it sent (the check, the offending changes)."""
 
-    def __init__(self, message: str, *, code: str | None, location: Location | None, hint: str | None,
-                 details: dict[str, Any]) -> None:
+    def __init__(
+        self, message: str, *, code: str | None, location: Location | None, hint: str | None, details: dict[str, Any]
+    ) -> None:
         super().__init__(message, code=code, location=location, hint=hint)
         self.details = details
 
@@ -105,7 +109,14 @@ def _rebuild(cls: type[SubhiveError], body: dict[str, Any]) -> SubhiveError:
 
 def _problem(raw: dict[str, Any]) -> Problem:
     line = raw.get("line")
-    return Problem(str(raw.get("code", "")), str(raw.get("message", "")),
-                   Location(file=raw.get("file"), line=line if isinstance(line, int) else None,
-                            pointer=raw.get("pointer"), subject=raw.get("subject")),
-                   raw.get("hint"))
+    return Problem(
+        str(raw.get("code", "")),
+        str(raw.get("message", "")),
+        Location(
+            file=raw.get("file"),
+            line=line if isinstance(line, int) else None,
+            pointer=raw.get("pointer"),
+            subject=raw.get("subject"),
+        ),
+        raw.get("hint"),
+    )

@@ -50,36 +50,51 @@ class ServerTls:
         try:
             ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(self.cert_file, self.key_file)
         except (OSError, ssl.SSLError) as exc:
-            raise InputError(f"cannot use {self.cert_file} with {self.key_file} for TLS: {_reason(exc)}",
-                             code=code, location=Location(file=str(self.cert_file)),
-                             hint="give a PEM certificate (chain) and the PEM private key that belongs to it"
-                             ) from None
+            raise InputError(
+                f"cannot use {self.cert_file} with {self.key_file} for TLS: {_reason(exc)}",
+                code=code,
+                location=Location(file=str(self.cert_file)),
+                hint="give a PEM certificate (chain) and the PEM private key that belongs to it",
+            ) from None
         return grpc.ssl_server_credentials([(self.key_file.read_bytes(), self.cert_file.read_bytes())])
 
 
-def check_listen_address(host: str, tls: ServerTls | None, *, server: str = "the root",
-                         code: str = "root.insecure_address", hint: str | None = None) -> None:
+def check_listen_address(
+    host: str,
+    tls: ServerTls | None,
+    *,
+    server: str = "the root",
+    code: str = "root.insecure_address",
+    hint: str | None = None,
+) -> None:
     """Refuse to serve tokens in plain text beyond this machine: a non-loopback ``host`` needs ``tls``.
     ``server``, ``code`` and ``hint`` say whose address it is (the defaults: the root's, for its CLI)."""
     if tls is None and not is_loopback(host):
-        raise InputError(f"refusing to serve {server} on {host} without TLS: every call carries a token, and "
-                         "plain gRPC would show it to the network", code=code,
-                         hint=hint or "listen on 127.0.0.1 (the default), or give --tls-cert and --tls-key; clients "
-                                      f"then verify the root with its CA file (${CA_ENV}, or RootClient(ca_file=...))")
+        raise InputError(
+            f"refusing to serve {server} on {host} without TLS: every call carries a token, and "
+            "plain gRPC would show it to the network",
+            code=code,
+            hint=hint
+            or "listen on 127.0.0.1 (the default), or give --tls-cert and --tls-key; clients "
+            f"then verify the root with its CA file (${CA_ENV}, or RootClient(ca_file=...))",
+        )
 
 
-def channel_credentials(ca_file: Path, *, whose: str = "the root's", code: str = "root.tls_ca_invalid",
-                        hint: str | None = None) -> grpc.ChannelCredentials:
+def channel_credentials(
+    ca_file: Path, *, whose: str = "the root's", code: str = "root.tls_ca_invalid", hint: str | None = None
+) -> grpc.ChannelCredentials:
     """Credentials that verify a server against the PEM CA certificate(s) in ``ca_file``; a file that is not
     one is an InputError ``code`` naming it."""
     try:
         ssl.create_default_context(cafile=str(ca_file))
         pem = ca_file.read_bytes()
     except (OSError, ssl.SSLError) as exc:
-        raise InputError(f"cannot use {ca_file} as {whose} CA: {_reason(exc)}", code=code,
-                         location=Location(file=str(ca_file)),
-                         hint=hint or f"point ${CA_ENV} (or ca_file) at the PEM certificate that signed the root's"
-                         ) from None
+        raise InputError(
+            f"cannot use {ca_file} as {whose} CA: {_reason(exc)}",
+            code=code,
+            location=Location(file=str(ca_file)),
+            hint=hint or f"point ${CA_ENV} (or ca_file) at the PEM certificate that signed the root's",
+        ) from None
     return grpc.ssl_channel_credentials(root_certificates=pem)
 
 

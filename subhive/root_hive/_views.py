@@ -43,8 +43,16 @@ class Views(RootState):
                     status = "retired"
                 else:
                     status = "superseded"
-                infos.append(VersionInfo(e.version, e.hash, e.provider, status,  # type: ignore[arg-type]
-                                         dict(e.consumers), (name, e.version) not in self._tampered))
+                infos.append(
+                    VersionInfo(
+                        e.version,
+                        e.hash,
+                        e.provider,
+                        status,  # type: ignore[arg-type]
+                        dict(e.consumers),
+                        (name, e.version) not in self._tampered,
+                    )
+                )
             out.append(ContractInfo(name, infos))
         return out
 
@@ -75,23 +83,40 @@ class Views(RootState):
             for (who, contract), req in sorted(self._requirements.items()):
                 if who == hive.name:
                     best = self._resolve(req)
-                    consumes.append({"contract": contract, "versions": req.versions,
-                                     "satisfied_by": str(best) if best else None,
-                                     "announcement_id": open_needs.get((who, contract))})
+                    consumes.append(
+                        {
+                            "contract": contract,
+                            "versions": req.versions,
+                            "satisfied_by": str(best) if best else None,
+                            "announcement_id": open_needs.get((who, contract)),
+                        }
+                    )
             children = [node(h) for h in sorted(self._hives.values(), key=lambda h: h.name) if h.parent == hive.name]
-            return HiveStatus(hive.name, hive.kind, hive.parent, children, provides.get(hive.name, []), consumes,
-                              self._endpoints.of_provider(hive.name))
+            return HiveStatus(
+                hive.name,
+                hive.kind,
+                hive.parent,
+                children,
+                provides.get(hive.name, []),
+                consumes,
+                self._endpoints.of_provider(hive.name),
+            )
 
         return [node(h) for h in sorted(self._hives.values(), key=lambda h: h.name) if h.parent == ROOT]
 
     def frames_since(self, token: int) -> list[Frame]:
         """Frames after resume token ``token`` (0 for all), in order. A token beyond the log raises Conflict."""
         if not isinstance(token, int) or token < 0:
-            raise InputError(f"{token!r} is not a resume token", code="frames.token",
-                             hint="use 0 or the seq of the last frame seen")
+            raise InputError(
+                f"{token!r} is not a resume token", code="frames.token", hint="use 0 or the seq of the last frame seen"
+            )
         if token > self._log_.last_seq:
-            raise Conflict(f"resume token {token} is ahead of the log (last frame {self._log_.last_seq}): this root "
-                           "has a different history", code="frames.token_ahead", hint="resume from 0")
+            raise Conflict(
+                f"resume token {token} is ahead of the log (last frame {self._log_.last_seq}): this root "
+                "has a different history",
+                code="frames.token_ahead",
+                hint="resume from 0",
+            )
         return self._log_.since(token)
 
     def subscribe(self) -> asyncio.Queue[Frame]:
@@ -128,4 +153,3 @@ class Views(RootState):
                     last = frame.seq
         finally:
             self.unsubscribe(queue)
-

@@ -44,8 +44,12 @@ class EncodedFrame:
 
 
 def frame_pb(frame: Frame) -> pb.Frame:
-    return pb.Frame(seq=frame.seq, kind=frame.kind, time=frame.time,
-                    data_json=json.dumps(frame.data, separators=(",", ":"), sort_keys=True, default=str))
+    return pb.Frame(
+        seq=frame.seq,
+        kind=frame.kind,
+        time=frame.time,
+        data_json=json.dumps(frame.data, separators=(",", ":"), sort_keys=True, default=str),
+    )
 
 
 def encode_frame(frame: Frame) -> EncodedFrame:

@@ -62,9 +62,16 @@ class WorkspaceRoot:
     authority. ``ca_file`` (default ``$SUBHIVE_ROOT_CA``) verifies a root that serves TLS.
     """
 
-    def __init__(self, workspace: Path, *, address: str | None = None, token: str | None = None,
-                 ca_file: Path | None = None, listener: Callable[[Path], FrameListener] | None = None,
-                 running_only: bool = False) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        address: str | None = None,
+        token: str | None = None,
+        ca_file: Path | None = None,
+        listener: Callable[[Path], FrameListener] | None = None,
+        running_only: bool = False,
+    ) -> None:
         self.workspace = find_root(workspace)
         self._explicit = address
         self._token = token
@@ -112,9 +119,11 @@ class WorkspaceRoot:
             return address
         await client.close()
         if self._explicit or os.environ.get(ROOT_ADDRESS_ENV):
-            raise RootUnavailable(f"no root hive answers at {address}",
-                                  hint="start it with `subhive root`, or drop --root to use the workspace directly; "
-                                       f"a root that serves TLS needs its CA file in ${CA_ENV}")
+            raise RootUnavailable(
+                f"no root hive answers at {address}",
+                hint="start it with `subhive root`, or drop --root to use the workspace directly; "
+                f"a root that serves TLS needs its CA file in ${CA_ENV}",
+            )
         return None  # a stale service.json: the root was killed; the state on disk is what counts
 
     def _remote(self, token: str | None = None) -> RootClient | None:
@@ -125,8 +134,11 @@ class WorkspaceRoot:
 
     def _local(self) -> RootHive:
         if self._engine is None:
-            raise SubhiveError("the workspace root is not open", code="root.closed",
-                               hint="use it as `async with WorkspaceRoot(path) as root:`")
+            raise SubhiveError(
+                "the workspace root is not open",
+                code="root.closed",
+                hint="use it as `async with WorkspaceRoot(path) as root:`",
+            )
         return self._engine
 
     def _done(self) -> None:
@@ -135,8 +147,9 @@ class WorkspaceRoot:
             self._listener.flush()
 
     # -- contracts ----------------------------------------------------------------------------------------------
-    async def propose(self, files: Mapping[str, bytes], *, provider: str,
-                      announcement_id: str | None = None) -> ProposalOutcome:
+    async def propose(
+        self, files: Mapping[str, bytes], *, provider: str, announcement_id: str | None = None
+    ) -> ProposalOutcome:
         """Propose a contract version for its ``provider``: an accepted or pending outcome; a refusal raises.
 
         Nothing is proposed while ``contracts.lock`` disagrees with the accepted contracts
@@ -147,8 +160,9 @@ class WorkspaceRoot:
         client = self._remote(token)
         if client is not None:
             self._refuse_an_inconsistent_lock(_accepted_hashes(await client.contracts()))
-            return await client.propose(dict(files), announcement_id=announcement_id,
-                                        on_behalf_of=None if token else provider)
+            return await client.propose(
+                dict(files), announcement_id=announcement_id, on_behalf_of=None if token else provider
+            )
         engine = self._local()
         self._refuse_an_inconsistent_lock({(e.name, e.version): e.hash for e in engine.lock})
         outcome = engine.propose(provider, files, announcement_id=announcement_id)
@@ -239,11 +253,15 @@ class WorkspaceRoot:
         a = await self.approval(approval_id)
         if a.status == wanted:
             return AlreadyDecided(a)
-        hint = ("an approved version is published and stays immutable; propose a newer version to change it"
-                if a.status == "approved" else "propose the version again: it gets a new approval")
+        hint = (
+            "an approved version is published and stays immutable; propose a newer version to change it"
+            if a.status == "approved"
+            else "propose the version again: it gets a new approval"
+        )
         when = f" on {datetime.fromtimestamp(a.decided, UTC):%Y-%m-%d %H:%M:%SZ}" if a.decided else ""
-        raise Conflict(f"{approval_id} was already {a.status}{when}; it cannot be {wanted} now",
-                       code="approval.decided", hint=hint)
+        raise Conflict(
+            f"{approval_id} was already {a.status}{when}; it cannot be {wanted} now", code="approval.decided", hint=hint
+        )
 
     # -- the tree and its events --------------------------------------------------------------------------------
     async def status(self) -> list[HiveStatus]:

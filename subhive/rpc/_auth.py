@@ -14,8 +14,9 @@ from ._keys import HIVE_HEADER, TOKEN_HEADER, Keys
 __all__ = ["OPEN_SERVICES", "CallerCheck"]
 
 #: Services any local process may call: they tell whether and what a server serves, not the contract's data.
-OPEN_SERVICES = frozenset({"grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
-                           "grpc.reflection.v1alpha.ServerReflection"})
+OPEN_SERVICES = frozenset(
+    {"grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"}
+)
 #: Compared against when the hive is unknown, so an unknown hive costs the same time as a wrong token.
 _NOBODY = b"0" * 64
 
@@ -49,7 +50,8 @@ class CallerCheck:
                 f"{'no hive' if hive is None else f'hive {hive[:64]!r} without a token'}",
                 code="auth.missing",
                 hint=f"call through subhive (HiveContext.channel, or connect_grpc(..., keys=...)): it sends the "
-                     f"{HIVE_HEADER} and {TOKEN_HEADER} metadata; under subhive up each hive gets its keys")
+                f"{HIVE_HEADER} and {TOKEN_HEADER} metadata; under subhive up each hive gets its keys",
+            )
         expected = keys.verify.get(hive)
         matches = hmac.compare_digest(expected.encode() if expected else _NOBODY, token.encode("utf-8", "replace"))
         if expected is None or not matches:
@@ -57,13 +59,16 @@ class CallerCheck:
                 f"{served} does not accept the credentials of this call to {method} (hive {hive[:64]!r})",
                 code="auth.unauthenticated",
                 hint="a token is valid at one provider only, and for one run of subhive up; a hive gets its own "
-                     "from subhive up (SUBHIVE_GRPC_KEYS)")
+                "from subhive up (SUBHIVE_GRPC_KEYS)",
+            )
         if hive != keys.hive and hive not in keys.consumers.get((self.contract, self.major), ()):
             return PermissionDenied(
                 f"hive {hive!r} does not consume {self.contract} v{self.major}: {keys.hive} refuses its call to "
-                f"{method}", code="auth.not_consumer",
+                f"{method}",
+                code="auth.not_consumer",
                 hint=f"declare a requirement on {self.contract} (consumes in {hive}'s subhive.toml); the provider "
-                     "accepts the hive once the lock lists it, without a restart")
+                "accepts the hive once the lock lists it, without a restart",
+            )
         return None
 
 

@@ -19,9 +19,16 @@ from ._keys import Keys
 __all__ = ["connect_grpc"]
 
 
-async def connect_grpc(root: RootClient, contract: str, major: int, *, keys: Keys | None = None,
-                       interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
-                       options: Sequence[tuple[str, Any]] = (), ca_file: Path | None = None) -> grpc.aio.Channel:
+async def connect_grpc(
+    root: RootClient,
+    contract: str,
+    major: int,
+    *,
+    keys: Keys | None = None,
+    interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
+    options: Sequence[tuple[str, Any]] = (),
+    ca_file: Path | None = None,
+) -> grpc.aio.Channel:
     """A channel to where ``contract`` v``major`` is served, sending the caller's trace on every call.
 
     ``root`` is authenticated as a consumer of the contract (a hive that declared a requirement on it) or
@@ -46,19 +53,30 @@ async def connect_grpc(root: RootClient, contract: str, major: int, *, keys: Key
     except NotFound as exc:
         if exc.code != "endpoint.none":
             raise
-        raise NoEndpoint(f"no gRPC endpoint is registered for {contract} v{major}",
-                         hint=f"{exc.hint or 'start its provider'}; then connect again "
-                              "(the provider registers its address with the root when it starts serving)") from None
+        raise NoEndpoint(
+            f"no gRPC endpoint is registered for {contract} v{major}",
+            hint=f"{exc.hint or 'start its provider'}; then connect again "
+            "(the provider registers its address with the root when it starts serving)",
+        ) from None
     outgoing = trace_interceptors() if keys is None else caller_interceptors(keys, endpoint.provider)
     if ca_file is not None:
-        credentials = channel_credentials(ca_file, whose=f"{contract} v{major}'s", code="rpc.tls_ca_invalid",
-                                          hint="pass the PEM certificate that signed the provider's")
-        return grpc.aio.secure_channel(endpoint.address, credentials, options=list(options) or None,
-                                       interceptors=[*outgoing, *interceptors])
+        credentials = channel_credentials(
+            ca_file,
+            whose=f"{contract} v{major}'s",
+            code="rpc.tls_ca_invalid",
+            hint="pass the PEM certificate that signed the provider's",
+        )
+        return grpc.aio.secure_channel(
+            endpoint.address, credentials, options=list(options) or None, interceptors=[*outgoing, *interceptors]
+        )
     if not is_loopback(endpoint.address.rsplit(":", 1)[0]):
-        raise InputError(f"{contract} v{major} is served at {endpoint.address}, beyond this machine, and no CA was "
-                         "given to verify it: its calls carry the hive's token", code="rpc.insecure_endpoint",
-                         hint="pass ca_file= (the PEM certificate that signed the provider's); a provider beyond "
-                              "loopback serves TLS only")
-    return grpc.aio.insecure_channel(endpoint.address, options=list(options) or None,
-                                     interceptors=[*outgoing, *interceptors])
+        raise InputError(
+            f"{contract} v{major} is served at {endpoint.address}, beyond this machine, and no CA was "
+            "given to verify it: its calls carry the hive's token",
+            code="rpc.insecure_endpoint",
+            hint="pass ca_file= (the PEM certificate that signed the provider's); a provider beyond "
+            "loopback serves TLS only",
+        )
+    return grpc.aio.insecure_channel(
+        endpoint.address, options=list(options) or None, interceptors=[*outgoing, *interceptors]
+    )

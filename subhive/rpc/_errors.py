@@ -42,6 +42,8 @@ def error_from_rpc(exc: grpc.aio.AioRpcError, *, target: str = "") -> SubhiveErr
     if error is not None:
         return error
     where = f" at {target}" if target else ""
-    return RpcFailed(f"the gRPC call{where} failed: {code.name}: {exc.details() or 'no details'}",
-                     code=f"rpc.{code.name.lower()}",
-                     hint="check that the provider runs (UNAVAILABLE) and see its log (INTERNAL)")
+    return RpcFailed(
+        f"the gRPC call{where} failed: {code.name}: {exc.details() or 'no details'}",
+        code=f"rpc.{code.name.lower()}",
+        hint="check that the provider runs (UNAVAILABLE) and see its log (INTERNAL)",
+    )

@@ -54,31 +54,36 @@ class _Outgoing:
             metadata.add(TRACEPARENT, outgoing_traceparent())
         if self._credentials is not None:
             self._credentials.add_to(metadata)
-        return grpc.aio.ClientCallDetails(details.method, details.timeout, metadata, details.credentials,
-                                          details.wait_for_ready)
+        return grpc.aio.ClientCallDetails(
+            details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
+        )
 
 
 class _UnaryUnaryOut(_Outgoing, grpc.aio.UnaryUnaryClientInterceptor):
-    async def intercept_unary_unary(self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails,
-                                    request: Any) -> Any:
+    async def intercept_unary_unary(
+        self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
+    ) -> Any:
         return await continuation(self._details(client_call_details), request)
 
 
 class _UnaryStreamOut(_Outgoing, grpc.aio.UnaryStreamClientInterceptor):
-    async def intercept_unary_stream(self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails,
-                                     request: Any) -> Any:
+    async def intercept_unary_stream(
+        self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
+    ) -> Any:
         return await continuation(self._details(client_call_details), request)
 
 
 class _StreamUnaryOut(_Outgoing, grpc.aio.StreamUnaryClientInterceptor):
-    async def intercept_stream_unary(self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails,
-                                     request_iterator: Any) -> Any:
+    async def intercept_stream_unary(
+        self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request_iterator: Any
+    ) -> Any:
         return await continuation(self._details(client_call_details), request_iterator)
 
 
 class _StreamStreamOut(_Outgoing, grpc.aio.StreamStreamClientInterceptor):
-    async def intercept_stream_stream(self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails,
-                                      request_iterator: Any) -> Any:
+    async def intercept_stream_stream(
+        self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request_iterator: Any
+    ) -> Any:
         return await continuation(self._details(client_call_details), request_iterator)
 
 
@@ -101,8 +106,12 @@ def caller_interceptors(keys: Keys, provider: str) -> list[grpc.aio.ClientInterc
     >>> channel = grpc.aio.insecure_channel(address, interceptors=caller_interceptors(keys, "db"))  # doctest: +SKIP
     """
     credentials = _Credentials(keys, provider)
-    return [_UnaryUnaryOut(credentials), _UnaryStreamOut(credentials), _StreamUnaryOut(credentials),
-            _StreamStreamOut(credentials)]
+    return [
+        _UnaryUnaryOut(credentials),
+        _UnaryStreamOut(credentials),
+        _StreamUnaryOut(credentials),
+        _StreamStreamOut(credentials),
+    ]
 
 
 class ProviderInterceptor(grpc.aio.ServerInterceptor):
@@ -118,8 +127,11 @@ class ProviderInterceptor(grpc.aio.ServerInterceptor):
         self.server = server
         self.check = check
 
-    async def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Any]],
-                                handler_call_details: grpc.HandlerCallDetails) -> Any:
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Any]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Any:
         if self.check is not None:
             refusal = self.check.refusal(handler_call_details.method, handler_call_details.invocation_metadata)
             if refusal is not None:
@@ -136,6 +148,7 @@ def _refusing(error: SubhiveError) -> grpc.RpcMethodHandler[Any, Any]:
     """A handler that ends the call with ``error``'s status at once. Streaming both ways, whatever the
     method's shape: it reads nothing and writes nothing, and a unary caller gets the status all the same; the
     real handler is never looked up, so no other interceptor sees the call."""
+
     async def refuse(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         await context.abort(status_of(error), error_details(error))
 
@@ -155,16 +168,20 @@ def _incoming(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
 
 def _wrap(handler: Any, traceparent: str, server: str) -> Any:
     """The same method handler with each behaviour run inside the trace and the error boundary."""
-    kinds = (("unary_unary", grpc.unary_unary_rpc_method_handler, _unary),
-             ("unary_stream", grpc.unary_stream_rpc_method_handler, _streaming),
-             ("stream_unary", grpc.stream_unary_rpc_method_handler, _unary),
-             ("stream_stream", grpc.stream_stream_rpc_method_handler, _streaming))
+    kinds = (
+        ("unary_unary", grpc.unary_unary_rpc_method_handler, _unary),
+        ("unary_stream", grpc.unary_stream_rpc_method_handler, _streaming),
+        ("stream_unary", grpc.stream_unary_rpc_method_handler, _unary),
+        ("stream_stream", grpc.stream_stream_rpc_method_handler, _streaming),
+    )
     for attribute, make, wrapper in kinds:
         behavior = getattr(handler, attribute)
         if behavior is not None:
-            return make(wrapper(behavior, traceparent, server),
-                        request_deserializer=handler.request_deserializer,
-                        response_serializer=handler.response_serializer)
+            return make(
+                wrapper(behavior, traceparent, server),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
     return handler
 
 

@@ -63,8 +63,13 @@ class GrpcKeys:
         nested: dict[str, dict[str, list[str]]] = {}
         for (contract, major), hives in sorted(self.consumers.items()):
             nested.setdefault(contract, {})[str(major)] = sorted(hives)
-        return {"format": KEYS_FORMAT, "hive": self.hive, "present": dict(sorted(self.present.items())),
-                "verify": dict(sorted(self.verify.items())), "consumers": nested}
+        return {
+            "format": KEYS_FORMAT,
+            "hive": self.hive,
+            "present": dict(sorted(self.present.items())),
+            "verify": dict(sorted(self.verify.items())),
+            "consumers": nested,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, where: Location | None = None) -> GrpcKeys:
@@ -74,12 +79,18 @@ class GrpcKeys:
                 raise ValueError(f'expected {{"format": {KEYS_FORMAT}, "hive": ...}}')
             present = _strings(data.get("present", {}))
             verify = _strings(data.get("verify", {}))
-            consumers = {(str(contract), int(major)): frozenset(str(h) for h in hives)
-                         for contract, lines in dict(data.get("consumers", {})).items()
-                         for major, hives in dict(lines).items()}
+            consumers = {
+                (str(contract), int(major)): frozenset(str(h) for h in hives)
+                for contract, lines in dict(data.get("consumers", {})).items()
+                for major, hives in dict(lines).items()
+            }
         except (TypeError, ValueError, AttributeError) as exc:
-            raise InputError(f"not a gRPC key file: {exc}", code="rpc.keys_invalid", location=where,
-                             hint="subhive up writes it; run subhive down && subhive up to get a new one") from None
+            raise InputError(
+                f"not a gRPC key file: {exc}",
+                code="rpc.keys_invalid",
+                location=where,
+                hint="subhive up writes it; run subhive down && subhive up to get a new one",
+            ) from None
         return cls(str(data["hive"]), present, verify, consumers)
 
 
@@ -128,12 +139,20 @@ class KeyFile:
         try:
             stamp = _stamp(self.path)
         except OSError:
-            raise InputError(f"no gRPC key file at {self.path}", code="rpc.keys_missing", location=where,
-                             hint="subhive up writes one per hive; outside up pass GrpcKeys yourself") from None
+            raise InputError(
+                f"no gRPC key file at {self.path}",
+                code="rpc.keys_missing",
+                location=where,
+                hint="subhive up writes one per hive; outside up pass GrpcKeys yourself",
+            ) from None
         data = read_json(self.path)
         if data is None:
-            raise InputError(f"{self.path} is not a JSON object", code="rpc.keys_invalid", location=where,
-                             hint="subhive up writes it; run subhive down && subhive up to get a new one")
+            raise InputError(
+                f"{self.path} is not a JSON object",
+                code="rpc.keys_invalid",
+                location=where,
+                hint="subhive up writes it; run subhive down && subhive up to get a new one",
+            )
         keys = GrpcKeys.from_dict(data, where=where)
         self._stamp = stamp
         return keys
@@ -177,7 +196,8 @@ def issue_keys(master: bytes, hives: Iterable[str], lock: Iterable[Any]) -> dict
             hive,
             present={p: pair_token(master, hive, p) for p in sorted(consumers)},
             verify={c: pair_token(master, c, hive) for c in sorted(names)} if provided else {},
-            consumers={line: frozenset(c) for line, c in provided.items()})
+            consumers={line: frozenset(c) for line, c in provided.items()},
+        )
     return issued
 
 

@@ -28,8 +28,14 @@ AddServicer = Callable[[Any, Any], None]
 class ProviderServer:
     """A running provider: its gRPC server, health service and the endpoint the root holds for it."""
 
-    def __init__(self, server: grpc.aio.Server, health_servicer: health.aio.HealthServicer, root: RootClient,
-                 endpoint: Endpoint, services: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        server: grpc.aio.Server,
+        health_servicer: health.aio.HealthServicer,
+        root: RootClient,
+        endpoint: Endpoint,
+        services: tuple[str, ...],
+    ) -> None:
         self.endpoint = endpoint
         #: The services the server answers (health excluded), as the generated code named them.
         self.services = services
@@ -53,8 +59,9 @@ class ProviderServer:
         try:
             await self._root.remove_endpoint(self.endpoint.contract, self.endpoint.major, self.address)
         except (SubhiveError, grpc.aio.UsageError) as exc:  # UsageError: the root client was closed first
-            log.warning("could not unregister %s v%d at %s: %s", self.endpoint.contract, self.endpoint.major,
-                        self.address, exc)
+            log.warning(
+                "could not unregister %s v%d at %s: %s", self.endpoint.contract, self.endpoint.major, self.address, exc
+            )
         await self._server.stop(grace)
 
     async def wait_for_termination(self) -> None:
@@ -67,10 +74,19 @@ class ProviderServer:
         await self.stop()
 
 
-async def serve_grpc(root: RootClient, contract: str, major: int, servicers: Sequence[tuple[AddServicer, object]],
-                     *, keys: Keys | None = None, anonymous: bool = False, host: str = "127.0.0.1", port: int = 0,
-                     tls: ServerTls | None = None,
-                     interceptors: Sequence[grpc.aio.ServerInterceptor] = ()) -> ProviderServer:
+async def serve_grpc(
+    root: RootClient,
+    contract: str,
+    major: int,
+    servicers: Sequence[tuple[AddServicer, object]],
+    *,
+    keys: Keys | None = None,
+    anonymous: bool = False,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    tls: ServerTls | None = None,
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+) -> ProviderServer:
     """Serve ``servicers`` for ``contract`` v``major`` and register the address with ``root``.
 
     ``root`` is authenticated as the contract's provider (its hive token). ``servicers`` pairs each generated
@@ -92,9 +108,14 @@ async def serve_grpc(root: RootClient, contract: str, major: int, servicers: Seq
     '127.0.0.1:40123'
     """
     _check_servicers(servicers)
-    check_listen_address(host, tls, server=f"{contract} v{major}", code="rpc.insecure_address",
-                         hint="serve on 127.0.0.1 (the default), or pass tls=ServerTls(cert_file, key_file); "
-                              "consumers then verify it with connect_grpc(..., ca_file=...)")
+    check_listen_address(
+        host,
+        tls,
+        server=f"{contract} v{major}",
+        code="rpc.insecure_address",
+        hint="serve on 127.0.0.1 (the default), or pass tls=ServerTls(cert_file, key_file); "
+        "consumers then verify it with connect_grpc(..., ca_file=...)",
+    )
     credentials = tls.credentials(code="rpc.tls_invalid") if tls is not None else None
     check = _caller_check(keys, anonymous, contract, major)
     provider = ProviderInterceptor(f"{contract} v{major} provider", check=check)
@@ -119,22 +140,30 @@ async def serve_grpc(root: RootClient, contract: str, major: int, servicers: Seq
 
 def _check_servicers(servicers: Sequence[tuple[AddServicer, object]]) -> None:
     if not servicers or not all(isinstance(s, tuple) and len(s) == 2 and callable(s[0]) for s in servicers):
-        raise UsageError("serve_grpc needs (add_*_to_server, servicer) pairs, at least one", code="rpc.servicers",
-                         hint="e.g. [(inventory_pb2_grpc.add_InventoryServicer_to_server, Inventory())]")
+        raise UsageError(
+            "serve_grpc needs (add_*_to_server, servicer) pairs, at least one",
+            code="rpc.servicers",
+            hint="e.g. [(inventory_pb2_grpc.add_InventoryServicer_to_server, Inventory())]",
+        )
 
 
 def _caller_check(keys: Keys | None, anonymous: bool, contract: str, major: int) -> CallerCheck | None:
     if keys is not None and anonymous:
-        raise UsageError("serve_grpc takes keys or anonymous=True, not both", code="rpc.no_keys",
-                         hint="keys: only the contract's consumers may call; anonymous: anyone on this machine")
+        raise UsageError(
+            "serve_grpc takes keys or anonymous=True, not both",
+            code="rpc.no_keys",
+            hint="keys: only the contract's consumers may call; anonymous: anyone on this machine",
+        )
     if keys is not None:
         return CallerCheck(keys, contract, major)
     if not anonymous:
-        raise UsageError(f"serve_grpc({contract!r}, {major}) has no keys to check its callers with",
-                         code="rpc.no_keys",
-                         hint="pass keys= (the provider hive's GrpcKeys or KeyFile; subhive up gives each hive "
-                              "its own), or anonymous=True for a local experiment: any local process may then "
-                              "call it")
+        raise UsageError(
+            f"serve_grpc({contract!r}, {major}) has no keys to check its callers with",
+            code="rpc.no_keys",
+            hint="pass keys= (the provider hive's GrpcKeys or KeyFile; subhive up gives each hive "
+            "its own), or anonymous=True for a local experiment: any local process may then "
+            "call it",
+        )
     log.warning("%s v%d is served to anonymous callers: any local process may call it", contract, major)
     return None
 
@@ -142,14 +171,15 @@ def _caller_check(keys: Keys | None, anonymous: bool, contract: str, major: int)
 def _bind(server: grpc.aio.Server, host: str, port: int, credentials: grpc.ServerCredentials | None) -> str:
     target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     try:
-        bound = (server.add_insecure_port(target) if credentials is None
-                 else server.add_secure_port(target, credentials))
+        bound = server.add_insecure_port(target) if credentials is None else server.add_secure_port(target, credentials)
     except RuntimeError as exc:
-        raise InputError(f"cannot listen on {host}:{port}", code="rpc.bind_failed",
-                         hint="choose another port, or 0 for a free one") from exc
+        raise InputError(
+            f"cannot listen on {host}:{port}", code="rpc.bind_failed", hint="choose another port, or 0 for a free one"
+        ) from exc
     if not bound:
-        raise InputError(f"cannot listen on {host}:{port}", code="rpc.bind_failed",
-                         hint="choose another port, or 0 for a free one")
+        raise InputError(
+            f"cannot listen on {host}:{port}", code="rpc.bind_failed", hint="choose another port, or 0 for a free one"
+        )
     return f"[{host}]:{bound}" if ":" in host else f"{host}:{bound}"
 
 

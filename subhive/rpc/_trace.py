@@ -14,8 +14,16 @@ from .._trace import (
     trace_id,
 )
 
-__all__ = ["TRACEPARENT", "continue_trace", "current_traceparent", "new_traceparent", "outgoing_traceparent",
-           "parse_traceparent", "start_trace", "trace_id"]
+__all__ = [
+    "TRACEPARENT",
+    "continue_trace",
+    "current_traceparent",
+    "new_traceparent",
+    "outgoing_traceparent",
+    "parse_traceparent",
+    "start_trace",
+    "trace_id",
+]
 
 #: The metadata key (gRPC keys are lower case), as in W3C Trace Context.
 TRACEPARENT = "traceparent"

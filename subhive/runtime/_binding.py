@@ -26,11 +26,25 @@ class PayloadInvalid(InputError):
 
     default_code = "payload.invalid"
 
-    def __init__(self, message: str, *, contract: str, schema: str, pointer: str, keyword: str,
-                 moving: Moving, code: str | None = None) -> None:
-        super().__init__(message, code=code, location=Location(file=f"{contract}:{schema}", pointer=pointer),
-                         hint="fix the payload to match the contract's schema" if moving == "outgoing" else
-                         "the sender broke the contract; the message was refused")
+    def __init__(
+        self,
+        message: str,
+        *,
+        contract: str,
+        schema: str,
+        pointer: str,
+        keyword: str,
+        moving: Moving,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(
+            message,
+            code=code,
+            location=Location(file=f"{contract}:{schema}", pointer=pointer),
+            hint="fix the payload to match the contract's schema"
+            if moving == "outgoing"
+            else "the sender broke the contract; the message was refused",
+        )
         self.contract = contract
         self.schema = schema
         self.pointer = pointer
@@ -84,29 +98,43 @@ class ContractBinding:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ContractBinding:
-        return cls(name=data["name"], version=Version.parse(data["version"]), provider=data["provider"],
-                   operations={k: (v["input"], v["output"]) for k, v in data["operations"].items()},
-                   events=dict(data["events"]), schemas=dict(data["schemas"]), hash=data.get("hash", ""))
+        return cls(
+            name=data["name"],
+            version=Version.parse(data["version"]),
+            provider=data["provider"],
+            operations={k: (v["input"], v["output"]) for k, v in data["operations"].items()},
+            events=dict(data["events"]),
+            schemas=dict(data["schemas"]),
+            hash=data.get("hash", ""),
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "version": str(self.version), "provider": self.provider, "hash": self.hash,
-                "operations": {k: {"input": i, "output": o} for k, (i, o) in sorted(self.operations.items())},
-                "events": dict(sorted(self.events.items())), "schemas": dict(sorted(self.schemas.items()))}
+        return {
+            "name": self.name,
+            "version": str(self.version),
+            "provider": self.provider,
+            "hash": self.hash,
+            "operations": {k: {"input": i, "output": o} for k, (i, o) in sorted(self.operations.items())},
+            "events": dict(sorted(self.events.items())),
+            "schemas": dict(sorted(self.schemas.items())),
+        }
 
     def operation(self, name: str) -> tuple[str, str]:
         try:
             return self.operations[name]
         except KeyError:
-            raise UnknownOperation(f"{self.id} has no operation {name!r}; it has: "
-                                   f"{', '.join(sorted(self.operations)) or 'none'}") from None
+            raise UnknownOperation(
+                f"{self.id} has no operation {name!r}; it has: {', '.join(sorted(self.operations)) or 'none'}"
+            ) from None
 
     def event(self, name: str) -> str:
         try:
             return self.events[name]
         except KeyError:
-            raise UnknownOperation(f"{self.id} has no event {name!r}; it has: "
-                                   f"{', '.join(sorted(self.events)) or 'none'}",
-                                   code="contract.unknown_event") from None
+            raise UnknownOperation(
+                f"{self.id} has no event {name!r}; it has: {', '.join(sorted(self.events)) or 'none'}",
+                code="contract.unknown_event",
+            ) from None
 
     def validator(self, schema: str) -> Any:
         """The compiled jsonschema-rs validator of the schema named ``schema`` (compiled once, then kept): for
@@ -129,14 +157,30 @@ class ContractBinding:
         except Exception as exc:  # jsonschema-rs raises UnicodeEncodeError, ValueError... for non-JSON values
             # ... and "Recursion limit reached" describing an error more than ~255 levels deep.
             deep = isinstance(exc, RecursionError) or "recursion limit" in str(exc).lower()
-            code = ("payload.bad_unicode" if isinstance(exc, UnicodeError) else "payload.too_deep" if deep
-                    else "payload.malformed")
-            raise PayloadInvalid(f"{moving} {self.id} {schema} payload is not JSON text: {type(exc).__name__}: "
-                                 f"{str(exc).encode('ascii', 'backslashreplace').decode()}"[:500], contract=self.id,
-                                 schema=schema, pointer="", keyword="", moving=moving, code=code) from None
+            code = (
+                "payload.bad_unicode"
+                if isinstance(exc, UnicodeError)
+                else "payload.too_deep"
+                if deep
+                else "payload.malformed"
+            )
+            raise PayloadInvalid(
+                f"{moving} {self.id} {schema} payload is not JSON text: {type(exc).__name__}: "
+                f"{str(exc).encode('ascii', 'backslashreplace').decode()}"[:500],
+                contract=self.id,
+                schema=schema,
+                pointer="",
+                keyword="",
+                moving=moving,
+                code=code,
+            ) from None
         pointer = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in error.instance_path)
         keyword = str(error.schema_path[-1]) if error.schema_path else ""
-        raise PayloadInvalid(f"{moving} {self.id} {schema} payload is invalid at {pointer or '/'}: "
-                             f"{error.message}", contract=self.id, schema=schema, pointer=pointer,
-                             keyword=keyword, moving=moving)
-
+        raise PayloadInvalid(
+            f"{moving} {self.id} {schema} payload is invalid at {pointer or '/'}: {error.message}",
+            contract=self.id,
+            schema=schema,
+            pointer=pointer,
+            keyword=keyword,
+            moving=moving,
+        )

@@ -45,19 +45,57 @@ HARD_DEPTH = 48
 _ROOT_URI = "urn:subhive:mock-root"
 _ALL_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 _SCALARS = ("null", "boolean", "integer", "number", "string")
-_ANNOTATIONS = frozenset({"title", "description", "$comment", "examples", "default", "deprecated", "readOnly",
-                          "writeOnly", "$id", "$schema", "$anchor", "$dynamicAnchor", "$defs", "definitions",
-                          "$vocabulary", "contentMediaType", "contentEncoding", "contentSchema"})
-_SUBSCHEMA = ("additionalProperties", "propertyNames", "items", "contains", "not", "if", "then", "else",
-              "unevaluatedItems", "unevaluatedProperties", "contentSchema")
+_ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "$comment",
+        "examples",
+        "default",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$id",
+        "$schema",
+        "$anchor",
+        "$dynamicAnchor",
+        "$defs",
+        "definitions",
+        "$vocabulary",
+        "contentMediaType",
+        "contentEncoding",
+        "contentSchema",
+    }
+)
+_SUBSCHEMA = (
+    "additionalProperties",
+    "propertyNames",
+    "items",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+)
 _SUBSCHEMA_MAPS = ("$defs", "definitions", "properties", "patternProperties", "dependentSchemas")
 _SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _TYPE_HINTS = {
     "integer": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
     "string": ("minLength", "maxLength", "pattern", "format"),
     "array": ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains"),
-    "object": ("properties", "required", "additionalProperties", "patternProperties", "minProperties",
-               "maxProperties", "propertyNames", "dependentRequired"),
+    "object": (
+        "properties",
+        "required",
+        "additionalProperties",
+        "patternProperties",
+        "minProperties",
+        "maxProperties",
+        "propertyNames",
+        "dependentRequired",
+    ),
 }
 _ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 _EXTRA_CHARS = "éßΩ✓😀"  # non-ASCII (one beyond the BMP) so lengths are exercised in code points
@@ -87,6 +125,7 @@ class _Miss(Exception):
 
 
 # --------------------------------------------------------------------------------------------------- values
+
 
 def _json_type(value: Any) -> str:
     if value is None:
@@ -138,6 +177,7 @@ def _lcm(a: Fraction, b: Fraction) -> Fraction:
 
 
 # ---------------------------------------------------------------------------------------------------- plans
+
 
 class _Choice:
     """A pending ``anyOf``/``oneOf``/``if``: one branch is folded in per instance."""
@@ -218,16 +258,20 @@ class _Plan:
         if "number" in self.not_types:
             allowed.discard("integer")
         if not allowed:
-            raise _Impossible(self.ptr, "no JSON type is left once `type` and `not` are combined",
-                              "allow at least one type")
+            raise _Impossible(
+                self.ptr, "no JSON type is left once `type` and `not` are combined", "allow at least one type"
+            )
         hinted = [t for t in _ALL_TYPES if t in allowed and self._hinted(t)]
         self.type_order = hinted + [t for t in _ALL_TYPES if t in allowed and t not in hinted]
         values = self._candidates()
         if values is not None:
             values = [v for v in values if _type_ok(v, allowed)]
             if not values:
-                raise _Impossible(self.ptr, "no `const`/`enum` value is of an allowed type and in every enum",
-                                  "make `const`, `enum` and `type` agree")
+                raise _Impossible(
+                    self.ptr,
+                    "no `const`/`enum` value is of an allowed type and in every enum",
+                    "make `const`, `enum` and `type` agree",
+                )
         self.enum_values = values
 
     def _hinted(self, kind: str) -> bool:
@@ -259,6 +303,7 @@ class _Plan:
 
 
 # --------------------------------------------------------------------------------------------- the document
+
 
 class _Document:
     """Resolves local ``$ref`` (pointers, anchors, embedded ``$id``) and knows where every subschema is."""
@@ -317,9 +362,12 @@ class _Document:
                 return self.pointer(target), target
             except (KeyError, IndexError, ValueError, TypeError):
                 pass
-        raise InputError(f"$ref {ref!r} does not resolve inside the document", code="mock.ref_unresolved",
-                         location=Location(pointer=ptr + "/$ref"),
-                         hint="mocks need self-contained schemas: bundle other files into $defs")
+        raise InputError(
+            f"$ref {ref!r} does not resolve inside the document",
+            code="mock.ref_unresolved",
+            location=Location(pointer=ptr + "/$ref"),
+            hint="mocks need self-contained schemas: bundle other files into $defs",
+        )
 
 
 def _children(schema: dict[str, Any], ptr: str) -> Iterator[tuple[str, Any, str]]:
@@ -358,6 +406,7 @@ def _is_trivially_true(schema: Any) -> bool:
 
 # ------------------------------------------------------------------------------------------------- folding
 
+
 class _Folder:
     """Folds the conjuncts at one place into a :class:`_Plan`."""
 
@@ -395,8 +444,14 @@ class _Folder:
         for word in ("anyOf", "oneOf"):
             branches = schema.get(word)
             if isinstance(branches, list) and id(branches) not in self.resolved:
-                plan.choices.append(_Choice(word, id(branches), f"{ptr}/{word}",
-                                            [((b, f"{ptr}/{word}/{i}"),) for i, b in enumerate(branches)]))
+                plan.choices.append(
+                    _Choice(
+                        word,
+                        id(branches),
+                        f"{ptr}/{word}",
+                        [((b, f"{ptr}/{word}/{i}"),) for i, b in enumerate(branches)],
+                    )
+                )
         if "oneOf" in schema:
             plan.checks.append(ptr)
         if "if" in schema:
@@ -411,8 +466,11 @@ class _Folder:
     @staticmethod
     def _negation(plan: _Plan, negated: Any, ptr: str) -> None:
         if _is_trivially_true(negated):
-            raise _Impossible(f"{ptr}/not", "`not` forbids every value (its schema accepts everything)",
-                              "remove the `not` or give it a condition")
+            raise _Impossible(
+                f"{ptr}/not",
+                "`not` forbids every value (its schema accepts everything)",
+                "remove the `not` or give it a condition",
+            )
         plan.checks.append(ptr)
         if isinstance(negated, dict) and set(negated) - _ANNOTATIONS == {"type"}:
             kinds = negated["type"]
@@ -430,8 +488,11 @@ class _Folder:
                 if ("number" in plan.types and "integer" in new) or ("integer" in plan.types and "number" in new):
                     both.add("integer")
                 if not both:
-                    raise _Impossible(f"{ptr}/type", f"`type` {sorted(new)} shares no type with "
-                                      f"{sorted(plan.types)} required elsewhere", "make the types overlap")
+                    raise _Impossible(
+                        f"{ptr}/type",
+                        f"`type` {sorted(new)} shares no type with {sorted(plan.types)} required elsewhere",
+                        "make the types overlap",
+                    )
                 plan.types = both
         if "const" in schema:
             plan.consts.append(schema["const"])
@@ -443,10 +504,21 @@ class _Folder:
             plan.examples.append(schema["default"])
 
 
-_BOUNDS = {"minimum": "lo", "exclusiveMinimum": "lo", "maximum": "hi", "exclusiveMaximum": "hi",
-           "multipleOf": "multiple", "minLength": "min_len", "maxLength": "max_len", "minItems": "min_items",
-           "maxItems": "max_items", "minContains": "min_contains", "maxContains": "max_contains",
-           "minProperties": "min_props", "maxProperties": "max_props"}
+_BOUNDS = {
+    "minimum": "lo",
+    "exclusiveMinimum": "lo",
+    "maximum": "hi",
+    "exclusiveMaximum": "hi",
+    "multipleOf": "multiple",
+    "minLength": "min_len",
+    "maxLength": "max_len",
+    "minItems": "min_items",
+    "maxItems": "max_items",
+    "minContains": "min_contains",
+    "maxContains": "max_contains",
+    "minProperties": "min_props",
+    "maxProperties": "max_props",
+}
 
 
 def _note_bounds(plan: _Plan, schema: dict[str, Any], ptr: str) -> None:
@@ -517,13 +589,13 @@ def _fold_objects(plan: _Plan, schema: dict[str, Any], ptr: str) -> None:
     props: dict[str, Any] = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
     for name, sub in props.items():
         plan.props.setdefault(name, []).append((sub, f"{ptr}/properties/{_escape(name)}"))
-    patterns: dict[str, Any] = (schema["patternProperties"] if isinstance(schema.get("patternProperties"), dict)
-                                else {})
+    patterns: dict[str, Any] = schema["patternProperties"] if isinstance(schema.get("patternProperties"), dict) else {}
     for pattern, sub in patterns.items():
         plan.pattern_props.append((pattern, (sub, f"{ptr}/patternProperties/{_escape(pattern)}")))
     if "additionalProperties" in schema:
-        plan.additional.append(((schema["additionalProperties"], f"{ptr}/additionalProperties"),
-                                frozenset(props), tuple(patterns)))
+        plan.additional.append(
+            ((schema["additionalProperties"], f"{ptr}/additionalProperties"), frozenset(props), tuple(patterns))
+        )
     for i, name in enumerate(schema.get("required", ())):
         plan.required.setdefault(name, f"{ptr}/required/{i}")
     if "minProperties" in schema:
@@ -540,10 +612,12 @@ def _fold_objects(plan: _Plan, schema: dict[str, Any], ptr: str) -> None:
 
 # ------------------------------------------------------------------------------------------------- strings
 
+
 def _pick_chars(rng: random.Random, count: int) -> str:
     exotic = rng.random() < 0.15
-    return "".join(rng.choice(_EXTRA_CHARS) if exotic and rng.random() < 0.3 else rng.choice(_ALPHABET)
-                   for _ in range(count))
+    return "".join(
+        rng.choice(_EXTRA_CHARS) if exotic and rng.random() < 0.3 else rng.choice(_ALPHABET) for _ in range(count)
+    )
 
 
 def _fmt_date(rng: random.Random) -> str:
@@ -568,8 +642,14 @@ _FORMATS: dict[str, Callable[[random.Random], str]] = {
     "date-time": lambda r: f"{_fmt_date(r)}T{_fmt_time(r)}",
     "date": _fmt_date,
     "time": _fmt_time,
-    "duration": lambda r: r.choice([f"P{r.randint(1, 30)}D", f"PT{r.randint(1, 59)}M",
-                                    f"P{r.randint(1, 9)}DT{r.randint(1, 23)}H", f"P{r.randint(1, 52)}W"]),
+    "duration": lambda r: r.choice(
+        [
+            f"P{r.randint(1, 30)}D",
+            f"PT{r.randint(1, 59)}M",
+            f"P{r.randint(1, 9)}DT{r.randint(1, 23)}H",
+            f"P{r.randint(1, 52)}W",
+        ]
+    ),
     "email": lambda r: f"{_word(r)}@{_word(r)}.example",
     "idn-email": lambda r: f"{_word(r)}{r.choice(['', 'ü', 'é'])}@{_word(r)}.example",
     "hostname": lambda r: f"{_word(r)}-{r.randint(0, 99)}.{_word(r)}.example",
@@ -577,15 +657,17 @@ _FORMATS: dict[str, Callable[[random.Random], str]] = {
     "ipv4": lambda r: ".".join(str(r.randint(0, 255)) for _ in range(4)),
     "ipv6": _fmt_ipv6,
     "uri": lambda r: f"https://{_word(r)}.example/{_word(r)}?n={r.randint(0, 99)}",
-    "uri-reference": lambda r: r.choice([f"/{_word(r)}/{r.randint(0, 99)}", f"https://{_word(r)}.example/",
-                                         f"{_word(r)}#{_word(r)}"]),
+    "uri-reference": lambda r: r.choice(
+        [f"/{_word(r)}/{r.randint(0, 99)}", f"https://{_word(r)}.example/", f"{_word(r)}#{_word(r)}"]
+    ),
     "iri": lambda r: f"https://{_word(r)}.example/{_word(r)}{r.choice(['', 'ü', 'é'])}",
     "iri-reference": lambda r: f"/{_word(r)}{r.choice(['', 'ü'])}",
     "uuid": lambda r: str(uuid.UUID(int=r.getrandbits(128), version=4)),
     "regex": lambda r: r.choice(["^[a-z]+$", "[0-9]{2,4}", "a|b", f"^{_word(r)}.*$"]),
     "json-pointer": lambda r: "".join(f"/{_word(r)}" for _ in range(r.randint(0, 3))),
-    "relative-json-pointer": lambda r: r.choice([f"{r.randint(0, 5)}", f"{r.randint(0, 5)}#",
-                                                 f"{r.randint(0, 5)}/{_word(r)}"]),
+    "relative-json-pointer": lambda r: r.choice(
+        [f"{r.randint(0, 5)}", f"{r.randint(0, 5)}#", f"{r.randint(0, 5)}/{_word(r)}"]
+    ),
 }
 
 
@@ -736,6 +818,7 @@ def _pad(text: str, pattern: str, min_len: int, rng: random.Random) -> str:
 
 # ----------------------------------------------------------------------------------------------- generator
 
+
 class InstanceGenerator:
     """Deterministic, schema-valid instances of one self-contained JSON Schema 2020-12 document.
 
@@ -761,8 +844,11 @@ class InstanceGenerator:
 
     def __init__(self, schema: dict[str, Any] | bool, *, label: str = "") -> None:
         if not isinstance(schema, dict | bool):
-            raise InputError(f"{label or 'schema'}: a JSON Schema is an object or a boolean, not "
-                             f"{type(schema).__name__}", code="mock.schema_invalid", location=Location(pointer=""))
+            raise InputError(
+                f"{label or 'schema'}: a JSON Schema is an object or a boolean, not {type(schema).__name__}",
+                code="mock.schema_invalid",
+                location=Location(pointer=""),
+            )
         self.schema = schema
         self.label = label
         self._validator = self._compile(schema, None)
@@ -770,8 +856,11 @@ class InstanceGenerator:
         try:
             self._registry = jsonschema_rs.Registry([(_ROOT_URI, schema)])
         except ValueError as exc:
-            raise InputError(f"{label or 'schema'}: the schema's references do not resolve: {exc}",
-                             code="mock.ref_unresolved", location=Location(pointer="")) from None
+            raise InputError(
+                f"{label or 'schema'}: the schema's references do not resolve: {exc}",
+                code="mock.ref_unresolved",
+                location=Location(pointer=""),
+            ) from None
         self._subs: dict[str, Any] = {}
         self._plans: dict[tuple[tuple[int, ...], frozenset[int]], _Plan | _Impossible] = {}
         self._has_ref: dict[int, bool] = {}
@@ -797,8 +886,11 @@ class InstanceGenerator:
                 return value
             last = _Miss("/" + "/".join(_escape(str(p)) for p in error.schema_path), error.message)
         assert last is not None  # ATTEMPTS > 0
-        raise self._unsatisfiable(last.ptr, f"no valid instance after {ATTEMPTS} attempts; last failure: "
-                                            f"{last.reason}", "simplify this subschema or add `examples`")
+        raise self._unsatisfiable(
+            last.ptr,
+            f"no valid instance after {ATTEMPTS} attempts; last failure: {last.reason}",
+            "simplify this subschema or add `examples`",
+        )
 
     def instances(self, count: int, seed: int = 0) -> list[Any]:
         """``count`` instances, varied and deterministic.
@@ -812,13 +904,15 @@ class InstanceGenerator:
 
     def _compile(self, schema: Any, registry: Any) -> Any:
         try:
-            return jsonschema_rs.Draft202012Validator(schema, validate_formats=True, offline=True,
-                                                      registry=registry)
+            return jsonschema_rs.Draft202012Validator(schema, validate_formats=True, offline=True, registry=registry)
         except (ValueError, jsonschema_rs.ReferencingError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise InputError(f"{self.label or 'schema'}: the schema does not compile: {first}",
-                             code="mock.schema_invalid", location=Location(pointer=""),
-                             hint="check the schema with `subhive contract lint`") from None
+            raise InputError(
+                f"{self.label or 'schema'}: the schema does not compile: {first}",
+                code="mock.schema_invalid",
+                location=Location(pointer=""),
+                hint="check the schema with `subhive contract lint`",
+            ) from None
 
     def _sub(self, ptr: str) -> Any:
         validator = self._subs.get(ptr)
@@ -830,8 +924,9 @@ class InstanceGenerator:
 
     def _unsatisfiable(self, ptr: str, reason: str, hint: str) -> Unsatisfiable:
         prefix = f"{self.label}: " if self.label else ""
-        return Unsatisfiable(f"{prefix}{reason}", location=Location(pointer=ptr),
-                             hint=hint or "relax the constraints at this pointer")
+        return Unsatisfiable(
+            f"{prefix}{reason}", location=Location(pointer=ptr), hint=hint or "relax the constraints at this pointer"
+        )
 
     def _plan(self, pairs: tuple[Pair, ...], resolved: frozenset[int]) -> _Plan:
         key = (tuple(id(s) for s, _ in pairs), resolved)
@@ -865,8 +960,9 @@ class InstanceGenerator:
             failed = bad
         raise _Miss(failed, "the value kept failing `not`, `oneOf` or `if` here")
 
-    def _gen_choice(self, plan: _Plan, pairs: tuple[Pair, ...], resolved: frozenset[int], rng: random.Random,
-                    depth: int) -> Any:
+    def _gen_choice(
+        self, plan: _Plan, pairs: tuple[Pair, ...], resolved: frozenset[int], rng: random.Random, depth: int
+    ) -> Any:
         choice = plan.choices[0]
         order = list(range(len(choice.branches)))
         rng.shuffle(order)
@@ -885,8 +981,11 @@ class InstanceGenerator:
             raise miss
         if choice.kind == "if" or impossible is None:
             raise impossible or _Impossible(choice.ptr, "no branch")
-        raise _Impossible(choice.ptr, f"no branch of `{choice.kind}` can be met (first: {impossible.reason})",
-                          "make at least one branch satisfiable together with its siblings")
+        raise _Impossible(
+            choice.ptr,
+            f"no branch of `{choice.kind}` can be met (first: {impossible.reason})",
+            "make at least one branch satisfiable together with its siblings",
+        )
 
     def _refs(self, schema: Schema) -> bool:
         known = self._has_ref.get(id(schema))
@@ -941,13 +1040,18 @@ class InstanceGenerator:
     def _gen_array(self, plan: _Plan, rng: random.Random, depth: int) -> list[Any]:
         top = plan.max_items
         if top is not None and plan.min_items > top:
-            raise _Impossible(plan.where("max_items", "min_items"), f"minItems {plan.min_items} exceeds maxItems {top}",
-                              "lower minItems or raise maxItems")
+            raise _Impossible(
+                plan.where("max_items", "min_items"),
+                f"minItems {plan.min_items} exceeds maxItems {top}",
+                "lower minItems or raise maxItems",
+            )
         need = (1 if plan.min_contains is None else plan.min_contains) if plan.contains else 0
         if (plan.max_contains is not None and need > plan.max_contains) or (top is not None and need > top):
-            raise _Impossible(plan.where("max_contains", "max_items", "min_contains"),
-                              f"`contains` needs {need} items but maxContains/maxItems allow fewer",
-                              "lower minContains")
+            raise _Impossible(
+                plan.where("max_contains", "max_items", "min_contains"),
+                f"`contains` needs {need} items but maxContains/maxItems allow fewer",
+                "lower minContains",
+            )
         low = max(plan.min_items, need)
         count = low if depth >= SOFT_DEPTH else rng.randint(low, low + 3 if top is None else min(top, low + 3))
         # `contains` hits go after prefixItems where the length allows: a prefix may exclude the hit
@@ -963,14 +1067,16 @@ class InstanceGenerator:
                 if index in hits:  # only this pairing of position and `contains` is impossible
                     raise _Miss(exc.ptr, f"array item {index} cannot meet `contains`: {exc.reason}") from None
                 if index < low:
-                    raise _Impossible(exc.ptr, f"array item {index} can have no value: {exc.reason}",
-                                      exc.hint) from None
+                    raise _Impossible(
+                        exc.ptr, f"array item {index} can have no value: {exc.reason}", exc.hint
+                    ) from None
                 break
             out.append(item)
         return out
 
-    def _gen_item(self, plan: _Plan, pairs: tuple[Pair, ...], rng: random.Random, depth: int, seen: set[Any],
-                  *, counted: bool) -> Any:
+    def _gen_item(
+        self, plan: _Plan, pairs: tuple[Pair, ...], rng: random.Random, depth: int, seen: set[Any], *, counted: bool
+    ) -> Any:
         # Items outside the chosen `contains` hits must not match it when maxContains caps the count.
         avoid = counted and plan.max_contains is not None
         for _ in range(LOCAL_TRIES):
@@ -991,22 +1097,30 @@ class InstanceGenerator:
         if pairs is None:
             found = list(plan.props.get(name, ()))
             found.extend(pair for pattern, pair in plan.pattern_props if _matches(pattern, name))
-            found.extend(pair for pair, names, patterns in plan.additional
-                         if name not in names and not any(_matches(p, name) for p in patterns))
+            found.extend(
+                pair
+                for pair, names, patterns in plan.additional
+                if name not in names and not any(_matches(p, name) for p in patterns)
+            )
             pairs = plan.key_pairs[name] = tuple(found)
         return pairs
 
     def _gen_object(self, plan: _Plan, rng: random.Random, depth: int) -> dict[str, Any]:
         top = plan.max_props
         if top is not None and max(plan.min_props, len(plan.required)) > top:
-            raise _Impossible(plan.where("max_props"),
-                              f"maxProperties {top} is below minProperties or the required count",
-                              "raise maxProperties")
+            raise _Impossible(
+                plan.where("max_props"),
+                f"maxProperties {top} is below minProperties or the required count",
+                "raise maxProperties",
+            )
         for name, ptr in plan.required.items():
             bad = next((p for _, p in plan.names if not self._sub(p).is_valid(name)), None)
             if bad is not None:
-                raise _Impossible(bad, f"required property {name!r} is not allowed by propertyNames",
-                                  f"allow the name {name!r} or stop requiring it ({ptr})")
+                raise _Impossible(
+                    bad,
+                    f"required property {name!r} is not allowed by propertyNames",
+                    f"allow the name {name!r} or stop requiring it ({ptr})",
+                )
         keys = self._choose_keys(plan, rng, depth)
         out: dict[str, Any] = {}
         for name in keys:
@@ -1014,8 +1128,11 @@ class InstanceGenerator:
                 out[name] = self._gen(self._key_pairs(plan, name), frozenset(), rng, depth + 1)
             except _Impossible as exc:
                 if name in plan.required:
-                    raise _Impossible(exc.ptr, f"required property {name!r} can have no value: {exc.reason}",
-                                      exc.hint or f"stop requiring {name!r} or allow a value") from None
+                    raise _Impossible(
+                        exc.ptr,
+                        f"required property {name!r} can have no value: {exc.reason}",
+                        exc.hint or f"stop requiring {name!r} or allow a value",
+                    ) from None
                 if name in self._closure(plan, plan.required):
                     raise _Miss(exc.ptr, f"property {name!r} (dependentRequired) can have no value") from None
         if len(out) < plan.min_props:
@@ -1030,8 +1147,9 @@ class InstanceGenerator:
 
     def _choose_keys(self, plan: _Plan, rng: random.Random, depth: int) -> list[str]:
         optional = [n for n in plan.props if n not in plan.required]
-        chosen = [] if depth >= SOFT_DEPTH else [n for n in optional
-                                                  if n not in plan.dep_schemas and rng.random() < 0.5]
+        chosen = (
+            [] if depth >= SOFT_DEPTH else [n for n in optional if n not in plan.dep_schemas and rng.random() < 0.5]
+        )
         keys = self._closure(plan, [*plan.required, *chosen])
         spare = iter([n for n in optional if n not in keys] + list(self._extra_names(plan, rng)))
         while len(keys) < plan.min_props:
@@ -1080,11 +1198,15 @@ class InstanceGenerator:
 
 # ------------------------------------------------------------------------------------------ numbers/strings
 
+
 def _gen_number(plan: _Plan, rng: random.Random, integer: bool) -> int | float:
     lo, hi = plan.lo, plan.hi
     if lo is not None and hi is not None and (lo > hi or (lo == hi and (plan.lo_excl or plan.hi_excl))):
-        raise _Impossible(plan.where("hi", "lo"), f"the lower bound {lo} is not below the upper bound {hi}",
-                          "make minimum/exclusiveMinimum smaller than maximum/exclusiveMaximum")
+        raise _Impossible(
+            plan.where("hi", "lo"),
+            f"the lower bound {lo} is not below the upper bound {hi}",
+            "make minimum/exclusiveMinimum smaller than maximum/exclusiveMaximum",
+        )
     step = plan.multiple
     if integer:
         step = Fraction(step.numerator) if step is not None else Fraction(1)
@@ -1096,8 +1218,11 @@ def _gen_number(plan: _Plan, rng: random.Random, integer: bool) -> int | float:
     first, last = _multiples(plan, step)
     if first is not None and last is not None and first > last:
         kind = "integer" if integer else "multiple of the step"
-        raise _Impossible(plan.where("multiple", "hi", "lo"), f"no {kind} lies between the bounds",
-                          "widen the bounds or change multipleOf")
+        raise _Impossible(
+            plan.where("multiple", "hi", "lo"),
+            f"no {kind} lies between the bounds",
+            "widen the bounds or change multipleOf",
+        )
     if first is None:
         first = (last if last is not None else 0) - 40
     if last is None:
@@ -1138,14 +1263,18 @@ def _plain_float(plan: _Plan, rng: random.Random) -> float:
 def _gen_string(plan: _Plan, rng: random.Random) -> str:
     low, top = plan.min_len, plan.max_len
     if top is not None and low > top:
-        raise _Impossible(plan.where("max_len", "min_len"), f"minLength {low} exceeds maxLength {top}",
-                          "lower minLength or raise maxLength")
+        raise _Impossible(
+            plan.where("max_len", "min_len"),
+            f"minLength {low} exceeds maxLength {top}",
+            "lower minLength or raise maxLength",
+        )
     if plan.formats:
         name, ptr = plan.formats[0]
         for _ in range(16):
             text = _FORMATS[name](rng)
             if low <= len(text) <= (top if top is not None else len(text)) and all(
-                    _matches(p, text) for p, _ in plan.patterns):
+                _matches(p, text) for p, _ in plan.patterns
+            ):
                 return text
         raise _Miss(ptr, f"could not build a {name!r} string within the length bounds and patterns")
     if plan.patterns:

@@ -62,11 +62,22 @@ def _travelled(contract: ContractBinding, schema: str, payload: Any) -> Any:
     try:
         return json.loads(json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8"))
     except (TypeError, ValueError, RecursionError) as exc:
-        code = "payload.bad_unicode" if isinstance(exc, UnicodeError) else \
-            "payload.too_deep" if isinstance(exc, RecursionError) else "payload.malformed"
-        raise PayloadInvalid(f"outgoing {contract.id} {schema} payload cannot be sent as JSON: {type(exc).__name__}",
-                             contract=contract.id, schema=schema, pointer="", keyword="", moving="outgoing",
-                             code=code) from None
+        code = (
+            "payload.bad_unicode"
+            if isinstance(exc, UnicodeError)
+            else "payload.too_deep"
+            if isinstance(exc, RecursionError)
+            else "payload.malformed"
+        )
+        raise PayloadInvalid(
+            f"outgoing {contract.id} {schema} payload cannot be sent as JSON: {type(exc).__name__}",
+            contract=contract.id,
+            schema=schema,
+            pointer="",
+            keyword="",
+            moving="outgoing",
+            code=code,
+        ) from None
 
 
 class _Registration:
@@ -98,8 +109,10 @@ class LocalTransport:
         contract.check(input_schema, payload, moving="outgoing")
         handler = self._served.get((contract.name, contract.major, operation))
         if handler is None:
-            raise NotServed(f"nobody serves {contract.name} v{contract.major} operation {operation!r} here",
-                            hint="serve the provider's handler (or its generated mock) on this transport first")
+            raise NotServed(
+                f"nobody serves {contract.name} v{contract.major} operation {operation!r} here",
+                hint="serve the provider's handler (or its generated mock) on this transport first",
+            )
         received = _travelled(contract, input_schema, payload)
         contract.check(input_schema, received, moving="incoming")
         reply = await handler(received)

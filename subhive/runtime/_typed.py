@@ -32,8 +32,15 @@ def to_payload(model: BaseModel) -> Any:
         return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
     except (ValueError, TypeError, RecursionError) as exc:  # PydanticSerializationError is a ValueError
         name = type(model).__name__
-        raise PayloadInvalid(f"a {name} cannot be written as JSON: {type(exc).__name__}: {exc}"[:500], contract="",
-                             schema=name, pointer="", keyword="", moving="outgoing", code="payload.malformed") from None
+        raise PayloadInvalid(
+            f"a {name} cannot be written as JSON: {type(exc).__name__}: {exc}"[:500],
+            contract="",
+            schema=name,
+            pointer="",
+            keyword="",
+            moving="outgoing",
+            code="payload.malformed",
+        ) from None
 
 
 def typed_handler(method: Callable[[In], Awaitable[BaseModel]], model: type[In]) -> Handler:

@@ -27,13 +27,15 @@ class ContractViolation(AssertionError):
 
     def __init__(self, report: VerifyReport) -> None:
         lines = "\n".join(f"  - {f}" for f in report.failures)
-        super().__init__(f"{report.contract}: {len(report.failures)} of {report.calls} calls broke the "
-                         f"contract:\n{lines}")
+        super().__init__(
+            f"{report.contract}: {len(report.failures)} of {report.calls} calls broke the contract:\n{lines}"
+        )
         self.report = report
 
 
-async def verify_provider(contract: ContractBinding, handlers: Mapping[str, Handler], *, seed: int = 0,
-                          examples: int = 10) -> VerifyReport:
+async def verify_provider(
+    contract: ContractBinding, handlers: Mapping[str, Handler], *, seed: int = 0, examples: int = 10
+) -> VerifyReport:
     """Call every operation ``examples`` times with generated requests; raise :class:`ContractViolation`
     listing each reply that is not valid under its schema, or each handler that raised, or each operation
     that has no handler."""

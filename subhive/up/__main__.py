@@ -18,8 +18,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nats-port", type=int, default=0)
     parser.add_argument("--ready-timeout", type=float, default=120.0)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s supervisor %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s supervisor %(levelname)s %(name)s: %(message)s"
+    )
     options = UpOptions(root_port=args.root_port, nats_port=args.nats_port, ready_timeout=args.ready_timeout)
     return asyncio.run(Supervisor(args.workspace, options).run())
 

@@ -22,8 +22,18 @@ from ._layout import UpLayout, pid_alive, process_start, read_json, workspace_id
 if TYPE_CHECKING:
     from ..bus import BusEndpoint
 
-__all__ = ["DownReport", "UpFailed", "down", "follow", "framework_endpoint", "lost_supervisor", "recorded_processes",
-           "running_supervisor", "runtime_status", "start"]
+__all__ = [
+    "DownReport",
+    "UpFailed",
+    "down",
+    "follow",
+    "framework_endpoint",
+    "lost_supervisor",
+    "recorded_processes",
+    "running_supervisor",
+    "runtime_status",
+    "start",
+]
 
 #: Events after which ``start`` stops following.
 FINAL = frozenset({"ready", "failed", "stopped"})
@@ -38,8 +48,9 @@ class UpFailed(SubhiveError):
     default_code = "up.failed"
     exit_code = 1
 
-    def __init__(self, message: str, *, code: str | None = None, hint: str | None = None,
-                 problems: Iterable[Problem] = ()) -> None:
+    def __init__(
+        self, message: str, *, code: str | None = None, hint: str | None = None, problems: Iterable[Problem] = ()
+    ) -> None:
         super().__init__(message, code=code, hint=hint)
         self._found = tuple(problems)
 
@@ -56,8 +67,14 @@ def running_supervisor(workspace: Path) -> dict[str, Any] | None:
     return None
 
 
-def start(workspace: Path, *, on_event: Callable[[dict[str, Any]], None], root_port: int = 0, nats_port: int = 0,
-          ready_timeout: float = 120.0) -> dict[str, Any]:
+def start(
+    workspace: Path,
+    *,
+    on_event: Callable[[dict[str, Any]], None],
+    root_port: int = 0,
+    nats_port: int = 0,
+    ready_timeout: float = 120.0,
+) -> dict[str, Any]:
     """Start the supervisor in the background and relay its progress until everything is ready.
 
     Returns the ``ready`` event; raises UpFailed (after the supervisor cleaned up) when start-up failed.
@@ -71,25 +88,49 @@ def start(workspace: Path, *, on_event: Callable[[dict[str, Any]], None], root_p
         fcntl.flock(lock, fcntl.LOCK_EX)
         record = running_supervisor(workspace)
         if record is not None:
-            raise SubhiveError(f"this workspace is already up (supervisor pid {record['pid']})",
-                               code="up.already_running", hint="subhive status shows it; subhive down stops it")
+            raise SubhiveError(
+                f"this workspace is already up (supervisor pid {record['pid']})",
+                code="up.already_running",
+                hint="subhive status shows it; subhive down stops it",
+            )
         layout.progress_file.unlink(missing_ok=True)
-        argv = [sys.executable, "-m", "subhive.up", "--workspace", str(workspace), "--root-port", str(root_port),
-                "--nats-port", str(nats_port), "--ready-timeout", str(ready_timeout)]
+        argv = [
+            sys.executable,
+            "-m",
+            "subhive.up",
+            "--workspace",
+            str(workspace),
+            "--root-port",
+            str(root_port),
+            "--nats-port",
+            str(nats_port),
+            "--ready-timeout",
+            str(ready_timeout),
+        ]
         with open(layout.log_file("supervisor"), "ab") as out:
-            process = subprocess.Popen(argv, cwd=workspace, stdin=subprocess.DEVNULL, stdout=out,
-                                       stderr=subprocess.STDOUT, start_new_session=True)
+            process = subprocess.Popen(
+                argv,
+                cwd=workspace,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         try:
             deadline = time.monotonic() + 30
-            while (process.poll() is None and time.monotonic() < deadline
-                   and (read_json(layout.supervisor_file) or {}).get("pid") != process.pid):
+            while (
+                process.poll() is None
+                and time.monotonic() < deadline
+                and (read_json(layout.supervisor_file) or {}).get("pid") != process.pid
+            ):
                 time.sleep(0.02)
         except KeyboardInterrupt:
             _abandon(workspace, process)
             raise
     try:
-        last = follow(workspace, on_event, until=FINAL, alive=lambda: process.poll() is None,
-                      timeout=ready_timeout + 120)
+        last = follow(
+            workspace, on_event, until=FINAL, alive=lambda: process.poll() is None, timeout=ready_timeout + 120
+        )
     except KeyboardInterrupt:
         _abandon(workspace, process)
         raise
@@ -100,9 +141,12 @@ def start(workspace: Path, *, on_event: Callable[[dict[str, Any]], None], root_p
         if last is None:  # it went away without stopping its children (SIGKILL, OOM), or never answered
             down(workspace)
         message = last["message"] if last else f"the supervisor exited with code {process.poll()}"
-        failure = UpFailed(f"subhive up failed: {message}", code=(last or {}).get("code") or "up.failed",
-                           hint=(last or {}).get("hint") or f"see {layout.log_file('supervisor')}",
-                           problems=[_problem(p) for p in (last or {}).get("problems") or [] if isinstance(p, dict)])
+        failure = UpFailed(
+            f"subhive up failed: {message}",
+            code=(last or {}).get("code") or "up.failed",
+            hint=(last or {}).get("hint") or f"see {layout.log_file('supervisor')}",
+            problems=[_problem(p) for p in (last or {}).get("problems") or [] if isinstance(p, dict)],
+        )
         code = process.poll()
         # The supervisor's own: 2 for a wrong workspace or option; 2 too if a signal ended it (a negative code
         # is no exit status).
@@ -114,9 +158,12 @@ def start(workspace: Path, *, on_event: Callable[[dict[str, Any]], None], root_p
 def _problem(found: dict[str, Any]) -> Problem:
     """A problem as the supervisor reported it (``Problem.to_dict``), back into a Problem."""
     line = found.get("line")
-    return Problem(str(found.get("code", "")), str(found.get("message", "")),
-                   Location(file=found.get("file"), line=line if isinstance(line, int) else None,
-                            pointer=found.get("pointer")), found.get("hint"))
+    return Problem(
+        str(found.get("code", "")),
+        str(found.get("message", "")),
+        Location(file=found.get("file"), line=line if isinstance(line, int) else None, pointer=found.get("pointer")),
+        found.get("hint"),
+    )
 
 
 def _abandon(workspace: Path, process: subprocess.Popen[bytes]) -> None:
@@ -128,9 +175,15 @@ def _abandon(workspace: Path, process: subprocess.Popen[bytes]) -> None:
     down(workspace)
 
 
-def follow(workspace: Path, on_event: Callable[[dict[str, Any]], None], *, until: frozenset[str] = FINAL,
-           alive: Callable[[], bool] | None = None, timeout: float | None = None,
-           skip_existing: bool = False) -> dict[str, Any] | None:
+def follow(
+    workspace: Path,
+    on_event: Callable[[dict[str, Any]], None],
+    *,
+    until: frozenset[str] = FINAL,
+    alive: Callable[[], bool] | None = None,
+    timeout: float | None = None,
+    skip_existing: bool = False,
+) -> dict[str, Any] | None:
     """Relay progress events as the supervisor appends them; return the first event in ``until`` (None when
     the supervisor went away first or ``timeout`` passed)."""
     path = UpLayout(workspace).progress_file
@@ -180,6 +233,7 @@ def down(workspace: Path, *, timeout: float = 30.0) -> DownReport:
     record = read_json(layout.supervisor_file)
     if record is None:
         return DownReport(was_running=False)
+
     def ours(pid: object) -> bool:
         return _ours(record, pid, workspace)
 
@@ -228,21 +282,38 @@ def lost_supervisor(workspace: Path) -> dict[str, Any] | None:
     record = read_json(UpLayout(workspace).supervisor_file)
     if record is None or running_supervisor(workspace) is not None:
         return None
-    running = {name: info["pid"] for name, info in recorded_processes(workspace).items()
-               if name != "supervisor" and info["alive"]}
+    running = {
+        name: info["pid"]
+        for name, info in recorded_processes(workspace).items()
+        if name != "supervisor" and info["alive"]
+    }
     if record.get("state") == "stopped" and not running:
         return None
-    hint = ("subhive down stops them, then subhive up starts the tree again" if running else
-            "nothing of it runs any more: subhive up starts the tree again")
-    return {"state": "supervisor_lost", "supervisor": record.get("pid"), "running": running,
-            "root": record.get("root"), "nats": record.get("nats"), "hint": hint}
+    hint = (
+        "subhive down stops them, then subhive up starts the tree again"
+        if running
+        else "nothing of it runs any more: subhive up starts the tree again"
+    )
+    return {
+        "state": "supervisor_lost",
+        "supervisor": record.get("pid"),
+        "running": running,
+        "root": record.get("root"),
+        "nats": record.get("nats"),
+        "hint": hint,
+    }
 
 
 def _recorded(record: dict[str, Any]) -> list[tuple[str, int]]:
-    found = [("supervisor", record.get("pid")), ("root", record.get("root_pid")), ("nats", record.get("nats_pid")),
-             *([("mocks", record["mocks_pid"])] if record.get("mocks_pid") else [])]
-    found += [(name, info.get("pid")) for name, info in sorted((record.get("hives") or {}).items())
-              if isinstance(info, dict)]
+    found = [
+        ("supervisor", record.get("pid")),
+        ("root", record.get("root_pid")),
+        ("nats", record.get("nats_pid")),
+        *([("mocks", record["mocks_pid"])] if record.get("mocks_pid") else []),
+    ]
+    found += [
+        (name, info.get("pid")) for name, info in sorted((record.get("hives") or {}).items()) if isinstance(info, dict)
+    ]
     return [(name, pid) for name, pid in found if isinstance(pid, int) and not isinstance(pid, bool)]
 
 
@@ -292,27 +363,45 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
         else:
             health = str(beat.get("state") or "unknown")
         bus = beat.get("bus") or {}
-        hives[name] = {"health": health, "pid": pid, "restarts": info.get("restarts", 0),
-                       "rates": beat.get("rates", {}), "bus": bus,
-                       "blackboard": beat.get("blackboard", {}), "dead_letters": dead.get(name, 0),
-                       "dead_letter_stream": usage.get(name),
-                       # events it holds unacknowledged because its dead letters are full (decision 0023)
-                       "dead_letter_blocked": int(bus.get("dead_letter_blocked") or 0),
-                       "controller": beat.get("controller", {}), "endpoints": beat.get("endpoints", []),
-                       "flows": beat.get("flows", {}), "contracts": beat.get("contracts", [])}
-    return {"state": record.get("state"), "supervisor": record.get("pid"), "root": record.get("root"),
-            "nats": record.get("nats"), "hives": hives,
-            "dead_letter_warnings": [u["warning"] for _, u in sorted(usage.items()) if u.get("warning")]
-            + [_blocked_warning(name, info["dead_letter_blocked"]) for name, info in hives.items()
-               if info["dead_letter_blocked"]]}
+        hives[name] = {
+            "health": health,
+            "pid": pid,
+            "restarts": info.get("restarts", 0),
+            "rates": beat.get("rates", {}),
+            "bus": bus,
+            "blackboard": beat.get("blackboard", {}),
+            "dead_letters": dead.get(name, 0),
+            "dead_letter_stream": usage.get(name),
+            # events it holds unacknowledged because its dead letters are full (decision 0023)
+            "dead_letter_blocked": int(bus.get("dead_letter_blocked") or 0),
+            "controller": beat.get("controller", {}),
+            "endpoints": beat.get("endpoints", []),
+            "flows": beat.get("flows", {}),
+            "contracts": beat.get("contracts", []),
+        }
+    return {
+        "state": record.get("state"),
+        "supervisor": record.get("pid"),
+        "root": record.get("root"),
+        "nats": record.get("nats"),
+        "hives": hives,
+        "dead_letter_warnings": [u["warning"] for _, u in sorted(usage.items()) if u.get("warning")]
+        + [
+            _blocked_warning(name, info["dead_letter_blocked"])
+            for name, info in hives.items()
+            if info["dead_letter_blocked"]
+        ],
+    }
 
 
 def _blocked_warning(hive: str, held: int) -> str:
     from ..bus import EVENT_MAX_ACK_PENDING
 
-    return (f"{hive} holds {held} event{'s' if held != 1 else ''} it could not dead-letter (its dead letters are "
-            f"full): they come back later, and once {EVENT_MAX_ACK_PENDING} are held it receives no new events; "
-            f"make room (`subhive deadletters list --hive {hive}`) or raise [dead_letters] max_bytes")
+    return (
+        f"{hive} holds {held} event{'s' if held != 1 else ''} it could not dead-letter (its dead letters are "
+        f"full): they come back later, and once {EVENT_MAX_ACK_PENDING} are held it receives no new events; "
+        f"make room (`subhive deadletters list --hive {hive}`) or raise [dead_letters] max_bytes"
+    )
 
 
 def framework_endpoint(workspace: Path) -> BusEndpoint | None:

@@ -56,16 +56,18 @@ class Snapshot:
                 manifests[path.parent.name] = path.read_bytes()
             except OSError:
                 continue
-        contracts = frozenset(f"{p.parent.parent.name}/{p.parent.name}"
-                              for p in (root / "contracts").glob("*/*/contract.yaml"))
+        contracts = frozenset(
+            f"{p.parent.parent.name}/{p.parent.name}" for p in (root / "contracts").glob("*/*/contract.yaml")
+        )
         return cls(manifests, contracts)
 
     def change_from(self, old: Snapshot) -> TreeChange:
-        return TreeChange(added=sorted(set(self.manifests) - set(old.manifests)),
-                          removed=sorted(set(old.manifests) - set(self.manifests)),
-                          edited=sorted(n for n in set(self.manifests) & set(old.manifests)
-                                        if self.manifests[n] != old.manifests[n]),
-                          contracts=sorted(self.contracts - old.contracts))
+        return TreeChange(
+            added=sorted(set(self.manifests) - set(old.manifests)),
+            removed=sorted(set(old.manifests) - set(self.manifests)),
+            edited=sorted(n for n in set(self.manifests) & set(old.manifests) if self.manifests[n] != old.manifests[n]),
+            contracts=sorted(self.contracts - old.contracts),
+        )
 
 
 @dataclass(frozen=True)
@@ -81,14 +83,22 @@ class TreeChange:
         return bool(self.added or self.removed or self.edited or self.contracts)
 
     def describe(self) -> str:
-        parts = [f"{what} {', '.join(names)}" for what, names in (
-            ("new hive", self.added), ("removed hive", self.removed), ("manifest of", self.edited),
-            ("contract", self.contracts)) if names]
+        parts = [
+            f"{what} {', '.join(names)}"
+            for what, names in (
+                ("new hive", self.added),
+                ("removed hive", self.removed),
+                ("manifest of", self.edited),
+                ("contract", self.contracts),
+            )
+            if names
+        ]
         return "; ".join(parts) or "nothing"
 
 
-def refused_requirements(manifests: Mapping[str, Any], running: Mapping[str, Mapping[str, str]], lock: Any,
-                         pending: Mapping[str, list[str]]) -> list[Problem]:
+def refused_requirements(
+    manifests: Mapping[str, Any], running: Mapping[str, Mapping[str, str]], lock: Any, pending: Mapping[str, list[str]]
+) -> list[Problem]:
     """A running hive whose manifest now asks for a range no accepted version meets cannot be followed: its
     stubs for that contract would be removed under it. ``running`` is what each running hive consumed when
     it started (contract -> range); ``pending`` the open approvals by contract. One problem per such line,
@@ -107,15 +117,21 @@ def refused_requirements(manifests: Mapping[str, Any], running: Mapping[str, Map
                 continue
             have = ", ".join(str(v) for v in versions) or "none"
             ids = pending.get(need.contract, [])
-            fix = (f"approve {need.contract}'s pending version: subhive approvals approve {ids[0]}" if ids else
-                   f"have the provider propose a version in that range (subhive contract propose "
-                   f"contracts/{need.contract}/VERSION)")
+            fix = (
+                f"approve {need.contract}'s pending version: subhive approvals approve {ids[0]}"
+                if ids
+                else f"have the provider propose a version in that range (subhive contract propose "
+                f"contracts/{need.contract}/VERSION)"
+            )
             old = before.get(need.contract)
-            problems.append(Problem(
-                "up.requirement_unmet",
-                f"{hive} now consumes {need.contract} {wanted}, which no accepted version meets (the lock has "
-                f"{have}); up does not follow this change, and {hive} keeps running"
-                + (f" on {need.contract} {old}" if old else ""),
-                Location(file=f"subhives/{hive}/{MANIFEST}", pointer=f"/consumes/{need.contract}"),
-                f"{fix}; up follows as soon as one is accepted (or put the range back)"))
+            problems.append(
+                Problem(
+                    "up.requirement_unmet",
+                    f"{hive} now consumes {need.contract} {wanted}, which no accepted version meets (the lock has "
+                    f"{have}); up does not follow this change, and {hive} keeps running"
+                    + (f" on {need.contract} {old}" if old else ""),
+                    Location(file=f"subhives/{hive}/{MANIFEST}", pointer=f"/consumes/{need.contract}"),
+                    f"{fix}; up follows as soon as one is accepted (or put the range back)",
+                )
+            )
     return problems

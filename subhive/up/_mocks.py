@@ -37,8 +37,11 @@ async def _serve(workspace: Path, packages: list[str]) -> None:
     from ..runtime import ContractBinding, MockProvider
 
     env = os.environ
-    endpoint = BusEndpoint([u for u in env.get("SUBHIVE_NATS_URL", "nats://127.0.0.1:4222").split(",") if u],
-                           user=env.get("SUBHIVE_NATS_USER"), password=env.get("SUBHIVE_NATS_PASSWORD"))
+    endpoint = BusEndpoint(
+        [u for u in env.get("SUBHIVE_NATS_URL", "nats://127.0.0.1:4222").split(",") if u],
+        user=env.get("SUBHIVE_NATS_USER"),
+        password=env.get("SUBHIVE_NATS_PASSWORD"),
+    )
     transport = await NatsTransport.connect(endpoint, "mocks")
     try:
         for package in packages:
@@ -83,8 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workspace", type=Path, required=True)
     parser.add_argument("packages", nargs="+")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s mocks %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s mocks %(levelname)s %(name)s: %(message)s"
+    )
     try:
         asyncio.run(_serve(args.workspace, args.packages))
     except SubhiveError as exc:

@@ -39,8 +39,9 @@ def requests_dir(workspace: Path) -> Path:
     return UpLayout(workspace).up_dir / "requests"
 
 
-def request_restart(workspace: Path, hive: str, *, on_event: Callable[[dict[str, Any]], None],
-                    timeout: float = 120.0) -> dict[str, Any]:
+def request_restart(
+    workspace: Path, hive: str, *, on_event: Callable[[dict[str, Any]], None], timeout: float = 120.0
+) -> dict[str, Any]:
     """Ask the running supervisor to restart ``hive`` and wait until it is ready again; return that event.
 
     Raises :class:`InputError` when the workspace is not up (``restart.not_up``), still starting
@@ -50,41 +51,62 @@ def request_restart(workspace: Path, hive: str, *, on_event: Callable[[dict[str,
     layout = UpLayout(workspace)
     record = running_supervisor(workspace)
     if record is None:
-        raise InputError(f"the workspace {workspace} is not up", code="restart.not_up",
-                         hint="subhive up starts it; restart acts on a running tree")
+        raise InputError(
+            f"the workspace {workspace} is not up",
+            code="restart.not_up",
+            hint="subhive up starts it; restart acts on a running tree",
+        )
     hives = sorted(record.get("hives") or {})
     if hive not in hives:
         close = difflib.get_close_matches(hive, hives, n=1)
-        raise InputError(f"no hive {hive!r} runs in this workspace", code="restart.unknown_hive",
-                         location=Location(file=str(layout.supervisor_file)),
-                         hint=(f"did you mean {close[0]!r}? " if close else "")
-                         + f"running hives: {', '.join(hives) or 'none'}")
+        raise InputError(
+            f"no hive {hive!r} runs in this workspace",
+            code="restart.unknown_hive",
+            location=Location(file=str(layout.supervisor_file)),
+            hint=(f"did you mean {close[0]!r}? " if close else "") + f"running hives: {', '.join(hives) or 'none'}",
+        )
     if record.get("state") != "ready":
-        raise InputError(f"the tree is still {record.get('state') or 'starting'}", code="restart.starting",
-                         hint="wait until subhive up says ready, then restart")
+        raise InputError(
+            f"the tree is still {record.get('state') or 'starting'}",
+            code="restart.starting",
+            hint="wait until subhive up says ready, then restart",
+        )
     request = f"{hive}-{secrets.token_hex(4)}"
     progress = layout.progress_file
     position = progress.stat().st_size if progress.exists() else 0
     write_json(requests_dir(workspace) / f"{request}.json", {"action": "restart", "hive": hive, "id": request})
 
     supervisor = record.get("pid")
-    answer = _answer(layout.progress_file, position, hive, request, on_event, alive=lambda: pid_alive(supervisor),
-                     timeout=timeout)
+    answer = _answer(
+        layout.progress_file, position, hive, request, on_event, alive=lambda: pid_alive(supervisor), timeout=timeout
+    )
     if answer is None:
         with contextlib.suppress(OSError):
             (requests_dir(workspace) / f"{request}.json").unlink()
-        raise RestartFailed(f"no answer from the supervisor about {hive} within {timeout:g} s",
-                            code="restart.timeout", hint=f"see {layout.log_file('supervisor')} and "
-                            f"subhive logs {hive}")
+        raise RestartFailed(
+            f"no answer from the supervisor about {hive} within {timeout:g} s",
+            code="restart.timeout",
+            hint=f"see {layout.log_file('supervisor')} and subhive logs {hive}",
+        )
     if answer["event"] != "hive.ready":
-        raise RestartFailed(str(answer.get("message", f"{hive} did not come back")),
-                            location=Location(file=str(layout.log_file(hive))),
-                            hint=f"fix what its log says (subhive logs {hive}); the supervisor keeps restarting it")
+        raise RestartFailed(
+            str(answer.get("message", f"{hive} did not come back")),
+            location=Location(file=str(layout.log_file(hive))),
+            hint=f"fix what its log says (subhive logs {hive}); the supervisor keeps restarting it",
+        )
     return answer
 
 
-def _answer(progress: Path, position: int, hive: str, request: str, on_event: Callable[[dict[str, Any]], None], *,
-            alive: Callable[[], bool], timeout: float) -> dict[str, Any] | None:
+def _answer(
+    progress: Path,
+    position: int,
+    hive: str,
+    request: str,
+    on_event: Callable[[dict[str, Any]], None],
+    *,
+    alive: Callable[[], bool],
+    timeout: float,
+) -> dict[str, Any] | None:
     """The supervisor's answer to ``request`` (None when it went away or ``timeout`` passed), relaying the
     hive's events written after ``position``."""
     deadline = time.monotonic() + timeout

@@ -74,8 +74,15 @@ class _Child:
             self.log_offset = _mark_start(out, self.name)
             # Its own session: a Ctrl-C in the terminal that ran `subhive up` reaches the supervisor only,
             # which then stops the children in order.
-            self.process = subprocess.Popen(self.argv, cwd=cwd, env=self.env, stdin=subprocess.DEVNULL, stdout=out,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(
+                self.argv,
+                cwd=cwd,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self.started = time.monotonic()
 
     @property
@@ -140,28 +147,43 @@ class Supervisor:
         log.info("%s: %s", event, message)
 
     def _record(self, state: str) -> None:
-        hives = {name: {"pid": child.pid, "restarts": child.restarts, "exits": child.exits[-5:],
-                        **({"failed": child.failed} if child.failed else {})}
-                 for name, child in sorted(self.hives.items())}
+        hives = {
+            name: {
+                "pid": child.pid,
+                "restarts": child.restarts,
+                "exits": child.exits[-5:],
+                **({"failed": child.failed} if child.failed else {}),
+            }
+            for name, child in sorted(self.hives.items())
+        }
         # Each live pid's start time, which `down` and `status` compare before they call a recorded pid ours
         # (subhive.up._control). Exact: a child not yet reaped keeps its pid (``_Child.pid`` is None once reaped).
-        live = [os.getpid(), *(c.pid for c in (self.root, self.mocks, *self.hives.values()) if c is not None),
-                *([self.nats.pid] if self.nats is not None and self.nats.running else [])]
+        live = [
+            os.getpid(),
+            *(c.pid for c in (self.root, self.mocks, *self.hives.values()) if c is not None),
+            *([self.nats.pid] if self.nats is not None and self.nats.running else []),
+        ]
         starts: dict[int, int] = {}
         for pid in live:
             if pid is not None and (start := self._starts.get(pid) or process_start(pid)) is not None:
                 starts[pid] = start
         self._starts = starts
-        write_json(self.layout.supervisor_file, {
-            "pid": os.getpid(), "state": state, "workspace": str(self.layout.workspace),
-            "workspace_id": self._workspace_id,
-            "root": self.root_address, "nats": self.nats.url if self.nats is not None else "",
-            "nats_pid": self.nats.pid if self.nats is not None else None,
-            "root_pid": self.root.pid if self.root is not None else None,
-            "mocks_pid": self.mocks.pid if self.mocks is not None else None,
-            "hives": hives,
-            "starts": {str(pid): start for pid, start in sorted(starts.items())},
-        })
+        write_json(
+            self.layout.supervisor_file,
+            {
+                "pid": os.getpid(),
+                "state": state,
+                "workspace": str(self.layout.workspace),
+                "workspace_id": self._workspace_id,
+                "root": self.root_address,
+                "nats": self.nats.url if self.nats is not None else "",
+                "nats_pid": self.nats.pid if self.nats is not None else None,
+                "root_pid": self.root.pid if self.root is not None else None,
+                "mocks_pid": self.mocks.pid if self.mocks is not None else None,
+                "hives": hives,
+                "starts": {str(pid): start for pid, start in sorted(starts.items())},
+            },
+        )
 
     # -- the whole run ------------------------------------------------------------------------------------
 
@@ -176,11 +198,18 @@ class Supervisor:
         try:
             await self._start_all()
             if self._stop.is_set():  # told to stop (subhive down, Ctrl-C) before every hive was ready
-                raise SubhiveError("stopped before every hive was ready", code="up.stopped",
-                                   hint="subhive down or a signal stopped it; run subhive up again")
+                raise SubhiveError(
+                    "stopped before every hive was ready",
+                    code="up.stopped",
+                    hint="subhive down or a signal stopped it; run subhive up again",
+                )
             self._record("ready")
-            self.emit("ready", f"all {len(self.hives)} hives ready in {time.monotonic() - self._started:.1f} s",
-                      seconds=round(time.monotonic() - self._started, 3), hives=sorted(self.hives))
+            self.emit(
+                "ready",
+                f"all {len(self.hives)} hives ready in {time.monotonic() - self._started:.1f} s",
+                seconds=round(time.monotonic() - self._started, 3),
+                hives=sorted(self.hives),
+            )
             await self._watch()
         except SubhiveError as exc:
             # The whole message (a server's log tail can run long) stays in the supervisor's log.
@@ -221,9 +250,24 @@ class Supervisor:
 
     async def _start_root(self) -> None:
         port = self.options.root_port
-        self.root = _Child("root", [sys.executable, "-m", "subhive", "root", "--format", "json", "--no-codegen",
-                                    "--port", str(port), "-C", str(self.layout.workspace)],
-                           _child_env(), self.layout.log_file("root"))
+        self.root = _Child(
+            "root",
+            [
+                sys.executable,
+                "-m",
+                "subhive",
+                "root",
+                "--format",
+                "json",
+                "--no-codegen",
+                "--port",
+                str(port),
+                "-C",
+                str(self.layout.workspace),
+            ],
+            _child_env(),
+            self.layout.log_file("root"),
+        )
         self.root_address = await self._launch_root(self.root)
         self.emit("root.started", f"root hive listening on {self.root_address}", address=self.root_address)
 
@@ -232,9 +276,15 @@ class Supervisor:
         child.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(child.log_path, "ab") as err:
             child.log_offset = _mark_start(err, child.name)
-            child.process = subprocess.Popen(child.argv, cwd=self.layout.workspace, env=child.env,
-                                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
-                                             start_new_session=True)
+            child.process = subprocess.Popen(
+                child.argv,
+                cwd=self.layout.workspace,
+                env=child.env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                start_new_session=True,
+            )
         child.started = time.monotonic()
         assert child.process.stdout is not None
         line = await asyncio.wait_for(asyncio.to_thread(child.process.stdout.readline), 60)
@@ -242,9 +292,11 @@ class Supervisor:
             address = json.loads(line)["address"]
         except (ValueError, KeyError, TypeError):
             child.process.wait(5)
-            raise SubhiveError(f"the root hive did not start: {_tail(child.log_path, since=child.log_offset)}",
-                               code="up.root_failed",
-                               hint=f"see {child.log_path}") from None
+            raise SubhiveError(
+                f"the root hive did not start: {_tail(child.log_path, since=child.log_offset)}",
+                code="up.root_failed",
+                hint=f"see {child.log_path}",
+            ) from None
         return str(address)
 
     async def _negotiate(self, hives: dict[str, Any]) -> None:
@@ -267,16 +319,28 @@ class Supervisor:
                 try:  # the root lints and checks it; a bad draft comes back as the error said below
                     outcome = await root.propose(directory, on_behalf_of=providers[name])
                 except SubhiveError as exc:
-                    self.emit("contract.refused", f"{name} {version}: {exc}", contract=name, version=str(version),
-                              code=exc.code)
+                    self.emit(
+                        "contract.refused",
+                        f"{name} {version}: {exc}",
+                        contract=name,
+                        version=str(version),
+                        code=exc.code,
+                    )
                     continue
-                self.emit(f"contract.{outcome.status}", f"{name} {version}: {outcome.status}"
-                          + (f" ({outcome.message})" if outcome.status != "accepted" and outcome.message else ""),
-                          contract=name, version=str(version))
+                self.emit(
+                    f"contract.{outcome.status}",
+                    f"{name} {version}: {outcome.status}"
+                    + (f" ({outcome.message})" if outcome.status != "accepted" and outcome.message else ""),
+                    contract=name,
+                    version=str(version),
+                )
             accepted = sorted(f"{c.name} {v.version}" for c in await root.contracts() for v in c.versions)
         await self._lock_written(set(accepted))
-        self.emit("negotiated", f"{len(accepted)} contract versions in the lock: {', '.join(accepted) or 'none'}",
-                  contracts=accepted)
+        self.emit(
+            "negotiated",
+            f"{len(accepted)} contract versions in the lock: {', '.join(accepted) or 'none'}",
+            contracts=accepted,
+        )
 
     async def _lock_written(self, accepted: set[str], timeout: float = 30.0) -> None:
         """Wait until contracts.lock on disk holds every accepted version: the root answers a proposal once
@@ -300,8 +364,11 @@ class Supervisor:
         problems = [p for p in result.problems if p.code != "codegen.not_in_lock"]
         if problems:
             raise ContractInvalid(problems, summary=f"codegen failed: {problems[0].message}")
-        self.emit("codegen", f"stubs: {len(result.written)} files written, {len(result.unchanged)} packages "
-                  "up to date", written=len(result.written))
+        self.emit(
+            "codegen",
+            f"stubs: {len(result.written)} files written, {len(result.unchanged)} packages up to date",
+            written=len(result.written),
+        )
         self._warn_tree()  # a requirement no version meets: its hive runs without those stubs, the rest too
 
     # -- NATS ---------------------------------------------------------------------------------------------
@@ -325,13 +392,13 @@ class Supervisor:
         self._lock_seen = _lock_digest(self.layout.workspace)
         plan = bus_plan(self.workspace, Lock.load(self.layout.workspace))
         creds = read_json(self.layout.creds_file) or {}
-        passwords: dict[str, str] = {name: str(creds.get("hives", {}).get(name) or secrets.token_urlsafe(24))
-                                     for name in hives}
+        passwords: dict[str, str] = {
+            name: str(creds.get("hives", {}).get(name) or secrets.token_urlsafe(24)) for name in hives
+        }
         admin = str(creds.get("admin") or secrets.token_urlsafe(24))
         write_json(self.layout.creds_file, {"admin": admin, "hives": passwords}, private=True)
         self._passwords, self._admin = passwords, admin
-        config = ServerConfig(self.layout.nats_dir, port=self.options.nats_port,
-                              accounts=self._accounts(plan, hives))
+        config = ServerConfig(self.layout.nats_dir, port=self.options.nats_port, accounts=self._accounts(plan, hives))
         self.nats = await EmbeddedServer.start(config)
         self.emit("nats.started", f"NATS on {self.nats.url} (JetStream in {self.layout.nats_dir})", url=self.nats.url)
         nc = await nats.connect(self.nats.url, user=ADMIN_USER, password=admin)
@@ -340,8 +407,9 @@ class Supervisor:
             await ensure_event_streams(js, plan.streams)
             # Each hive's own dead-letter stream, with its limits (subhive.toml over hive.toml over defaults).
             default = self.workspace.config.dead_letters
-            await ensure_dead_letter_streams(js, {name: m.dead_letters.over(default) for name, m in hives.items()},
-                                             default=default)
+            await ensure_dead_letter_streams(
+                js, {name: m.dead_letters.over(default) for name, m in hives.items()}, default=default
+            )
             for name in hives:
                 await ensure_blackboard(js, name)  # with the consumer its controller reads it through
             await ensure_consumers(js, plan.consumers)  # hives may not create consumers: the framework does
@@ -356,7 +424,8 @@ class Supervisor:
 
         users: dict[str, tuple[str, Permissions]] = {
             name: (self._passwords[name], plan.permissions.get(name) or hive_permissions(name, {}, {}, {}, {}))
-            for name in hives}
+            for name in hives
+        }
         return AccountsConfig(users, admin_password=self._admin)
 
     def _issue_grpc_keys(self, hives: dict[str, Any]) -> None:
@@ -397,8 +466,7 @@ class Supervisor:
             problems = [p for p in result.problems if p.code != "codegen.not_in_lock"]  # those run without
             if problems:
                 raise SubhiveError(problems[0].message, code=problems[0].code, hint=problems[0].hint)
-            hives = {name: m for name, m in self.workspace.hives().hives.items() if name in self.hives or
-                     name in added}
+            hives = {name: m for name, m in self.workspace.hives().hives.items() if name in self.hives or name in added}
             self._new_passwords(added)
             plan = bus_plan(self.workspace, Lock.load(self.layout.workspace))
             await self.nats.reload(self._accounts(plan, hives))
@@ -410,13 +478,18 @@ class Supervisor:
                     await ensure_blackboard(nc.jetstream(), name)
                 await ensure_consumers(nc.jetstream(), plan.consumers)  # a new consumer's durables
                 default = self.workspace.config.dead_letters  # a new hive's stream; a manifest's changed limits
-                await ensure_dead_letter_streams(nc.jetstream(), {name: m.dead_letters.over(default)
-                                                                  for name, m in hives.items()}, default=default)
+                await ensure_dead_letter_streams(
+                    nc.jetstream(), {name: m.dead_letters.over(default) for name, m in hives.items()}, default=default
+                )
             finally:
                 await nc.close()
         except SubhiveError as exc:
-            self.emit("lock.failed", f"the tree could not follow the change: {exc}", code=exc.code,
-                      hint=exc.hint or "fix it; up follows the next change (or: subhive down && subhive up)")
+            self.emit(
+                "lock.failed",
+                f"the tree could not follow the change: {exc}",
+                code=exc.code,
+                hint=exc.hint or "fix it; up follows the next change (or: subhive down && subhive up)",
+            )
             return False
         stubs = {p.split("/")[1] for p in result.written + result.removed if p.startswith("stubs/")}
         edited = set(change.edited) if change is not None else set()
@@ -424,9 +497,14 @@ class Supervisor:
         touched = sorted((stubs | edited | failed) & set(self.hives) - set(added))
         await self._apply_change(change, hives, touched)
         await self._run_mocks(dict(self.workspace.hives().hives))
-        self.emit("lock.followed", "the tree follows the change: stubs and permissions are up to date"
-                  + (f"; restarted {', '.join(touched)}" if touched else "; no running hive's stubs changed"),
-                  restarted=touched, started=added, stopped=change.removed if change is not None else [])
+        self.emit(
+            "lock.followed",
+            "the tree follows the change: stubs and permissions are up to date"
+            + (f"; restarted {', '.join(touched)}" if touched else "; no running hive's stubs changed"),
+            restarted=touched,
+            started=added,
+            stopped=change.removed if change is not None else [],
+        )
         self._warn_tree()
         return True
 
@@ -479,8 +557,9 @@ class Supervisor:
                     pending: dict[str, list[str]] = {}
                     for approval in await client.approvals("pending", kind="contract"):
                         pending.setdefault(approval.contract, []).append(approval.id)
-                refusal = refused_requirements(tree.hives, {n: self._consumed.get(n, {}) for n in self.hives},
-                                               Lock.load(root), pending)[:1]
+                refusal = refused_requirements(
+                    tree.hives, {n: self._consumed.get(n, {}) for n in self.hives}, Lock.load(root), pending
+                )[:1]
             if not refusal:
                 await self._negotiate(dict(tree.hives))  # the root registers the manifests as they are now
                 await self._lock_settled()
@@ -492,13 +571,24 @@ class Supervisor:
             self._tree_refused = True
             if refusal[0].message != self._refusal:  # said once, not at every look
                 self._refusal = refusal[0].message
-                self.emit("tree.refused", refusal[0].message, code=refusal[0].code, hint=refusal[0].hint or "",
-                          where=str(refusal[0].location))
+                self.emit(
+                    "tree.refused",
+                    refusal[0].message,
+                    code=refusal[0].code,
+                    hint=refusal[0].hint or "",
+                    where=str(refusal[0].location),
+                )
             return None
         self._tree_refused, self._refusal = False, ""
         self._snapshot = snapshot
-        self.emit("tree.changed", f"the workspace changed ({change.describe()}): up follows it",
-                  added=change.added, removed=change.removed, edited=change.edited, contracts=change.contracts)
+        self.emit(
+            "tree.changed",
+            f"the workspace changed ({change.describe()}): up follows it",
+            added=change.added,
+            removed=change.removed,
+            edited=change.edited,
+            contracts=change.contracts,
+        )
         return change
 
     async def _lock_settled(self, timeout: float = 30.0) -> None:
@@ -506,8 +596,7 @@ class Supervisor:
         from ..root_hive import Lock, RootClient, admin_token_of
 
         async with RootClient(self.root_address, admin_token_of(self.layout.workspace)) as client:
-            wanted = {(c.name, str(v.version)): dict(v.consumers) for c in await client.contracts()
-                      for v in c.versions}
+            wanted = {(c.name, str(v.version)): dict(v.consumers) for c in await client.contracts() for v in c.versions}
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with contextlib.suppress(SubhiveError):
@@ -560,28 +649,50 @@ class Supervisor:
             return
         status = self.layout.up_dir / "mocks.json"
         status.unlink(missing_ok=True)
-        env = _child_env(SUBHIVE_NATS_URL=self.nats.url, SUBHIVE_NATS_USER=ADMIN_USER,
-                         SUBHIVE_NATS_PASSWORD=self._admin, SUBHIVE_STATUS_FILE=str(status))
-        self.mocks = _Child("mocks", [sys.executable, "-m", "subhive.up._mocks", "--workspace",
-                                      str(self.layout.workspace), *sorted(mocked.values())], env,
-                            self.layout.log_file("mocks"))
+        env = _child_env(
+            SUBHIVE_NATS_URL=self.nats.url,
+            SUBHIVE_NATS_USER=ADMIN_USER,
+            SUBHIVE_NATS_PASSWORD=self._admin,
+            SUBHIVE_STATUS_FILE=str(status),
+        )
+        self.mocks = _Child(
+            "mocks",
+            [
+                sys.executable,
+                "-m",
+                "subhive.up._mocks",
+                "--workspace",
+                str(self.layout.workspace),
+                *sorted(mocked.values()),
+            ],
+            env,
+            self.layout.log_file("mocks"),
+        )
         self.mocks.launch(self.layout.workspace)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and self.mocks.pid is not None:
             if (read_json(status) or {}).get("pid") == self.mocks.pid:
                 break
             await asyncio.sleep(0.05)
-        self.emit("mocks.started", f"mock providers serve {', '.join(sorted(mocked))}: no hive of this workspace "
-                  "provides them (they answer with schema-valid data until one does)", mocked=sorted(mocked),
-                  pid=self.mocks.pid)
+        self.emit(
+            "mocks.started",
+            f"mock providers serve {', '.join(sorted(mocked))}: no hive of this workspace "
+            "provides them (they answer with schema-valid data until one does)",
+            mocked=sorted(mocked),
+            pid=self.mocks.pid,
+        )
 
     async def _restart(self, child: _Child) -> None:
         if child.process is not None:
             await _terminate([child.process], self.options.stop_timeout)
         child.failed, child.quick_exits = "", 0  # what it failed on may be what changed
         child.launch(self.layout.workspace)
-        self.emit("hive.reloaded", f"{child.name}: restarted on its new stubs (pid {child.pid})", hive=child.name,
-                  pid=child.pid)
+        self.emit(
+            "hive.reloaded",
+            f"{child.name}: restarted on its new stubs (pid {child.pid})",
+            hive=child.name,
+            pid=child.pid,
+        )
 
     # -- hives --------------------------------------------------------------------------------------------
 
@@ -602,12 +713,21 @@ class Supervisor:
             status.unlink(missing_ok=True)
             token_file = self.layout.workspace / TOKENS_DIR / f"{name}.token"
             token = token_file.read_text(encoding="utf-8").strip() if token_file.exists() else ""
-            env = _child_env(SUBHIVE_NATS_URL=self.nats.url, SUBHIVE_NATS_USER=name,
-                             SUBHIVE_NATS_PASSWORD=passwords[name], SUBHIVE_ROOT=self.root_address,
-                             SUBHIVE_TOKEN=token, SUBHIVE_STATUS_FILE=str(status),
-                             SUBHIVE_GRPC_KEYS=str(self.layout.keys_dir / f"{name}.json"))
-            child = _Child(name, [sys.executable, "-m", "subhive.hive", "--workspace", str(self.layout.workspace),
-                                  "--hive", name], env, self.layout.log_file(name))
+            env = _child_env(
+                SUBHIVE_NATS_URL=self.nats.url,
+                SUBHIVE_NATS_USER=name,
+                SUBHIVE_NATS_PASSWORD=passwords[name],
+                SUBHIVE_ROOT=self.root_address,
+                SUBHIVE_TOKEN=token,
+                SUBHIVE_STATUS_FILE=str(status),
+                SUBHIVE_GRPC_KEYS=str(self.layout.keys_dir / f"{name}.json"),
+            )
+            child = _Child(
+                name,
+                [sys.executable, "-m", "subhive.hive", "--workspace", str(self.layout.workspace), "--hive", name],
+                env,
+                self.layout.log_file(name),
+            )
             self.hives[name] = child
             child.launch(self.layout.workspace)
             self.emit("hive.starting", f"{name}: starting (pid {child.pid})", hive=name, pid=child.pid)
@@ -621,18 +741,23 @@ class Supervisor:
                 assert child.process is not None
                 code = child.process.poll()
                 if code is not None:
-                    raise SubhiveError(f"sub-hive {name} exited with code {code} while starting: "
-                                       f"{_tail(child.log_path, since=child.log_offset)}", code="up.hive_failed",
-                                       location=Location(file=str(child.log_path)),
-                                       hint=f"fix what its log says, then run subhive up again ({child.log_path})")
+                    raise SubhiveError(
+                        f"sub-hive {name} exited with code {code} while starting: "
+                        f"{_tail(child.log_path, since=child.log_offset)}",
+                        code="up.hive_failed",
+                        location=Location(file=str(child.log_path)),
+                        hint=f"fix what its log says, then run subhive up again ({child.log_path})",
+                    )
                 heartbeat = read_json(self.layout.status_file(name))
                 if heartbeat and heartbeat.get("state") == "ready" and heartbeat.get("pid") == child.pid:
                     waiting.discard(name)
                     self.emit("hive.ready", f"{name}: ready", hive=name, pid=child.pid)
             if time.monotonic() > deadline:
-                raise SubhiveError(f"sub-hives not ready after {self.options.ready_timeout:g} s: "
-                                   f"{', '.join(sorted(waiting))}", code="up.timeout",
-                                   hint="see their logs: subhive logs HIVE")
+                raise SubhiveError(
+                    f"sub-hives not ready after {self.options.ready_timeout:g} s: {', '.join(sorted(waiting))}",
+                    code="up.timeout",
+                    hint="see their logs: subhive logs HIVE",
+                )
             await asyncio.sleep(0.05)
 
     async def _watch(self) -> None:
@@ -655,8 +780,12 @@ class Supervisor:
                 self.root.argv[self.root.argv.index("--port") + 1] = port  # same address: hives keep using it
                 self.root.restarts += 1
                 self.root_address = await self._launch_root(self.root)
-                self.emit("root.restarted", f"the root hive is back on {self.root_address} (restart "
-                          f"{self.root.restarts})", address=self.root_address, restarts=self.root.restarts)
+                self.emit(
+                    "root.restarted",
+                    f"the root hive is back on {self.root_address} (restart {self.root.restarts})",
+                    address=self.root_address,
+                    restarts=self.root.restarts,
+                )
                 changed = True
             if self.nats is not None and not self.nats.running:
                 self.emit("nats.crashed", "NATS exited; restarting on the same port with the same store")
@@ -689,22 +818,40 @@ class Supervisor:
             child.quick_exits = child.quick_exits + 1 if now - child.started < QUICK_EXIT and same else 0
             if child.quick_exits >= SAME_FAILURES:
                 # Restarting it again would fail again: stop, and say what to fix (a crash loop helps no one).
-                child.failed = (f"exited {child.quick_exits} times in a row with code {code}, each within "
-                                f"{QUICK_EXIT:g} s of its start")
-                self.emit("hive.stopped", f"{child.name}: {child.failed}; stopped, not restarted again; its log "
-                          f"ends: {tail}", hive=child.name, code=code, tail=tail,
-                          hint=f"fix what its log says (subhive logs {child.name}), then: subhive restart "
-                               f"{child.name} (up also starts it again with the next change to the workspace)")
+                child.failed = (
+                    f"exited {child.quick_exits} times in a row with code {code}, each within "
+                    f"{QUICK_EXIT:g} s of its start"
+                )
+                self.emit(
+                    "hive.stopped",
+                    f"{child.name}: {child.failed}; stopped, not restarted again; its log ends: {tail}",
+                    hive=child.name,
+                    code=code,
+                    tail=tail,
+                    hint=f"fix what its log says (subhive logs {child.name}), then: subhive restart "
+                    f"{child.name} (up also starts it again with the next change to the workspace)",
+                )
                 return True
-            self.emit("hive.crashed", f"{child.name}: exited with code {code}; restarting in {child.backoff:g} s; "
-                      f"its log ends: {tail}", hive=child.name, code=code, backoff=child.backoff, tail=tail)
+            self.emit(
+                "hive.crashed",
+                f"{child.name}: exited with code {code}; restarting in {child.backoff:g} s; its log ends: {tail}",
+                hive=child.name,
+                code=code,
+                backoff=child.backoff,
+                tail=tail,
+            )
             child.backoff = min(child.backoff * 2, BACKOFF_MAX)
             return True
         if now >= child.next_start:
             child.restarts += 1
             child.launch(self.layout.workspace)
-            self.emit("hive.restarted", f"{child.name}: restarted (pid {child.pid}, restart {child.restarts})",
-                      hive=child.name, pid=child.pid, restarts=child.restarts)
+            self.emit(
+                "hive.restarted",
+                f"{child.name}: restarted (pid {child.pid}, restart {child.restarts})",
+                hive=child.name,
+                pid=child.pid,
+                restarts=child.restarts,
+            )
             return True
         return False
 
@@ -718,16 +865,25 @@ class Supervisor:
         for request in take_requests(self.layout.workspace):
             child = self.hives.get(str(request.get("hive")))
             if child is None or request.get("action") != "restart":
-                self.emit("hive.restart_failed", f"no hive {request.get('hive')!r} to restart",
-                          hive=request.get("hive"), request=request.get("id"))
+                self.emit(
+                    "hive.restart_failed",
+                    f"no hive {request.get('hive')!r} to restart",
+                    hive=request.get("hive"),
+                    request=request.get("id"),
+                )
                 continue
             if child.process is not None:
                 await _terminate([child.process], self.options.stop_timeout)
             self.layout.status_file(child.name).unlink(missing_ok=True)
             child.launch(self.layout.workspace)
             child.backoff, child.request = BACKOFF_FIRST, str(request.get("id"))
-            self.emit("hive.restarting", f"{child.name}: restarted on request (pid {child.pid})", hive=child.name,
-                      pid=child.pid, request=child.request)
+            self.emit(
+                "hive.restarting",
+                f"{child.name}: restarted on request (pid {child.pid})",
+                hive=child.name,
+                pid=child.pid,
+                request=child.request,
+            )
             changed = True
         for child in self.hives.values():
             if child.request is None:
@@ -735,8 +891,13 @@ class Supervisor:
             if child.process is None or child.process.poll() is not None:  # it exited again: say why
                 code = child.process.poll() if child.process is not None else (child.exits[-1] if child.exits else None)
                 tail = _tail(child.log_path, since=child.log_offset)
-                self.emit("hive.restart_failed", f"{child.name} exited with code {code} after its restart: {tail}",
-                          hive=child.name, request=child.request, tail=tail)
+                self.emit(
+                    "hive.restart_failed",
+                    f"{child.name} exited with code {code} after its restart: {tail}",
+                    hive=child.name,
+                    request=child.request,
+                    tail=tail,
+                )
                 child.request = None
                 continue
             beat = read_json(self.layout.status_file(child.name))
@@ -763,14 +924,22 @@ class Supervisor:
         except Exception:  # NATS restarting or busy: the next check says it
             return
         for usage in self._dlq_alarm.rises(usages):
-            self.emit(f"deadletters.{usage.level}", usage.warning() or "", hive=usage.hive, bytes=usage.bytes,
-                      max_bytes=usage.max_bytes, messages=usage.messages)
+            self.emit(
+                f"deadletters.{usage.level}",
+                usage.warning() or "",
+                hive=usage.hive,
+                bytes=usage.bytes,
+                max_bytes=usage.max_bytes,
+                messages=usage.messages,
+            )
 
     # -- stopping -----------------------------------------------------------------------------------------
 
     async def _stop_all(self) -> None:
-        await _terminate([c.process for c in [*self.hives.values(), *([self.mocks] if self.mocks else [])]
-                          if c.process is not None], self.options.stop_timeout)
+        await _terminate(
+            [c.process for c in [*self.hives.values(), *([self.mocks] if self.mocks else [])] if c.process is not None],
+            self.options.stop_timeout,
+        )
         if self.root is not None and self.root.process is not None:
             await _terminate([self.root.process], self.options.stop_timeout)
         if self.nats is not None:
@@ -825,8 +994,10 @@ def start_waves(hives: dict[str, Any]) -> list[list[str]]:
     [['db'], ['api'], ['ui']]
     """
     provider = {contract: name for name, manifest in hives.items() for contract in manifest.provides}
-    needs = {name: {provider[r.contract] for r in manifest.consumes if r.contract in provider} - {name}
-             for name, manifest in hives.items()}
+    needs = {
+        name: {provider[r.contract] for r in manifest.consumes if r.contract in provider} - {name}
+        for name, manifest in hives.items()
+    }
     waves: list[list[str]] = []
     started: set[str] = set()
     while len(started) < len(hives):
@@ -847,16 +1018,21 @@ def _checked_hives(workspace: Workspace) -> dict[str, Any]:
 
     tree = workspace.hives()
     if tree.problems:
-        error = ContractInvalid(tree.problems, summary=f"the hive tree has {len(tree.problems)} problem(s), first: "
-                                f"{tree.problems[0].message}")
+        error = ContractInvalid(
+            tree.problems,
+            summary=f"the hive tree has {len(tree.problems)} problem(s), first: {tree.problems[0].message}",
+        )
         # `up` reports one code: the first problem's (hive.parent_cycle, ...), not the generic contract.invalid
         # that ContractInvalid takes for more than one problem.
         error.code = tree.problems[0].code
         raise error
     if not tree.hives:
-        raise InputError(f"the workspace {workspace.root} has no sub-hives to run", code="up.no_hives",
-                         location=Location(file=str(workspace.hives_dir)),
-                         hint="add one: subhive new NAME --kind ui|backend|db|custom")
+        raise InputError(
+            f"the workspace {workspace.root} has no sub-hives to run",
+            code="up.no_hives",
+            location=Location(file=str(workspace.hives_dir)),
+            hint="add one: subhive new NAME --kind ui|backend|db|custom",
+        )
     return dict(tree.hives)
 
 

@@ -20,13 +20,39 @@ from ._toml import toml_key, toml_string
 __all__ = ["AGENT_TOOLS", "AgentBudgets", "AgentModel", "AgentSpec", "AgentTrigger", "read_agents"]
 
 #: The tools every agent may be given, besides one ``call_<contract>_<operation>`` per consumed operation.
-AGENT_TOOLS = ("board_read", "board_write", "list_files", "plan", "propose_contract", "propose_diff", "read_file",
-               "search")
+AGENT_TOOLS = (
+    "board_read",
+    "board_write",
+    "list_files",
+    "plan",
+    "propose_contract",
+    "propose_diff",
+    "read_file",
+    "search",
+)
 POLICY_VALUES = ("allow", "ask", "deny")
-_AGENT_KEYS = ("instructions", "model", "tools", "budgets", "trigger", "description", "approval_timeout",
-               "memory_tokens")
-_MODEL_KEYS = ("name", "base_url", "api_key_env", "context_window", "compact_at", "compaction", "max_retries",
-               "timeout", "stream", "temperature")
+_AGENT_KEYS = (
+    "instructions",
+    "model",
+    "tools",
+    "budgets",
+    "trigger",
+    "description",
+    "approval_timeout",
+    "memory_tokens",
+)
+_MODEL_KEYS = (
+    "name",
+    "base_url",
+    "api_key_env",
+    "context_window",
+    "compact_at",
+    "compaction",
+    "max_retries",
+    "timeout",
+    "stream",
+    "temperature",
+)
 _BUDGET_KEYS = ("model_calls", "tool_calls", "tokens", "wall_time", "repeat_limit")
 _TRIGGER_KEYS = ("keys", "operation")
 _AGENT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
@@ -131,21 +157,30 @@ def _toml_value(value: Any) -> str:
     return repr(value)
 
 
-def read_agents(value: Any, report: Report, locate: Locate, *, consumes: tuple[str, ...] = (),
-                provides: tuple[str, ...] = ()) -> tuple[AgentSpec, ...]:
+def read_agents(
+    value: Any, report: Report, locate: Locate, *, consumes: tuple[str, ...] = (), provides: tuple[str, ...] = ()
+) -> tuple[AgentSpec, ...]:
     """Read the ``agents`` table: one :class:`AgentSpec` per valid ``[agents.NAME]``; every problem goes to
     ``report(pointer, code, message, hint)``. ``consumes`` and ``provides`` name the hive's contracts (the
     contract tools and the served operation must be of those)."""
     if not isinstance(value, dict):
-        report("/agents", "agent.type", "'agents' must be a table of agents",
-               "write one [agents.NAME] section per agent (docs/agents.md)")
+        report(
+            "/agents",
+            "agent.type",
+            "'agents' must be a table of agents",
+            "write one [agents.NAME] section per agent (docs/agents.md)",
+        )
         return ()
     found: list[AgentSpec] = []
     for name, table in value.items():
         pointer = join_pointer("/agents", name)
         if not isinstance(name, str) or not _AGENT_NAME.match(name):
-            report(pointer, "agent.name_invalid", f"{name!r} is not an agent name",
-                   "lower-case letters, digits, '_' and '-', starting with a letter, at most 32 characters")
+            report(
+                pointer,
+                "agent.name_invalid",
+                f"{name!r} is not an agent name",
+                "lower-case letters, digits, '_' and '-', starting with a letter, at most 32 characters",
+            )
             continue
         if not isinstance(table, dict):
             report(pointer, "agent.type", f"agent {name!r} must be a table", f"write it as [agents.{name}]")
@@ -157,8 +192,16 @@ def read_agents(value: Any, report: Report, locate: Locate, *, consumes: tuple[s
 
 
 class _AgentReader:
-    def __init__(self, name: str, pointer: str, report: Report, locate: Locate, *, consumes: tuple[str, ...],
-                 provides: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        name: str,
+        pointer: str,
+        report: Report,
+        locate: Locate,
+        *,
+        consumes: tuple[str, ...],
+        provides: tuple[str, ...],
+    ) -> None:
         self.name, self.pointer, self.report, self.locate = name, pointer, report, locate
         self.consumes, self.provides = consumes, provides
         self.failed = False
@@ -177,34 +220,50 @@ class _AgentReader:
         trigger = self.trigger(table.get("trigger", {}))
         description = table.get("description", "")
         if not isinstance(description, str):
-            self.problem(join_pointer(self.pointer, "description"), "agent.type", "'description' must be a string",
-                         "put it in double quotes")
+            self.problem(
+                join_pointer(self.pointer, "description"),
+                "agent.type",
+                "'description' must be a string",
+                "put it in double quotes",
+            )
         wait = self.number(table, self.pointer, "approval_timeout", 300.0, low=1.0)
         memory = self.number(table, self.pointer, "memory_tokens", 800, integer=True, low=0, high=100_000)
         if self.failed or instructions is None or model is None:
             return None
-        return AgentSpec(self.name, instructions, model, tools, budgets, trigger, str(description), wait, memory,
-                         self.locations)
+        return AgentSpec(
+            self.name, instructions, model, tools, budgets, trigger, str(description), wait, memory, self.locations
+        )
 
     def unknown(self, table: dict[str, Any], pointer: str, known: tuple[str, ...]) -> None:
         for key in table:
             if key not in known:
                 close = difflib.get_close_matches(str(key), known, n=1)
-                self.problem(join_pointer(pointer, key), "agent.unknown_key", f"unknown key {key!r}",
-                             f"did you mean {close[0]!r}?" if close else f"the keys allowed here are: "
-                             f"{', '.join(known)}")
+                self.problem(
+                    join_pointer(pointer, key),
+                    "agent.unknown_key",
+                    f"unknown key {key!r}",
+                    f"did you mean {close[0]!r}?" if close else f"the keys allowed here are: {', '.join(known)}",
+                )
 
     def instructions(self, table: dict[str, Any]) -> str | None:
         pointer = join_pointer(self.pointer, "instructions")
         value = table.get("instructions")
         if value is None:
-            self.problem(self.pointer, "agent.missing_key", "no 'instructions'",
-                         f'add instructions = "agents/{self.name}.md" (a file in the hive\'s directory)')
+            self.problem(
+                self.pointer,
+                "agent.missing_key",
+                "no 'instructions'",
+                f'add instructions = "agents/{self.name}.md" (a file in the hive\'s directory)',
+            )
             return None
         relative = PurePosixPath(value) if isinstance(value, str) else None
         if relative is None or not value or relative.is_absolute() or ".." in relative.parts or "\\" in value:
-            self.problem(pointer, "agent.path_escape", f"instructions {value!r} is not a path inside the hive",
-                         f"name a file relative to the hive's directory, e.g. agents/{self.name}.md")
+            self.problem(
+                pointer,
+                "agent.path_escape",
+                f"instructions {value!r} is not a path inside the hive",
+                f"name a file relative to the hive's directory, e.g. agents/{self.name}.md",
+            )
             return None
         self.locations["instructions"] = self.locate(pointer)
         return str(value)
@@ -214,26 +273,40 @@ class _AgentReader:
         if isinstance(value, str):
             value = {"name": value}
         if not isinstance(value, dict):
-            self.problem(pointer if value is not None else self.pointer, "agent.missing_key" if value is None
-                         else "agent.type", "no 'model'" if value is None else "'model' must be a name or a table",
-                         'add model = "qwen3", or a [agents.NAME.model] table with name = "..."')
+            self.problem(
+                pointer if value is not None else self.pointer,
+                "agent.missing_key" if value is None else "agent.type",
+                "no 'model'" if value is None else "'model' must be a name or a table",
+                'add model = "qwen3", or a [agents.NAME.model] table with name = "..."',
+            )
             return None
         self.unknown(value, pointer, _MODEL_KEYS)
         name = value.get("name")
         if not isinstance(name, str) or not name.strip():
-            self.problem(join_pointer(pointer, "name"), "agent.model_invalid", "the model needs a name",
-                         'name = "qwen3" (what the endpoint calls the model)')
+            self.problem(
+                join_pointer(pointer, "name"),
+                "agent.model_invalid",
+                "the model needs a name",
+                'name = "qwen3" (what the endpoint calls the model)',
+            )
             return None
         base_url = value.get("base_url")
         if base_url is not None and (not isinstance(base_url, str) or not re.match(r"https?://", base_url)):
-            self.problem(join_pointer(pointer, "base_url"), "agent.model_invalid",
-                         f"base_url {base_url!r} is not an http(s) URL", 'e.g. base_url = "http://127.0.0.1:11434/v1"')
+            self.problem(
+                join_pointer(pointer, "base_url"),
+                "agent.model_invalid",
+                f"base_url {base_url!r} is not an http(s) URL",
+                'e.g. base_url = "http://127.0.0.1:11434/v1"',
+            )
             base_url = None
         key_env = value.get("api_key_env")
         if key_env is not None and (not isinstance(key_env, str) or not _ENV_NAME.match(key_env)):
-            self.problem(join_pointer(pointer, "api_key_env"), "agent.model_invalid",
-                         f"api_key_env {key_env!r} is not an environment variable's name",
-                         "name the variable holding the key, e.g. api_key_env = \"OLLAMA_KEY\"; never the key")
+            self.problem(
+                join_pointer(pointer, "api_key_env"),
+                "agent.model_invalid",
+                f"api_key_env {key_env!r} is not an environment variable's name",
+                'name the variable holding the key, e.g. api_key_env = "OLLAMA_KEY"; never the key',
+            )
             key_env = None
         numbers = {
             "context_window": self.number(value, pointer, "context_window", 128_000, integer=True, low=256),
@@ -244,61 +317,105 @@ class _AgentReader:
         temperature = value.get("temperature")
         if temperature is not None:
             temperature = self.number(value, pointer, "temperature", 0.0, low=0.0, high=2.0)
-        flags = {key: self.flag(value, pointer, key, default) for key, default in (("compaction", True),
-                                                                                    ("stream", False))}
+        flags = {
+            key: self.flag(value, pointer, key, default) for key, default in (("compaction", True), ("stream", False))
+        }
         return AgentModel(name, base_url, key_env, temperature=temperature, **numbers, **flags)
 
-    def number(self, table: dict[str, Any], pointer: str, key: str, default: float, *, integer: bool = False,
-               low: float | None = None, high: float | None = None) -> Any:
+    def number(
+        self,
+        table: dict[str, Any],
+        pointer: str,
+        key: str,
+        default: float,
+        *,
+        integer: bool = False,
+        low: float | None = None,
+        high: float | None = None,
+    ) -> Any:
         value = table.get(key, default)
-        good = not isinstance(value, bool) and isinstance(value, int if integer else int | float) \
-            and math.isfinite(value) and (low is None or value >= low) and (high is None or value <= high)
+        good = (
+            not isinstance(value, bool)
+            and isinstance(value, int if integer else int | float)
+            and math.isfinite(value)
+            and (low is None or value >= low)
+            and (high is None or value <= high)
+        )
         if not good:
-            span = f" between {low:g} and {high:g}" if low is not None and high is not None else \
-                f" of at least {low:g}" if low is not None else ""
-            self.problem(join_pointer(pointer, key), "agent.value_invalid",
-                         f"{key} must be {'an integer' if integer else 'a number'}{span}, not {value!r}",
-                         f"e.g. {key} = {default!r}")
+            span = (
+                f" between {low:g} and {high:g}"
+                if low is not None and high is not None
+                else f" of at least {low:g}"
+                if low is not None
+                else ""
+            )
+            self.problem(
+                join_pointer(pointer, key),
+                "agent.value_invalid",
+                f"{key} must be {'an integer' if integer else 'a number'}{span}, not {value!r}",
+                f"e.g. {key} = {default!r}",
+            )
             return default
         return value if integer else float(value)
 
     def flag(self, table: dict[str, Any], pointer: str, key: str, default: bool) -> bool:
         value = table.get(key, default)
         if not isinstance(value, bool):
-            self.problem(join_pointer(pointer, key), "agent.value_invalid", f"{key} must be true or false",
-                         f"e.g. {key} = {'true' if default else 'false'}")
+            self.problem(
+                join_pointer(pointer, key),
+                "agent.value_invalid",
+                f"{key} must be true or false",
+                f"e.g. {key} = {'true' if default else 'false'}",
+            )
             return default
         return value
 
     def tools(self, value: Any) -> dict[str, str]:
         pointer = join_pointer(self.pointer, "tools")
         if not isinstance(value, dict):
-            self.problem(pointer, "agent.type", "'tools' must be a table of tool = policy",
-                         f'write [agents.{self.name}.tools] with lines like read_file = "allow"')
+            self.problem(
+                pointer,
+                "agent.type",
+                "'tools' must be a table of tool = policy",
+                f'write [agents.{self.name}.tools] with lines like read_file = "allow"',
+            )
             return {}
         found: dict[str, str] = {}
         for tool, policy in value.items():
             where = join_pointer(pointer, tool)
             if not _TOOL_NAME.match(str(tool)) or not self.known_tool(str(tool)):
                 contracts = ", ".join(f"call_{c}_<operation>" for c in self.consumes) or "none: it consumes nothing"
-                self.problem(where, "agent.tool_unknown", f"there is no tool {tool!r} for this hive",
-                             f"the tools are {', '.join(AGENT_TOOLS)}; contract tools: {contracts}")
+                self.problem(
+                    where,
+                    "agent.tool_unknown",
+                    f"there is no tool {tool!r} for this hive",
+                    f"the tools are {', '.join(AGENT_TOOLS)}; contract tools: {contracts}",
+                )
                 continue
             if policy not in POLICY_VALUES:
-                self.problem(where, "agent.policy_invalid", f"{policy!r} is not a policy for {tool}",
-                             'use "allow", "ask" (a person approves each call) or "deny"')
+                self.problem(
+                    where,
+                    "agent.policy_invalid",
+                    f"{policy!r} is not a policy for {tool}",
+                    'use "allow", "ask" (a person approves each call) or "deny"',
+                )
                 continue
             if tool == "propose_diff" and policy == "allow":
-                self.problem(where, "agent.policy_invalid", "propose_diff always waits for a person",
-                             'file changes are never applied without approval: use "ask" (or "deny")')
+                self.problem(
+                    where,
+                    "agent.policy_invalid",
+                    "propose_diff always waits for a person",
+                    'file changes are never applied without approval: use "ask" (or "deny")',
+                )
                 continue
             found[str(tool)] = str(policy)
             self.locations[f"tools.{tool}"] = self.locate(where)
         return found
 
     def known_tool(self, tool: str) -> bool:
-        return tool in AGENT_TOOLS or any(tool.startswith(f"call_{c}_") and len(tool) > len(c) + 6
-                                          for c in self.consumes)
+        return tool in AGENT_TOOLS or any(
+            tool.startswith(f"call_{c}_") and len(tool) > len(c) + 6 for c in self.consumes
+        )
 
     def budgets(self, value: Any) -> AgentBudgets:
         pointer = join_pointer(self.pointer, "budgets")
@@ -307,9 +424,19 @@ class _AgentReader:
             return AgentBudgets()
         self.unknown(value, pointer, _BUDGET_KEYS)
         defaults = AgentBudgets()
-        return AgentBudgets(**{key: self.number(value, pointer, key, getattr(defaults, key),
-                                                integer=key != "wall_time", low=1 if key != "wall_time" else 0.1)
-                               for key in _BUDGET_KEYS})
+        return AgentBudgets(
+            **{
+                key: self.number(
+                    value,
+                    pointer,
+                    key,
+                    getattr(defaults, key),
+                    integer=key != "wall_time",
+                    low=1 if key != "wall_time" else 0.1,
+                )
+                for key in _BUDGET_KEYS
+            }
+        )
 
     def trigger(self, value: Any) -> AgentTrigger:
         pointer = join_pointer(self.pointer, "trigger")
@@ -320,28 +447,42 @@ class _AgentReader:
         keys = value.get("keys", [])
         good: list[str] = []
         if not isinstance(keys, list):
-            self.problem(join_pointer(pointer, "keys"), "agent.type", "'keys' must be an array of key patterns",
-                         'e.g. keys = ["tasks.*"]')
+            self.problem(
+                join_pointer(pointer, "keys"),
+                "agent.type",
+                "'keys' must be an array of key patterns",
+                'e.g. keys = ["tasks.*"]',
+            )
         else:
             for index, pattern in enumerate(keys):
                 if isinstance(pattern, str) and _is_key_pattern(pattern):
                     good.append(pattern)
                 else:
-                    self.problem(join_pointer(join_pointer(pointer, "keys"), index), "agent.trigger_invalid",
-                                 f"{pattern!r} is not a blackboard key pattern",
-                                 "tokens of letters, digits, '-', '_', '/', '=' separated by '.', '*' for one "
-                                 "token, a final '>' for the rest")
+                    self.problem(
+                        join_pointer(join_pointer(pointer, "keys"), index),
+                        "agent.trigger_invalid",
+                        f"{pattern!r} is not a blackboard key pattern",
+                        "tokens of letters, digits, '-', '_', '/', '=' separated by '.', '*' for one "
+                        "token, a final '>' for the rest",
+                    )
         operation = value.get("operation")
         if operation is not None:
             contract, _, member = str(operation).partition(".")
             if not isinstance(operation, str) or not member or contract not in self.provides:
-                self.problem(join_pointer(pointer, "operation"), "agent.trigger_invalid",
-                             f"{operation!r} is not an operation of a contract this hive provides",
-                             f"contract.operation of one of: {', '.join(self.provides) or 'none (provides is empty)'}")
+                self.problem(
+                    join_pointer(pointer, "operation"),
+                    "agent.trigger_invalid",
+                    f"{operation!r} is not an operation of a contract this hive provides",
+                    f"contract.operation of one of: {', '.join(self.provides) or 'none (provides is empty)'}",
+                )
                 operation = None
         if good and operation:
-            self.problem(pointer, "agent.trigger_invalid", "a trigger has keys or an operation, not both",
-                         "declare a second agent for the other")
+            self.problem(
+                pointer,
+                "agent.trigger_invalid",
+                "a trigger has keys or an operation, not both",
+                "declare a second agent for the other",
+            )
         return AgentTrigger(tuple(good), operation)
 
 

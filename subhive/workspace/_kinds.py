@@ -28,12 +28,17 @@ class KindDefaults:
 
 
 KIND_DEFAULTS: dict[Kind, KindDefaults] = {
-    Kind.ui: KindDefaults("User interface: screens and client state, built against the backend's API.",
-                          consumes_kind=Kind.backend),
-    Kind.backend: KindDefaults("Backend: serves the API and keeps the business rules; stores through the db "
-                               "hive.", provides_suffix="api", consumes_kind=Kind.db),
-    Kind.db: KindDefaults("Storage: keeps records and serves put, get and delete to the hives that need them.",
-                          provides_suffix="storage"),
+    Kind.ui: KindDefaults(
+        "User interface: screens and client state, built against the backend's API.", consumes_kind=Kind.backend
+    ),
+    Kind.backend: KindDefaults(
+        "Backend: serves the API and keeps the business rules; stores through the db hive.",
+        provides_suffix="api",
+        consumes_kind=Kind.db,
+    ),
+    Kind.db: KindDefaults(
+        "Storage: keeps records and serves put, get and delete to the hives that need them.", provides_suffix="storage"
+    ),
     Kind.custom: KindDefaults("A custom sub-hive."),
 }
 
@@ -66,16 +71,18 @@ def contract_draft(contract: str, provider: str, kind: Kind) -> dict[str, str]:
 
 
 def _header(contract: str, provider: str) -> str:
-    return (f"# Draft {DRAFT_VERSION} of contract {contract!r}, served by sub-hive {provider!r} (docs/contracts.md).\n"
-            "# Shape it freely until a version is accepted: accepted versions are immutable, and every later\n"
-            "# change is a new version directory, checked with `subhive contract check`.\n")
+    return (
+        f"# Draft {DRAFT_VERSION} of contract {contract!r}, served by sub-hive {provider!r} (docs/contracts.md).\n"
+        "# Shape it freely until a version is accepted: accepted versions are immutable, and every later\n"
+        "# change is a new version directory, checked with `subhive contract check`.\n"
+    )
 
 
 def _schemas(defs: dict[str, Any]) -> str:
     document = {
         "$schema": _DIALECT,
         "$comment": "Inputs are closed (additionalProperties: false) so later versions may accept more; outputs "
-                    "and events stay open so later versions may send more fields without breaking old consumers.",
+        "and events stay open so later versions may send more fields without breaking old consumers.",
         "$defs": defs,
     }
     return json.dumps(document, indent=2) + "\n"
@@ -118,29 +125,40 @@ def _storage_draft(contract: str, provider: str) -> dict[str, str]:
         "    description: A record was written or deleted.\n"
         "    payload: schemas.json#/$defs/RecordChanged\n"
     )
-    collection = {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "maxLength": 63,
-                  "description": "A group of records of one shape, e.g. 'orders'."}
+    collection = {
+        "type": "string",
+        "pattern": "^[a-z][a-z0-9_]*$",
+        "maxLength": 63,
+        "description": "A group of records of one shape, e.g. 'orders'.",
+    }
     record_id = {"type": "string", "minLength": 1, "maxLength": 128}
     revision = {"type": "integer", "minimum": 1, "description": "Grows by one with every write of the record."}
-    expected = {"type": "integer", "minimum": 0,
-                "description": "Compare-and-set: write only if the record is at this revision (0: does not exist)."}
+    expected = {
+        "type": "integer",
+        "minimum": 0,
+        "description": "Compare-and-set: write only if the record is at this revision (0: does not exist).",
+    }
     address = {"collection": {"$ref": "#/$defs/Collection"}, "id": {"$ref": "#/$defs/RecordId"}}
     defs = {
         "Collection": collection,
         "RecordId": record_id,
         "Revision": revision,
-        "Record": _open({**address, "data": {"type": "object"}, "revision": {"$ref": "#/$defs/Revision"}},
-                        ["collection", "id", "data", "revision"]),
+        "Record": _open(
+            {**address, "data": {"type": "object"}, "revision": {"$ref": "#/$defs/Revision"}},
+            ["collection", "id", "data", "revision"],
+        ),
         "RecordAddress": _closed(address, ["collection", "id"]),
-        "PutRecordInput": _closed({**address, "data": {"type": "object"}, "expected_revision": expected},
-                                  ["collection", "id", "data"]),
+        "PutRecordInput": _closed(
+            {**address, "data": {"type": "object"}, "expected_revision": expected}, ["collection", "id", "data"]
+        ),
         "PutRecordOutput": _open({"revision": {"$ref": "#/$defs/Revision"}}, ["revision"]),
         "GetRecordOutput": _open({"found": {"type": "boolean"}, "record": {"$ref": "#/$defs/Record"}}, ["found"]),
         "DeleteRecordInput": _closed({**address, "expected_revision": expected}, ["collection", "id"]),
         "DeleteRecordOutput": _open({"deleted": {"type": "boolean"}}, ["deleted"]),
-        "RecordChanged": _open({**address, "change": {"enum": ["put", "delete"]},
-                                "revision": {"$ref": "#/$defs/Revision"}},
-                               ["collection", "id", "change", "revision"]),
+        "RecordChanged": _open(
+            {**address, "change": {"enum": ["put", "delete"]}, "revision": {"$ref": "#/$defs/Revision"}},
+            ["collection", "id", "change", "revision"],
+        ),
     }
     return {"contract.yaml": manifest, "schemas.json": _schemas(defs)}
 

@@ -20,8 +20,17 @@ DEAD_LETTER_KEYS = ("max_bytes", "max_age")
 MIN_BYTES = 1024
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*\Z", re.IGNORECASE)
 _AGE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhd])?\s*\Z")
-_SIZE_UNITS = {"b": 1, "kb": 1000, "mb": 1000 ** 2, "gb": 1000 ** 3, "tb": 1000 ** 4,
-               "kib": 1024, "mib": 1024 ** 2, "gib": 1024 ** 3, "tib": 1024 ** 4}
+_SIZE_UNITS = {
+    "b": 1,
+    "kb": 1000,
+    "mb": 1000**2,
+    "gb": 1000**3,
+    "tb": 1000**4,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": 1024**3,
+    "tib": 1024**4,
+}
 _AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _SIZE_HINT = 'a number of bytes or a size such as "64MiB", "500KB", "1GiB"'
 _AGE_HINT = 'seconds or a duration such as "90s", "30m", "12h", "7d"; 0 keeps letters until the size limit'
@@ -41,12 +50,17 @@ class DeadLetterLimits:
     max_age: float | None = None
 
     def __post_init__(self) -> None:
-        if self.max_bytes is not None and (isinstance(self.max_bytes, bool) or not isinstance(self.max_bytes, int)
-                                           or self.max_bytes < MIN_BYTES):
+        if self.max_bytes is not None and (
+            isinstance(self.max_bytes, bool) or not isinstance(self.max_bytes, int) or self.max_bytes < MIN_BYTES
+        ):
             raise ValueError(f"max_bytes must be an integer of at least {MIN_BYTES}, not {self.max_bytes!r}")
-        if self.max_age is not None and (isinstance(self.max_age, bool) or not isinstance(self.max_age, int | float)
-                                         or not math.isfinite(self.max_age) or 0 < self.max_age < 1
-                                         or self.max_age < 0):
+        if self.max_age is not None and (
+            isinstance(self.max_age, bool)
+            or not isinstance(self.max_age, int | float)
+            or not math.isfinite(self.max_age)
+            or 0 < self.max_age < 1
+            or self.max_age < 0
+        ):
             raise ValueError(f"max_age must be 0 or at least 1 second, not {self.max_age!r}")
         if self.max_age is not None:
             object.__setattr__(self, "max_age", float(self.max_age))
@@ -61,8 +75,10 @@ class DeadLetterLimits:
         >>> DeadLetterLimits(max_age=60).over(DEFAULT_DEAD_LETTER_LIMITS).max_bytes == 64 * 1024 * 1024
         True
         """
-        return DeadLetterLimits(self.max_bytes if self.max_bytes is not None else base.max_bytes,
-                                self.max_age if self.max_age is not None else base.max_age)
+        return DeadLetterLimits(
+            self.max_bytes if self.max_bytes is not None else base.max_bytes,
+            self.max_age if self.max_age is not None else base.max_age,
+        )
 
     def to_toml(self) -> str:
         """The ``[dead_letters]`` table (empty when nothing is set)."""
@@ -95,16 +111,28 @@ class DeadLetterLimits:
         for key in table:
             if key not in DEAD_LETTER_KEYS:
                 close = difflib.get_close_matches(str(key), DEAD_LETTER_KEYS, n=1)
-                report(join_pointer(pointer, str(key)), "deadletters.unknown_key", f"unknown key {key!r}",
-                       f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(DEAD_LETTER_KEYS)}")
+                report(
+                    join_pointer(pointer, str(key)),
+                    "deadletters.unknown_key",
+                    f"unknown key {key!r}",
+                    f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(DEAD_LETTER_KEYS)}",
+                )
         max_bytes = _size(table["max_bytes"]) if "max_bytes" in table else None
         if "max_bytes" in table and max_bytes is None:
-            report(join_pointer(pointer, "max_bytes"), "deadletters.size_invalid",
-                   f"max_bytes {table['max_bytes']!r} is not a size of at least {MIN_BYTES} bytes", _SIZE_HINT)
+            report(
+                join_pointer(pointer, "max_bytes"),
+                "deadletters.size_invalid",
+                f"max_bytes {table['max_bytes']!r} is not a size of at least {MIN_BYTES} bytes",
+                _SIZE_HINT,
+            )
         max_age = _age(table["max_age"]) if "max_age" in table else None
         if "max_age" in table and max_age is None:
-            report(join_pointer(pointer, "max_age"), "deadletters.age_invalid",
-                   f"max_age {table['max_age']!r} is not 0 or a duration of at least 1 second", _AGE_HINT)
+            report(
+                join_pointer(pointer, "max_age"),
+                "deadletters.age_invalid",
+                f"max_age {table['max_age']!r} is not 0 or a duration of at least 1 second",
+                _AGE_HINT,
+            )
         return cls(max_bytes, max_age)
 
 
@@ -121,7 +149,7 @@ def _size(value: object) -> int | None:
         number = float(found.group(1)) * _SIZE_UNITS[(found.group(2) or "b").lower()]
     else:
         return None
-    if not math.isfinite(number) or number < MIN_BYTES or number > 2 ** 62:
+    if not math.isfinite(number) or number < MIN_BYTES or number > 2**62:
         return None
     return int(number)
 
@@ -142,7 +170,7 @@ def _age(value: object) -> float | None:
 
 def format_size(n: int) -> str:
     """``format_size(64 * 1024 * 1024)`` is '64MiB'; sizes that are no whole unit are plain bytes ('1500B')."""
-    for unit, factor in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+    for unit, factor in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if n >= factor and n % factor == 0:
             return f"{n // factor}{unit}"
     return f"{n}B"

@@ -44,8 +44,19 @@ MAX_HIVE_NAME = 32
 #: Same rule as a contract's name in contract.yaml (docs/contracts.md).
 CONTRACT_NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
 _SOURCES_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*\Z")
-_TOP_KEYS = ("name", "kind", "parent", "description", "provides", "consumes", "budgets", "blackboard", "knowledge",
-             "dead_letters", "agents")
+_TOP_KEYS = (
+    "name",
+    "kind",
+    "parent",
+    "description",
+    "provides",
+    "consumes",
+    "budgets",
+    "blackboard",
+    "knowledge",
+    "dead_letters",
+    "agents",
+)
 _BUDGET_KEYS = ("max_files", "max_bytes")
 _BLACKBOARD_KEYS = ("schema",)
 _KNOWLEDGE_KEYS = ("sources",)
@@ -71,8 +82,12 @@ class ManifestInvalid(InputError):
             raise ValueError("ManifestInvalid needs at least one problem")
         first = self._problems[0]
         count = len(self._problems)
-        super().__init__(summary or (first.message if count == 1 else f"{count} problems, first: {first.message}"),
-                         code=first.code if count == 1 else None, location=first.location, hint=first.hint)
+        super().__init__(
+            summary or (first.message if count == 1 else f"{count} problems, first: {first.message}"),
+            code=first.code if count == 1 else None,
+            location=first.location,
+            hint=first.hint,
+        )
 
     @property
     def problems(self) -> tuple[Problem, ...]:
@@ -136,35 +151,38 @@ class SubhiveManifest:
         consumes = "".join(f"{toml_key(r.contract)} = {toml_string(r.versions.text)}\n" for r in self.consumes)
         provides = ", ".join(toml_string(p) for p in self.provides)
         return (
-            f"# Sub-hive {self.name!r}: what it is, what it serves and what it needs (docs/workspace.md).\n"
-            f"name = {toml_string(self.name)}\n"
-            f"kind = {toml_string(self.kind.value)}\n"
-            f"# The hive above this one: {ROOT_HIVE!r} (the root hive) or another sub-hive's name.\n"
-            f"parent = {toml_string(self.parent)}\n"
-            f"description = {toml_string(self.description)}\n"
-            "\n"
-            "# Contracts this hive serves (contracts/<name>/<version>/); a contract has one provider.\n"
-            f"provides = [{provides}]\n"
-            "\n"
-            "# Contracts this hive needs, with the versions it accepts: \"^1.2\", \"~1.2.3\",\n"
-            "# \">=1.0.0,<2.0.0\" or an exact \"1.2.3\". Negotiation satisfies them; they may not exist yet.\n"
-            "[consumes]\n"
-            f"{consumes}"
-            "\n"
-            "# A hive bigger than this is split into child hives by `subhive decompose`.\n"
-            "[budgets]\n"
-            f"max_files = {self.budgets.max_files}\n"
-            f"max_bytes = {self.budgets.max_bytes}\n"
-            "\n"
-            "[blackboard]\n"
-            "# JSON Schema (2020-12) of every key on this hive's local blackboard.\n"
-            f"schema = {toml_string(self.blackboard_schema)}\n"
-            "\n"
-            "[knowledge]\n"
-            "# module:attribute naming the knowledge sources the runtime activates.\n"
-            f"sources = {toml_string(self.knowledge_sources)}\n"
-        ) + (f"\n{self.dead_letters.to_toml()}" if self.dead_letters.is_set else "") \
+            (
+                f"# Sub-hive {self.name!r}: what it is, what it serves and what it needs (docs/workspace.md).\n"
+                f"name = {toml_string(self.name)}\n"
+                f"kind = {toml_string(self.kind.value)}\n"
+                f"# The hive above this one: {ROOT_HIVE!r} (the root hive) or another sub-hive's name.\n"
+                f"parent = {toml_string(self.parent)}\n"
+                f"description = {toml_string(self.description)}\n"
+                "\n"
+                "# Contracts this hive serves (contracts/<name>/<version>/); a contract has one provider.\n"
+                f"provides = [{provides}]\n"
+                "\n"
+                '# Contracts this hive needs, with the versions it accepts: "^1.2", "~1.2.3",\n'
+                '# ">=1.0.0,<2.0.0" or an exact "1.2.3". Negotiation satisfies them; they may not exist yet.\n'
+                "[consumes]\n"
+                f"{consumes}"
+                "\n"
+                "# A hive bigger than this is split into child hives by `subhive decompose`.\n"
+                "[budgets]\n"
+                f"max_files = {self.budgets.max_files}\n"
+                f"max_bytes = {self.budgets.max_bytes}\n"
+                "\n"
+                "[blackboard]\n"
+                "# JSON Schema (2020-12) of every key on this hive's local blackboard.\n"
+                f"schema = {toml_string(self.blackboard_schema)}\n"
+                "\n"
+                "[knowledge]\n"
+                "# module:attribute naming the knowledge sources the runtime activates.\n"
+                f"sources = {toml_string(self.knowledge_sources)}\n"
+            )
+            + (f"\n{self.dead_letters.to_toml()}" if self.dead_letters.is_set else "")
             + "".join(f"\n{agent.to_toml()}" for agent in self.agents)
+        )
 
 
 def check_hive_name(name: str, *, what: str = "hive name") -> None:
@@ -180,8 +198,10 @@ def check_hive_name(name: str, *, what: str = "hive name") -> None:
 
 def hive_name_problem(name: object, where: Location, *, what: str = "hive name") -> Problem | None:
     """What is wrong with ``name`` as a hive name, or None."""
-    rule = ("hive names become NATS subject tokens, directory names and Python identifiers: use lower-case "
-            f"letters, digits and '_', starting with a letter, at most {MAX_HIVE_NAME} characters")
+    rule = (
+        "hive names become NATS subject tokens, directory names and Python identifiers: use lower-case "
+        f"letters, digits and '_', starting with a letter, at most {MAX_HIVE_NAME} characters"
+    )
     if not isinstance(name, str):
         return Problem("hive.type", f"{what} must be a string", where, rule)
     if not HIVE_NAME_RE.match(name):
@@ -189,14 +209,23 @@ def hive_name_problem(name: object, where: Location, *, what: str = "hive name")
         hint = rule + (f" (e.g. {suggestion!r})" if HIVE_NAME_RE.match(suggestion) else "")
         return Problem("hive.name_invalid", f"{name!r} is not a valid {what}", where, hint)
     if len(name) > MAX_HIVE_NAME:
-        return Problem("hive.name_too_long", f"{what} {name!r} has {len(name)} characters, over {MAX_HIVE_NAME}",
-                       where, rule)
+        return Problem(
+            "hive.name_too_long", f"{what} {name!r} has {len(name)} characters, over {MAX_HIVE_NAME}", where, rule
+        )
     if keyword.iskeyword(name):
-        return Problem("hive.name_keyword", f"{name!r} is a Python keyword", where,
-                       f"generated code imports the hive by name; pick another, e.g. {name + '_hive'!r}")
+        return Problem(
+            "hive.name_keyword",
+            f"{name!r} is a Python keyword",
+            where,
+            f"generated code imports the hive by name; pick another, e.g. {name + '_hive'!r}",
+        )
     if name == ROOT_HIVE:
-        return Problem("hive.name_reserved", f"{name!r} is the root hive's name", where,
-                       "every top-level sub-hive has parent 'root'; pick another name")
+        return Problem(
+            "hive.name_reserved",
+            f"{name!r} is the root hive's name",
+            where,
+            "every top-level sub-hive has parent 'root'; pick another name",
+        )
     return None
 
 
@@ -218,9 +247,11 @@ def parse_manifest(document: TomlDocument) -> SubhiveManifest:
     reader = _Reader(document)
     manifest = reader.read()
     if reader.problems or manifest is None:
-        raise ManifestInvalid(reader.problems, summary=f"{document.path} is not a valid sub-hive manifest: "
-                              + (reader.problems[0].message if len(reader.problems) == 1
-                                 else f"{len(reader.problems)} problems"))
+        raise ManifestInvalid(
+            reader.problems,
+            summary=f"{document.path} is not a valid sub-hive manifest: "
+            + (reader.problems[0].message if len(reader.problems) == 1 else f"{len(reader.problems)} problems"),
+        )
     return manifest
 
 
@@ -252,12 +283,22 @@ class _Reader:
         schema = self.blackboard(data)
         sources = self.knowledge(data)
         dead_letters = self.dead_letters(data)
-        agents = read_agents(data["agents"], self.problem, self.document.location, consumes=tuple(
-            r.contract for r in consumes), provides=provides) if "agents" in data else ()
+        agents = (
+            read_agents(
+                data["agents"],
+                self.problem,
+                self.document.location,
+                consumes=tuple(r.contract for r in consumes),
+                provides=provides,
+            )
+            if "agents" in data
+            else ()
+        )
         if self.problems or name is None or kind is None or parent is None or schema is None or sources is None:
             return None
-        return SubhiveManifest(name, kind, parent, description, provides, consumes, budgets, schema, sources,
-                               dead_letters, agents)
+        return SubhiveManifest(
+            name, kind, parent, description, provides, consumes, budgets, schema, sources, dead_letters, agents
+        )
 
     # --- helpers
 
@@ -271,8 +312,10 @@ class _Reader:
             if close:
                 hint = f"did you mean {close[0]!r}?"
             elif top:
-                hint = (f"did you mean {top[0]!r}? it is a top-level key: move it above the first [table] "
-                        f"(here it is read as part of [{pointer[1:]}])")
+                hint = (
+                    f"did you mean {top[0]!r}? it is a top-level key: move it above the first [table] "
+                    f"(here it is read as part of [{pointer[1:]}])"
+                )
             else:
                 hint = f"the keys allowed here are: {', '.join(known)}"
             self.problem(join_pointer(pointer, key), "hive.unknown_key", f"unknown key {key!r}", hint)
@@ -282,25 +325,38 @@ class _Reader:
             # A misspelt key ('kynd') is reported once, as unknown with a did-you-mean, not also as missing.
             if required and not any(difflib.get_close_matches(k, (key,), n=1) for k in data if isinstance(k, str)):
                 where = f"[{pointer[1:]}]" if pointer else "the manifest"
-                self.problem(pointer, "hive.missing_key", f"{where} has no {key!r}",
-                             f"add '{key} = ...' (docs/workspace.md shows a complete manifest)")
+                self.problem(
+                    pointer,
+                    "hive.missing_key",
+                    f"{where} has no {key!r}",
+                    f"add '{key} = ...' (docs/workspace.md shows a complete manifest)",
+                )
             return None
         value = data[key]
         if not isinstance(value, str):
-            self.problem(join_pointer(pointer, key), "hive.type", f"{key!r} must be a string, not a {_kind_of(value)}",
-                         "put the value in double quotes")
+            self.problem(
+                join_pointer(pointer, key),
+                "hive.type",
+                f"{key!r} must be a string, not a {_kind_of(value)}",
+                "put the value in double quotes",
+            )
             return None
         return value
 
     def table(self, data: dict[str, Any], key: str) -> dict[str, Any] | None:
         value = data.get(key)
         if value is None:
-            self.problem("", "hive.missing_key", f"the manifest has no [{key}] table",
-                         f"add a [{key}] table (docs/workspace.md)")
+            self.problem(
+                "", "hive.missing_key", f"the manifest has no [{key}] table", f"add a [{key}] table (docs/workspace.md)"
+            )
             return None
         if not isinstance(value, dict):
-            self.problem(f"/{key}", "hive.type", f"{key!r} must be a table, not a {_kind_of(value)}",
-                         f"write it as a [{key}] section")
+            self.problem(
+                f"/{key}",
+                "hive.type",
+                f"{key!r} must be a table, not a {_kind_of(value)}",
+                f"write it as a [{key}] section",
+            )
             return None
         return value
 
@@ -316,8 +372,12 @@ class _Reader:
             return None
         directory = Path(os.path.abspath(self.document.path)).parent.name
         if directory != name:
-            self.problem("/name", "hive.name_mismatch", f"name {name!r} does not match its directory {directory!r}",
-                         f"a sub-hive lives in subhives/<name>/: rename the directory to {name!r} or fix the name")
+            self.problem(
+                "/name",
+                "hive.name_mismatch",
+                f"name {name!r} does not match its directory {directory!r}",
+                f"a sub-hive lives in subhives/<name>/: rename the directory to {name!r} or fix the name",
+            )
         return name
 
     def kind(self, data: dict[str, Any]) -> Kind | None:
@@ -327,8 +387,9 @@ class _Reader:
         try:
             return Kind(text)
         except ValueError:
-            self.problem("/kind", "hive.kind_unknown", f"unknown kind {text!r}",
-                         f"use one of {', '.join(k.value for k in Kind)}")
+            self.problem(
+                "/kind", "hive.kind_unknown", f"unknown kind {text!r}", f"use one of {', '.join(k.value for k in Kind)}"
+            )
             return None
 
     def parent(self, data: dict[str, Any], name: str | None) -> str | None:
@@ -340,24 +401,33 @@ class _Reader:
             self.problems.append(problem)
             return None
         if parent == name:
-            self.problem("/parent", "hive.parent_cycle", f"hive {name!r} is its own parent",
-                         f"name the hive above it, or {ROOT_HIVE!r}")
+            self.problem(
+                "/parent",
+                "hive.parent_cycle",
+                f"hive {name!r} is its own parent",
+                f"name the hive above it, or {ROOT_HIVE!r}",
+            )
             return None
         return parent
 
     def provides(self, data: dict[str, Any]) -> tuple[str, ...]:
         value = data.get("provides", [])
         if not isinstance(value, list):
-            self.problem("/provides", "hive.type", f"'provides' must be an array of contract names, not a "
-                         f"{_kind_of(value)}", 'write provides = ["orders"]')
+            self.problem(
+                "/provides",
+                "hive.type",
+                f"'provides' must be an array of contract names, not a {_kind_of(value)}",
+                'write provides = ["orders"]',
+            )
             return ()
         found: list[str] = []
         for index, item in enumerate(value):
             pointer = join_pointer("/provides", index)
             if self.contract_name(item, pointer):
                 if item in found:
-                    self.problem(pointer, "hive.duplicate", f"contract {item!r} is listed twice",
-                                 "remove the second entry")
+                    self.problem(
+                        pointer, "hive.duplicate", f"contract {item!r} is listed twice", "remove the second entry"
+                    )
                 else:
                     found.append(item)
         return tuple(found)
@@ -365,16 +435,24 @@ class _Reader:
     def contract_name(self, item: object, pointer: str) -> bool:
         if isinstance(item, str) and CONTRACT_NAME_RE.match(item):
             return True
-        self.problem(pointer, "hive.contract_name_invalid", f"{item!r} is not a contract name",
-                     "contract names are lower-case letters, digits, '_' and '-', starting with a letter, at most "
-                     "63 characters (docs/contracts.md)")
+        self.problem(
+            pointer,
+            "hive.contract_name_invalid",
+            f"{item!r} is not a contract name",
+            "contract names are lower-case letters, digits, '_' and '-', starting with a letter, at most "
+            "63 characters (docs/contracts.md)",
+        )
         return False
 
     def consumes(self, data: dict[str, Any], provides: tuple[str, ...]) -> tuple[Requirement, ...]:
         value = data.get("consumes", {})
         if not isinstance(value, dict):
-            self.problem("/consumes", "hive.type", f"'consumes' must be a table, not a {_kind_of(value)}",
-                         'write a [consumes] section with lines like orders = "^1.2"')
+            self.problem(
+                "/consumes",
+                "hive.type",
+                f"'consumes' must be a table, not a {_kind_of(value)}",
+                'write a [consumes] section with lines like orders = "^1.2"',
+            )
             return ()
         found: list[Requirement] = []
         for contract, text in value.items():
@@ -382,19 +460,31 @@ class _Reader:
             if not self.contract_name(contract, pointer):
                 continue
             if contract in provides:
-                self.problem(pointer, "hive.consumes_own", f"the hive consumes {contract!r}, which it provides",
-                             "a hive uses its own contract directly; remove it from [consumes]")
+                self.problem(
+                    pointer,
+                    "hive.consumes_own",
+                    f"the hive consumes {contract!r}, which it provides",
+                    "a hive uses its own contract directly; remove it from [consumes]",
+                )
                 continue
             if not isinstance(text, str):
-                self.problem(pointer, "hive.type", f"the version range of {contract!r} must be a string, not a "
-                             f"{_kind_of(text)}", f'quote it: {contract} = "^1.2"')
+                self.problem(
+                    pointer,
+                    "hive.type",
+                    f"the version range of {contract!r} must be a string, not a {_kind_of(text)}",
+                    f'quote it: {contract} = "^1.2"',
+                )
                 continue
             try:
                 found.append(Requirement(contract, VersionRange.parse(text)))
             except ValueError as exc:
-                self.problem(pointer, "hive.range_invalid", str(exc),
-                             "ranges: ^1.2 (compatible with 1.2), ~1.2.3 (patches of 1.2), >=1.0.0,<2.0.0, "
-                             "or an exact 1.2.3 (docs/workspace.md)")
+                self.problem(
+                    pointer,
+                    "hive.range_invalid",
+                    str(exc),
+                    "ranges: ^1.2 (compatible with 1.2), ~1.2.3 (patches of 1.2), >=1.0.0,<2.0.0, "
+                    "or an exact 1.2.3 (docs/workspace.md)",
+                )
         return tuple(found)
 
     def budgets(self, data: dict[str, Any]) -> Budgets:
@@ -409,8 +499,12 @@ class _Reader:
     def positive(self, table: dict[str, Any], key: str, default: int) -> int:
         value = table.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            self.problem(join_pointer("/budgets", key), "hive.budget_invalid",
-                         f"{key} must be a positive integer, not {value!r}", f"e.g. {key} = {default}")
+            self.problem(
+                join_pointer("/budgets", key),
+                "hive.budget_invalid",
+                f"{key} must be a positive integer, not {value!r}",
+                f"e.g. {key} = {default}",
+            )
             return default
         return value
 
@@ -424,12 +518,20 @@ class _Reader:
             return None
         relative = PurePosixPath(schema)
         if relative.is_absolute() or ".." in relative.parts or "\\" in schema or not schema:
-            self.problem("/blackboard/schema", "hive.path_escape", f"{schema!r} is not a path inside the hive",
-                         "name the schema relative to the hive's directory, e.g. blackboard.schema.json")
+            self.problem(
+                "/blackboard/schema",
+                "hive.path_escape",
+                f"{schema!r} is not a path inside the hive",
+                "name the schema relative to the hive's directory, e.g. blackboard.schema.json",
+            )
             return None
         if relative.suffix not in (".json", ".yaml", ".yml"):
-            self.problem("/blackboard/schema", "hive.file_type", f"{schema!r} is not a .json, .yaml or .yml file",
-                         "the blackboard schema is a JSON Schema document")
+            self.problem(
+                "/blackboard/schema",
+                "hive.file_type",
+                f"{schema!r} is not a .json, .yaml or .yml file",
+                "the blackboard schema is a JSON Schema document",
+            )
             return None
         return schema
 
@@ -440,12 +542,14 @@ class _Reader:
         self.unknown_keys(table, "/knowledge", _KNOWLEDGE_KEYS)
         sources = self.string(table, "/knowledge", "sources")
         if sources is not None and not _SOURCES_RE.match(sources):
-            self.problem("/knowledge/sources", "hive.sources_invalid", f"{sources!r} is not 'module:attribute'",
-                         "name the module and the sequence of knowledge sources in it, e.g. "
-                         "'db_hive.knowledge:SOURCES'")
+            self.problem(
+                "/knowledge/sources",
+                "hive.sources_invalid",
+                f"{sources!r} is not 'module:attribute'",
+                "name the module and the sequence of knowledge sources in it, e.g. 'db_hive.knowledge:SOURCES'",
+            )
             return None
         return sources
-
 
     def dead_letters(self, data: dict[str, Any]) -> DeadLetterLimits:
         table = self.table(data, "dead_letters") if "dead_letters" in data else {}
@@ -457,4 +561,3 @@ class _Reader:
 def default_sources(name: str) -> str:
     """Where a scaffolded hive's knowledge sources live: ``default_sources("db")`` is 'db_hive.knowledge:SOURCES'."""
     return f"{name}_hive.knowledge:SOURCES"
-

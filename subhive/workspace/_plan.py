@@ -35,8 +35,11 @@ class PlannedFile:
     previous: str | None = None
 
     def to_dict(self, *, content: bool = False) -> dict[str, object]:
-        out: dict[str, object] = {"path": str(self.path), "action": self.action.value,
-                                  "bytes": len(self.content.encode("utf-8"))}
+        out: dict[str, object] = {
+            "path": str(self.path),
+            "action": self.action.value,
+            "bytes": len(self.content.encode("utf-8")),
+        }
         if content:
             out["content"] = self.content
         return out
@@ -56,8 +59,12 @@ class Plan:
     directories: tuple[PurePosixPath, ...] = ()
 
     def to_dict(self, *, content: bool = False) -> dict[str, object]:
-        return {"root": str(self.root), "summary": self.summary,
-                "files": [f.to_dict(content=content) for f in self.files], "next_steps": list(self.next_steps)}
+        return {
+            "root": str(self.root),
+            "summary": self.summary,
+            "files": [f.to_dict(content=content) for f in self.files],
+            "next_steps": list(self.next_steps),
+        }
 
 
 def apply_plan(plan: Plan) -> None:
@@ -91,16 +98,23 @@ def apply_plan(plan: Plan) -> None:
         if isinstance(exc, FileExistsError) and current is not None:
             raise _conflict(current.target, "appeared while the plan was being written") from exc
         if isinstance(exc, OSError) and current is not None:
-            raise InputError(f"could not write {current.target}: {exc.strerror or exc}", code="scaffold.write_failed",
-                             location=Location(file=str(current.target)),
-                             hint="nothing was changed; fix the cause (disk space, permissions, path length) "
-                             "and run the command again") from exc
+            raise InputError(
+                f"could not write {current.target}: {exc.strerror or exc}",
+                code="scaffold.write_failed",
+                location=Location(file=str(current.target)),
+                hint="nothing was changed; fix the cause (disk space, permissions, path length) "
+                "and run the command again",
+            ) from exc
         raise
 
 
 def _conflict(path: Path, why: str) -> InputError:
-    return InputError(f"{path} {why}", code="scaffold.conflict", location=Location(file=str(path)),
-                      hint="nothing was changed; look at the path, then run the command again")
+    return InputError(
+        f"{path} {why}",
+        code="scaffold.conflict",
+        location=Location(file=str(path)),
+        hint="nothing was changed; look at the path, then run the command again",
+    )
 
 
 # --- steps ------------------------------------------------------------------------------------------------
@@ -246,7 +260,10 @@ def _topmost_missing(target: Path) -> Path:
     while not os.path.lexists(top.parent):
         top = top.parent
     if not top.parent.is_dir():
-        raise InputError(f"{top.parent} is not a directory", code="scaffold.not_a_directory",
-                         location=Location(file=str(top.parent)),
-                         hint="move the file out of the way, or choose another location")
+        raise InputError(
+            f"{top.parent} is not a directory",
+            code="scaffold.not_a_directory",
+            location=Location(file=str(top.parent)),
+            hint="move the file out of the way, or choose another location",
+        )
     return top

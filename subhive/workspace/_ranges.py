@@ -74,8 +74,9 @@ class VersionRange:
                 lines.add(_line(version))
         result = cls(stripped, lower, upper, frozenset(lines))
         if result.witness() is None:
-            raise ValueError(f"version range {stripped!r} matches no version: no version lies "
-                             f"between its bounds ({result})")
+            raise ValueError(
+                f"version range {stripped!r} matches no version: no version lies between its bounds ({result})"
+            )
         return result
 
     def contains(self, version: Version) -> bool:
@@ -116,11 +117,14 @@ class VersionRange:
         return ", ".join(parts) or "*"
 
     def _in_interval(self, version: Version) -> bool:
-        if self.lower is not None and (version < self.lower.version
-                                       or (version == self.lower.version and not self.lower.inclusive)):
+        if self.lower is not None and (
+            version < self.lower.version or (version == self.lower.version and not self.lower.inclusive)
+        ):
             return False
-        return not (self.upper is not None and (version > self.upper.version
-                                                or (version == self.upper.version and not self.upper.inclusive)))
+        return not (
+            self.upper is not None
+            and (version > self.upper.version or (version == self.upper.version and not self.upper.inclusive))
+        )
 
 
 def _line(version: Version) -> tuple[int, int, int]:
@@ -182,11 +186,17 @@ def _bounds(op: str, given: list[int], low: Version, high: Version | None) -> tu
     if op in ("^", "~"):
         # Caret: left of the first non-zero part nothing may change (an all-zero partial frees its last part).
         # Tilde: the minor stays (the major, when only the major is given).
-        index = (next((i for i, p in enumerate(given) if p != 0), len(given) - 1) if op == "^"
-                 else min(1, len(given) - 1))
+        index = (
+            next((i for i, p in enumerate(given) if p != 0), len(given) - 1) if op == "^" else min(1, len(given) - 1)
+        )
         return at_least, _Bound(_next(given, index), inclusive=False)
     past = _Bound(high, inclusive=True) if high else _Bound(low, inclusive=False)  # ">": beyond all it names
     through = _Bound(high, inclusive=False) if high else _Bound(low, inclusive=True)  # "<=": up to all it names
-    table = {"=": (at_least, through), ">=": (at_least, None), ">": (past, None),
-             "<": (None, _Bound(low, inclusive=False)), "<=": (None, through)}
+    table = {
+        "=": (at_least, through),
+        ">=": (at_least, None),
+        ">": (past, None),
+        "<": (None, _Bound(low, inclusive=False)),
+        "<=": (None, through),
+    }
     return table[op]

@@ -59,28 +59,39 @@ def read_toml(path: Path) -> TomlDocument:
     except IsADirectoryError as exc:
         raise InputError("not a regular file", code="input.not_a_file", location=where) from exc
     except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", code="input.unreadable", location=where,
-                         hint="check the file's permissions") from exc
+        raise InputError(
+            f"cannot read file: {exc.strerror}",
+            code="input.unreadable",
+            location=where,
+            hint="check the file's permissions",
+        ) from exc
     if len(raw) > MAX_TOML_BYTES:
-        raise InputError(f"file is {len(raw)} bytes, over the {MAX_TOML_BYTES} byte limit for a manifest",
-                         code="input.too_large", location=where)
+        raise InputError(
+            f"file is {len(raw)} bytes, over the {MAX_TOML_BYTES} byte limit for a manifest",
+            code="input.too_large",
+            location=where,
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise InputError(f"not valid UTF-8 (byte {exc.start})", code="input.encoding",
-                         location=Location(file=str(path), line=line), hint="save the file as UTF-8") from exc
+        raise InputError(
+            f"not valid UTF-8 (byte {exc.start})",
+            code="input.encoding",
+            location=Location(file=str(path), line=line),
+            hint="save the file as UTF-8",
+        ) from exc
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         found = _ERROR_LINE.search(message)
-        raise InputError(f"invalid TOML: {_ERROR_LINE.sub('', message).strip()}"
-                         + (f" (column {found.group(2)})" if found else ""),
-                         code="input.toml", location=Location(file=str(path), line=int(found.group(1)) if found
-                                                              else None),
-                         hint="fix the TOML at that line: strings in quotes, one 'key = value' per line, "
-                         "tables as [name]") from exc
+        raise InputError(
+            f"invalid TOML: {_ERROR_LINE.sub('', message).strip()}" + (f" (column {found.group(2)})" if found else ""),
+            code="input.toml",
+            location=Location(file=str(path), line=int(found.group(1)) if found else None),
+            hint="fix the TOML at that line: strings in quotes, one 'key = value' per line, tables as [name]",
+        ) from exc
     return TomlDocument(path, text, data)
 
 
@@ -108,7 +119,7 @@ def _split_key(text: str) -> tuple[list[str], str] | None:
             return None
         bare, basic, literal = match.groups()
         parts.append(bare if bare is not None else (_unescape(basic) if basic is not None else literal))
-        rest = rest[match.end():]
+        rest = rest[match.end() :]
         if not rest.startswith("."):
             return parts, rest
         rest = rest[1:]
@@ -159,8 +170,7 @@ def _pointer_lines(text: str) -> dict[str, int]:
     return lines
 
 
-def _table_header(line: str, table: list[str], counts: dict[str, int], lines: dict[str, int],
-                  number: int) -> list[str]:
+def _table_header(line: str, table: list[str], counts: dict[str, int], lines: dict[str, int], number: int) -> list[str]:
     is_array = line.startswith("[[")
     parsed = _split_key(line[2:] if is_array else line[1:])
     if parsed is None:

@@ -17,8 +17,16 @@ from ._limits import DeadLetterLimits
 from ._manifest import MANIFEST_NAME, ROOT_HIVE, ManifestInvalid, SubhiveManifest, parse_manifest
 from ._toml import TomlDocument, read_toml, toml_string
 
-__all__ = ["WORKSPACE_FILE", "HiveTree", "Workspace", "WorkspaceConfig", "find_root", "open_workspace",
-           "read_config", "workspace_name_for"]
+__all__ = [
+    "WORKSPACE_FILE",
+    "HiveTree",
+    "Workspace",
+    "WorkspaceConfig",
+    "find_root",
+    "open_workspace",
+    "read_config",
+    "workspace_name_for",
+]
 
 WORKSPACE_FILE = "hive.toml"
 #: The version of the workspace layout this subhive reads and writes.
@@ -41,8 +49,10 @@ class WorkspaceConfig:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not WORKSPACE_NAME_RE.match(self.name):
-            raise ValueError(f"{self.name!r} is not a workspace name (lower-case letters, digits, '_' and '-', "
-                             "starting with a letter, at most 63 characters)")
+            raise ValueError(
+                f"{self.name!r} is not a workspace name (lower-case letters, digits, '_' and '-', "
+                "starting with a letter, at most 63 characters)"
+            )
 
     def to_toml(self) -> str:
         """The ``hive.toml`` text; :func:`read_config` reads it back equal."""
@@ -82,9 +92,12 @@ class HiveTree:
             return None
         broken = sorted(self.problems_by_hive)
         count = len(self.problems)
-        return ManifestInvalid(self.problems, summary=f"{count} problem{'s' if count != 1 else ''} in the "
-                               f"manifests of {', '.join(broken)}: {self.problems[0].message}"
-                               + (" (and more below)" if count > 1 else ""))
+        return ManifestInvalid(
+            self.problems,
+            summary=f"{count} problem{'s' if count != 1 else ''} in the "
+            f"manifests of {', '.join(broken)}: {self.problems[0].message}"
+            + (" (and more below)" if count > 1 else ""),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +144,12 @@ def find_root(start: str | Path = ".") -> Path:
     """
     origin = Path(os.path.abspath(start))
     if not origin.exists():
-        raise InputError(f"no such directory: {origin}", code="input.not_found", location=Location(file=str(origin)),
-                         hint="name a directory inside the workspace (it is resolved from the current directory)")
+        raise InputError(
+            f"no such directory: {origin}",
+            code="input.not_found",
+            location=Location(file=str(origin)),
+            hint="name a directory inside the workspace (it is resolved from the current directory)",
+        )
     current = origin
     while True:
         if (current / WORKSPACE_FILE).is_file():
@@ -140,9 +157,12 @@ def find_root(start: str | Path = ".") -> Path:
         if current.parent == current:
             break
         current = current.parent
-    raise InputError(f"not inside a subhive workspace: no {WORKSPACE_FILE} in {origin} or any directory above it",
-                     code="workspace.not_found", location=Location(file=str(origin)),
-                     hint="run `subhive init` to make a workspace here (or `subhive init DIR`), or cd into one")
+    raise InputError(
+        f"not inside a subhive workspace: no {WORKSPACE_FILE} in {origin} or any directory above it",
+        code="workspace.not_found",
+        location=Location(file=str(origin)),
+        hint="run `subhive init` to make a workspace here (or `subhive init DIR`), or cd into one",
+    )
 
 
 def open_workspace(start: str | Path = ".") -> Workspace:
@@ -161,8 +181,11 @@ def read_config(path: Path) -> WorkspaceConfig:
     problems: list[Problem] = []
     config = _config(document, problems)
     if problems or config is None:
-        raise ManifestInvalid(problems, summary=f"{path} is not a valid workspace file: " + (
-            problems[0].message if len(problems) == 1 else f"{len(problems)} problems"))
+        raise ManifestInvalid(
+            problems,
+            summary=f"{path} is not a valid workspace file: "
+            + (problems[0].message if len(problems) == 1 else f"{len(problems)} problems"),
+        )
     return config
 
 
@@ -181,29 +204,54 @@ def _config(document: TomlDocument, problems: list[Problem]) -> WorkspaceConfig 
     for key in data:
         if key not in _TOP_KEYS:
             close = difflib.get_close_matches(key, _TOP_KEYS, n=1)
-            problem(f"/{key}", "workspace.unknown_key", f"unknown key {key!r}", f"did you mean [{close[0]}]?" if close
-                    else "hive.toml holds a [workspace] table and an optional [dead_letters] (docs/workspace.md)")
+            problem(
+                f"/{key}",
+                "workspace.unknown_key",
+                f"unknown key {key!r}",
+                f"did you mean [{close[0]}]?"
+                if close
+                else "hive.toml holds a [workspace] table and an optional [dead_letters] (docs/workspace.md)",
+            )
     dead_letters = _dead_letters(data.get("dead_letters", {}), problem)
     table = data.get("workspace")
     if not isinstance(table, dict):
-        problem("", "workspace.missing_key", "hive.toml has no [workspace] table",
-                '[workspace] with name = "<workspace>" and format = 1 (docs/workspace.md)')
+        problem(
+            "",
+            "workspace.missing_key",
+            "hive.toml has no [workspace] table",
+            '[workspace] with name = "<workspace>" and format = 1 (docs/workspace.md)',
+        )
         return None
     for key in table:
         if key not in _WORKSPACE_KEYS:
             close = difflib.get_close_matches(key, _WORKSPACE_KEYS, n=1)
-            problem(f"/workspace/{key}", "workspace.unknown_key", f"unknown key {key!r}",
-                    f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(_WORKSPACE_KEYS)}")
+            problem(
+                f"/workspace/{key}",
+                "workspace.unknown_key",
+                f"unknown key {key!r}",
+                f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(_WORKSPACE_KEYS)}",
+            )
     name = _workspace_name(table, problem)
     fmt = table.get("format", WORKSPACE_FORMAT)
     if isinstance(fmt, bool) or not isinstance(fmt, int):
-        problem("/workspace/format", "workspace.format", f"format must be an integer, not {fmt!r}",
-                f"format = {WORKSPACE_FORMAT}")
+        problem(
+            "/workspace/format",
+            "workspace.format",
+            f"format must be an integer, not {fmt!r}",
+            f"format = {WORKSPACE_FORMAT}",
+        )
     elif fmt != WORKSPACE_FORMAT:
-        hint = ("this workspace was made by a newer subhive: upgrade subhive" if fmt > WORKSPACE_FORMAT
-                else f"format = {WORKSPACE_FORMAT}")
-        problem("/workspace/format", "workspace.format", f"workspace format {fmt} is not supported "
-                f"(this subhive reads format {WORKSPACE_FORMAT})", hint)
+        hint = (
+            "this workspace was made by a newer subhive: upgrade subhive"
+            if fmt > WORKSPACE_FORMAT
+            else f"format = {WORKSPACE_FORMAT}"
+        )
+        problem(
+            "/workspace/format",
+            "workspace.format",
+            f"workspace format {fmt} is not supported (this subhive reads format {WORKSPACE_FORMAT})",
+            hint,
+        )
     description = table.get("description", "")
     if not isinstance(description, str):
         problem("/workspace/description", "workspace.type", "description must be a string", "quote it")
@@ -214,8 +262,12 @@ def _config(document: TomlDocument, problems: list[Problem]) -> WorkspaceConfig 
 
 def _dead_letters(table: object, problem: Callable[[str, str, str, str], None]) -> DeadLetterLimits:
     if not isinstance(table, dict):
-        problem("/dead_letters", "workspace.type", "dead_letters must be a table",
-                'write it as a [dead_letters] section: max_bytes = "64MiB", max_age = "7d"')
+        problem(
+            "/dead_letters",
+            "workspace.type",
+            "dead_letters must be a table",
+            'write it as a [dead_letters] section: max_bytes = "64MiB", max_age = "7d"',
+        )
         return DeadLetterLimits()
     return DeadLetterLimits.read(table, "/dead_letters", problem)
 
@@ -226,9 +278,13 @@ def _workspace_name(table: dict[str, Any], problem: Callable[[str, str, str, str
         problem("/workspace", "workspace.missing_key", "[workspace] has no 'name'", 'add name = "<workspace>"')
         return None
     if not isinstance(name, str) or not WORKSPACE_NAME_RE.match(name):
-        problem("/workspace/name", "workspace.name_invalid", f"{name!r} is not a valid workspace name",
-                "workspace names become NATS names: lower-case letters, digits, '_' and '-', starting with a "
-                "letter, at most 63 characters")
+        problem(
+            "/workspace/name",
+            "workspace.name_invalid",
+            f"{name!r} is not a valid workspace name",
+            "workspace names become NATS names: lower-case letters, digits, '_' and '-', starting with a "
+            "letter, at most 63 characters",
+        )
         return None
     return name
 
@@ -249,9 +305,14 @@ def _load_tree(hives_dir: Path) -> HiveTree:
         directories.add(directory.name)
         manifest_path = directory / MANIFEST_NAME
         if not manifest_path.is_file():
-            per_hive[directory.name] = [Problem(
-                "hive.no_manifest", f"{directory} has no {MANIFEST_NAME}", Location(file=str(directory)),
-                "scaffold sub-hives with `subhive new NAME --kind ...`, or remove the directory")]
+            per_hive[directory.name] = [
+                Problem(
+                    "hive.no_manifest",
+                    f"{directory} has no {MANIFEST_NAME}",
+                    Location(file=str(directory)),
+                    "scaffold sub-hives with `subhive new NAME --kind ...`, or remove the directory",
+                )
+            ]
             continue
         try:
             documents[directory.name] = read_toml(manifest_path)
@@ -264,25 +325,42 @@ def _load_tree(hives_dir: Path) -> HiveTree:
     return HiveTree(valid, problems, frozenset(directories), {k: tuple(v) for k, v in per_hive.items()})
 
 
-def _check_tree(manifests: dict[str, SubhiveManifest], documents: dict[str, TomlDocument],
-                per_hive: dict[str, list[Problem]]) -> None:
+def _check_tree(
+    manifests: dict[str, SubhiveManifest], documents: dict[str, TomlDocument], per_hive: dict[str, list[Problem]]
+) -> None:
     """Unknown parents, parent cycles and contracts with two providers, reported on the hives concerned."""
+
     def add(name: str, pointer: str, code: str, message: str, hint: str) -> None:
         per_hive.setdefault(name, []).append(Problem(code, message, documents[name].location(pointer), hint))
 
     for name, manifest in sorted(manifests.items()):
         if manifest.parent != ROOT_HIVE and manifest.parent not in manifests:
-            add(name, "/parent", "hive.parent_unknown", f"parent {manifest.parent!r} is not a sub-hive of this "
-                "workspace", _parent_hint(manifest.parent, manifests))
+            add(
+                name,
+                "/parent",
+                "hive.parent_unknown",
+                f"parent {manifest.parent!r} is not a sub-hive of this workspace",
+                _parent_hint(manifest.parent, manifests),
+            )
         elif _in_cycle(name, manifests):
-            add(name, "/parent", "hive.parent_cycle", f"hive {name!r} is its own ancestor",
-                "the hives form a tree: follow the parents up to 'root' and break the loop")
+            add(
+                name,
+                "/parent",
+                "hive.parent_cycle",
+                f"hive {name!r} is its own ancestor",
+                "the hives form a tree: follow the parents up to 'root' and break the loop",
+            )
     seen: dict[str, str] = {}
     for name, manifest in sorted(manifests.items()):
         for contract in manifest.provides:
             if contract in seen:
-                add(name, "/provides", "hive.provides_conflict", f"contract {contract!r} is also provided by hive "
-                    f"{seen[contract]!r}", "a contract has exactly one provider; consume it instead")
+                add(
+                    name,
+                    "/provides",
+                    "hive.provides_conflict",
+                    f"contract {contract!r} is also provided by hive {seen[contract]!r}",
+                    "a contract has exactly one provider; consume it instead",
+                )
             else:
                 seen[contract] = name
     # A hive below an invalid one has no path to the root: report it too, so the valid hives form a tree.
@@ -291,8 +369,13 @@ def _check_tree(manifests: dict[str, SubhiveManifest], documents: dict[str, Toml
         changed = False
         for name, manifest in sorted(manifests.items()):
             if name not in per_hive and manifest.parent != ROOT_HIVE and manifest.parent in per_hive:
-                add(name, "/parent", "hive.parent_invalid", f"parent {manifest.parent!r} has an invalid manifest",
-                    f"fix subhives/{manifest.parent}/{MANIFEST_NAME} first")
+                add(
+                    name,
+                    "/parent",
+                    "hive.parent_invalid",
+                    f"parent {manifest.parent!r} has an invalid manifest",
+                    f"fix subhives/{manifest.parent}/{MANIFEST_NAME} first",
+                )
                 changed = True
 
 

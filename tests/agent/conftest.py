@@ -24,12 +24,16 @@ from subhive.bus import EmbeddedServer
 from tests.kit import StartServer
 
 
-def make_agent(server: ScriptedServer, tools: ToolBox | None = None, *, budgets: Budgets | None = None,
-               **model: Any) -> Agent:
+def make_agent(
+    server: ScriptedServer, tools: ToolBox | None = None, *, budgets: Budgets | None = None, **model: Any
+) -> Agent:
     options: dict[str, Any] = {"max_retries": 0, "timeout": 5.0, **model}
-    settings = AgentSettings("helper", "You help with notes.", ModelSettings("scripted-1", base_url=server.base_url,
-                                                                              **options),
-                             budgets=budgets or Budgets())
+    settings = AgentSettings(
+        "helper",
+        "You help with notes.",
+        ModelSettings("scripted-1", base_url=server.base_url, **options),
+        budgets=budgets or Budgets(),
+    )
     return Agent(settings, tools)
 
 
@@ -60,8 +64,9 @@ def extensions(requests: Sequence[RecordedRequest]) -> list[bool]:
     for before, after in itertools.pairwise(requests):
         a, b = before.body, after.body
         same = a.get("tools") == b.get("tools") and a["model"] == b["model"]
-        out.append(same and b["messages"][:len(a["messages"])] == a["messages"]
-                   and len(b["messages"]) > len(a["messages"]))
+        out.append(
+            same and b["messages"][: len(a["messages"])] == a["messages"] and len(b["messages"]) > len(a["messages"])
+        )
     return out
 
 

@@ -52,8 +52,9 @@ def frames(output: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in output.splitlines() if line.strip()]
 
 
-def test_a_turn_streams_one_json_frame_per_line_and_exits_0(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_turn_streams_one_json_frame_per_line_and_exits_0(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = workspace(tmp_path)
     with ScriptedServer([Step.call(("search", {"query": "needle"})), Step.say("docs.md, line 1")]) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
@@ -62,8 +63,16 @@ def test_a_turn_streams_one_json_frame_per_line_and_exits_0(tmp_path: Path, monk
     out = capsys.readouterr().out
     assert code == 0
     shown = frames(out)
-    assert [f["kind"] for f in shown] == ["turn.started", "model.request", "model.reply", "tool.call",
-                                          "tool.result", "model.request", "model.reply", "turn.stopped"]
+    assert [f["kind"] for f in shown] == [
+        "turn.started",
+        "model.request",
+        "model.reply",
+        "tool.call",
+        "tool.result",
+        "model.request",
+        "model.reply",
+        "turn.stopped",
+    ]
     assert shown[4]["content"] == '{"matches": ["docs.md:1: the needle is here"], "truncated": false}'
     assert shown[-1]["stop"]["code"] == "completed"
     assert shown[-1]["answer"] == "docs.md, line 1"
@@ -71,8 +80,9 @@ def test_a_turn_streams_one_json_frame_per_line_and_exits_0(tmp_path: Path, monk
     assert request["model"] == "scripted-1"
 
 
-def test_a_turn_that_stops_early_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_turn_that_stops_early_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = workspace(tmp_path)
     with ScriptedServer([Step.call(("search", {"query": "x"}))] * 3) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
@@ -82,8 +92,9 @@ def test_a_turn_that_stops_early_exits_1(tmp_path: Path, monkeypatch: pytest.Mon
     assert "loop.repeated_call" in captured.err
 
 
-def test_no_endpoint_is_exit_2_with_a_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_endpoint_is_exit_2_with_a_hint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = workspace(tmp_path)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     code = main(["agent", "run", "notes", "hello", "-C", str(root)])
@@ -94,8 +105,9 @@ def test_no_endpoint_is_exit_2_with_a_hint(tmp_path: Path, monkeypatch: pytest.M
 
 
 @pytest.mark.parametrize(("args", "code"), [(["--agent", "nobody"], "agent.unknown")])
-def test_an_unknown_agent_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
-                                    code: str) -> None:
+def test_an_unknown_agent_is_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], code: str
+) -> None:
     root = workspace(tmp_path)
     assert main(["agent", "run", "notes", "hi", "-C", str(root), *args]) == 2
     assert code in capsys.readouterr().err
@@ -109,8 +121,9 @@ def test_board_tools_need_the_running_tree(tmp_path: Path, capsys: pytest.Captur
     assert "subhive up" in err
 
 
-def test_on_the_bus_the_board_tools_work_and_the_transcript_is_kept(tmp_path: Path, bus: EmbeddedServer,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_on_the_bus_the_board_tools_work_and_the_transcript_is_kept(
+    tmp_path: Path, bus: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = workspace(tmp_path, 'board_read = "allow"\nsearch = "allow"')
     script = [Step.call(("board_read", {"key": "tasks.t1"}), ("search", {"query": "needle"})), Step.say("nothing")]
 
@@ -159,9 +172,25 @@ def test_a_person_at_the_terminal_answers_an_ask_call(tmp_path: Path, answer: st
     try:
         with ScriptedServer([Step.call(("search", {"query": "needle"})), Step.say("done")]) as server:
             process = subprocess.Popen(
-                [sys.executable, "-m", "subhive", "agent", "run", "notes", "find it", "--format", "json",
-                 "-C", str(root)], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env={**os.environ, "OPENAI_BASE_URL": server.base_url}, text=True)
+                [
+                    sys.executable,
+                    "-m",
+                    "subhive",
+                    "agent",
+                    "run",
+                    "notes",
+                    "find it",
+                    "--format",
+                    "json",
+                    "-C",
+                    str(root),
+                ],
+                stdin=slave,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={**os.environ, "OPENAI_BASE_URL": server.base_url},
+                text=True,
+            )
             os.write(master, f"{answer}\n".encode())  # the terminal holds the line until the prompt reads it
             out, err = process.communicate(timeout=60)
     finally:
@@ -180,8 +209,9 @@ class Crash(BaseException):
     """The CLI's process dying mid-turn."""
 
 
-def test_a_turn_that_died_resumes_from_the_board(tmp_path: Path, bus: EmbeddedServer,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_turn_that_died_resumes_from_the_board(
+    tmp_path: Path, bus: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = workspace(tmp_path, 'search = "allow"\nboard_read = "allow"')
     script = [Step.call(("search", {"query": "needle"}), ("board_read", {"key": "tasks.t1"})), Step.say("found")]
     from subhive.errors import InputError
@@ -238,21 +268,45 @@ def test_text_output_shows_every_kind_of_frame(capsys: pytest.CaptureFixture[str
         Frame("turn.started", "t1", 1, {"agent": "a", "model": "m"}, 0.0),
         Frame("turn.resumed", "t1", 2, {"after": 1, "pending": ["c1"]}, 0.0),
         Frame("model.request", "t1", 3, {"n": 1, "messages": 2, "tokens": 10, "compaction": False}, 0.0),
-        Frame("model.reply", "t1", 4, {"tool_calls": [{"name": "search"}],
-                                       "usage": {"prompt_tokens": 1, "completion_tokens": 2}}, 0.0),
+        Frame(
+            "model.reply",
+            "t1",
+            4,
+            {"tool_calls": [{"name": "search"}], "usage": {"prompt_tokens": 1, "completion_tokens": 2}},
+            0.0,
+        ),
         Frame("tool.call", "t1", 5, {"name": "search", "arguments": "{}", "policy": "ask"}, 0.0),
         Frame("approval.waiting", "t1", 6, {"timeout": 300}, 0.0),
         Frame("tool.result", "t1", 7, {"ok": False, "error": "tool.rejected", "content": "no"}, 0.0),
         Frame("answer.refused", "t1", 8, {"error": "answer.not_json", "message": "not JSON"}, 0.0),
         Frame("compaction", "t1", 9, {"tokens_before": 100, "tokens_after": 10}, 0.0),
         Frame("something.new", "t1", 10, {}, 0.0),
-        Frame("turn.stopped", "t1", 11, {"stop": {"code": "completed", "message": "ok"}, "answer": "done",
-                                         "model_calls": 1, "tool_calls": 1, "tokens": 3, "seconds": 0.1}, 0.0),
+        Frame(
+            "turn.stopped",
+            "t1",
+            11,
+            {
+                "stop": {"code": "completed", "message": "ok"},
+                "answer": "done",
+                "model_calls": 1,
+                "tool_calls": 1,
+                "tokens": 3,
+                "seconds": 0.1,
+            },
+            0.0,
+        ),
     ]
     for frame in frames:
         _print_text(frame)
     captured = capsys.readouterr()
-    for shown in ("resumed after 1 frames", "waiting for approval", "tool.rejected", "answer refused",
-                  "compacted", "something.new", "completed"):
+    for shown in (
+        "resumed after 1 frames",
+        "waiting for approval",
+        "tool.rejected",
+        "answer refused",
+        "compacted",
+        "something.new",
+        "completed",
+    ):
         assert shown in captured.err
     assert captured.out.strip() == "done"

@@ -60,9 +60,18 @@ def test_a_client_runs_a_turn_answers_an_approval_and_gets_errors_by_code(tmp_pa
 
     async def session(server: ScriptedServer) -> tuple[Client, list[dict[str, Any]], int]:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "subhive", "agent", "serve", "-C", str(root), stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, "OPENAI_BASE_URL": server.base_url})
+            sys.executable,
+            "-m",
+            "subhive",
+            "agent",
+            "serve",
+            "-C",
+            str(root),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "OPENAI_BASE_URL": server.base_url},
+        )
         client = Client(process)
         answers = []
         await client.send({"id": 1, "method": "initialize", "params": {}})
@@ -71,8 +80,11 @@ def test_a_client_runs_a_turn_answers_an_approval_and_gets_errors_by_code(tmp_pa
         answers.append(await client.until(2))
         await client.send("{not json")
         answers.append(await client.next())
-        for ident, method, params in ((3, "turn/stop", {}), (4, "turn/start", {"hive": "notes"}),
-                                      (5, "turn/start", {"hive": "ghost", "prompt": "x"})):
+        for ident, method, params in (
+            (3, "turn/stop", {}),
+            (4, "turn/start", {"hive": "notes"}),
+            (5, "turn/start", {"hive": "ghost", "prompt": "x"}),
+        ):
             await client.send({"id": ident, "method": method, "params": params})
             answers.append(await client.until(ident))
         await client.send({"id": 6, "method": "shutdown", "params": {}})

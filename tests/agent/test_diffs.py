@@ -30,8 +30,11 @@ from .conftest import make_agent
 
 
 def unified(path: str, old: str, new: str) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
+        )
+    )
 
 
 LINES = st.lists(st.sampled_from(["alpha", "beta", "gamma", "", "  indented", "delta = 1", "}"]), max_size=30)
@@ -47,12 +50,15 @@ def test_any_difflib_diff_parses_and_applies_back_to_the_new_text(old: list[str]
     assert apply_patch(before.splitlines(), patch) == after.splitlines()
 
 
-@pytest.mark.parametrize(("text", "where"), [
-    ("hello\n", "1"),
-    ("--- a/x\n@@ -1 +1 @@\n", "2"),
-    ("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+b\n", "5"),
-    ("--- a/x\n+++ b/x\n@@ bad @@\n", "3"),
-])
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("hello\n", "1"),
+        ("--- a/x\n@@ -1 +1 @@\n", "2"),
+        ("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+b\n", "5"),
+        ("--- a/x\n+++ b/x\n@@ bad @@\n", "3"),
+    ],
+)
 def test_a_malformed_diff_names_its_line(text: str, where: str) -> None:
     with pytest.raises(ToolError) as caught:
         parse_diff(text)
@@ -88,9 +94,11 @@ def box(hive: Path, approver: Any) -> ToolBox:
 
 
 def test_an_approved_diff_is_applied_across_files(hive: Path) -> None:
-    diff = unified("src/app.py", "def main():\n    return 1\n", "def main():\n    return 2\n") + \
-        unified("notes.md", "one\ntwo\n", "one\n") + unified("docs/new.md", "", "fresh\n").replace(
-            "--- a/docs/new.md", "--- /dev/null")
+    diff = (
+        unified("src/app.py", "def main():\n    return 1\n", "def main():\n    return 2\n")
+        + unified("notes.md", "one\ntwo\n", "one\n")
+        + unified("docs/new.md", "", "fresh\n").replace("--- a/docs/new.md", "--- /dev/null")
+    )
     asked: list[str] = []
     result = run(box(hive, approving([True], asked)), diff)
     assert asked == [diff]  # the person saw exactly the diff
@@ -119,8 +127,9 @@ def test_a_diff_that_does_not_apply_never_reaches_a_person(hive: Path) -> None:
 
 
 def test_a_file_changed_while_the_person_decided_is_a_conflict_and_nothing_is_written(hive: Path) -> None:
-    diff = unified("src/app.py", "def main():\n    return 1\n", "def main():\n    return 2\n") + \
-        unified("notes.md", "one\ntwo\n", "one\n")
+    diff = unified("src/app.py", "def main():\n    return 1\n", "def main():\n    return 2\n") + unified(
+        "notes.md", "one\ntwo\n", "one\n"
+    )
 
     def someone_edits() -> None:
         (hive / "notes.md").write_text("one\nthree\n")
@@ -132,8 +141,9 @@ def test_a_file_changed_while_the_person_decided_is_a_conflict_and_nothing_is_wr
     assert (hive / "notes.md").read_text() == "one\nthree\n"
 
 
-@pytest.mark.parametrize(("path", "code"), [("../outside.txt", "file.outside_slice"),
-                                            ("subhive.toml", "diff.protected")])
+@pytest.mark.parametrize(
+    ("path", "code"), [("../outside.txt", "file.outside_slice"), ("subhive.toml", "diff.protected")]
+)
 def test_no_diff_outside_the_hive_or_on_its_manifest(hive: Path, path: str, code: str) -> None:
     with pytest.raises(ToolError) as caught:
         run(box(hive, approving([True], [])), unified(path, "a\n", "b\n"))

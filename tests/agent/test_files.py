@@ -69,23 +69,56 @@ def test_reading_and_searching_inside(tree: Path) -> None:
     assert refused(tree, "search", query="(", regex=True) == "file.bad_pattern"
 
 
-@pytest.mark.parametrize("path", ["../outside/secret.txt", "/etc/passwd", "link_out/secret.txt", "link_file_out",
-                                  "src/link_up/outside/secret.txt", "link_abs/hostname", "src/../../outside",
-                                  "..", "C:/Windows", "..\\outside\\secret.txt", "a\x00b"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../outside/secret.txt",
+        "/etc/passwd",
+        "link_out/secret.txt",
+        "link_file_out",
+        "src/link_up/outside/secret.txt",
+        "link_abs/hostname",
+        "src/../../outside",
+        "..",
+        "C:/Windows",
+        "..\\outside\\secret.txt",
+        "a\x00b",
+    ],
+)
 def test_every_way_out_is_refused(tree: Path, path: str) -> None:
     assert refused(tree, "read_file", path=path) == "file.outside_slice"
     assert refused(tree, "list_files", path=path) == "file.outside_slice"
     assert refused(tree, "search", query="SECRET", path=path) == "file.outside_slice"
 
 
-PARTS = st.sampled_from(["..", ".", "src", "deep", "link_out", "link_in", "link_up", "link_abs", "link_file_out",
-                         "outside", "secret.txt", "app.py", "", "hive", "hive_sibling", "x.txt", "etc"])
+PARTS = st.sampled_from(
+    [
+        "..",
+        ".",
+        "src",
+        "deep",
+        "link_out",
+        "link_in",
+        "link_up",
+        "link_abs",
+        "link_file_out",
+        "outside",
+        "secret.txt",
+        "app.py",
+        "",
+        "hive",
+        "hive_sibling",
+        "x.txt",
+        "etc",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
 @given(parts=st.lists(PARTS, min_size=1, max_size=6), absolute=st.booleans(), sep=st.sampled_from(["/", "\\"]))
-def test_for_any_path_what_resolves_is_inside_and_nothing_outside_is_read(tree: Path, parts: list[str],
-                                                                          absolute: bool, sep: str) -> None:
+def test_for_any_path_what_resolves_is_inside_and_nothing_outside_is_read(
+    tree: Path, parts: list[str], absolute: bool, sep: str
+) -> None:
     path = ("/" if absolute else "") + sep.join(parts)
     files = FileSlice(tree)
     root = Path(os.path.realpath(tree))
@@ -94,8 +127,11 @@ def test_for_any_path_what_resolves_is_inside_and_nothing_outside_is_read(tree: 
         assert outcome.code == "file.outside_slice"
     else:
         assert outcome == root or root in outcome.parents
-    for name, arguments in (("read_file", {"path": path}), ("search", {"query": "SECRET", "path": path}),
-                            ("list_files", {"path": path})):
+    for name, arguments in (
+        ("read_file", {"path": path}),
+        ("search", {"query": "SECRET", "path": path}),
+        ("list_files", {"path": path}),
+    ):
         value = _attempt(lambda name=name, arguments=arguments: call(tree, name, **arguments))
         if isinstance(value, ToolError):
             assert value.code in {"file.outside_slice", "file.not_found", "file.binary"}

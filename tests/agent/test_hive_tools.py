@@ -22,18 +22,34 @@ from subhive.workspace import AgentModel, AgentSpec, load_manifest
 
 from .conftest import make_agent
 
-ORDER_IN = {"type": "object", "required": ["sku", "qty"], "additionalProperties": False,
-            "properties": {"sku": {"type": "string", "pattern": "^A-[0-9]+$"},
-                           "qty": {"type": "integer", "minimum": 1, "maximum": 100}}}
-ORDERS = ContractBinding.from_dict({
-    "name": "orders", "version": "1.0.0", "provider": "backend",
-    "operations": {"place_order": {"input": "in", "output": "out"}},
-    "events": {},
-    "schemas": {"in": ORDER_IN, "out": {"type": "object", "required": ["order_id"],
-                                        "properties": {"order_id": {"type": "string"}}}},
-})
-SCHEMA = {"type": "object", "patternProperties": {
-    "^tasks\\.[^.]+$": {"type": "object", "required": ["title"], "properties": {"title": {"type": "string"}}}}}
+ORDER_IN = {
+    "type": "object",
+    "required": ["sku", "qty"],
+    "additionalProperties": False,
+    "properties": {
+        "sku": {"type": "string", "pattern": "^A-[0-9]+$"},
+        "qty": {"type": "integer", "minimum": 1, "maximum": 100},
+    },
+}
+ORDERS = ContractBinding.from_dict(
+    {
+        "name": "orders",
+        "version": "1.0.0",
+        "provider": "backend",
+        "operations": {"place_order": {"input": "in", "output": "out"}},
+        "events": {},
+        "schemas": {
+            "in": ORDER_IN,
+            "out": {"type": "object", "required": ["order_id"], "properties": {"order_id": {"type": "string"}}},
+        },
+    }
+)
+SCHEMA = {
+    "type": "object",
+    "patternProperties": {
+        "^tasks\\.[^.]+$": {"type": "object", "required": ["title"], "properties": {"title": {"type": "string"}}}
+    },
+}
 
 
 async def fresh_board(server: EmbeddedServer, hive: str) -> tuple[Any, KvBlackboard]:
@@ -51,11 +67,13 @@ def results(server: ScriptedServer, request: int) -> list[Any]:
 
 def test_board_tools_compare_and_set_and_the_schema_reach_the_model(bus: EmbeddedServer) -> None:
     script = [
-        Step.call(("board_write", {"key": "tasks.t1", "value": {"title": "first"}, "expected_revision": 0}),
-                  ("board_write", {"key": "tasks.t1", "value": {"title": "again"}, "expected_revision": 0}),
-                  ("board_write", {"key": "tasks.t2", "value": {"name": "no title"}, "expected_revision": 0}),
-                  ("board_read", {"key": "tasks.t1"}),
-                  ("board_read", {"key": "bad..key"})),
+        Step.call(
+            ("board_write", {"key": "tasks.t1", "value": {"title": "first"}, "expected_revision": 0}),
+            ("board_write", {"key": "tasks.t1", "value": {"title": "again"}, "expected_revision": 0}),
+            ("board_write", {"key": "tasks.t2", "value": {"name": "no title"}, "expected_revision": 0}),
+            ("board_read", {"key": "tasks.t1"}),
+            ("board_read", {"key": "bad..key"}),
+        ),
         Step.say("done"),
     ]
 
@@ -77,16 +95,21 @@ def test_board_tools_compare_and_set_and_the_schema_reach_the_model(bus: Embedde
     assert conflict["error"] == "blackboard.conflict"
     assert "board_read" in conflict["hint"]
     assert invalid["error"] == "blackboard.invalid"
-    assert read == {"key": "tasks.t1", "value": {"title": "first"}, "revision": written["revision"],
-                    "writer": "agent:helper"}
+    assert read == {
+        "key": "tasks.t1",
+        "value": {"title": "first"},
+        "revision": written["revision"],
+        "writer": "agent:helper",
+    }
     assert bad_key["error"] == "blackboard.key_invalid"
     assert [(e.value, e.writer) for e in history] == [({"title": "first"}, "agent:helper")]
 
 
 def test_a_contract_tool_is_typed_validated_and_goes_over_the_bus(bus: EmbeddedServer) -> None:
     script = [
-        Step.call(("call_orders_place_order", {"sku": "A-1", "qty": 0}),
-                  ("call_orders_place_order", {"sku": "A-7", "qty": 2})),
+        Step.call(
+            ("call_orders_place_order", {"sku": "A-1", "qty": 0}), ("call_orders_place_order", {"sku": "A-7", "qty": 2})
+        ),
         Step.say("ordered"),
     ]
     received: list[Any] = []
@@ -133,7 +156,8 @@ def _hive_dir(tmp_path: Path, tools: str) -> Path:
     (hive / "subhive.toml").write_text(
         'name = "web"\nkind = "ui"\nparent = "root"\n\n[consumes]\norders = "^1"\n\n[blackboard]\n'
         'schema = "blackboard.schema.json"\n\n[knowledge]\nsources = "web_hive.knowledge:SOURCES"\n\n'
-        '[agents.helper]\ninstructions = "agents/helper.md"\nmodel = "m"\n\n[agents.helper.tools]\n' + tools)
+        '[agents.helper]\ninstructions = "agents/helper.md"\nmodel = "m"\n\n[agents.helper.tools]\n' + tools
+    )
     return hive
 
 

@@ -31,9 +31,13 @@ def tool_messages(request: RecordedRequest) -> list[dict[str, Any]]:
 
 
 def test_a_turn_runs_several_tool_calls_and_every_request_extends_the_previous(scripted: ScriptedServer) -> None:
-    scripted.extend([Step.call(("echo", {"text": "a"}), ("shout", {"text": "b"})),
-                     Step.call(("echo", {"text": "c"})),
-                     Step.say("all done")])
+    scripted.extend(
+        [
+            Step.call(("echo", {"text": "a"}), ("shout", {"text": "b"})),
+            Step.call(("echo", {"text": "c"})),
+            Step.say("all done"),
+        ]
+    )
     agent = make_agent(scripted, ToolBox([echo_tool("echo"), echo_tool("shout")]))
     frames: list[Frame] = []
     result = run(agent, "say a, b, c", on_frame=frames.append)
@@ -66,9 +70,12 @@ def test_a_turn_runs_several_tool_calls_and_every_request_extends_the_previous(s
 
 
 def test_streaming_gives_the_same_conversation(scripted: ScriptedServer) -> None:
-    scripted.extend([Step.call(("echo", {"text": "a long piece of text"}), ("echo", {"text": "b"}),
-                               content="first I look"),
-                     Step.say("streamed answer")])
+    scripted.extend(
+        [
+            Step.call(("echo", {"text": "a long piece of text"}), ("echo", {"text": "b"}), content="first I look"),
+            Step.say("streamed answer"),
+        ]
+    )
     result = run(make_agent(scripted, ToolBox([echo_tool()]), stream=True))
     assert result.stop.code == "completed"
     assert result.answer == "streamed answer"
@@ -76,18 +83,26 @@ def test_streaming_gives_the_same_conversation(scripted: ScriptedServer) -> None
     assert requests[0].body["stream"] is True
     assistant = requests[1].body["messages"][2]
     assert assistant["content"] == "first I look"
-    assert [json.loads(c["function"]["arguments"]) for c in assistant["tool_calls"]] == \
-        [{"text": "a long piece of text"}, {"text": "b"}]
+    assert [json.loads(c["function"]["arguments"]) for c in assistant["tool_calls"]] == [
+        {"text": "a long piece of text"},
+        {"text": "b"},
+    ]
     assert all(extensions(requests))
     assert result.usage[0].prompt_tokens > 0
 
 
 def test_bad_calls_become_tool_errors_the_model_reads(scripted: ScriptedServer) -> None:
-    scripted.extend([Step.call(ToolCallStep("echo", '{"text": "unclosed'),
-                               ToolCallStep("echo", {"text": 3}),
-                               ToolCallStep("nope", {}),
-                               ToolCallStep("secret", {"text": "x"})),
-                     Step.say("sorry")])
+    scripted.extend(
+        [
+            Step.call(
+                ToolCallStep("echo", '{"text": "unclosed'),
+                ToolCallStep("echo", {"text": 3}),
+                ToolCallStep("nope", {}),
+                ToolCallStep("secret", {"text": "x"}),
+            ),
+            Step.say("sorry"),
+        ]
+    )
     tools = ToolBox([echo_tool("echo"), echo_tool("secret")], {"secret": "deny"})
     result = run(make_agent(scripted, tools))
     assert result.stop.code == "completed"
@@ -123,11 +138,14 @@ def test_the_same_call_repeated_stops_the_turn(scripted: ScriptedServer) -> None
     assert not result.stop.normal
 
 
-@pytest.mark.parametrize(("budgets", "code"), [
-    (Budgets(model_calls=2), "budget.model_calls"),
-    (Budgets(tool_calls=3), "budget.tool_calls"),
-    (Budgets(tokens=150), "budget.tokens"),
-])
+@pytest.mark.parametrize(
+    ("budgets", "code"),
+    [
+        (Budgets(model_calls=2), "budget.model_calls"),
+        (Budgets(tool_calls=3), "budget.tool_calls"),
+        (Budgets(tokens=150), "budget.tokens"),
+    ],
+)
 def test_budgets_stop_the_turn_with_their_reason(scripted: ScriptedServer, budgets: Budgets, code: str) -> None:
     scripted.extend([Step.call(("echo", {"text": f"t{i}"}), ("echo", {"text": f"u{i}"})) for i in range(6)])
     result = run(make_agent(scripted, ToolBox([echo_tool()]), budgets=budgets))
@@ -205,8 +223,13 @@ def _compacting_script(steps: int, summary: str = "I echoed things.") -> Any:
 
 def test_compaction_keeps_the_task_the_files_and_stays_under_the_threshold() -> None:
     with ScriptedServer(_compacting_script(40)) as server:
-        agent = make_agent(server, ToolBox([echo_tool(changed=["notes/a.md"])]), context_window=4000,
-                           compact_at=0.5, budgets=Budgets(repeat_limit=100))
+        agent = make_agent(
+            server,
+            ToolBox([echo_tool(changed=["notes/a.md"])]),
+            context_window=4000,
+            compact_at=0.5,
+            budgets=Budgets(repeat_limit=100),
+        )
         result = run(agent, "echo forty times")
     assert result.stop.code == "completed"
     assert result.compactions >= 2

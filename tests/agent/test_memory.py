@@ -45,8 +45,11 @@ def test_the_most_relevant_entries_are_chosen_within_the_budget() -> None:
 
 
 def unified(path: str, old: str, new: str) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
+        )
+    )
 
 
 def test_a_rejected_diff_is_remembered_and_told_to_the_next_turn(tmp_path: Path, server: EmbeddedServer) -> None:

@@ -16,27 +16,49 @@ from tests.kit import run
 from .conftest import make_agent
 
 TREE = [
-    {"id": "h1", "text": "the test fails because of a typo", "likelihood": 0.6,
-     "actions": [{"text": "read the test", "gain": 2, "cost": 1}, {"text": "rewrite the module", "gain": 10,
-                                                                    "cost": 20}]},
-    {"id": "h2", "text": "the fixture is stale", "parent": "h1", "likelihood": 0.3,
-     "actions": [{"text": "regenerate stubs", "gain": 8, "cost": 2}]},
+    {
+        "id": "h1",
+        "text": "the test fails because of a typo",
+        "likelihood": 0.6,
+        "actions": [
+            {"text": "read the test", "gain": 2, "cost": 1},
+            {"text": "rewrite the module", "gain": 10, "cost": 20},
+        ],
+    },
+    {
+        "id": "h2",
+        "text": "the fixture is stale",
+        "parent": "h1",
+        "likelihood": 0.3,
+        "actions": [{"text": "regenerate stubs", "gain": 8, "cost": 2}],
+    },
 ]
 
 
 def test_actions_are_ranked_by_likelihood_gain_and_cost() -> None:
     ranked = rank_plan(TREE)
-    assert [(r["action"], r["score"]) for r in ranked] == [("read the test", 1.2), ("regenerate stubs", 1.2),
-                                                          ("rewrite the module", 0.3)]
+    assert [(r["action"], r["score"]) for r in ranked] == [
+        ("read the test", 1.2),
+        ("regenerate stubs", 1.2),
+        ("rewrite the module", 0.3),
+    ]
     assert ranked[0]["cost"] < ranked[1]["cost"]  # equal scores: the cheaper first
 
 
-@pytest.mark.parametrize(("tree", "why"), [
-    ([{"id": "a", "text": "x", "likelihood": 0.5}, {"id": "a", "text": "y", "likelihood": 0.5}], "twice"),
-    ([{"id": "a", "text": "x", "likelihood": 0.5, "parent": "zz"}], "not in the plan"),
-    ([{"id": "a", "text": "x", "likelihood": 0.5, "parent": "b"},
-      {"id": "b", "text": "y", "likelihood": 0.5, "parent": "a"}], "own ancestor"),
-])
+@pytest.mark.parametrize(
+    ("tree", "why"),
+    [
+        ([{"id": "a", "text": "x", "likelihood": 0.5}, {"id": "a", "text": "y", "likelihood": 0.5}], "twice"),
+        ([{"id": "a", "text": "x", "likelihood": 0.5, "parent": "zz"}], "not in the plan"),
+        (
+            [
+                {"id": "a", "text": "x", "likelihood": 0.5, "parent": "b"},
+                {"id": "b", "text": "y", "likelihood": 0.5, "parent": "a"},
+            ],
+            "own ancestor",
+        ),
+    ],
+)
 def test_a_plan_that_is_not_a_tree_is_refused(tree: list[dict[str, Any]], why: str) -> None:
     with pytest.raises(ToolError, match=why) as caught:
         rank_plan(tree)
@@ -58,9 +80,12 @@ def test_in_a_turn_the_plan_is_kept_on_the_board_and_shown_in_frames(server: Emb
         finally:
             await nc.close()
 
-    script = [Step.call(("plan", {"hypotheses": TREE}), ("plan", {"hypotheses": [{"id": "x", "text": "y",
-                                                                                  "likelihood": 2}]})),
-              Step.say("reading the test first")]
+    script = [
+        Step.call(
+            ("plan", {"hypotheses": TREE}), ("plan", {"hypotheses": [{"id": "x", "text": "y", "likelihood": 2}]})
+        ),
+        Step.say("reading the test first"),
+    ]
     with ScriptedServer(script) as scripted:
         result, kept = run(scenario(scripted))
     assert result.stop.code == "completed"

@@ -22,8 +22,12 @@ OUT = object_schema({"order_id": {"type": "string"}}, ["order_id"])
 
 
 def contract(**overrides: Any) -> dict[str, str]:
-    files = {"contract.yaml": yaml.safe_dump(orders_manifest("1.0.0", **overrides), sort_keys=False),
-             "in.json": json.dumps(IN), "out.json": json.dumps(OUT), "event.json": json.dumps(OUT)}
+    files = {
+        "contract.yaml": yaml.safe_dump(orders_manifest("1.0.0", **overrides), sort_keys=False),
+        "in.json": json.dumps(IN),
+        "out.json": json.dumps(OUT),
+        "event.json": json.dumps(OUT),
+    }
     return files
 
 
@@ -33,11 +37,14 @@ def turn(workspace: Path, calls: list[dict[str, Any]], asked: list[str]) -> tupl
         return Approval(True)
 
     async def scenario(server: ScriptedServer) -> tuple[Any, list[Any]]:
-        async with await RootServer.start(workspace) as root, \
-                RootClient(root.address, admin_token_of(workspace)) as admin:
+        async with (
+            await RootServer.start(workspace) as root,
+            RootClient(root.address, admin_token_of(workspace)) as admin,
+        ):
             backend = admin.with_token((await admin.register_hive("backend")).token)
-            agent = make_agent(server, ToolBox([contract_tool(backend)], {"propose_contract": "ask"},
-                                               approver=approver))
+            agent = make_agent(
+                server, ToolBox([contract_tool(backend)], {"propose_contract": "ask"}, approver=approver)
+            )
             try:
                 result = await agent.run_turn("publish orders 1.0.0")
             finally:

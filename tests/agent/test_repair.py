@@ -40,15 +40,22 @@ def test_a_repair_is_fixed_by_a_diff_and_a_recurrence_is_told(tmp_path: Path, mo
     async def scenario() -> tuple[Any, Any, Any, list[str], list[str]]:
         async with await RootServer.start(root) as server, RootClient(server.address, admin_token_of(root)) as admin:
             notes = admin.with_token((root / ".subhive" / "tokens" / "notes.token").read_text().strip())
-            first = await notes.propose_repair(code="handler.failed", message="KeyError: 'text'", contract="",
-                                               subject="$KV.bb_notes.tasks.t1", sample='{"title": 1}', count=2)
+            first = await notes.propose_repair(
+                code="handler.failed",
+                message="KeyError: 'text'",
+                contract="",
+                subject="$KV.bb_notes.tasks.t1",
+                sample='{"title": 1}',
+                count=2,
+            )
             stop = asyncio.Event()
             person = asyncio.create_task(approve_tool_calls(admin, stop))
             fixed = await repair_turn(root, "notes", first.id, root=admin)
             stop.set()
             approved = await person
-            again = await notes.propose_repair(code="handler.failed", message="KeyError: 'text'", contract="",
-                                               subject="$KV.bb_notes.tasks.t1", count=2)
+            again = await notes.propose_repair(
+                code="handler.failed", message="KeyError: 'text'", contract="", subject="$KV.bb_notes.tasks.t1", count=2
+            )
             retried = await repair_turn(root, "notes", again.id, root=admin)
             codes = []
             for wrong in (first.id, approved[0]):  # decided already; not a repair
@@ -58,8 +65,11 @@ def test_a_repair_is_fixed_by_a_diff_and_a_recurrence_is_told(tmp_path: Path, mo
                     codes.append(error.code)
             return fixed, await admin.approval(first.id), retried, approved, codes
 
-    script = [Step.call(("propose_diff", {"diff": DIFF})), Step.say("the docs said the wrong thing; fixed"),
-              Step.say("it came back; the cause must be elsewhere")]
+    script = [
+        Step.call(("propose_diff", {"diff": DIFF})),
+        Step.say("the docs said the wrong thing; fixed"),
+        Step.say("it came back; the cause must be elsewhere"),
+    ]
     with ScriptedServer(script) as model:
         monkeypatch.setenv("OPENAI_BASE_URL", model.base_url)
         fixed, acknowledged, retried, approved, codes = run(scenario())
@@ -79,8 +89,9 @@ def test_a_repair_is_fixed_by_a_diff_and_a_recurrence_is_told(tmp_path: Path, mo
     assert codes == ["agent.repair_decided", "agent.not_a_repair"]
 
 
-def test_a_repair_needs_the_running_root(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_repair_needs_the_running_root(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from subhive.cli import main
 
     monkeypatch.delenv("SUBHIVE_ROOT", raising=False)

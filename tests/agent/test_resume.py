@@ -109,7 +109,7 @@ def test_a_compacted_turn_resumes_on_the_compacted_history() -> None:
     assert result.stop.code == "completed"
     assert len(runs) == len(set(runs)) == 30  # every step ran exactly once across the crash
     last, first_after = before[-1].body["messages"], requests[len(before)].body["messages"]
-    assert first_after[:len(last)] == last  # the first request after the crash extends the last one before it
+    assert first_after[: len(last)] == last  # the first request after the crash extends the last one before it
 
 
 def test_a_stopped_turn_cannot_be_resumed() -> None:

@@ -36,11 +36,14 @@ async def decide_when_asked(admin: RootClient, approve: bool) -> Any:
 @pytest.mark.parametrize("approve", [True, False])
 def test_an_ask_call_waits_for_a_person_at_the_root(workspace: Path, approve: bool) -> None:
     async def scenario(server: ScriptedServer) -> tuple[Any, Any]:
-        async with await RootServer.start(workspace) as root, \
-                RootClient(root.address, admin_token_of(workspace)) as admin:
+        async with (
+            await RootServer.start(workspace) as root,
+            RootClient(root.address, admin_token_of(workspace)) as admin,
+        ):
             notes = admin.with_token((await admin.register_hive("notes")).token)
-            tools = ToolBox([echo_tool()], {"echo": "ask"},
-                            approver=root_approver(notes, agent="helper", turn="turn-1", poll=0.02))
+            tools = ToolBox(
+                [echo_tool()], {"echo": "ask"}, approver=root_approver(notes, agent="helper", turn="turn-1", poll=0.02)
+            )
             agent = make_agent(server, tools)
             person = asyncio.create_task(decide_when_asked(admin, approve))
             result = await agent.run_turn("echo it", turn_id="turn-1")

@@ -60,11 +60,13 @@ def test_malformed_tool_arguments_reach_the_client_verbatim() -> None:
 
 
 def test_streaming_sends_the_message_and_tool_calls_in_chunks() -> None:
-    step = Step.call(("read_file", {"path": "some/long/path.py"}), ("search", {"query": "needle"}),
-                     content="Looking around first.")
+    step = Step.call(
+        ("read_file", {"path": "some/long/path.py"}), ("search", {"query": "needle"}), content="Looking around first."
+    )
     with ScriptedServer([step], chunk_size=4) as server:
-        stream = client(server).chat.completions.create(model="m", messages=USER, stream=True,
-                                                        stream_options={"include_usage": True})
+        stream = client(server).chat.completions.create(
+            model="m", messages=USER, stream=True, stream_options={"include_usage": True}
+        )
         chunks = list(stream)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == "Looking around first."
@@ -127,8 +129,7 @@ def test_a_function_script_sees_each_request() -> None:
 def test_the_async_client_works_too() -> None:
     async def main(server: ScriptedServer) -> list[str]:
         c = openai.AsyncOpenAI(base_url=server.base_url, api_key="scripted")
-        replies = await asyncio.gather(*(c.chat.completions.create(model="m", messages=USER)
-                                         for _ in range(3)))
+        replies = await asyncio.gather(*(c.chat.completions.create(model="m", messages=USER) for _ in range(3)))
         await c.close()
         return sorted(r.choices[0].message.content or "" for r in replies)
 

@@ -59,8 +59,9 @@ def hive(tmp_path: Path) -> Path:
     return directory
 
 
-async def run_controller(bus: EmbeddedServer, sources: list[AgentSource], key: str, value: Any,
-                         escalations: list[Escalation]) -> dict[str, Any]:
+async def run_controller(
+    bus: EmbeddedServer, sources: list[AgentSource], key: str, value: Any, escalations: list[Escalation]
+) -> dict[str, Any]:
     nc = await nats.connect(bus.url)
     js = nc.jetstream()
     with contextlib.suppress(NotFoundError):
@@ -70,11 +71,17 @@ async def run_controller(bus: EmbeddedServer, sources: list[AgentSource], key: s
     await ensure_blackboard(js, "notes")
     transport = await NatsTransport.connect(bus.endpoint(), "notes")
     board = await KvBlackboard.open(transport.connection.jetstream(), "notes")
+
     async def escalate(escalation: Escalation) -> None:
         escalations.append(escalation)
 
-    controller = Controller(board, sources, context=HiveContext("notes", board, transport),
-                            config=ControllerConfig(retry_delay=0.05), on_escalation=escalate)
+    controller = Controller(
+        board,
+        sources,
+        context=HiveContext("notes", board, transport),
+        config=ControllerConfig(retry_delay=0.05),
+        on_escalation=escalate,
+    )
     await controller.start(transport.connection.jetstream())
     try:
         await board.put(key, value, writer="human")
@@ -86,13 +93,16 @@ async def run_controller(bus: EmbeddedServer, sources: list[AgentSource], key: s
         await nc.close()
 
 
-def test_a_triggered_agent_runs_a_turn_and_writes_through_its_tools(tmp_path: Path, bus: EmbeddedServer,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_triggered_agent_runs_a_turn_and_writes_through_its_tools(
+    tmp_path: Path, bus: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     directory = hive(tmp_path)
     sources = agent_sources(directory / "notes_hive" / "knowledge.py")
     assert [(s.name, s.triggers) for s in sources] == [("agent_planner", ("tasks.*",))]  # quiet has no trigger
-    script = [Step.call(("board_write", {"key": "plans.t1", "value": {"steps": ["a", "b"]}, "expected_revision": 0})),
-              Step.say("planned")]
+    script = [
+        Step.call(("board_write", {"key": "plans.t1", "value": {"steps": ["a", "b"]}, "expected_revision": 0})),
+        Step.say("planned"),
+    ]
     escalations: list[Escalation] = []
     with ScriptedServer(script) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
@@ -108,8 +118,9 @@ def test_a_triggered_agent_runs_a_turn_and_writes_through_its_tools(tmp_path: Pa
     assert escalations == []
 
 
-def test_a_turn_that_stops_early_is_escalated(tmp_path: Path, bus: EmbeddedServer,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_turn_that_stops_early_is_escalated(
+    tmp_path: Path, bus: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     directory = hive(tmp_path)
     sources = agent_sources(directory)
     escalations: list[Escalation] = []
@@ -132,8 +143,12 @@ def test_the_stop_travels_in_the_error() -> None:
     assert error.location.subject == "tasks.t1"
 
 
-SUMMARISE_OUT = {"type": "object", "required": ["summary"], "additionalProperties": False,
-                 "properties": {"summary": {"type": "string", "minLength": 1}}}
+SUMMARISE_OUT = {
+    "type": "object",
+    "required": ["summary"],
+    "additionalProperties": False,
+    "properties": {"summary": {"type": "string", "minLength": 1}},
+}
 
 
 def serving_hive(tmp_path: Path) -> Path:
@@ -142,10 +157,16 @@ def serving_hive(tmp_path: Path) -> Path:
     directory = hive(tmp_path)
     manifest = directory / "subhive.toml"
     manifest.write_text(manifest.read_text().replace('keys = ["tasks.*"]', 'operation = "notes_api.summarise"'))
-    binding = ContractBinding.from_dict({
-        "name": "notes_api", "version": "0.1.0", "provider": "notes", "events": {},
-        "operations": {"summarise": {"input": "in", "output": "out"}},
-        "schemas": {"in": {"type": "object"}, "out": SUMMARISE_OUT}})
+    binding = ContractBinding.from_dict(
+        {
+            "name": "notes_api",
+            "version": "0.1.0",
+            "provider": "notes",
+            "events": {},
+            "operations": {"summarise": {"input": "in", "output": "out"}},
+            "schemas": {"in": {"type": "object"}, "out": SUMMARISE_OUT},
+        }
+    )
     stubs = tmp_path / "ws" / "stubs" / "notes" / "notes_api_v0"
     stubs.mkdir(parents=True)
     (stubs / "contract.json").write_text(json.dumps(binding.to_dict()))
@@ -170,8 +191,9 @@ async def answer(bus: EmbeddedServer, sources: list[AgentSource], request: Any) 
         await nc.close()
 
 
-def test_an_agent_serves_an_operation_with_a_checked_answer(tmp_path: Path, bus: EmbeddedServer,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_agent_serves_an_operation_with_a_checked_answer(
+    tmp_path: Path, bus: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sources = agent_sources(serving_hive(tmp_path))
     assert [(s.name, s.operations, s.triggers) for s in sources] == [("agent_planner", ("notes_api.summarise",), ())]
     script = [Step.say("Sure! It is about logins."), Step.say('```json\n{"summary": "logins"}\n```')]
@@ -184,8 +206,9 @@ def test_an_agent_serves_an_operation_with_a_checked_answer(tmp_path: Path, bus:
     assert '"required": ["summary"]' in prompt  # the reply schema is given to the model
 
 
-def test_an_operation_answered_wrongly_three_times_fails_the_request(tmp_path: Path, bus: EmbeddedServer,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_operation_answered_wrongly_three_times_fails_the_request(
+    tmp_path: Path, bus: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sources = agent_sources(serving_hive(tmp_path))
     with ScriptedServer([Step.say('{"summary": ""}')] * 3) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
@@ -199,8 +222,9 @@ def test_an_operation_answered_wrongly_three_times_fails_the_request(tmp_path: P
 ASKING = AGENT.replace('board_write = "allow"', 'board_write = "ask"')
 
 
-def test_a_turn_waiting_for_approval_survives_its_hive_dying(tmp_path: Path, bus: EmbeddedServer,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_turn_waiting_for_approval_survives_its_hive_dying(
+    tmp_path: Path, bus: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The pitfall users of other frameworks report: after a restart the turn must neither re-run the tools
     it ran nor ask a person twice. The hive dies while a board_write waits for approval at the root; the same
     board write activates the agent again; it resumes, finds the approval it already has, and once a person
@@ -225,8 +249,10 @@ def test_a_turn_waiting_for_approval_survives_its_hive_dying(tmp_path: Path, bus
         transport = await NatsTransport.connect(bus.endpoint(), "notes")
         board = await KvBlackboard.open(transport.connection.jetstream(), "notes")
         try:
-            async with await RootServer.start(workspace) as root, \
-                    RootClient(root.address, admin_token_of(workspace)) as admin:
+            async with (
+                await RootServer.start(workspace) as root,
+                RootClient(root.address, admin_token_of(workspace)) as admin,
+            ):
                 token = (workspace / ".subhive" / "tokens" / "notes.token").read_text().strip()
                 notes = admin.with_token(token)  # the hive's own token, as `subhive up` hands it
                 ctx = HiveContext("notes", board, transport, root=notes)
@@ -245,8 +271,11 @@ def test_a_turn_waiting_for_approval_survives_its_hive_dying(tmp_path: Path, bus
                 (asked,) = await admin.approvals(kind="tool")
                 await admin.approve(asked.id, note="go")
                 assert await asyncio.wait_for(again, 30) == []
-                return await admin.approvals("all", kind="tool"), await board.history("plans.t1"), \
-                    await board.snapshot()
+                return (
+                    await admin.approvals("all", kind="tool"),
+                    await board.history("plans.t1"),
+                    await board.snapshot(),
+                )
         finally:
             await transport.close()
             await nc.close()

@@ -21,6 +21,7 @@ from tests.bus._kit import loose
 async def consume(url: str, log: str, crash_bound: int) -> None:
     hive = await NatsTransport.connect(BusEndpoint([url]), "web", ack_wait=1.0, crash_bound=crash_bound)
     with open(log, "a", encoding="utf-8") as out:
+
         async def handle(payload: Any) -> None:
             word = "crash" if payload.get("crash") else "done"
             out.write(f"{word} {payload['n']}\n")

@@ -30,6 +30,7 @@ async def consume(url: str, log: str) -> None:
     # A short ack wait: what the killed run had fetched but not acknowledged comes back within seconds.
     hive = await NatsTransport.connect(BusEndpoint([url]), "web", ack_wait=2.0)
     with open(log, "a", encoding="utf-8") as out:
+
         async def handle(payload: Any) -> None:
             out.write(payload["order_id"] + "\n")
             out.flush()

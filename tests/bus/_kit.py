@@ -19,17 +19,25 @@ from subhive.bus import DeadLetters, EmbeddedServer, NatsTransport, ensure_event
 from subhive.runtime import ContractBinding
 
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
-STRICT: dict[str, Any] = {"type": "object", "required": ["n"], "additionalProperties": False,
-                          "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 100}}}
+STRICT: dict[str, Any] = {
+    "type": "object",
+    "required": ["n"],
+    "additionalProperties": False,
+    "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 100}},
+}
 
 
 def loose() -> ContractBinding:
-    return ContractBinding.from_dict({
-        "name": "loose", "version": "1.0.0", "provider": "backend",
-        "operations": {"echo": {"input": "any", "output": "any"}, "strict": {"input": "strict", "output": "any"}},
-        "events": {"noted": "any"},
-        "schemas": {"any": ANY_OBJECT, "strict": STRICT},
-    })
+    return ContractBinding.from_dict(
+        {
+            "name": "loose",
+            "version": "1.0.0",
+            "provider": "backend",
+            "operations": {"echo": {"input": "any", "output": "any"}, "strict": {"input": "strict", "output": "any"}},
+            "events": {"noted": "any"},
+            "schemas": {"any": ANY_OBJECT, "strict": STRICT},
+        }
+    )
 
 
 async def provision(server: EmbeddedServer, hives: Iterable[str], contracts: Iterable[tuple[str, int]]) -> None:
@@ -72,8 +80,9 @@ async def hive(server: EmbeddedServer, name: str, **options: Any) -> NatsTranspo
     return await NatsTransport.connect(server.endpoint(), name, **options)
 
 
-async def send_raw(sender: NatsTransport, contract: ContractBinding, operation: str, data: bytes,
-                   timeout: float = 5.0) -> Any:
+async def send_raw(
+    sender: NatsTransport, contract: ContractBinding, operation: str, data: bytes, timeout: float = 5.0
+) -> Any:
     """Send ``data`` as a request of ``sender`` exactly as its transport frames requests (its headers, its
     subject), but without encoding or validating it: what a broken or hostile hive would put on the wire."""
     route = sender._route(contract, "op", operation)

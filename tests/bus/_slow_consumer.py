@@ -22,6 +22,7 @@ HANDLING = 0.03
 async def consume(url: str, log: str) -> None:
     hive = await NatsTransport.connect(BusEndpoint([url]), "web", ack_wait=2.0)
     with open(log, "a", encoding="utf-8") as out:
+
         async def handle(payload: Any) -> None:
             out.write(f"start {payload['n']}\n")
             out.flush()

@@ -37,8 +37,31 @@ def test_what_is_not_json_raises_value_error(data: bytes) -> None:
 
 
 CODES = {"payload.too_deep", "payload.too_large", "payload.bad_unicode", "payload.malformed"}
-PIECES = st.sampled_from([b"[", b"]", b"{", b"}", b'"', b"\\", b"\\u", b"d800", b"dc00", b":", b",", b"1", b"9" * 20,
-                          b"1e999", b"NaN", b"null", b"\xff", b"\xed\xa0\x80", b"\xc3\xa9", b" ", b'"a"'])
+PIECES = st.sampled_from(
+    [
+        b"[",
+        b"]",
+        b"{",
+        b"}",
+        b'"',
+        b"\\",
+        b"\\u",
+        b"d800",
+        b"dc00",
+        b":",
+        b",",
+        b"1",
+        b"9" * 20,
+        b"1e999",
+        b"NaN",
+        b"null",
+        b"\xff",
+        b"\xed\xa0\x80",
+        b"\xc3\xa9",
+        b" ",
+        b'"a"',
+    ]
+)
 
 
 @given(st.binary(max_size=300) | st.lists(PIECES, max_size=200).map(b"".join))
@@ -59,8 +82,9 @@ def _read(data: bytes) -> tuple[str, Any]:
 
 
 @given(st.integers(1, 3000), st.sampled_from([(b"[", b"]"), (b'{"a":', b"}")]), st.booleans())
-def test_nesting_is_read_up_to_the_limit_and_refused_past_it_on_both_paths(depth: int, brackets: tuple[bytes, bytes],
-                                                                           exact: bool) -> None:
+def test_nesting_is_read_up_to_the_limit_and_refused_past_it_on_both_paths(
+    depth: int, brackets: tuple[bytes, bytes], exact: bool
+) -> None:
     opener, closer = brackets
     inner = b"123456789012345678901234567890" if exact else b"1"  # a long number takes the exact parser
     data = opener * depth + inner + closer * depth

@@ -42,15 +42,20 @@ def test_a_consumer_is_made_once_and_updated_in_place_when_a_setting_changes(ser
 
 
 def test_a_pull_consumer_a_hive_made_is_replaced_by_a_push_one_starting_after_what_it_acknowledged(
-        server: EmbeddedServer) -> None:
+    server: EmbeddedServer,
+) -> None:
     async def scenario() -> tuple[list[bytes], str | None, int]:
         nc = await nats.connect(server.url)
         js = nc.jetstream()
         try:
             await ensure_event_streams(js, [("orders", 1)])
             # What a hive did before: its own pull consumer, two of three events handled and acknowledged.
-            await js.add_consumer(SPEC.stream, ConsumerConfig(durable_name=SPEC.name, ack_policy=AckPolicy.EXPLICIT,
-                                                              filter_subject=SPEC.filter_subject))
+            await js.add_consumer(
+                SPEC.stream,
+                ConsumerConfig(
+                    durable_name=SPEC.name, ack_policy=AckPolicy.EXPLICIT, filter_subject=SPEC.filter_subject
+                ),
+            )
             for n in (b"1", b"2", b"3"):
                 await js.publish(SPEC.filter_subject, n)
             pull = await js.pull_subscribe_bind(SPEC.name, stream=SPEC.stream)

@@ -25,7 +25,8 @@ from ._kit import hive, letters, loose, provision, publish_raw, until
 
 
 def test_events_wait_for_room_in_a_full_dead_letter_stream_and_say_so(
-        server: EmbeddedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    server: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The first delay is 10 s in production; a short one keeps this test fast (the doubling is the same).
     monkeypatch.setattr(_keep_backoff, "KEEP_AGAIN", 0.3)
     handled: list[Any] = []

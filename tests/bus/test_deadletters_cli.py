@@ -24,6 +24,7 @@ from ._contracts import orders
 
 def _refuse_one(server: EmbeddedServer, data: bytes) -> None:
     """A raw sender puts ``data`` to the backend's served operation; the backend refuses and keeps it."""
+
     async def scenario() -> None:
         nc = await nats.connect(server.url)
         await ensure_event_streams(nc.jetstream(), [("orders", 1)], hives=["backend", "web"])
@@ -34,8 +35,12 @@ def _refuse_one(server: EmbeddedServer, data: bytes) -> None:
 
         try:
             await backend.serve(orders(), {"place_order": place})
-            await nc.request("subhive.orders.v1.op.place_order.web", data, timeout=5,
-                             headers={"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "web"})
+            await nc.request(
+                "subhive.orders.v1.op.place_order.web",
+                data,
+                timeout=5,
+                headers={"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "web"},
+            )
             await asyncio.sleep(0.1)
         finally:
             await backend.close()
@@ -111,7 +116,8 @@ def test_list_show_and_replay(server: EmbeddedServer, shop: Path, capsys: pytest
 
 
 def test_without_a_server_or_with_an_unknown_letter_the_error_says_what_to_do(
-        server: EmbeddedServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    server: EmbeddedServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("SUBHIVE_NATS_URL", raising=False)
     assert main(["deadletters", "list"]) == 2
     assert "--server" in capsys.readouterr().err
@@ -122,17 +128,24 @@ def test_without_a_server_or_with_an_unknown_letter_the_error_says_what_to_do(
     assert "bus.unavailable" in capsys.readouterr().err
 
 
-def test_replay_marks_show_in_list_and_show(server: EmbeddedServer, shop: Path, capsys: pytest.CaptureFixture[str],
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_replay_marks_show_in_list_and_show(
+    server: EmbeddedServer, shop: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An event the web hive failed to handle, replayed from the CLI: list and show say when and by whom."""
+
     async def keep_event() -> None:
         nc = await nats.connect(server.url)
         try:
             await ensure_event_streams(nc.jetstream(), [("orders", 1)], hives=["backend", "web"])
-            await publish_dead_letter(nc.jetstream(), "web", where=("orders", 1, "ev", "order_placed"),
-                                      subject="subhive.orders.v1.ev.order_placed", data=b'{"order_id": "o-7"}',
-                                      headers={"Nats-Msg-Id": "ev-7", "Subhive-Sender": "backend"},
-                                      error=WireError("handler.failed", "KeyError: 'x'"))
+            await publish_dead_letter(
+                nc.jetstream(),
+                "web",
+                where=("orders", 1, "ev", "order_placed"),
+                subject="subhive.orders.v1.ev.order_placed",
+                data=b'{"order_id": "o-7"}',
+                headers={"Nats-Msg-Id": "ev-7", "Subhive-Sender": "backend"},
+                error=WireError("handler.failed", "KeyError: 'x'"),
+            )
         finally:
             await nc.close()
 

@@ -50,11 +50,19 @@ from ._contracts import orders
 HIVES = ("backend", "web")
 ADMIN_PASSWORD = secrets.token_urlsafe(24)
 PASSWORDS = {hive: secrets.token_urlsafe(24) for hive in HIVES}
-REFUSED = WireError("payload.invalid", "qty must be at least 1", pointer="/qty", keyword="minimum",
-                    subject="subhive.orders.v1.op.place_order")
+REFUSED = WireError(
+    "payload.invalid",
+    "qty must be at least 1",
+    pointer="/qty",
+    keyword="minimum",
+    subject="subhive.orders.v1.op.place_order",
+)
 #: What the lock of these tests says: backend provides orders v1, web consumes it.
-RULES = ReplayRules(operations={("backend", "orders", 1, "place_order"): frozenset({"web"})},
-                    events={("web", "orders", 1, "order_placed"): "backend"}, versions={("orders", 1): "1.1.0"})
+RULES = ReplayRules(
+    operations={("backend", "orders", 1, "place_order"): frozenset({"web"})},
+    events={("web", "orders", 1, "order_placed"): "backend"},
+    versions={("orders", 1): "1.1.0"},
+)
 
 
 @pytest.fixture
@@ -73,16 +81,22 @@ async def _as_hive(server: EmbeddedServer, hive: str, errors: list[str] | None =
         if errors is not None:
             errors.append(str(exc))
 
-    return await nats.connect(server.url, user=hive, password=PASSWORDS[hive], error_cb=record,
-                              inbox_prefix=inbox_prefix(hive))
+    return await nats.connect(
+        server.url, user=hive, password=PASSWORDS[hive], error_cb=record, inbox_prefix=inbox_prefix(hive)
+    )
 
 
 async def _refuse(nc: Client, hive: str, data: bytes, msg_id: str | None = None) -> str:
     """What the transport does with a refused request: keep it in ``hive``'s dead letters; returns its id."""
-    return await publish_dead_letter(nc.jetstream(), hive, where=("orders", 1, "op", "place_order"),
-                                     subject="subhive.orders.v1.op.place_order", data=data,
-                                     headers={"Nats-Msg-Id": msg_id or secrets.token_hex(8), "Subhive-Sender": "web"},
-                                     error=REFUSED)
+    return await publish_dead_letter(
+        nc.jetstream(),
+        hive,
+        where=("orders", 1, "op", "place_order"),
+        subject="subhive.orders.v1.op.place_order",
+        data=data,
+        headers={"Nats-Msg-Id": msg_id or secrets.token_hex(8), "Subhive-Sender": "web"},
+        error=REFUSED,
+    )
 
 
 def test_a_flood_from_one_hive_fills_its_own_stream_only(server: EmbeddedServer) -> None:
@@ -90,8 +104,10 @@ def test_a_flood_from_one_hive_fills_its_own_stream_only(server: EmbeddedServer)
         admin = await _admin(server)
         backend, web = await _as_hive(server, "backend"), await _as_hive(server, "web")
         try:
-            await ensure_dead_letter_streams(admin.jetstream(), {"backend": DeadLetterLimits(max_bytes=4096),
-                                                                 "web": DeadLetterLimits(max_bytes=4096)})
+            await ensure_dead_letter_streams(
+                admin.jetstream(),
+                {"backend": DeadLetterLimits(max_bytes=4096), "web": DeadLetterLimits(max_bytes=4096)},
+            )
             for i in range(3):
                 await _refuse(web, "web", b'{"qty": 0, "n": %d}' % i)
             kept, refused = 0, None
@@ -104,9 +120,13 @@ def test_a_flood_from_one_hive_fills_its_own_stream_only(server: EmbeddedServer)
                     break
             await _refuse(web, "web", b'{"qty": 0, "n": 3}')  # web still has room of its own
             letters = DeadLetters(admin)
-            return {"kept": kept, "refused": refused, "web": await letters.list("web"),
-                    "backend": await letters.list("backend"),
-                    "usage": {u.hive: u for u in await letters.usage()}}
+            return {
+                "kept": kept,
+                "refused": refused,
+                "web": await letters.list("web"),
+                "backend": await letters.list("backend"),
+                "usage": {u.hive: u for u in await letters.usage()},
+            }
         finally:
             for nc in (admin, backend, web):
                 await nc.close()
@@ -134,8 +154,9 @@ def test_letters_older_than_max_age_expire_and_other_hives_keep_theirs(server: E
         admin = await _admin(server)
         backend, web = await _as_hive(server, "backend"), await _as_hive(server, "web")
         try:
-            await ensure_dead_letter_streams(admin.jetstream(), {"backend": DeadLetterLimits(max_age=1),
-                                                                 "web": DeadLetterLimits()})
+            await ensure_dead_letter_streams(
+                admin.jetstream(), {"backend": DeadLetterLimits(max_age=1), "web": DeadLetterLimits()}
+            )
             await _refuse(backend, "backend", b"short-lived")
             await _refuse(web, "web", b"kept")
             letters = DeadLetters(admin)
@@ -168,8 +189,7 @@ def test_changed_limits_apply_to_an_existing_stream(server: EmbeddedServer) -> N
                 except BusError as exc:
                     code = exc.code
                     break
-            created = await ensure_dead_letter_streams(js, {"backend": DeadLetterLimits(max_bytes=8192,
-                                                                                          max_age=3600)})
+            created = await ensure_dead_letter_streams(js, {"backend": DeadLetterLimits(max_bytes=8192, max_age=3600)})
             await _refuse(backend, "backend", b"fits again")
             info = await js.stream_info(dlq_stream("backend"))
             return info.config.max_bytes or 0, int(info.config.max_age or 0), code, bool(created)
@@ -198,8 +218,13 @@ def test_an_old_shared_stream_stops_capturing_and_stays_readable(server: Embedde
             listed = [(d.id, d.data) for d in await letters.list("web")]
             shown = await letters.get(f"{DLQ_STREAM}:1")
             counts = await letters.counts()
-            return {"subjects": legacy.config.subjects, "messages": legacy.state.messages, "listed": listed,
-                    "shown": shown.data, "counts": counts}
+            return {
+                "subjects": legacy.config.subjects,
+                "messages": legacy.state.messages,
+                "listed": listed,
+                "shown": shown.data,
+                "counts": counts,
+            }
         finally:
             await web.close()
             await admin.close()
@@ -263,9 +288,15 @@ def test_replays_are_recorded_and_a_mark_never_sticks_to_another_letter(server: 
         try:
             await ensure_dead_letter_streams(js, ["web"])
             await js.add_stream(StreamConfig(name="SUBHIVE_EV_orders_v1", subjects=["subhive.orders.v1.ev.>"]))
-            await publish_dead_letter(web.jetstream(), "web", where=("orders", 1, "ev", "order_placed"),
-                                      subject="subhive.orders.v1.ev.order_placed", data=b'{"order_id": "o-1"}',
-                                      headers={"Nats-Msg-Id": "e-1", "Subhive-Sender": "backend"}, error=REFUSED)
+            await publish_dead_letter(
+                web.jetstream(),
+                "web",
+                where=("orders", 1, "ev", "order_placed"),
+                subject="subhive.orders.v1.ev.order_placed",
+                data=b'{"order_id": "o-1"}',
+                headers={"Nats-Msg-Id": "e-1", "Subhive-Sender": "backend"},
+                error=REFUSED,
+            )
             await web.subscribe("_INBOX_web.replay.>")  # web listens: its replays reach it (decision 0047)
             await web.flush()
             letters = DeadLetters(admin)
@@ -321,8 +352,12 @@ def test_a_letter_named_by_number_alone_must_be_unambiguous(server: EmbeddedServ
 _LEVELS = {"ok": 0, "near_full": 1, "full": 2}
 
 
-@given(st.integers(min_value=1024, max_value=2 ** 40), st.integers(min_value=1, max_value=10 ** 6),
-       st.floats(min_value=0, max_value=1.2), st.floats(min_value=0, max_value=1.2))
+@given(
+    st.integers(min_value=1024, max_value=2**40),
+    st.integers(min_value=1, max_value=10**6),
+    st.floats(min_value=0, max_value=1.2),
+    st.floats(min_value=0, max_value=1.2),
+)
 def test_a_fuller_stream_is_never_reported_as_less_full(max_bytes: int, messages: int, a: float, b: float) -> None:
     low, high = sorted((int(max_bytes * a), int(max_bytes * b)))
     levels = [DeadLetterUsage("db", "SUBHIVE_DLQ_db", messages, n, max_bytes, 0).level for n in (low, high)]
@@ -372,9 +407,15 @@ def test_a_letter_of_a_hive_whose_name_holds_a_dash_is_found_by_its_message_id(o
         nc = await nats.connect(open_server.url)
         try:
             await ensure_dead_letter_streams(nc.jetstream(), ["order", "order-desk"])
-            said = await publish_dead_letter(nc.jetstream(), "order-desk", where=("orders", 1, "ev", "order_placed"),
-                                             subject="subhive.orders.v1.ev.order_placed", data=b"{}",
-                                             headers={"Nats-Msg-Id": "e-1"}, error=REFUSED)
+            said = await publish_dead_letter(
+                nc.jetstream(),
+                "order-desk",
+                where=("orders", 1, "ev", "order_placed"),
+                subject="subhive.orders.v1.ev.order_placed",
+                data=b"{}",
+                headers={"Nats-Msg-Id": "e-1"},
+                error=REFUSED,
+            )
             assert said == "dlq-order-desk-e-1"
             return (await DeadLetters(nc).get(said)).id
         finally:
@@ -390,7 +431,8 @@ def open_server(start_nats: StartServer) -> EmbeddedServer:
 
 
 def test_a_hive_whose_stream_is_full_still_refuses_and_counts_what_it_could_not_keep(
-        open_server: EmbeddedServer) -> None:
+    open_server: EmbeddedServer,
+) -> None:
     async def place(payload: Any) -> Any:
         return {"order_id": "o-1"}
 
@@ -413,8 +455,9 @@ def test_a_hive_whose_stream_is_full_still_refuses_and_counts_what_it_could_not_
             for subject in ("subhive.orders.v1.op.place_order", "subhive.orders.v1.op.place_order.web"):
                 with contextlib.suppress(NoRespondersError):
                     reply = await admin.request(subject, b'{"sku": "A-1", "qty": 0}', headers=headers, timeout=5)
-                    told = WireError.from_bytes(reply.data, code=(reply.headers or {}).get("Subhive-Error", ""),
-                                                  subject=subject)
+                    told = WireError.from_bytes(
+                        reply.data, code=(reply.headers or {}).get("Subhive-Error", ""), subject=subject
+                    )
                     codes.append((told.code, told.dead_letter))
             # The hive tried to keep the refusal before it answered.
             after = (await js.stream_info(dlq_stream("backend"))).state.messages

@@ -36,38 +36,74 @@ ADMIN_PASSWORD = secrets.token_urlsafe(24)
 PASSWORDS = {hive: secrets.token_urlsafe(24) for hive in ("backend", "web")}
 OPS, EVENTS = {("orders", 1): ["place_order"]}, {("orders", 1): ["order_placed"]}
 #: What the lock says: backend provides orders v1 (1.1.0), web consumes it.
-RULES = ReplayRules(operations={("backend", "orders", 1, "place_order"): frozenset({"web"})},
-                    events={("web", "orders", 1, "order_placed"): "backend"}, versions={("orders", 1): "1.1.0"})
+RULES = ReplayRules(
+    operations={("backend", "orders", 1, "place_order"): frozenset({"web"})},
+    events={("web", "orders", 1, "order_placed"): "backend"},
+    versions={("orders", 1): "1.1.0"},
+)
 
 
 @pytest.fixture
 def server(start_nats: StartServer) -> EmbeddedServer:
     """A fresh nats-server where each hive has exactly the grants the lock gives it."""
-    users = {"backend": (PASSWORDS["backend"], hive_permissions("backend", {"orders": [1]}, {}, OPS, EVENTS)),
-             "web": (PASSWORDS["web"], hive_permissions("web", {}, {"orders": [1]}, OPS, EVENTS))}
+    users = {
+        "backend": (PASSWORDS["backend"], hive_permissions("backend", {"orders": [1]}, {}, OPS, EVENTS)),
+        "web": (PASSWORDS["web"], hive_permissions("web", {}, {"orders": [1]}, OPS, EVENTS)),
+    }
     return start_nats(accounts=AccountsConfig(users, admin_password=ADMIN_PASSWORD))
 
 
 async def _forge(web: Client, kept_on: str, subject: str, headers: dict[str, str], data: bytes = b"{}") -> None:
     """What a hostile hive can write: any bytes and any stored subject and headers, on its own DLQ subjects."""
-    await web.jetstream().publish(kept_on, data, headers={
-        "Subhive-Dlq-Code": "payload.invalid", "Subhive-Dlq-Subject": subject,
-        "Subhive-Dlq-Headers": json.dumps(headers), "Nats-Msg-Id": secrets.token_hex(8)})
+    await web.jetstream().publish(
+        kept_on,
+        data,
+        headers={
+            "Subhive-Dlq-Code": "payload.invalid",
+            "Subhive-Dlq-Subject": subject,
+            "Subhive-Dlq-Headers": json.dumps(headers),
+            "Nats-Msg-Id": secrets.token_hex(8),
+        },
+    )
 
 
 FORGED = [  # (kept on, stored subject, stored headers, why the replay must refuse)
-    ("subhive.dlq.web.orders.v1.ev.order_placed", "$JS.API.STREAM.PURGE.KV_bb_backend", {"Subhive-Sender": "backend"},
-     "server API subject"),
-    ("subhive.dlq.web.payments.v1.ev.charged", "subhive.payments.v1.ev.charged", {"Subhive-Sender": "billing"},
-     "web does not consume payments v1 event 'charged'"),
-    ("subhive.dlq.web.orders.v1.ev.order_placed", "subhive.orders.v1.ev.order_placed", {"Subhive-Sender": "web"},
-     "Subhive-Sender says web, but backend provides orders v1"),
-    ("subhive.dlq.web.orders.v1.op.place_order", "subhive.orders.v1.op.place_order.web", {"Subhive-Sender": "web"},
-     "web does not provide orders v1 operation 'place_order'"),
-    ("subhive.dlq.web.orders.v1.ev.order_placed", "subhive.orders.v1.ev.order_shipped", {"Subhive-Sender": "backend"},
-     "it says it arrived on 'subhive.orders.v1.ev.order_shipped'"),
-    ("subhive.dlq.web.orders.v1.reply.place_order", "_INBOX_backend.x", {"Subhive-Sender": "backend"},
-     "cannot be sent again"),
+    (
+        "subhive.dlq.web.orders.v1.ev.order_placed",
+        "$JS.API.STREAM.PURGE.KV_bb_backend",
+        {"Subhive-Sender": "backend"},
+        "server API subject",
+    ),
+    (
+        "subhive.dlq.web.payments.v1.ev.charged",
+        "subhive.payments.v1.ev.charged",
+        {"Subhive-Sender": "billing"},
+        "web does not consume payments v1 event 'charged'",
+    ),
+    (
+        "subhive.dlq.web.orders.v1.ev.order_placed",
+        "subhive.orders.v1.ev.order_placed",
+        {"Subhive-Sender": "web"},
+        "Subhive-Sender says web, but backend provides orders v1",
+    ),
+    (
+        "subhive.dlq.web.orders.v1.op.place_order",
+        "subhive.orders.v1.op.place_order.web",
+        {"Subhive-Sender": "web"},
+        "web does not provide orders v1 operation 'place_order'",
+    ),
+    (
+        "subhive.dlq.web.orders.v1.ev.order_placed",
+        "subhive.orders.v1.ev.order_shipped",
+        {"Subhive-Sender": "backend"},
+        "it says it arrived on 'subhive.orders.v1.ev.order_shipped'",
+    ),
+    (
+        "subhive.dlq.web.orders.v1.reply.place_order",
+        "_INBOX_backend.x",
+        {"Subhive-Sender": "backend"},
+        "cannot be sent again",
+    ),
 ]
 
 
@@ -119,6 +155,7 @@ def test_a_forged_letter_is_refused_and_nothing_is_published(server: EmbeddedSer
 def test_a_replayed_event_carries_headers_made_anew(server: EmbeddedServer) -> None:
     """The stored headers are the hive's words: the replay sends the lock's version, the provider, a new id; and
     it goes to web alone (its replay subject), not to the event stream (decision 0047)."""
+
     async def scenario() -> tuple[str, dict[str, str], bytes, int]:
         admin = await nats.connect(server.url, user=ADMIN_USER, password=ADMIN_PASSWORD)
         web = await nats.connect(server.url, user="web", password=PASSWORDS["web"], inbox_prefix=inbox_prefix("web"))
@@ -126,9 +163,19 @@ def test_a_replayed_event_carries_headers_made_anew(server: EmbeddedServer) -> N
         try:
             await ensure_dead_letter_streams(js, ["backend", "web"])
             await ensure_event_streams(js, [("orders", 1)], hives=["backend", "web"])
-            await _forge(web, "subhive.dlq.web.orders.v1.ev.order_placed", "subhive.orders.v1.ev.order_placed",
-                         {"Subhive-Sender": "backend", "Subhive-Contract": "orders@1.9.9", "Nats-Msg-Id": "old",
-                          "Nats-Expected-Stream": "KV_bb_backend", "traceparent": "00-x"}, b'{"order_id": "o-1"}')
+            await _forge(
+                web,
+                "subhive.dlq.web.orders.v1.ev.order_placed",
+                "subhive.orders.v1.ev.order_placed",
+                {
+                    "Subhive-Sender": "backend",
+                    "Subhive-Contract": "orders@1.9.9",
+                    "Nats-Msg-Id": "old",
+                    "Nats-Expected-Stream": "KV_bb_backend",
+                    "traceparent": "00-x",
+                },
+                b'{"order_id": "o-1"}',
+            )
             replays = await web.subscribe("_INBOX_web.replay.>")
             await web.flush()
             said = await DeadLetters(admin).replay("web:1", rules=RULES, by="alice")
@@ -147,15 +194,40 @@ def test_a_replayed_event_carries_headers_made_anew(server: EmbeddedServer) -> N
     assert headers == {"Subhive-Contract": "orders@1.1.0", "Subhive-Sender": "backend", "Subhive-Replay-Of": "web:1"}
 
 
-_TOKEN = st.sampled_from(["web", "backend", "orders", "payments", "v1", "v2", "vx", "op", "ev", "reply",
-                          "place_order", "order_placed", "$JS", "API", "*", ">", ""])
+_TOKEN = st.sampled_from(
+    [
+        "web",
+        "backend",
+        "orders",
+        "payments",
+        "v1",
+        "v2",
+        "vx",
+        "op",
+        "ev",
+        "reply",
+        "place_order",
+        "order_placed",
+        "$JS",
+        "API",
+        "*",
+        ">",
+        "",
+    ]
+)
 
 
-@given(kept_on=st.lists(_TOKEN, min_size=5, max_size=8), stored=st.lists(_TOKEN, min_size=1, max_size=8),
-       sender=_TOKEN, extra=st.dictionaries(st.sampled_from(["Nats-Expected-Stream", "Subhive-Contract",
-                                                             "traceparent"]), st.text(max_size=5)))
-def test_a_replay_goes_only_where_the_lock_lets_its_hive_receive(kept_on: list[str], stored: list[str], sender: str,
-                                                                  extra: dict[str, str]) -> None:
+@given(
+    kept_on=st.lists(_TOKEN, min_size=5, max_size=8),
+    stored=st.lists(_TOKEN, min_size=1, max_size=8),
+    sender=_TOKEN,
+    extra=st.dictionaries(
+        st.sampled_from(["Nats-Expected-Stream", "Subhive-Contract", "traceparent"]), st.text(max_size=5)
+    ),
+)
+def test_a_replay_goes_only_where_the_lock_lets_its_hive_receive(
+    kept_on: list[str], stored: list[str], sender: str, extra: dict[str, str]
+) -> None:
     """For any letter a hive can write, the target is one of its receiving subjects, or there is none."""
     subject = ".".join(["subhive", "dlq", *kept_on])
     try:
@@ -167,8 +239,10 @@ def test_a_replay_goes_only_where_the_lock_lets_its_hive_receive(kept_on: list[s
     if refused:
         assert refused == "deadletter.replay_refused"
         return
-    allowed = {("op", "subhive.orders.v1.op.place_order.web", "web"),
-               ("ev", "_INBOX_web.replay.orders.v1.order_placed", "backend")}
+    allowed = {
+        ("op", "subhive.orders.v1.op.place_order.web", "web"),
+        ("ev", "_INBOX_web.replay.orders.v1.order_placed", "backend"),
+    }
     assert (target.kind, target.subject, target.headers["Subhive-Sender"]) in allowed
     assert kept_on[0] == ("backend" if target.kind == "op" else "web")
     assert set(target.headers) == {"Subhive-Contract", "Subhive-Sender", "Nats-Msg-Id"}

@@ -30,7 +30,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_a_hung_event_handler_is_failed_at_its_deadline_and_the_events_behind_it_are_handled(
-        server: EmbeddedServer) -> None:
+    server: EmbeddedServer,
+) -> None:
     handled: list[int] = []
     cancelled: list[int] = []
 
@@ -152,7 +153,8 @@ def test_failure_counts_are_dropped_once_the_event_is_handled_or_kept(server: Em
 
 
 def test_an_event_whose_handler_kills_the_process_is_dead_lettered_after_the_crash_bound(
-        server: EmbeddedServer, tmp_path: Path) -> None:
+    server: EmbeddedServer, tmp_path: Path
+) -> None:
     bound = 3
     crasher, events = 1, 4
 
@@ -172,9 +174,13 @@ def test_an_event_whose_handler_kills_the_process_is_dead_lettered_after_the_cra
     runs = 0
     while time.monotonic() < deadline and runs < bound + 3:
         runs += 1
-        proc = subprocess.Popen([sys.executable, "-m", "tests.bus._crashing_consumer", server.url, str(log),
-                                 str(bound)], cwd=REPO, text=True, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.bus._crashing_consumer", server.url, str(log), str(bound)],
+            cwd=REPO,
+            text=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             # Either the crasher kills it (the event comes back to the next run after the 1 s ack wait), or it
             # survives: then the crasher must have been kept and everything else handled.

@@ -44,8 +44,13 @@ def server(start_nats: StartServer) -> EmbeddedServer:
 
 
 def _hive(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "tests.bus._hive_process", *args], cwd=REPO, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.bus._hive_process", *args],
+        cwd=REPO,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:
@@ -108,8 +113,7 @@ def test_a_publisher_killed_mid_stream_and_restarted_loses_no_acknowledged_event
     assert len(got) == len(set(got))
 
 
-def test_a_consumer_killed_mid_stream_resumes_from_its_durable_consumer(server: EmbeddedServer,
-                                                                        tmp_path: Path) -> None:
+def test_a_consumer_killed_mid_stream_resumes_from_its_durable_consumer(server: EmbeddedServer, tmp_path: Path) -> None:
     log = tmp_path / "handled.txt"
     publisher = _hive("publish", server.url, "0", str(EVENTS - 1))
     try:
@@ -142,8 +146,7 @@ def test_a_consumer_killed_mid_stream_resumes_from_its_durable_consumer(server: 
     assert len(handled) - EVENTS <= 64
 
 
-def test_the_server_killed_and_restarted_loses_no_acknowledged_event_and_dedups_retries(
-        server: EmbeddedServer) -> None:
+def test_the_server_killed_and_restarted_loses_no_acknowledged_event_and_dedups_retries(server: EmbeddedServer) -> None:
     async def publish(numbers: range) -> None:
         hive = await NatsTransport.connect(server.endpoint(), "backend")
         try:

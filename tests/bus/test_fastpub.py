@@ -111,7 +111,8 @@ def test_a_frame_is_byte_for_byte_what_nats_py_would_send(server: EmbeddedServer
 
 
 def test_a_raw_subscriber_sees_the_same_message_from_the_fast_path_and_the_fallback(
-        server: EmbeddedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    server: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async def send(fast: bool) -> Any:
         with monkeypatch.context() as patch:
             if not fast:
@@ -136,16 +137,20 @@ def test_a_raw_subscriber_sees_the_same_message_from_the_fast_path_and_the_fallb
     fast, slow = run(scenario())
     for a, b in zip(fast, slow, strict=True):
         assert (a.subject, a.data, a.reply) == (b.subject, b.data, b.reply)
-        assert list(a.headers) == list(b.headers) == ["Subhive-Contract", "Subhive-Sender", "Nats-Msg-Id",
-                                                      "traceparent"]
+        assert (
+            list(a.headers) == list(b.headers) == ["Subhive-Contract", "Subhive-Sender", "Nats-Msg-Id", "traceparent"]
+        )
         for key in ("Subhive-Contract", "Subhive-Sender"):
             assert a.headers[key] == b.headers[key]
         for msg in (a, b):
             assert re.fullmatch(r"[0-9a-f]{32}", msg.headers["Nats-Msg-Id"])
             assert parse_traceparent(msg.headers["traceparent"])
     assert fast[0].data == b'{"order_id":"o-1"}'
-    assert fast[1].headers["traceparent"].split("-")[1] == slow[1].headers["traceparent"].split("-")[1] == \
-        "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert (
+        fast[1].headers["traceparent"].split("-")[1]
+        == slow[1].headers["traceparent"].split("-")[1]
+        == "4bf92f3577b34da6a3ce929d0e0e4736"
+    )
 
 
 def test_a_closed_connection_raises_what_nats_py_raises(server: EmbeddedServer) -> None:
@@ -172,8 +177,9 @@ def test_concurrent_requests_each_get_their_own_reply(server: EmbeddedServer) ->
         web = await NatsTransport.connect(server.endpoint(), "web")
         try:
             await backend.serve(orders(), {"place_order": handler})
-            replies = await asyncio.gather(*(web.request(orders(), "place_order", {"sku": "A-1", "qty": q})
-                                             for q in range(1, 51)))
+            replies = await asyncio.gather(
+                *(web.request(orders(), "place_order", {"sku": "A-1", "qty": q}) for q in range(1, 51))
+            )
             return replies, len(web._inbox._waiting)
         finally:
             await web.close()
@@ -209,8 +215,9 @@ def test_a_request_nobody_answers_in_time_is_a_timeout_and_leaves_nothing_waitin
 
 def test_a_client_whose_mirrored_code_differs_takes_the_public_path(server: EmbeddedServer) -> None:
     class Patched(Client):
-        async def publish(self, subject: str, payload: bytes = b"", reply: str = "",
-                          headers: dict[str, str] | None = None) -> None:
+        async def publish(
+            self, subject: str, payload: bytes = b"", reply: str = "", headers: dict[str, str] | None = None
+        ) -> None:
             await super().publish(subject, payload, reply, headers)
 
     async def scenario() -> tuple[bool, bool]:

@@ -32,10 +32,32 @@ IN_FLIGHT = 64
 DEADLINE = 5.0
 FAILS, REFUSES = 13, 42  # valid by schema: the handler raises on n=13 (a bug) and refuses n=42 (on purpose)
 
-INVALID = [b'{"n": -1}', b'{"n": 101}', b'{"n": "7"}', b'{"m": 1}', b'{"n": 1.5}', b"[1]", b'"n"', b"null",
-           b'{"n": 100000000000000000000000000000}', b'{"n": 1, "extra": true}', b"{}"]
-MALFORMED = [b"", b"{", b'{"n": 1', b'{"n": 1}}', b'{"n": NaN}', b'{"n": Infinity}', b"{'n': 1}", b'{"n": 01}',
-             b'{"n": 1e999}', b"\x00\x01\x02", b'{"n": 1} trailing']
+INVALID = [
+    b'{"n": -1}',
+    b'{"n": 101}',
+    b'{"n": "7"}',
+    b'{"m": 1}',
+    b'{"n": 1.5}',
+    b"[1]",
+    b'"n"',
+    b"null",
+    b'{"n": 100000000000000000000000000000}',
+    b'{"n": 1, "extra": true}',
+    b"{}",
+]
+MALFORMED = [
+    b"",
+    b"{",
+    b'{"n": 1',
+    b'{"n": 1}}',
+    b'{"n": NaN}',
+    b'{"n": Infinity}',
+    b"{'n': 1}",
+    b'{"n": 01}',
+    b'{"n": 1e999}',
+    b"\x00\x01\x02",
+    b'{"n": 1} trailing',
+]
 
 
 def _nest(rng: random.Random, depth: int) -> bytes:
@@ -73,12 +95,18 @@ def generate(rng: random.Random) -> tuple[bytes, str, set[str]]:
     if roll < 0.60:
         return _malformed(rng)
     if roll < 0.80:
-        depth = rng.choice([rng.randrange(1, 1024), rng.randrange(1025, 5000),
-                            *([100_000] if rng.random() < 0.01 else [])])
+        depth = rng.choice(
+            [rng.randrange(1, 1024), rng.randrange(1025, 5000), *([100_000] if rng.random() < 0.01 else [])]
+        )
         # Up to 1024 levels is JSON the readers take (and the schema refuses, unless the validator cannot even
         # describe an error that deep: ~255 levels); deeper is refused unread.
-        allowed = {"payload.invalid"} if depth < 250 else {"payload.invalid", "payload.too_deep"} if depth < 1024 \
+        allowed = (
+            {"payload.invalid"}
+            if depth < 250
+            else {"payload.invalid", "payload.too_deep"}
+            if depth < 1024
             else {"payload.too_deep"}
+        )
         return _nest(rng, depth), "deep", allowed
     if roll < 0.97:
         return _bad_unicode(rng), "unicode", {"payload.bad_unicode"}
@@ -93,7 +121,8 @@ def server(start_module_nats: StartServer) -> EmbeddedServer:
 
 
 def test_ten_thousand_fuzzed_requests_are_each_answered_in_time_accepted_or_refused_and_kept(
-        server: EmbeddedServer) -> None:
+    server: EmbeddedServer,
+) -> None:
     rng = random.Random(SEED)
     cases = [generate(rng) for _ in range(PAYLOADS)]
     runs: Counter[int] = Counter()
@@ -127,8 +156,11 @@ def test_ten_thousand_fuzzed_requests_are_each_answered_in_time_accepted_or_refu
                 else:
                     body = json.loads(msg.data)
                     kept = "kept" if body["dead_letter"] else "not kept"
-                    answers[i] = (body["code"] if body["code"] == code else f"{code}!={body['code']}", kept,
-                                  time.monotonic() - started)
+                    answers[i] = (
+                        body["code"] if body["code"] == code else f"{code}!={body['code']}",
+                        kept,
+                        time.monotonic() - started,
+                    )
 
         try:
             await backend.serve(loose(), {"strict": strict})
@@ -148,8 +180,11 @@ def test_ten_thousand_fuzzed_requests_are_each_answered_in_time_accepted_or_refu
             await backend.close()
 
     answers, stored, took, refused = run(scenario(), timeout=120)
-    wrong = [(kind, data[:60], answer) for (data, kind, allowed), answer in zip(cases, answers, strict=True)
-             if answer[0] not in allowed or answer[0] == "silence" or answer[2] > DEADLINE]
+    wrong = [
+        (kind, data[:60], answer)
+        for (data, kind, allowed), answer in zip(cases, answers, strict=True)
+        if answer[0] not in allowed or answer[0] == "silence" or answer[2] > DEADLINE
+    ]
     assert wrong == [], f"{len(wrong)} answers were not what their payload calls for, e.g. {wrong[:5]}"
     kinds = Counter(kind for _, kind, _ in cases)
     assert min(kinds.values()) >= 200, kinds  # every kind of input was exercised

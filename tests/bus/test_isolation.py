@@ -46,11 +46,16 @@ LOCK = {  # hive: (provides, consumes)
 
 
 def payments() -> ContractBinding:
-    return ContractBinding.from_dict({
-        "name": "payments", "version": "1.0.0", "provider": "billing",
-        "operations": {"charge": {"input": "in", "output": "out"}}, "events": {"charged": "out"},
-        "schemas": {"in": ORDER_IN, "out": ORDER_REF},
-    })
+    return ContractBinding.from_dict(
+        {
+            "name": "payments",
+            "version": "1.0.0",
+            "provider": "billing",
+            "operations": {"charge": {"input": "in", "output": "out"}},
+            "events": {"charged": "out"},
+            "schemas": {"in": ORDER_IN, "out": ORDER_REF},
+        }
+    )
 
 
 @dataclass
@@ -72,10 +77,16 @@ def bus(start_module_nats: StartServer) -> Bus:
         nc = await nats.connect(server.url, user=ADMIN_USER, password=passwords[ADMIN_USER])
         await ensure_event_streams(nc.jetstream(), [("orders", 1), ("orders", 2), ("payments", 1)])
         await ensure_dead_letter_streams(nc.jetstream(), list(LOCK))
-        await ensure_consumers(nc.jetstream(), [event_consumer(hive, contract, major, event)
-                                                for hive, (_, consumes) in LOCK.items()
-                                                for contract, majors in consumes.items() for major in majors
-                                                for event in EVENTS[(contract, major)]])
+        await ensure_consumers(
+            nc.jetstream(),
+            [
+                event_consumer(hive, contract, major, event)
+                for hive, (_, consumes) in LOCK.items()
+                for contract, majors in consumes.items()
+                for major in majors
+                for event in EVENTS[(contract, major)]
+            ],
+        )
         await nc.close()
 
     run(provision())
@@ -111,15 +122,19 @@ def test_what_the_lock_allows_works_requests_and_durable_events(bus: Bus) -> Non
     assert received == [{"order_id": "o-1"}]
 
 
-@pytest.mark.parametrize(("attempt", "subject"), [
-    ("request orders v2", "subhive.orders.v2.op.place_order.web"),      # a major web does not use
-    ("request payments", "subhive.payments.v1.op.charge.web"),         # a contract web does not use
-    ("publish order_placed", "subhive.orders.v1.ev.order_placed"),     # the provider's side
-    ("serve orders", "subhive.orders.v1.op.place_order.*"),            # answering for the provider
-    ("subscribe charged", "subhive.payments.v1.ev.charged"),           # another contract's events
-])
+@pytest.mark.parametrize(
+    ("attempt", "subject"),
+    [
+        ("request orders v2", "subhive.orders.v2.op.place_order.web"),  # a major web does not use
+        ("request payments", "subhive.payments.v1.op.charge.web"),  # a contract web does not use
+        ("publish order_placed", "subhive.orders.v1.ev.order_placed"),  # the provider's side
+        ("serve orders", "subhive.orders.v1.op.place_order.*"),  # answering for the provider
+        ("subscribe charged", "subhive.payments.v1.ev.charged"),  # another contract's events
+    ],
+)
 def test_what_the_lock_does_not_allow_is_refused_by_the_server_naming_the_subject(
-        bus: Bus, attempt: str, subject: str) -> None:
+    bus: Bus, attempt: str, subject: str
+) -> None:
     async def noop(payload: Any) -> Any:
         return {"order_id": "x"}
 
@@ -160,15 +175,19 @@ async def _raw(bus: Bus, name: str) -> Client:
     return await nats.connect(bus.server.url, user=name, password=bus.passwords[name], inbox_prefix=f"_INBOX_{name}")
 
 
-@pytest.mark.parametrize(("sender", "code"), [
-    ("db", "bus.sender_forged"),              # another hive's name
-    ("backend", "bus.sender_forged"),         # the provider's own name
-    ("x" * 3000, "bus.header_invalid"),       # too long to be a name
-    ("ui\r\nX: y", "bus.header_invalid"),     # a header injection (nats-py flattens the line breaks)
-    ("web\x01", "bus.header_invalid"),        # a control character
-])
+@pytest.mark.parametrize(
+    ("sender", "code"),
+    [
+        ("db", "bus.sender_forged"),  # another hive's name
+        ("backend", "bus.sender_forged"),  # the provider's own name
+        ("x" * 3000, "bus.header_invalid"),  # too long to be a name
+        ("ui\r\nX: y", "bus.header_invalid"),  # a header injection (nats-py flattens the line breaks)
+        ("web\x01", "bus.header_invalid"),  # a control character
+    ],
+)
 def test_a_sender_header_the_server_does_not_vouch_for_is_refused_and_dead_lettered(
-        bus: Bus, sender: str, code: str) -> None:
+    bus: Bus, sender: str, code: str
+) -> None:
     calls: list[Any] = []
 
     async def place(payload: Any) -> Any:
@@ -195,7 +214,7 @@ def test_a_sender_header_the_server_does_not_vouch_for_is_refused_and_dead_lette
     assert not (honest.headers or {}).get("Subhive-Error")
     assert (forged.headers or {})["Subhive-Error"] == code
     assert len(forged.data) < 1000  # the reply does not echo a 3,000-character name
-    assert len(calls) == 1          # only the honest request reached the handler
+    assert len(calls) == 1  # only the honest request reached the handler
     assert (refused, kept) == (1, 1)
 
 
@@ -222,8 +241,12 @@ def test_a_reply_a_hive_points_at_a_delivery_subject_or_an_event_is_not_taken_fo
             await web.subscribe(orders(), "order_placed", on_placed)
             op = "subhive.orders.v1.op.place_order.web"
             await _request_from(raw, op, "web", reply="_INBOX_backend.deliver.backend__payments__v1__charged")
-            await raw.publish(op, b'{"sku": "A-1", "qty": 0}', reply="subhive.orders.v1.ev.order_placed",
-                              headers={"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "web"})
+            await raw.publish(
+                op,
+                b'{"sku": "A-1", "qty": 0}',
+                reply="subhive.orders.v1.ev.order_placed",
+                headers={"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "web"},
+            )
             await backend.publish(orders(), "order_placed", {"order_id": "o-2"})  # a real event, after both
             for _ in range(300):
                 if placed and web.stats.refused:
@@ -237,7 +260,7 @@ def test_a_reply_a_hive_points_at_a_delivery_subject_or_an_event_is_not_taken_fo
             await backend.close()
 
     backend_refused, web_refused = run(scenario())
-    assert charged == []                                   # the answer on its delivery subject was no event
-    assert backend_refused == {"payload.invalid": 1}       # only the invalid request itself
-    assert web_refused == {"bus.misdirected_reply": 1}     # the error reply stored as an event: refused
-    assert placed == [{"order_id": "o-2"}]                 # the real event still arrives
+    assert charged == []  # the answer on its delivery subject was no event
+    assert backend_refused == {"payload.invalid": 1}  # only the invalid request itself
+    assert web_refused == {"bus.misdirected_reply": 1}  # the error reply stored as an event: refused
+    assert placed == [{"order_id": "o-2"}]  # the real event still arrives

@@ -26,24 +26,40 @@ def test_each_hive_gets_exactly_the_subjects_of_what_it_touches(shop: Path) -> N
     plan = bus_plan(open_workspace(shop), Lock.load(shop))
     web = plan.permissions["web"]
     requests = {s for s in web.publish if ".op." in s}
-    assert requests == {"subhive.api_api.v0.op.get_status.web", "subhive.orders.v1.op.get_order.web",
-                        "subhive.orders.v1.op.place_order.web", "subhive.inventory.v1.op.reserve_stock.web"}
-    assert {s for s in web.subscribe if ".ev." in s} == {"subhive.orders.v1.ev.order_placed",
-                                                          "subhive.orders.v1.ev.order_shipped"}
+    assert requests == {
+        "subhive.api_api.v0.op.get_status.web",
+        "subhive.orders.v1.op.get_order.web",
+        "subhive.orders.v1.op.place_order.web",
+        "subhive.inventory.v1.op.reserve_stock.web",
+    }
+    assert {s for s in web.subscribe if ".ev." in s} == {
+        "subhive.orders.v1.ev.order_placed",
+        "subhive.orders.v1.ev.order_shipped",
+    }
     assert not web.allow_responses  # it provides nothing
     backend = plan.permissions["backend"]
-    assert {s for s in backend.subscribe if ".op." in s} == {"subhive.orders.v1.op.get_order.*",
-                                                              "subhive.orders.v1.op.place_order.*"}
-    assert {s for s in backend.publish if ".ev." in s} == {"subhive.orders.v1.ev.order_placed",
-                                                            "subhive.orders.v1.ev.order_shipped"}
+    assert {s for s in backend.subscribe if ".op." in s} == {
+        "subhive.orders.v1.op.get_order.*",
+        "subhive.orders.v1.op.place_order.*",
+    }
+    assert {s for s in backend.publish if ".ev." in s} == {
+        "subhive.orders.v1.ev.order_placed",
+        "subhive.orders.v1.ev.order_shipped",
+    }
     assert not [s for s in backend.publish + backend.subscribe if "db_storage" in s or "api_api" in s]
     assert plan.streams == [("db_storage", 0), ("orders", 1)]
     assert plan.senders[("orders", 1)] == {"web"}
     assert plan.senders[("db_storage", 0)] == {"api"}
     # The durable consumers the framework creates: one per consuming hive and event, named as the grants name it.
     assert {(c.hive, c.stream, c.name, c.filter_subject, c.deliver_subject) for c in plan.consumers} >= {
-        ("web", "SUBHIVE_EV_orders_v1", "web__orders__v1__order_placed", "subhive.orders.v1.ev.order_placed",
-         "_INBOX_web.deliver.web__orders__v1__order_placed")}
+        (
+            "web",
+            "SUBHIVE_EV_orders_v1",
+            "web__orders__v1__order_placed",
+            "subhive.orders.v1.ev.order_placed",
+            "_INBOX_web.deliver.web__orders__v1__order_placed",
+        )
+    }
     for consumer in plan.consumers:
         assert f"$JS.ACK.{consumer.stream}.{consumer.name}.>" in plan.permissions[consumer.hive].publish
         assert not [c for c in plan.consumers if c.hive == "backend" and c.stream == "SUBHIVE_EV_orders_v1"]

@@ -66,6 +66,7 @@ def grants(hive: str) -> Permissions:
 
 # -- subjects ---------------------------------------------------------------------------------------------
 
+
 def test_subjects_follow_the_scheme() -> None:
     assert op_subject("orders", 1, "place_order", "web") == "subhive.orders.v1.op.place_order.web"
     assert op_subject("orders", 1, "place_order") == "subhive.orders.v1.op.place_order.*"  # what a provider serves
@@ -80,15 +81,28 @@ def test_subjects_follow_the_scheme() -> None:
     assert inbox_prefix("web") == "_INBOX_web"
 
 
-@pytest.mark.parametrize("make", [
-    lambda: kv_bucket("Web"), lambda: kv_bucket("a.b"), lambda: kv_bucket(">"), lambda: kv_bucket(""),
-    lambda: kv_bucket("x" * 64), lambda: inbox_prefix("web.*"), lambda: op_subject("orders.v1", 1, "x"),
-    lambda: op_subject("orders", 1, "place-order"), lambda: op_subject("orders", -1, "x"),
-    lambda: op_subject("orders", True, "x"), lambda: event_subject("orders", 1, "a.>"),
-    lambda: dlq_subject("web", "a.b"), lambda: dlq_subject("web", "*"),
-    lambda: op_subject("orders", 1, "x", "web.x"), lambda: op_subject("orders", 1, "x", ">"),
-    lambda: op_subject("orders", 1, "x", "Web"), lambda: deliver_subject("web", "a.b"),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: kv_bucket("Web"),
+        lambda: kv_bucket("a.b"),
+        lambda: kv_bucket(">"),
+        lambda: kv_bucket(""),
+        lambda: kv_bucket("x" * 64),
+        lambda: inbox_prefix("web.*"),
+        lambda: op_subject("orders.v1", 1, "x"),
+        lambda: op_subject("orders", 1, "place-order"),
+        lambda: op_subject("orders", -1, "x"),
+        lambda: op_subject("orders", True, "x"),
+        lambda: event_subject("orders", 1, "a.>"),
+        lambda: dlq_subject("web", "a.b"),
+        lambda: dlq_subject("web", "*"),
+        lambda: op_subject("orders", 1, "x", "web.x"),
+        lambda: op_subject("orders", 1, "x", ">"),
+        lambda: op_subject("orders", 1, "x", "Web"),
+        lambda: deliver_subject("web", "a.b"),
+    ],
+)
 def test_a_name_that_would_widen_a_subject_is_refused(make: Callable[[], str]) -> None:
     with pytest.raises(UsageError) as caught:
         make()
@@ -96,6 +110,7 @@ def test_a_name_that_would_widen_a_subject_is_refused(make: Callable[[], str]) -
 
 
 # -- grants as data ---------------------------------------------------------------------------------------
+
 
 def test_a_consumer_publishes_requests_and_subscribes_events_of_the_majors_it_uses() -> None:
     web = grants("web")
@@ -127,8 +142,12 @@ def test_a_provider_serves_requests_publishes_events_and_may_reply() -> None:
 @pytest.mark.parametrize("hive", sorted(LOCK))
 def test_everything_else_a_hive_may_touch_is_its_own(hive: str) -> None:
     permissions = grants(hive)
-    contract_subjects = {f"subhive.{c}.v{m}.op.{n}.{token}" for (c, m), names in OPERATIONS.items() for n in names
-                         for token in (hive, "*")}
+    contract_subjects = {
+        f"subhive.{c}.v{m}.op.{n}.{token}"
+        for (c, m), names in OPERATIONS.items()
+        for n in names
+        for token in (hive, "*")
+    }
     contract_subjects |= {f"subhive.{c}.v{m}.ev.{n}" for (c, m), names in EVENTS.items() for n in names}
     # Its blackboard, dead letters, inboxes, and the durable consumers named after it (".web__orders__v1__...").
     own_markers = (f"bb_{hive}.", f"bb_{hive}", f"subhive.dlq.{hive}.", f"_INBOX_{hive}.", f".{hive}__")
@@ -191,12 +210,14 @@ def test_the_accounts_block_is_a_configuration_the_real_server_accepts(tmp_path:
     assert f'"user": "{ADMIN_USER}", "password": "admin-password"}}' in block  # no permissions: full rights
     conf = tmp_path / "nats.conf"
     conf.write_text(ServerConfig(tmp_path / "nats", accounts=accounts).render(0))
-    checked = subprocess.run([str(find_server_binary()), "-t", "-c", str(conf)], capture_output=True,
-                             text=True, timeout=10, check=False)
+    checked = subprocess.run(
+        [str(find_server_binary()), "-t", "-c", str(conf)], capture_output=True, text=True, timeout=10, check=False
+    )
     assert checked.returncode == 0, checked.stderr
 
 
 # -- the server enforces them -----------------------------------------------------------------------------
+
 
 @dataclass
 class Bus:
@@ -207,8 +228,9 @@ class Bus:
 @pytest.fixture(scope="module")
 def bus(start_module_nats: StartServer) -> Bus:
     passwords = {hive: secrets.token_urlsafe(24) for hive in [*LOCK, ADMIN_USER]}
-    accounts = AccountsConfig({hive: (passwords[hive], grants(hive)) for hive in LOCK},
-                              admin_password=passwords[ADMIN_USER])
+    accounts = AccountsConfig(
+        {hive: (passwords[hive], grants(hive)) for hive in LOCK}, admin_password=passwords[ADMIN_USER]
+    )
     return Bus(start_module_nats(accounts=accounts), passwords)
 
 
@@ -233,9 +255,15 @@ async def login(bus: Bus, user: str) -> Session:
     async def on_error(error: Exception) -> None:
         errors.append(error)
 
-    nc = await nats.connect(bus.server.url, user=user, password=bus.passwords[user], error_cb=on_error,
-                            inbox_prefix=inbox_prefix(user) if user in LOCK else "_INBOX",
-                            allow_reconnect=False, connect_timeout=2)
+    nc = await nats.connect(
+        bus.server.url,
+        user=user,
+        password=bus.passwords[user],
+        error_cb=on_error,
+        inbox_prefix=inbox_prefix(user) if user in LOCK else "_INBOX",
+        allow_reconnect=False,
+        connect_timeout=2,
+    )
     return Session(nc, errors)
 
 
@@ -255,8 +283,9 @@ async def closing(*sessions: Session) -> None:
         await session.nc.close()
 
 
-async def seen_by_admin_until(admin: Session, pattern: str, marker: str, publish: Callable[[], Awaitable[None]]
-                              ) -> list[str]:
+async def seen_by_admin_until(
+    admin: Session, pattern: str, marker: str, publish: Callable[[], Awaitable[None]]
+) -> list[str]:
     """Subjects the admin saw on ``pattern`` up to ``marker``.
 
     One publisher's messages reach a subscriber in order, so when ``publish`` sends its denied messages
@@ -278,8 +307,14 @@ def test_without_the_right_password_nobody_gets_in(bus: Bus) -> None:
             pass
 
         with pytest.raises(NatsError) as caught:
-            await nats.connect(bus.server.url, allow_reconnect=False, connect_timeout=2, error_cb=quiet,
-                               max_reconnect_attempts=0, **credentials)
+            await nats.connect(
+                bus.server.url,
+                allow_reconnect=False,
+                connect_timeout=2,
+                error_cb=quiet,
+                max_reconnect_attempts=0,
+                **credentials,
+            )
         return str(caught.value).lower()
 
     assert "authorization violation" in run(attempt())
@@ -290,6 +325,7 @@ def test_a_consumer_requests_and_the_provider_answers_through_its_queue_group(bu
     async def scenario() -> bytes:
         web, backend = await login(bus, "web"), await login(bus, "backend")
         try:
+
             async def serve(msg: Msg) -> None:
                 await msg.respond(b"order-7:" + msg.data)
 
@@ -319,19 +355,23 @@ def test_a_consumer_receives_the_events_of_its_contract(bus: Bus) -> None:
     assert run(scenario()) == b"placed"
 
 
-@pytest.mark.parametrize("subject", [
-    "subhive.payments.v1.op.charge.web",        # a contract web does not use
-    "subhive.orders.v2.op.place_order.web",     # a major web does not use
-    "subhive.orders.v1.ev.order_placed",        # the provider's side of its own contract
-    "subhive.orders.v1.op.place_order.backend",  # a request in another hive's name
-    "subhive.orders.v1.op.place_order",         # a request in nobody's name
-])
+@pytest.mark.parametrize(
+    "subject",
+    [
+        "subhive.payments.v1.op.charge.web",  # a contract web does not use
+        "subhive.orders.v2.op.place_order.web",  # a major web does not use
+        "subhive.orders.v1.ev.order_placed",  # the provider's side of its own contract
+        "subhive.orders.v1.op.place_order.backend",  # a request in another hive's name
+        "subhive.orders.v1.op.place_order",  # a request in nobody's name
+    ],
+)
 def test_publishing_outside_the_grants_is_refused_by_the_server(bus: Bus, subject: str) -> None:
     marker = "subhive.orders.v1.op.place_order.web"
 
     async def scenario() -> tuple[str, list[str]]:
         web, admin = await login(bus, "web"), await login(bus, ADMIN_USER)
         try:
+
             async def publish() -> None:
                 await web.nc.publish(subject, b"sneaky")
                 await web.nc.publish(marker, b"allowed")
@@ -389,7 +429,7 @@ def test_subscribing_to_events_of_an_unused_contract_is_refused_and_delivers_not
     error, pending, delivered = run(scenario())
     assert "permissions violation" in error
     assert delivered == b"paid"  # the event was really published ...
-    assert pending == 0          # ... and web did not get it
+    assert pending == 0  # ... and web did not get it
 
 
 def test_a_provider_cannot_write_into_inboxes_it_got_no_request_from(bus: Bus) -> None:
@@ -447,8 +487,7 @@ def test_another_hives_blackboard_is_refused_by_the_server(bus: Bus) -> None:
                 await web.nc.jetstream(timeout=DENIED_WAIT).key_value(kv_bucket("backend"))
             errors.append(await web.error_about('publish to "$js.api.stream.info.kv_bb_backend"'))
             with pytest.raises(NatsTimeout):
-                await web.nc.request("$JS.API.DIRECT.GET.KV_bb_backend.$KV.bb_backend.secret", b"",
-                                     timeout=DENIED_WAIT)
+                await web.nc.request("$JS.API.DIRECT.GET.KV_bb_backend.$KV.bb_backend.secret", b"", timeout=DENIED_WAIT)
             errors.append(await web.error_about('publish to "$js.api.direct.get.kv_bb_backend'))
             spy = await web.nc.subscribe("$KV.bb_backend.>")
             errors.append(await web.error_about('subscription to "$kv.bb_backend.>"'))
@@ -492,14 +531,15 @@ def test_a_hive_dead_letters_under_its_own_prefix_only(bus: Bus) -> None:
 
 # -- the JetStream API a hive may use, and why none of it reaches another hive ----------------------------
 
+
 def _jetstream_grants(hive: str) -> set[str]:
     """Written out by hand: every JetStream subject ``hive`` may publish to. A new grant fails
     test_a_hive_may_use_exactly_these_jetstream_subjects until it is listed here, with an attack below."""
     expected = {
-        f"$JS.API.STREAM.INFO.KV_bb_{hive}",                 # its bucket exists; its keys; its size
-        f"$JS.API.STREAM.MSG.GET.KV_bb_{hive}",              # read a key's last revision or walk its history
-        f"$JS.API.CONSUMER.INFO.KV_bb_{hive}.controller",    # its controller's consumer is there
-        f"$JS.ACK.KV_bb_{hive}.controller.>",                # ... and acknowledging its deliveries
+        f"$JS.API.STREAM.INFO.KV_bb_{hive}",  # its bucket exists; its keys; its size
+        f"$JS.API.STREAM.MSG.GET.KV_bb_{hive}",  # read a key's last revision or walk its history
+        f"$JS.API.CONSUMER.INFO.KV_bb_{hive}.controller",  # its controller's consumer is there
+        f"$JS.ACK.KV_bb_{hive}.controller.>",  # ... and acknowledging its deliveries
     }
     for contract, majors in LOCK[hive][1].items():
         for major in majors:
@@ -515,8 +555,10 @@ def test_a_hive_may_use_exactly_these_jetstream_subjects(hive: str) -> None:
     assert {s for s in permissions.publish if s.startswith("$JS")} == _jetstream_grants(hive)
     # Nothing that creates, changes or deletes a stream or a consumer, nor reads one by pull or direct get.
     for subject in permissions.publish:
-        assert not any(verb in subject for verb in (".CREATE", ".UPDATE", ".DELETE", ".PURGE", "MSG.NEXT",
-                                                    "DIRECT.GET", "$JS.FC", "$JS.API.>")), subject
+        assert not any(
+            verb in subject
+            for verb in (".CREATE", ".UPDATE", ".DELETE", ".PURGE", "MSG.NEXT", "DIRECT.GET", "$JS.FC", "$JS.API.>")
+        ), subject
     assert not [s for s in permissions.subscribe if s.startswith("$JS")]
 
 
@@ -531,8 +573,9 @@ def provisioned(start_module_nats: StartServer) -> Provisioned:
     """A server set up as ``subhive up`` does it: streams, buckets and every consumer made by the framework;
     backend's board holds a secret."""
     passwords = {hive: secrets.token_urlsafe(24) for hive in [*LOCK, ADMIN_USER]}
-    accounts = AccountsConfig({hive: (passwords[hive], grants(hive)) for hive in LOCK},
-                              admin_password=passwords[ADMIN_USER])
+    accounts = AccountsConfig(
+        {hive: (passwords[hive], grants(hive)) for hive in LOCK}, admin_password=passwords[ADMIN_USER]
+    )
     server = start_module_nats(accounts=accounts)
 
     async def provision() -> None:
@@ -541,10 +584,16 @@ def provisioned(start_module_nats: StartServer) -> Provisioned:
         await ensure_event_streams(js, list(EVENTS))
         for hive in LOCK:
             await ensure_blackboard(js, hive)
-        await ensure_consumers(js, [event_consumer(hive, contract, major, event)
-                                    for hive, (_, consumes) in LOCK.items()
-                                    for contract, majors in consumes.items() for major in majors
-                                    for event in EVENTS[(contract, major)]])
+        await ensure_consumers(
+            js,
+            [
+                event_consumer(hive, contract, major, event)
+                for hive, (_, consumes) in LOCK.items()
+                for contract, majors in consumes.items()
+                for major in majors
+                for event in EVENTS[(contract, major)]
+            ],
+        )
         await js.publish("$KV.bb_backend.secret", b"backend only", headers={"Subhive-Writer": "backend"})
         await js.publish("$KV.bb_web.mine", b"web's own", headers={"Subhive-Writer": "web"})
         await nc.close()
@@ -569,45 +618,81 @@ _WEB_DURABLE = "web__orders__v1__order_placed"
 # Each: what web sends (subject, body, reply subject); the server must refuse it outright.
 REFUSED: dict[str, tuple[str, bytes, str]] = {
     "push consumer on its own bucket, delivering to another hive's subject": (
-        "$JS.API.CONSUMER.CREATE.KV_bb_web.evil", _consumer("KV_bb_web", "evil"), ""),
-    "ephemeral push consumer on its own bucket": (
-        "$JS.API.CONSUMER.CREATE.KV_bb_web", _consumer("KV_bb_web"), ""),
+        "$JS.API.CONSUMER.CREATE.KV_bb_web.evil",
+        _consumer("KV_bb_web", "evil"),
+        "",
+    ),
+    "ephemeral push consumer on its own bucket": ("$JS.API.CONSUMER.CREATE.KV_bb_web", _consumer("KV_bb_web"), ""),
     "durable push consumer, the legacy API": (
-        "$JS.API.CONSUMER.DURABLE.CREATE.KV_bb_web.evil", _consumer("KV_bb_web", "evil"), ""),
+        "$JS.API.CONSUMER.DURABLE.CREATE.KV_bb_web.evil",
+        _consumer("KV_bb_web", "evil"),
+        "",
+    ),
     "its own event durable, re-made as a push consumer to another hive": (
         f"$JS.API.CONSUMER.CREATE.{_EVENTS}.{_WEB_DURABLE}.subhive.orders.v1.ev.order_placed",
-        _consumer(_EVENTS, _WEB_DURABLE, filter_subject="subhive.orders.v1.ev.order_placed"), ""),
+        _consumer(_EVENTS, _WEB_DURABLE, filter_subject="subhive.orders.v1.ev.order_placed"),
+        "",
+    ),
     "a consumer on another hive's bucket": (
-        "$JS.API.CONSUMER.CREATE.KV_bb_backend.evil", _consumer("KV_bb_backend", "evil"), ""),
+        "$JS.API.CONSUMER.CREATE.KV_bb_backend.evil",
+        _consumer("KV_bb_backend", "evil"),
+        "",
+    ),
     "its own bucket's stream, re-created": (
-        "$JS.API.STREAM.CREATE.KV_bb_web", b'{"name": "KV_bb_web", "subjects": ["$KV.bb_web.>"]}', ""),
+        "$JS.API.STREAM.CREATE.KV_bb_web",
+        b'{"name": "KV_bb_web", "subjects": ["$KV.bb_web.>"]}',
+        "",
+    ),
     "a stream capturing another hive's subjects": (
-        "$JS.API.STREAM.CREATE.EVIL", b'{"name": "EVIL", "subjects": ["subhive.dlq.backend.>"]}', ""),
+        "$JS.API.STREAM.CREATE.EVIL",
+        b'{"name": "EVIL", "subjects": ["subhive.dlq.backend.>"]}',
+        "",
+    ),
     "its own stream, updated to capture and republish elsewhere": (
         "$JS.API.STREAM.UPDATE.KV_bb_web",
         b'{"name": "KV_bb_web", "subjects": ["$KV.bb_web.>", "subhive.orders.v1.ev.>"], '
-        b'"republish": {"src": ">", "dest": "subhive.dlq.backend.forged"}}', ""),
+        b'"republish": {"src": ">", "dest": "subhive.dlq.backend.forged"}}',
+        "",
+    ),
     "a stream sourcing another hive's bucket": (
-        "$JS.API.STREAM.CREATE.COPY", b'{"name": "COPY", "sources": [{"name": "KV_bb_backend"}]}', ""),
+        "$JS.API.STREAM.CREATE.COPY",
+        b'{"name": "COPY", "sources": [{"name": "KV_bb_backend"}]}',
+        "",
+    ),
     "purging another hive's bucket": ("$JS.API.STREAM.PURGE.KV_bb_backend", b"", ""),
     "purging its own bucket": ("$JS.API.STREAM.PURGE.KV_bb_web", b"", ""),
     "deleting another hive's bucket": ("$JS.API.STREAM.DELETE.KV_bb_backend", b"", ""),
     "deleting a message of its own bucket": ("$JS.API.STREAM.MSG.DELETE.KV_bb_web", b'{"seq": 1}', ""),
     "direct get of its own bucket, answered on another hive's subject": (
-        "$JS.API.DIRECT.GET.KV_bb_web.$KV.bb_web.mine", b"", FORGED),
+        "$JS.API.DIRECT.GET.KV_bb_web.$KV.bb_web.mine",
+        b"",
+        FORGED,
+    ),
     "direct get of another hive's bucket": ("$JS.API.DIRECT.GET.KV_bb_backend.$KV.bb_backend.secret", b"", ""),
     "pulling its own controller's consumer, delivered to another hive's subject": (
-        "$JS.API.CONSUMER.MSG.NEXT.KV_bb_web.controller", b'{"batch": 1, "expires": 100000000}', FORGED),
+        "$JS.API.CONSUMER.MSG.NEXT.KV_bb_web.controller",
+        b'{"batch": 1, "expires": 100000000}',
+        FORGED,
+    ),
     "pulling its own event consumer, delivered to another hive's subject": (
-        f"$JS.API.CONSUMER.MSG.NEXT.{_EVENTS}.{_WEB_DURABLE}", b'{"batch": 1}', FORGED),
+        f"$JS.API.CONSUMER.MSG.NEXT.{_EVENTS}.{_WEB_DURABLE}",
+        b'{"batch": 1}',
+        FORGED,
+    ),
     "deleting its own controller's consumer": ("$JS.API.CONSUMER.DELETE.KV_bb_web.controller", b"", ""),
     "another hive's stream info": ("$JS.API.STREAM.INFO.KV_bb_backend", b"", ""),
     "reading another hive's bucket": (
-        "$JS.API.STREAM.MSG.GET.KV_bb_backend", b'{"last_by_subj": "$KV.bb_backend.secret"}', ""),
+        "$JS.API.STREAM.MSG.GET.KV_bb_backend",
+        b'{"last_by_subj": "$KV.bb_backend.secret"}',
+        "",
+    ),
     "another hive's consumer info": ("$JS.API.CONSUMER.INFO.KV_bb_backend.controller", b"", ""),
     "acknowledging another hive's board consumer": ("$JS.ACK.KV_bb_backend.controller.1.1.1.1.0", b"+TERM", ""),
     "acknowledging another hive's event consumer": (
-        "$JS.ACK.SUBHIVE_EV_payments_v1.backend__payments__v1__charged.1.1.1.1.0", b"+TERM", ""),
+        "$JS.ACK.SUBHIVE_EV_payments_v1.backend__payments__v1__charged.1.1.1.1.0",
+        b"+TERM",
+        "",
+    ),
     "listing every stream": ("$JS.API.STREAM.NAMES", b"", ""),
 }
 
@@ -623,7 +708,8 @@ async def _server_state(admin: Session) -> tuple[list[str], dict[str, list[str]]
 
 @pytest.mark.parametrize("attack", sorted(REFUSED))
 def test_what_would_reach_another_hive_through_jetstream_is_refused_by_the_server(
-        provisioned: Provisioned, attack: str) -> None:
+    provisioned: Provisioned, attack: str
+) -> None:
     subject, body, reply = REFUSED[attack]
     bus = Bus(provisioned.server, provisioned.passwords)
 
@@ -643,8 +729,8 @@ def test_what_would_reach_another_hive_through_jetstream_is_refused_by_the_serve
 
     error, landed, before, after = run(scenario())
     assert "permissions violation" in error
-    assert landed == 0        # nothing was delivered where web may not publish
-    assert after == before    # no stream, consumer, message or purge came of it
+    assert landed == 0  # nothing was delivered where web may not publish
+    assert after == before  # no stream, consumer, message or purge came of it
 
 
 def test_what_a_hive_may_ask_of_jetstream_answers_only_about_its_own(provisioned: Provisioned) -> None:
@@ -657,6 +743,7 @@ def test_what_a_hive_may_ask_of_jetstream_answers_only_about_its_own(provisioned
     async def scenario() -> dict[str, Any]:
         web, admin = await login(bus, "web"), await login(bus, ADMIN_USER)
         try:
+
             async def ask(subject: str, body: dict[str, Any] | str = "") -> Any:
                 data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
                 return json.loads((await web.nc.request(subject, data, timeout=2)).data)
@@ -666,11 +753,13 @@ def test_what_a_hive_may_ask_of_jetstream_answers_only_about_its_own(provisioned
             answers = {
                 "info": await ask("$JS.API.STREAM.INFO.KV_bb_web", {"subjects_filter": "$KV.bb_backend.>"}),
                 "by_subject": await ask("$JS.API.STREAM.MSG.GET.KV_bb_web", {"last_by_subj": "$KV.bb_backend.secret"}),
-                "next_by_subject": await ask("$JS.API.STREAM.MSG.GET.KV_bb_web",
-                                             {"seq": 1, "next_by_subj": "$KV.bb_backend.>"}),
+                "next_by_subject": await ask(
+                    "$JS.API.STREAM.MSG.GET.KV_bb_web", {"seq": 1, "next_by_subj": "$KV.bb_backend.>"}
+                ),
                 "by_seq": await ask("$JS.API.STREAM.MSG.GET.KV_bb_web", {"seq": secret_seq}),
-                "consumer_crafted": await ask("$JS.API.CONSUMER.INFO.KV_bb_web.controller",
-                                              {"config": {"deliver_subject": FORGED}}),
+                "consumer_crafted": await ask(
+                    "$JS.API.CONSUMER.INFO.KV_bb_web.controller", {"config": {"deliver_subject": FORGED}}
+                ),
                 "consumer": await ask("$JS.API.CONSUMER.INFO.KV_bb_web.controller"),
                 "event_consumer": await ask(f"$JS.API.CONSUMER.INFO.{_EVENTS}.{_WEB_DURABLE}"),
             }
@@ -680,8 +769,9 @@ def test_what_a_hive_may_ask_of_jetstream_answers_only_about_its_own(provisioned
             await web.nc.publish("$JS.ACK.KV_bb_web.controller.1.1.1.1.0", b'+NXT {"batch": 5}', reply=FORGED)
             await settle(web.nc)
             await settle(admin.nc)
-            answers["nxt_delivered"] = [m.data for m in [await witness.next_msg(timeout=1)]] \
-                if witness.pending_msgs else []
+            answers["nxt_delivered"] = (
+                [m.data for m in [await witness.next_msg(timeout=1)]] if witness.pending_msgs else []
+            )
             answers["state_unchanged"] = await _server_state(admin) == before
             answers["errors"] = list(web.errors)
             return answers
@@ -690,11 +780,11 @@ def test_what_a_hive_may_ask_of_jetstream_answers_only_about_its_own(provisioned
 
     answers = run(scenario())
     assert answers["info"]["config"]["name"] == "KV_bb_web"
-    assert not answers["info"]["state"].get("subjects")              # nothing of backend's bucket
+    assert not answers["info"]["state"].get("subjects")  # nothing of backend's bucket
     for read in ("by_subject", "next_by_subject"):
         assert answers[read]["error"]["code"] == 404, answers[read]  # not in web's stream: no message
     assert "message" not in answers["by_seq"] or answers["by_seq"]["message"]["subject"].startswith("$KV.bb_web.")
-    assert "error" in answers["consumer_crafted"]                    # info takes no body: it changes nothing
+    assert "error" in answers["consumer_crafted"]  # info takes no body: it changes nothing
     assert answers["consumer"]["config"]["deliver_subject"] == deliver_subject("web", "controller")
     assert answers["event_consumer"]["config"]["deliver_subject"] == deliver_subject("web", _WEB_DURABLE)
     assert durable_name("web", "orders", 1, "order_placed") == _WEB_DURABLE

@@ -79,7 +79,8 @@ def test_poison_events_are_dead_lettered_and_every_valid_event_after_them_is_han
 
 
 def test_poison_requests_get_a_structured_refusal_and_are_kept_and_the_provider_answers_on(
-        server: EmbeddedServer) -> None:
+    server: EmbeddedServer,
+) -> None:
     async def echo(payload: Any) -> Any:
         return payload
 
@@ -131,15 +132,19 @@ def test_a_poison_reply_is_refused_by_the_caller_with_its_code_and_kept(server: 
     assert [(d.data, d.code, d.subject) for d in kept] == [(DEEP, "payload.too_deep", error.location.subject)]
 
 
-@pytest.mark.parametrize(("payload", "code"), [
-    ({"a": "\ud800"}, "payload.bad_unicode"),
-    ({"\udfff": "key"}, "payload.bad_unicode"),
-    ({"a": {1, 2}}, "payload.malformed"),
-    ({"a": b"bytes"}, "payload.malformed"),
-    ({1: "not a text key", "a": object()}, "payload.malformed"),
-])
+@pytest.mark.parametrize(
+    ("payload", "code"),
+    [
+        ({"a": "\ud800"}, "payload.bad_unicode"),
+        ({"\udfff": "key"}, "payload.bad_unicode"),
+        ({"a": {1, 2}}, "payload.malformed"),
+        ({"a": b"bytes"}, "payload.malformed"),
+        ({1: "not a text key", "a": object()}, "payload.malformed"),
+    ],
+)
 def test_a_payload_that_cannot_travel_raises_payload_invalid_before_anything_leaves(
-        server: EmbeddedServer, payload: Any, code: str) -> None:
+    server: EmbeddedServer, payload: Any, code: str
+) -> None:
     async def scenario() -> tuple[list[str], int]:
         await provision(server, ["backend", "web"], [("loose", 1)])
         backend, web = await hive(server, "backend"), await hive(server, "web")
@@ -155,8 +160,11 @@ def test_a_payload_that_cannot_travel_raises_payload_invalid_before_anything_lea
         await local.serve(loose(), {"echo": echo})
         codes = []
         try:
-            for send in (lambda: web.request(loose(), "echo", payload), lambda: web.publish(loose(), "noted", payload),
-                         lambda: local.request(loose(), "echo", payload)):
+            for send in (
+                lambda: web.request(loose(), "echo", payload),
+                lambda: web.publish(loose(), "noted", payload),
+                lambda: local.request(loose(), "echo", payload),
+            ):
                 with pytest.raises(PayloadInvalid) as caught:
                     await send()
                 codes.append(caught.value.code)
@@ -190,7 +198,8 @@ def test_too_deep_an_outgoing_payload_is_refused_as_too_deep(server: EmbeddedSer
 
 
 def test_a_handler_failure_answers_handler_failed_naming_its_dead_letter_and_a_refusal_keeps_its_code(
-        server: EmbeddedServer) -> None:
+    server: EmbeddedServer,
+) -> None:
     runs: list[Any] = []
     reported: list[Failure] = []
 
@@ -238,7 +247,8 @@ def test_a_handler_failure_answers_handler_failed_naming_its_dead_letter_and_a_r
     assert len(runs) == 5  # each request ran the handler once: nothing retried behind the caller's back
     # Three failures of one class: one repair report.
     assert [(f.code, f.member, f.count, f.subject) for f in reported] == [
-        ("handler.failed", "echo", 2, "subhive.loose.v1.op.echo")]
+        ("handler.failed", "echo", 2, "subhive.loose.v1.op.echo")
+    ]
 
 
 def test_a_publish_while_the_server_restarts_says_unavailable_not_no_stream(start_nats: StartServer) -> None:
@@ -293,8 +303,10 @@ def test_a_typed_client_raises_only_the_documented_errors_whatever_the_text(serv
     rng = random.Random(13)
 
     def text() -> str:  # any code point, lone surrogates included (pydantic keeps them in a str)
-        return "".join(chr(rng.choice([rng.randrange(0x20, 0x7F), rng.randrange(0xD800, 0xE000),
-                                       rng.randrange(0x80, 0x110000)])) for _ in range(rng.randrange(0, 6)))
+        return "".join(
+            chr(rng.choice([rng.randrange(0x20, 0x7F), rng.randrange(0xD800, 0xE000), rng.randrange(0x80, 0x110000)]))
+            for _ in range(rng.randrange(0, 6))
+        )
 
     async def echo(payload: Any) -> Any:
         return payload
@@ -343,7 +355,8 @@ class _Transcriber:
 
 
 def test_through_a_hive_a_bad_request_runs_its_source_once_and_one_failure_class_is_reported_once(
-        server: EmbeddedServer) -> None:
+    server: EmbeddedServer,
+) -> None:
     source = _Transcriber()
     escalations: list[Escalation] = []
     reported: list[Failure] = []

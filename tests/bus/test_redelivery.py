@@ -29,8 +29,13 @@ KILLS = 4
 
 
 def _consumer(url: str, log: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "tests.bus._slow_consumer", url, str(log)], cwd=REPO, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.bus._slow_consumer", url, str(log)],
+        cwd=REPO,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:
@@ -44,8 +49,11 @@ def _kill(proc: subprocess.Popen[str]) -> None:
 def _lines(log: Path, word: str) -> list[int]:
     if not log.exists():
         return []
-    return [int(line.split()[1]) for line in log.read_text(encoding="utf-8").splitlines()
-            if line.startswith(word + " ") and line.split()[1].isdigit()]
+    return [
+        int(line.split()[1])
+        for line in log.read_text(encoding="utf-8").splitlines()
+        if line.startswith(word + " ") and line.split()[1].isdigit()
+    ]
 
 
 def _started_handling(proc: subprocess.Popen[str], log: Path, after: int) -> None:
@@ -58,7 +66,8 @@ def _started_handling(proc: subprocess.Popen[str], log: Path, after: int) -> Non
 
 
 def test_a_consumer_killed_while_handling_again_and_again_loses_no_acknowledged_event(
-        server: EmbeddedServer, tmp_path: Path) -> None:
+    server: EmbeddedServer, tmp_path: Path
+) -> None:
     async def publish() -> None:
         await provision(server, ["backend", "web"], [("loose", 1)])
         backend = await hive(server, "backend")

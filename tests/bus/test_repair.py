@@ -22,7 +22,8 @@ from ._contracts import orders
 
 
 def test_the_same_failure_twice_becomes_one_repair_proposal_at_the_root(
-        server: EmbeddedServer, workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    server: EmbeddedServer, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     new_subhive("web", Kind.ui, start=workspace)
 
     async def failing(payload: Any) -> None:

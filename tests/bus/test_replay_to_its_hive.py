@@ -42,18 +42,25 @@ from ._contracts import orders
 HIVES = ("backend", "web", "shop")
 PASSWORDS = {hive: secrets.token_urlsafe(24) for hive in (*HIVES, ADMIN_USER)}
 OPS, EVENTS = {("orders", 1): ["place_order"]}, {("orders", 1): ["order_placed"]}
-RULES = ReplayRules(operations={("backend", "orders", 1, "place_order"): frozenset({"web", "shop"})},
-                    events={(hive, "orders", 1, "order_placed"): "backend" for hive in ("web", "shop")})
+RULES = ReplayRules(
+    operations={("backend", "orders", 1, "place_order"): frozenset({"web", "shop"})},
+    events={(hive, "orders", 1, "order_placed"): "backend" for hive in ("web", "shop")},
+)
 WEB_REPLAYS = "_INBOX_web.replay.orders.v1.order_placed"
 
 
 @pytest.fixture
 def server(start_nats: StartServer) -> EmbeddedServer:
     """Streams and consumers made by the framework; each hive has exactly the grants the lock gives it."""
-    grants = {"backend": hive_permissions("backend", {"orders": [1]}, {}, OPS, EVENTS),
-              **{hive: hive_permissions(hive, {}, {"orders": [1]}, OPS, EVENTS) for hive in ("web", "shop")}}
-    server = start_nats(accounts=AccountsConfig({hive: (PASSWORDS[hive], grants[hive]) for hive in HIVES},
-                                                admin_password=PASSWORDS[ADMIN_USER]))
+    grants = {
+        "backend": hive_permissions("backend", {"orders": [1]}, {}, OPS, EVENTS),
+        **{hive: hive_permissions(hive, {}, {"orders": [1]}, OPS, EVENTS) for hive in ("web", "shop")},
+    }
+    server = start_nats(
+        accounts=AccountsConfig(
+            {hive: (PASSWORDS[hive], grants[hive]) for hive in HIVES}, admin_password=PASSWORDS[ADMIN_USER]
+        )
+    )
 
     async def provision() -> None:
         admin = await _admin(server)
@@ -86,10 +93,16 @@ async def _forge(server: EmbeddedServer, hive: str, data: bytes) -> None:
     """What a consumer hive can keep as a dead letter of the event: any bytes, said to be the provider's."""
     nc = await nats.connect(server.url, user=hive, password=PASSWORDS[hive], inbox_prefix=inbox_prefix(hive))
     try:
-        await nc.jetstream().publish(f"subhive.dlq.{hive}.orders.v1.ev.order_placed", data, headers={
-            "Subhive-Dlq-Code": "handler.failed", "Subhive-Dlq-Subject": "subhive.orders.v1.ev.order_placed",
-            "Subhive-Dlq-Headers": json.dumps({"Subhive-Sender": "backend", "Subhive-Contract": "orders@1.0.0"}),
-            "Nats-Msg-Id": secrets.token_hex(8)})
+        await nc.jetstream().publish(
+            f"subhive.dlq.{hive}.orders.v1.ev.order_placed",
+            data,
+            headers={
+                "Subhive-Dlq-Code": "handler.failed",
+                "Subhive-Dlq-Subject": "subhive.orders.v1.ev.order_placed",
+                "Subhive-Dlq-Headers": json.dumps({"Subhive-Sender": "backend", "Subhive-Contract": "orders@1.0.0"}),
+                "Nats-Msg-Id": secrets.token_hex(8),
+            },
+        )
     finally:
         await nc.close()
 
@@ -108,11 +121,14 @@ class Consumer:
             raise RuntimeError("down")
 
 
-async def _with_consumers(server: EmbeddedServer, body: Callable[[Consumer, Consumer, Client], Awaitable[Any]],
-                          *, web_failing: bool = False) -> Any:
+async def _with_consumers(
+    server: EmbeddedServer, body: Callable[[Consumer, Consumer, Client], Awaitable[Any]], *, web_failing: bool = False
+) -> Any:
     admin = await _admin(server)
-    web, shop = Consumer(await _transport(server, "web"), failing=web_failing), \
-        Consumer(await _transport(server, "shop"))
+    web, shop = (
+        Consumer(await _transport(server, "web"), failing=web_failing),
+        Consumer(await _transport(server, "shop")),
+    )
     try:
         for consumer in (web, shop):
             await consumer.transport.subscribe(orders(), "order_placed", consumer.handle)
@@ -130,6 +146,7 @@ async def _events_stored(admin: Client) -> int:
 def test_a_forged_letter_replayed_reaches_its_own_hive_only(server: EmbeddedServer) -> None:
     """web keeps an event backend never sent; replayed, web's handler gets it, shop's never, and the event
     stream stores nothing: the forgery goes back to its author alone, never out under backend's name."""
+
     async def body(web: Consumer, shop: Consumer, admin: Client) -> tuple[str, int, int]:
         await _forge(server, "web", b'{"order_id": "forged"}')
         said = await DeadLetters(admin).replay("web:1", rules=RULES, by="alice")
@@ -153,6 +170,7 @@ def test_a_forged_letter_replayed_reaches_its_own_hive_only(server: EmbeddedServ
 def test_shop_never_receives_what_web_keeps_and_replays(server: EmbeddedServer) -> None:
     """A real event web failed (twice, then kept): replayed once fixed, web handles it; shop, which handled the
     original once, is not sent it again; the stream still holds the one original."""
+
     async def body(web: Consumer, shop: Consumer, admin: Client) -> tuple[list[Any], list[Any], int]:
         backend = await _transport(server, "backend")
         try:
@@ -174,6 +192,7 @@ def test_shop_never_receives_what_web_keeps_and_replays(server: EmbeddedServer) 
 def test_a_replay_the_hive_fails_again_is_kept_once_more(server: EmbeddedServer) -> None:
     """The handler runs once on a replay; failing, the event is kept again (once), as a letter of the event
     that can itself be replayed, and is handled when replayed after the fix."""
+
     async def body(web: Consumer, shop: Consumer, admin: Client) -> tuple[int, list[Any], list[Any], list[Any]]:
         await _forge(server, "web", b'{"order_id": "o-2"}')
         letters = DeadLetters(admin)
@@ -190,7 +209,8 @@ def test_a_replay_the_hive_fails_again_is_kept_once_more(server: EmbeddedServer)
     assert calls == 1
     assert [(k.id, k.code, k.subject, k.data) for k in kept] == [
         ("web:1", "handler.failed", "subhive.orders.v1.ev.order_placed", b'{"order_id": "o-2"}'),
-        ("web:2", "handler.failed", "subhive.orders.v1.ev.order_placed", b'{"order_id": "o-2"}')]
+        ("web:2", "handler.failed", "subhive.orders.v1.ev.order_placed", b'{"order_id": "o-2"}'),
+    ]
     assert kept[1].headers["Subhive-Sender"] == "backend"
     assert "Subhive-Replay-Of" in kept[1].headers
     assert len(after) == 2  # handled at last: nothing kept again
@@ -199,6 +219,7 @@ def test_a_replay_the_hive_fails_again_is_kept_once_more(server: EmbeddedServer)
 
 def test_a_replay_that_breaks_the_contract_is_refused_and_kept(server: EmbeddedServer) -> None:
     """The replay passes the checks of a delivery: a payload against the schema is kept again, never handled."""
+
     async def body(web: Consumer, shop: Consumer, admin: Client) -> tuple[list[Any], Any]:
         await _forge(server, "web", b'{"order_id": ""}')
         await DeadLetters(admin).replay("web:1", rules=RULES)
@@ -207,8 +228,12 @@ def test_a_replay_that_breaks_the_contract_is_refused_and_kept(server: EmbeddedS
 
     seen, kept = run(_with_consumers(server, body))
     assert seen == []
-    assert (kept.id, kept.code, kept.pointer, kept.data) == ("web:2", "payload.invalid", "/order_id",
-                                                            b'{"order_id": ""}')
+    assert (kept.id, kept.code, kept.pointer, kept.data) == (
+        "web:2",
+        "payload.invalid",
+        "/order_id",
+        b'{"order_id": ""}',
+    )
 
 
 def test_an_event_replayed_while_its_hive_is_not_listening_is_not_sent(server: EmbeddedServer) -> None:
@@ -235,6 +260,7 @@ def test_no_hive_may_publish_on_another_hives_replay_subject(server: EmbeddedSer
     """shop and backend publishing straight to web's replay subject are refused by the server; a request shop
     sends to backend with web's replay subject as its reply (a provider may answer any reply subject once)
     brings backend's answer there, which carries no event headers: web refuses it and keeps it."""
+
     async def body(web: Consumer, shop: Consumer, admin: Client) -> tuple[list[str], list[Any], int]:
         errors: list[str] = []
 
@@ -247,17 +273,25 @@ def test_no_hive_may_publish_on_another_hives_replay_subject(server: EmbeddedSer
             return {"order_id": "from-a-reply"}  # valid as an order_placed event
 
         await backend.serve(orders(), {"place_order": place})
-        raw = {hive: await nats.connect(server.url, user=hive, password=PASSWORDS[hive], error_cb=on_error,
-                                        inbox_prefix=inbox_prefix(hive)) for hive in ("shop", "backend")}
+        raw = {
+            hive: await nats.connect(
+                server.url, user=hive, password=PASSWORDS[hive], error_cb=on_error, inbox_prefix=inbox_prefix(hive)
+            )
+            for hive in ("shop", "backend")
+        }
         try:
             headers = {"Subhive-Sender": "backend", "Subhive-Contract": "orders@1.0.0"}
             for nc in raw.values():
-                await nc.publish(replay_subject("web", "orders", 1, "order_placed"), b'{"order_id": "x"}',
-                                 headers=headers)
+                await nc.publish(
+                    replay_subject("web", "orders", 1, "order_placed"), b'{"order_id": "x"}', headers=headers
+                )
                 await nc.flush()
-            await raw["shop"].publish("subhive.orders.v1.op.place_order.shop", b'{"sku": "A-1", "qty": 1}',
-                                      reply=WEB_REPLAYS,
-                                      headers={"Subhive-Sender": "shop", "Subhive-Contract": "orders@1.0.0"})
+            await raw["shop"].publish(
+                "subhive.orders.v1.op.place_order.shop",
+                b'{"sku": "A-1", "qty": 1}',
+                reply=WEB_REPLAYS,
+                headers={"Subhive-Sender": "shop", "Subhive-Contract": "orders@1.0.0"},
+            )
             await _until(lambda: web.transport.stats.refused["bus.missing_header"] == 1, "web refuses the reply")
             await _until(lambda: len(errors) == 2, "both publishes refused")
         finally:

@@ -44,6 +44,7 @@ def refuses_connections(port: int) -> bool:
 
 # -- startup ----------------------------------------------------------------------------------------------
 
+
 def test_server_listens_on_loopback_on_a_port_it_chose_and_carries_messages(server: EmbeddedServer) -> None:
     port = port_of(server)
     assert port > 0
@@ -89,7 +90,8 @@ def test_jetstream_acknowledges_a_published_message(server: EmbeddedServer) -> N
 
 @pytest.mark.parametrize("sync_always", [True, False])
 def test_the_running_server_reports_the_durability_and_store_it_was_given(
-        start_nats: StartServer, sync_always: bool) -> None:
+    start_nats: StartServer, sync_always: bool
+) -> None:
     server = start_nats(monitor=True, sync_always=sync_always)
     assert server.monitor_url is not None
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+", server.monitor_url)
@@ -118,6 +120,7 @@ def test_max_payload_reaches_the_server(start_nats: StartServer) -> None:
 
 
 # -- stop, restart, crash ---------------------------------------------------------------------------------
+
 
 def test_stop_ends_the_process_and_frees_the_port(server: EmbeddedServer) -> None:
     port, pid = port_of(server), server.pid
@@ -190,6 +193,7 @@ def test_async_context_manager_stops_the_server(tmp_path: Path) -> None:
 
 # -- errors -----------------------------------------------------------------------------------------------
 
+
 def test_a_missing_binary_path_gives_an_install_hint(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         EmbeddedServer.start_sync(ServerConfig(tmp_path / "nats", binary=tmp_path / "no-such-nats-server"))
@@ -199,8 +203,9 @@ def test_a_missing_binary_path_gives_an_install_hint(tmp_path: Path) -> None:
     assert not (tmp_path / "nats").exists()  # nothing started, nothing written
 
 
-def test_no_binary_beside_python_or_on_path_is_the_same_clear_error(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_binary_beside_python_or_on_path_is_the_same_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sys, "executable", str(tmp_path / "bin" / "python"))
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(InputError) as caught:
@@ -232,8 +237,10 @@ def test_a_host_that_is_not_loopback_is_refused(tmp_path: Path, host: str) -> No
     assert caught.value.code == "bus.config_invalid"
 
 
-@pytest.mark.parametrize("options", [{"port": -1}, {"port": 70000}, {"max_payload": 0},
-                                     {"max_payload": 65 * 1024 * 1024}, {"start_timeout": 0}])
+@pytest.mark.parametrize(
+    "options",
+    [{"port": -1}, {"port": 70000}, {"max_payload": 0}, {"max_payload": 65 * 1024 * 1024}, {"start_timeout": 0}],
+)
 def test_out_of_range_settings_are_refused(tmp_path: Path, options: dict[str, int]) -> None:
     with pytest.raises(InputError) as caught:
         ServerConfig(tmp_path / "nats", **options)  # type: ignore[arg-type]
@@ -241,6 +248,7 @@ def test_out_of_range_settings_are_refused(tmp_path: Path, options: dict[str, in
 
 
 # -- endpoints --------------------------------------------------------------------------------------------
+
 
 def test_an_endpoint_connects_to_the_embedded_server(server: EmbeddedServer) -> None:
     endpoint = server.endpoint()
@@ -264,10 +272,16 @@ def test_an_endpoint_connects_to_the_embedded_server(server: EmbeddedServer) -> 
     assert run(scenario()) == b"pong"
 
 
-@pytest.mark.parametrize(("servers", "user", "password"), [
-    ([], None, None), ("nats://127.0.0.1:4222", None, None), (["http://127.0.0.1:4222"], None, None),
-    (["nats://127.0.0.1:4222"], "web", None), (["nats://127.0.0.1:4222"], None, "secret-token"),
-])
+@pytest.mark.parametrize(
+    ("servers", "user", "password"),
+    [
+        ([], None, None),
+        ("nats://127.0.0.1:4222", None, None),
+        (["http://127.0.0.1:4222"], None, None),
+        (["nats://127.0.0.1:4222"], "web", None),
+        (["nats://127.0.0.1:4222"], None, "secret-token"),
+    ],
+)
 def test_a_malformed_endpoint_is_refused(servers: list[str], user: str | None, password: str | None) -> None:
     with pytest.raises(InputError) as caught:
         BusEndpoint(servers, user=user, password=password)
@@ -276,20 +290,28 @@ def test_a_malformed_endpoint_is_refused(servers: list[str], user: str | None, p
 
 def test_an_external_cluster_endpoint_keeps_every_server_and_hides_the_password() -> None:
     endpoint = BusEndpoint(["nats://a:4222", "tls://b:4222"], user="web", password="s3cret-token")
-    assert endpoint.connect_options() == {"servers": ["nats://a:4222", "tls://b:4222"], "user": "web",
-                                          "password": "s3cret-token"}
+    assert endpoint.connect_options() == {
+        "servers": ["nats://a:4222", "tls://b:4222"],
+        "user": "web",
+        "password": "s3cret-token",
+    }
     assert "s3cret-token" not in repr(endpoint)
 
 
 # -- reloading users --------------------------------------------------------------------------------------
 
-def test_reload_gives_the_running_server_new_users_and_grants_and_keeps_connections(
-        start_nats: StartServer) -> None:
+
+def test_reload_gives_the_running_server_new_users_and_grants_and_keeps_connections(start_nats: StartServer) -> None:
     from subhive.bus import AccountsConfig, Permissions
 
     before = AccountsConfig({"web": ("password-web", Permissions(publish=("a.one",)))}, admin_password="admin-pw-1")
-    after = AccountsConfig({"web": ("password-web", Permissions(publish=("a.one", "a.two"))),
-                            "db": ("password-db", Permissions(publish=("b.one",)))}, admin_password="admin-pw-1")
+    after = AccountsConfig(
+        {
+            "web": ("password-web", Permissions(publish=("a.one", "a.two"))),
+            "db": ("password-db", Permissions(publish=("b.one",))),
+        },
+        admin_password="admin-pw-1",
+    )
     server = start_nats(accounts=before)
     port = port_of(server)
 
@@ -304,8 +326,9 @@ def test_reload_gives_the_running_server_new_users_and_grants_and_keeps_connecti
         sub = await admin.subscribe("a.*", cb=keep)
         try:
             with pytest.raises(nats.errors.Error, match="Authorization Violation"):
-                await nats.connect(server.url, user="db", password="password-db", allow_reconnect=False,
-                                   max_reconnect_attempts=0)
+                await nats.connect(
+                    server.url, user="db", password="password-db", allow_reconnect=False, max_reconnect_attempts=0
+                )
             await server.reload(after)
             db = await nats.connect(server.url, user="db", password="password-db")
             await db.close()

@@ -60,7 +60,8 @@ def test_the_generated_client_calls_a_generated_mock_over_nats(shop: Path, serve
 
 
 def test_events_flow_from_the_providers_emitter_to_the_consumers_subscription(
-        shop: Path, server: EmbeddedServer) -> None:
+    shop: Path, server: EmbeddedServer
+) -> None:
     provider = importlib.import_module("stubs.backend.orders_v1")
     consumer = importlib.import_module("stubs.web.orders_v1")
 

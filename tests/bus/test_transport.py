@@ -42,8 +42,13 @@ async def _fresh(server: EmbeddedServer) -> None:
     """Empty streams for each test: delete them, then provision again as the framework does."""
     nc = await nats.connect(server.url)
     js = nc.jetstream()
-    for name in ("SUBHIVE_EV_orders_v1", "SUBHIVE_EV_orders_v2", "SUBHIVE_DLQ_backend", "SUBHIVE_DLQ_web",
-                 "SUBHIVE_DLQ_REPLAYS"):
+    for name in (
+        "SUBHIVE_EV_orders_v1",
+        "SUBHIVE_EV_orders_v2",
+        "SUBHIVE_DLQ_backend",
+        "SUBHIVE_DLQ_web",
+        "SUBHIVE_DLQ_REPLAYS",
+    ):
         with contextlib.suppress(NotFoundError):
             await js.delete_stream(name)
     await ensure_event_streams(js, [("orders", 1), ("orders", 2)], hives=["backend", "web"])
@@ -116,17 +121,24 @@ def test_an_invalid_outgoing_request_raises_before_anything_leaves(server: Embed
     assert seen == []
 
 
-@pytest.mark.parametrize(("data", "headers", "code", "pointer"), [
-    (b'{"sku": "A-1", "qty": 0}', "good", "payload.invalid", "/qty"),
-    (b'{"sku": "A-1", "qty": "two"}', "good", "payload.invalid", "/qty"),
-    (b'{"sku": "A-1", "qty": 2', "good", "payload.malformed", ""),
-    (b'{"sku": "A-1", "qty": 2}', "none", "bus.missing_header", ""),
-    (b'{"sku": "A-1", "qty": 2}', "v2", "bus.wrong_contract", ""),
-])
+@pytest.mark.parametrize(
+    ("data", "headers", "code", "pointer"),
+    [
+        (b'{"sku": "A-1", "qty": 0}', "good", "payload.invalid", "/qty"),
+        (b'{"sku": "A-1", "qty": "two"}', "good", "payload.invalid", "/qty"),
+        (b'{"sku": "A-1", "qty": 2', "good", "payload.malformed", ""),
+        (b'{"sku": "A-1", "qty": 2}', "none", "bus.missing_header", ""),
+        (b'{"sku": "A-1", "qty": 2}', "v2", "bus.wrong_contract", ""),
+    ],
+)
 def test_a_bad_incoming_request_gets_a_structured_refusal_and_is_dead_lettered_bytes_intact(
-        server: EmbeddedServer, data: bytes, headers: str, code: str, pointer: str) -> None:
-    sent_headers = {"none": {}, "good": {"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "rogue"},
-                    "v2": {"Subhive-Contract": "orders@2.0.0", "Subhive-Sender": "rogue"}}[headers]
+    server: EmbeddedServer, data: bytes, headers: str, code: str, pointer: str
+) -> None:
+    sent_headers = {
+        "none": {},
+        "good": {"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "rogue"},
+        "v2": {"Subhive-Contract": "orders@2.0.0", "Subhive-Sender": "rogue"},
+    }[headers]
     calls: list[Any] = []
 
     async def handler(payload: Any) -> Any:
@@ -139,8 +151,7 @@ def test_a_bad_incoming_request_gets_a_structured_refusal_and_is_dead_lettered_b
         raw = await nats.connect(server.url)
         try:
             await backend.serve(orders(), {"place_order": handler})
-            reply = await raw.request("subhive.orders.v1.op.place_order.rogue", data, timeout=5,
-                                      headers=sent_headers)
+            reply = await raw.request("subhive.orders.v1.op.place_order.rogue", data, timeout=5, headers=sent_headers)
             letters = await _kept(server, "backend")
             return json.loads(reply.data), reply.headers or {}, letters, backend.stats.refused[code]
         finally:
@@ -263,8 +274,9 @@ def test_replicas_in_a_queue_group_share_the_requests(server: EmbeddedServer) ->
         try:
             await a.serve(orders(), {"place_order": replica("a")})
             await b.serve(orders(), {"place_order": replica("b")})
-            return await asyncio.gather(*(web.request(orders(), "place_order", {"sku": "A-1", "qty": 1})
-                                          for _ in range(60)))
+            return await asyncio.gather(
+                *(web.request(orders(), "place_order", {"sku": "A-1", "qty": 1}) for _ in range(60))
+            )
         finally:
             for t in (web, a, b):
                 await t.close()
@@ -287,8 +299,10 @@ def test_two_majors_are_served_side_by_side(server: EmbeddedServer) -> None:
             await backend.serve(orders(1), {"place_order": _echo_orders})
             await backend.serve(orders(2), {"place_order": v2})
             request = {"sku": "A-3", "qty": 3}
-            return (await web.request(orders(1), "place_order", request),
-                    await web.request(orders(2), "place_order", request))
+            return (
+                await web.request(orders(1), "place_order", request),
+                await web.request(orders(2), "place_order", request),
+            )
         finally:
             await web.close()
             await backend.close()
@@ -297,7 +311,8 @@ def test_two_majors_are_served_side_by_side(server: EmbeddedServer) -> None:
 
 
 def test_durable_events_reach_subscribers_and_a_failing_handler_is_retried_once_then_dead_lettered(
-        server: EmbeddedServer) -> None:
+    server: EmbeddedServer,
+) -> None:
     attempts: dict[str, int] = {}
     delivered: list[str] = []
     reported: list[Failure] = []
@@ -337,7 +352,8 @@ def test_durable_events_reach_subscribers_and_a_failing_handler_is_retried_once_
     assert [(json.loads(d.data), d.code) for d in letters] == [({"order_id": "broken-1"}, "handler.failed")]
     # Two failures of one class in this hive: reported once, for a repair proposal.
     assert [(f.hive, f.code, f.contract, f.member, f.count) for f in reported] == [
-        ("web", "handler.failed", "orders", "order_placed", 2)]
+        ("web", "handler.failed", "orders", "order_placed", 2)
+    ]
 
 
 def test_an_event_outside_the_schema_is_dead_lettered_and_never_redelivered(server: EmbeddedServer) -> None:
@@ -351,8 +367,11 @@ def test_an_event_outside_the_schema_is_dead_lettered_and_never_redelivered(serv
         raw = await nats.connect(server.url)
         web = await _hive(server, "web")
         try:
-            await raw.jetstream().publish("subhive.orders.v1.ev.order_placed", b'{"order_id": 7}',
-                                          headers={"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "backend"})
+            await raw.jetstream().publish(
+                "subhive.orders.v1.ev.order_placed",
+                b'{"order_id": 7}',
+                headers={"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "backend"},
+            )
             await web.subscribe(orders(), "order_placed", handler)
             for _ in range(200):
                 if web.stats.dead_lettered:
@@ -479,8 +498,7 @@ def test_an_unreachable_server_is_an_error_not_a_hang() -> None:
     assert "127.0.0.1:1" in error.message
 
 
-def test_a_request_from_a_hive_that_is_not_a_registered_consumer_is_refused_and_kept(
-        server: EmbeddedServer) -> None:
+def test_a_request_from_a_hive_that_is_not_a_registered_consumer_is_refused_and_kept(server: EmbeddedServer) -> None:
     data = b'{"sku": "A-1", "qty": 1}'
 
     async def scenario() -> tuple[dict[str, Any], list[Any], int]:
@@ -490,8 +508,12 @@ def test_a_request_from_a_hive_that_is_not_a_registered_consumer_is_refused_and_
         try:
             await backend.serve(orders(), {"place_order": _echo_orders})
             assert await web.request(orders(), "place_order", {"sku": "A-1", "qty": 1}) == {"order_id": "o-A-1-1"}
-            reply = await rogue.request("subhive.orders.v1.op.place_order.billing", data, timeout=5,
-                                        headers={"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "billing"})
+            reply = await rogue.request(
+                "subhive.orders.v1.op.place_order.billing",
+                data,
+                timeout=5,
+                headers={"Subhive-Contract": "orders@1.0.0", "Subhive-Sender": "billing"},
+            )
             letters = await _kept(server, "backend")
             return json.loads(reply.data), letters, backend.stats.refused["bus.sender_unknown"]
         finally:

@@ -45,7 +45,8 @@ def _pending(ws: Path, capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def test_approve_prints_the_id_and_outcome_and_again_changes_nothing(
-        workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     ws = str(workspace)
     pid = _pending(workspace, capsys)
     code, out, err = cli(capsys, "approvals", "approve", pid, "-C", ws)
@@ -59,8 +60,11 @@ def test_approve_prints_the_id_and_outcome_and_again_changes_nothing(
 
     code, out, _ = cli(capsys, "approvals", "approve", pid, "-C", ws, "--format", "json")
     assert code == 0
-    assert {k: json.loads(out)[k] for k in ("id", "status", "unchanged")} == {"id": pid, "status": "approved",
-                                                                             "unchanged": True}
+    assert {k: json.loads(out)[k] for k in ("id", "status", "unchanged")} == {
+        "id": pid,
+        "status": "approved",
+        "unchanged": True,
+    }
 
     code, _, err = cli(capsys, "approvals", "reject", pid, "--reason", "too late", "-C", ws)
     assert code == 1
@@ -71,7 +75,8 @@ def test_approve_prints_the_id_and_outcome_and_again_changes_nothing(
 
 
 def test_reject_prints_the_id_and_subject_and_again_changes_nothing(
-        workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     ws = str(workspace)
     pid = _pending(workspace, capsys)
     code, out, err = cli(capsys, "approvals", "reject", pid, "--reason", "keep the field", "-C", ws)
@@ -90,8 +95,14 @@ def test_reject_prints_the_id_and_subject_and_again_changes_nothing(
 
 def test_a_repair_is_rejected_by_its_id_and_what_failed(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with RootHive.open(workspace) as root:
-        repair = root.propose_repair("backend", code="handler.failed", message="KeyError: 'sku'",
-                                     contract="orders", operation="place_order", count=2)
+        repair = root.propose_repair(
+            "backend",
+            code="handler.failed",
+            message="KeyError: 'sku'",
+            contract="orders",
+            operation="place_order",
+            count=2,
+        )
     code, out, err = cli(capsys, "approvals", "reject", repair.id, "--reason", "fixed", "-C", str(workspace))
     assert code == 0, err
     assert out.startswith(f"{repair.id}: rejected: repair handler.failed x2 at orders/place_order")
@@ -104,8 +115,9 @@ def test_an_unknown_id_exits_2(workspace: Path, capsys: pytest.CaptureFixture[st
     assert "[approval.unknown]" in err
 
 
-def test_the_same_rules_hold_against_a_running_root(workspace: Path, running_root: str,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_same_rules_hold_against_a_running_root(
+    workspace: Path, running_root: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     ws = str(workspace)
     pid = _pending(workspace, capsys)
     assert cli(capsys, "approvals", "approve", pid, "-C", ws)[0] == 0

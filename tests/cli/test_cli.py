@@ -23,16 +23,16 @@ def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
         assert command in out
 
 
-@pytest.mark.parametrize("command", [["schema", "diff"], ["contract", "lint"], ["contract", "check"],
-                                     ["contract", "diff"]])
+@pytest.mark.parametrize(
+    "command", [["schema", "diff"], ["contract", "lint"], ["contract", "check"], ["contract", "diff"]]
+)
 def test_every_command_help_has_an_example(capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
     code, out, _ = cli(capsys, *command, "--help")
     assert code == 0
     assert "Example: subhive " + " ".join(command) in out
 
 
-def test_schema_diff_json_has_exactly_the_documented_shape(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_schema_diff_json_has_exactly_the_documented_shape(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     old.write_text('{"type": "integer"}')
     new.write_text('{"type": "number"}')
@@ -59,7 +59,8 @@ def test_schema_diff_text_puts_the_verdict_first(capsys: pytest.CaptureFixture[s
 
 
 def test_schema_diff_require_turns_the_verdict_into_an_exit_code(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     old.write_text('{"type": "string"}')
     new.write_text('{"type": "string", "maxLength": 3}')
@@ -70,7 +71,8 @@ def test_schema_diff_require_turns_the_verdict_into_an_exit_code(
 
 
 def test_integer_bounds_beyond_float_range_are_compared_exactly(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     old.write_text('{"type": "integer", "maximum": 1' + "0" * 400 + "}")
     new.write_text('{"type": "integer", "maximum": 2' + "0" * 400 + "}")
@@ -81,14 +83,18 @@ def test_integer_bounds_beyond_float_range_are_compared_exactly(
     assert [c["code"] for c in report["changes"]] == ["maximum.relaxed"]
 
 
-@pytest.mark.parametrize(("content", "expected"), [
-    ('{"type": "string",\n "maxLength": }', "invalid JSON"),
-    (b"\x00\x01\x02garbage", "binary"),
-    ('{"type": "strin"}', "/type"),
-    ('{"$ref": "https://example.com/schema.json"}', "remote"),
-])
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"type": "string",\n "maxLength": }', "invalid JSON"),
+        (b"\x00\x01\x02garbage", "binary"),
+        ('{"type": "strin"}', "/type"),
+        ('{"$ref": "https://example.com/schema.json"}', "remote"),
+    ],
+)
 def test_bad_schema_input_exits_2_naming_the_file(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str | bytes, expected: str) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str | bytes, expected: str
+) -> None:
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
     good.write_text('{"type": "string"}')
     bad.write_bytes(content.encode() if isinstance(content, str) else content)
@@ -127,16 +133,20 @@ def test_contract_lint_example_contracts_is_clean(capsys: pytest.CaptureFixture[
     assert result["ok"] is True
     assert result["problems"] == []
     assert {(c["name"], c["version"]) for c in result["contracts"]} >= {
-        ("orders", "1.0.0"), ("orders", "1.1.0"), ("orders", "2.0.0"), ("inventory", "1.0.0")}
+        ("orders", "1.0.0"),
+        ("orders", "1.1.0"),
+        ("orders", "2.0.0"),
+        ("inventory", "1.0.0"),
+    }
 
 
-def test_contract_lint_reports_every_problem_and_exits_2(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_contract_lint_reports_every_problem_and_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     contract = tmp_path / "orders" / "1.0.0"
     contract.mkdir(parents=True)
     (contract / "contract.yaml").write_text(
         "contract: Orders.v1\nversion: 1.0\nprovider: backend\noperations:\n"
-        "  place:\n    input: missing.json\n    output: missing.json\n")
+        "  place:\n    input: missing.json\n    output: missing.json\n"
+    )
     code, _, err = cli(capsys, "contract", "lint", str(tmp_path))
     assert code == 2
     assert "contract.yaml:1" in err  # the invalid name, on its line
@@ -161,7 +171,8 @@ def test_contract_check_refuses_a_hidden_break(capsys: pytest.CaptureFixture[str
     assert result["actual_bump"] == "minor"
     assert result["suggested_version"] == "2.0.0"
     assert [(o["part"], o["code"], o["path"]) for o in result["offending"]] == [
-        ("contract", "operation.removed", "/operations/get_order")]
+        ("contract", "operation.removed", "/operations/get_order")
+    ]
     assert "operation.removed at contract /operations/get_order" in err
 
 
@@ -185,8 +196,9 @@ def test_console_script_runs_as_a_real_process(tmp_path: Path) -> None:
     garbage.write_bytes(os.urandom(2048))
     good = tmp_path / "good.proto"
     good.write_text('syntax = "proto3";\nmessage A { int32 x = 1; }\n')
-    proc = subprocess.run([str(exe), "schema", "diff", str(good), str(garbage)], capture_output=True, text=True,
-                          check=False, timeout=120)
+    proc = subprocess.run(
+        [str(exe), "schema", "diff", str(good), str(garbage)], capture_output=True, text=True, check=False, timeout=120
+    )
     assert proc.returncode == 2
     assert str(garbage) in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -45,7 +45,8 @@ def _forge(ws: Path) -> bytes:
 
 
 def test_propose_refuses_an_edited_hash_with_exit_2_and_leaves_the_lock_alone(
-        workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     real = _accepted_hash(workspace)
     forged = _forge(workspace)
     code, _out, err = cli(capsys, "contract", "propose", str(workspace / "drafts" / "orders" / "1.1.0"))
@@ -61,12 +62,14 @@ def test_propose_refuses_an_edited_hash_with_exit_2_and_leaves_the_lock_alone(
 
 
 def test_propose_refuses_while_an_accepted_version_was_edited_in_place(
-        workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     accepted = workspace / "contracts" / "orders" / "1.0.0"
     manifest = accepted / "contract.yaml"
     manifest.write_text(manifest.read_text() + "\n# edited after acceptance\n")
-    code, out, _err = cli(capsys, "contract", "propose", str(workspace / "drafts" / "orders" / "1.1.0"),
-                         "--format", "json")
+    code, out, _err = cli(
+        capsys, "contract", "propose", str(workspace / "drafts" / "orders" / "1.1.0"), "--format", "json"
+    )
     assert code == 2
     body = json.loads(out)
     assert body["error"] == "lock.inconsistent"
@@ -100,7 +103,8 @@ def _restore(ws: Path, real: str) -> None:
 
 
 def test_contract_check_against_an_edited_accepted_version_says_so_with_exit_2(
-        workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     accepted = workspace / "contracts" / "orders" / "1.0.0"
     draft = workspace / "drafts" / "orders" / "1.1.0"
     code, _, _ = cli(capsys, "contract", "check", str(draft), "--against", str(accepted))
@@ -115,7 +119,8 @@ def test_contract_check_against_an_edited_accepted_version_says_so_with_exit_2(
 
 
 def test_a_running_root_gets_no_proposal_while_the_lock_is_edited_and_keeps_the_edit(
-        workspace: Path, running_root: str, capsys: pytest.CaptureFixture[str]) -> None:
+    workspace: Path, running_root: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     real = _accepted_hash(workspace)
     forged = _forge(workspace)
     code, out, _ = cli(capsys, "status", "-C", str(workspace), "--format", "json")

@@ -42,8 +42,10 @@ def _expected(root: Path) -> list[tuple[str, str]]:
     return [
         (f"{hives / 'api' / 'subhive.toml'}:{_line_of(hives / 'api' / 'subhive.toml', 'kind = ')}", "input.toml"),
         (f"{hives / 'db' / 'subhive.toml'}:{_line_of(hives / 'db' / 'subhive.toml', 'kynd')}", "hive.unknown_key"),
-        (f"{hives / 'web' / 'subhive.toml'}:{_line_of(hives / 'web' / 'subhive.toml', 'max_files')}",
-         "hive.budget_invalid"),
+        (
+            f"{hives / 'web' / 'subhive.toml'}:{_line_of(hives / 'web' / 'subhive.toml', 'max_files')}",
+            "hive.budget_invalid",
+        ),
     ]
 
 
@@ -51,16 +53,17 @@ def _reported(err: str) -> list[tuple[str, str]]:
     found = []
     for line in err.splitlines():
         if line.startswith("error: ") and "[" in line:
-            where = line[len("error: "):].split(" ", 1)[0]
+            where = line[len("error: ") :].split(" ", 1)[0]
             found.append((where.rstrip(":"), line.rsplit("[", 1)[1].rstrip("]")))
     return found
 
 
-@pytest.mark.parametrize("command", [["status"], ["codegen"], ["up", "--detach"], ["contract", "lint", "contracts"]],
-                         ids=" ".join)
+@pytest.mark.parametrize(
+    "command", [["status"], ["codegen"], ["up", "--detach"], ["contract", "lint", "contracts"]], ids=" ".join
+)
 def test_every_manifest_problem_is_reported_with_file_and_line_and_exit_2(
-        broken_workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-        command: list[str]) -> None:
+    broken_workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
     monkeypatch.chdir(broken_workspace)
     code, _, err = cli(capsys, *command)
     assert code == 2, err
@@ -79,19 +82,20 @@ def test_up_refuses_before_starting_anything(broken_workspace: Path, capsys: pyt
     assert not (broken_workspace / ".subhive" / "up" / "supervisor.json").exists()
 
 
-def test_status_json_lists_the_problems_beside_the_tree(broken_workspace: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_json_lists_the_problems_beside_the_tree(
+    broken_workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = cli(capsys, "status", "-C", str(broken_workspace), "--format", "json")
     assert code == 2
     report = json.loads(out)
     assert [h["name"] for h in report["hives"]] == ["ok"]  # the valid hive is still shown
-    assert sorted({p["code"] for p in report["problems"]}) == ["hive.budget_invalid", "hive.unknown_key",
-                                                                 "input.toml"]
+    assert sorted({p["code"] for p in report["problems"]}) == ["hive.budget_invalid", "hive.unknown_key", "input.toml"]
     assert all(p["line"] >= 1 and p["file"].endswith("subhive.toml") for p in report["problems"])
 
 
 def test_a_key_written_below_a_table_is_said_to_belong_above_it(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = tmp_path / "ws"
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         assert main(["init", str(root)]) == 0

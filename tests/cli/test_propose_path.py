@@ -27,7 +27,8 @@ def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_a_path_outside_the_current_workspace_is_refused_naming_both(
-        shop: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    shop: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     outside = shop.parent / "elsewhere" / "orders" / "1.0.0"
     monkeypatch.chdir(shop)
     code, out, err = cli(capsys, "contract", "propose", str(outside))
@@ -39,7 +40,8 @@ def test_a_path_outside_the_current_workspace_is_refused_naming_both(
 
 
 def test_with_dash_c_the_named_workspace_is_the_one_compared(
-        shop: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    shop: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     outside = shop.parent / "elsewhere" / "orders" / "1.0.0"
     monkeypatch.chdir(shop.parent)
     code, _, err = cli(capsys, "contract", "propose", str(outside), "-C", str(shop))
@@ -48,7 +50,8 @@ def test_with_dash_c_the_named_workspace_is_the_one_compared(
 
 
 def test_a_path_in_no_workspace_from_no_workspace_says_so(
-        shop: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    shop: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     outside = shop.parent / "elsewhere" / "orders" / "1.0.0"
     monkeypatch.chdir(shop.parent)
     code, _, err = cli(capsys, "contract", "propose", str(outside))
@@ -57,8 +60,9 @@ def test_a_path_in_no_workspace_from_no_workspace_says_so(
     assert "[propose.outside_workspace]" in err
 
 
-def test_a_path_inside_is_proposed_from_anywhere(shop: Path, capsys: pytest.CaptureFixture[str],
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_path_inside_is_proposed_from_anywhere(
+    shop: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     inside = shop / "contracts" / "orders" / "1.0.0"
     shutil.copytree(ORDERS, inside)
     monkeypatch.chdir(shop.parent)  # outside any workspace: the path's own workspace is used

@@ -37,7 +37,8 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def test_without_a_root_the_commands_run_the_engine_on_the_workspace(
-        workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("SUBHIVE_ROOT", raising=False)
     drafts = workspace / "drafts" / "orders"
     code, out, _ = cli(capsys, "contract", "propose", str(drafts / "1.0.0"), "--format", "json")
@@ -71,8 +72,9 @@ def test_an_invalid_proposal_exits_2_with_located_problems(workspace: Path, caps
     assert "Traceback" not in err
 
 
-def test_the_commands_talk_to_a_running_root(workspace: Path, running_root: str,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_commands_talk_to_a_running_root(
+    workspace: Path, running_root: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     drafts = workspace / "drafts" / "orders"
     ws = str(workspace)
     assert json.loads((workspace / SERVICE_FILE).read_text())["address"] == running_root
@@ -127,7 +129,8 @@ def test_an_explicit_root_that_does_not_answer_is_an_error(workspace: Path, caps
 
 
 def test_propose_uses_the_providers_token_file_written_when_the_root_registered_it(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("SUBHIVE_ROOT", raising=False)
     monkeypatch.delenv("SUBHIVE_TOKEN", raising=False)
     ws = tmp_path / "shop"
@@ -136,10 +139,22 @@ def test_propose_uses_the_providers_token_file_written_when_the_root_registered_
     capsys.readouterr()
     for version in ("1.0.0", "1.1.0"):
         shutil.copytree(ORDERS / version, ws / "drafts" / "orders" / version)
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; from subhive.cli import main; sys.exit(main())",
-                             "root", "--format", "json", "-C", str(ws)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from subhive.cli import main; sys.exit(main())",
+            "root",
+            "--format",
+            "json",
+            "-C",
+            str(ws),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -147,14 +162,30 @@ def test_propose_uses_the_providers_token_file_written_when_the_root_registered_
         address = json.loads(line)["address"]
         token_file = ws / ".subhive" / "tokens" / "backend.token"
         assert token_file.is_file()  # the root registered the workspace's hive when it opened
-        code, out, _ = cli(capsys, "contract", "propose", str(ws / "drafts" / "orders" / "1.0.0"),
-                           "--root", address, "--format", "json")
+        code, out, _ = cli(
+            capsys,
+            "contract",
+            "propose",
+            str(ws / "drafts" / "orders" / "1.0.0"),
+            "--root",
+            address,
+            "--format",
+            "json",
+        )
         assert code == 0
         assert json.loads(out)["status"] == "accepted"
         # The file is what propose sends: a stale token there is refused, not replaced by the admin's.
         token_file.write_text("stale-token\n")
-        code, _, err = cli(capsys, "contract", "propose", str(ws / "drafts" / "orders" / "1.1.0"),
-                           "--root", address, "--format", "json")
+        code, _, err = cli(
+            capsys,
+            "contract",
+            "propose",
+            str(ws / "drafts" / "orders" / "1.1.0"),
+            "--root",
+            address,
+            "--format",
+            "json",
+        )
         assert code != 0
         assert "auth.unauthenticated" in err
     finally:

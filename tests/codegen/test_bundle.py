@@ -24,11 +24,19 @@ COMMON = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$defs": {
         # Same $defs name as one in main.json: the bundle must keep both, under different names.
-        "Item": {"type": "object", "required": ["sku"], "properties": {"sku": {"type": "string", "minLength": 3}},
-                 "additionalProperties": False},
-        "Money": {"$id": "urn:shop:money", "type": "object", "required": ["cents"],
-                  "properties": {"cents": {"$ref": "#/$defs/Cents"}},
-                  "$defs": {"Cents": {"type": "integer", "minimum": 0}}},
+        "Item": {
+            "type": "object",
+            "required": ["sku"],
+            "properties": {"sku": {"type": "string", "minLength": 3}},
+            "additionalProperties": False,
+        },
+        "Money": {
+            "$id": "urn:shop:money",
+            "type": "object",
+            "required": ["cents"],
+            "properties": {"cents": {"$ref": "#/$defs/Cents"}},
+            "$defs": {"Cents": {"type": "integer", "minimum": 0}},
+        },
         "Day": {"$anchor": "day", "type": "string", "format": "date"},
     },
 }
@@ -50,14 +58,19 @@ MAIN = {
     "additionalProperties": False,
     "$defs": {
         "Item": {"type": "integer", "maximum": 9},
-        "Tree": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}},
-                                                  "up": {"$ref": "#"}}},
+        "Tree": {
+            "type": "object",
+            "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}, "up": {"$ref": "#"}},
+        },
         "Nothing": False,
     },
 }
-LIST = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "array",
-        "items": {"$ref": "#/$defs/Node"},
-        "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#"}}}}}
+LIST = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "array",
+    "items": {"$ref": "#/$defs/Node"},
+    "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#"}}}},
+}
 
 GOOD = {"item": {"sku": "abc"}, "price": {"cents": 5}}
 # (instance, valid?) decided from the schemas above, by hand.
@@ -90,20 +103,31 @@ LIST_CASES: list[tuple[Any, bool]] = [
 @pytest.fixture(scope="module")
 def contract(tmp_path_factory: pytest.TempPathFactory) -> Contract:
     manifest = {
-        "contract": "mixed", "version": "1.0.0", "provider": "backend",
-        "operations": {"put": {"input": "main.json", "output": "common.json#/$defs/Item"},
-                       "walk": {"input": "list.json", "output": "main.json#/$defs/Tree"}},
+        "contract": "mixed",
+        "version": "1.0.0",
+        "provider": "backend",
+        "operations": {
+            "put": {"input": "main.json", "output": "common.json#/$defs/Item"},
+            "walk": {"input": "list.json", "output": "main.json#/$defs/Tree"},
+        },
         "events": {"priced": {"payload": "common.json#/$defs/Money"}},
     }
-    directory = write_contract(tmp_path_factory.mktemp("bundle"), manifest,
-                               {"main.json": MAIN, "common.json": COMMON, "list.json": LIST})
+    directory = write_contract(
+        tmp_path_factory.mktemp("bundle"), manifest, {"main.json": MAIN, "common.json": COMMON, "list.json": LIST}
+    )
     return load_contract(directory)
 
 
 def _original(directory: Path, target: str) -> jsonschema.protocols.Validator:
-    resources = [(p.resolve().as_uri(), referencing.Resource.from_contents(
-        json.loads(p.read_text()), default_specification=referencing.jsonschema.DRAFT202012))
-        for p in directory.glob("*.json")]
+    resources = [
+        (
+            p.resolve().as_uri(),
+            referencing.Resource.from_contents(
+                json.loads(p.read_text()), default_specification=referencing.jsonschema.DRAFT202012
+            ),
+        )
+        for p in directory.glob("*.json")
+    ]
     registry: referencing.Registry[Any] = referencing.Registry().with_resources(resources).crawl()
     cls = jsonschema.validators.Draft202012Validator
     file, _, fragment = target.partition("#")
@@ -115,16 +139,26 @@ def _bundled(schema: dict[str, Any]) -> Any:
     return jsonschema_rs.validator_for(schema, validate_formats=True)
 
 
-@pytest.mark.parametrize(("key", "target", "cases"), [
-    ("operations.put.input", "main.json", MAIN_CASES),
-    ("operations.walk.input", "list.json", LIST_CASES),
-    ("events.priced.payload", "common.json#/$defs/Money", [({"cents": 0}, True), ({"cents": -3}, False),
-                                                           ({}, False)]),
-    ("operations.walk.output", "main.json#/$defs/Tree", [({"up": GOOD}, True), ({"up": {}}, False),
-                                                         ({"kids": [{"up": 1}]}, False)]),
-])
+@pytest.mark.parametrize(
+    ("key", "target", "cases"),
+    [
+        ("operations.put.input", "main.json", MAIN_CASES),
+        ("operations.walk.input", "list.json", LIST_CASES),
+        (
+            "events.priced.payload",
+            "common.json#/$defs/Money",
+            [({"cents": 0}, True), ({"cents": -3}, False), ({}, False)],
+        ),
+        (
+            "operations.walk.output",
+            "main.json#/$defs/Tree",
+            [({"up": GOOD}, True), ({"up": {}}, False), ({"kids": [{"up": 1}]}, False)],
+        ),
+    ],
+)
 def test_bundled_schemas_give_every_instance_the_verdict_of_the_original_files(
-        contract: Contract, key: str, target: str, cases: list[tuple[Any, bool]]) -> None:
+    contract: Contract, key: str, target: str, cases: list[tuple[Any, bool]]
+) -> None:
     result = bundle_contract(contract)
     original = _original(contract.directory, target)
     alone = _bundled(result.schemas[key])
@@ -183,9 +217,13 @@ def test_orders_shares_its_definitions_once() -> None:
     contract = load_contract(REPO / "contracts/orders/1.1.0")
     result = bundle_contract(contract)
     assert result.names == {
-        "operations.place_order.input": "PlaceOrderInput", "operations.place_order.output": "OrderRef",
-        "operations.get_order.input": "OrderRef", "operations.get_order.output": "Order",
-        "events.order_placed.payload": "Order", "events.order_shipped.payload": "OrderRef"}
+        "operations.place_order.input": "PlaceOrderInput",
+        "operations.place_order.output": "OrderRef",
+        "operations.get_order.input": "OrderRef",
+        "operations.get_order.output": "Order",
+        "events.order_placed.payload": "Order",
+        "events.order_shipped.payload": "OrderRef",
+    }
     assert sorted(result.document["$defs"]) == ["Order", "OrderLine", "OrderRef", "PlaceOrderInput"]
     place = _bundled(result.schemas["operations.place_order.input"])
     assert place.is_valid({"customer_id": "c", "lines": [{"sku": "abc", "quantity": 1}]})
@@ -194,9 +232,11 @@ def test_orders_shares_its_definitions_once() -> None:
 
 
 def test_a_boolean_schema_bundles_under_a_name(tmp_path: Path) -> None:
-    directory = write_contract(tmp_path, {"contract": "b", "version": "1.0.0", "provider": "p",
-                                          "events": {"e": {"payload": "s.json#/$defs/Never"}}},
-                               {"s.json": {"$defs": {"Never": False}}})
+    directory = write_contract(
+        tmp_path,
+        {"contract": "b", "version": "1.0.0", "provider": "p", "events": {"e": {"payload": "s.json#/$defs/Never"}}},
+        {"s.json": {"$defs": {"Never": False}}},
+    )
     schema = bundle(SchemaRef(directory / "s.json", "/$defs/Never"))
     assert schema["$ref"] == "#/$defs/Never"
     assert schema["$defs"] == {"Never": False}

@@ -41,9 +41,15 @@ def shop(shop_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
 def _validator(root: Path, contract: str, version: str, target: str) -> jsonschema.protocols.Validator:
     """A python-jsonschema validator for ``target`` ("schemas.json#/$defs/X") from the contract's own files."""
     directory = root / "contracts" / contract / version
-    resources = [(p.name, referencing.Resource.from_contents(json.loads(p.read_text()),
-                                                             default_specification=referencing.jsonschema.DRAFT202012))
-                 for p in directory.glob("*.json")]
+    resources = [
+        (
+            p.name,
+            referencing.Resource.from_contents(
+                json.loads(p.read_text()), default_specification=referencing.jsonschema.DRAFT202012
+            ),
+        )
+        for p in directory.glob("*.json")
+    ]
     registry = referencing.Registry().with_resources(resources)
     cls = jsonschema.validators.validator_for({"$schema": "https://json-schema.org/draft/2020-12/schema"})
     return cls({"$ref": target}, registry=registry, format_checker=cls.FORMAT_CHECKER)
@@ -82,8 +88,9 @@ def test_the_ui_calls_a_mock_db_storage_through_its_client_and_every_answer_is_s
     stubs = importlib.import_module("stubs.api.db_storage_v0")
     models = importlib.import_module("stubs.api.db_storage_v0.models")
     manifest = _manifest(shop, "db_storage", "0.1.0")
-    outputs = {op: _validator(shop, "db_storage", "0.1.0", spec["output"])
-               for op, spec in manifest["operations"].items()}
+    outputs = {
+        op: _validator(shop, "db_storage", "0.1.0", spec["output"]) for op, spec in manifest["operations"].items()
+    }
 
     async def scenario() -> list[Any]:
         transport = LocalTransport()
@@ -249,11 +256,46 @@ def test_check_reports_a_hand_edit_and_a_run_repairs_it(shop: Path, capsys: pyte
 
 def test_generated_code_passes_mypy_strict_and_ruff(shop: Path) -> None:
     env = {**os.environ, "MYPYPATH": str(shop)}
-    mypy = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "-p", "stubs.web",
-                           "-p", "stubs.db", "--namespace-packages", "--explicit-package-bases"],
-                          cwd=shop, capture_output=True, text=True, env=env, timeout=240, check=False)
+    mypy = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "-p",
+            "stubs.web",
+            "-p",
+            "stubs.db",
+            "--namespace-packages",
+            "--explicit-package-bases",
+        ],
+        cwd=shop,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+        check=False,
+    )
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
-    ruff = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select",
-                           "E,F,W,I,UP", "--line-length", "120", "stubs"],
-                          cwd=shop, capture_output=True, text=True, timeout=60, check=False)
+    ruff = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--no-cache",
+            "--isolated",
+            "--select",
+            "E,F,W,I,UP",
+            "--line-length",
+            "120",
+            "stubs",
+        ],
+        cwd=shop,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert ruff.returncode == 0, ruff.stdout + ruff.stderr

@@ -20,8 +20,9 @@ def _mtimes(root: Path, hive: str) -> dict[Path, int]:
     return {p: p.stat().st_mtime_ns for p in (root / "stubs" / hive).rglob("*") if p.is_file()}
 
 
-def test_a_new_accepted_version_regenerates_only_the_hives_that_use_it(shop: Path,
-                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_new_accepted_version_regenerates_only_the_hives_that_use_it(
+    shop: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     untouched = {hive: _mtimes(shop, hive) for hive in ("api", "db")}
     directory = shop / "contracts" / "orders" / "1.2.0"
     shutil.copytree(shop / "contracts" / "orders" / "1.1.0", directory)
@@ -61,7 +62,8 @@ def test_a_contract_no_longer_consumed_loses_its_package_once_the_lock_lets_it_g
 
 
 def test_a_requirement_the_lock_cannot_meet_is_an_error_naming_the_manifest(
-        shop: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shop: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rewrite_manifest(shop, "web", consumes={"orders": "^2.0"})
     assert main(["codegen", "web", "-C", str(shop), "--format", "json"]) == 2
     data = json.loads(capsys.readouterr().out)

@@ -42,15 +42,26 @@ TRICKY = {
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, GeneratedModels]]]:
     root = tmp_path_factory.mktemp("models")
-    manifest = {"contract": "tricky", "version": "1.0.0", "provider": "p",
-                "operations": {"do": {"input": "tricky.json", "output": "scalar.json"}},
-                "events": {"ticked": {"payload": "choice.json"}}}
-    directory = write_contract(root / "contracts", manifest, {
-        "tricky.json": TRICKY, "scalar.json": {"type": "string", "minLength": 1},
-        "choice.json": {"oneOf": [{"type": "string"}, {"type": "integer"}]}})
-    modules = {"orders": contract_models(bundle_contract(load_contract(REPO / "contracts/orders/1.1.0")),
-                                         header=HEADER),
-               "tricky": contract_models(bundle_contract(load_contract(directory)), header=HEADER)}
+    manifest = {
+        "contract": "tricky",
+        "version": "1.0.0",
+        "provider": "p",
+        "operations": {"do": {"input": "tricky.json", "output": "scalar.json"}},
+        "events": {"ticked": {"payload": "choice.json"}},
+    }
+    directory = write_contract(
+        root / "contracts",
+        manifest,
+        {
+            "tricky.json": TRICKY,
+            "scalar.json": {"type": "string", "minLength": 1},
+            "choice.json": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+        },
+    )
+    modules = {
+        "orders": contract_models(bundle_contract(load_contract(REPO / "contracts/orders/1.1.0")), header=HEADER),
+        "tricky": contract_models(bundle_contract(load_contract(directory)), header=HEADER),
+    }
     (root / "genmodels").mkdir()
     (root / "genmodels/__init__.py").write_text("")
     for name, models in modules.items():
@@ -65,7 +76,8 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
 
 
 def test_orders_gets_one_class_per_schema_under_the_bundle_names(
-        generated: tuple[Path, dict[str, GeneratedModels]]) -> None:
+    generated: tuple[Path, dict[str, GeneratedModels]],
+) -> None:
     _, modules = generated
     orders = modules["orders"]
     assert orders.source.startswith(HEADER)
@@ -73,13 +85,15 @@ def test_orders_gets_one_class_per_schema_under_the_bundle_names(
     assert orders.classes["events.order_placed.payload"] == "Order"
     assert orders.notes == []
     module: Any = importlib.import_module("genmodels.orders")
-    order = module.Order.model_validate({"order_id": "ord_12345678", "customer_id": "c", "status": "paid",
-                                         "lines": [{"sku": "abc", "quantity": 2}]})
+    order = module.Order.model_validate(
+        {"order_id": "ord_12345678", "customer_id": "c", "status": "paid", "lines": [{"sku": "abc", "quantity": 2}]}
+    )
     assert order.lines[0].quantity == 2
     assert isinstance(order.lines[0], module.OrderLine)
     with pytest.raises(pydantic.ValidationError):
-        module.Order.model_validate({"order_id": "ord_12345678", "customer_id": "c", "status": "lost",
-                                     "lines": [{"sku": "abc", "quantity": 2}]})
+        module.Order.model_validate(
+            {"order_id": "ord_12345678", "customer_id": "c", "status": "lost", "lines": [{"sku": "abc", "quantity": 2}]}
+        )
     with pytest.raises(pydantic.ValidationError):  # additionalProperties: false
         module.OrderRef.model_validate({"order_id": "ord_12345678", "extra": 1})
 
@@ -96,7 +110,8 @@ def test_json_names_that_are_no_identifiers_become_aliases(generated: tuple[Path
 
 
 def test_constructs_a_type_cannot_express_are_looser_and_noted(
-        generated: tuple[Path, dict[str, GeneratedModels]]) -> None:
+    generated: tuple[Path, dict[str, GeneratedModels]],
+) -> None:
     _, modules = generated
     tricky = modules["tricky"]
     text = " ".join(tricky.notes)
@@ -106,14 +121,17 @@ def test_constructs_a_type_cannot_express_are_looser_and_noted(
     module: Any = importlib.import_module("genmodels.tricky")
     cls = getattr(module, tricky.classes["operations.do.input"])
     # The schema forbids a string under "a-b"; the model is looser and accepts it: the validator decides.
-    assert cls.model_validate({"class": "a", "a-b": "text"}).model_dump(by_alias=True, exclude_unset=True) == \
-        {"class": "a", "a-b": "text"}
+    assert cls.model_validate({"class": "a", "a-b": "text"}).model_dump(by_alias=True, exclude_unset=True) == {
+        "class": "a",
+        "a-b": "text",
+    }
     schema = bundle_contract(load_contract(generated[0] / "contracts/tricky/1.0.0")).schemas["operations.do.input"]
     assert not jsonschema_rs.validator_for(schema).is_valid({"class": "a", "a-b": "text"})
 
 
 def test_a_defs_name_taken_by_an_inline_class_still_maps_to_its_own_class(
-        generated: tuple[Path, dict[str, GeneratedModels]]) -> None:
+    generated: tuple[Path, dict[str, GeneratedModels]],
+) -> None:
     _, modules = generated
     module: Any = importlib.import_module("genmodels.tricky")
     cls = getattr(module, modules["tricky"].classes["operations.do.input"])
@@ -138,12 +156,35 @@ def test_non_object_schemas_become_root_models(generated: tuple[Path, dict[str, 
 
 def test_generated_modules_pass_mypy_strict_and_ruff(generated: tuple[Path, dict[str, GeneratedModels]]) -> None:
     root, _ = generated
-    mypy = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "-p", "genmodels"],
-                          cwd=root, capture_output=True, text=True, timeout=240, check=False)
+    mypy = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "-p", "genmodels"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
-    ruff = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select",
-                           "E,F,W,I,UP", "--line-length", "120", "genmodels"],
-                          cwd=root, capture_output=True, text=True, timeout=60, check=False)
+    ruff = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--no-cache",
+            "--isolated",
+            "--select",
+            "E,F,W,I,UP",
+            "--line-length",
+            "120",
+            "genmodels",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert ruff.returncode == 0, ruff.stdout + ruff.stderr
 
 
@@ -151,8 +192,11 @@ def test_a_schema_the_generator_fails_on_becomes_any_and_the_rest_keeps_its_type
     # "properties" as a list: lint refuses it in a contract, but the generator raises on it, as needed here.
     good = {"type": "object", "properties": {"n": {"type": "integer"}}}
     broken = {"type": "object", "properties": [{"x": {"type": "integer"}}]}
-    bundle = ContractBundle(schemas={}, document={"$defs": {"Good": good, "Broken": broken}},
-                            names={"events.a.payload": "Good", "events.b.payload": "Broken"})
+    bundle = ContractBundle(
+        schemas={},
+        document={"$defs": {"Good": good, "Broken": broken}},
+        names={"events.a.payload": "Good", "events.b.payload": "Broken"},
+    )
     models = contract_models(bundle, header=HEADER)
     assert any(n.startswith("Broken: the model generator failed") for n in models.notes)
     (tmp_path / "fallback_models.py").write_text(models.source)

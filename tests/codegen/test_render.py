@@ -14,8 +14,9 @@ from subhive.contract import load_contract
 def _contract(tmp_path: Path, operations: list[str], events: list[str]) -> Path:
     directory = tmp_path / "things" / "1.0.0"
     directory.mkdir(parents=True)
-    (directory / "s.json").write_text(json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema",
-                                                  "type": "object"}))
+    (directory / "s.json").write_text(
+        json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"})
+    )
     lines = ["contract: things", "version: 1.0.0", "provider: backend", "description: Things.", "operations:"]
     lines += [f"  {op}:\n    description: Op.\n    input: s.json\n    output: s.json" for op in operations]
     if events:
@@ -24,8 +25,10 @@ def _contract(tmp_path: Path, operations: list[str], events: list[str]) -> Path:
     return directory
 
 
-@pytest.mark.parametrize(("name", "expected"), [("get_item", "get_item"), ("class", "class_"),
-                                                ("import", "import_"), ("match", "match"), ("type", "type")])
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("get_item", "get_item"), ("class", "class_"), ("import", "import_"), ("match", "match"), ("type", "type")],
+)
 def test_keywords_get_a_trailing_underscore_soft_keywords_stay(name: str, expected: str) -> None:
     assert identifier(name) == expected
 
@@ -78,8 +81,24 @@ def test_long_names_and_descriptions_still_give_lint_clean_code(tmp_path: Path) 
         for name, text in render_package(stub, contract, models.classes, header).items():
             (package / name).write_text(text)
     (package / "models.py").write_text(models.source)
-    ruff = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select",
-                           "E,F,W,I,UP", "--line-length", "120", str(package)],
-                          capture_output=True, text=True, timeout=60, check=False)
+    ruff = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--no-cache",
+            "--isolated",
+            "--select",
+            "E,F,W,I,UP",
+            "--line-length",
+            "120",
+            str(package),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert ruff.returncode == 0, ruff.stdout + ruff.stderr
     assert "Reconcile. Reconcile." in (package / "handler.py").read_text()

@@ -23,7 +23,8 @@ def _mtimes(root: Path) -> dict[Path, int]:
 
 
 def test_an_accepted_version_edited_in_place_is_caught_although_the_stubs_are_up_to_date(
-        shop: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shop: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["codegen", "--check", "-C", str(shop)]) == 0
     capsys.readouterr()
     before = _mtimes(shop)
@@ -73,7 +74,8 @@ def notes_on_two_majors(tmp_path: Path) -> Path:
 
 
 def test_a_consumer_on_a_major_its_provider_never_publishes_on_is_told_with_both_hives_and_the_fix(
-        notes_on_two_majors: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    notes_on_two_majors: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     problems = check_tree(open_workspace(notes_on_two_majors))
     assert [p.code for p in problems] == ["event.no_publisher"]
     message, hint = problems[0].message, problems[0].hint or ""

@@ -23,8 +23,10 @@ def _orders_1_2(shop: Path) -> Path:
 
 
 def _versions(shop: Path) -> dict[str, str]:
-    return {hive: json.loads((shop / "stubs" / hive / "orders_v1" / "contract.json").read_text())["version"]
-            for hive in ("web", "backend")}
+    return {
+        hive: json.loads((shop / "stubs" / hive / "orders_v1" / "contract.json").read_text())["version"]
+        for hive in ("web", "backend")
+    }
 
 
 def test_affected_hives_are_the_providers_and_consumers_of_a_contract(shop: Path) -> None:

@@ -23,8 +23,14 @@ BASE_FILES: dict[str, Any] = {
 }
 
 
-def versions(tmp_path: Path, new_version: str, *, old_version: str = "1.0.0",
-             manifest: dict[str, Any] | None = None, **file_edits: Any) -> tuple[Path, Path]:
+def versions(
+    tmp_path: Path,
+    new_version: str,
+    *,
+    old_version: str = "1.0.0",
+    manifest: dict[str, Any] | None = None,
+    **file_edits: Any,
+) -> tuple[Path, Path]:
     """Write an old contract and a new one whose files are the old ones with ``file_edits`` applied."""
     old = write_contract(tmp_path / "old", orders_manifest(old_version), BASE_FILES)
     files = copy.deepcopy(BASE_FILES)
@@ -143,8 +149,11 @@ def test_example_contracts_in_the_repository() -> None:
     assert major.required_bump is Bump.MAJOR
     assert major.semver_ok
     broken_parts = {part for part, _ in major.breaking}
-    assert broken_parts == {"operations.place_order.input", "operations.get_order.output",
-                            "events.order_placed.payload"}
+    assert broken_parts == {
+        "operations.place_order.input",
+        "operations.get_order.output",
+        "events.order_placed.payload",
+    }
     refused = check(contracts / "1.1.0", REPO / "examples" / "semver-refused" / "orders" / "1.2.0")
     assert not refused.semver_ok
     assert [c.code for _, c in refused.offending()] == ["operation.removed"]

@@ -21,8 +21,7 @@ import pytest
 
 from tests.compat.jsonschema_corpus import CASES, NO_WITNESS, Case, instance_pool, make_validator
 
-_GROUPS = {"neutral", "boolean", "type", "enum", "numeric", "string", "array", "object", "compose", "ref",
-           "realistic"}
+_GROUPS = {"neutral", "boolean", "type", "enum", "numeric", "string", "array", "object", "compose", "ref", "realistic"}
 
 
 def test_corpus_is_large_unique_and_covers_every_group() -> None:
@@ -74,8 +73,10 @@ def test_engine_verdict(case: Case) -> None:
 
     assert [c for c in emitted if c not in codes] == [], "every emitted code must be documented in CODES"
     # Unsound answers first: they are the worst bug, whatever else is wrong.
-    for direction, expected, claimed in (("backward", case.backward, report.backward),
-                                         ("forward", case.forward, report.forward)):
+    for direction, expected, claimed in (
+        ("backward", case.backward, report.backward),
+        ("forward", case.forward, report.forward),
+    ):
         if not expected and direction not in case.unprovable:
             assert claimed is False, f"UNSOUND {direction} (a witness refutes it): {case.why}; changes={detail}"
         elif not expected:
@@ -83,7 +84,8 @@ def test_engine_verdict(case: Case) -> None:
             assert claimed is False, f"{direction}: the rules call this unprovable: {case.unprovable[direction]}"
     if not case.sound_only:
         assert (report.backward, report.forward) == (case.backward, case.forward), (
-            f"incomplete: {case.why}; changes={detail}")
+            f"incomplete: {case.why}; changes={detail}"
+        )
     assert set(case.codes_include) <= set(emitted), detail
     if case.paths_under:
         # Changes inside a shared definition are reported once, where the definition is, not once per use.

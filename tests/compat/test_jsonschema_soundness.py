@@ -40,11 +40,16 @@ _MAX_EXAMPLES = 1500
 
 NAMES = ("a", "b", "c", "x-1")
 PATTERNS: dict[str, tuple[str, ...]] = {
-    "^a": ("a", "ab", "ba", ""), "^[a-z]+$": ("abc", "a1", ""), "^[0-9]+$": ("12", "1a", ""),
-    "b": ("abc", "a", "b"), "^x-": ("x-1", "y-1"),
+    "^a": ("a", "ab", "ba", ""),
+    "^[a-z]+$": ("abc", "a1", ""),
+    "^[0-9]+$": ("12", "1a", ""),
+    "b": ("abc", "a", "b"),
+    "^x-": ("x-1", "y-1"),
 }
 FORMATS: dict[str, tuple[str, ...]] = {
-    "email": ("a@b.c", "x"), "date": ("2024-01-01", "2024-13-01"), "ipv4": ("10.0.0.1", "1.2.3"),
+    "email": ("a@b.c", "x"),
+    "date": ("2024-01-01", "2024-13-01"),
+    "ipv4": ("10.0.0.1", "1.2.3"),
     "uuid": ("123e4567-e89b-12d3-a456-426614174000", "x"),
 }
 NUMBERS = (-2, -1, 0, 1, 2, 3, 0.5, 1.5, 2.5, 10)
@@ -56,8 +61,18 @@ LENGTH_BOUNDS = ("minLength", "maxLength", "minItems", "maxItems", "minPropertie
 DEF_REF = "#/$defs/D"
 
 # Keywords whose value is one schema, a list of schemas, or a map of schemas: where mutations may land.
-_ONE = ("items", "contains", "additionalProperties", "unevaluatedProperties", "unevaluatedItems", "not",
-        "propertyNames", "if", "then", "else")
+_ONE = (
+    "items",
+    "contains",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "not",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+)
 _LIST = ("prefixItems", "anyOf", "oneOf", "allOf")
 _MAP = ("properties", "patternProperties", "$defs", "dependentSchemas")
 # A $ref placed below one of these consumes part of the instance, so a cycle through it terminates.
@@ -76,38 +91,67 @@ def _leaves(with_ref: bool, with_bool: bool = True) -> st.SearchStrategy[Json]:
     options = [
         *([st.booleans()] if with_bool else []),
         st.just({}),
-        st.fixed_dictionaries({"type": st.sampled_from(["integer", "number"])},
-                              optional={"minimum": _nums, "maximum": _nums, "exclusiveMinimum": _nums,
-                                        "exclusiveMaximum": _nums, "multipleOf": st.sampled_from(STEPS)}),
-        st.fixed_dictionaries({"type": st.just("string")},
-                              optional={"minLength": _lengths, "maxLength": _lengths,
-                                        "pattern": st.sampled_from(sorted(PATTERNS)),
-                                        "format": st.sampled_from(sorted(FORMATS))}),
-        st.fixed_dictionaries({"enum": st.lists(st.sampled_from(SCALARS), min_size=1, max_size=4,
-                                                unique_by=lambda v: (type(v).__name__, v))},
-                              optional={"type": st.sampled_from(TYPES)}),
+        st.fixed_dictionaries(
+            {"type": st.sampled_from(["integer", "number"])},
+            optional={
+                "minimum": _nums,
+                "maximum": _nums,
+                "exclusiveMinimum": _nums,
+                "exclusiveMaximum": _nums,
+                "multipleOf": st.sampled_from(STEPS),
+            },
+        ),
+        st.fixed_dictionaries(
+            {"type": st.just("string")},
+            optional={
+                "minLength": _lengths,
+                "maxLength": _lengths,
+                "pattern": st.sampled_from(sorted(PATTERNS)),
+                "format": st.sampled_from(sorted(FORMATS)),
+            },
+        ),
+        st.fixed_dictionaries(
+            {
+                "enum": st.lists(
+                    st.sampled_from(SCALARS), min_size=1, max_size=4, unique_by=lambda v: (type(v).__name__, v)
+                )
+            },
+            optional={"type": st.sampled_from(TYPES)},
+        ),
         st.fixed_dictionaries({"const": st.sampled_from(SCALARS)}),
         st.fixed_dictionaries({"type": st.lists(st.sampled_from(TYPES), min_size=1, max_size=3, unique=True)}),
-        st.fixed_dictionaries({}, optional={"minimum": _nums, "maxLength": _lengths, "minItems": _lengths,
-                                            "pattern": st.sampled_from(sorted(PATTERNS))}),
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "minimum": _nums,
+                "maxLength": _lengths,
+                "minItems": _lengths,
+                "pattern": st.sampled_from(sorted(PATTERNS)),
+            },
+        ),
     ]
     if with_ref:
         options.append(st.just({"$ref": DEF_REF}))
     return st.one_of(options)
 
 
-def _merged(core: st.SearchStrategy[dict[str, Json]], extra: st.SearchStrategy[dict[str, Json]]
-            ) -> st.SearchStrategy[dict[str, Json]]:
+def _merged(
+    core: st.SearchStrategy[dict[str, Json]], extra: st.SearchStrategy[dict[str, Json]]
+) -> st.SearchStrategy[dict[str, Json]]:
     return st.builds(lambda a, b: {**a, **b}, core, extra)
 
 
 def _objects(kids: st.SearchStrategy[Json]) -> st.SearchStrategy[Json]:
     core = st.fixed_dictionaries(
         {"type": st.just("object"), "properties": st.dictionaries(st.sampled_from(NAMES), kids, max_size=3)},
-        optional={"required": st.lists(st.sampled_from(NAMES), max_size=2, unique=True),
-                  "additionalProperties": st.one_of(st.booleans(), kids)})
+        optional={
+            "required": st.lists(st.sampled_from(NAMES), max_size=2, unique=True),
+            "additionalProperties": st.one_of(st.booleans(), kids),
+        },
+    )
     extra = st.one_of(
-        st.just({}), st.just({}),
+        st.just({}),
+        st.just({}),
         st.fixed_dictionaries({"patternProperties": st.fixed_dictionaries({"^x-": kids})}),
         st.fixed_dictionaries({}, optional={"minProperties": st.integers(0, 2), "maxProperties": st.integers(0, 3)}),
         st.fixed_dictionaries({"propertyNames": st.sampled_from([{"maxLength": 1}, {"pattern": "^[a-c]"}])}),
@@ -122,10 +166,12 @@ def _arrays(kids: st.SearchStrategy[Json]) -> st.SearchStrategy[Json]:
     extra = st.one_of(
         st.just({}),
         st.fixed_dictionaries({"prefixItems": st.lists(kids, min_size=1, max_size=2)}),
-        st.fixed_dictionaries({"contains": kids}, optional={"minContains": st.integers(0, 2),
-                                                            "maxContains": st.integers(1, 3)}),
-        st.fixed_dictionaries({}, optional={"minItems": st.integers(0, 2), "maxItems": st.integers(0, 3),
-                                            "uniqueItems": st.booleans()}),
+        st.fixed_dictionaries(
+            {"contains": kids}, optional={"minContains": st.integers(0, 2), "maxContains": st.integers(1, 3)}
+        ),
+        st.fixed_dictionaries(
+            {}, optional={"minItems": st.integers(0, 2), "maxItems": st.integers(0, 3), "uniqueItems": st.booleans()}
+        ),
     )
     return _merged(core, extra)
 
@@ -133,8 +179,10 @@ def _arrays(kids: st.SearchStrategy[Json]) -> st.SearchStrategy[Json]:
 def _logic(kids: st.SearchStrategy[Json]) -> st.SearchStrategy[Json]:
     branches = st.lists(kids, min_size=1, max_size=3)
     return st.one_of(
-        st.fixed_dictionaries({"anyOf": branches}), st.fixed_dictionaries({"oneOf": branches}),
-        st.fixed_dictionaries({"allOf": branches}), st.fixed_dictionaries({"not": kids}),
+        st.fixed_dictionaries({"anyOf": branches}),
+        st.fixed_dictionaries({"oneOf": branches}),
+        st.fixed_dictionaries({"allOf": branches}),
+        st.fixed_dictionaries({"not": kids}),
         st.fixed_dictionaries({"if": kids, "then": kids}, optional={"else": kids}),
     )
 
@@ -142,8 +190,9 @@ def _logic(kids: st.SearchStrategy[Json]) -> st.SearchStrategy[Json]:
 @lru_cache(maxsize=2)
 def schemas(with_ref: bool) -> st.SearchStrategy[Json]:
     """Subschemas of the grammar; with ``with_ref`` some leaves are ``{"$ref": "#/$defs/D"}``."""
-    return st.recursive(_leaves(with_ref),
-                        lambda kids: st.one_of(_objects(kids), _arrays(kids), _logic(kids)), max_leaves=6)
+    return st.recursive(
+        _leaves(with_ref), lambda kids: st.one_of(_objects(kids), _arrays(kids), _logic(kids)), max_leaves=6
+    )
 
 
 def _walk(node: Json, path: Ptr = ()) -> list[Ptr]:
@@ -177,11 +226,23 @@ def _document_parts() -> tuple[st.SearchStrategy[Json], st.SearchStrategy[Json]]
     ref = {"$ref": DEF_REF}
     # D refers to itself below a property or an item (a guarded cycle), also through not/anyOf/oneOf, where
     # co-inductive reasoning has to keep the two directions apart.
-    link = st.one_of(st.just(ref), st.just({"not": ref}), st.builds(lambda x: {"anyOf": [ref, x]}, plain),
-                     st.builds(lambda x: {"oneOf": [ref, x]}, plain), st.just({"type": "array", "items": ref}))
-    recursive = st.builds(lambda v, nxt, closed: {"type": "object", "properties": {"v": v, "next": nxt},
-                                                   **({"additionalProperties": False} if closed else {})},
-                          plain, link, st.booleans())
+    link = st.one_of(
+        st.just(ref),
+        st.just({"not": ref}),
+        st.builds(lambda x: {"anyOf": [ref, x]}, plain),
+        st.builds(lambda x: {"oneOf": [ref, x]}, plain),
+        st.just({"type": "array", "items": ref}),
+    )
+    recursive = st.builds(
+        lambda v, nxt, closed: {
+            "type": "object",
+            "properties": {"v": v, "next": nxt},
+            **({"additionalProperties": False} if closed else {}),
+        },
+        plain,
+        link,
+        st.booleans(),
+    )
     return root, st.one_of(plain, recursive, recursive)
 
 
@@ -200,6 +261,7 @@ def documents(draw: Draw) -> Json:
 
 # ---------------------------------------------------------------------------------------------------------
 # Mutations: each takes a subschema and returns its replacement. "annotate" is the only neutral one.
+
 
 def _get(doc: Json, path: Ptr) -> Json:
     for step in path:
@@ -232,17 +294,21 @@ def _kinds(node: dict[str, Json]) -> set[str]:
     return found | {"number"} if "integer" in found else found
 
 
-_BOUNDS_BY_KIND = {"number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
-                   "string": ("minLength", "maxLength"), "array": ("minItems", "maxItems"),
-                   "object": ("minProperties", "maxProperties")}
+_BOUNDS_BY_KIND = {
+    "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
+    "string": ("minLength", "maxLength"),
+    "array": ("minItems", "maxItems"),
+    "object": ("minProperties", "maxProperties"),
+}
 
 
 def _m_bound(draw: Draw, node: Json) -> Json:
     node = dict(node)
     key = draw(st.sampled_from([k for kind in sorted(_kinds(node)) for k in _BOUNDS_BY_KIND.get(kind, ())]))
     if key not in node:
-        node[key] = draw(st.sampled_from(STEPS) if key == "multipleOf" else _nums if key in NUMERIC_BOUNDS
-                         else _lengths)
+        node[key] = draw(
+            st.sampled_from(STEPS) if key == "multipleOf" else _nums if key in NUMERIC_BOUNDS else _lengths
+        )
     elif draw(st.booleans()):
         del node[key]
     elif key == "multipleOf":
@@ -265,8 +331,9 @@ def _m_object_rules(draw: Draw, node: Json) -> Json:
     elif key == "dependentSchemas":
         node[key] = {draw(st.sampled_from(NAMES)): draw(_leaves(False))}
     else:
-        node[key] = draw(st.sampled_from([{"maxLength": 1}, {"maxLength": 2}, {"pattern": "^[a-c]"}, {"enum": ["a"]},
-                                          True]))
+        node[key] = draw(
+            st.sampled_from([{"maxLength": 1}, {"maxLength": 2}, {"pattern": "^[a-c]"}, {"enum": ["a"]}, True])
+        )
     return node
 
 
@@ -348,8 +415,7 @@ def _m_content(draw: Draw, node: Json) -> Json:
 
 def _m_items(draw: Draw, node: Json) -> Json:
     node = dict(node)
-    key = draw(st.sampled_from(["items", "prefixItems", "contains", "minContains", "maxContains",
-                                "uniqueItems"]))
+    key = draw(st.sampled_from(["items", "prefixItems", "contains", "minContains", "maxContains", "uniqueItems"]))
     if key in node and draw(st.booleans()):
         del node[key]
     elif key == "prefixItems":
@@ -400,26 +466,55 @@ def _m_ref(draw: Draw, node: Json) -> Json:
 
 
 _MUTATIONS: dict[str, Callable[[Draw, Json], Json]] = {
-    "replace": _m_replace, "annotate": _m_annotate, "bound": _m_bound, "type": _m_type, "enum": _m_enum,
-    "property": _m_property, "required": _m_required, "content": _m_content, "object_rules": _m_object_rules,
-    "items": _m_items, "logic": _m_logic, "string": _m_string, "delete": _m_delete, "ref": _m_ref,
+    "replace": _m_replace,
+    "annotate": _m_annotate,
+    "bound": _m_bound,
+    "type": _m_type,
+    "enum": _m_enum,
+    "property": _m_property,
+    "required": _m_required,
+    "content": _m_content,
+    "object_rules": _m_object_rules,
+    "items": _m_items,
+    "logic": _m_logic,
+    "string": _m_string,
+    "delete": _m_delete,
+    "ref": _m_ref,
 }
 # Keyword-level mutations are drawn more often than wholesale ones, so that every keyword family gets its
 # share of single, sharp changes.
-_WEIGHTS = {"bound": 4, "items": 3, "property": 2, "required": 2, "content": 2, "object_rules": 2, "string": 2,
-            "enum": 2}
+_WEIGHTS = {
+    "bound": 4,
+    "items": 3,
+    "property": 2,
+    "required": 2,
+    "content": 2,
+    "object_rules": 2,
+    "string": 2,
+    "enum": 2,
+}
 # Mutations that need a dict node, and the instance type they act on (None: any type).
 _NEEDS_KIND: dict[str, str | None] = {
-    "annotate": None, "bound": None, "type": None, "enum": None, "delete": None, "property": "object",
-    "required": "object", "content": "object", "object_rules": "object", "items": "array", "string": "string",
+    "annotate": None,
+    "bound": None,
+    "type": None,
+    "enum": None,
+    "delete": None,
+    "property": "object",
+    "required": "object",
+    "content": "object",
+    "object_rules": "object",
+    "items": "array",
+    "string": "string",
 }
 
 
 def _applicable(doc: Json, path: Ptr, node: Json) -> list[str]:
     """Mutations that can change what ``node`` accepts: keywords of the types it admits, and a few generic ones."""
     kinds = _kinds(node) if isinstance(node, dict) else set()
-    names = [n for n in _MUTATIONS
-             if n not in _NEEDS_KIND or (isinstance(node, dict) and _NEEDS_KIND[n] in (None, *kinds))]
+    names = [
+        n for n in _MUTATIONS if n not in _NEEDS_KIND or (isinstance(node, dict) and _NEEDS_KIND[n] in (None, *kinds))
+    ]
     if isinstance(node, dict) and not node:
         names.remove("delete")
     if "bound" in names and not any(kind in _BOUNDS_BY_KIND for kind in kinds):
@@ -454,6 +549,7 @@ def related_pairs(draw: Draw) -> tuple[Json, Json, list[str]]:
 # ---------------------------------------------------------------------------------------------------------
 # Instances
 
+
 def _scalars(old: Json, new: Json) -> list[Json]:
     found = [v for v in literals(old, new) if not isinstance(v, dict | list)]
     found += [s for examples in (*PATTERNS.values(), *FORMATS.values()) for s in examples]
@@ -466,9 +562,12 @@ class _Slot(int):
 
 _SHAPES: st.SearchStrategy[Json] = st.recursive(
     st.one_of(st.builds(_Slot, st.integers(0, 255)), st.integers(-3, 12), st.text("abx-1@.", max_size=5)),
-    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.sampled_from([*NAMES, "zz", "x-q", "v", "next"]),
-                                                              kids, max_size=4),
-    max_leaves=8)
+    lambda kids: (
+        st.lists(kids, max_size=4)
+        | st.dictionaries(st.sampled_from([*NAMES, "zz", "x-q", "v", "next"]), kids, max_size=4)
+    ),
+    max_leaves=8,
+)
 
 
 def _fill(shape: Json, scalars: list[Json]) -> Json:
@@ -515,8 +614,13 @@ def sketch(draw: Draw, node: Json, doc: Json, depth: int = 0) -> Json:
         return draw(st.sampled_from(node["enum"]))
     kinds = node.get("type", draw(st.sampled_from(TYPES)))
     kind = draw(st.sampled_from(kinds)) if isinstance(kinds, list) and kinds else kinds
-    maker = {"integer": _sketch_number, "number": _sketch_number, "string": _sketch_string,
-             "array": _sketch_array, "object": _sketch_object}.get(kind)
+    maker = {
+        "integer": _sketch_number,
+        "number": _sketch_number,
+        "string": _sketch_string,
+        "array": _sketch_array,
+        "object": _sketch_object,
+    }.get(kind)
     return maker(draw, node, doc, depth) if maker else draw(st.sampled_from(SCALARS))
 
 
@@ -542,8 +646,7 @@ def _sketch_array(draw: Draw, node: Json, doc: Json, depth: int) -> Json:
     low = node.get("minItems", 0)
     size = draw(st.integers(low, max(low, min(node.get("maxItems", 3), 4))))
     prefix = node.get("prefixItems") or []
-    out = [draw(sketch(prefix[i] if i < len(prefix) else node.get("items", True), doc, depth + 1))
-           for i in range(size)]
+    out = [draw(sketch(prefix[i] if i < len(prefix) else node.get("items", True), doc, depth + 1)) for i in range(size)]
     if "contains" in node and draw(st.booleans()):
         out.insert(draw(st.integers(0, len(out))), draw(sketch(node["contains"], doc, depth + 1)))
     return out
@@ -564,8 +667,10 @@ def _sketch_object(draw: Draw, node: Json, doc: Json, depth: int) -> Json:
     return out
 
 
-_DRAFT7_ONLY_NOT = re.compile(r'"(\$ref|\$defs|prefixItems|dependentRequired|dependentSchemas|unevaluated\w+|'
-                              r'minContains|maxContains)"')
+_DRAFT7_ONLY_NOT = re.compile(
+    r'"(\$ref|\$defs|prefixItems|dependentRequired|dependentSchemas|unevaluated\w+|'
+    r'minContains|maxContains)"'
+)
 
 
 _OBJECT_PRONE = re.compile(r'"(if|then|else|not|contains|additionalItems|dependencies|propertyNames)"')
@@ -605,7 +710,8 @@ def _from_schema(text: str) -> st.SearchStrategy[Json] | None:
         # call the builder it wraps and drop the schemas it cannot handle up front.
         build = getattr(hjs, "__from_schema")
         strategy: st.SearchStrategy[Json] = build(
-            schema, custom_formats=None, alphabet=hjs.CharStrategy.from_args(allow_x00=True, codec="utf-8"))
+            schema, custom_formats=None, alphabet=hjs.CharStrategy.from_args(allow_x00=True, codec="utf-8")
+        )
         return None if strategy.is_empty else strategy
     except Exception:  # unsupported combinations: we simply have one generator less
         return None
@@ -684,8 +790,11 @@ def _object_variants(node: dict[str, Json], doc: Json, depth: int) -> list[Json]
     for name in node.get("required") or []:
         options = _variants(schema_for(name), doc, depth + 1)
         base[name] = options[0] if options else None
-    out: list[Json] = [{}, base, {**base, **{n: (_variants(schema_for(n), doc, depth + 1) or [None])[0]
-                                             for n in props}}]
+    out: list[Json] = [
+        {},
+        base,
+        {**base, **{n: (_variants(schema_for(n), doc, depth + 1) or [None])[0] for n in props}},
+    ]
     for name in names:
         out += [{**base, name: v} for v in _pick(_variants(schema_for(name), doc, depth + 1), 12 if depth == 0 else 6)]
     return out
@@ -748,13 +857,18 @@ def draft7_instances(data: st.DataObject, old: Json, new: Json) -> list[Json]:
 
 # ---------------------------------------------------------------------------------------------------------
 
+
 def test_compatible_verdicts_are_never_contradicted_by_an_instance() -> None:
     from subhive.compat.jsonschema import CODES, diff_schemas
 
     stats: Counter[str] = Counter()
 
-    @settings(max_examples=_MAX_EXAMPLES, deadline=None, database=_DATABASE,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+    @settings(
+        max_examples=_MAX_EXAMPLES,
+        deadline=None,
+        database=_DATABASE,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    )
     @given(pair=related_pairs(), data=st.data())
     def check(pair: tuple[Json, Json, list[str]], data: st.DataObject) -> None:
         old, new, applied = pair

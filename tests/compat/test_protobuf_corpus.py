@@ -39,7 +39,8 @@ def test_corpus_case(case: str) -> None:
     codes = {c.code for c in report.changes}
     summary = "\n".join(f"  {c.code} {c.path} b={c.backward} f={c.forward}: {c.message}" for c in report.changes)
     assert (report.backward, report.forward) == (expected["backward"], expected["forward"]), (
-        f"{case}: {expected['why']}\n{summary}")
+        f"{case}: {expected['why']}\n{summary}"
+    )
     if expected["codes"]:
         assert set(expected["codes"]) <= codes, f"{case}: missing {set(expected['codes']) - codes}\n{summary}"
     else:
@@ -55,9 +56,18 @@ def test_corpus_case(case: str) -> None:
 # assumption); everything else is the runtime's default behaviour.
 
 I32, I64, U32, U64 = (-(2**31), 2**31 - 1), (-(2**63), 2**63 - 1), (0, 2**32 - 1), (0, 2**64 - 1)
-INT_RANGES = {FD.TYPE_INT32: I32, FD.TYPE_SINT32: I32, FD.TYPE_SFIXED32: I32,
-              FD.TYPE_INT64: I64, FD.TYPE_SINT64: I64, FD.TYPE_SFIXED64: I64,
-              FD.TYPE_UINT32: U32, FD.TYPE_FIXED32: U32, FD.TYPE_UINT64: U64, FD.TYPE_FIXED64: U64}
+INT_RANGES = {
+    FD.TYPE_INT32: I32,
+    FD.TYPE_SINT32: I32,
+    FD.TYPE_SFIXED32: I32,
+    FD.TYPE_INT64: I64,
+    FD.TYPE_SINT64: I64,
+    FD.TYPE_SFIXED64: I64,
+    FD.TYPE_UINT32: U32,
+    FD.TYPE_FIXED32: U32,
+    FD.TYPE_UINT64: U64,
+    FD.TYPE_FIXED64: U64,
+}
 SIMPLE_VALUES: dict[int, st.SearchStrategy[Any]] = {
     FD.TYPE_BOOL: st.booleans(),
     FD.TYPE_FLOAT: st.floats(width=32, allow_nan=False, allow_infinity=False),
@@ -197,12 +207,18 @@ def round_trip_pairs() -> list[Any]:
     return params
 
 
-def rpc_type_pairs(old: descriptor_pb2.FileDescriptorSet,
-                   new: descriptor_pb2.FileDescriptorSet) -> set[tuple[str, str]]:
+def rpc_type_pairs(
+    old: descriptor_pb2.FileDescriptorSet, new: descriptor_pb2.FileDescriptorSet
+) -> set[tuple[str, str]]:
     """(old type, new type) for the request and response of every RPC present on both sides."""
+
     def methods(fds: descriptor_pb2.FileDescriptorSet) -> dict[str, tuple[str, str]]:
-        return {f"{f.package}.{s.name}.{m.name}": (m.input_type.lstrip("."), m.output_type.lstrip("."))
-                for f in fds.file for s in f.service for m in s.method}
+        return {
+            f"{f.package}.{s.name}.{m.name}": (m.input_type.lstrip("."), m.output_type.lstrip("."))
+            for f in fds.file
+            for s in f.service
+            for m in s.method
+        }
 
     before, after = methods(old), methods(new)
     return {(before[m][i], after[m][i]) for m in before.keys() & after.keys() for i in (0, 1)}
@@ -218,8 +234,9 @@ def test_round_trips_cover_many_cases() -> None:
 @pytest.mark.parametrize(("case", "direction", "writer_type", "reader_type"), ROUND_TRIPS)
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_compatible_verdicts_survive_real_round_trips(case: str, direction: str, writer_type: str,
-                                                      reader_type: str, data: st.DataObject) -> None:
+def test_compatible_verdicts_survive_real_round_trips(
+    case: str, direction: str, writer_type: str, reader_type: str, data: st.DataObject
+) -> None:
     old = classes(compile_proto(CORPUS / case / "old.proto"))
     new = classes(compile_proto(CORPUS / case / "new.proto"))
     writers, readers = (old, new) if direction == "backward" else (new, old)

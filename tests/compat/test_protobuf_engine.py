@@ -42,10 +42,15 @@ def codes_at(old: Source, new: Source) -> set[tuple[str, str]]:
 
 # -- compiling ------------------------------------------------------------------------------------------------
 
+
 def test_compile_returns_the_file_last_with_its_imports_and_source_info(tmp_path: Path) -> None:
     write(tmp_path, "common.proto", 'syntax = "proto3";\npackage shop.common;\nmessage Money { int64 cents = 1; }\n')
-    path = write(tmp_path, "orders.proto", HEAD + 'import "common.proto";\nimport "google/protobuf/timestamp.proto";\n'
-                 "message Order {\n  shop.common.Money total = 1;\n  google.protobuf.Timestamp at = 2;\n}\n")
+    path = write(
+        tmp_path,
+        "orders.proto",
+        HEAD + 'import "common.proto";\nimport "google/protobuf/timestamp.proto";\n'
+        "message Order {\n  shop.common.Money total = 1;\n  google.protobuf.Timestamp at = 2;\n}\n",
+    )
     fds = compile_proto(path)
     assert [f.name for f in fds.file] == ["common.proto", "google/protobuf/timestamp.proto", "orders.proto"]
     assert fds.file[-1].message_type[0].field[0].type_name == ".shop.common.Money"
@@ -53,10 +58,14 @@ def test_compile_returns_the_file_last_with_its_imports_and_source_info(tmp_path
 
 
 def test_compile_resolves_imports_under_include_dirs(tmp_path: Path) -> None:
-    write(tmp_path / "shop", "common.proto",
-          'syntax = "proto3";\npackage shop.common;\nmessage Money { int64 c = 1; }\n')
-    path = write(tmp_path / "shop", "orders.proto",
-                 HEAD + 'import "shop/common.proto";\nmessage Order { shop.common.Money total = 1; }\n')
+    write(
+        tmp_path / "shop", "common.proto", 'syntax = "proto3";\npackage shop.common;\nmessage Money { int64 c = 1; }\n'
+    )
+    path = write(
+        tmp_path / "shop",
+        "orders.proto",
+        HEAD + 'import "shop/common.proto";\nmessage Order { shop.common.Money total = 1; }\n',
+    )
     fds = compile_proto(path, include_dirs=[tmp_path])
     assert [f.name for f in fds.file] == ["shop/common.proto", "shop/orders.proto"]
 
@@ -67,7 +76,9 @@ def test_compile_errors_become_one_problem_per_protoc_diagnostic(tmp_path: Path)
         compile_proto(path)
     problems = caught.value.problems
     assert [(p.code, p.location.file, p.location.line) for p in problems] == [
-        ("proto.compile", str(path), 4), ("proto.compile", str(path), 5)]
+        ("proto.compile", str(path), 4),
+        ("proto.compile", str(path), 5),
+    ]
     assert '"Missing" is not defined' in problems[0].message
     assert "Field number 1 has already been used" in problems[1].message
     assert problems[0].hint
@@ -109,10 +120,13 @@ def test_error_in_an_imported_file_names_that_file(tmp_path: Path) -> None:
     assert (str(dep), 2) in {(p.location.file, p.location.line) for p in caught.value.problems}
 
 
-@pytest.mark.parametrize(("content", "code"), [
-    (b"\x0a\x05hello\x00\x12\x03abc", "input.binary"),
-    (b'syntax = "proto3";\n// caf\xe9\nmessage A {}\n', "input.encoding"),
-])
+@pytest.mark.parametrize(
+    ("content", "code"),
+    [
+        (b"\x0a\x05hello\x00\x12\x03abc", "input.binary"),
+        (b'syntax = "proto3";\n// caf\xe9\nmessage A {}\n', "input.encoding"),
+    ],
+)
 def test_binary_or_non_utf8_files_are_refused_before_protoc(tmp_path: Path, content: bytes, code: str) -> None:
     path = tmp_path / "weird.proto"
     path.write_bytes(content)
@@ -171,6 +185,7 @@ def test_concurrent_compiles_each_get_their_own_result(tmp_path: Path) -> None:
 
 # -- diff_protos: inputs, paths, codes ------------------------------------------------------------------------
 
+
 def test_diff_accepts_descriptor_sets_and_paths_alike(tmp_path: Path) -> None:
     old, new = pair(tmp_path, "message A { int32 a = 1; }\n", "message A { int64 a = 1; }\n")
     expected = {("field.type_widened", "shop.v1.A.a")}
@@ -186,8 +201,11 @@ def test_diff_refuses_other_argument_types(tmp_path: Path) -> None:
 
 
 def test_descriptor_set_missing_an_import_is_an_input_error(tmp_path: Path) -> None:
-    path = write(tmp_path, "a.proto", HEAD + 'import "google/protobuf/timestamp.proto";\n'
-                 "message A { google.protobuf.Timestamp t = 1; }\n")
+    path = write(
+        tmp_path,
+        "a.proto",
+        HEAD + 'import "google/protobuf/timestamp.proto";\nmessage A { google.protobuf.Timestamp t = 1; }\n',
+    )
     fds = compile_proto(path)
     del fds.file[0]  # drop timestamp.proto
     with pytest.raises(InputError) as caught:
@@ -204,15 +222,19 @@ def test_paths_are_dotted_proto_paths(tmp_path: Path) -> None:
         "service Orders { rpc Get(Order) returns (Order); rpc Drop(Order) returns (Order); }\n",
         "message Order {\n  message Line { int64 qty = 1; }\n  Line line = 1;\n}\n"
         "enum Kind { KIND_UNSPECIFIED = 0; KIND_A = 1; KIND_B = 2; }\n"
-        "service Orders { rpc Get(Order) returns (Order); }\n")
-    assert codes_at(old, new) == {("field.type_widened", "shop.v1.Order.Line.qty"),
-                                  ("enum_value.added", "shop.v1.Kind.KIND_B"),
-                                  ("rpc.removed", "shop.v1.Orders.Drop")}
+        "service Orders { rpc Get(Order) returns (Order); }\n",
+    )
+    assert codes_at(old, new) == {
+        ("field.type_widened", "shop.v1.Order.Line.qty"),
+        ("enum_value.added", "shop.v1.Kind.KIND_B"),
+        ("rpc.removed", "shop.v1.Orders.Drop"),
+    }
 
 
 def test_changes_name_the_file_and_line(tmp_path: Path) -> None:
-    old, new = pair(tmp_path, "message A {\n  int32 a = 1;\n  string gone = 2;\n}\n",
-                    "message A {\n  int64 a = 1;\n}\n")
+    old, new = pair(
+        tmp_path, "message A {\n  int32 a = 1;\n  string gone = 2;\n}\n", "message A {\n  int64 a = 1;\n}\n"
+    )
     messages = {c.code: c.message for c in diff_protos(old, new).changes}
     assert messages["field.type_widened"].endswith("[shop.proto:4]")  # the new line of a
     assert messages["field.removed"].endswith("[shop.proto:5]")  # the old line of gone
@@ -225,9 +247,11 @@ def test_package_move_is_reported_once_and_types_still_match(tmp_path: Path) -> 
 
 
 def test_dropping_an_import_is_not_a_removed_type(tmp_path: Path) -> None:
-    old, new = pair(tmp_path, 'import "google/protobuf/timestamp.proto";\n'
-                    "message A {\n  google.protobuf.Timestamp at = 1;\n}\n",
-                    "message A {\n  int64 at = 1;\n}\n")
+    old, new = pair(
+        tmp_path,
+        'import "google/protobuf/timestamp.proto";\nmessage A {\n  google.protobuf.Timestamp at = 1;\n}\n',
+        "message A {\n  int64 at = 1;\n}\n",
+    )
     assert codes_at(old, new) == {("field.type_changed", "shop.v1.A.at")}
 
 
@@ -235,16 +259,20 @@ def test_renamed_type_is_compared_structurally_under_the_field_path(tmp_path: Pa
     both = "message Customer { string email = 1; }\nmessage Client { string email = 1; int32 age = 2; }\n"
     old, new = pair(tmp_path, both + "message A { Customer who = 1; }\n", both + "message A { Client who = 1; }\n")
     report = diff_protos(old, new)
-    assert {(c.code, c.path) for c in report.changes} == {("field.message_type_changed", "shop.v1.A.who"),
-                                                          ("field.added", "shop.v1.A.who.age")}
+    assert {(c.code, c.path) for c in report.changes} == {
+        ("field.message_type_changed", "shop.v1.A.who"),
+        ("field.added", "shop.v1.A.who.age"),
+    }
     assert report.compatible(Direction.FULL)
 
 
 def test_deep_chains_of_renamed_recursive_types_stay_fast(tmp_path: Path) -> None:
     # Each level refers to the next one twice: without memoization this is 2**20 comparisons.
     def chain(prefix: str) -> str:
-        text = "".join(f"message {prefix}{i} {{ {prefix}{i + 1} a = 1; {prefix}{i + 1} b = 2; {prefix}0 loop = 3; }}\n"
-                       for i in range(20))
+        text = "".join(
+            f"message {prefix}{i} {{ {prefix}{i + 1} a = 1; {prefix}{i + 1} b = 2; {prefix}0 loop = 3; }}\n"
+            for i in range(20)
+        )
         return text + f"message {prefix}20 {{ int32 v = 1; }}\n"
 
     both = chain("X") + chain("Y")
@@ -265,6 +293,7 @@ def test_every_code_is_documented() -> None:
 
 
 # -- facts about the protobuf runtime that the rules rest on --------------------------------------------------
+
 
 def classes(tmp_path: Path, name: str, text: str) -> dict[str, Any]:
     """The message classes of ``text`` by full name. Made at run time, so their fields are unknown to the type
@@ -319,8 +348,10 @@ def test_a_renamed_field_loses_its_value_in_json(tmp_path: Path) -> None:
 
 
 def test_custom_options_are_annotations_not_data(tmp_path: Path) -> None:
-    option = ('import "google/protobuf/descriptor.proto";\n'
-              "extend google.protobuf.FieldOptions { string unit = 50001; }\n")
-    old, new = pair(tmp_path, option + 'message A { int32 weight = 1 [(unit) = "kg"]; }\n',
-                    "message A { int32 weight = 1; }\n")
+    option = (
+        'import "google/protobuf/descriptor.proto";\nextend google.protobuf.FieldOptions { string unit = 50001; }\n'
+    )
+    old, new = pair(
+        tmp_path, option + 'message A { int32 weight = 1 [(unit) = "kg"]; }\n', "message A { int32 weight = 1; }\n"
+    )
     assert diff_protos(old, new).changes == ()

@@ -53,9 +53,12 @@ def test_a_map_of_files_gets_the_problems_its_directory_gets(fixture: str, tmp_p
 
 def test_a_contract_from_memory_holds_its_schemas_and_names_its_directory(tmp_path: Path) -> None:
     directory = tmp_path / "contracts" / "orders" / "1.0.0"
-    files = {"contract.yaml": MANIFEST.encode(), "in.json": b'{"$ref": "defs/common.json#/$defs/Id"}',
-             "out.json": GOOD.encode(),
-             "defs/common.json": b'{"$defs": {"Id": {"type": "string", "maxLength": 8}}}'}
+    files = {
+        "contract.yaml": MANIFEST.encode(),
+        "in.json": b'{"$ref": "defs/common.json#/$defs/Id"}',
+        "out.json": GOOD.encode(),
+        "defs/common.json": b'{"$defs": {"Id": {"type": "string", "maxLength": 8}}}',
+    }
     contract = load_contract_files(files, directory=directory)
     op = contract.operations["place_order"]
     assert contract.directory == directory
@@ -72,7 +75,8 @@ def test_a_map_is_checked_as_strictly_as_a_directory(tmp_path: Path) -> None:
         load_contract_files(files, directory=directory)
     assert sorted((p.code, p.location.file) for p in caught.value.problems) == [
         ("manifest.path_escape", str(directory / "contract.yaml")),
-        ("schema.meta", str(directory / "out.json"))]
+        ("schema.meta", str(directory / "out.json")),
+    ]
 
 
 def test_missing_file_hints_come_from_the_map(tmp_path: Path) -> None:
@@ -80,7 +84,8 @@ def test_missing_file_hints_come_from_the_map(tmp_path: Path) -> None:
     files = {"contract.yaml": MANIFEST.encode(), "out.json": GOOD.encode(), "sub/inn.json": GOOD.encode()}
     _, problems = lint_contract(directory, files=files)
     assert [(p.code, p.hint) for p in problems] == [
-        ("manifest.file_missing", "did you mean 'sub/inn.json'? (paths are relative to the contract directory)")]
+        ("manifest.file_missing", "did you mean 'sub/inn.json'? (paths are relative to the contract directory)")
+    ]
 
 
 def test_a_directory_named_in_the_map_is_not_a_schema(tmp_path: Path) -> None:
@@ -104,7 +109,8 @@ def test_a_proto_in_a_map_is_compiled_and_named_by_its_intended_path(tmp_path: P
     files = files_of(FIXTURES / "proto_does_not_compile")
     _, problems = lint_contract(directory, files=files)
     assert [(p.code, p.location.file, p.location.line) for p in problems] == [
-        ("proto.compile", str(directory / "orders.proto"), 4)]
+        ("proto.compile", str(directory / "orders.proto"), 4)
+    ]
     assert not any("subhive-lint-" in str(p) + (p.hint or "") for p in problems)
     good = load_contract_files(files_of(FIXTURES / "valid_grpc" / "1.0.0"), directory=directory)
     assert good.grpc is not None

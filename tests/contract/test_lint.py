@@ -46,9 +46,11 @@ EXPECTED: dict[str, list[tuple[str, str, int | None, str | None]]] = {
     "operation_name_uppercase": [("manifest.name_invalid", "contract.yaml", 5, "/operations/PlaceOrder")],
     "duplicate_name": [("manifest.duplicate_name", "contract.yaml", 9, "/events/place_order")],
     "no_operations": [("manifest.empty", "contract.yaml", 1, "")],
-    "wrong_types": [("manifest.type", "contract.yaml", 3, "/provider"),
-                    ("manifest.type", "contract.yaml", 4, "/description"),
-                    ("manifest.type", "contract.yaml", 5, "/operations")],
+    "wrong_types": [
+        ("manifest.type", "contract.yaml", 3, "/provider"),
+        ("manifest.type", "contract.yaml", 4, "/description"),
+        ("manifest.type", "contract.yaml", 5, "/operations"),
+    ],
     "schema_missing": [("manifest.file_missing", "contract.yaml", 6, "/operations/place_order/input")],
     "path_escape": [("manifest.path_escape", "contract.yaml", 6, "/operations/place_order/input")],
     "absolute_path": [("manifest.path_escape", "contract.yaml", 6, "/operations/place_order/input")],
@@ -57,8 +59,10 @@ EXPECTED: dict[str, list[tuple[str, str, int | None, str | None]]] = {
     "invalid_yaml_manifest": [("input.yaml", "contract.yaml", 4, None)],
     "invalid_json": [("input.json", "in.json", 3, None)],
     "binary_schema": [("input.binary", "in.json", None, None)],
-    "meta_schema_violation": [("schema.meta", "in.json", 4, "/properties/id/type"),
-                              ("schema.meta", "in.json", 5, "/properties/name/minLength")],
+    "meta_schema_violation": [
+        ("schema.meta", "in.json", 4, "/properties/id/type"),
+        ("schema.meta", "in.json", 5, "/properties/name/minLength"),
+    ],
     "pattern_not_a_regex": [("schema.meta", "in.json", 4, "/properties/id/pattern")],
     "dialect_draft7": [("schema.dialect", "in.json", 2, "/$schema")],
     "ref_to_network": [("schema.ref_remote", "in.json", 4, "/properties/id/$ref")],
@@ -117,8 +121,12 @@ def test_valid_fixtures_lint_clean(fixture: str) -> None:
 
 
 def test_messages_say_what_is_wrong() -> None:
-    problems = {p.location.pointer if p.code == "schema.meta" else p.code: p for p in lint_paths(
-        [FIXTURES / "unknown_key", FIXTURES / "version_not_semver", FIXTURES / "meta_schema_violation"]).problems}
+    problems = {
+        p.location.pointer if p.code == "schema.meta" else p.code: p
+        for p in lint_paths(
+            [FIXTURES / "unknown_key", FIXTURES / "version_not_semver", FIXTURES / "meta_schema_violation"]
+        ).problems
+    }
     assert problems["manifest.unknown_key"].hint == "did you mean 'events'?"
     assert "1.0" in problems["manifest.version_invalid"].message
     assert "MAJOR.MINOR.PATCH" in (problems["manifest.version_invalid"].hint or "")
@@ -146,12 +154,13 @@ events:
   order_placed:
     payload: bad.json
 """
-    root = write_contract(tmp_path / "c", {"in.json": '{"$ref": "https://example.com/x.json"}',
-                                          "bad.json": '{"type": 12}'}, manifest)
+    root = write_contract(
+        tmp_path / "c", {"in.json": '{"$ref": "https://example.com/x.json"}', "bad.json": '{"type": 12}'}, manifest
+    )
     result = lint_paths([root])
-    assert sorted(p.code for p in result.problems) == sorted([
-        "manifest.name_invalid", "manifest.unknown_key", "manifest.file_missing", "schema.ref_remote",
-        "schema.meta"])
+    assert sorted(p.code for p in result.problems) == sorted(
+        ["manifest.name_invalid", "manifest.unknown_key", "manifest.file_missing", "schema.ref_remote", "schema.meta"]
+    )
 
 
 def test_symlink_leaving_the_contract_is_refused(tmp_path: Path) -> None:
@@ -161,7 +170,8 @@ def test_symlink_leaving_the_contract_is_refused(tmp_path: Path) -> None:
     (root / "in.json").unlink()
     (root / "in.json").symlink_to(outside)
     assert summary(lint_paths([root]).problems) == [
-        ("manifest.path_escape", "contract.yaml", 6, "/operations/place_order/input")]
+        ("manifest.path_escape", "contract.yaml", 6, "/operations/place_order/input")
+    ]
 
 
 def test_ref_through_symlink_leaving_the_contract_is_refused(tmp_path: Path) -> None:
@@ -192,8 +202,9 @@ def test_deeply_nested_schemas_get_problems_not_tracebacks(tmp_path: Path) -> No
 
 
 def test_yaml_aliases_that_explode_are_refused(tmp_path: Path) -> None:
-    lines = ["a0: &a0 {type: string}"] + [f"a{i}: &a{i} {{allOf: [*a{i - 1}, *a{i - 1}, *a{i - 1}]}}"
-                                         for i in range(1, 20)]  # 3**19 subschemas once expanded
+    lines = ["a0: &a0 {type: string}"] + [
+        f"a{i}: &a{i} {{allOf: [*a{i - 1}, *a{i - 1}, *a{i - 1}]}}" for i in range(1, 20)
+    ]  # 3**19 subschemas once expanded
     bomb = tmp_path / "bomb.yaml"
     bomb.write_text("$defs:\n" + "".join(f"  {line}\n" for line in lines))
     assert [p.code for p in lint_paths([bomb]).problems] == ["schema.alias_expansion"]
@@ -210,22 +221,31 @@ def test_a_directory_named_like_a_version_must_match_it(tmp_path: Path) -> None:
     assert lint_paths([ok]).ok
 
 
-@pytest.mark.parametrize(("edit", "code", "pointer"), [
-    (("version: 1.0.0", "version: v1.0.0"), "manifest.version_invalid", "/version"),
-    (("version: 1.0.0", "version: '1.0'"), "manifest.version_invalid", "/version"),
-    (("contract: orders", "contract: " + "o" * 64), "manifest.name_invalid", "/contract"),
-    (("provider: backend", "provider: back end"), "manifest.name_invalid", "/provider"),
-    (("place_order:", "place-order:"), "manifest.name_invalid", "/operations/place-order"),
-    (("    output: out.json\n", ""), "manifest.missing_key", "/operations/place_order"),
-    (("    output: out.json", "    output: out.json\n    outptu: x.json"), "manifest.unknown_key",
-     "/operations/place_order/outptu"),
-    (("    input: in.json", "    input: in.json#Order"), "manifest.ref_invalid", "/operations/place_order/input"),
-    (("    input: in.json", "    input: '#/$defs/A'"), "manifest.ref_invalid", "/operations/place_order/input"),
-    (("    input: in.json", "    input: in.txt"), "manifest.file_type", "/operations/place_order/input"),
-    (("    input: in.json", "    input: [in.json]"), "manifest.type", "/operations/place_order/input"),
-    (("operations:\n  place_order:\n    input: in.json\n    output: out.json\n", "operations: {}\n"),
-     "manifest.empty", ""),
-])
+@pytest.mark.parametrize(
+    ("edit", "code", "pointer"),
+    [
+        (("version: 1.0.0", "version: v1.0.0"), "manifest.version_invalid", "/version"),
+        (("version: 1.0.0", "version: '1.0'"), "manifest.version_invalid", "/version"),
+        (("contract: orders", "contract: " + "o" * 64), "manifest.name_invalid", "/contract"),
+        (("provider: backend", "provider: back end"), "manifest.name_invalid", "/provider"),
+        (("place_order:", "place-order:"), "manifest.name_invalid", "/operations/place-order"),
+        (("    output: out.json\n", ""), "manifest.missing_key", "/operations/place_order"),
+        (
+            ("    output: out.json", "    output: out.json\n    outptu: x.json"),
+            "manifest.unknown_key",
+            "/operations/place_order/outptu",
+        ),
+        (("    input: in.json", "    input: in.json#Order"), "manifest.ref_invalid", "/operations/place_order/input"),
+        (("    input: in.json", "    input: '#/$defs/A'"), "manifest.ref_invalid", "/operations/place_order/input"),
+        (("    input: in.json", "    input: in.txt"), "manifest.file_type", "/operations/place_order/input"),
+        (("    input: in.json", "    input: [in.json]"), "manifest.type", "/operations/place_order/input"),
+        (
+            ("operations:\n  place_order:\n    input: in.json\n    output: out.json\n", "operations: {}\n"),
+            "manifest.empty",
+            "",
+        ),
+    ],
+)
 def test_manifest_rules(tmp_path: Path, edit: tuple[str, str], code: str, pointer: str) -> None:
     before, after = edit
     assert before in MANIFEST
@@ -242,19 +262,22 @@ def test_the_longest_name_allowed_is_63_characters(tmp_path: Path) -> None:
 def test_grpc_section_rules(tmp_path: Path) -> None:
     manifest = "contract: orders\nversion: 1.0.0\nprovider: backend\ngrpc:\n  proto: orders.proto\n"
     root = write_contract(tmp_path / "c", {"orders.proto": 'syntax = "proto3";\n'}, manifest)
-    assert [(p.code, p.location.pointer) for p in lint_paths([root]).problems] == [
-        ("manifest.missing_key", "/grpc")]
+    assert [(p.code, p.location.pointer) for p in lint_paths([root]).problems] == [("manifest.missing_key", "/grpc")]
     bad_service = manifest + "  service: shop..Orders\n"
     root = write_contract(tmp_path / "d", {"orders.proto": 'syntax = "proto3";\n'}, bad_service)
     assert [(p.code, p.location.pointer) for p in lint_paths([root]).problems] == [
-        ("manifest.name_invalid", "/grpc/service")]
+        ("manifest.name_invalid", "/grpc/service")
+    ]
 
 
 def test_rpc_names_are_checked_and_the_service_found(tmp_path: Path) -> None:
-    proto = ('syntax = "proto3";\npackage shop.v1;\nmessage M { string a = 1; }\n'
-             "service Orders {\n  rpc Place(M) returns (M);\n  rpc _Hidden(M) returns (M);\n}\n")
-    manifest = ("contract: orders\nversion: 1.0.0\nprovider: backend\n"
-                "grpc:\n  proto: o.proto\n  service: shop.v1.Orders\n")
+    proto = (
+        'syntax = "proto3";\npackage shop.v1;\nmessage M { string a = 1; }\n'
+        "service Orders {\n  rpc Place(M) returns (M);\n  rpc _Hidden(M) returns (M);\n}\n"
+    )
+    manifest = (
+        "contract: orders\nversion: 1.0.0\nprovider: backend\ngrpc:\n  proto: o.proto\n  service: shop.v1.Orders\n"
+    )
     root = write_contract(tmp_path / "c", {"o.proto": proto}, manifest)
     assert summary(lint_paths([root]).problems) == [("grpc.rpc_name_invalid", "o.proto", 6, None)]
 
@@ -262,41 +285,65 @@ def test_rpc_names_are_checked_and_the_service_found(tmp_path: Path) -> None:
 # --- schema rules --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("schema", "expected"), [
-    # recursion under a property or an item consumes part of the instance: fine
-    ({"properties": {"next": {"$ref": "#"}}}, []),
-    ({"items": {"$ref": "#/$defs/A"}, "$defs": {"A": {"anyOf": [{"type": "null"}, {"$ref": "#"}]}}}, []),
-    ({"$defs": {"T": {"type": "object", "additionalProperties": {"$ref": "#/$defs/T"}}}, "$ref": "#/$defs/T"}, []),
-    # cycles through keywords that apply to the same instance never end
-    ({"$ref": "#"}, [("schema.ref_cycle", "/$ref")]),
-    ({"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"allOf": [{"$ref": "#/$defs/A"}]}}},
-     [("schema.ref_cycle", "/$defs/A/$ref")]),  # reported at the cycle's first $ref in the document
-    ({"not": {"$ref": "#"}}, [("schema.ref_cycle", "/not/$ref")]),
-    ({"if": {"type": "string"}, "then": {"$ref": "#"}}, [("schema.ref_cycle", "/then/$ref")]),
-    ({"dependentSchemas": {"a": {"$ref": "#"}}}, [("schema.ref_cycle", "/dependentSchemas/a/$ref")]),
-    ({"$dynamicAnchor": "node", "oneOf": [{"$dynamicRef": "#node"}]}, [("schema.ref_cycle", "/oneOf/0/$dynamicRef")]),
-    # resolvable references of every kind
-    ({"$defs": {"A": {"$anchor": "a", "type": "string"}}, "properties": {"x": {"$ref": "#a"}}}, []),
-    ({"definitions": {"A": {"type": "string"}}, "properties": {"x": {"$ref": "#/definitions/A"}}}, []),
-    ({"$defs": {"M": {"$id": "urn:x:m", "$defs": {"C": {"type": "string"}},
-                      "properties": {"c": {"$ref": "#/$defs/C"}}}},
-      "properties": {"m": {"$ref": "urn:x:m"}}}, []),
-    ({"$defs": {"a b": {"type": "string"}}, "properties": {"x": {"$ref": "#/$defs/a%20b"}}}, []),
-    ({"$schema": "https://json-schema.org/draft/2020-12/schema#"}, []),
-    # an $id declared in another document is not resolved: files are named by path
-    ({"properties": {"m": {"$ref": "urn:shop:money"}}}, [("schema.ref_remote", "/properties/m/$ref")]),
-    # a nested $id changes what a relative reference means
-    ({"$defs": {"M": {"$id": "https://example.com/m.json", "properties": {"c": {"$ref": "c.json"}}}}},
-     [("schema.ref_remote", "/$defs/M/properties/c/$ref")]),
-    # a reference into a plain container still gets its target checked against the meta-schema
-    ({"x-library": {"Bad": {"minimum": "one"}}, "properties": {"x": {"$ref": "#/x-library/Bad"}}},
-     [("schema.meta", "/x-library/Bad/minimum")]),
-    ({"properties": {"x": {"$ref": "#/required"}}, "required": ["x"]},
-     [("schema.ref_unresolved", "/properties/x/$ref")]),
-    ({"$schema": "https://json-schema.org/draft/2019-09/schema"}, [("schema.dialect", "/$schema")]),
-    ({"pattern": "\\p{L}+"}, [("schema.meta", "/pattern")]),  # Python's re refuses it, as check_schema does
-    ({"patternProperties": {"((": {}}}, [("schema.meta", "/patternProperties")]),
-])
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        # recursion under a property or an item consumes part of the instance: fine
+        ({"properties": {"next": {"$ref": "#"}}}, []),
+        ({"items": {"$ref": "#/$defs/A"}, "$defs": {"A": {"anyOf": [{"type": "null"}, {"$ref": "#"}]}}}, []),
+        ({"$defs": {"T": {"type": "object", "additionalProperties": {"$ref": "#/$defs/T"}}}, "$ref": "#/$defs/T"}, []),
+        # cycles through keywords that apply to the same instance never end
+        ({"$ref": "#"}, [("schema.ref_cycle", "/$ref")]),
+        (
+            {"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"allOf": [{"$ref": "#/$defs/A"}]}}},
+            [("schema.ref_cycle", "/$defs/A/$ref")],
+        ),  # reported at the cycle's first $ref in the document
+        ({"not": {"$ref": "#"}}, [("schema.ref_cycle", "/not/$ref")]),
+        ({"if": {"type": "string"}, "then": {"$ref": "#"}}, [("schema.ref_cycle", "/then/$ref")]),
+        ({"dependentSchemas": {"a": {"$ref": "#"}}}, [("schema.ref_cycle", "/dependentSchemas/a/$ref")]),
+        (
+            {"$dynamicAnchor": "node", "oneOf": [{"$dynamicRef": "#node"}]},
+            [("schema.ref_cycle", "/oneOf/0/$dynamicRef")],
+        ),
+        # resolvable references of every kind
+        ({"$defs": {"A": {"$anchor": "a", "type": "string"}}, "properties": {"x": {"$ref": "#a"}}}, []),
+        ({"definitions": {"A": {"type": "string"}}, "properties": {"x": {"$ref": "#/definitions/A"}}}, []),
+        (
+            {
+                "$defs": {
+                    "M": {
+                        "$id": "urn:x:m",
+                        "$defs": {"C": {"type": "string"}},
+                        "properties": {"c": {"$ref": "#/$defs/C"}},
+                    }
+                },
+                "properties": {"m": {"$ref": "urn:x:m"}},
+            },
+            [],
+        ),
+        ({"$defs": {"a b": {"type": "string"}}, "properties": {"x": {"$ref": "#/$defs/a%20b"}}}, []),
+        ({"$schema": "https://json-schema.org/draft/2020-12/schema#"}, []),
+        # an $id declared in another document is not resolved: files are named by path
+        ({"properties": {"m": {"$ref": "urn:shop:money"}}}, [("schema.ref_remote", "/properties/m/$ref")]),
+        # a nested $id changes what a relative reference means
+        (
+            {"$defs": {"M": {"$id": "https://example.com/m.json", "properties": {"c": {"$ref": "c.json"}}}}},
+            [("schema.ref_remote", "/$defs/M/properties/c/$ref")],
+        ),
+        # a reference into a plain container still gets its target checked against the meta-schema
+        (
+            {"x-library": {"Bad": {"minimum": "one"}}, "properties": {"x": {"$ref": "#/x-library/Bad"}}},
+            [("schema.meta", "/x-library/Bad/minimum")],
+        ),
+        (
+            {"properties": {"x": {"$ref": "#/required"}}, "required": ["x"]},
+            [("schema.ref_unresolved", "/properties/x/$ref")],
+        ),
+        ({"$schema": "https://json-schema.org/draft/2019-09/schema"}, [("schema.dialect", "/$schema")]),
+        ({"pattern": "\\p{L}+"}, [("schema.meta", "/pattern")]),  # Python's re refuses it, as check_schema does
+        ({"patternProperties": {"((": {}}}, [("schema.meta", "/patternProperties")]),
+    ],
+)
 def test_schema_rules(tmp_path: Path, schema: object, expected: list[tuple[str, str]]) -> None:
     money = '{"$id": "urn:shop:money", "type": "integer"}'
     root = write_contract(tmp_path / "c", {"in.json": json.dumps(schema, indent=2), "out.json": money})
@@ -306,31 +353,48 @@ def test_schema_rules(tmp_path: Path, schema: object, expected: list[tuple[str, 
 
 
 def test_references_in_other_files_are_checked_too(tmp_path: Path) -> None:
-    root = write_contract(tmp_path / "c", {
-        "in.json": '{"properties": {"a": {"$ref": "defs/common.json#/$defs/A"}}}',
-        "defs/common.json":
-            '{\n  "$defs": {\n    "A": {"$ref": "../../elsewhere.json"},\n    "B": {"type": 1}\n  }\n}'})
+    root = write_contract(
+        tmp_path / "c",
+        {
+            "in.json": '{"properties": {"a": {"$ref": "defs/common.json#/$defs/A"}}}',
+            "defs/common.json": (
+                '{\n  "$defs": {\n    "A": {"$ref": "../../elsewhere.json"},\n    "B": {"type": 1}\n  }\n}'
+            ),
+        },
+    )
     assert summary(lint_paths([root]).problems) == [
         ("schema.ref_escape", "common.json", 3, "/$defs/A/$ref"),
-        ("schema.meta", "common.json", 4, "/$defs/B/type")]
+        ("schema.meta", "common.json", 4, "/$defs/B/type"),
+    ]
 
 
 def test_references_inside_a_referenced_container_are_checked(tmp_path: Path) -> None:
     # "x-library" is no keyword: what sits below it is a schema only because a $ref points there
     library = '{\n  "x-library": {\n    "A": {"$ref": "nowhere.json"},\n    "B": {"$ref": "#/x-library/B"}\n  }\n}'
-    root = write_contract(tmp_path / "c", {
-        "in.json": '{"properties": {"a": {"$ref": "lib.json#/x-library/A"}, "b": {"$ref": "#/x-library/C"}},'
-                   ' "x-library": {"C": {"$ref": "lib.json#/x-library/B"}}}',
-        "out.json": '{"$ref": "lib.json"}', "lib.json": library})
+    root = write_contract(
+        tmp_path / "c",
+        {
+            "in.json": '{"properties": {"a": {"$ref": "lib.json#/x-library/A"}, "b": {"$ref": "#/x-library/C"}},'
+            ' "x-library": {"C": {"$ref": "lib.json#/x-library/B"}}}',
+            "out.json": '{"$ref": "lib.json"}',
+            "lib.json": library,
+        },
+    )
     assert summary(lint_paths([root]).problems) == [
         ("schema.ref_unresolved", "lib.json", 3, "/x-library/A/$ref"),
-        ("schema.ref_cycle", "lib.json", 4, "/x-library/B/$ref")]
+        ("schema.ref_cycle", "lib.json", 4, "/x-library/B/$ref"),
+    ]
 
 
 def test_a_broken_file_reached_by_several_refs_is_reported_once(tmp_path: Path) -> None:
-    root = write_contract(tmp_path / "c", {
-        "in.json": '{"properties": {"a": {"$ref": "bad.json"}, "b": {"$ref": "bad.json#/x"}}}',
-        "out.json": '{"$ref": "bad.json"}', "bad.json": "{oops"})
+    root = write_contract(
+        tmp_path / "c",
+        {
+            "in.json": '{"properties": {"a": {"$ref": "bad.json"}, "b": {"$ref": "bad.json#/x"}}}',
+            "out.json": '{"$ref": "bad.json"}',
+            "bad.json": "{oops",
+        },
+    )
     codes = [p.code for p in lint_paths([root]).problems]
     assert codes.count("input.json") == 1
     assert codes.count("schema.ref_unresolved") == 3  # each $ref says it cannot be followed
@@ -354,11 +418,14 @@ def test_the_same_contract_twice_is_linted_once(tmp_path: Path) -> None:
     assert [p.code for p in result.problems] == ["schema.meta"]
 
 
-@pytest.mark.parametrize(("make", "code"), [
-    (lambda d: d / "missing", "input.not_found"),
-    (lambda d: d, "lint.nothing_found"),
-    (lambda d: (d / "notes.txt").write_text("hi") and d / "notes.txt", "lint.unsupported_file"),
-])
+@pytest.mark.parametrize(
+    ("make", "code"),
+    [
+        (lambda d: d / "missing", "input.not_found"),
+        (lambda d: d, "lint.nothing_found"),
+        (lambda d: (d / "notes.txt").write_text("hi") and d / "notes.txt", "lint.unsupported_file"),
+    ],
+)
 def test_paths_with_nothing_to_lint_are_problems(tmp_path: Path, make: object, code: str) -> None:
     path = make(tmp_path)  # type: ignore[operator]
     result = lint_paths([path])
@@ -406,34 +473,79 @@ def http_server() -> Iterator[tuple[str, list[str]]]:
 
 def test_lint_fetches_nothing_from_the_network(tmp_path: Path, http_server: tuple[str, list[str]]) -> None:
     url, requests = http_server
-    root = write_contract(tmp_path / "c", {
-        "in.json": json.dumps({"$schema": f"{url}/meta", "type": "object"}),  # jsonschema-rs would fetch it
-        "out.json": json.dumps({"properties": {"a": {"$ref": f"{url}/a.json"}}}),
-        "other.yaml": f"$schema: {url}/other\ntype: [1]\n"})
+    root = write_contract(
+        tmp_path / "c",
+        {
+            "in.json": json.dumps({"$schema": f"{url}/meta", "type": "object"}),  # jsonschema-rs would fetch it
+            "out.json": json.dumps({"properties": {"a": {"$ref": f"{url}/a.json"}}}),
+            "other.yaml": f"$schema: {url}/other\ntype: [1]\n",
+        },
+    )
     problems = lint_paths([root, root / "other.yaml"]).problems
     assert requests == []
-    assert sorted(p.code for p in problems) == ["schema.dialect", "schema.dialect", "schema.meta",
-                                                "schema.ref_remote"]
+    assert sorted(p.code for p in problems) == ["schema.dialect", "schema.dialect", "schema.meta", "schema.ref_remote"]
 
 
 # --- the fast meta-schema path agrees with python-jsonschema --------------------------------------------
 
-_KEYWORDS = ["type", "minimum", "maxLength", "minItems", "required", "enum", "pattern", "properties", "items",
-             "additionalProperties", "allOf", "anyOf", "not", "const", "format", "uniqueItems", "minProperties",
-             "$anchor", "$comment", "title", "multipleOf", "dependentRequired", "prefixItems", "contains"]
+_KEYWORDS = [
+    "type",
+    "minimum",
+    "maxLength",
+    "minItems",
+    "required",
+    "enum",
+    "pattern",
+    "properties",
+    "items",
+    "additionalProperties",
+    "allOf",
+    "anyOf",
+    "not",
+    "const",
+    "format",
+    "uniqueItems",
+    "minProperties",
+    "$anchor",
+    "$comment",
+    "title",
+    "multipleOf",
+    "dependentRequired",
+    "prefixItems",
+    "contains",
+]
 _values = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 5) | st.floats(-2, 2, allow_nan=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 5)
+    | st.floats(-2, 2, allow_nan=False)
     | st.sampled_from(["string", "object", "strin", "^a+$", "((", "x", "", "integer", "date"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", *_KEYWORDS]), inner,
-                                                               max_size=3),
-    max_leaves=8)
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", *_KEYWORDS]), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 _regex = st.sampled_from(["^a+$", "((", "[", "\\p{L}", "a{2,1}", "(?<n>a)\\k<n>", "x*", "\\d{3}"])
-_targeted = st.fixed_dictionaries({}, optional={  # the places where the two validators differ most
-    "pattern": _regex, "patternProperties": st.dictionaries(_regex, st.just({}), max_size=2),
-    "type": st.sampled_from(["string", "strin", ["string", "null"]]),
-    "properties": st.dictionaries(st.sampled_from(["a", "b"]), st.fixed_dictionaries(
-        {}, optional={"pattern": _regex, "minimum": st.sampled_from([1, "1"]), "format": st.sampled_from(["date", 1])}),
-        max_size=2)})
+_targeted = st.fixed_dictionaries(
+    {},
+    optional={  # the places where the two validators differ most
+        "pattern": _regex,
+        "patternProperties": st.dictionaries(_regex, st.just({}), max_size=2),
+        "type": st.sampled_from(["string", "strin", ["string", "null"]]),
+        "properties": st.dictionaries(
+            st.sampled_from(["a", "b"]),
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "pattern": _regex,
+                    "minimum": st.sampled_from([1, "1"]),
+                    "format": st.sampled_from(["date", 1]),
+                },
+            ),
+            max_size=2,
+        ),
+    },
+)
 _schemas = st.one_of(st.dictionaries(st.sampled_from(_KEYWORDS), _values, max_size=4), _targeted)
 _META = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
@@ -464,22 +576,92 @@ def test_fixtures_are_not_modified_by_lint(tmp_path: Path) -> None:
 
 # --- no input makes lint raise ---------------------------------------------------------------------------
 
-_refs = st.sampled_from(["#", "#/", "#/$defs/a", "#/$defs/~2", "#a", "#%zz", "x.json", "x.json#/b", "../x.json",
-                         "http://[bad", "urn:", "", "?q", "//host/x.json", "#/properties/0", "sub/", "%2e%2e/x.json",
-                         "#/$defs/a/items", "\x00", "C:\\\\x.json", "x.json#a"])
+_refs = st.sampled_from(
+    [
+        "#",
+        "#/",
+        "#/$defs/a",
+        "#/$defs/~2",
+        "#a",
+        "#%zz",
+        "x.json",
+        "x.json#/b",
+        "../x.json",
+        "http://[bad",
+        "urn:",
+        "",
+        "?q",
+        "//host/x.json",
+        "#/properties/0",
+        "sub/",
+        "%2e%2e/x.json",
+        "#/$defs/a/items",
+        "\x00",
+        "C:\\\\x.json",
+        "x.json#a",
+    ]
+)
 _schema_values = st.recursive(
     st.none() | st.booleans() | st.integers(-2, 3) | st.text(max_size=3) | _refs,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-        st.sampled_from(["$ref", "$defs", "$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$schema", "items",
-                         "allOf", "properties", "a", "not", "pattern"]), inner, max_size=4),
-    max_leaves=12)
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "$ref",
+                    "$defs",
+                    "$id",
+                    "$anchor",
+                    "$dynamicRef",
+                    "$dynamicAnchor",
+                    "$schema",
+                    "items",
+                    "allOf",
+                    "properties",
+                    "a",
+                    "not",
+                    "pattern",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
 _manifest_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-2, 3) | st.floats(0, 2, allow_nan=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-2, 3)
+    | st.floats(0, 2, allow_nan=False)
     | st.sampled_from(["orders", "in.json", "x.json#/a", "1.0.0", "Bad Name", "../x.json", "a.proto", "pkg.Svc"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-        st.sampled_from(["contract", "version", "provider", "description", "operations", "events", "grpc",
-                         "place_order", "input", "output", "payload", "proto", "service", "x"]), inner, max_size=5),
-    max_leaves=15)
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "contract",
+                    "version",
+                    "provider",
+                    "description",
+                    "operations",
+                    "events",
+                    "grpc",
+                    "place_order",
+                    "input",
+                    "output",
+                    "payload",
+                    "proto",
+                    "service",
+                    "x",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=15,
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -32,8 +32,16 @@ def orders() -> Contract:
 
 
 def test_public_surface() -> None:
-    assert set(contract_pkg.__all__) >= {"Contract", "Operation", "Event", "GrpcSpec", "SchemaRef", "load_contract",
-                                         "lint_paths", "LintResult"}
+    assert set(contract_pkg.__all__) >= {
+        "Contract",
+        "Operation",
+        "Event",
+        "GrpcSpec",
+        "SchemaRef",
+        "load_contract",
+        "lint_paths",
+        "LintResult",
+    }
     for name in contract_pkg.__all__:
         assert getattr(contract_pkg, name) is not None
 
@@ -65,9 +73,14 @@ def test_schema_refs_point_at_files_and_pointers(orders: Contract) -> None:
     assert (location.file, location.line, location.pointer) == (str(VALID / "schemas.json"), 4, "/$defs/OrderRef")
     # one document object per file, shared by every reference to it
     assert place.output.document is orders.events["order_placed"].payload.document
-    assert set(orders.schemas) == {"operations.place_order.input", "operations.place_order.output",
-                                   "operations.get_order.input", "operations.get_order.output",
-                                   "events.order_placed.payload", "events.category_changed.payload"}
+    assert set(orders.schemas) == {
+        "operations.place_order.input",
+        "operations.place_order.output",
+        "operations.get_order.input",
+        "operations.get_order.output",
+        "events.order_placed.payload",
+        "events.category_changed.payload",
+    }
 
 
 def test_a_contract_loads_from_its_manifest_path_too(orders: Contract) -> None:
@@ -118,16 +131,19 @@ def test_resolver_resolves_dot_dot_inside_the_contract(orders: Contract) -> None
     assert there.document.path == VALID / "schemas.json"
 
 
-@pytest.mark.parametrize(("ref", "code"), [
-    ("https://example.com/schemas/x.json", "schema.ref_remote"),
-    ("urn:nowhere", "schema.ref_remote"),
-    ("file:///etc/passwd", "schema.ref_remote"),
-    ("../../missing_version/in.json", "schema.ref_escape"),
-    ("nothing.json", "schema.ref_unresolved"),
-    ("schemas.json#/$defs/Nope", "schema.ref_unresolved"),
-    ("schemas.json#nope", "schema.ref_unresolved"),
-    ("schemas.json#/$defs/OrderRef/required", "schema.ref_unresolved"),  # a list, not a schema
-])
+@pytest.mark.parametrize(
+    ("ref", "code"),
+    [
+        ("https://example.com/schemas/x.json", "schema.ref_remote"),
+        ("urn:nowhere", "schema.ref_remote"),
+        ("file:///etc/passwd", "schema.ref_remote"),
+        ("../../missing_version/in.json", "schema.ref_escape"),
+        ("nothing.json", "schema.ref_unresolved"),
+        ("schemas.json#/$defs/Nope", "schema.ref_unresolved"),
+        ("schemas.json#nope", "schema.ref_unresolved"),
+        ("schemas.json#/$defs/OrderRef/required", "schema.ref_unresolved"),  # a list, not a schema
+    ],
+)
 def test_resolver_refuses_what_is_outside_or_missing(orders: Contract, ref: str, code: str) -> None:
     resolver = orders.operations["place_order"].input.resolver
     with pytest.raises(InputError) as info:
@@ -162,8 +178,10 @@ def test_a_file_other_than_the_manifest_is_refused() -> None:
 def test_an_invalid_contract_raises_with_every_problem(tmp_path: Path) -> None:
     root = tmp_path / "c"
     root.mkdir()
-    (root / "contract.yaml").write_text("contract: Orders\nversion: 1.0\nprovider: backend\nevents:\n"
-                                        "  placed:\n    payload: gone.json\n  shipped:\n    payload: bad.json\n")
+    (root / "contract.yaml").write_text(
+        "contract: Orders\nversion: 1.0\nprovider: backend\nevents:\n"
+        "  placed:\n    payload: gone.json\n  shipped:\n    payload: bad.json\n"
+    )
     (root / "bad.json").write_text('{"type": "strin"}')
     with pytest.raises(ContractInvalid) as info:
         load_contract(root)
@@ -222,13 +240,20 @@ def test_the_diff_engine_follows_references_through_the_resolver(tmp_path: Path)
     (new_dir / "contract.yaml").write_text((new_dir / "contract.yaml").read_text().replace("1.0.0", "1.1.0"))
     shared = new_dir / "schemas.json"
     # the change lives in another file than the schema the manifest names: only a followed $ref sees it
-    shared.write_text(shared.read_text().replace('"quantity": {"type": "integer", "minimum": 1}',
-                                                 '"quantity": {"type": "integer", "minimum": 0}'))
+    shared.write_text(
+        shared.read_text().replace(
+            '"quantity": {"type": "integer", "minimum": 1}', '"quantity": {"type": "integer", "minimum": 0}'
+        )
+    )
     old, new = load_contract(old_dir), load_contract(new_dir)
     before, after = old.operations["place_order"].input, new.operations["place_order"].input
     report = diff_schemas(before.schema, after.schema, old_resolver=before.resolver, new_resolver=after.resolver)
     # minimum 1 -> 0 accepts every old line (backward) and a quantity of 0 the old schema refused (not forward)
     assert (report.backward, report.forward) == (True, False)
-    unchanged = diff_schemas(before.schema, before.schema, old_resolver=before.resolver,
-                             new_resolver=load_contract(old_dir).operations["place_order"].input.resolver)
+    unchanged = diff_schemas(
+        before.schema,
+        before.schema,
+        old_resolver=before.resolver,
+        new_resolver=load_contract(old_dir).operations["place_order"].input.resolver,
+    )
     assert (unchanged.backward, unchanged.forward) == (True, True)

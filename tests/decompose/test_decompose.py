@@ -68,7 +68,9 @@ def test_communities_find_the_seam_path_order_misses(tmp_path: Path) -> None:
     repo = interleaved_clusters(tmp_path / "clusters")
     graph = decompose(repo, Budget(max_files=4))
     assert sorted(sorted(leaf.files) for leaf in graph.leaves()) == [
-        sorted(f"pkg/{n}.py" for n in CLUSTER_A), sorted(f"pkg/{n}.py" for n in CLUSTER_B)]
+        sorted(f"pkg/{n}.py" for n in CLUSTER_A),
+        sorted(f"pkg/{n}.py" for n in CLUSTER_B),
+    ]
     assert graph.stats.edges_cut == 0
     directory = decompose(repo, Budget(max_files=4), strategy="directory")
     assert directory.stats.edges_cut > 0
@@ -81,11 +83,16 @@ def test_the_same_input_gives_the_same_output(shop: Path) -> None:
 
 
 def test_bad_files_are_counted_not_fatal(tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "repo", {
-        "ok.py": "import util\n", "util.py": "",
-        "blob.bin": b"\x00\x01\x02", "latin1.py": "caf\xe9 = 1\n".encode("latin-1"),
-        "huge.txt": "x" * 5000,
-    })
+    repo = write_tree(
+        tmp_path / "repo",
+        {
+            "ok.py": "import util\n",
+            "util.py": "",
+            "blob.bin": b"\x00\x01\x02",
+            "latin1.py": "caf\xe9 = 1\n".encode("latin-1"),
+            "huge.txt": "x" * 5000,
+        },
+    )
     (repo / "out.py").symlink_to(tmp_path)
     plan = decompose(repo, Budget(max_bytes=4000))
     assert plan.stats.skipped == {"binary": 1, "invalid_encoding": 1, "too_large": 1, "symlink_outside": 1}
@@ -93,12 +100,15 @@ def test_bad_files_are_counted_not_fatal(tmp_path: Path) -> None:
     assert plan.stats.edges_total == 1
 
 
-@pytest.mark.parametrize(("setup", "code"), [
-    (lambda p: p / "missing", "decompose.not_found"),
-    (lambda p: write_tree(p, {"file.py": ""}) / "file.py", "decompose.not_a_directory"),
-    (lambda p: p, "decompose.empty"),
-    (lambda p: write_tree(p, {"a.bin": b"\x00"}), "decompose.empty"),
-])
+@pytest.mark.parametrize(
+    ("setup", "code"),
+    [
+        (lambda p: p / "missing", "decompose.not_found"),
+        (lambda p: write_tree(p, {"file.py": ""}) / "file.py", "decompose.not_a_directory"),
+        (lambda p: p, "decompose.empty"),
+        (lambda p: write_tree(p, {"a.bin": b"\x00"}), "decompose.empty"),
+    ],
+)
 def test_bad_paths_are_clear_errors(tmp_path: Path, setup: object, code: str) -> None:
     path = setup(tmp_path)  # type: ignore[operator]
     with pytest.raises(InputError) as raised:

@@ -45,8 +45,19 @@ def test_json_output_is_one_document_and_deterministic(capsys: pytest.CaptureFix
 
 def test_write_makes_a_workspace_that_lints(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     shop = polyglot_shop(tmp_path / "shop")
-    code, out, err = cli(capsys, "decompose", str(shop), "--max-files", "3", "--write", "-C", str(tmp_path / "ws"),
-                         "--format", "json", "-q")
+    code, out, err = cli(
+        capsys,
+        "decompose",
+        str(shop),
+        "--max-files",
+        "3",
+        "--write",
+        "-C",
+        str(tmp_path / "ws"),
+        "--format",
+        "json",
+        "-q",
+    )
     assert code == 0, err
     assert json.loads(out)["written"]["files"]
     assert "created " in err
@@ -54,15 +65,19 @@ def test_write_makes_a_workspace_that_lints(capsys: pytest.CaptureFixture[str], 
     assert code == 0, err
 
 
-@pytest.mark.parametrize(("argv", "code"), [
-    (["decompose", "{tmp}/missing"], "decompose.not_found"),
-    (["decompose", "{tmp}/file.txt"], "decompose.not_a_directory"),
-    (["decompose", "{tmp}/empty"], "decompose.empty"),
-    (["decompose", "{tmp}", "--max-files", "0"], "decompose.budget_invalid"),
-    (["decompose", "{tmp}", "--max-bytes", "-5"], "decompose.budget_invalid"),
-])
-def test_bad_input_exits_2_with_a_located_error(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                                argv: list[str], code: str) -> None:
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["decompose", "{tmp}/missing"], "decompose.not_found"),
+        (["decompose", "{tmp}/file.txt"], "decompose.not_a_directory"),
+        (["decompose", "{tmp}/empty"], "decompose.empty"),
+        (["decompose", "{tmp}", "--max-files", "0"], "decompose.budget_invalid"),
+        (["decompose", "{tmp}", "--max-bytes", "-5"], "decompose.budget_invalid"),
+    ],
+)
+def test_bad_input_exits_2_with_a_located_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], code: str
+) -> None:
     (tmp_path / "file.txt").write_text("x")
     (tmp_path / "empty").mkdir()
     args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
@@ -88,9 +103,24 @@ def test_the_same_output_across_processes_whatever_the_hash_seed(tmp_path: Path)
     shop = polyglot_shop(tmp_path / "shop")
     outputs = []
     for seed in ("1", "2"):
-        done = subprocess.run([sys.executable, "-c", "from subhive.cli import run; run()", "decompose", str(shop),
-                               "--max-files", "3", "--format", "json", "-q"], capture_output=True, text=True,
-                              env={**os.environ, "PYTHONHASHSEED": seed}, check=True)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from subhive.cli import run; run()",
+                "decompose",
+                str(shop),
+                "--max-files",
+                "3",
+                "--format",
+                "json",
+                "-q",
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            check=True,
+        )
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1]
     assert json.loads(outputs[0])["stats"]["edges_cut"] > 0

@@ -17,17 +17,35 @@ from tests.decompose._fixtures import write_tree
 
 
 def test_a_walk_honours_ignore_files_at_every_level(tmp_path: Path) -> None:
-    write_tree(tmp_path, {
-        ".gitignore": "*.log\n!keep.log\nbuild/\n",
-        "a.py": "", "debug.log": "", "keep.log": "", "build/out.js": "",
-        "sub/.gitignore": "local.txt\n", "sub/local.txt": "", "sub/b.py": "", "other/local.txt": "",
-        "sub/.ignore": "*.tmp\n", "sub/x.tmp": "",
-        "node_modules/dep/index.js": "", "__pycache__/a.cpython-311.pyc": "",
-    })
+    write_tree(
+        tmp_path,
+        {
+            ".gitignore": "*.log\n!keep.log\nbuild/\n",
+            "a.py": "",
+            "debug.log": "",
+            "keep.log": "",
+            "build/out.js": "",
+            "sub/.gitignore": "local.txt\n",
+            "sub/local.txt": "",
+            "sub/b.py": "",
+            "other/local.txt": "",
+            "sub/.ignore": "*.tmp\n",
+            "sub/x.tmp": "",
+            "node_modules/dep/index.js": "",
+            "__pycache__/a.cpython-311.pyc": "",
+        },
+    )
     listing = discover(tmp_path)
     assert listing.source == "walk"
-    assert listing.paths == [".gitignore", "a.py", "keep.log", "other/local.txt", "sub/.gitignore", "sub/.ignore",
-                             "sub/b.py"]
+    assert listing.paths == [
+        ".gitignore",
+        "a.py",
+        "keep.log",
+        "other/local.txt",
+        "sub/.gitignore",
+        "sub/.ignore",
+        "sub/b.py",
+    ]
 
 
 def test_extra_exclude_patterns(tmp_path: Path) -> None:
@@ -38,8 +56,13 @@ def test_extra_exclude_patterns(tmp_path: Path) -> None:
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_a_git_checkout_lists_tracked_files_only(tmp_path: Path) -> None:
     write_tree(tmp_path, {"tracked.py": "", "dir/also.py": "", "untracked.py": ""})
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True, env=env)
     subprocess.run(["git", "add", "tracked.py", "dir/also.py"], cwd=tmp_path, check=True, env=env)
     listing = discover(tmp_path)
@@ -69,19 +92,22 @@ def test_a_tree_that_is_itself_reached_through_a_link_still_counts_inner_links_a
 
 
 def test_bad_files_are_skipped_with_their_reason(tmp_path: Path) -> None:
-    write_tree(tmp_path, {
-        "text.py": "print('ok')\n",
-        "image.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
-        "latin1.py": "caf\xe9 = 1\n".encode("latin-1"),
-        "big.py": "x = 1\n" * 2000,
-        "empty.py": "",
-    })
+    write_tree(
+        tmp_path,
+        {
+            "text.py": "print('ok')\n",
+            "image.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+            "latin1.py": "caf\xe9 = 1\n".encode("latin-1"),
+            "big.py": "x = 1\n" * 2000,
+            "empty.py": "",
+        },
+    )
     assert read_file(tmp_path / "text.py", limit=1000, want_text=True).text == "print('ok')\n"
     assert read_file(tmp_path / "image.png", limit=1000, want_text=False).skipped == "binary"
     assert read_file(tmp_path / "latin1.py", limit=1000, want_text=True).skipped == "invalid_encoding"
     assert read_file(tmp_path / "latin1.py", limit=1000, want_text=False).skipped == "invalid_encoding"
     assert read_file(tmp_path / "big.py", limit=1000, want_text=True).skipped == "too_large"
-    assert read_file(tmp_path / "empty.py", limit=1000, want_text=True) .text == ""
+    assert read_file(tmp_path / "empty.py", limit=1000, want_text=True).text == ""
     assert read_file(tmp_path / "missing.py", limit=1000, want_text=True).skipped == "unreadable"
 
 
@@ -138,8 +164,11 @@ def test_unreadable_files_and_directories_are_counted() -> None:
 
         def check() -> dict[str, object]:
             listing = discover(base)
-            return {"paths": listing.paths, "skipped": dict(listing.skipped),
-                    "secret": read_file(base / "secret.py", limit=100, want_text=True).skipped}
+            return {
+                "paths": listing.paths,
+                "skipped": dict(listing.skipped),
+                "secret": read_file(base / "secret.py", limit=100, want_text=True).skipped,
+            }
 
         result = _unprivileged(check)
         assert result["skipped"] == {"unreadable_dir": 1}

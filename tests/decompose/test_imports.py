@@ -46,10 +46,12 @@ def test_go_single_and_block_imports() -> None:
 
 
 def test_java_package_and_imports() -> None:
-    text = ("package com.shop;\n\nimport com.shop.model.*;\nimport static com.shop.Util.helper;\n"
-            "import java.util.List;\n")
-    assert extract(Language.java, text) == JvmFile("com.shop", ("com.shop.model.*", "com.shop.Util.helper",
-                                                                "java.util.List"))
+    text = (
+        "package com.shop;\n\nimport com.shop.model.*;\nimport static com.shop.Util.helper;\nimport java.util.List;\n"
+    )
+    assert extract(Language.java, text) == JvmFile(
+        "com.shop", ("com.shop.model.*", "com.shop.Util.helper", "java.util.List")
+    )
 
 
 def test_languages_by_extension() -> None:

@@ -6,15 +6,17 @@ from subhive.decompose import Language, extract
 from subhive.decompose._resolve import Resolver
 
 
-def resolve(paths: list[str], importer: str, text: str, side: dict[str, str] | None = None,
-            jvm: dict[str, str] | None = None) -> list[str]:
+def resolve(
+    paths: list[str], importer: str, text: str, side: dict[str, str] | None = None, jvm: dict[str, str] | None = None
+) -> list[str]:
     paths = sorted(paths)
     resolver = Resolver(paths, side or {})
     for path, source in (jvm or {}).items():
         found = extract(Language.java, source)
         resolver.add_jvm(paths.index(path), found)  # type: ignore[arg-type]
-    language = {"py": Language.python, "ts": Language.javascript, "go": Language.go,
-                "java": Language.java}[importer.rpartition(".")[2]]
+    language = {"py": Language.python, "ts": Language.javascript, "go": Language.go, "java": Language.java}[
+        importer.rpartition(".")[2]
+    ]
     extracted = extract(language, text)
     if language is Language.java:
         resolver.add_jvm(paths.index(importer), extracted)  # type: ignore[arg-type]
@@ -22,12 +24,21 @@ def resolve(paths: list[str], importer: str, text: str, side: dict[str, str] | N
 
 
 def test_python_packages_relative_imports_and_submodules() -> None:
-    paths = ["src/shop/__init__.py", "src/shop/api.py", "src/shop/models/__init__.py", "src/shop/models/user.py",
-             "src/shop/cli.py"]
-    assert resolve(paths, "src/shop/cli.py", "from shop.models import user\nimport shop.api\n") == \
-        ["src/shop/models/user.py", "src/shop/api.py"]
-    assert resolve(paths, "src/shop/models/user.py", "from .. import api\nfrom . import nothing_here\n") == \
-        ["src/shop/api.py", "src/shop/models/__init__.py"]
+    paths = [
+        "src/shop/__init__.py",
+        "src/shop/api.py",
+        "src/shop/models/__init__.py",
+        "src/shop/models/user.py",
+        "src/shop/cli.py",
+    ]
+    assert resolve(paths, "src/shop/cli.py", "from shop.models import user\nimport shop.api\n") == [
+        "src/shop/models/user.py",
+        "src/shop/api.py",
+    ]
+    assert resolve(paths, "src/shop/models/user.py", "from .. import api\nfrom . import nothing_here\n") == [
+        "src/shop/api.py",
+        "src/shop/models/__init__.py",
+    ]
     assert resolve(paths, "src/shop/cli.py", "from shop.models.user import User\n") == ["src/shop/models/user.py"]
     assert resolve(paths, "src/shop/cli.py", "import src.shop.api\n") == ["src/shop/api.py"]
 
@@ -40,37 +51,55 @@ def test_python_standard_library_names_do_not_land_on_a_stray_script() -> None:
 
 def test_typescript_relative_index_and_js_extension() -> None:
     paths = ["web/src/App.tsx", "web/src/api/index.ts", "web/src/api/client.ts", "web/src/util.ts"]
-    assert resolve(paths, "web/src/util.ts",
-                   "import x from './api'\nimport { y } from './api/client.js'\nimport z from 'react'\n") == \
-        ["web/src/api/index.ts", "web/src/api/client.ts"]
+    assert resolve(
+        paths, "web/src/util.ts", "import x from './api'\nimport { y } from './api/client.js'\nimport z from 'react'\n"
+    ) == ["web/src/api/index.ts", "web/src/api/client.ts"]
 
 
 def test_typescript_workspace_packages_by_name() -> None:
-    paths = ["packages/ui/package.json", "packages/ui/src/index.ts", "packages/ui/src/button.ts",
-             "packages/app/main.ts"]
+    paths = [
+        "packages/ui/package.json",
+        "packages/ui/src/index.ts",
+        "packages/ui/src/button.ts",
+        "packages/app/main.ts",
+    ]
     side = {"packages/ui/package.json": '{"name": "@shop/ui"}'}
-    assert resolve(paths, "packages/app/main.ts", "import { B } from '@shop/ui'\nimport b from '@shop/ui/src/button'\n",
-                   side) == ["packages/ui/src/index.ts", "packages/ui/src/button.ts"]
+    assert resolve(
+        paths, "packages/app/main.ts", "import { B } from '@shop/ui'\nimport b from '@shop/ui/src/button'\n", side
+    ) == ["packages/ui/src/index.ts", "packages/ui/src/button.ts"]
 
 
 def test_go_packages_through_go_mod() -> None:
-    paths = ["svc/go.mod", "svc/main.go", "svc/internal/store/a.go", "svc/internal/store/b.go",
-             "svc/internal/store/a_test.go"]
+    paths = [
+        "svc/go.mod",
+        "svc/main.go",
+        "svc/internal/store/a.go",
+        "svc/internal/store/b.go",
+        "svc/internal/store/a_test.go",
+    ]
     side = {"svc/go.mod": "module example.com/svc\n\ngo 1.22\n"}
-    assert resolve(paths, "svc/main.go", 'import (\n\t"fmt"\n\t"example.com/svc/internal/store"\n)\n', side) == \
-        ["svc/internal/store/a.go"]
+    assert resolve(paths, "svc/main.go", 'import (\n\t"fmt"\n\t"example.com/svc/internal/store"\n)\n', side) == [
+        "svc/internal/store/a.go"
+    ]
 
 
 def test_java_classes_nested_classes_and_wildcards() -> None:
-    paths = ["src/com/shop/Order.java", "src/com/shop/model/Line.java", "src/com/shop/model/Tax.java",
-             "src/com/shop/App.java"]
-    jvm = {"src/com/shop/Order.java": "package com.shop;\n",
-           "src/com/shop/model/Line.java": "package com.shop.model;\n",
-           "src/com/shop/model/Tax.java": "package com.shop.model;\n"}
-    text = ("package com.shop;\nimport com.shop.Order.Status;\nimport com.shop.model.*;\n"
-            "import java.util.List;\n")
-    assert resolve(paths, "src/com/shop/App.java", text, jvm=jvm) == ["src/com/shop/Order.java",
-                                                                      "src/com/shop/model/Line.java"]
+    paths = [
+        "src/com/shop/Order.java",
+        "src/com/shop/model/Line.java",
+        "src/com/shop/model/Tax.java",
+        "src/com/shop/App.java",
+    ]
+    jvm = {
+        "src/com/shop/Order.java": "package com.shop;\n",
+        "src/com/shop/model/Line.java": "package com.shop.model;\n",
+        "src/com/shop/model/Tax.java": "package com.shop.model;\n",
+    }
+    text = "package com.shop;\nimport com.shop.Order.Status;\nimport com.shop.model.*;\nimport java.util.List;\n"
+    assert resolve(paths, "src/com/shop/App.java", text, jvm=jvm) == [
+        "src/com/shop/Order.java",
+        "src/com/shop/model/Line.java",
+    ]
 
 
 def test_unresolved_imports_are_counted() -> None:

@@ -8,30 +8,33 @@ from subhive.decompose import Role, classify
 from subhive.decompose._roles import dominant_role
 
 
-@pytest.mark.parametrize(("path", "role"), [
-    ("web/src/components/Cart.tsx", Role.ui),
-    ("frontend/app.js", Role.ui),
-    ("templates/base.html", Role.ui),
-    ("shop/api/routes.py", Role.backend),
-    ("server/api/handler.ts", Role.backend),
-    ("cmd/server/main.go", Role.backend),
-    ("db/migrations/001_init.sql", Role.db),
-    ("schema.sql", Role.db),
-    ("deploy/k8s/service.yaml", Role.infra),
-    ("Dockerfile", Role.infra),
-    ("scripts/release.sh", Role.infra),
-    ("docs/guide/index.md", Role.docs),
-    ("README.md", Role.docs),
-    ("LICENSE", Role.docs),
-    ("tests/test_api.py", Role.tests),
-    ("shop/api/routes_test.go", Role.tests),
-    ("web/src/Cart.test.tsx", Role.tests),
-    ("src/test/java/com/shop/OrderTest.java", Role.tests),
-    ("pyproject.toml", Role.config),
-    (".gitignore", Role.config),
-    ("logo.svg", Role.assets),
-    ("data.bin", Role.other),
-])
+@pytest.mark.parametrize(
+    ("path", "role"),
+    [
+        ("web/src/components/Cart.tsx", Role.ui),
+        ("frontend/app.js", Role.ui),
+        ("templates/base.html", Role.ui),
+        ("shop/api/routes.py", Role.backend),
+        ("server/api/handler.ts", Role.backend),
+        ("cmd/server/main.go", Role.backend),
+        ("db/migrations/001_init.sql", Role.db),
+        ("schema.sql", Role.db),
+        ("deploy/k8s/service.yaml", Role.infra),
+        ("Dockerfile", Role.infra),
+        ("scripts/release.sh", Role.infra),
+        ("docs/guide/index.md", Role.docs),
+        ("README.md", Role.docs),
+        ("LICENSE", Role.docs),
+        ("tests/test_api.py", Role.tests),
+        ("shop/api/routes_test.go", Role.tests),
+        ("web/src/Cart.test.tsx", Role.tests),
+        ("src/test/java/com/shop/OrderTest.java", Role.tests),
+        ("pyproject.toml", Role.config),
+        (".gitignore", Role.config),
+        ("logo.svg", Role.assets),
+        ("data.bin", Role.other),
+    ],
+)
 def test_each_kind_of_file_gets_its_role(path: str, role: Role) -> None:
     assert classify(path) is role
 

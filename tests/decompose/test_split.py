@@ -9,8 +9,12 @@ from subhive.decompose import Budget, Graph, Role, Strategy, split
 from subhive.decompose._split import Node
 
 
-def graph_of(paths: list[str], edges: list[tuple[str, str]], sizes: dict[str, int] | None = None,
-             roles: dict[str, Role] | None = None) -> Graph:
+def graph_of(
+    paths: list[str],
+    edges: list[tuple[str, str]],
+    sizes: dict[str, int] | None = None,
+    roles: dict[str, Role] | None = None,
+) -> Graph:
     paths = sorted(paths)
     index = {p: i for i, p in enumerate(paths)}
     adjacency: list[dict[int, int]] = [{} for _ in paths]
@@ -18,8 +22,9 @@ def graph_of(paths: list[str], edges: list[tuple[str, str]], sizes: dict[str, in
         i, j = index[a], index[b]
         adjacency[i][j] = adjacency[i].get(j, 0) + 1
         adjacency[j][i] = adjacency[j].get(i, 0) + 1
-    return Graph(paths, [(sizes or {}).get(p, 10) for p in paths], [(roles or {}).get(p, Role.backend) for p in paths],
-                 adjacency)
+    return Graph(
+        paths, [(sizes or {}).get(p, 10) for p in paths], [(roles or {}).get(p, Role.backend) for p in paths], adjacency
+    )
 
 
 def leaves(tree: Node, graph: Graph) -> list[list[str]]:
@@ -89,8 +94,9 @@ def test_a_tree_that_fits_is_one_leaf_below_the_root() -> None:
 
 
 _SEGMENTS = st.sampled_from(["a", "b", "c", "src", "lib", "tests"])
-_PATHS = st.lists(st.lists(_SEGMENTS, min_size=0, max_size=3).map(lambda p: "/".join([*p, ""])),
-                  min_size=1, max_size=60)
+_PATHS = st.lists(
+    st.lists(_SEGMENTS, min_size=0, max_size=3).map(lambda p: "/".join([*p, ""])), min_size=1, max_size=60
+)
 
 
 @st.composite
@@ -113,7 +119,8 @@ def graphs(draw: st.DrawFn) -> tuple[Graph, Budget]:
 @settings(max_examples=150, deadline=None)
 @given(graphs(), st.sampled_from(list(Strategy)))
 def test_every_file_lands_in_exactly_one_leaf_that_fits_and_the_split_is_deterministic(
-        case: tuple[Graph, Budget], strategy: Strategy) -> None:
+    case: tuple[Graph, Budget], strategy: Strategy
+) -> None:
     graph, budget = case
     tree = split(graph, budget, strategy)
     placed = sorted(f for leaf in tree.leaves() for f in leaf.files)
@@ -130,8 +137,14 @@ def test_leftovers_merged_with_each_other_keep_merging_while_still_small() -> No
     # two small units of different roles beside one oversized directory: they merge with each other, and the
     # merged unit, still small (under a tenth of the budget), travels into the big one instead of staying a
     # three-file hive beside it
-    paths = ["a/one.py", "c/x.md", "c/y.md", *(f"big/p/{n:02d}.py" for n in range(30)),
-             *(f"big/q/{n:02d}.py" for n in range(30)), "big/r.py"]
+    paths = [
+        "a/one.py",
+        "c/x.md",
+        "c/y.md",
+        *(f"big/p/{n:02d}.py" for n in range(30)),
+        *(f"big/q/{n:02d}.py" for n in range(30)),
+        "big/r.py",
+    ]
     graph = graph_of(paths, [], roles={"c/x.md": Role.docs, "c/y.md": Role.docs})
     tree = split(graph, Budget(max_files=60))
     assert sorted(len(leaf.files) for leaf in tree.leaves()) == [30, 34]

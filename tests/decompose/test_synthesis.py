@@ -87,10 +87,21 @@ def test_text_lines_show_the_tree(written: tuple[Path, list[HivePlan]]) -> None:
     assert any(line.startswith("  ") for line in lines)
 
 
-@pytest.mark.parametrize(("value", "health"), [("SERVING", "ok"), ("down", "failing"), ("degraded", "degraded"),
-                                               ("mystery", "unknown"), (None, "unknown"), (3, "unknown"),
-                                               # what `subhive up`'s hives report (subhive status)
-                                               ("ready", "ok"), ("starting", "degraded"),
-                                               ("restarting", "failing"), ("unresponsive", "failing")])
+@pytest.mark.parametrize(
+    ("value", "health"),
+    [
+        ("SERVING", "ok"),
+        ("down", "failing"),
+        ("degraded", "degraded"),
+        ("mystery", "unknown"),
+        (None, "unknown"),
+        (3, "unknown"),
+        # what `subhive up`'s hives report (subhive status)
+        ("ready", "ok"),
+        ("starting", "degraded"),
+        ("restarting", "failing"),
+        ("unresponsive", "failing"),
+    ],
+)
 def test_reported_health_words_are_normalised(value: object, health: str) -> None:
     assert normalise_health(value) == health

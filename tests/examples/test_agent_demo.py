@@ -13,8 +13,9 @@ DEMO = Path(__file__).resolve().parents[2] / "examples" / "agent_demo.py"
 
 def test_the_agent_demo_answers_from_the_hive_files() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "SUBHIVE_AGENT_MODEL")}
-    done = subprocess.run([sys.executable, str(DEMO)], capture_output=True, text=True, timeout=120, check=False,
-                          env=env)
+    done = subprocess.run(
+        [sys.executable, str(DEMO)], capture_output=True, text=True, timeout=120, check=False, env=env
+    )
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     assert "a scripted model answers at http://127.0.0.1:" in out

@@ -22,12 +22,19 @@ SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "patternProperties": {
-        "^tasks\\.[^.]+$": {"type": "object", "required": ["title", "status"],
-                            "properties": {"title": {"type": "string", "minLength": 1},
-                                           "status": {"enum": ["open", "done"]}}},
-        "^plans\\.[^.]+$": {"type": "object", "required": ["task", "steps"],
-                            "properties": {"task": {"type": "string"},
-                                           "steps": {"type": "array", "minItems": 1, "items": {"type": "string"}}}},
+        "^tasks\\.[^.]+$": {
+            "type": "object",
+            "required": ["title", "status"],
+            "properties": {"title": {"type": "string", "minLength": 1}, "status": {"enum": ["open", "done"]}},
+        },
+        "^plans\\.[^.]+$": {
+            "type": "object",
+            "required": ["task", "steps"],
+            "properties": {
+                "task": {"type": "string"},
+                "steps": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+            },
+        },
         "^counters\\.[^.]+$": {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}},
         "^notes\\..+$": {},
     },
@@ -40,8 +47,9 @@ def fresh_hive() -> str:
 
 
 @contextlib.asynccontextmanager
-async def board(server: EmbeddedServer, hive: str | None = None,
-                schema: dict[str, Any] | None = SCHEMA) -> AsyncIterator[tuple[Client, KvBlackboard]]:
+async def board(
+    server: EmbeddedServer, hive: str | None = None, schema: dict[str, Any] | None = SCHEMA
+) -> AsyncIterator[tuple[Client, KvBlackboard]]:
     hive = hive or fresh_hive()
     nc = await nats.connect(server.url)
     js = nc.jetstream()

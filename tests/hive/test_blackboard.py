@@ -24,7 +24,12 @@ def test_a_write_is_read_back_with_its_writer_and_revision(server: EmbeddedServe
             entry = await bb.get("tasks.t1")
             assert entry is not None
             assert (entry.key, entry.value, entry.revision, entry.writer, entry.depth) == (
-                "tasks.t1", {"title": "Add login", "status": "open"}, revision, "human", 0)
+                "tasks.t1",
+                {"title": "Add login", "status": "open"},
+                revision,
+                "human",
+                0,
+            )
             assert entry.time is not None
 
     run(scenario())
@@ -95,7 +100,11 @@ def test_a_write_the_schema_refuses_never_reaches_the_board(server: EmbeddedServ
             with pytest.raises(BlackboardInvalid) as bad:
                 await bb.put("tasks.t1", {"title": "", "status": "open"}, writer="ks")
             assert (bad.value.key, bad.value.pointer, bad.value.keyword, bad.value.writer) == (
-                "tasks.t1", "/title", "minLength", "ks")
+                "tasks.t1",
+                "/title",
+                "minLength",
+                "ks",
+            )
             with pytest.raises(BlackboardInvalid, match="not a key this blackboard declares"):
                 await bb.put("scratch.x", 1, writer="ks")
             with pytest.raises(InputError, match="not a blackboard key"):
@@ -117,7 +126,9 @@ def test_snapshot_and_size_show_the_latest_value_of_every_key(server: EmbeddedSe
             await bb.put("notes.x.y", "hello", writer="ks")
             snapshot = await bb.snapshot()
             assert {k: (e.value, e.writer) for k, e in snapshot.items()} == {
-                "notes.x.y": ("hello", "ks"), "tasks.t1": ({"title": "a", "status": "done"}, "human")}
+                "notes.x.y": ("hello", "ks"),
+                "tasks.t1": ({"title": "a", "status": "done"}, "human"),
+            }
             keys, revisions, size = await bb.size()
             assert (keys, revisions) == (2, 3)
             assert size > 0
@@ -137,7 +148,9 @@ def test_a_snapshot_keeps_every_good_key_and_lists_the_broken_ones_apart(server:
             snapshot = await bb.snapshot()
             assert {k: e.value for k, e in snapshot.items()} == {"notes.a": "first", "notes.z": "last"}
             assert [(b.key, b.code, b.writer) for b in snapshot.broken] == [
-                ("notes.b", "blackboard.not_json", "tool"), ("notes.c", "blackboard.unattributed", "")]
+                ("notes.b", "blackboard.not_json", "tool"),
+                ("notes.c", "blackboard.unattributed", ""),
+            ]
             await bb.put("notes.b", "fixed", writer="human")  # writing the key again mends it
             mended = await bb.snapshot()
             assert mended["notes.b"].value == "fixed"

@@ -41,8 +41,12 @@ class Tree:
     passwords: dict[str, str]
 
     async def connect(self, user: str) -> Client:
-        return await nats.connect(self.server.url, user=user, password=self.passwords[user],
-                                  inbox_prefix=f"_INBOX_{user}" if user in HIVES else "_INBOX")
+        return await nats.connect(
+            self.server.url,
+            user=user,
+            password=self.passwords[user],
+            inbox_prefix=f"_INBOX_{user}" if user in HIVES else "_INBOX",
+        )
 
 
 @pytest.fixture(scope="module")
@@ -110,8 +114,12 @@ def test_a_reply_another_hive_points_at_a_board_wakes_nobody_and_is_never_read_a
                 await controller.stop()
             with pytest.raises(BrokenValue) as read:
                 await board.get("tasks.relayed")
-            return planner.seen, await board.revisions("tasks.relayed"), await board.history("tasks.relayed"), \
-                read.value.code
+            return (
+                planner.seen,
+                await board.revisions("tasks.relayed"),
+                await board.history("tasks.relayed"),
+                read.value.code,
+            )
         finally:
             await web.close()
             await backend.close()
@@ -126,4 +134,3 @@ def test_a_reply_another_hive_points_at_a_board_wakes_nobody_and_is_never_read_a
     assert relayed.code == code == "blackboard.unattributed"
     assert relayed.writer == ""
     assert history == []
-

@@ -15,8 +15,14 @@ from ._board import board
 def test_keys_filtered_by_a_pattern(server: EmbeddedServer) -> None:
     async def scenario() -> tuple[list[str], list[str], list[str], list[str]]:
         async with board(server, schema=None) as (_nc, bb):
-            for key in ("notes.a", "notes.b.c", "agent-turns.helper.t1", "agent-turns.helper.t1.000001",
-                        "agent-turns.helper.t1.000002", "agent-turns.other.t9.000001"):
+            for key in (
+                "notes.a",
+                "notes.b.c",
+                "agent-turns.helper.t1",
+                "agent-turns.helper.t1.000001",
+                "agent-turns.helper.t1.000002",
+                "agent-turns.other.t9.000001",
+            ):
                 await bb.put(key, 1, writer="test")
             everything = await bb.keys()
             frames = await bb.keys("agent-turns.helper.t1.*")

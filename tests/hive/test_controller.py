@@ -42,8 +42,9 @@ class Recorder:
 class Planner(Recorder):
     def react(self, entry: Entry) -> list[Write]:
         task_id = entry.key.split(".", 1)[1]
-        return [Write(f"plans.{task_id}", {"task": entry.key, "steps": ["do it"]}, expected_revision=0,
-                      on_conflict="skip")]
+        return [
+            Write(f"plans.{task_id}", {"task": entry.key, "steps": ["do it"]}, expected_revision=0, on_conflict="skip")
+        ]
 
 
 class Echo(Recorder):
@@ -167,7 +168,8 @@ def test_the_same_write_again_and_again_is_escalated_and_the_source_quarantined(
             finally:
                 await controller.stop()
             assert [(e.kind, e.code, e.source, e.key) for e in escalations] == [
-                ("loop", "ks.loop", "echo", "notes.ping")]
+                ("loop", "ks.loop", "echo", "notes.ping")
+            ]
             assert "4 times in a row" in escalations[0].message
             assert controller.stats.quarantined == {"echo"}
             history = await bb.history("notes.ping")
@@ -328,11 +330,14 @@ def test_operations_are_answered_by_the_declaring_source(server: EmbeddedServer)
     run(scenario())
 
 
-@pytest.mark.parametrize(("source", "message"), [
-    (Recorder("", ("a",)), "has no name"),
-    (Recorder("x", ("tasks.>.x",)), "'>' may only be the last token"),
-    (Recorder("x", ()), "declares nothing that wakes it"),
-])
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (Recorder("", ("a",)), "has no name"),
+        (Recorder("x", ("tasks.>.x",)), "'>' may only be the last token"),
+        (Recorder("x", ()), "declares nothing that wakes it"),
+    ],
+)
 def test_sources_the_controller_cannot_schedule_are_refused_by_name(source: Recorder, message: str) -> None:
     with pytest.raises(InputError, match=message):
         Controller(None, [source])  # type: ignore[arg-type]

@@ -55,14 +55,21 @@ def test_a_looping_source_becomes_a_repair_proposal_at_the_root(server: Embedded
         board = KvBlackboard(nc.jetstream(), "solo")
         async with await RootServer.start(workspace, codegen=False) as root_server:
             token = (workspace / ".subhive" / "tokens" / "solo.token").read_text().strip()
-            runtime = await HiveRuntime.start(workspace, "solo", server.endpoint(), root_address=root_server.address,
-                                              token=token, status_file=tmp_path / "solo.json")
+            runtime = await HiveRuntime.start(
+                workspace,
+                "solo",
+                server.endpoint(),
+                root_address=root_server.address,
+                token=token,
+                status_file=tmp_path / "solo.json",
+            )
             try:
                 await board.put("tasks.t1", {"title": "again", "status": "open"}, writer="human")
                 async with RootClient(root_server.address) as admin:
                     for _ in range(250):
-                        repairs = await admin.with_token((workspace / ".subhive/root/admin.token").read_text()
-                                                         .strip()).approvals(kind="repair")
+                        repairs = await admin.with_token(
+                            (workspace / ".subhive/root/admin.token").read_text().strip()
+                        ).approvals(kind="repair")
                         if repairs:
                             break
                         await asyncio.sleep(0.02)
@@ -82,8 +89,7 @@ def test_a_looping_source_becomes_a_repair_proposal_at_the_root(server: Embedded
     assert "echo wrote the same value to 'tasks.t1' 5 times in a row" in repair.message
 
 
-def test_a_knowledge_module_that_does_not_import_is_named_with_its_line(server: EmbeddedServer,
-                                                                         tmp_path: Path) -> None:
+def test_a_knowledge_module_that_does_not_import_is_named_with_its_line(server: EmbeddedServer, tmp_path: Path) -> None:
     workspace = _workspace(tmp_path, "import nowhere_to_be_found\n")
 
     async def scenario() -> None:
@@ -97,9 +103,12 @@ def test_a_knowledge_module_that_does_not_import_is_named_with_its_line(server: 
     assert str(failed.value.location.file).endswith("subhive.toml")
 
 
-def test_a_source_answering_an_operation_the_hive_does_not_provide_is_refused(server: EmbeddedServer,
-                                                                              tmp_path: Path) -> None:
-    workspace = _workspace(tmp_path, '''
+def test_a_source_answering_an_operation_the_hive_does_not_provide_is_refused(
+    server: EmbeddedServer, tmp_path: Path
+) -> None:
+    workspace = _workspace(
+        tmp_path,
+        """
         class Answers:
             name = "answers"
             operations = ("orders.place_order",)
@@ -110,7 +119,8 @@ def test_a_source_answering_an_operation_the_hive_does_not_provide_is_refused(se
 
 
         SOURCES = (Answers(),)
-    ''')
+    """,
+    )
 
     async def scenario() -> None:
         await HiveRuntime.start(workspace, "solo", server.endpoint())

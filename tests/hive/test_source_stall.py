@@ -37,8 +37,12 @@ def test_a_source_with_its_own_limit_outlasts_the_hive_wide_one(server: Embedded
             escalations.append(escalation)
 
         async with board(server) as (nc, bb):
-            controller = Controller(bb, [Slow("patient", 5.0), Slow("plain", None)],
-                                    config=ControllerConfig(stall_after=0.1), on_escalation=escalate)
+            controller = Controller(
+                bb,
+                [Slow("patient", 5.0), Slow("plain", None)],
+                config=ControllerConfig(stall_after=0.1),
+                on_escalation=escalate,
+            )
             await controller.start(nc.jetstream())
             try:
                 answered = await controller.answer("api", "patient", {})

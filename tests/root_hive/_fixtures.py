@@ -9,8 +9,16 @@ from typing import Any
 import yaml
 
 
-def orders_files(version: str, *, provider: str = "backend", note: bool = False, required: tuple[str, ...] = (),
-                 open_input: bool = False, broken: bool = False, description: str = "Orders.") -> dict[str, bytes]:
+def orders_files(
+    version: str,
+    *,
+    provider: str = "backend",
+    note: bool = False,
+    required: tuple[str, ...] = (),
+    open_input: bool = False,
+    broken: bool = False,
+    description: str = "Orders.",
+) -> dict[str, bytes]:
     """An ``orders`` contract: ``place_order`` takes ``{id, note?}`` and answers ``{ok}``.
 
     ``note`` declares the optional ``note`` property; ``required`` lists required input properties;
@@ -24,19 +32,40 @@ def orders_files(version: str, *, provider: str = "backend", note: bool = False,
         schema["additionalProperties"] = False
     if required:
         schema["required"] = list(required)
-    manifest = {"contract": "orders", "version": version, "provider": provider, "description": description,
-                "operations": {"place_order": {"description": "Place one.", "input": "in.json",
-                                               "output": "missing.json" if broken else "out.json"}}}
-    out = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"],
-           "additionalProperties": False}
-    return {"contract.yaml": yaml.safe_dump(manifest, sort_keys=False).encode(),
-            "in.json": json.dumps(schema, indent=2).encode(), "out.json": json.dumps(out, indent=2).encode()}
+    manifest = {
+        "contract": "orders",
+        "version": version,
+        "provider": provider,
+        "description": description,
+        "operations": {
+            "place_order": {
+                "description": "Place one.",
+                "input": "in.json",
+                "output": "missing.json" if broken else "out.json",
+            }
+        },
+    }
+    out = {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}},
+        "required": ["ok"],
+        "additionalProperties": False,
+    }
+    return {
+        "contract.yaml": yaml.safe_dump(manifest, sort_keys=False).encode(),
+        "in.json": json.dumps(schema, indent=2).encode(),
+        "out.json": json.dumps(out, indent=2).encode(),
+    }
 
 
 def simple_files(name: str, version: str, provider: str) -> dict[str, bytes]:
     """A one-event contract ``name`` (for load tests)."""
-    manifest = {"contract": name, "version": version, "provider": provider,
-                "events": {"changed": {"payload": "event.json"}}}
+    manifest = {
+        "contract": name,
+        "version": version,
+        "provider": provider,
+        "events": {"changed": {"payload": "event.json"}},
+    }
     event = {"type": "object", "properties": {"at": {"type": "string"}}, "additionalProperties": False}
     return {"contract.yaml": yaml.safe_dump(manifest).encode(), "event.json": json.dumps(event).encode()}
 

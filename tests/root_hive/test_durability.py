@@ -62,11 +62,15 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def _run_and_kill(workspace: Path, acks_before_kill: int, prefix: str = "h", group: int = 1,
-                  files: str = "background") -> list[dict[str, str]]:
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(workspace), str(REPO), prefix, str(group), files],
-                             stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, cwd=REPO)
+def _run_and_kill(
+    workspace: Path, acks_before_kill: int, prefix: str = "h", group: int = 1, files: str = "background"
+) -> list[dict[str, str]]:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(workspace), str(REPO), prefix, str(group), files],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+    )
     acks: list[dict[str, str]] = []
     assert child.stdout is not None
     try:

@@ -31,8 +31,11 @@ def test_the_provider_registers_and_consumers_find_it(root: RootHive) -> None:
     for who in ("web", "db", None):  # a consumer, the provider, the admin
         assert root.endpoint("inventory", 1, hive=who) == registered
     frame = root.frames_since(0)[-1]
-    assert (frame.kind, frame.data["address"], frame.data["replaced"]) == ("endpoint_registered", "127.0.0.1:40123",
-                                                                           None)
+    assert (frame.kind, frame.data["address"], frame.data["replaced"]) == (
+        "endpoint_registered",
+        "127.0.0.1:40123",
+        None,
+    )
 
 
 def test_the_admin_registers_for_the_provider(root: RootHive) -> None:
@@ -74,14 +77,17 @@ def test_an_unaccepted_major_or_a_contract_without_grpc_cannot_be_registered(roo
     assert no_service.value.code == "endpoint.no_service"
 
 
-@pytest.mark.parametrize(("major", "address", "code"), [
-    (1, "nowhere", "endpoint.address"),
-    (1, "127.0.0.1:0", "endpoint.address"),
-    (1, "127.0.0.1:70000", "endpoint.address"),
-    (1, "host name:80", "endpoint.address"),
-    (-1, "127.0.0.1:80", "endpoint.major"),
-    (True, "127.0.0.1:80", "endpoint.major"),
-])
+@pytest.mark.parametrize(
+    ("major", "address", "code"),
+    [
+        (1, "nowhere", "endpoint.address"),
+        (1, "127.0.0.1:0", "endpoint.address"),
+        (1, "127.0.0.1:70000", "endpoint.address"),
+        (1, "host name:80", "endpoint.address"),
+        (-1, "127.0.0.1:80", "endpoint.major"),
+        (True, "127.0.0.1:80", "endpoint.major"),
+    ],
+)
 def test_bad_addresses_and_majors_are_input_errors(root: RootHive, major: int, address: str, code: str) -> None:
     with pytest.raises(InputError) as caught:
         root.register_endpoint("db", "inventory", major, address)

@@ -199,10 +199,17 @@ def test_the_same_accepted_content_again_is_idempotent(root: RootHive) -> None:
     assert _kinds(root, before) == ["verdict"]
 
 
-@pytest.mark.parametrize("files", [
-    {}, {"../contract.yaml": b""}, {"/abs.json": b"", "contract.yaml": b""}, {"in.json": b"{}"},
-    {"contract.yaml": "text"},
-], ids=["empty", "dotdot", "absolute", "no-manifest", "str-content"])
+@pytest.mark.parametrize(
+    "files",
+    [
+        {},
+        {"../contract.yaml": b""},
+        {"/abs.json": b"", "contract.yaml": b""},
+        {"in.json": b"{}"},
+        {"contract.yaml": "text"},
+    ],
+    ids=["empty", "dotdot", "absolute", "no-manifest", "str-content"],
+)
 def test_malformed_file_maps_are_input_errors(root: RootHive, files: dict[str, bytes]) -> None:
     with pytest.raises(InputError):
         root.propose("backend", files)
@@ -361,10 +368,27 @@ def test_status_is_a_tree(workspace: Path) -> None:
     root.register_hive("api", parent="backend")
     root.propose("backend", orders_files("1.0.0"))
     tree = [h.to_dict() for h in root.status()]
-    assert tree == [{"name": "backend", "kind": "backend", "parent": "root", "provides": ["orders"], "consumes": [],
-                     "endpoints": [],
-                     "children": [{"name": "api", "kind": "custom", "parent": "backend", "provides": [],
-                                   "consumes": [], "endpoints": [], "children": []}]}]
+    assert tree == [
+        {
+            "name": "backend",
+            "kind": "backend",
+            "parent": "root",
+            "provides": ["orders"],
+            "consumes": [],
+            "endpoints": [],
+            "children": [
+                {
+                    "name": "api",
+                    "kind": "custom",
+                    "parent": "backend",
+                    "provides": [],
+                    "consumes": [],
+                    "endpoints": [],
+                    "children": [],
+                }
+            ],
+        }
+    ]
 
 
 def test_frames_resume_after_a_token(root: RootHive) -> None:
@@ -404,12 +428,20 @@ def test_reopening_rebuilds_the_same_state(workspace: Path, root: RootHive) -> N
     root.declare_requirement("web", "orders", "^1.0")
     root.propose("backend", orders_files("1.0.0"))
     root.propose("backend", orders_files("2.0.0", required=("id",)))
-    views = ([c.to_dict() for c in root.contracts()], [a.to_dict() for a in root.approvals(None)],
-             [h.to_dict() for h in root.status()], root.announcements(None))
+    views = (
+        [c.to_dict() for c in root.contracts()],
+        [a.to_dict() for a in root.approvals(None)],
+        [h.to_dict() for h in root.status()],
+        root.announcements(None),
+    )
     root.close()
     again = RootHive.open(workspace)
-    assert ([c.to_dict() for c in again.contracts()], [a.to_dict() for a in again.approvals(None)],
-            [h.to_dict() for h in again.status()], again.announcements(None)) == views
+    assert (
+        [c.to_dict() for c in again.contracts()],
+        [a.to_dict() for a in again.approvals(None)],
+        [h.to_dict() for h in again.status()],
+        again.announcements(None),
+    ) == views
 
 
 def test_a_torn_last_record_is_dropped_and_counted(workspace: Path, root: RootHive) -> None:
@@ -497,7 +529,8 @@ def test_problems_in_subdirectories_name_the_file_as_proposed(root: RootHive) ->
     files["schemas/in.json"] = b'{"type": "object",\n "properties": {"id": {"type": "string",}}}'
     outcome = root.propose("backend", files)
     assert [(p.code, p.location.file, p.location.line) for p in outcome.problems] == [
-        ("input.json", "schemas/in.json", 2)]
+        ("input.json", "schemas/in.json", 2)
+    ]
 
 
 def test_a_manifest_read_right_only_by_yaml_is_published_where_it_says(root: RootHive, workspace: Path) -> None:
@@ -540,5 +573,6 @@ def test_a_grpc_contract_is_compiled_published_and_checked(root: RootHive, works
     broken["contract.yaml"] = broken["contract.yaml"].replace(b"version: 1.0.0", b"version: 1.1.0")
     outcome = root.propose("backend", broken)
     assert [(p.code, p.location.file, p.location.line) for p in outcome.problems] == [
-        ("proto.compile", "orders.proto", 4)]
+        ("proto.compile", "orders.proto", 4)
+    ]
     assert _left_in_staging(workspace) == []

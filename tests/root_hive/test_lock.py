@@ -82,10 +82,20 @@ def test_lock_entries_sort_by_name_then_semver(tmp_path: Path) -> None:
     assert [(e["name"], e["version"]) for e in data["entries"]] == [("a", "1.2.0"), ("a", "1.10.0"), ("b", "1.0.0")]
 
 
-@given(st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from(["1.0.0", "1.2.0", "1.10.0", "2.0.0-rc.1"]),
-                          st.sampled_from(["p", "q"]), st.booleans()), max_size=30))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from("abc"),
+            st.sampled_from(["1.0.0", "1.2.0", "1.10.0", "2.0.0-rc.1"]),
+            st.sampled_from(["p", "q"]),
+            st.booleans(),
+        ),
+        max_size=30,
+    )
+)
 def test_lock_stays_sorted_and_rendered_right_while_entries_are_put_and_replaced(
-        steps: list[tuple[str, str, str, bool]]) -> None:
+    steps: list[tuple[str, str, str, bool]],
+) -> None:
     # The lock keeps its order and rendered lines between puts; both must match a lock built at once.
     lock = Lock()
     for name, version, provider, look in steps:
@@ -96,7 +106,8 @@ def test_lock_stays_sorted_and_rendered_right_while_entries_are_put_and_replaced
     assert lock.entries() == sorted(lock.entries(), key=lambda e: (e.name, e.version))
     last_provider = {(n, v): p for n, v, p, _ in steps}
     assert [(e.name, str(e.version), e.provider) for e in lock.entries()] == sorted(
-        ((n, v, p) for (n, v), p in last_provider.items()), key=lambda t: (t[0], Version.parse(t[1])))
+        ((n, v, p) for (n, v), p in last_provider.items()), key=lambda t: (t[0], Version.parse(t[1]))
+    )
     assert lock.dumps() == fresh.dumps()
     assert json.loads(lock.dumps())["entries"] == [e.to_dict() for e in fresh.entries()]
 

@@ -161,8 +161,7 @@ def test_a_hash_edited_while_the_root_runs_holds_the_lock_back_until_it_is_resto
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(digits=st.text(alphabet="0123456789abcdef", min_size=64, max_size=64))
-def test_any_other_hash_in_the_lock_is_reported_as_edited_with_the_accepted_one(workspace: Path,
-                                                                                 digits: str) -> None:
+def test_any_other_hash_in_the_lock_is_reported_as_edited_with_the_accepted_one(workspace: Path, digits: str) -> None:
     real = _accepted(workspace)
     forged = "sha256:" + digits
     path = workspace / LOCK_FILE
@@ -210,12 +209,16 @@ def _add_version(entries: list[dict[str, Any]]) -> None:
     entries.append({**entries[0], "version": "1.5.0"})
 
 
-@pytest.mark.parametrize(("edit", "code", "named"), [
-    (_add_version, "lock.entry_added", "orders@1.5.0"),
-    (lambda entries: entries.clear(), "lock.entry_removed", "orders@1.0.0"),
-])
+@pytest.mark.parametrize(
+    ("edit", "code", "named"),
+    [
+        (_add_version, "lock.entry_added", "orders@1.5.0"),
+        (lambda entries: entries.clear(), "lock.entry_removed", "orders@1.0.0"),
+    ],
+)
 def test_an_entry_added_or_removed_by_hand_is_reported_and_never_written_over(
-        workspace: Path, edit: Callable[[list[dict[str, Any]]], None], code: str, named: str) -> None:
+    workspace: Path, edit: Callable[[list[dict[str, Any]]], None], code: str, named: str
+) -> None:
     with RootHive.open(workspace) as root:
         root.write_files_in_background()  # as the service runs it
         original = (workspace / LOCK_FILE).read_bytes()

@@ -38,8 +38,11 @@ def test_a_removed_consumption_and_a_removed_hive_leave_the_root_while_it_runs(t
     try:
         root.register_hive("outside")  # through the API, no manifest: never forgotten
         assert root.propose("api", contract_files(ws / "contracts" / "api_api" / "0.1.0")).status == "accepted"
-        assert _needs(root) == {"api": {"db_storage": ">=0.1.0, <0.2.0"}, "outside": {},
-                                "web": {"api_api": ">=0.1.0, <0.2.0"}}
+        assert _needs(root) == {
+            "api": {"db_storage": ">=0.1.0, <0.2.0"},
+            "outside": {},
+            "web": {"api_api": ">=0.1.0, <0.2.0"},
+        }
 
         _edit(ws / "subhives" / "api" / "subhive.toml", 'db_storage = "^0.1"\n', "")
         assert _needs(root)["api"] == {}  # status registers the manifest as it is now

@@ -22,20 +22,32 @@ def root(workspace: Path) -> RootHive:
 
 
 def _report(root: RootHive, hive: str = "backend", **overrides: Any) -> Any:
-    fields: dict[str, Any] = {"code": "handler.failed", "message": "KeyError: 'sku'", **WHERE, "count": 2,
-                              "sample": '{"id": "o-1"}'}
+    fields: dict[str, Any] = {
+        "code": "handler.failed",
+        "message": "KeyError: 'sku'",
+        **WHERE,
+        "count": 2,
+        "sample": '{"id": "o-1"}',
+    }
     fields.update(overrides)
     return root.propose_repair(hive, **fields)
 
 
 def test_a_report_becomes_a_pending_repair_approval(root: RootHive) -> None:
     approval = _report(root)
-    assert (approval.id, approval.kind, approval.status, approval.reason) == ("r-1", "repair", "pending",
-                                                                              "repair.proposed")
+    assert (approval.id, approval.kind, approval.status, approval.reason) == (
+        "r-1",
+        "repair",
+        "pending",
+        "repair.proposed",
+    )
     assert (approval.proposer, approval.contract, approval.version) == ("backend", "orders", None)
     assert approval.repair is not None
-    assert (approval.repair.code, approval.repair.operation, approval.repair.count) == ("handler.failed",
-                                                                                        "place_order", 2)
+    assert (approval.repair.code, approval.repair.operation, approval.repair.count) == (
+        "handler.failed",
+        "place_order",
+        2,
+    )
     assert [a.id for a in root.approvals()] == ["r-1"]
     assert root.approvals(kind="contract") == []
     assert root.approval("r-1").to_dict()["repair"]["sample"] == '{"id": "o-1"}'
@@ -60,8 +72,10 @@ def test_a_repeat_while_pending_adds_to_the_count(root: RootHive) -> None:
     assert root.frames_since(0)[-1].data["repeat"] is True
 
 
-@pytest.mark.parametrize("other", [{"hive": "web"}, {"code": "payload.invalid"}, {"operation": "cancel_order"},
-                                   {"subject": "orders.v1.place_order"}])
+@pytest.mark.parametrize(
+    "other",
+    [{"hive": "web"}, {"code": "payload.invalid"}, {"operation": "cancel_order"}, {"subject": "orders.v1.place_order"}],
+)
 def test_another_hive_code_or_place_is_another_repair(root: RootHive, other: dict[str, str]) -> None:
     _report(root)
     second = _report(root, **other)
@@ -72,12 +86,22 @@ def test_another_hive_code_or_place_is_another_repair(root: RootHive, other: dic
 def test_approving_acknowledges_and_publishes_nothing(root: RootHive, workspace: Path) -> None:
     _report(root)
     outcome = root.approve("r-1", admin_token=root.admin_token(), note="fix the sku lookup")
-    assert (outcome.kind, outcome.status, outcome.code, outcome.version) == ("repair", "accepted",
-                                                                             "repair.accepted", None)
+    assert (outcome.kind, outcome.status, outcome.code, outcome.version) == (
+        "repair",
+        "accepted",
+        "repair.accepted",
+        None,
+    )
     decided = root.approval("r-1")
     assert (decided.status, decided.decision) == ("approved", "fix the sku lookup")
-    assert root.frames_since(0)[-1].data == {"approval_id": "r-1", "kind": "repair", "contract": "orders",
-                                             "version": None, "status": "approved", "decision": "fix the sku lookup"}
+    assert root.frames_since(0)[-1].data == {
+        "approval_id": "r-1",
+        "kind": "repair",
+        "contract": "orders",
+        "version": None,
+        "status": "approved",
+        "decision": "fix the sku lookup",
+    }
     assert root.lock.names() == []
     assert not (workspace / "contracts" / "orders").exists()
 
@@ -117,18 +141,21 @@ def test_an_unknown_hive_cannot_report(root: RootHive) -> None:
         _report(root, hive="ghost")
 
 
-@pytest.mark.parametrize(("overrides", "code"), [
-    ({"code": ""}, "repair.code"),
-    ({"code": "has space"}, "repair.code"),
-    ({"contract": "", "operation": ""}, "repair.where"),
-    ({"contract": "", "operation": "place_order", "subject": "x"}, "repair.operation"),
-    ({"contract": "Orders"}, "repair.contract"),
-    ({"subject": "two words"}, "repair.subject"),
-    ({"count": 0}, "repair.count"),
-    ({"message": "  "}, "repair.message"),
-    ({"message": "x" * 1025}, "repair.message"),
-    ({"sample": "é" * 2049}, "repair.sample_too_large"),  # 4,098 bytes of UTF-8
-])
+@pytest.mark.parametrize(
+    ("overrides", "code"),
+    [
+        ({"code": ""}, "repair.code"),
+        ({"code": "has space"}, "repair.code"),
+        ({"contract": "", "operation": ""}, "repair.where"),
+        ({"contract": "", "operation": "place_order", "subject": "x"}, "repair.operation"),
+        ({"contract": "Orders"}, "repair.contract"),
+        ({"subject": "two words"}, "repair.subject"),
+        ({"count": 0}, "repair.count"),
+        ({"message": "  "}, "repair.message"),
+        ({"message": "x" * 1025}, "repair.message"),
+        ({"sample": "é" * 2049}, "repair.sample_too_large"),  # 4,098 bytes of UTF-8
+    ],
+)
 def test_malformed_reports_are_input_errors(root: RootHive, overrides: dict[str, Any], code: str) -> None:
     with pytest.raises(InputError) as caught:
         _report(root, **overrides)

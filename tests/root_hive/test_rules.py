@@ -34,22 +34,26 @@ def test_a_relative_path_is_kept_with_its_bytes(parts: list[str], content: bytes
 
 
 @given(st.lists(segment, max_size=2), st.sampled_from(["..", ".", ""]), st.lists(segment, max_size=2))
-def test_a_path_leaving_the_directory_or_with_empty_parts_is_refused(before: list[str], bad: str,
-                                                                    after: list[str]) -> None:
+def test_a_path_leaving_the_directory_or_with_empty_parts_is_refused(
+    before: list[str], bad: str, after: list[str]
+) -> None:
     name = "/".join([*before, bad, *after])
     with pytest.raises(InputError) as info:
         clean_files({"contract.yaml": b"", name: b"x"})
     assert info.value.code == "proposal.bad_path"
 
 
-@pytest.mark.parametrize(("files", "code"), [
-    ({}, "proposal.no_files"),
-    ({"in.json": b"{}"}, "proposal.no_manifest"),
-    ({"contract.yaml": b"", "/etc/passwd": b""}, "proposal.bad_path"),
-    ({"contract.yaml": b"", "a": b"", "a/b": b""}, "proposal.bad_path"),
-    ({"contract.yaml": "text"}, "proposal.bad_content"),
-    ({f"f{i}": b"" for i in range(MAX_FILES + 1)}, "proposal.too_many_files"),
-])
+@pytest.mark.parametrize(
+    ("files", "code"),
+    [
+        ({}, "proposal.no_files"),
+        ({"in.json": b"{}"}, "proposal.no_manifest"),
+        ({"contract.yaml": b"", "/etc/passwd": b""}, "proposal.bad_path"),
+        ({"contract.yaml": b"", "a": b"", "a/b": b""}, "proposal.bad_path"),
+        ({"contract.yaml": "text"}, "proposal.bad_content"),
+        ({f"f{i}": b"" for i in range(MAX_FILES + 1)}, "proposal.too_many_files"),
+    ],
+)
 def test_what_is_not_a_contract_directory_is_refused_with_its_code(files: dict[str, bytes], code: str) -> None:
     with pytest.raises(InputError) as info:
         clean_files(files)

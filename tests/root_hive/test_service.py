@@ -60,6 +60,7 @@ def has_ready(version: str) -> Callable[[list[Any]], bool]:
 
 # -- the generated modules ------------------------------------------------------------------------------------
 
+
 def test_generated_modules_are_what_protoc_makes_of_the_contract_today() -> None:
     fresh = _generate.generate()
     here = Path(_generate.__file__).parent
@@ -71,8 +72,11 @@ def test_generated_modules_are_what_protoc_makes_of_the_contract_today() -> None
 def test_generated_modules_say_do_not_edit_and_import_their_sibling_relatively() -> None:
     here = Path(_generate.__file__).parent
     for name in _generate.GENERATED:
-        assert (here / name).read_text().startswith("# Generated from contracts/root-hive/1.3.0/root_hive.proto; "
-                                                    "do not edit.\n")
+        assert (
+            (here / name)
+            .read_text()
+            .startswith("# Generated from contracts/root-hive/1.3.0/root_hive.proto; do not edit.\n")
+        )
     grpc_module = (here / "root_hive_pb2_grpc.py").read_text()
     assert "from . import root_hive_pb2 as root__hive__pb2" in grpc_module
     assert "\nimport root_hive_pb2" not in grpc_module
@@ -83,10 +87,12 @@ def test_the_root_hive_contract_passes_lint() -> None:
 
     result = lint_paths([REPO / "contracts" / "root-hive"])
     assert [p.code for p in result.problems] == []
-    assert sorted((c.name, str(c.version)) for c in result.contracts) == [("root-hive", "1.0.0"),
-                                                                         ("root-hive", "1.1.0"),
-                                                                         ("root-hive", "1.2.0"),
-                                                                         ("root-hive", "1.3.0")]
+    assert sorted((c.name, str(c.version)) for c in result.contracts) == [
+        ("root-hive", "1.0.0"),
+        ("root-hive", "1.1.0"),
+        ("root-hive", "1.2.0"),
+        ("root-hive", "1.3.0"),
+    ]
 
 
 def test_root_hive_1_1_0_only_adds_the_batched_watch_so_it_is_an_honest_minor() -> None:
@@ -160,6 +166,7 @@ def test_both_watch_rpcs_send_the_same_frames_in_order(workspace: Path) -> None:
 
 # -- plumbing: health, reflection, the address file, authentication -----------------------------------------
 
+
 def test_health_and_reflection_are_on_and_the_address_is_recorded(workspace: Path) -> None:
     async def scenario() -> None:
         async with await RootServer.start(workspace) as server:
@@ -183,13 +190,17 @@ def test_health_and_reflection_are_on_and_the_address_is_recorded(workspace: Pat
     run(scenario())
 
 
-@pytest.mark.parametrize(("metadata", "code"), [
-    ((), "auth.missing"),
-    ((("authorization", "Token abc"),), "auth.malformed"),
-    ((("authorization", "Bearer not-a-token"),), None),
-])
-def test_a_call_without_a_valid_token_is_unauthenticated(workspace: Path, metadata: tuple[tuple[str, str], ...],
-                                                          code: str | None) -> None:
+@pytest.mark.parametrize(
+    ("metadata", "code"),
+    [
+        ((), "auth.missing"),
+        ((("authorization", "Token abc"),), "auth.malformed"),
+        ((("authorization", "Bearer not-a-token"),), None),
+    ],
+)
+def test_a_call_without_a_valid_token_is_unauthenticated(
+    workspace: Path, metadata: tuple[tuple[str, str], ...], code: str | None
+) -> None:
     async def scenario() -> None:
         async with await RootServer.start(workspace) as server, grpc.aio.insecure_channel(server.address) as ch:
             with pytest.raises(grpc.aio.AioRpcError) as caught:
@@ -222,6 +233,7 @@ def test_hives_cannot_register_hives_or_decide_approvals(workspace: Path) -> Non
 
 # -- the negotiation over the wire --------------------------------------------------------------------------
 
+
 def test_negotiation_end_to_end_with_watchers_and_a_restart(workspace: Path) -> None:
     async def first_run() -> tuple[dict[str, str], str, int]:
         async with await RootServer.start(workspace) as server:
@@ -232,8 +244,9 @@ def test_negotiation_end_to_end_with_watchers_and_a_restart(workspace: Path) -> 
             assert need.satisfied_by is None
             assert need.announcement_id
 
-            watchers = [asyncio.create_task(collect(server.address, admin_token, 0, has_ready("1.1.0")))
-                        for _ in range(3)]
+            watchers = [
+                asyncio.create_task(collect(server.address, admin_token, 0, has_ready("1.1.0"))) for _ in range(3)
+            ]
             async with RootClient(server.address, tokens["backend"]) as backend:
                 first = await backend.propose(orders("1.0.0"))
                 assert (first.status, str(first.version)) == ("accepted", "1.0.0")
@@ -256,8 +269,11 @@ def test_negotiation_end_to_end_with_watchers_and_a_restart(workspace: Path) -> 
             async with RootClient(server.address, admin_token) as admin:
                 pending = await admin.approvals()
                 assert [(a.id, str(a.version)) for a in pending] == [(major.id, "2.0.0")]
-                last_seq = (await collect(server.address, admin_token, 0,
-                                          lambda fs: any(f.kind == "pending_approval" for f in fs)))[-1].seq
+                last_seq = (
+                    await collect(
+                        server.address, admin_token, 0, lambda fs: any(f.kind == "pending_approval" for f in fs)
+                    )
+                )[-1].seq
             assert not (workspace / "contracts" / "orders" / "2.0.0").exists()
             return tokens, major.id, last_seq
 
@@ -329,8 +345,11 @@ def test_statuses_carry_the_problems_and_changes_as_json(workspace: Path) -> Non
         async with await RootServer.start(workspace) as server:
             tokens = await register(server, "backend")
             async with RootClient(server.address, tokens["backend"]) as backend:
-                broken = {**orders("1.0.0"), "contract.yaml": b"contract: orders\nversion: 1.0.0\nprovider: backend\n"
-                          b"operations:\n  place_order:\n    input: missing.json\n    output: missing.json\n"}
+                broken = {
+                    **orders("1.0.0"),
+                    "contract.yaml": b"contract: orders\nversion: 1.0.0\nprovider: backend\n"
+                    b"operations:\n  place_order:\n    input: missing.json\n    output: missing.json\n",
+                }
                 with pytest.raises(InputError) as invalid:
                     await backend.propose(broken)
                 assert invalid.value.problems

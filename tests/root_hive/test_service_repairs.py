@@ -18,20 +18,32 @@ from tests.kit import run
 
 def test_a_hive_reports_twice_and_a_human_sees_one_counted_repair(workspace: Path) -> None:
     async def scenario() -> None:
-        async with await RootServer.start(workspace) as server, \
-                RootClient(server.address, admin_token_of(workspace)) as admin:
+        async with (
+            await RootServer.start(workspace) as server,
+            RootClient(server.address, admin_token_of(workspace)) as admin,
+        ):
             backend = admin.with_token((await admin.register_hive("backend")).token)
-            first = await backend.propose_repair(code="handler.failed", message="KeyError: 'sku'",
-                                                 contract="orders", operation="place_order", sample="{}")
-            second = await backend.propose_repair(code="handler.failed", message="KeyError: 'sku'",
-                                                  contract="orders", operation="place_order")
+            first = await backend.propose_repair(
+                code="handler.failed",
+                message="KeyError: 'sku'",
+                contract="orders",
+                operation="place_order",
+                sample="{}",
+            )
+            second = await backend.propose_repair(
+                code="handler.failed", message="KeyError: 'sku'", contract="orders", operation="place_order"
+            )
             assert first.id == second.id
             assert second.repair is not None
             assert second.repair.count == 2
 
             (listed,) = await admin.approvals()
-            assert (listed.kind, listed.proposer, listed.version, listed.reason) == ("repair", "backend", None,
-                                                                                     "repair.proposed")
+            assert (listed.kind, listed.proposer, listed.version, listed.reason) == (
+                "repair",
+                "backend",
+                None,
+                "repair.proposed",
+            )
             assert listed.repair == second.repair
             shown = await admin.approval(first.id)
             assert shown.repair is not None
@@ -46,8 +58,10 @@ def test_a_hive_reports_twice_and_a_human_sees_one_counted_repair(workspace: Pat
 
 def test_a_1_1_0_client_listing_approvals_never_sees_a_repair(workspace: Path) -> None:
     async def scenario() -> None:
-        async with await RootServer.start(workspace) as server, \
-                RootClient(server.address, admin_token_of(workspace)) as admin:
+        async with (
+            await RootServer.start(workspace) as server,
+            RootClient(server.address, admin_token_of(workspace)) as admin,
+        ):
             backend = admin.with_token((await admin.register_hive("backend")).token)
             await backend.propose_repair(code="handler.failed", message="boom", subject="orders.v1.place_order")
             metadata = (("authorization", f"Bearer {admin_token_of(workspace)}"),)
@@ -63,8 +77,10 @@ def test_a_1_1_0_client_listing_approvals_never_sees_a_repair(workspace: Path) -
 
 def test_a_hive_reports_only_for_itself(workspace: Path) -> None:
     async def scenario() -> None:
-        async with await RootServer.start(workspace) as server, \
-                RootClient(server.address, admin_token_of(workspace)) as admin:
+        async with (
+            await RootServer.start(workspace) as server,
+            RootClient(server.address, admin_token_of(workspace)) as admin,
+        ):
             backend = admin.with_token((await admin.register_hive("backend")).token)
             await admin.register_hive("web")
             with pytest.raises(PermissionDenied) as other:

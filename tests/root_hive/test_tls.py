@@ -28,9 +28,29 @@ def _self_signed(directory: Path, name: str) -> ServerTls:
     """A self-signed certificate for 127.0.0.1 and localhost (its own CA), and its key."""
     directory.mkdir(parents=True, exist_ok=True)
     cert, key = directory / f"{name}.crt", directory / f"{name}.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", f"/CN={name}",
-                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            f"/CN={name}",
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     return ServerTls(cert, key)
 
 
@@ -81,8 +101,9 @@ def test_the_cli_refuses_it_with_exit_2_and_a_hint(workspace: Path, capsys: pyte
     assert "Traceback" not in err
 
 
-def test_a_certificate_without_its_key_is_a_clear_error(workspace: Path, certs: dict[str, ServerTls],
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_certificate_without_its_key_is_a_clear_error(
+    workspace: Path, certs: dict[str, ServerTls], capsys: pytest.CaptureFixture[str]
+) -> None:
     code = main(["root", "--host", "0.0.0.0", "--tls-cert", str(certs["root"].cert_file), "-C", str(workspace)])
     assert code == 2
     assert "--tls-key" in capsys.readouterr().err
@@ -122,9 +143,28 @@ def tls_root(workspace: Path, certs: dict[str, ServerTls]) -> Iterator[str]:
     """``subhive root --host 0.0.0.0`` with TLS, as its own process; yields the address to reach it on."""
     tls = certs["root"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")}
-    proc = subprocess.Popen([sys.executable, "-m", "subhive", "root", "--host", "0.0.0.0", "--format", "json",
-                             "--tls-cert", str(tls.cert_file), "--tls-key", str(tls.key_file), "-C", str(workspace)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "subhive",
+            "root",
+            "--host",
+            "0.0.0.0",
+            "--format",
+            "json",
+            "--tls-cert",
+            str(tls.cert_file),
+            "--tls-key",
+            str(tls.key_file),
+            "-C",
+            str(workspace),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -138,8 +178,12 @@ def tls_root(workspace: Path, certs: dict[str, ServerTls]) -> Iterator[str]:
 
 
 def test_the_cli_reaches_a_tls_root_with_the_ca_in_its_environment(
-        workspace: Path, tls_root: str, certs: dict[str, ServerTls], capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace: Path,
+    tls_root: str,
+    certs: dict[str, ServerTls],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     code = main(["contract", "list", "-C", str(workspace), "--root", tls_root, "--format", "json"])
     captured = capsys.readouterr()
     assert code == 2

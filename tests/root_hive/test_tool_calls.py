@@ -24,8 +24,9 @@ def root(workspace: Path) -> RootHive:
 
 
 def test_a_call_becomes_a_pending_tool_approval_with_its_exact_arguments(root: RootHive) -> None:
-    approval = root.propose_tool_call("notes", agent="helper", tool="board_write", arguments=ARGUMENTS,
-                                      turn="abc123", call_id="call_1")
+    approval = root.propose_tool_call(
+        "notes", agent="helper", tool="board_write", arguments=ARGUMENTS, turn="abc123", call_id="call_1"
+    )
     assert (approval.id, approval.kind, approval.status, approval.reason) == ("t-1", "tool", "pending", "tool.ask")
     assert approval.proposer == "notes"
     assert approval.tool_call is not None
@@ -63,12 +64,15 @@ def test_tool_approvals_survive_a_restart(workspace: Path, root: RootHive) -> No
         again.close()
 
 
-@pytest.mark.parametrize(("fields", "code"), [
-    ({"agent": "no spaces"}, "tool_call.agent"),
-    ({"tool": ""}, "tool_call.tool"),
-    ({"turn": "has space"}, "tool_call.turn"),
-    ({"arguments": "x" * (16 * 1024 + 1)}, "tool_call.arguments_too_large"),
-])
+@pytest.mark.parametrize(
+    ("fields", "code"),
+    [
+        ({"agent": "no spaces"}, "tool_call.agent"),
+        ({"tool": ""}, "tool_call.tool"),
+        ({"turn": "has space"}, "tool_call.turn"),
+        ({"arguments": "x" * (16 * 1024 + 1)}, "tool_call.arguments_too_large"),
+    ],
+)
 def test_malformed_requests_are_refused(root: RootHive, fields: dict[str, str], code: str) -> None:
     request = {"agent": "helper", "tool": "search", "arguments": "{}", **fields}
     with pytest.raises(InputError) as caught:
@@ -84,12 +88,15 @@ def test_an_unknown_hive_cannot_ask(root: RootHive) -> None:
 
 def test_over_grpc_a_hive_asks_for_itself_and_reads_the_decision(workspace: Path) -> None:
     async def scenario() -> None:
-        async with await RootServer.start(workspace) as server, \
-                RootClient(server.address, admin_token_of(workspace)) as admin:
+        async with (
+            await RootServer.start(workspace) as server,
+            RootClient(server.address, admin_token_of(workspace)) as admin,
+        ):
             notes = admin.with_token((await admin.register_hive("notes")).token)
             await admin.register_hive("web")
-            asked = await notes.propose_tool_call(agent="helper", tool="board_write", arguments=ARGUMENTS,
-                                                  turn="t1", call_id="c1")
+            asked = await notes.propose_tool_call(
+                agent="helper", tool="board_write", arguments=ARGUMENTS, turn="t1", call_id="c1"
+            )
             assert (asked.id, asked.kind) == ("t-1", "tool")
             (listed,) = await admin.approvals(kind="tool")
             assert listed.tool_call == asked.tool_call

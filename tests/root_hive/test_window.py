@@ -13,8 +13,7 @@ from tests.kit import run
 
 
 def _encoded(seq: int, data_json: str = "{}", kind: str = "hive_registered") -> EncodedFrame:
-    return EncodedFrame(seq, pb.Frame(seq=seq, kind=kind, time=1795000000.0,
-                                      data_json=data_json).SerializeToString())
+    return EncodedFrame(seq, pb.Frame(seq=seq, kind=kind, time=1795000000.0, data_json=data_json).SerializeToString())
 
 
 def _seqs(frames: list[EncodedFrame] | None) -> list[int] | None:

@@ -32,8 +32,9 @@ HOLDER = textwrap.dedent("""
 
 def test_a_second_engine_on_the_same_workspace_is_refused_naming_the_holders_pid(tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path)
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(workspace), str(REPO)], stdout=subprocess.PIPE,
-                              text=True, cwd=REPO)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(workspace), str(REPO)], stdout=subprocess.PIPE, text=True, cwd=REPO
+    )
     try:
         assert holder.stdout is not None
         assert holder.stdout.readline() == "open\n"
@@ -130,8 +131,7 @@ def test_what_a_manifest_consumes_becomes_a_requirement_once(tmp_path: Path) -> 
         assert consumes["api"] == ["db_storage"]
         assert consumes["web"] == ["api_api"]
         # Nothing provides them yet: each need is announced for providers to bid on.
-        assert {(a["hive"], a["contract"]) for a in root.announcements()} == {("api", "db_storage"),
-                                                                               ("web", "api_api")}
+        assert {(a["hive"], a["contract"]) for a in root.announcements()} == {("api", "db_storage"), ("web", "api_api")}
         seen = root.last_seq
     finally:
         root.close()

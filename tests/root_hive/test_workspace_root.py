@@ -69,8 +69,11 @@ def test_a_proposal_an_approval_and_the_views_answer_the_same_either_way(ws: Pat
     async def scenario() -> None:
         async with reach(ws, mode) as root:
             accepted = await root.propose(contract_files(ORDERS / "1.0.0"), provider="backend")
-            assert (accepted.status, accepted.code, accepted.version) == ("accepted", "proposal.accepted",
-                                                                          Version(1, 0, 0))
+            assert (accepted.status, accepted.code, accepted.version) == (
+                "accepted",
+                "proposal.accepted",
+                Version(1, 0, 0),
+            )
             pending = await root.propose(contract_files(ORDERS / "2.0.0"), provider="backend")
             assert (pending.status, pending.code) == ("pending", "proposal.pending_breaking")
             assert [a.id for a in await root.approvals()] == [pending.id]
@@ -89,7 +92,9 @@ def test_a_proposal_an_approval_and_the_views_answer_the_same_either_way(ws: Pat
 
             [orders] = await root.contracts("orders")
             assert [(str(v.version), v.status, v.consumers) for v in orders.versions] == [
-                ("1.0.0", "active", {"ui": "^1.0"}), ("2.0.0", "active", {})]
+                ("1.0.0", "active", {"ui": "^1.0"}),
+                ("2.0.0", "active", {}),
+            ]
             assert await root.contracts("nothing") == []
             tree = {h.name: h for h in await root.status()}
             assert tree["backend"].provides == ["orders"]
@@ -194,7 +199,8 @@ def test_a_running_root_streams_what_was_proposed(ws: Path) -> None:
 
 
 def test_a_running_root_is_called_with_the_providers_token_file_else_the_admin_on_its_behalf(
-        workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("SUBHIVE_ROOT", raising=False)
     new_subhive("backend", Kind.backend, start=workspace)  # the root registers it and writes its token file
     with RootHive.open(workspace):

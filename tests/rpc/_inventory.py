@@ -29,8 +29,10 @@ def generated_modules(tmp: Path) -> tuple[ModuleType, ModuleType]:
     (out / "__init__.py").write_text("", encoding="utf-8")
     sys.path.insert(0, str(tmp))
     try:
-        return (importlib.import_module(f"{PACKAGE}.inventory_pb2"),
-                importlib.import_module(f"{PACKAGE}.inventory_pb2_grpc"))
+        return (
+            importlib.import_module(f"{PACKAGE}.inventory_pb2"),
+            importlib.import_module(f"{PACKAGE}.inventory_pb2_grpc"),
+        )
     finally:
         sys.path.remove(str(tmp))
 

@@ -45,8 +45,10 @@ HIVES = ("db", "cache", "web", "ops")
 
 def lock(*lines: tuple[str, str, tuple[str, ...]]) -> list[LockEntry]:
     """Lock entries: (contract, provider, consumers), each at version 1.0.0."""
-    return [LockEntry(name, Version.parse("1.0.0"), "sha256:" + "0" * 64, provider, dict.fromkeys(consumers, "^1"))
-            for name, provider, consumers in lines]
+    return [
+        LockEntry(name, Version.parse("1.0.0"), "sha256:" + "0" * 64, provider, dict.fromkeys(consumers, "^1"))
+        for name, provider, consumers in lines
+    ]
 
 
 class Provider:
@@ -72,12 +74,19 @@ class Provider:
 
         check = CallerCheck(keys, contract, 1)
         server = grpc.aio.server(interceptors=[ProviderInterceptor(f"{contract} provider", check=check)])
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICES[contract], {
-            "Unary": grpc.unary_unary_rpc_method_handler(unary),
-            "UnaryStream": grpc.unary_stream_rpc_method_handler(unary_stream),
-            "StreamUnary": grpc.stream_unary_rpc_method_handler(stream_unary),
-            "StreamStream": grpc.stream_stream_rpc_method_handler(stream_stream),
-        }),))
+        server.add_generic_rpc_handlers(
+            (
+                grpc.method_handlers_generic_handler(
+                    SERVICES[contract],
+                    {
+                        "Unary": grpc.unary_unary_rpc_method_handler(unary),
+                        "UnaryStream": grpc.unary_stream_rpc_method_handler(unary_stream),
+                        "StreamUnary": grpc.stream_unary_rpc_method_handler(stream_unary),
+                        "StreamStream": grpc.stream_stream_rpc_method_handler(stream_stream),
+                    },
+                ),
+            )
+        )
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         port = server.add_insecure_port("127.0.0.1:0")
@@ -90,9 +99,11 @@ class Provider:
         return grpc.aio.insecure_channel(self.address, interceptors=outgoing)
 
 
-async def every_shape(channel: grpc.aio.Channel, service: str,
-                      metadata: tuple[tuple[str, str], ...] = ()) -> list[bytes | grpc.aio.AioRpcError]:
+async def every_shape(
+    channel: grpc.aio.Channel, service: str, metadata: tuple[tuple[str, str], ...] = ()
+) -> list[bytes | grpc.aio.AioRpcError]:
     """What each of the four call shapes got: the echo, or the error it failed with."""
+
     async def requests() -> AsyncIterator[bytes]:
         yield b"hi"
 
@@ -131,6 +142,7 @@ def refused(got: list[bytes | grpc.aio.AioRpcError], status: grpc.StatusCode, co
 
 
 # -- who gets in --------------------------------------------------------------------------------------------------
+
 
 def test_an_anonymous_call_is_unauthenticated_on_every_shape_and_a_consumer_gets_through() -> None:
     keys = issue_keys(secrets.token_bytes(32), HIVES, lock(("alpha", "db", ("web",))))
@@ -187,6 +199,7 @@ def test_a_token_is_valid_at_one_provider_only_and_for_its_own_hive_only() -> No
         cache = await Provider.start(keys["cache"], "beta")
         try:
             async with grpc.aio.insecure_channel(cache.address) as channel:
+
                 def as_(hive: str, token: str) -> tuple[tuple[str, str], ...]:
                     return ((HIVE_HEADER, hive), (TOKEN_HEADER, token))
 
@@ -195,8 +208,9 @@ def test_a_token_is_valid_at_one_provider_only_and_for_its_own_hive_only() -> No
                     "replayed": await every_shape(channel, "test.Beta", as_("web", web_for_db)),
                     # ops holds a token for db; with it, it cannot pass for web (or for itself) at cache.
                     "posing": await every_shape(channel, "test.Beta", as_("web", keys["ops"].present["db"])),
-                    "another run": await every_shape(channel, "test.Beta",
-                                                     as_("web", other_run["web"].present["cache"])),
+                    "another run": await every_shape(
+                        channel, "test.Beta", as_("web", other_run["web"].present["cache"])
+                    ),
                     "no token": await every_shape(channel, "test.Beta", ((HIVE_HEADER, "web"),)),
                     "genuine": await every_shape(channel, "test.Beta", as_("web", web_for_cache)),
                 }
@@ -206,8 +220,10 @@ def test_a_token_is_valid_at_one_provider_only_and_for_its_own_hive_only() -> No
     got = run(scenario())
     for case in ("replayed", "posing", "another run"):
         [message, *_] = refused(got[case], grpc.StatusCode.UNAUTHENTICATED, "auth.unauthenticated")
-        assert message == "cache's beta v1 service does not accept the credentials of this call to " \
-                          "/test.Beta/Unary (hive 'web')"
+        assert (
+            message == "cache's beta v1 service does not accept the credentials of this call to "
+            "/test.Beta/Unary (hive 'web')"
+        )
     [message, *_] = refused(got["no token"], grpc.StatusCode.UNAUTHENTICATED, "auth.missing")
     assert "says hive 'web' without a token" in message
     assert got["genuine"] == [b"hi"] * 4
@@ -222,8 +238,10 @@ def test_a_token_is_valid_at_one_provider_only_and_for_its_own_hive_only() -> No
 
 # -- the key file, followed while it changes ------------------------------------------------------------------
 
+
 def test_a_consumer_added_to_the_lock_is_let_in_without_a_restart_and_a_broken_file_opens_nothing(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     master = secrets.token_bytes(32)
     directory = tmp_path / "keys"
     paths = write_keys(directory, issue_keys(master, HIVES, lock(("alpha", "db", ("web",)))))
@@ -246,8 +264,9 @@ def test_a_consumer_added_to_the_lock_is_let_in_without_a_restart_and_a_broken_f
             got["dropped"] = await calls(provider)
             write_keys(directory, issue_keys(master, HIVES, lock(("alpha", "db", ("web", "ops")))))
             broken = paths["db"].with_name("broken")
-            broken.write_text(json.dumps({"format": 1, "hive": "db", "verify": {"ops": 7},
-                                          "consumers": {"alpha": {"1": ["ops"]}}}))
+            broken.write_text(
+                json.dumps({"format": 1, "hive": "db", "verify": {"ops": 7}, "consumers": {"alpha": {"1": ["ops"]}}})
+            )
             os.replace(broken, paths["db"])
             with caplog.at_level(logging.WARNING, logger="subhive.rpc"):
                 got["broken"] = await calls(provider)
@@ -283,14 +302,18 @@ def test_a_missing_or_broken_key_file_is_a_clear_error(tmp_path: Path) -> None:
 # -- the rule, for every small tree ------------------------------------------------------------------------------
 
 _NAMES = st.sampled_from(HIVES)
-_LINES = st.lists(st.tuples(st.sampled_from(("alpha", "beta", "gamma")), _NAMES,
-                            st.frozensets(_NAMES, max_size=3)), max_size=4, unique_by=lambda line: line[0])
+_LINES = st.lists(
+    st.tuples(st.sampled_from(("alpha", "beta", "gamma")), _NAMES, st.frozensets(_NAMES, max_size=3)),
+    max_size=4,
+    unique_by=lambda line: line[0],
+)
 
 
 @settings(max_examples=60, deadline=None)
 @given(lines=_LINES)
 def test_a_call_gets_in_exactly_when_its_hive_consumes_the_contract_with_its_own_token(
-        lines: list[tuple[str, str, frozenset[str]]]) -> None:
+    lines: list[tuple[str, str, frozenset[str]]],
+) -> None:
     master = b"k" * 32
     keys = issue_keys(master, HIVES, lock(*((c, p, tuple(sorted(cs))) for c, p, cs in lines)))
     every_token = {pair_token(master, a, b) for a in HIVES for b in HIVES}

@@ -65,6 +65,7 @@ async def start_server() -> tuple[grpc.aio.Server, str]:
 
 async def call_every_shape(channel: grpc.aio.Channel, request: bytes = b"x") -> list[str]:
     """The traceparent the handler saw, for each of the four call shapes."""
+
     async def requests() -> AsyncIterator[bytes]:
         yield request
 
@@ -119,10 +120,13 @@ def test_a_traceparent_the_caller_sets_is_sent_as_it_is() -> None:
     run(scenario())
 
 
-@pytest.mark.parametrize("metadata", [(), (("traceparent", "00-not-a-trace-01"),),
-                                      (("traceparent", "00-" + "0" * 32 + "-" + "1" * 16 + "-01"),)])
+@pytest.mark.parametrize(
+    "metadata",
+    [(), (("traceparent", "00-not-a-trace-01"),), (("traceparent", "00-" + "0" * 32 + "-" + "1" * 16 + "-01"),)],
+)
 def test_without_a_valid_incoming_trace_the_handler_gets_a_new_one_not_the_servers(
-        metadata: tuple[tuple[str, str], ...]) -> None:
+    metadata: tuple[tuple[str, str], ...],
+) -> None:
     async def scenario() -> None:
         with start_trace() as at_start:  # whatever was current when the server started must not leak into calls
             server, address = await start_server()

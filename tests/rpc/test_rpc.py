@@ -64,8 +64,10 @@ class Shop:
 
 @asynccontextmanager
 async def shop(workspace: Path) -> AsyncIterator[Shop]:
-    async with await RootServer.start(workspace, codegen=False) as server, \
-            RootClient(server.address, admin_token_of(workspace)) as admin:
+    async with (
+        await RootServer.start(workspace, codegen=False) as server,
+        RootClient(server.address, admin_token_of(workspace)) as admin,
+    ):
         tokens = {name: (await admin.register_hive(name)).token for name in ("db", "web", "ops")}
         db, web, ops = (admin.with_token(tokens[name]) for name in ("db", "web", "ops"))
         files = {p.name: p.read_bytes() for p in CONTRACT.iterdir()}
@@ -99,8 +101,10 @@ async def get_stock(modules: tuple[ModuleType, ModuleType], root: RootClient, ke
 
 # -- finding and calling, with one trace ---------------------------------------------------------------------
 
+
 def test_a_consumer_finds_the_provider_through_the_root_and_the_provider_sees_its_trace(
-        workspace: Path, modules: tuple[ModuleType, ModuleType]) -> None:
+    workspace: Path, modules: tuple[ModuleType, ModuleType]
+) -> None:
     async def scenario() -> None:
         async with shop(workspace) as s:
             servicer, servicers = serving(modules)
@@ -124,11 +128,15 @@ def test_a_streaming_call_carries_the_trace_too(workspace: Path, modules: tuple[
         pb, pb_grpc = modules
         async with shop(workspace) as s:
             servicer, servicers = serving(modules)
-            async with await serve_grpc(s.db, "inventory", 1, servicers, keys=s.keys["db"]), \
-                    await connect_grpc(s.web, "inventory", 1, keys=s.keys["web"]) as channel:
+            async with (
+                await serve_grpc(s.db, "inventory", 1, servicers, keys=s.keys["db"]),
+                await connect_grpc(s.web, "inventory", 1, keys=s.keys["web"]) as channel,
+            ):
                 with start_trace() as traceparent:
-                    stocks = [m.on_hand async for m in pb_grpc.InventoryStub(channel).WatchStock(
-                        pb.GetStockRequest(sku="A-1"))]
+                    stocks = [
+                        m.on_hand
+                        async for m in pb_grpc.InventoryStub(channel).WatchStock(pb.GetStockRequest(sku="A-1"))
+                    ]
             assert stocks == [3, 2]
             ((received, _),) = servicer.seen
             assert trace_id(received) == trace_id(traceparent)
@@ -137,7 +145,8 @@ def test_a_streaming_call_carries_the_trace_too(workspace: Path, modules: tuple[
 
 
 def test_a_call_outside_any_trace_starts_one_and_a_provider_calling_onward_keeps_it(
-        workspace: Path, modules: tuple[ModuleType, ModuleType]) -> None:
+    workspace: Path, modules: tuple[ModuleType, ModuleType]
+) -> None:
     async def scenario() -> None:
         async with shop(workspace) as s:
             servicer, servicers = serving(modules)
@@ -156,8 +165,10 @@ def test_a_call_outside_any_trace_starts_one_and_a_provider_calling_onward_keeps
 
 # -- health, errors, permissions ------------------------------------------------------------------------------
 
+
 def test_health_checking_reports_serving_and_stopping_unregisters(
-        workspace: Path, modules: tuple[ModuleType, ModuleType], capsys: pytest.CaptureFixture[str]) -> None:
+    workspace: Path, modules: tuple[ModuleType, ModuleType], capsys: pytest.CaptureFixture[str]
+) -> None:
     async def scenario() -> None:
         async with shop(workspace) as s:
             _, servicers = serving(modules)
@@ -170,7 +181,8 @@ def test_health_checking_reports_serving_and_stopping_unregisters(
             assert [e.address for e in (await s.admin.status())[0].endpoints] == [provider.address]
             # `subhive status` (its own event loop, so a thread) shows where the hive serves.
             code = await asyncio.get_running_loop().run_in_executor(
-                None, lambda: main(["status", "-C", str(workspace)]))
+                None, lambda: main(["status", "-C", str(workspace)])
+            )
             assert code == 0
             assert f"serves inventory v1 at {provider.address}" in capsys.readouterr().out
             await provider.stop()
@@ -181,14 +193,23 @@ def test_health_checking_reports_serving_and_stopping_unregisters(
     run(scenario())
 
 
-@pytest.mark.parametrize(("sku", "status", "error", "code"), [
-    ("", grpc.StatusCode.INVALID_ARGUMENT, InputError, "stock.sku"),
-    ("gone", grpc.StatusCode.NOT_FOUND, NotFound, "stock.unknown"),
-    ("locked", grpc.StatusCode.FAILED_PRECONDITION, Conflict, "stock.counting"),
-])
+@pytest.mark.parametrize(
+    ("sku", "status", "error", "code"),
+    [
+        ("", grpc.StatusCode.INVALID_ARGUMENT, InputError, "stock.sku"),
+        ("gone", grpc.StatusCode.NOT_FOUND, NotFound, "stock.unknown"),
+        ("locked", grpc.StatusCode.FAILED_PRECONDITION, Conflict, "stock.counting"),
+    ],
+)
 def test_a_providers_errors_leave_as_their_status_and_come_back_as_themselves(
-        workspace: Path, modules: tuple[ModuleType, ModuleType], *, sku: str, status: grpc.StatusCode,
-        error: type[Exception], code: str) -> None:
+    workspace: Path,
+    modules: tuple[ModuleType, ModuleType],
+    *,
+    sku: str,
+    status: grpc.StatusCode,
+    error: type[Exception],
+    code: str,
+) -> None:
     async def scenario() -> None:
         async with shop(workspace) as s:
             _, servicers = serving(modules)
@@ -209,8 +230,10 @@ def test_anything_else_is_internal_and_leaks_nothing(workspace: Path, modules: t
         pb, pb_grpc = modules
         async with shop(workspace) as s:
             _, servicers = serving(modules)
-            async with await serve_grpc(s.db, "inventory", 1, servicers, keys=s.keys["db"]), \
-                    await connect_grpc(s.web, "inventory", 1, keys=s.keys["web"]) as channel:
+            async with (
+                await serve_grpc(s.db, "inventory", 1, servicers, keys=s.keys["db"]),
+                await connect_grpc(s.web, "inventory", 1, keys=s.keys["web"]) as channel,
+            ):
                 stub = pb_grpc.InventoryStub(channel)
                 with pytest.raises(grpc.aio.AioRpcError) as unary:
                     await stub.GetStock(pb.GetStockRequest(sku="bug"))
@@ -241,7 +264,8 @@ def test_an_unregistered_contract_is_rpc_no_endpoint(workspace: Path) -> None:
 
 
 def test_a_hive_cannot_register_an_endpoint_for_a_contract_it_does_not_provide(
-        workspace: Path, modules: tuple[ModuleType, ModuleType]) -> None:
+    workspace: Path, modules: tuple[ModuleType, ModuleType]
+) -> None:
     async def scenario() -> None:
         async with shop(workspace) as s:
             _, servicers = serving(modules)
@@ -253,7 +277,8 @@ def test_a_hive_cannot_register_an_endpoint_for_a_contract_it_does_not_provide(
                 with pytest.raises(grpc.aio.AioRpcError) as raw:
                     await root_pb_grpc.RootHiveStub(channel).RegisterEndpoint(
                         root_pb.RegisterEndpointRequest(contract="inventory", major=1, address="127.0.0.1:1"),
-                        metadata=metadata)
+                        metadata=metadata,
+                    )
             assert raw.value.code() == grpc.StatusCode.PERMISSION_DENIED
             assert not any(h.endpoints for h in await s.admin.status())
 
@@ -278,7 +303,8 @@ def test_a_server_without_the_contracts_service_is_refused_and_servicers_are_req
 
 
 def test_a_hive_that_neither_consumes_nor_provides_cannot_look_up(
-        workspace: Path, modules: tuple[ModuleType, ModuleType]) -> None:
+    workspace: Path, modules: tuple[ModuleType, ModuleType]
+) -> None:
     async def scenario() -> None:
         async with shop(workspace) as s:
             _, servicers = serving(modules)
@@ -292,8 +318,10 @@ def test_a_hive_that_neither_consumes_nor_provides_cannot_look_up(
 
 # -- who may call ---------------------------------------------------------------------------------------------
 
+
 def test_a_provider_without_keys_does_not_start_unless_told_to_serve_anyone(
-        workspace: Path, modules: tuple[ModuleType, ModuleType]) -> None:
+    workspace: Path, modules: tuple[ModuleType, ModuleType]
+) -> None:
     async def scenario() -> None:
         async with shop(workspace) as s:
             _, servicers = serving(modules)
@@ -302,8 +330,10 @@ def test_a_provider_without_keys_does_not_start_unless_told_to_serve_anyone(
             assert caught.value.code == "rpc.no_keys"
             assert "anonymous=True" in (caught.value.hint or "")
             assert not any(h.endpoints for h in await s.admin.status())  # nothing was registered
-            async with await serve_grpc(s.db, "inventory", 1, servicers, anonymous=True), \
-                    await connect_grpc(s.web, "inventory", 1) as anonymous:  # no keys: no credentials sent
+            async with (
+                await serve_grpc(s.db, "inventory", 1, servicers, anonymous=True),
+                await connect_grpc(s.web, "inventory", 1) as anonymous,
+            ):  # no keys: no credentials sent
                 reply = await modules[1].InventoryStub(anonymous).GetStock(modules[0].GetStockRequest(sku="A-1"))
             assert reply.on_hand == 7
 
@@ -311,10 +341,12 @@ def test_a_provider_without_keys_does_not_start_unless_told_to_serve_anyone(
 
 
 def test_the_forged_call_is_refused_and_a_consumer_accepted_while_serving_gets_in(
-        workspace: Path, modules: tuple[ModuleType, ModuleType], tmp_path: Path) -> None:
+    workspace: Path, modules: tuple[ModuleType, ModuleType], tmp_path: Path
+) -> None:
     """The finding: any local process could call db's service. Now an anonymous caller and a hive that does
     not consume the contract are refused; once ``ops`` declares the requirement and the lock says so, the
     keys issued from it let ops in, and the provider was never restarted."""
+
     async def scenario() -> None:
         pb, pb_grpc = modules
         async with shop(workspace) as s:
@@ -325,9 +357,12 @@ def test_the_forged_call_is_refused_and_a_consumer_accepted_while_serving_gets_i
             async with await serve_grpc(s.db, "inventory", 1, servicers, keys=KeyFile(paths["db"])) as provider:
                 request = pb.GetStockRequest(sku="A-1")
                 ops_keys = KeyFile(paths["ops"])
-                async with grpc.aio.insecure_channel(provider.address) as anonymous, \
-                        grpc.aio.insecure_channel(provider.address,
-                                                  interceptors=caller_interceptors(ops_keys, "db")) as ops:
+                async with (
+                    grpc.aio.insecure_channel(provider.address) as anonymous,
+                    grpc.aio.insecure_channel(
+                        provider.address, interceptors=caller_interceptors(ops_keys, "db")
+                    ) as ops,
+                ):
                     with pytest.raises(grpc.aio.AioRpcError) as forged:
                         await pb_grpc.InventoryStub(anonymous).GetStock(request)
                     with pytest.raises(grpc.aio.AioRpcError) as outsider:
@@ -352,6 +387,7 @@ def test_the_forged_call_is_refused_and_a_consumer_accepted_while_serving_gets_i
 
 # -- durability --------------------------------------------------------------------------------------------------
 
+
 def test_registrations_survive_a_root_restart(workspace: Path, modules: tuple[ModuleType, ModuleType]) -> None:
     async def scenario() -> None:
         _, servicers = serving(modules)
@@ -363,8 +399,10 @@ def test_registrations_survive_a_root_restart(workspace: Path, modules: tuple[Mo
                 provider = await serve_grpc(db, "inventory", 1, servicers, keys=keys["db"])
                 provider_process.push_async_callback(provider.stop, None)  # then: its root is gone, a warning
             # The root starts again, on another port; the provider kept serving.
-            async with await RootServer.start(workspace, codegen=False) as server, \
-                    RootClient(server.address, tokens["web"]) as web:
+            async with (
+                await RootServer.start(workspace, codegen=False) as server,
+                RootClient(server.address, tokens["web"]) as web,
+            ):
                 endpoint = await web.lookup_endpoint("inventory", 1)
                 assert endpoint.address == provider.address
                 assert (await get_stock(modules, web, keys["web"], "C-3")).sku == "C-3"

@@ -28,9 +28,29 @@ def _self_signed(directory: Path, name: str) -> ServerTls:
     """A self-signed certificate (its own CA) for localhost, 127.0.0.1 and 0.0.0.0 (the address a provider
     serving every interface registers), and its key."""
     cert, key = directory / f"{name}.crt", directory / f"{name}.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", f"/CN={name}",
-                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:0.0.0.0", "-keyout", str(key),
-                    "-out", str(cert)], check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            f"/CN={name}",
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:0.0.0.0",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     return ServerTls(cert, key)
 
 
@@ -47,7 +67,8 @@ async def _stock(modules: tuple[ModuleType, ModuleType], channel: grpc.aio.Chann
 
 
 def test_a_provider_on_every_interface_without_tls_is_refused_before_it_opens_anything(
-        workspace: Path, modules: tuple[ModuleType, ModuleType]) -> None:
+    workspace: Path, modules: tuple[ModuleType, ModuleType]
+) -> None:
     async def scenario() -> None:
         async with shop(workspace) as s:
             _, servicers = serving(modules)
@@ -64,17 +85,20 @@ def test_a_provider_on_every_interface_without_tls_is_refused_before_it_opens_an
 
 
 def test_a_tls_provider_answers_only_consumers_that_verify_it_with_its_ca(
-        workspace: Path, modules: tuple[ModuleType, ModuleType], certs: dict[str, ServerTls]) -> None:
+    workspace: Path, modules: tuple[ModuleType, ModuleType], certs: dict[str, ServerTls]
+) -> None:
     async def scenario() -> None:
         async with shop(workspace) as s:
             _, servicers = serving(modules)
             async with await serve_grpc(s.db, "inventory", 1, servicers, keys=s.keys["db"], tls=certs["db"]):
-                async with await connect_grpc(s.web, "inventory", 1, keys=s.keys["web"],
-                                              ca_file=certs["db"].cert_file) as channel:
+                async with await connect_grpc(
+                    s.web, "inventory", 1, keys=s.keys["web"], ca_file=certs["db"].cert_file
+                ) as channel:
                     assert await _stock(modules, channel) == 7
                 for ca_file in (None, certs["stranger"].cert_file):  # plain gRPC; a CA that did not sign it
-                    async with await connect_grpc(s.web, "inventory", 1, keys=s.keys["web"],
-                                                  ca_file=ca_file) as channel:
+                    async with await connect_grpc(
+                        s.web, "inventory", 1, keys=s.keys["web"], ca_file=ca_file
+                    ) as channel:
                         with pytest.raises(grpc.aio.AioRpcError) as info:
                             await _stock(modules, channel)
                         assert info.value.code() == grpc.StatusCode.UNAVAILABLE
@@ -83,27 +107,31 @@ def test_a_tls_provider_answers_only_consumers_that_verify_it_with_its_ca(
 
 
 def test_beyond_loopback_a_consumer_needs_the_ca_and_never_sends_its_token_in_clear(
-        workspace: Path, modules: tuple[ModuleType, ModuleType], certs: dict[str, ServerTls]) -> None:
+    workspace: Path, modules: tuple[ModuleType, ModuleType], certs: dict[str, ServerTls]
+) -> None:
     async def scenario() -> None:
         async with shop(workspace) as s:
             _, servicers = serving(modules)
-            async with await serve_grpc(s.db, "inventory", 1, servicers, keys=s.keys["db"], host="0.0.0.0",
-                                        tls=certs["db"]) as provider:
+            async with await serve_grpc(
+                s.db, "inventory", 1, servicers, keys=s.keys["db"], host="0.0.0.0", tls=certs["db"]
+            ) as provider:
                 assert provider.address.startswith("0.0.0.0:")
                 with pytest.raises(InputError) as info:
                     await connect_grpc(s.web, "inventory", 1, keys=s.keys["web"])
                 assert info.value.code == "rpc.insecure_endpoint"
                 assert info.value.hint is not None
                 assert "ca_file" in info.value.hint
-                async with await connect_grpc(s.web, "inventory", 1, keys=s.keys["web"],
-                                              ca_file=certs["db"].cert_file) as channel:
+                async with await connect_grpc(
+                    s.web, "inventory", 1, keys=s.keys["web"], ca_file=certs["db"].cert_file
+                ) as channel:
                     assert await _stock(modules, channel) == 7
 
     run(scenario())
 
 
 def test_files_that_are_no_certificate_are_errors_naming_them(
-        workspace: Path, modules: tuple[ModuleType, ModuleType], certs: dict[str, ServerTls], tmp_path: Path) -> None:
+    workspace: Path, modules: tuple[ModuleType, ModuleType], certs: dict[str, ServerTls], tmp_path: Path
+) -> None:
     not_pem = tmp_path / "not.pem"
     not_pem.write_text("not a certificate\n")
 
@@ -111,8 +139,14 @@ def test_files_that_are_no_certificate_are_errors_naming_them(
         async with shop(workspace) as s:
             _, servicers = serving(modules)
             with pytest.raises(InputError) as served:  # the key of another certificate
-                await serve_grpc(s.db, "inventory", 1, servicers, keys=s.keys["db"],
-                                 tls=ServerTls(certs["db"].cert_file, certs["stranger"].key_file))
+                await serve_grpc(
+                    s.db,
+                    "inventory",
+                    1,
+                    servicers,
+                    keys=s.keys["db"],
+                    tls=ServerTls(certs["db"].cert_file, certs["stranger"].key_file),
+                )
             assert served.value.code == "rpc.tls_invalid"
             assert served.value.location is not None
             assert served.value.location.file == str(certs["db"].cert_file)

@@ -87,8 +87,11 @@ def test_up_gives_each_hive_its_keys_and_db_answers_its_consumers_only(notes: Pa
             await ui.declare_requirement("notes_store", "^1.0")
 
     run(declare())
-    wait_for(lambda: "ui" in json.loads(files["db"].read_text())["consumers"]["notes_store"]["1"],
-             "db's key file to list ui as a consumer", context=lambda: tail(layout.log_file("supervisor")))
+    wait_for(
+        lambda: "ui" in json.loads(files["db"].read_text())["consumers"]["notes_store"]["1"],
+        "db's key file to list ui as a consumer",
+        context=lambda: tail(layout.log_file("supervisor")),
+    )
     now = run(list_notes(address, KeyFile(files["ui"])))
     assert now == b"", now
     assert _pid(layout, "db") == db_pid

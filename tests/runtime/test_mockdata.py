@@ -18,8 +18,25 @@ from hypothesis import strategies as st
 from subhive.errors import InputError
 from subhive.runtime import InstanceGenerator, Unsatisfiable
 
-FORMATS = ["date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4",
-           "ipv6", "uri", "uri-reference", "iri", "uuid", "regex", "json-pointer", "relative-json-pointer"]
+FORMATS = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "uuid",
+    "regex",
+    "json-pointer",
+    "relative-json-pointer",
+]
 
 
 def valid(schema: Any, value: Any) -> bool:
@@ -47,6 +64,7 @@ def unsatisfiable(schema: Any) -> Unsatisfiable:
 
 # ------------------------------------------------------------------------------------------ hand cases
 
+
 def test_scalars_types_const_enum() -> None:
     assert all(v is None for v in sample({"type": "null"}))
     assert {type(v) for v in sample({"type": "boolean"}, 20)} == {bool}
@@ -68,17 +86,20 @@ def test_const_values_are_copies() -> None:
     assert gen.instance() == {"a": [1]}
 
 
-@pytest.mark.parametrize("schema", [
-    {"type": "integer", "minimum": -3, "maximum": 4},
-    {"type": "integer", "exclusiveMinimum": 2, "exclusiveMaximum": 5},
-    {"type": "integer", "multipleOf": 7, "minimum": 100, "maximum": 130},
-    {"type": "integer", "multipleOf": 2.5},
-    {"type": "number", "minimum": 0.1, "maximum": 0.2},
-    {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1e-9},
-    {"type": "number", "multipleOf": 0.01, "minimum": 1, "maximum": 2},
-    {"type": "number", "multipleOf": 0.1, "exclusiveMaximum": -5},
-    {"type": "integer", "minimum": 10 ** 20},
-])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "integer", "minimum": -3, "maximum": 4},
+        {"type": "integer", "exclusiveMinimum": 2, "exclusiveMaximum": 5},
+        {"type": "integer", "multipleOf": 7, "minimum": 100, "maximum": 130},
+        {"type": "integer", "multipleOf": 2.5},
+        {"type": "number", "minimum": 0.1, "maximum": 0.2},
+        {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1e-9},
+        {"type": "number", "multipleOf": 0.01, "minimum": 1, "maximum": 2},
+        {"type": "number", "multipleOf": 0.1, "exclusiveMaximum": -5},
+        {"type": "integer", "minimum": 10**20},
+    ],
+)
 def test_numbers(schema: dict[str, Any]) -> None:
     values = sample(schema, 20)
     if schema["type"] == "integer":
@@ -97,16 +118,24 @@ def test_strings_lengths_in_code_points() -> None:
     assert any(ord(c) > 0xFFFF for v in sample({"type": "string", "minLength": 8}, 200) for c in v)
 
 
-@pytest.mark.parametrize("pattern", [
-    r"^[A-Z]{2}-\d{3}$", r"^(foo|bar)+baz?$", r"^\w+@\w+\.com$", r"^[^a-z]{4,}$", r"ab+c", r"^(a)\1$",
-    r"^[\u00e9-\u00ff]{2}$", r"^x?$",
-])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"^[A-Z]{2}-\d{3}$",
+        r"^(foo|bar)+baz?$",
+        r"^\w+@\w+\.com$",
+        r"^[^a-z]{4,}$",
+        r"ab+c",
+        r"^(a)\1$",
+        r"^[\u00e9-\u00ff]{2}$",
+        r"^x?$",
+    ],
+)
 def test_pattern(pattern: str) -> None:
     sample({"type": "string", "pattern": pattern}, 20)
 
 
-def test_without_the_private_regex_parser_patterns_degrade_to_a_clear_refusal(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_private_regex_parser_patterns_degrade_to_a_clear_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
     # re._parser is private and may move in a later Python: mocks must then still work where no pattern
     # needs sampling, match patternProperties by the compiled pattern, and refuse a pattern they cannot
     # build with the documented error, never crash.
@@ -138,9 +167,12 @@ def test_unknown_format_is_not_asserted() -> None:
 
 
 def test_objects_required_optional_additional() -> None:
-    schema = {"type": "object", "properties": {"id": {"type": "integer"}, "a": {"type": "string"},
-                                               "b": {"type": "boolean"}},
-              "required": ["id"], "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {"id": {"type": "integer"}, "a": {"type": "string"}, "b": {"type": "boolean"}},
+        "required": ["id"],
+        "additionalProperties": False,
+    }
     values = sample(schema, 40)
     assert all("id" in v for v in values)
     # optional properties are exercised, and not always
@@ -149,48 +181,71 @@ def test_objects_required_optional_additional() -> None:
 
 
 def test_objects_min_max_properties_and_schemas_for_extras() -> None:
-    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "minProperties": 3,
-              "maxProperties": 4, "additionalProperties": {"type": "string", "format": "uuid"}}
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "minProperties": 3,
+        "maxProperties": 4,
+        "additionalProperties": {"type": "string", "format": "uuid"},
+    }
     assert all(3 <= len(v) <= 4 for v in sample(schema, 20))
 
 
 def test_pattern_properties_and_property_names() -> None:
-    schema = {"type": "object", "patternProperties": {"^x-[a-z]+$": {"type": "integer"}},
-              "additionalProperties": False, "minProperties": 2}
+    schema = {
+        "type": "object",
+        "patternProperties": {"^x-[a-z]+$": {"type": "integer"}},
+        "additionalProperties": False,
+        "minProperties": 2,
+    }
     assert all(len(v) >= 2 and all(k.startswith("x-") for k in v) for v in sample(schema))
     schema = {"type": "object", "propertyNames": {"pattern": "^[a-z]{3}$"}, "minProperties": 2}
     assert all(len(v) >= 2 for v in sample(schema))
 
 
 def test_dependent_required() -> None:
-    schema = {"type": "object", "properties": {"card": {"type": "string"}, "billing": {"type": "string"}},
-              "dependentRequired": {"card": ["billing"]}}
+    schema = {
+        "type": "object",
+        "properties": {"card": {"type": "string"}, "billing": {"type": "string"}},
+        "dependentRequired": {"card": ["billing"]},
+    }
     values = sample(schema, 40)
     assert any("card" in v for v in values)
     assert all("billing" in v for v in values if "card" in v)
 
 
 def test_arrays_items_prefix_bounds_unique() -> None:
-    values = sample({"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": False,
-                     "minItems": 2})
+    values = sample(
+        {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": False, "minItems": 2}
+    )
     assert all(len(v) == 2 for v in values)
-    values = sample({"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 5},
-                     "uniqueItems": True, "minItems": 6})
+    values = sample(
+        {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 5}, "uniqueItems": True, "minItems": 6}
+    )
     assert all(sorted(v) == [0, 1, 2, 3, 4, 5] for v in values)
     assert all(2 <= len(v) <= 3 for v in sample({"type": "array", "minItems": 2, "maxItems": 3}))
 
 
 def test_contains_min_max() -> None:
-    schema = {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 9},
-              "contains": {"const": 7}, "minContains": 2, "maxContains": 3}
+    schema = {
+        "type": "array",
+        "items": {"type": "integer", "minimum": 0, "maximum": 9},
+        "contains": {"const": 7},
+        "minContains": 2,
+        "maxContains": 3,
+    }
     assert all(2 <= v.count(7) <= 3 for v in sample(schema, 30))
 
 
 def test_all_of_merges() -> None:
     values = sample({"allOf": [{"type": "integer", "minimum": 3}, {"maximum": 9, "multipleOf": 3}]}, 30)
     assert set(values) <= {3, 6, 9}
-    schema = {"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
-                        {"properties": {"b": {"type": "string"}}, "required": ["b"]}]}
+    schema = {
+        "allOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"properties": {"b": {"type": "string"}}, "required": ["b"]},
+        ]
+    }
     assert all({"a", "b"} <= set(v) for v in sample(schema))
 
 
@@ -209,19 +264,34 @@ def test_one_of_exactly_one() -> None:
 def test_not_and_if_then_else() -> None:
     values = sample({"type": "integer", "minimum": 1, "maximum": 5, "not": {"enum": [1, 2, 3]}}, 20)
     assert set(values) == {4, 5}
-    schema = {"type": "object", "properties": {"kind": {"enum": ["card", "cash"]}}, "required": ["kind"],
-              "if": {"properties": {"kind": {"const": "card"}}}, "then": {"required": ["number"]},
-              "else": {"properties": {"number": False}}}
+    schema = {
+        "type": "object",
+        "properties": {"kind": {"enum": ["card", "cash"]}},
+        "required": ["kind"],
+        "if": {"properties": {"kind": {"const": "card"}}},
+        "then": {"required": ["number"]},
+        "else": {"properties": {"number": False}},
+    }
     values = sample(schema, 30)
     assert {v["kind"] for v in values} == {"card", "cash"}
     assert all(("number" in v) == (v["kind"] == "card") for v in values)
 
 
 def test_recursive_ref_terminates() -> None:
-    schema = {"$defs": {"node": {"type": "object", "properties": {
-        "value": {"type": "integer"}, "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
-        "parent": {"$ref": "#/$defs/node"}}, "required": ["value", "children"]}},
-        "$ref": "#/$defs/node"}
+    schema = {
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {
+                    "value": {"type": "integer"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+                    "parent": {"$ref": "#/$defs/node"},
+                },
+                "required": ["value", "children"],
+            }
+        },
+        "$ref": "#/$defs/node",
+    }
 
     def depth(node: dict[str, Any]) -> int:
         kids = [*node["children"], *([node["parent"]] if "parent" in node else [])]
@@ -233,11 +303,17 @@ def test_recursive_ref_terminates() -> None:
 
 
 def test_refs_by_anchor_root_and_embedded_id() -> None:
-    sample({"$defs": {"money": {"$anchor": "money", "type": "string", "pattern": r"^\d+\.\d{2}$"}},
-            "$ref": "#money"})
+    sample({"$defs": {"money": {"$anchor": "money", "type": "string", "pattern": r"^\d+\.\d{2}$"}}, "$ref": "#money"})
     sample({"type": "object", "properties": {"next": {"$ref": "#"}, "v": {"type": "integer"}}, "required": ["v"]})
-    sample({"$id": "urn:shop:order", "$defs": {"m": {"$id": "urn:shop:money", "type": "integer", "minimum": 1}},
-            "type": "array", "items": {"$ref": "urn:shop:money"}, "minItems": 1})
+    sample(
+        {
+            "$id": "urn:shop:order",
+            "$defs": {"m": {"$id": "urn:shop:money", "type": "integer", "minimum": 1}},
+            "type": "array",
+            "items": {"$ref": "urn:shop:money"},
+            "minItems": 1,
+        }
+    )
 
 
 def test_boolean_schemas_and_examples() -> None:
@@ -248,25 +324,36 @@ def test_boolean_schemas_and_examples() -> None:
 
 # ------------------------------------------------------------------------------------------ unsatisfiable
 
-@pytest.mark.parametrize(("schema", "pointer"), [
-    (False, ""),
-    ({"not": {}}, "/not"),
-    ({"type": "integer", "minimum": 5, "maximum": 3}, ""),
-    ({"type": "number", "exclusiveMinimum": 1, "maximum": 1}, ""),
-    ({"type": "integer", "minimum": 1.2, "maximum": 1.8}, ""),
-    ({"type": "integer", "multipleOf": 5, "minimum": 1, "maximum": 4}, ""),
-    ({"type": "string", "minLength": 5, "maxLength": 2}, ""),
-    ({"type": "array", "minItems": 3, "maxItems": 1}, ""),
-    ({"type": "object", "minProperties": 3, "maxProperties": 1}, ""),
-    ({"type": "object", "properties": {"x": False}, "required": ["x"]}, "/properties/x"),
-    ({"type": "object", "properties": {"a": {"$ref": "#/$defs/bad"}}, "required": ["a"],
-      "$defs": {"bad": {"type": "string", "minLength": 2, "maxLength": 1}}}, "/$defs/bad"),
-    ({"type": "integer", "enum": ["a", "b"]}, ""),
-    ({"allOf": [{"type": "string"}, {"type": "integer"}]}, "/allOf/1/type"),
-    ({"anyOf": [False, {"type": "integer", "minimum": 2, "maximum": 1}]}, "/anyOf"),
-    ({"type": "array", "prefixItems": [False], "minItems": 1}, "/prefixItems/0"),
-    ({"type": "object", "propertyNames": {"maxLength": 2}, "required": ["long"]}, "/propertyNames"),
-])
+
+@pytest.mark.parametrize(
+    ("schema", "pointer"),
+    [
+        (False, ""),
+        ({"not": {}}, "/not"),
+        ({"type": "integer", "minimum": 5, "maximum": 3}, ""),
+        ({"type": "number", "exclusiveMinimum": 1, "maximum": 1}, ""),
+        ({"type": "integer", "minimum": 1.2, "maximum": 1.8}, ""),
+        ({"type": "integer", "multipleOf": 5, "minimum": 1, "maximum": 4}, ""),
+        ({"type": "string", "minLength": 5, "maxLength": 2}, ""),
+        ({"type": "array", "minItems": 3, "maxItems": 1}, ""),
+        ({"type": "object", "minProperties": 3, "maxProperties": 1}, ""),
+        ({"type": "object", "properties": {"x": False}, "required": ["x"]}, "/properties/x"),
+        (
+            {
+                "type": "object",
+                "properties": {"a": {"$ref": "#/$defs/bad"}},
+                "required": ["a"],
+                "$defs": {"bad": {"type": "string", "minLength": 2, "maxLength": 1}},
+            },
+            "/$defs/bad",
+        ),
+        ({"type": "integer", "enum": ["a", "b"]}, ""),
+        ({"allOf": [{"type": "string"}, {"type": "integer"}]}, "/allOf/1/type"),
+        ({"anyOf": [False, {"type": "integer", "minimum": 2, "maximum": 1}]}, "/anyOf"),
+        ({"type": "array", "prefixItems": [False], "minItems": 1}, "/prefixItems/0"),
+        ({"type": "object", "propertyNames": {"maxLength": 2}, "required": ["long"]}, "/propertyNames"),
+    ],
+)
 def test_unsatisfiable_names_the_pointer(schema: Any, pointer: str) -> None:
     assert unsatisfiable(schema).location.pointer == pointer
 
@@ -295,10 +382,16 @@ def test_unresolvable_ref_and_bad_schema_are_input_errors() -> None:
 
 # ------------------------------------------------------------------------------------------ determinism
 
-DETERMINISM = {"type": "object", "properties": {
-    "id": {"type": "string", "format": "uuid"}, "n": {"type": "integer"}, "tags": {"type": "array",
-                                                                                    "items": {"type": "string"}},
-    "kind": {"oneOf": [{"type": "string"}, {"type": "number"}]}}, "required": ["id"]}
+DETERMINISM = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "format": "uuid"},
+        "n": {"type": "integer"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "kind": {"oneOf": [{"type": "string"}, {"type": "number"}]},
+    },
+    "required": ["id"],
+}
 
 
 def test_same_seed_same_value_different_seeds_vary() -> None:
@@ -314,8 +407,13 @@ def test_same_seed_same_value_different_seeds_vary() -> None:
 # ------------------------------------------------------------------------------------------ property
 
 NAMES = st.sampled_from(["a", "b", "id", "name", "x_y", "n2"])
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-50, 50), st.text(max_size=4),
-                    st.floats(-100, 100, allow_nan=False).map(lambda x: round(x, 2)))
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-50, 50),
+    st.text(max_size=4),
+    st.floats(-100, 100, allow_nan=False).map(lambda x: round(x, 2)),
+)
 
 
 @st.composite
@@ -336,8 +434,7 @@ def integer_schemas(draw: st.DrawFn) -> dict[str, Any]:
 @st.composite
 def number_schemas(draw: st.DrawFn) -> dict[str, Any]:
     low = draw(st.floats(-1000, 1000, allow_nan=False))
-    schema: dict[str, Any] = {"type": "number", "exclusiveMinimum": low,
-                              "maximum": low + draw(st.floats(0.5, 100))}
+    schema: dict[str, Any] = {"type": "number", "exclusiveMinimum": low, "maximum": low + draw(st.floats(0.5, 100))}
     if draw(st.booleans()):
         schema["multipleOf"] = draw(st.sampled_from([0.25, 0.1, 0.01]))
         schema["maximum"] = low + 5
@@ -357,22 +454,39 @@ def string_schemas(draw: st.DrawFn) -> dict[str, Any]:
 
 
 LEAVES = st.one_of(
-    integer_schemas(), number_schemas(), string_schemas(),
+    integer_schemas(),
+    number_schemas(),
+    string_schemas(),
     st.lists(SCALARS, min_size=1, max_size=4, unique_by=json.dumps).map(lambda e: {"enum": e}),
     SCALARS.map(lambda v: {"const": v}),
-    st.sampled_from([{"type": "boolean"}, {"type": "null"}, {}, True, {"not": {"type": "string"}},
-                     {"if": {"type": "integer"}, "then": {"minimum": 0}, "else": {"type": "string"}},
-                     {"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": True,
-                      "minItems": 2, "maxItems": 4}]),
+    st.sampled_from(
+        [
+            {"type": "boolean"},
+            {"type": "null"},
+            {},
+            True,
+            {"not": {"type": "string"}},
+            {"if": {"type": "integer"}, "then": {"minimum": 0}, "else": {"type": "string"}},
+            {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "uniqueItems": True,
+                "minItems": 2,
+                "maxItems": 4,
+            },
+        ]
+    ),
 )
 
 
 @st.composite
 def object_schemas(draw: st.DrawFn, children: st.SearchStrategy[Any]) -> dict[str, Any]:
     props = draw(st.dictionaries(NAMES, children, max_size=4))
-    schema: dict[str, Any] = {"type": "object", "properties": props,
-                              "required": draw(st.lists(st.sampled_from(sorted(props)), unique=True))
-                              if props else []}
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": props,
+        "required": draw(st.lists(st.sampled_from(sorted(props)), unique=True)) if props else [],
+    }
     extra = draw(st.sampled_from(["absent", "true", "false", "schema", "patterns"]))
     if extra == "schema":
         schema["additionalProperties"] = draw(children)
@@ -393,8 +507,12 @@ def object_schemas(draw: st.DrawFn, children: st.SearchStrategy[Any]) -> dict[st
 def array_schemas(draw: st.DrawFn, children: st.SearchStrategy[Any]) -> dict[str, Any]:
     item = draw(children)
     low = draw(st.integers(0, 3))
-    schema: dict[str, Any] = {"type": "array", "items": item, "minItems": low,
-                              "maxItems": low + draw(st.integers(0, 3))}
+    schema: dict[str, Any] = {
+        "type": "array",
+        "items": item,
+        "minItems": low,
+        "maxItems": low + draw(st.integers(0, 3)),
+    }
     if draw(st.booleans()):
         schema["prefixItems"] = draw(st.lists(children, min_size=1, max_size=2))
     if draw(st.booleans()):
@@ -405,17 +523,28 @@ def array_schemas(draw: st.DrawFn, children: st.SearchStrategy[Any]) -> dict[str
 
 def _extend(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     # oneOf branches come from different type families, so exactly one matches any value
-    disjoint = st.tuples(object_schemas(children), array_schemas(children), string_schemas(), integer_schemas(),
-                         st.just({"type": "null"}))
+    disjoint = st.tuples(
+        object_schemas(children),
+        array_schemas(children),
+        string_schemas(),
+        integer_schemas(),
+        st.just({"type": "null"}),
+    )
     return st.one_of(
         object_schemas(children),
         array_schemas(children),
         st.lists(children, min_size=1, max_size=3).map(lambda b: {"anyOf": b}),
         st.tuples(disjoint, st.sets(st.integers(0, 4), min_size=1)).map(
-            lambda d: {"oneOf": [d[0][i] for i in sorted(d[1])]}),
-        st.tuples(children, children).map(lambda c: {"allOf": [
-            {"type": "object", "properties": {"a": c[0]}, "required": ["a"]},
-            {"properties": {"b": c[1]}, "minProperties": 1}]}),
+            lambda d: {"oneOf": [d[0][i] for i in sorted(d[1])]}
+        ),
+        st.tuples(children, children).map(
+            lambda c: {
+                "allOf": [
+                    {"type": "object", "properties": {"a": c[0]}, "required": ["a"]},
+                    {"properties": {"b": c[1]}, "minProperties": 1},
+                ]
+            }
+        ),
     )
 
 
@@ -425,12 +554,17 @@ def document_schemas(draw: st.DrawFn) -> Any:
     if not draw(st.booleans()):
         return body
     # definitions reached by $ref, one of them recursive
-    tree = {"type": "object", "properties": {"v": {"$ref": "#/$defs/body"},
-                                             "kids": {"type": "array", "items": {"$ref": "#/$defs/tree"}}},
-            "required": ["kids"]}
-    return {"$defs": {"body": body, "tree": tree}, "type": "object",
-            "properties": {"a": {"$ref": "#/$defs/body"}, "t": {"$ref": "#/$defs/tree"}},
-            "required": draw(st.lists(st.sampled_from(["a", "t"]), unique=True))}
+    tree = {
+        "type": "object",
+        "properties": {"v": {"$ref": "#/$defs/body"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/tree"}}},
+        "required": ["kids"],
+    }
+    return {
+        "$defs": {"body": body, "tree": tree},
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/body"}, "t": {"$ref": "#/$defs/tree"}},
+        "required": draw(st.lists(st.sampled_from(["a", "t"]), unique=True)),
+    }
 
 
 def _satisfiable_by_construction(schema: Any) -> bool:
@@ -442,9 +576,8 @@ def _satisfiable_by_construction(schema: Any) -> bool:
 def test_generated_schemas_give_valid_instances() -> None:
     stats = {"schemas": 0, "unsatisfiable": 0}
 
-    @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                      HealthCheck.data_too_large])
-    @given(document_schemas(), st.integers(0, 2 ** 20))
+    @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(document_schemas(), st.integers(0, 2**20))
     def check(schema: Any, seed: int) -> None:
         stats["schemas"] += 1
         validator = jsonschema_rs.validator_for(schema, validate_formats=True)
@@ -462,11 +595,14 @@ def test_generated_schemas_give_valid_instances() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.sampled_from(["integer", "string", "array", "object"]), st.integers(0, 6), st.integers(0, 6),
-       st.booleans())
+@given(st.sampled_from(["integer", "string", "array", "object"]), st.integers(0, 6), st.integers(0, 6), st.booleans())
 def test_bounds_decide_satisfiability(kind: str, low: int, high: int, exclusive: bool) -> None:
-    words = {"integer": ("minimum", "maximum"), "string": ("minLength", "maxLength"),
-             "array": ("minItems", "maxItems"), "object": ("minProperties", "maxProperties")}[kind]
+    words = {
+        "integer": ("minimum", "maximum"),
+        "string": ("minLength", "maxLength"),
+        "array": ("minItems", "maxItems"),
+        "object": ("minProperties", "maxProperties"),
+    }[kind]
     schema: dict[str, Any] = {"type": kind, words[0]: low, words[1]: high}
     if kind == "integer" and exclusive:
         schema = {"type": kind, "exclusiveMinimum": low, "exclusiveMaximum": high}
@@ -475,4 +611,3 @@ def test_bounds_decide_satisfiability(kind: str, low: int, high: int, exclusive:
         sample(schema, 3)
     else:
         assert unsatisfiable(schema).location.pointer == ""
-

@@ -50,15 +50,28 @@ def _env() -> dict[str, str]:
 
 def subhive(workspace: Path, *args: str, timeout: float = CLI_TIMEOUT) -> Ran:
     """``subhive ARGS -C WORKSPACE`` as its own process, the way a user runs it."""
-    proc = subprocess.run([sys.executable, "-m", "subhive", *args, "-C", str(workspace)], capture_output=True,
-                          text=True, timeout=timeout, env=_env(), cwd=workspace, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "subhive", *args, "-C", str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_env(),
+        cwd=workspace,
+        check=False,
+    )
     return Ran(proc.returncode, proc.stdout, proc.stderr)
 
 
 def spawn(workspace: Path, *args: str) -> subprocess.Popen[str]:
     """``subhive ARGS -C WORKSPACE`` started, not waited for (stdout and stderr piped)."""
-    return subprocess.Popen([sys.executable, "-m", "subhive", *args, "-C", str(workspace)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=_env(), cwd=workspace)
+    return subprocess.Popen(
+        [sys.executable, "-m", "subhive", *args, "-C", str(workspace)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        cwd=workspace,
+    )
 
 
 def finish(proc: subprocess.Popen[str], timeout: float = CLI_TIMEOUT) -> Ran:
@@ -113,8 +126,9 @@ def events(workspace: Path) -> list[dict[str, Any]]:
     return found
 
 
-def wait_for(check: Callable[[], T | None], what: str, timeout: float = 30.0, *,
-             context: Callable[[], str] | None = None) -> T:
+def wait_for(
+    check: Callable[[], T | None], what: str, timeout: float = 30.0, *, context: Callable[[], str] | None = None
+) -> T:
     """Poll ``check`` until it returns something truthy; fail saying ``what`` was awaited (and ``context()``:
     what helps to see why, e.g. a log's tail)."""
     deadline = time.monotonic() + timeout
@@ -123,8 +137,9 @@ def wait_for(check: Callable[[], T | None], what: str, timeout: float = 30.0, *,
         if result:
             return result
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}"
-                                 + (f"\n{context()}" if context is not None else ""))
+            raise AssertionError(
+                f"timed out after {timeout:g} s waiting for {what}" + (f"\n{context()}" if context is not None else "")
+            )
         time.sleep(0.05)
 
 

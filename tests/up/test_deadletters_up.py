@@ -21,14 +21,17 @@ LETTER = "subhive.dlq.db.db_storage.v0.op.put_record"
 
 def _old_shared_stream(workspace: Path) -> None:
     """What an older subhive left in the workspace's store: one ``SUBHIVE_DLQ`` with one letter of db."""
+
     async def make() -> None:
         server = await EmbeddedServer.start(ServerConfig(UpLayout(workspace).nats_dir))
         try:
             nc = await server.endpoint().connect_once()
             js = nc.jetstream()
             await js.add_stream(StreamConfig(name="SUBHIVE_DLQ", subjects=["subhive.dlq.>"], storage=StorageType.FILE))
-            reason = {"Subhive-Dlq-Code": "payload.invalid",
-                      "Subhive-Dlq-Subject": "subhive.db_storage.v0.op.put_record"}
+            reason = {
+                "Subhive-Dlq-Code": "payload.invalid",
+                "Subhive-Dlq-Subject": "subhive.db_storage.v0.op.put_record",
+            }
             await js.publish(LETTER, b'{"key": ""}', headers=reason)
             await nc.close()
         finally:
@@ -73,7 +76,8 @@ def test_up_gives_each_hive_its_limited_stream_and_status_warns_when_near_full(o
     listed = subhive(workspace, "deadletters", "list", "--format", "json")
     assert listed.code == 0, listed
     assert [(d["id"], d["hive"], d["code"]) for d in json.loads(listed.out)["dead_letters"]] == [
-        ("SUBHIVE_DLQ:1", "db", "payload.invalid")]
+        ("SUBHIVE_DLQ:1", "db", "payload.invalid")
+    ]
 
     usage = _fill(workspace)
     assert usage["level"] in {"near_full", "full"}
@@ -92,7 +96,10 @@ def test_up_gives_each_hive_its_limited_stream_and_status_warns_when_near_full(o
     assert "warning: dead letters of db are" in text.out
     assert "% full)" in text.out  # on db's runtime line
 
-    said = wait_for(lambda: [e for e in events(workspace) if e["event"].startswith("deadletters.")],
-                    "the supervisor's dead-letter event", timeout=15)
+    said = wait_for(
+        lambda: [e for e in events(workspace) if e["event"].startswith("deadletters.")],
+        "the supervisor's dead-letter event",
+        timeout=15,
+    )
     assert said[0]["event"] in {"deadletters.near_full", "deadletters.full"}
     assert (said[0]["hive"], said[0]["max_bytes"]) == ("db", 8192)

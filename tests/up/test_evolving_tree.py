@@ -28,8 +28,12 @@ def notes_with_two_consumers(tmp_path: Path) -> Iterator[Path]:
     ui, archive = workspace / "subhives" / "ui", workspace / "subhives" / "archive"
     shutil.copytree(ui, archive)
     (archive / "ui_hive").rename(archive / "archive_hive")
-    _edit(archive / "subhive.toml", ('name = "ui"', 'name = "archive"'), ('kind = "ui"', 'kind = "custom"'),
-          ("ui_hive.knowledge", "archive_hive.knowledge"))
+    _edit(
+        archive / "subhive.toml",
+        ('name = "ui"', 'name = "archive"'),
+        ('kind = "ui"', 'kind = "custom"'),
+        ("ui_hive.knowledge", "archive_hive.knowledge"),
+    )
     _edit(archive / "archive_hive" / "knowledge.py", ("stubs.ui.", "stubs.archive."))
     try:
         yield workspace
@@ -69,18 +73,21 @@ def _followed(workspace: Path, after: int) -> dict[str, Any] | None:
 
 def _context(workspace: Path) -> str:
     lines = "\n".join(json.dumps(e) for e in events(workspace)[-25:])
-    return lines + "\n" + "\n".join(tail(workspace / ".subhive" / "logs" / f"{h}.log", 15)
-                                    for h in ("supervisor", "backend", "ui"))
+    return (
+        lines
+        + "\n"
+        + "\n".join(tail(workspace / ".subhive" / "logs" / f"{h}.log", 15) for h in ("supervisor", "backend", "ui"))
+    )
 
 
 # The provider publishes note_published on each major it serves, each with that major's stubs (decision 0033).
-PUBLISH_BOTH = '''
+PUBLISH_BOTH = """
         await NotesApiEvents(ctx.transport).note_published(NotePublished(
             note_id=entry.value["note_id"], text=text, author=note.value["author"], words=len(text.split())))
         await NotesApiEventsV2(ctx.transport).note_published(NotePublishedV2(
             note_id=entry.value["note_id"], text=text, author=note.value["author"], words=len(text.split()),
             title=" ".join(text.split()[:3])))
-'''
+"""
 
 
 def test_a_consumer_moves_to_a_new_major_while_both_majors_keep_flowing(notes_with_two_consumers: Path) -> None:
@@ -88,61 +95,94 @@ def test_a_consumer_moves_to_a_new_major_while_both_majors_keep_flowing(notes_wi
     assert up(ws).code == 0, _context(ws)
 
     _put(ws, "ui", "drafts.one", {"text": "Before any change", "author": "ada"})
-    wait_for(lambda: len(_board(ws, "archive", "feed.")) == 1 and len(_board(ws, "ui", "feed.")) == 1,
-             "the first note in both feeds", WAIT, context=lambda: _context(ws))
+    wait_for(
+        lambda: len(_board(ws, "archive", "feed.")) == 1 and len(_board(ws, "ui", "feed.")) == 1,
+        "the first note in both feeds",
+        WAIT,
+        context=lambda: _context(ws),
+    )
 
     # The provider adds major 2: its code publishes on both majors, then the new version is proposed and approved.
     knowledge = ws / "subhives" / "backend" / "backend_hive" / "knowledge.py"
-    _edit(knowledge, ("from stubs.backend.notes_api_v1.models import NotePublished\n",
-                      "from stubs.backend.notes_api_v1.models import NotePublished\n"
-                      "from stubs.backend.notes_api_v2 import NotesApiEvents as NotesApiEventsV2\n"
-                      "from stubs.backend.notes_api_v2.models import NotePublished as NotePublishedV2\n"),
-          ('''
-        await NotesApiEvents(ctx.transport).note_published(NotePublished(
-            note_id=entry.value["note_id"], text=text, author=note.value["author"], words=len(text.split())))
-''', PUBLISH_BOTH))
+    _edit(
+        knowledge,
+        (
+            "from stubs.backend.notes_api_v1.models import NotePublished\n",
+            "from stubs.backend.notes_api_v1.models import NotePublished\n"
+            "from stubs.backend.notes_api_v2 import NotesApiEvents as NotesApiEventsV2\n"
+            "from stubs.backend.notes_api_v2.models import NotePublished as NotePublishedV2\n",
+        ),
+        (
+            """
+        await NotesApiEvents(ctx.transport).note_published(
+            NotePublished(
+                note_id=entry.value["note_id"], text=text, author=note.value["author"], words=len(text.split())
+            )
+        )
+""",
+            PUBLISH_BOTH,
+        ),
+    )
     mark = len(events(ws))
     shutil.copytree(ws / "changes" / "notes_api" / "2.0.0", ws / "contracts" / "notes_api" / "2.0.0")
-    pending = wait_for(lambda: [a for a in _json(ws, "approvals", "list")["approvals"]
-                                if a["contract"] == "notes_api"], "up to propose notes_api 2.0.0", WAIT,
-                       context=lambda: _context(ws))
+    pending = wait_for(
+        lambda: [a for a in _json(ws, "approvals", "list")["approvals"] if a["contract"] == "notes_api"],
+        "up to propose notes_api 2.0.0",
+        WAIT,
+        context=lambda: _context(ws),
+    )
     assert subhive(ws, "approvals", "approve", pending[0]["id"]).code == 0
-    followed = wait_for(lambda: _followed(ws, mark), "the tree to follow the approval", WAIT,
-                        context=lambda: _context(ws))
+    followed = wait_for(
+        lambda: _followed(ws, mark), "the tree to follow the approval", WAIT, context=lambda: _context(ws)
+    )
     assert followed["restarted"] == ["backend"], followed
 
     # The consumer moves to ^2: code first, then its manifest; up re-registers it and restarts the ui only.
-    _edit(ws / "subhives" / "ui" / "ui_hive" / "knowledge.py", ("notes_api_v1", "notes_api_v2"),
-          ("CreateNoteInput(**entry.value)", "CreateNoteInput(**entry.value, title=entry.value['text'][:20])"))
+    _edit(
+        ws / "subhives" / "ui" / "ui_hive" / "knowledge.py",
+        ("notes_api_v1", "notes_api_v2"),
+        ("CreateNoteInput(**entry.value)", "CreateNoteInput(**entry.value, title=entry.value['text'][:20])"),
+    )
     mark = len(events(ws))
     _edit(ws / "subhives" / "ui" / "subhive.toml", ('notes_api = "^1"', 'notes_api = "^2"'))
-    followed = wait_for(lambda: _followed(ws, mark), "the tree to follow the ui's manifest", WAIT,
-                        context=lambda: _context(ws))
+    followed = wait_for(
+        lambda: _followed(ws, mark), "the tree to follow the ui's manifest", WAIT, context=lambda: _context(ws)
+    )
     assert followed["restarted"] == ["ui"], followed
     assert (ws / "stubs" / "ui" / "notes_api_v2").is_dir()
     assert not (ws / "stubs" / "ui" / "notes_api_v1").exists()  # the lock let it go with the re-registration
     assert (ws / "stubs" / "archive" / "notes_api_v1").is_dir()
-    contracts = {v["version"]: v["consumers"] for c in _json(ws, "contract", "list")["contracts"]
-                 if c["name"] == "notes_api" for v in c["versions"]}
+    contracts = {
+        v["version"]: v["consumers"]
+        for c in _json(ws, "contract", "list")["contracts"]
+        if c["name"] == "notes_api"
+        for v in c["versions"]
+    }
     assert set(contracts["1.0.0"]) == {"archive"}, contracts
     assert set(contracts["2.0.0"]) == {"ui"}, contracts
 
     # Requests on both majors; each note's event reaches the consumers of both majors.
     _put(ws, "ui", "drafts.two", {"text": "Sent over major two", "author": "lin"})
     _put(ws, "archive", "drafts.three", {"text": "Sent over major one", "author": "ada"})
-    wait_for(lambda: len(_board(ws, "ui", "feed.")) == 3 and len(_board(ws, "archive", "feed.")) == 3,
-             "both later notes in both feeds", WAIT, context=lambda: _context(ws))
+    wait_for(
+        lambda: len(_board(ws, "ui", "feed.")) == 3 and len(_board(ws, "archive", "feed.")) == 3,
+        "both later notes in both feeds",
+        WAIT,
+        context=lambda: _context(ws),
+    )
     assert set(_board(ws, "ui", "sent.")) == {"sent.one", "sent.two"}
     assert set(_board(ws, "archive", "sent.")) == {"sent.three"}
 
     status = _json(ws, "status")
     hives = status["runtime"]["hives"]
     assert {name: info["health"] for name, info in hives.items()} == dict.fromkeys(
-        ("archive", "backend", "db", "ui"), "ready"), hives
+        ("archive", "backend", "db", "ui"), "ready"
+    ), hives
     assert all(info["dead_letters"] == 0 for info in hives.values()), hives
     assert not [w for w in status["warnings"] if w["code"] == "event.no_publisher"], status["warnings"]
     said = events(ws)
-    assert not [e for e in said if e["event"] in ("hive.crashed", "hive.stopped", "lock.failed", "tree.refused")], \
+    assert not [e for e in said if e["event"] in ("hive.crashed", "hive.stopped", "lock.failed", "tree.refused")], (
         _context(ws)
+    )
     reloads = [e["hive"] for e in said if e["event"] == "hive.reloaded"]
     assert sorted(reloads) == ["backend", "ui"], reloads  # each once; archive and db never

@@ -14,7 +14,7 @@ from subhive.up import UpLayout
 from ._tree import assert_clean_error, events, subhive, tail, up, wait_for
 
 #: A knowledge source that raises on every task, on a line the test can find.
-RAISING_SOURCE = '''
+RAISING_SOURCE = """
 
 class Exploding:
     name = "exploding"
@@ -26,7 +26,7 @@ class Exploding:
 
 
 SOURCES = (*SOURCES, Exploding())
-'''
+"""
 
 
 def test_a_start_failure_quotes_the_latest_run_not_an_older_one(one_hive_workspace: Path) -> None:
@@ -71,10 +71,16 @@ def test_a_knowledge_source_that_raises_is_logged_with_traceback_and_file_line(o
     assert put.code == 0, put
 
     log = UpLayout(workspace).log_file("db")
-    text = wait_for(lambda: t if "EXPLODES HERE" in (t := log.read_text()) else None, "the failure in the hive's log",
-                    context=lambda: tail(log))
-    assert re.search(rf"knowledge source exploding failed on tasks\.t1 at {re.escape(str(module))}:{line}: "
-                     r"ValueError: no plan for tasks\.t1", text), text
+    text = wait_for(
+        lambda: t if "EXPLODES HERE" in (t := log.read_text()) else None,
+        "the failure in the hive's log",
+        context=lambda: tail(log),
+    )
+    assert re.search(
+        rf"knowledge source exploding failed on tasks\.t1 at {re.escape(str(module))}:{line}: "
+        r"ValueError: no plan for tasks\.t1",
+        text,
+    ), text
     assert "Traceback (most recent call last)" in text
 
 
@@ -87,7 +93,8 @@ def test_a_crash_report_quotes_the_run_that_crashed(one_hive_workspace: Path) ->
         handle.write("LAST WORDS of the crashed run\n")
     pid = json.loads(UpLayout(workspace).supervisor_file.read_text())["hives"]["db"]["pid"]
     os.kill(pid, signal.SIGKILL)
-    crashed = wait_for(lambda: next((e for e in events(workspace) if e["event"] == "hive.crashed"), None),
-                       "the crash report")
+    crashed = wait_for(
+        lambda: next((e for e in events(workspace) if e["event"] == "hive.crashed"), None), "the crash report"
+    )
     assert "LAST WORDS of the crashed run" in crashed["message"]
     assert "LAST WORDS" in crashed["tail"]

@@ -18,8 +18,9 @@ manifests = st.dictionaries(names, st.sampled_from([b"a", b"b", b"c"]), max_size
 
 
 @given(manifests, manifests)
-def test_every_hive_is_added_removed_edited_or_unchanged_exactly_once(old: dict[str, bytes],
-                                                                       new: dict[str, bytes]) -> None:
+def test_every_hive_is_added_removed_edited_or_unchanged_exactly_once(
+    old: dict[str, bytes], new: dict[str, bytes]
+) -> None:
     change = Snapshot(new).change_from(Snapshot(old))
     groups = [set(change.added), set(change.removed), set(change.edited)]
     assert sum(len(g) for g in groups) == len(set().union(*groups))  # disjoint
@@ -30,18 +31,27 @@ def test_every_hive_is_added_removed_edited_or_unchanged_exactly_once(old: dict[
 
 
 def _consumer(name: str, **ranges: str) -> SubhiveManifest:
-    return SubhiveManifest(name=name, kind=Kind.ui, parent="root",
-                           consumes=tuple(Requirement(c, VersionRange.parse(r)) for c, r in ranges.items()))
+    return SubhiveManifest(
+        name=name,
+        kind=Kind.ui,
+        parent="root",
+        consumes=tuple(Requirement(c, VersionRange.parse(r)) for c, r in ranges.items()),
+    )
 
 
 def _lock(*versions: str) -> Lock:
-    return Lock({("notes_api", Version.parse(v)): LockEntry("notes_api", Version.parse(v), "sha256:" + "0" * 64,
-                                                            "backend") for v in versions})
+    return Lock(
+        {
+            ("notes_api", Version.parse(v)): LockEntry("notes_api", Version.parse(v), "sha256:" + "0" * 64, "backend")
+            for v in versions
+        }
+    )
 
 
 def test_a_running_hive_moving_to_a_range_no_version_meets_is_refused_with_the_pending_approval() -> None:
-    (problem,) = refused_requirements({"ui": _consumer("ui", notes_api="^2")}, {"ui": {"notes_api": "^1"}},
-                                      _lock("1.0.0"), {"notes_api": ["p-3"]})
+    (problem,) = refused_requirements(
+        {"ui": _consumer("ui", notes_api="^2")}, {"ui": {"notes_api": "^1"}}, _lock("1.0.0"), {"notes_api": ["p-3"]}
+    )
     assert problem.code == "up.requirement_unmet"
     assert "ui now consumes notes_api >=2.0.0, <3.0.0" in problem.message
     assert "the lock has 1.0.0" in problem.message
@@ -55,8 +65,11 @@ def test_without_a_pending_version_the_fix_is_a_proposal() -> None:
 
 
 def test_a_met_range_a_new_hive_and_an_unchanged_line_are_all_followed() -> None:
-    wanted = {"ui": _consumer("ui", notes_api="^2"), "new": _consumer("new", notes_api="^3"),
-              "old": _consumer("old", notes_api="^5")}
+    wanted = {
+        "ui": _consumer("ui", notes_api="^2"),
+        "new": _consumer("new", notes_api="^3"),
+        "old": _consumer("old", notes_api="^5"),
+    }
     running = {"ui": {"notes_api": "^1"}, "old": {"notes_api": str(VersionRange.parse("^5"))}}
     assert refused_requirements(wanted, running, _lock("1.0.0", "2.1.0"), {}) == []
 

@@ -53,8 +53,9 @@ async def _write_past_subhive(workspace: Path, key: str, data: bytes, headers: d
 def test_board_show_marks_a_broken_value_and_shows_the_rest(one_hive_tree: Path) -> None:
     workspace = one_hive_tree
     assert subhive(workspace, "board", "put", "db", "tasks.ok", '{"title": "Index", "status": "open"}').code == 0
-    asyncio.run(asyncio.wait_for(_write_past_subhive(workspace, "tasks.bad", b"\x00not json",
-                                                     {"Subhive-Writer": "script"}), 30))
+    asyncio.run(
+        asyncio.wait_for(_write_past_subhive(workspace, "tasks.bad", b"\x00not json", {"Subhive-Writer": "script"}), 30)
+    )
     asyncio.run(asyncio.wait_for(_write_past_subhive(workspace, "tasks.anon", b"{half", None), 30))
 
     ran = subhive(workspace, "board", "show", "db", "--format", "json")
@@ -112,8 +113,11 @@ def test_status_tells_a_dead_root_from_a_lost_supervisor_and_what_still_runs(one
         out, _ = _status(workspace)
         assert "up, but the root process is down" in out
         assert "the supervisor restarts it" in out
-    wait_for(lambda: (p := recorded_pids(workspace)["root"]) != pids["root"] and pid_alive(p),
-             "the root to be restarted", timeout=30)
+    wait_for(
+        lambda: (p := recorded_pids(workspace)["root"]) != pids["root"] and pid_alive(p),
+        "the root to be restarted",
+        timeout=30,
+    )
 
     # The supervisor dies: its children run on, and status lists them with their pids.
     pids = recorded_pids(workspace)
@@ -122,9 +126,14 @@ def test_status_tells_a_dead_root_from_a_lost_supervisor_and_what_still_runs(one
     out, data = _status(workspace)
     children = {name: pid for name, pid in pids.items() if name != "supervisor"}
     assert sorted(children) == ["db", "nats", "root"]
-    assert data["runtime"] == {"state": "supervisor_lost", "supervisor": pids["supervisor"], "running": children,
-                               "root": data["runtime"]["root"], "nats": data["runtime"]["nats"],
-                               "hint": "subhive down stops them, then subhive up starts the tree again"}
+    assert data["runtime"] == {
+        "state": "supervisor_lost",
+        "supervisor": pids["supervisor"],
+        "running": children,
+        "root": data["runtime"]["root"],
+        "nats": data["runtime"]["nats"],
+        "hint": "subhive down stops them, then subhive up starts the tree again",
+    }
     assert "not running" not in out
     assert f"supervisor lost: pid {pids['supervisor']} died without stopping its tree" in out
     left = f"nats pid {children['nats']}, root pid {children['root']}, db pid {children['db']}"

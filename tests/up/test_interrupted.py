@@ -82,8 +82,7 @@ def test_ctrl_c_while_up_is_starting_stops_what_it_started(slow_to_start_workspa
     assert not _reported(workspace, "ready")
 
 
-def test_ctrl_c_after_ready_stops_every_process(one_hive_workspace: Path,
-                                                foreground_up: subprocess.Popen[str]) -> None:
+def test_ctrl_c_after_ready_stops_every_process(one_hive_workspace: Path, foreground_up: subprocess.Popen[str]) -> None:
     workspace = one_hive_workspace
     _read_until(foreground_up, "Ctrl-C stops every hive")  # up is past start-up, following the tree
     tree = set(processes_of(workspace)) - {foreground_up.pid}
@@ -95,8 +94,9 @@ def test_ctrl_c_after_ready_stops_every_process(one_hive_workspace: Path,
     assert processes_of(workspace) == {}
 
 
-def test_a_second_ctrl_c_while_the_tree_stops_leaves_nothing_running(one_hive_workspace: Path,
-                                                                     foreground_up: subprocess.Popen[str]) -> None:
+def test_a_second_ctrl_c_while_the_tree_stops_leaves_nothing_running(
+    one_hive_workspace: Path, foreground_up: subprocess.Popen[str]
+) -> None:
     workspace = one_hive_workspace
     _read_until(foreground_up, "Ctrl-C stops every hive")
     hive = recorded_pids(workspace)["db"]
@@ -141,7 +141,8 @@ def test_a_supervisor_killed_while_up_is_starting_leaves_no_process(slow_to_star
 
 
 def test_a_supervisor_killed_under_a_foreground_up_ends_it_and_leaves_no_process(
-        one_hive_workspace: Path, foreground_up: subprocess.Popen[str]) -> None:
+    one_hive_workspace: Path, foreground_up: subprocess.Popen[str]
+) -> None:
     workspace = one_hive_workspace
     _read_until(foreground_up, "Ctrl-C stops every hive")
     supervisor = recorded_pids(workspace)["supervisor"]

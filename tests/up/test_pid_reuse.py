@@ -33,20 +33,31 @@ def imposter() -> Iterator[subprocess.Popen[bytes]]:
 
 def _record(workspace: Path, pid: int, start: int | None, *, at: Path | None = None) -> None:
     """A record naming ``pid`` as the supervisor, the root, NATS and a hive, as an ``up`` of ``at`` writes it."""
-    write_json(UpLayout(workspace).supervisor_file, {
-        "pid": pid, "state": "ready", "workspace": str(at or workspace), "workspace_id": workspace_id(at or workspace),
-        "root": "127.0.0.1:1", "nats": "nats://127.0.0.1:1", "root_pid": pid, "nats_pid": pid, "mocks_pid": None,
-        "hives": {"db": {"pid": pid, "restarts": 0, "exits": []}},
-        "starts": {str(pid): start} if start is not None else {},
-    })
+    write_json(
+        UpLayout(workspace).supervisor_file,
+        {
+            "pid": pid,
+            "state": "ready",
+            "workspace": str(at or workspace),
+            "workspace_id": workspace_id(at or workspace),
+            "root": "127.0.0.1:1",
+            "nats": "nats://127.0.0.1:1",
+            "root_pid": pid,
+            "nats_pid": pid,
+            "mocks_pid": None,
+            "hives": {"db": {"pid": pid, "restarts": 0, "exits": []}},
+            "starts": {str(pid): start} if start is not None else {},
+        },
+    )
 
 
 def _listed_running(workspace: Path) -> dict[str, Any]:
     return {name: info["pid"] for name, info in recorded_processes(workspace).items() if info["alive"]}
 
 
-def test_a_reused_pid_is_neither_listed_as_running_nor_killed(tmp_path: Path,
-                                                               imposter: subprocess.Popen[bytes]) -> None:
+def test_a_reused_pid_is_neither_listed_as_running_nor_killed(
+    tmp_path: Path, imposter: subprocess.Popen[bytes]
+) -> None:
     started = process_start(imposter.pid)
     assert started is not None
     _record(tmp_path, imposter.pid, started + 1)  # the pid once named a child of ours; that one started earlier
@@ -63,16 +74,18 @@ def test_a_reused_pid_is_neither_listed_as_running_nor_killed(tmp_path: Path,
     assert imposter.poll() is None  # still running: nothing signalled it
 
 
-def test_a_record_without_start_times_is_trusted_with_nothing(tmp_path: Path,
-                                                              imposter: subprocess.Popen[bytes]) -> None:
+def test_a_record_without_start_times_is_trusted_with_nothing(
+    tmp_path: Path, imposter: subprocess.Popen[bytes]
+) -> None:
     _record(tmp_path, imposter.pid, None)
     assert _listed_running(tmp_path) == {}
     assert down(tmp_path, timeout=2).killed == []
     assert imposter.poll() is None
 
 
-def test_a_record_copied_from_another_workspace_names_none_of_ours(tmp_path: Path,
-                                                                   imposter: subprocess.Popen[bytes]) -> None:
+def test_a_record_copied_from_another_workspace_names_none_of_ours(
+    tmp_path: Path, imposter: subprocess.Popen[bytes]
+) -> None:
     original, copy = tmp_path / "original", tmp_path / "copy"
     original.mkdir()
     copy.mkdir()
@@ -83,8 +96,9 @@ def test_a_record_copied_from_another_workspace_names_none_of_ours(tmp_path: Pat
     assert imposter.poll() is None
 
 
-def test_the_process_the_record_names_is_ours_and_down_stops_it(tmp_path: Path,
-                                                                imposter: subprocess.Popen[bytes]) -> None:
+def test_the_process_the_record_names_is_ours_and_down_stops_it(
+    tmp_path: Path, imposter: subprocess.Popen[bytes]
+) -> None:
     # The same record with the right start time: the checks above refuse the imposter for its start time only.
     _record(tmp_path, imposter.pid, process_start(imposter.pid))
     assert running_supervisor(tmp_path) is not None

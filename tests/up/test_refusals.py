@@ -83,8 +83,7 @@ def test_a_root_port_in_use_is_refused_naming_the_port(one_hive_workspace: Path,
     _assert_nothing_left(one_hive_workspace)
 
 
-def test_a_nats_port_in_use_is_refused_and_the_started_root_stopped(one_hive_workspace: Path,
-                                                                    held_port: int) -> None:
+def test_a_nats_port_in_use_is_refused_and_the_started_root_stopped(one_hive_workspace: Path, held_port: int) -> None:
     ran = up(one_hive_workspace, "--nats-port", str(held_port))
     assert_clean_error(ran, 2, "bus.server_failed")
     assert f"{held_port}" in ran.err
@@ -94,7 +93,8 @@ def test_a_nats_port_in_use_is_refused_and_the_started_root_stopped(one_hive_wor
 
 
 def test_a_knowledge_module_that_fails_to_import_names_the_hive_and_its_log(
-        workspace_whose_knowledge_fails_to_import: Path) -> None:
+    workspace_whose_knowledge_fails_to_import: Path,
+) -> None:
     workspace = workspace_whose_knowledge_fails_to_import
     ran = up(workspace)
     assert_clean_error(ran, 2, "up.hive_failed")

@@ -23,8 +23,11 @@ def _health(workspace: Path) -> dict[str, str]:
 
 
 def _context(workspace: Path) -> str:
-    return "\n".join(json.dumps(e) for e in events(workspace)[-20:]) + "\n" + tail(
-        workspace / ".subhive" / "logs" / "web.log", 20)
+    return (
+        "\n".join(json.dumps(e) for e in events(workspace)[-20:])
+        + "\n"
+        + tail(workspace / ".subhive" / "logs" / "web.log", 20)
+    )
 
 
 def test_an_unmet_range_is_refused_and_a_hive_failing_each_start_is_stopped(scaffolded_workspace: Path) -> None:
@@ -36,8 +39,9 @@ def test_an_unmet_range_is_refused_and_a_hive_failing_each_start_is_stopped(scaf
     manifest = ws / "subhives" / "web" / "subhive.toml"
     original = manifest.read_text()
     manifest.write_text(original.replace('backend_api = "^0.1"', 'backend_api = "^2"'))
-    refused = wait_for(lambda: _said(ws, "tree.refused"), "the change to be refused", WAIT,
-                       context=lambda: _context(ws))
+    refused = wait_for(
+        lambda: _said(ws, "tree.refused"), "the change to be refused", WAIT, context=lambda: _context(ws)
+    )
     assert refused[0]["code"] == "up.requirement_unmet", refused
     assert "web now consumes backend_api >=2.0.0, <3.0.0" in refused[0]["message"]
     assert "subhive contract propose" in refused[0]["hint"]
@@ -51,8 +55,9 @@ def test_an_unmet_range_is_refused_and_a_hive_failing_each_start_is_stopped(scaf
     code = knowledge.read_text()
     knowledge.write_text(code + "\nraise RuntimeError('broken on purpose')\n")
     assert subhive(ws, "restart", "web").code != 0  # it exits again after the restart: said, exit code
-    stopped = wait_for(lambda: _said(ws, "hive.stopped", "web"), "web to be stopped", WAIT,
-                       context=lambda: _context(ws))
+    stopped = wait_for(
+        lambda: _said(ws, "hive.stopped", "web"), "web to be stopped", WAIT, context=lambda: _context(ws)
+    )
     assert "subhive restart web" in stopped[0]["hint"]
     assert "exited 3 times in a row with code 2" in stopped[0]["message"]
     assert "knowledge.py" in stopped[0]["tail"]

@@ -109,8 +109,12 @@ def test_a_hive_killed_with_sigkill_is_restarted_with_its_board_and_its_knowledg
             await board.put("tasks.t3", {"title": "Written while down", "status": "open"}, writer="human")
             written_while_down = time.time()
             beat = await asyncio.to_thread(
-                wait_for, lambda: _restarted(workspace, pids[HIVE]), "the hive to be restarted and ready", 30,
-                context=lambda: f"{events(workspace)[-3:]}\n{tail(layout.log_file(HIVE))}")
+                wait_for,
+                lambda: _restarted(workspace, pids[HIVE]),
+                "the hive to be restarted and ready",
+                30,
+                context=lambda: f"{events(workspace)[-3:]}\n{tail(layout.log_file(HIVE))}",
+            )
 
             restarts = [e for e in events(workspace) if e.get("hive") == HIVE and e["event"].startswith("hive.")]
             kinds = [e["event"] for e in restarts]
@@ -150,8 +154,12 @@ def test_nats_killed_with_sigkill_is_restarted_with_every_acknowledged_write(cra
 
     before = asyncio.run(asyncio.wait_for(write_before(), 60))
     os.kill(pids["nats"], signal.SIGKILL)
-    restarted = wait_for(lambda: (p := recorded_pids(workspace)["nats"]) != pids["nats"] and pid_alive(p) and p,
-                         "NATS to be restarted", 30, context=lambda: str(events(workspace)[-3:]))
+    restarted = wait_for(
+        lambda: (p := recorded_pids(workspace)["nats"]) != pids["nats"] and pid_alive(p) and p,
+        "NATS to be restarted",
+        30,
+        context=lambda: str(events(workspace)[-3:]),
+    )
     assert "nats.crashed" in [e["event"] for e in events(workspace)]
     record = json.loads(UpLayout(workspace).supervisor_file.read_text())
     assert record["nats"] == url  # the same port: hives reconnect to what they know
@@ -175,8 +183,12 @@ def test_the_root_killed_with_sigkill_is_restarted_at_the_same_address_with_its_
     address = json.loads(UpLayout(workspace).supervisor_file.read_text())["root"]
 
     os.kill(pids["root"], signal.SIGKILL)
-    wait_for(lambda: (p := recorded_pids(workspace)["root"]) != pids["root"] and pid_alive(p),
-             "the root to be restarted", 30, context=lambda: str(events(workspace)[-3:]))
+    wait_for(
+        lambda: (p := recorded_pids(workspace)["root"]) != pids["root"] and pid_alive(p),
+        "the root to be restarted",
+        30,
+        context=lambda: str(events(workspace)[-3:]),
+    )
     assert [e["code"] for e in events(workspace) if e["event"] == "root.crashed"] == [-signal.SIGKILL]
     assert json.loads(UpLayout(workspace).supervisor_file.read_text())["root"] == address
     assert _others(recorded_pids(workspace), "root") == _others(pids, "root")
@@ -189,7 +201,8 @@ def test_the_root_killed_with_sigkill_is_restarted_at_the_same_address_with_its_
 
 
 def test_a_supervisor_killed_with_sigkill_leaves_nothing_after_down_and_up_finds_the_boards_again(
-        crashing_tree: Path) -> None:
+    crashing_tree: Path,
+) -> None:
     workspace = crashing_tree
 
     async def snapshot(*, plan: str) -> dict[str, Entry]:
@@ -213,8 +226,7 @@ def test_a_supervisor_killed_with_sigkill_leaves_nothing_after_down_and_up_finds
     assert report["was_running"] is False
     assert sorted(report["killed"]) == sorted(children)
     assert report["stopped"] == ["supervisor"]
-    wait_for(lambda: not any(pid_alive(pid) for pid in children.values()), "the killed children to be gone",
-             timeout=10)
+    wait_for(lambda: not any(pid_alive(pid) for pid in children.values()), "the killed children to be gone", timeout=10)
     assert processes_of(workspace) == {}  # nothing the record missed either (e.g. a hive restarted above)
 
     # Everything was killed, NATS included: the next up starts from the same store, and nothing is lost.

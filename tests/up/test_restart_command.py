@@ -72,4 +72,8 @@ def test_logs_knows_nats_and_names_the_valid_logs(one_hive_workspace: Path) -> N
     everything = subhive(workspace, "logs", "-n", "400")
     assert everything.code == 0
     assert {line.split(" | ", 1)[0] for line in everything.out.splitlines() if " | " in line} >= {
-        "db", "nats", "root", "supervisor"}
+        "db",
+        "nats",
+        "root",
+        "supervisor",
+    }

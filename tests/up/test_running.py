@@ -71,8 +71,7 @@ def test_up_json_says_ready_with_every_hive_and_how_long_it_took(running_workspa
     assert 0 < printed["seconds"] < 60
 
 
-def test_every_hive_is_ready_with_a_fresh_heartbeat_from_its_recorded_pid(
-        running_workspace: Running) -> None:
+def test_every_hive_is_ready_with_a_fresh_heartbeat_from_its_recorded_pid(running_workspace: Running) -> None:
     workspace = running_workspace.workspace
     status = runtime_status(workspace)
     assert status is not None
@@ -103,8 +102,7 @@ def test_nats_passwords_are_private_to_the_owner_and_on_no_command_line(running_
         assert not any(password in cmdline for password in passwords), (pid, cmdline)
 
 
-def test_a_second_up_is_refused_and_leaves_the_running_tree_alone(
-        running_workspace: Running) -> None:
+def test_a_second_up_is_refused_and_leaves_the_running_tree_alone(running_workspace: Running) -> None:
     workspace = running_workspace.workspace
     pids = recorded_pids(workspace)
     before = processes_of(workspace)
@@ -143,8 +141,10 @@ def test_deadletters_and_board_find_the_running_bus_without_being_told(running_w
     ran = subhive(workspace, "board", "show", "db", "--format", "json")
     assert ran.code == 0, ran
     entries = {e["key"]: e for e in json.loads(ran.out)["entries"]}
-    assert (entries["tasks.t9"]["value"], entries["tasks.t9"]["writer"]) == ({"title": "Index", "status": "done"},
-                                                                            "human")
+    assert (entries["tasks.t9"]["value"], entries["tasks.t9"]["writer"]) == (
+        {"title": "Index", "status": "done"},
+        "human",
+    )
 
 
 def test_down_stops_every_recorded_process_and_leaves_none_behind(running_workspace: Running) -> None:

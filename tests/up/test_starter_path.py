@@ -30,8 +30,11 @@ def _json(workspace: Path, *args: str) -> Any:
 
 
 def _context(workspace: Path) -> str:
-    return "\n".join(json.dumps(e) for e in events(workspace)[-20:]) + "\n" + tail(
-        workspace / ".subhive" / "logs" / "supervisor.log", 20)
+    return (
+        "\n".join(json.dumps(e) for e in events(workspace)[-20:])
+        + "\n"
+        + tail(workspace / ".subhive" / "logs" / "supervisor.log", 20)
+    )
 
 
 async def _ask_as(workspace: Path, hive: str, package: str, operation: str) -> Any:
@@ -59,7 +62,8 @@ def test_init_and_new_of_each_kind_come_up_with_no_edit(tmp_path: Path) -> None:
         assert ran.code == 0, ran.err + _context(ws)
         said = [e for e in events(ws) if e["event"] == "tree.warning"]
         assert [(e["code"], "api" in e["message"] and "db_storage" in e["message"]) for e in said] == [
-            ("codegen.not_in_lock", True)], said
+            ("codegen.not_in_lock", True)
+        ], said
         assert "no hive provides db_storage yet" in said[0]["hint"]
         assert "subhives/api/subhive.toml" in said[0]["hint"]
 
@@ -72,8 +76,12 @@ def test_init_and_new_of_each_kind_come_up_with_no_edit(tmp_path: Path) -> None:
 
         # The provider goes away while the tree runs; its accepted version stays, so a mock answers for it.
         shutil.rmtree(ws / "subhives" / "api")
-        wait_for(lambda: any(e["event"] == "mocks.started" for e in events(ws)), "a mock of api_api", 60,
-                 context=lambda: _context(ws))
+        wait_for(
+            lambda: any(e["event"] == "mocks.started" for e in events(ws)),
+            "a mock of api_api",
+            60,
+            context=lambda: _context(ws),
+        )
         assert any(e["event"] == "hive.removed" and e["hive"] == "api" for e in events(ws))
         answer = asyncio.run(_ask_as(ws, "web", "api_api_v0", "get_status"))
         assert answer["status"] in ("ok", "degraded"), answer

@@ -74,11 +74,16 @@ def test_every_field_is_read(tmp_path: Path) -> None:
     manifest = load_manifest(write(tmp_path, HEAD + AGENT))
     (agent,) = manifest.agents
     assert agent == AgentSpec(
-        "helper", "agents/helper.md",
-        AgentModel("qwen3", "http://127.0.0.1:11434/v1", "OLLAMA_KEY", context_window=32000, compact_at=0.7,
-                   stream=True),
+        "helper",
+        "agents/helper.md",
+        AgentModel(
+            "qwen3", "http://127.0.0.1:11434/v1", "OLLAMA_KEY", context_window=32000, compact_at=0.7, stream=True
+        ),
         {"read_file": "allow", "board_write": "ask", "call_notes_store_put": "deny"},
-        AgentBudgets(10, 40, 100000, 90.5, 4), AgentTrigger(("tasks.*", "notes.>")), "Keeps notes tidy.")
+        AgentBudgets(10, 40, 100000, 90.5, 4),
+        AgentTrigger(("tasks.*", "notes.>")),
+        "Keeps notes tidy.",
+    )
     assert list(agent.tools) == ["read_file", "board_write", "call_notes_store_put"]  # the manifest's order
     assert agent.locations["tools.board_write"].line == 29
 
@@ -104,7 +109,9 @@ def test_the_manifest_renders_its_agents_back(tmp_path: Path) -> None:
 
 
 def test_every_mistake_is_reported_with_its_line(tmp_path: Path) -> None:
-    text = HEAD + """
+    text = (
+        HEAD
+        + """
 [agents.helper]
 instructions = "../outside.md"
 colour = "blue"
@@ -133,6 +140,7 @@ operation = "notes_store.put"
 instructions = "b.md"
 model = "m"
 """
+    )
     found = problems(tmp_path, text)
     assert found == [
         ("agent.unknown_key", 17, "/agents/helper/colour"),

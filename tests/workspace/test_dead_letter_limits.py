@@ -26,33 +26,64 @@ from subhive.workspace import (
 HIVE_TOML = '[workspace]\nname = "shop"\nformat = 1\n'
 
 
-@pytest.mark.parametrize(("written", "size"), [
-    (4096, 4096), ("64MiB", 64 * 1024 ** 2), ("500KB", 500_000), ("1GiB", 1024 ** 3), ("1.5 MiB", 1572864),
-    ("2048B", 2048), ("2048", 2048), ("8kib", 8192),
-])
+@pytest.mark.parametrize(
+    ("written", "size"),
+    [
+        (4096, 4096),
+        ("64MiB", 64 * 1024**2),
+        ("500KB", 500_000),
+        ("1GiB", 1024**3),
+        ("1.5 MiB", 1572864),
+        ("2048B", 2048),
+        ("2048", 2048),
+        ("8kib", 8192),
+    ],
+)
 def test_sizes_are_bytes_or_a_number_with_a_unit(written: object, size: int) -> None:
     assert DeadLetterLimits.parse({"max_bytes": written}).max_bytes == size
 
 
-@pytest.mark.parametrize(("written", "seconds"), [
-    (90, 90.0), ("90s", 90.0), ("30m", 1800.0), ("12h", 43200.0), ("7d", 604800.0), ("1.5h", 5400.0), (0, 0.0),
-    ("0", 0.0),
-])
+@pytest.mark.parametrize(
+    ("written", "seconds"),
+    [
+        (90, 90.0),
+        ("90s", 90.0),
+        ("30m", 1800.0),
+        ("12h", 43200.0),
+        ("7d", 604800.0),
+        ("1.5h", 5400.0),
+        (0, 0.0),
+        ("0", 0.0),
+    ],
+)
 def test_ages_are_seconds_or_a_duration(written: object, seconds: float) -> None:
     assert DeadLetterLimits.parse({"max_age": written}).max_age == seconds
 
 
-@pytest.mark.parametrize("table", [
-    {"max_bytes": 0}, {"max_bytes": 100}, {"max_bytes": -5}, {"max_bytes": "lots"}, {"max_bytes": "64 MB/s"},
-    {"max_bytes": True}, {"max_bytes": 1.5e30}, {"max_age": "7 weeks"}, {"max_age": -1}, {"max_age": 0.5},
-    {"max_age": "nan"}, {"max_age": [1]}, {"max_size": "1MiB"},
-])
+@pytest.mark.parametrize(
+    "table",
+    [
+        {"max_bytes": 0},
+        {"max_bytes": 100},
+        {"max_bytes": -5},
+        {"max_bytes": "lots"},
+        {"max_bytes": "64 MB/s"},
+        {"max_bytes": True},
+        {"max_bytes": 1.5e30},
+        {"max_age": "7 weeks"},
+        {"max_age": -1},
+        {"max_age": 0.5},
+        {"max_age": "nan"},
+        {"max_age": [1]},
+        {"max_size": "1MiB"},
+    ],
+)
 def test_a_wrong_limit_is_refused_with_what_to_write(table: dict[str, object]) -> None:
     with pytest.raises(ValueError, match=r"\(.+\)"):  # the reason, then the hint in parentheses
         DeadLetterLimits.parse(table)
 
 
-@given(st.integers(min_value=1024, max_value=2 ** 50))
+@given(st.integers(min_value=1024, max_value=2**50))
 def test_any_size_reads_back_from_what_is_written(size: int) -> None:
     assert DeadLetterLimits.parse({"max_bytes": format_size(size)}).max_bytes == size
 
@@ -70,9 +101,11 @@ def test_a_hive_overrides_the_workspace_which_overrides_the_defaults(tmp_path: P
         (tmp_path / "subhives" / name / "subhive.toml").write_text(manifest.to_toml())
     workspace = open_workspace(tmp_path)
     default = workspace.config.dead_letters
-    effective = {name: m.dead_letters.over(default).over(DEFAULT_DEAD_LETTER_LIMITS)
-                 for name, m in workspace.hives().hives.items()}
-    eight_mib = 8 * 1024 ** 2
+    effective = {
+        name: m.dead_letters.over(default).over(DEFAULT_DEAD_LETTER_LIMITS)
+        for name, m in workspace.hives().hives.items()
+    }
+    eight_mib = 8 * 1024**2
     assert effective == {"db": DeadLetterLimits(eight_mib, 3600.0), "web": DeadLetterLimits(eight_mib, 172800.0)}
     assert load_manifest(tmp_path / "subhives" / "db").dead_letters == DeadLetterLimits(max_age=3600)
     # Written back, read back equal; without limits the files say nothing about them.
@@ -100,7 +133,7 @@ def test_a_typo_in_hive_toml_is_located_and_a_close_key_suggested(tmp_path: Path
 def test_a_bad_limit_in_subhive_toml_is_a_manifest_problem(tmp_path: Path) -> None:
     directory = tmp_path / "subhives" / "db"
     directory.mkdir(parents=True)
-    text = SubhiveManifest(name="db", kind=Kind.db).to_toml() + '\n[dead_letters]\nmax_bytes = 12\n'
+    text = SubhiveManifest(name="db", kind=Kind.db).to_toml() + "\n[dead_letters]\nmax_bytes = 12\n"
     (directory / "subhive.toml").write_text(text)
     with pytest.raises(ManifestInvalid) as caught:
         load_manifest(directory)

@@ -11,18 +11,21 @@ import pytest
 from subhive.hive import Blackboard, Entry, KnowledgeSource, Write, check_key_pattern, key_matches
 
 
-@pytest.mark.parametrize(("pattern", "key", "expected"), [
-    ("tasks.t1", "tasks.t1", True),
-    ("tasks.*", "tasks.t1", True),
-    ("tasks.*", "tasks", False),             # '*' is exactly one token
-    ("tasks.*", "tasks.t1.notes", False),
-    ("tasks.>", "tasks.t1.notes", True),     # '>' is one or more tokens
-    ("tasks.>", "tasks", False),
-    (">", "anything.at.all", True),
-    ("*.t1", "plans.t1", True),
-    ("tasks.t1", "tasks.t2", False),
-    ("tasks", "tasks.t1", False),
-])
+@pytest.mark.parametrize(
+    ("pattern", "key", "expected"),
+    [
+        ("tasks.t1", "tasks.t1", True),
+        ("tasks.*", "tasks.t1", True),
+        ("tasks.*", "tasks", False),  # '*' is exactly one token
+        ("tasks.*", "tasks.t1.notes", False),
+        ("tasks.>", "tasks.t1.notes", True),  # '>' is one or more tokens
+        ("tasks.>", "tasks", False),
+        (">", "anything.at.all", True),
+        ("*.t1", "plans.t1", True),
+        ("tasks.t1", "tasks.t2", False),
+        ("tasks", "tasks.t1", False),
+    ],
+)
 def test_key_patterns_follow_nats_rules(pattern: str, key: str, expected: bool) -> None:
     assert key_matches(pattern, key) is expected
 
@@ -33,13 +36,16 @@ def test_valid_key_patterns(pattern: str) -> None:
     assert pattern.count(">") <= 1
 
 
-@pytest.mark.parametrize(("pattern", "why"), [
-    ("tasks.>.x", "'>' may only be the last token"),
-    ("tasks..x", "token '' is not allowed"),
-    ("tasks.a b", "token 'a b' is not allowed"),
-    ("", "token '' is not allowed"),
-    ("tasks.t*", "token 't*' is not allowed"),
-])
+@pytest.mark.parametrize(
+    ("pattern", "why"),
+    [
+        ("tasks.>.x", "'>' may only be the last token"),
+        ("tasks..x", "token '' is not allowed"),
+        ("tasks.a b", "token 'a b' is not allowed"),
+        ("", "token '' is not allowed"),
+        ("tasks.t*", "token 't*' is not allowed"),
+    ],
+)
 def test_invalid_key_patterns_say_why(pattern: str, why: str) -> None:
     with pytest.raises(ValueError, match=re.escape(why)):
         check_key_pattern(pattern)

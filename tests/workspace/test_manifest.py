@@ -65,8 +65,10 @@ def test_a_valid_manifest_reads_every_field(tmp_path: Path) -> None:
     assert manifest.parent == "root"
     assert manifest.description == "Keeps records."
     assert manifest.provides == ("db_storage",)
-    assert [(r.contract, r.versions.text) for r in manifest.consumes] == [("orders", "^1.2"),
-                                                                          ("audit-log", ">=1.0.0,<2.0.0")]
+    assert [(r.contract, r.versions.text) for r in manifest.consumes] == [
+        ("orders", "^1.2"),
+        ("audit-log", ">=1.0.0,<2.0.0"),
+    ]
     assert manifest.budgets == Budgets(max_files=10, max_bytes=1000)
     assert manifest.blackboard_schema == "blackboard.schema.json"
     assert manifest.knowledge_sources == "db_hive.knowledge:SOURCES"
@@ -78,8 +80,10 @@ def test_a_valid_manifest_reads_every_field(tmp_path: Path) -> None:
 
 
 def test_optional_fields_take_their_defaults(tmp_path: Path) -> None:
-    text = ('name = "db"\nkind = "custom"\nparent = "root"\n[blackboard]\nschema = "b.json"\n'
-            '[knowledge]\nsources = "db_hive.knowledge:SOURCES"\n')
+    text = (
+        'name = "db"\nkind = "custom"\nparent = "root"\n[blackboard]\nschema = "b.json"\n'
+        '[knowledge]\nsources = "db_hive.knowledge:SOURCES"\n'
+    )
     manifest = load_manifest(write(tmp_path, text))
     assert (manifest.description, manifest.provides, manifest.consumes) == ("", (), ())
     assert manifest.budgets == Budgets()
@@ -90,39 +94,59 @@ def _replace(old: str, new: str) -> str:
     return VALID.replace(old, new)
 
 
-@pytest.mark.parametrize(("text", "code", "pointer", "line"), [
-    (_replace('name = "db"', 'name = "Db"'), "hive.name_invalid", "/name", 1),
-    (_replace('name = "db"', 'name = "store"'), "hive.name_mismatch", "/name", 1),
-    (_replace('name = "db"', 'name = "class"'), "hive.name_keyword", "/name", 1),
-    (_replace('kind = "db"', 'kind = "frontend"'), "hive.kind_unknown", "/kind", 2),
-    (_replace('parent = "root"', 'parent = "db"'), "hive.parent_cycle", "/parent", 3),
-    (_replace('parent = "root"', 'parent = "Web"'), "hive.name_invalid", "/parent", 3),
-    (_replace('parent = "root"', "parent = 7"), "hive.type", "/parent", 3),
-    (_replace('provides = ["db_storage"]', 'provides = "db_storage"'), "hive.type", "/provides", 5),
-    (_replace('provides = ["db_storage"]', 'provides = ["Db.Storage"]'), "hive.contract_name_invalid",
-     "/provides/0", 5),
-    (_replace('provides = ["db_storage"]', 'provides = ["a", "a"]'), "hive.duplicate", "/provides/1", 5),
-    (_replace('orders = "^1.2"', 'orders = ">=2.0.0,<1.0.0"'), "hive.range_invalid", "/consumes/orders", 8),
-    (_replace('orders = "^1.2"', 'orders = "latest"'), "hive.range_invalid", "/consumes/orders", 8),
-    (_replace('orders = "^1.2"', "orders = 1.2"), "hive.type", "/consumes/orders", 8),
-    (_replace('orders = "^1.2"', 'db_storage = "^1"'), "hive.consumes_own", "/consumes/db_storage", 8),
-    (_replace('"audit-log"', '"Audit Log"'), "hive.contract_name_invalid", "/consumes/Audit Log", 9),
-    (_replace("max_files = 10", "max_files = 0"), "hive.budget_invalid", "/budgets/max_files", 12),
-    (_replace("max_bytes = 1000", "max_bytes = true"), "hive.budget_invalid", "/budgets/max_bytes", 13),
-    (_replace("max_bytes = 1000", "max_byte = 1000"), "hive.unknown_key", "/budgets/max_byte", 13),
-    (_replace('schema = "blackboard.schema.json"', 'schema = "../other/b.json"'), "hive.path_escape",
-     "/blackboard/schema", 16),
-    (_replace('schema = "blackboard.schema.json"', 'schema = "blackboard.txt"'), "hive.file_type",
-     "/blackboard/schema", 16),
-    (_replace('sources = "db_hive.knowledge:SOURCES"', 'sources = "db_hive/knowledge.py"'), "hive.sources_invalid",
-     "/knowledge/sources", 19),
-    (_replace("provides =", "provide ="), "hive.unknown_key", "/provide", 5),
-    (_replace("[knowledge]\nsources = \"db_hive.knowledge:SOURCES\"\n", ""), "hive.missing_key", "", 1),
-    (_replace('schema = "blackboard.schema.json"\n', ""), "hive.missing_key", "/blackboard", 15),
-    (_replace('kind = "db"\n', ""), "hive.missing_key", "", 1),
-])
-def test_each_mistake_is_reported_where_it_is(tmp_path: Path, text: str, code: str, pointer: str,
-                                              line: int | None) -> None:
+@pytest.mark.parametrize(
+    ("text", "code", "pointer", "line"),
+    [
+        (_replace('name = "db"', 'name = "Db"'), "hive.name_invalid", "/name", 1),
+        (_replace('name = "db"', 'name = "store"'), "hive.name_mismatch", "/name", 1),
+        (_replace('name = "db"', 'name = "class"'), "hive.name_keyword", "/name", 1),
+        (_replace('kind = "db"', 'kind = "frontend"'), "hive.kind_unknown", "/kind", 2),
+        (_replace('parent = "root"', 'parent = "db"'), "hive.parent_cycle", "/parent", 3),
+        (_replace('parent = "root"', 'parent = "Web"'), "hive.name_invalid", "/parent", 3),
+        (_replace('parent = "root"', "parent = 7"), "hive.type", "/parent", 3),
+        (_replace('provides = ["db_storage"]', 'provides = "db_storage"'), "hive.type", "/provides", 5),
+        (
+            _replace('provides = ["db_storage"]', 'provides = ["Db.Storage"]'),
+            "hive.contract_name_invalid",
+            "/provides/0",
+            5,
+        ),
+        (_replace('provides = ["db_storage"]', 'provides = ["a", "a"]'), "hive.duplicate", "/provides/1", 5),
+        (_replace('orders = "^1.2"', 'orders = ">=2.0.0,<1.0.0"'), "hive.range_invalid", "/consumes/orders", 8),
+        (_replace('orders = "^1.2"', 'orders = "latest"'), "hive.range_invalid", "/consumes/orders", 8),
+        (_replace('orders = "^1.2"', "orders = 1.2"), "hive.type", "/consumes/orders", 8),
+        (_replace('orders = "^1.2"', 'db_storage = "^1"'), "hive.consumes_own", "/consumes/db_storage", 8),
+        (_replace('"audit-log"', '"Audit Log"'), "hive.contract_name_invalid", "/consumes/Audit Log", 9),
+        (_replace("max_files = 10", "max_files = 0"), "hive.budget_invalid", "/budgets/max_files", 12),
+        (_replace("max_bytes = 1000", "max_bytes = true"), "hive.budget_invalid", "/budgets/max_bytes", 13),
+        (_replace("max_bytes = 1000", "max_byte = 1000"), "hive.unknown_key", "/budgets/max_byte", 13),
+        (
+            _replace('schema = "blackboard.schema.json"', 'schema = "../other/b.json"'),
+            "hive.path_escape",
+            "/blackboard/schema",
+            16,
+        ),
+        (
+            _replace('schema = "blackboard.schema.json"', 'schema = "blackboard.txt"'),
+            "hive.file_type",
+            "/blackboard/schema",
+            16,
+        ),
+        (
+            _replace('sources = "db_hive.knowledge:SOURCES"', 'sources = "db_hive/knowledge.py"'),
+            "hive.sources_invalid",
+            "/knowledge/sources",
+            19,
+        ),
+        (_replace("provides =", "provide ="), "hive.unknown_key", "/provide", 5),
+        (_replace('[knowledge]\nsources = "db_hive.knowledge:SOURCES"\n', ""), "hive.missing_key", "", 1),
+        (_replace('schema = "blackboard.schema.json"\n', ""), "hive.missing_key", "/blackboard", 15),
+        (_replace('kind = "db"\n', ""), "hive.missing_key", "", 1),
+    ],
+)
+def test_each_mistake_is_reported_where_it_is(
+    tmp_path: Path, text: str, code: str, pointer: str, line: int | None
+) -> None:
     path = write(tmp_path, text)
     with pytest.raises(ManifestInvalid) as caught:
         load_manifest(path)
@@ -139,12 +163,14 @@ def test_an_unknown_key_gets_a_did_you_mean(tmp_path: Path) -> None:
 
 
 def test_every_problem_is_reported_not_just_the_first(tmp_path: Path) -> None:
-    text = _replace('kind = "db"', 'kind = "x"').replace("max_files = 10", "max_files = -1").replace(
-        '"^1.2"', '"^^1"')
+    text = _replace('kind = "db"', 'kind = "x"').replace("max_files = 10", "max_files = -1").replace('"^1.2"', '"^^1"')
     with pytest.raises(ManifestInvalid) as caught:
         load_manifest(write(tmp_path, text))
-    assert sorted(p.code for p in caught.value.problems) == ["hive.budget_invalid", "hive.kind_unknown",
-                                                             "hive.range_invalid"]
+    assert sorted(p.code for p in caught.value.problems) == [
+        "hive.budget_invalid",
+        "hive.kind_unknown",
+        "hive.range_invalid",
+    ]
     assert "3 problems" in caught.value.message
 
 
@@ -169,21 +195,24 @@ def test_valid_hive_names(name: str) -> None:
     assert name.isidentifier()
 
 
-@pytest.mark.parametrize(("name", "code"), [
-    ("", "hive.name_invalid"),
-    ("Db", "hive.name_invalid"),
-    ("1db", "hive.name_invalid"),
-    ("web-ui", "hive.name_invalid"),  # a '-' is a fine subject token but not a Python identifier
-    ("a.b", "hive.name_invalid"),  # a '.' would split the NATS subject
-    ("a*", "hive.name_invalid"),
-    ("_x", "hive.name_invalid"),
-    ("caf\u00e9", "hive.name_invalid"),
-    ("db ", "hive.name_invalid"),
-    ("a" * 33, "hive.name_too_long"),
-    ("class", "hive.name_keyword"),
-    ("import", "hive.name_keyword"),
-    ("root", "hive.name_reserved"),
-])
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("", "hive.name_invalid"),
+        ("Db", "hive.name_invalid"),
+        ("1db", "hive.name_invalid"),
+        ("web-ui", "hive.name_invalid"),  # a '-' is a fine subject token but not a Python identifier
+        ("a.b", "hive.name_invalid"),  # a '.' would split the NATS subject
+        ("a*", "hive.name_invalid"),
+        ("_x", "hive.name_invalid"),
+        ("caf\u00e9", "hive.name_invalid"),
+        ("db ", "hive.name_invalid"),
+        ("a" * 33, "hive.name_too_long"),
+        ("class", "hive.name_keyword"),
+        ("import", "hive.name_keyword"),
+        ("root", "hive.name_reserved"),
+    ],
+)
 def test_invalid_hive_names_say_why(name: str, code: str) -> None:
     with pytest.raises(InputError) as caught:
         check_hive_name(name)
@@ -203,15 +232,25 @@ contract_names = st.from_regex(r"[a-z][a-z0-9_-]{0,10}", fullmatch=True)
 ranges = st.sampled_from(["^1.2", "~0.3.1", ">=1.0.0,<2.0.0", "1.2.3", "*", ">=1.3.0-rc.1, <2"])
 
 
-@given(descriptions, st.lists(contract_names, max_size=3, unique=True),
-       st.dictionaries(contract_names, ranges, max_size=3), st.integers(1, 10**12))
-def test_to_toml_reads_back_equal(description: str, provides: list[str], consumes: dict[str, str],
-                                  max_bytes: int) -> None:
+@given(
+    descriptions,
+    st.lists(contract_names, max_size=3, unique=True),
+    st.dictionaries(contract_names, ranges, max_size=3),
+    st.integers(1, 10**12),
+)
+def test_to_toml_reads_back_equal(
+    description: str, provides: list[str], consumes: dict[str, str], max_bytes: int
+) -> None:
     consumes = {k: r for k, r in consumes.items() if k not in provides}
     manifest = SubhiveManifest(
-        name="db", kind=Kind.backend, parent="store", description=description, provides=tuple(provides),
+        name="db",
+        kind=Kind.backend,
+        parent="store",
+        description=description,
+        provides=tuple(provides),
         consumes=tuple(Requirement(c, VersionRange.parse(r)) for c, r in consumes.items()),
-        budgets=Budgets(max_files=3, max_bytes=max_bytes))
+        budgets=Budgets(max_files=3, max_bytes=max_bytes),
+    )
     text = manifest.to_toml()
     document = TomlDocument(Path("/workspace/subhives/db/subhive.toml"), text, tomllib.loads(text))
     assert parse_manifest(document) == manifest

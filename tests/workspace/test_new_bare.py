@@ -16,7 +16,8 @@ from tests.kit import cli
 
 @pytest.mark.parametrize("kind", ["ui", "backend", "db"])
 def test_a_bare_hive_provides_and_consumes_nothing_and_works(
-        kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("SUBHIVE_ROOT", raising=False)
     root = tmp_path / "ws"
     assert cli(capsys, "init", str(root))[0] == 0
@@ -30,8 +31,14 @@ def test_a_bare_hive_provides_and_consumes_nothing_and_works(
     assert (manifest.kind.value, manifest.provides, manifest.consumes) == (kind, (), ())
     assert sorted(p.name for p in (root / "contracts").iterdir()) == ["README.md"]
 
-    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-                           cwd=root / "subhives" / "solo", capture_output=True, text=True, check=False, timeout=120)
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=root / "subhives" / "solo",
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "5 passed" in tests.stdout
 

@@ -43,8 +43,7 @@ def caret_rule(major: int, minor: int, patch: int, version: Version) -> bool:
 
 def tilde_rule(major: int, minor: int, patch: int, version: Version) -> bool:
     """~M.m.p: patches of M.m from p on."""
-    return (not version.prerelease and version.major == major and version.minor == minor
-            and version.patch >= patch)
+    return not version.prerelease and version.major == major and version.minor == minor and version.patch >= patch
 
 
 OPS = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b}
@@ -55,29 +54,31 @@ def comparators_rule(comparators: list[tuple[str, Version]], version: Version) -
     if not all(OPS[op](version, bound) for op, bound in comparators):
         return False
     line = (version.major, version.minor, version.patch)
-    return not version.prerelease or any(b.prerelease and (b.major, b.minor, b.patch) == line
-                                         for _, b in comparators)
+    return not version.prerelease or any(b.prerelease and (b.major, b.minor, b.patch) == line for _, b in comparators)
 
 
 # --- examples from the documentation ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "inside", "outside"), [
-    ("^1.2", ["1.2.0", "1.9.9"], ["1.1.9", "2.0.0", "2.0.0-alpha", "1.5.0-rc.1"]),
-    ("^0.2.3", ["0.2.3", "0.2.9"], ["0.2.2", "0.3.0"]),
-    ("^0.0.3", ["0.0.3"], ["0.0.4", "0.0.2"]),
-    ("^0", ["0.0.0", "0.9.9"], ["1.0.0"]),
-    ("~1.2.3", ["1.2.3", "1.2.9"], ["1.3.0", "1.2.2"]),
-    ("~1.2", ["1.2.0", "1.2.9"], ["1.3.0"]),
-    ("~1", ["1.0.0", "1.9.0"], ["2.0.0"]),
-    (">=1.0.0,<2.0.0", ["1.0.0", "1.99.0"], ["2.0.0", "0.9.0"]),
-    ("1.2.3", ["1.2.3", "1.2.3+build.5"], ["1.2.4", "1.2.3-rc.1"]),
-    ("=1.2", ["1.2.0", "1.2.7"], ["1.3.0"]),
-    (">1.2", ["1.3.0"], ["1.2.9"]),
-    ("<=1.2", ["1.2.9", "0.1.0"], ["1.3.0"]),
-    ("*", ["0.0.0", "7.1.2"], ["1.0.0-alpha"]),
-    (">=1.3.0-rc.1, <2", ["1.3.0-rc.1", "1.3.0-rc.2", "1.3.0", "1.9.0"], ["1.3.0-beta", "1.4.0-rc.1"]),
-])
+@pytest.mark.parametrize(
+    ("text", "inside", "outside"),
+    [
+        ("^1.2", ["1.2.0", "1.9.9"], ["1.1.9", "2.0.0", "2.0.0-alpha", "1.5.0-rc.1"]),
+        ("^0.2.3", ["0.2.3", "0.2.9"], ["0.2.2", "0.3.0"]),
+        ("^0.0.3", ["0.0.3"], ["0.0.4", "0.0.2"]),
+        ("^0", ["0.0.0", "0.9.9"], ["1.0.0"]),
+        ("~1.2.3", ["1.2.3", "1.2.9"], ["1.3.0", "1.2.2"]),
+        ("~1.2", ["1.2.0", "1.2.9"], ["1.3.0"]),
+        ("~1", ["1.0.0", "1.9.0"], ["2.0.0"]),
+        (">=1.0.0,<2.0.0", ["1.0.0", "1.99.0"], ["2.0.0", "0.9.0"]),
+        ("1.2.3", ["1.2.3", "1.2.3+build.5"], ["1.2.4", "1.2.3-rc.1"]),
+        ("=1.2", ["1.2.0", "1.2.7"], ["1.3.0"]),
+        (">1.2", ["1.3.0"], ["1.2.9"]),
+        ("<=1.2", ["1.2.9", "0.1.0"], ["1.3.0"]),
+        ("*", ["0.0.0", "7.1.2"], ["1.0.0-alpha"]),
+        (">=1.3.0-rc.1, <2", ["1.3.0-rc.1", "1.3.0-rc.2", "1.3.0", "1.9.0"], ["1.3.0-beta", "1.4.0-rc.1"]),
+    ],
+)
 def test_documented_examples(text: str, inside: list[str], outside: list[str]) -> None:
     versions_range = VersionRange.parse(text)
     assert [s for s in inside if not versions_range.contains(v(s))] == []
@@ -92,19 +93,22 @@ def test_canonical_form_spells_the_interval() -> None:
     assert repr(VersionRange.parse("^1.2")) == "VersionRange(text='^1.2')"
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("", "not a version range"),
-    (">=1.0.0 <2.0.0", "separate comparators with a comma"),
-    (">=1.0.0,", "a comma with nothing on one side"),
-    ("^x", "'x' in '^x' is not a version"),
-    ("1.2.3.4", "not a version"),
-    ("v1.2", "not a version"),
-    ("1.2.3-01", "invalid pre-release"),
-    ("01.2", "not a version"),
-    (">=2.0.0,<1.0.0", "matches no version"),
-    ("=1.0.0,>1.0.0", "matches no version"),
-    (">1.0.0,<1.0.1-0", "matches no version"),  # nothing lies strictly between the two
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "not a version range"),
+        (">=1.0.0 <2.0.0", "separate comparators with a comma"),
+        (">=1.0.0,", "a comma with nothing on one side"),
+        ("^x", "'x' in '^x' is not a version"),
+        ("1.2.3.4", "not a version"),
+        ("v1.2", "not a version"),
+        ("1.2.3-01", "invalid pre-release"),
+        ("01.2", "not a version"),
+        (">=2.0.0,<1.0.0", "matches no version"),
+        ("=1.0.0,>1.0.0", "matches no version"),
+        (">1.0.0,<1.0.1-0", "matches no version"),  # nothing lies strictly between the two
+    ],
+)
 def test_bad_ranges_are_refused_saying_why(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         VersionRange.parse(text)
@@ -128,8 +132,11 @@ def test_caret_follows_the_cargo_rule(major: int, minor: int, patch: int, versio
 @given(parts, parts, versions)
 def test_caret_with_two_parts(major: int, minor: int, version: Version) -> None:
     # ^M.m is ^M.m.0, except that ^0.0 leaves its patch free: >=0.0.0, <0.1.0 (Cargo).
-    expected = (caret_rule(major, minor, 0, version) if (major, minor) != (0, 0)
-                else not version.prerelease and (version.major, version.minor) == (0, 0))
+    expected = (
+        caret_rule(major, minor, 0, version)
+        if (major, minor) != (0, 0)
+        else not version.prerelease and (version.major, version.minor) == (0, 0)
+    )
     assert VersionRange.parse(f"^{major}.{minor}").contains(version) == expected
 
 

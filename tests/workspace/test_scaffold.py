@@ -45,8 +45,14 @@ def workspace(tmp_path: Path) -> Workspace:
 
 
 def run_pytest(directory: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=directory,
-                          capture_output=True, text=True, check=False, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
 
 
 # --- init ---------------------------------------------------------------------------------------------------
@@ -55,8 +61,13 @@ def run_pytest(directory: Path) -> subprocess.CompletedProcess[str]:
 def test_init_makes_every_part_of_a_workspace(tmp_path: Path) -> None:
     root = tmp_path / "My Shop"
     plan = init_workspace(root)
-    assert {str(f.path) for f in plan.files} == {"hive.toml", ".gitignore", "contracts/README.md",
-                                                 "subhives/README.md", "stubs/README.md"}
+    assert {str(f.path) for f in plan.files} == {
+        "hive.toml",
+        ".gitignore",
+        "contracts/README.md",
+        "subhives/README.md",
+        "stubs/README.md",
+    }
     assert read_config(root / "hive.toml").name == "my-shop"  # derived from the directory name
     for sub in ("contracts", "subhives", "stubs"):
         assert (root / sub).is_dir()
@@ -88,8 +99,11 @@ def test_init_in_an_existing_project_keeps_what_is_there(tmp_path: Path) -> None
     (project / ".gitignore").write_text("node_modules/\n*.log")  # no final newline
     plan = init_workspace(project, name="shop")
     assert {str(f.path): f.action for f in plan.files} == {
-        "subhives/README.md": FileAction.create, "stubs/README.md": FileAction.create,
-        ".gitignore": FileAction.update, "hive.toml": FileAction.create}
+        "subhives/README.md": FileAction.create,
+        "stubs/README.md": FileAction.create,
+        ".gitignore": FileAction.update,
+        "hive.toml": FileAction.create,
+    }
     assert (project / "contracts" / "orders" / "notes.md").read_text() == "mine"
     assert not (project / "contracts" / "README.md").exists()
     lines = (project / ".gitignore").read_text().splitlines()
@@ -104,11 +118,14 @@ def test_init_does_not_repeat_an_existing_ignore_rule(tmp_path: Path) -> None:
     assert (tmp_path / ".gitignore").read_text() == "/.subhive\n"
 
 
-@pytest.mark.parametrize(("setup", "code"), [
-    ("file_in_the_way", "workspace.not_a_directory"),
-    ("target_is_a_file", "workspace.not_a_directory"),
-    ("bad_name", "workspace.name_invalid"),
-])
+@pytest.mark.parametrize(
+    ("setup", "code"),
+    [
+        ("file_in_the_way", "workspace.not_a_directory"),
+        ("target_is_a_file", "workspace.not_a_directory"),
+        ("bad_name", "workspace.name_invalid"),
+    ],
+)
 def test_init_refusals_change_nothing(tmp_path: Path, setup: str, code: str) -> None:
     target = tmp_path / "shop"
     name = None
@@ -189,9 +206,14 @@ def test_generated_code_passes_ruff_with_the_project_rules(workspace: Workspace)
     for name, kind in (("web", Kind.ui), ("db", Kind.db)):
         new_subhive(name, kind, start=workspace.root)
     # From the workspace, as its owner would run it: there `subhive` is a third-party import.
-    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--config",
-                           str(REPO / "pyproject.toml"), "subhives"], cwd=workspace.root,
-                          capture_output=True, text=True, check=False, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--config", str(REPO / "pyproject.toml"), "subhives"],
+        cwd=workspace.root,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -223,18 +245,20 @@ def test_no_contract_keeps_the_provides_entry_without_a_draft(workspace: Workspa
 # --- new: refusals touch nothing --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "kind", "parent", "code"), [
-    ("Bad-Name", Kind.db, "root", "hive.name_invalid"),
-    ("root", Kind.db, "root", "hive.name_reserved"),
-    ("class", Kind.ui, "root", "hive.name_keyword"),
-    ("db", Kind.db, "root", "hive.exists"),
-    ("web", Kind.ui, "nowhere", "hive.parent_unknown"),
-    ("web", Kind.ui, "Not Valid", "hive.name_invalid"),
-    ("web", "frontend", "root", "hive.kind_unknown"),
-    ("stock", Kind.db, "root", "scaffold.conflict"),  # contracts/stock_storage exists already
-])
-def test_new_refusals_change_nothing(workspace: Workspace, name: str, kind: Kind | str, parent: str,
-                                     code: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "kind", "parent", "code"),
+    [
+        ("Bad-Name", Kind.db, "root", "hive.name_invalid"),
+        ("root", Kind.db, "root", "hive.name_reserved"),
+        ("class", Kind.ui, "root", "hive.name_keyword"),
+        ("db", Kind.db, "root", "hive.exists"),
+        ("web", Kind.ui, "nowhere", "hive.parent_unknown"),
+        ("web", Kind.ui, "Not Valid", "hive.name_invalid"),
+        ("web", "frontend", "root", "hive.kind_unknown"),
+        ("stock", Kind.db, "root", "scaffold.conflict"),  # contracts/stock_storage exists already
+    ],
+)
+def test_new_refusals_change_nothing(workspace: Workspace, name: str, kind: Kind | str, parent: str, code: str) -> None:
     new_subhive("db", Kind.db, start=workspace.root)
     (workspace.root / "contracts" / "stock_storage" / "0.1.0").mkdir(parents=True)
     before = snapshot(workspace.root)
@@ -289,8 +313,10 @@ def test_a_plan_writes_nothing_until_applied_and_then_exactly_itself(workspace: 
     before = snapshot(workspace.root)
     plan = plan_new(workspace, "db", Kind.db)
     assert snapshot(workspace.root) == before
-    assert [str(f.path) for f in plan.files][:2] == ["contracts/db_storage/0.1.0/contract.yaml",
-                                                     "contracts/db_storage/0.1.0/schemas.json"]
+    assert [str(f.path) for f in plan.files][:2] == [
+        "contracts/db_storage/0.1.0/contract.yaml",
+        "contracts/db_storage/0.1.0/schemas.json",
+    ]
     assert plan.files[-1].path == PurePosixPath("subhives/db/subhive.toml")
     apply_plan(plan)
     after = snapshot(workspace.root)
@@ -313,12 +339,16 @@ def test_a_failure_half_way_undoes_the_steps_already_done(tmp_path: Path) -> Non
     (tmp_path / "kept.txt").write_text("old")
     (tmp_path / "existing").mkdir()
     before = snapshot(tmp_path)
-    plan = Plan(tmp_path, "test plan", (
-        PlannedFile(PurePosixPath("new/a.txt"), "a"),                               # a new tree
-        PlannedFile(PurePosixPath("existing/b.txt"), "b"),                          # a new file
-        PlannedFile(PurePosixPath("kept.txt"), "new", FileAction.update, "old"),    # an update
-        PlannedFile(PurePosixPath("later/" + "x" * 300), "too long a name"),        # the file system says no
-    ))
+    plan = Plan(
+        tmp_path,
+        "test plan",
+        (
+            PlannedFile(PurePosixPath("new/a.txt"), "a"),  # a new tree
+            PlannedFile(PurePosixPath("existing/b.txt"), "b"),  # a new file
+            PlannedFile(PurePosixPath("kept.txt"), "new", FileAction.update, "old"),  # an update
+            PlannedFile(PurePosixPath("later/" + "x" * 300), "too long a name"),  # the file system says no
+        ),
+    )
     with pytest.raises(InputError) as caught:
         apply_plan(plan)
     assert caught.value.code == "scaffold.write_failed"

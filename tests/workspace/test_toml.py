@@ -40,21 +40,24 @@ when = 2
 '''
 
 
-@pytest.mark.parametrize(("pointer", "line"), [
-    ("/name", 2),
-    ("/notes", 3),
-    ("/provides", 6),
-    ("/provides/1", 6),  # array items: the line of their key
-    ("/consumes", 10),
-    ("/consumes/orders", 10),
-    ("/consumes/audit log", 10),
-    ("/a/b/c", 11),
-    ("/budgets", 13),
-    ("/budgets/max_files", 14),
-    ("/history/0/when", 17),
-    ("/history/1/when", 20),
-    ("/quoted table/x y", 23),
-])
+@pytest.mark.parametrize(
+    ("pointer", "line"),
+    [
+        ("/name", 2),
+        ("/notes", 3),
+        ("/provides", 6),
+        ("/provides/1", 6),  # array items: the line of their key
+        ("/consumes", 10),
+        ("/consumes/orders", 10),
+        ("/consumes/audit log", 10),
+        ("/a/b/c", 11),
+        ("/budgets", 13),
+        ("/budgets/max_files", 14),
+        ("/history/0/when", 17),
+        ("/history/1/when", 20),
+        ("/quoted table/x y", 23),
+    ],
+)
 def test_every_key_is_placed_on_its_line(tmp_path: Path, pointer: str, line: int) -> None:
     path = tmp_path / "x.toml"
     path.write_text(TRICKY)
@@ -64,11 +67,14 @@ def test_every_key_is_placed_on_its_line(tmp_path: Path, pointer: str, line: int
     assert document.line_of("/kind") is None  # "kind =" appears only inside the multi-line string
 
 
-@pytest.mark.parametrize(("raw", "code", "line"), [
-    (b'name = "db"\nkind = \n', "input.toml", 2),
-    (b'name = "db"\nname = "x"\n', "input.toml", 2),  # TOML forbids a duplicate key
-    (b'name = "\xff"\n', "input.encoding", 1),
-])
+@pytest.mark.parametrize(
+    ("raw", "code", "line"),
+    [
+        (b'name = "db"\nkind = \n', "input.toml", 2),
+        (b'name = "db"\nname = "x"\n', "input.toml", 2),  # TOML forbids a duplicate key
+        (b'name = "\xff"\n', "input.encoding", 1),
+    ],
+)
 def test_unreadable_toml_is_a_located_input_error(tmp_path: Path, raw: bytes, code: str, line: int) -> None:
     path = tmp_path / "x.toml"
     path.write_bytes(raw)
@@ -83,5 +89,5 @@ def test_strings_are_written_so_tomllib_reads_them_back(text: str) -> None:
 
 
 def test_a_document_remembers_where_it_came_from() -> None:
-    document = TomlDocument(Path("hive.toml"), 'a = 1\n', {"a": 1})
+    document = TomlDocument(Path("hive.toml"), "a = 1\n", {"a": 1})
     assert document.location("/a").to_dict() == {"file": "hive.toml", "line": 1, "pointer": "/a"}

@@ -26,8 +26,15 @@ def make_workspace(root: Path, text: str = HIVE_TOML) -> Path:
     return root
 
 
-def add_hive(root: Path, name: str, kind: Kind = Kind.custom, parent: str = "root", *,
-             provides: tuple[str, ...] = (), directory: str | None = None) -> None:
+def add_hive(
+    root: Path,
+    name: str,
+    kind: Kind = Kind.custom,
+    parent: str = "root",
+    *,
+    provides: tuple[str, ...] = (),
+    directory: str | None = None,
+) -> None:
     manifest = SubhiveManifest(name=name, kind=kind, parent=parent, provides=provides)
     path = root / "subhives" / (directory or name) / "subhive.toml"
     path.parent.mkdir(parents=True)
@@ -80,15 +87,18 @@ def test_hive_toml_reads_back_what_was_written(tmp_path: Path) -> None:
     assert workspace.state_dir == tmp_path / ".subhive"
 
 
-@pytest.mark.parametrize(("text", "code", "line"), [
-    ('[workspace]\nname = "Shop"\n', "workspace.name_invalid", 2),
-    ('[workspace]\nname = "shop"\nformat = 2\n', "workspace.format", 3),
-    ('[workspace]\nname = "shop"\nformat = "1"\n', "workspace.format", 3),
-    ('[workspace]\nname = "shop"\nnmae = "x"\n', "workspace.unknown_key", 3),
-    ('[workspace]\nname = "shop"\n[nats]\nurl = "x"\n', "workspace.unknown_key", 3),
-    ('name = "shop"\n', "workspace.unknown_key", 1),
-    ("[workspace]\nformat = 1\n", "workspace.missing_key", 1),
-])
+@pytest.mark.parametrize(
+    ("text", "code", "line"),
+    [
+        ('[workspace]\nname = "Shop"\n', "workspace.name_invalid", 2),
+        ('[workspace]\nname = "shop"\nformat = 2\n', "workspace.format", 3),
+        ('[workspace]\nname = "shop"\nformat = "1"\n', "workspace.format", 3),
+        ('[workspace]\nname = "shop"\nnmae = "x"\n', "workspace.unknown_key", 3),
+        ('[workspace]\nname = "shop"\n[nats]\nurl = "x"\n', "workspace.unknown_key", 3),
+        ('name = "shop"\n', "workspace.unknown_key", 1),
+        ("[workspace]\nformat = 1\n", "workspace.missing_key", 1),
+    ],
+)
 def test_hive_toml_mistakes_are_located(tmp_path: Path, text: str, code: str, line: int) -> None:
     make_workspace(tmp_path, text)
     with pytest.raises(ManifestInvalid) as caught:
@@ -154,4 +164,7 @@ def test_tree_problems_land_on_the_hives_concerned(tmp_path: Path) -> None:
     assert len(tree.problems) == 7
     cycle = tree.problems_by_hive["a"][0]
     assert (cycle.location.file, cycle.location.line, cycle.location.pointer) == (
-        str(root / "subhives" / "a" / "subhive.toml"), 5, "/parent")
+        str(root / "subhives" / "a" / "subhive.toml"),
+        5,
+        "/parent",
+    )

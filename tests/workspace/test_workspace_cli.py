@@ -25,8 +25,9 @@ def test_top_level_help_lists_init_and_new(capsys: pytest.CaptureFixture[str]) -
     assert "new" in out
 
 
-def test_init_then_new_from_inside_the_workspace(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_init_then_new_from_inside_the_workspace(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     code, out, _ = cli(capsys, "init", str(tmp_path / "shop"))
     assert code == 0
     assert "created workspace 'shop'" in out
@@ -45,7 +46,8 @@ def test_init_then_new_from_inside_the_workspace(capsys: pytest.CaptureFixture[s
 
 
 def test_new_dry_run_json_lists_the_planned_files_and_writes_nothing(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     assert cli(capsys, "init", str(tmp_path), "--name", "shop")[0] == 0
     before = snapshot(tmp_path)
     code, out, err = cli(capsys, "new", "db", "--kind", "db", "-C", str(tmp_path), "--dry-run", "--format", "json")
@@ -77,8 +79,9 @@ def test_init_dry_run_writes_nothing(capsys: pytest.CaptureFixture[str], tmp_pat
     assert "nothing was written" in err
 
 
-def test_outside_a_workspace_exits_2_naming_the_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_outside_a_workspace_exits_2_naming_the_directory(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     before = snapshot(tmp_path)
     code, _, err = cli(capsys, "new", "db", "--kind", "db")
@@ -89,13 +92,17 @@ def test_outside_a_workspace_exits_2_naming_the_directory(capsys: pytest.Capture
     assert snapshot(tmp_path) == before
 
 
-@pytest.mark.parametrize(("argv", "expected"), [
-    (["new", "Bad-Name", "--kind", "db"], "hive.name_invalid"),
-    (["new", "db", "--kind", "db"], "hive.exists"),
-    (["new", "web", "--kind", "ui", "--parent", "nowhere"], "hive.parent_unknown"),
-])
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["new", "Bad-Name", "--kind", "db"], "hive.name_invalid"),
+        (["new", "db", "--kind", "db"], "hive.exists"),
+        (["new", "web", "--kind", "ui", "--parent", "nowhere"], "hive.parent_unknown"),
+    ],
+)
 def test_bad_input_exits_2_with_the_code_and_changes_nothing(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], expected: str) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], expected: str
+) -> None:
     assert cli(capsys, "init", str(tmp_path), "--name", "shop")[0] == 0
     assert cli(capsys, "new", "db", "--kind", "db", "-C", str(tmp_path))[0] == 0
     before = snapshot(tmp_path)
@@ -106,8 +113,9 @@ def test_bad_input_exits_2_with_the_code_and_changes_nothing(
     assert snapshot(tmp_path) == before
 
 
-def test_an_unknown_or_missing_kind_exits_2_listing_the_kinds(capsys: pytest.CaptureFixture[str],
-                                                               tmp_path: Path) -> None:
+def test_an_unknown_or_missing_kind_exits_2_listing_the_kinds(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     assert cli(capsys, "init", str(tmp_path), "--name", "shop")[0] == 0
     before = snapshot(tmp_path)
     code, _, err = cli(capsys, "new", "web", "--kind", "frontend", "-C", str(tmp_path))

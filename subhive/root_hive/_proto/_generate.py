@@ -25,11 +25,13 @@ _HERE = Path(__file__).resolve().parent
 PROTO = _HERE.parents[2] / "contracts" / "root-hive" / "1.3.0" / "root_hive.proto"
 GENERATED = ("root_hive_pb2.py", "root_hive_pb2.pyi", "root_hive_pb2_grpc.py", "root_hive_pb2_grpc.pyi")
 
-_HEADER = ("# Generated from contracts/root-hive/1.3.0/root_hive.proto; do not edit.\n"
-           "# Regenerate with: python -m subhive.root_hive._proto._generate\n"
-           "# ruff: noqa\n"
-           # mypy-protobuf targets every grpc stub version: some ignores and overloads are moot here.
-           "# mypy: disable-error-code=\"unused-ignore,overload-cannot-match\"\n")
+_HEADER = (
+    "# Generated from contracts/root-hive/1.3.0/root_hive.proto; do not edit.\n"
+    "# Regenerate with: python -m subhive.root_hive._proto._generate\n"
+    "# ruff: noqa\n"
+    # mypy-protobuf targets every grpc stub version: some ignores and overloads are moot here.
+    '# mypy: disable-error-code="unused-ignore,overload-cannot-match"\n'
+)
 _ABSOLUTE_IMPORT = re.compile(r"^import root_hive_pb2( as \w+)?$", re.MULTILINE)
 # mypy-protobuf marks lines for flake8-pyi (Y015); ruff knows no such code and would flag the marker itself.
 _PYI_NOQA = re.compile(r"  # noqa: Y\d+$", re.MULTILINE)
@@ -45,12 +47,22 @@ def generate(proto: Path = PROTO) -> dict[str, bytes]:
     with tempfile.TemporaryDirectory() as tmp:
         # A subprocess, not grpc_tools.protoc.main in-process: plugins and diagnostics stay out of this process.
         subprocess.run(
-            [sys.executable, "-m", "grpc_tools.protoc", f"-I{proto.parent}",
-             f"--plugin=protoc-gen-mypy={bin_dir / 'protoc-gen-mypy'}",
-             f"--plugin=protoc-gen-mypy_grpc={bin_dir / 'protoc-gen-mypy_grpc'}",
-             f"--python_out={tmp}", f"--grpc_python_out={tmp}", f"--mypy_out={tmp}", f"--mypy_grpc_out={tmp}",
-             proto.name],
-            check=True, capture_output=True)
+            [
+                sys.executable,
+                "-m",
+                "grpc_tools.protoc",
+                f"-I{proto.parent}",
+                f"--plugin=protoc-gen-mypy={bin_dir / 'protoc-gen-mypy'}",
+                f"--plugin=protoc-gen-mypy_grpc={bin_dir / 'protoc-gen-mypy_grpc'}",
+                f"--python_out={tmp}",
+                f"--grpc_python_out={tmp}",
+                f"--mypy_out={tmp}",
+                f"--mypy_grpc_out={tmp}",
+                proto.name,
+            ],
+            check=True,
+            capture_output=True,
+        )
         out: dict[str, bytes] = {}
         for name in GENERATED:
             text = (Path(tmp) / name).read_text(encoding="utf-8")
@@ -63,8 +75,9 @@ def generate(proto: Path = PROTO) -> dict[str, bytes]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     fresh = generate()
-    stale = [name for name, data in fresh.items()
-             if not (_HERE / name).is_file() or (_HERE / name).read_bytes() != data]
+    stale = [
+        name for name, data in fresh.items() if not (_HERE / name).is_file() or (_HERE / name).read_bytes() != data
+    ]
     if "--check" in args:
         for name in stale:
             sys.stderr.write(f"stale: {_HERE / name}\n")

@@ -39,10 +39,16 @@ class Keeper:
         if entry.value["status"] != "received":
             return []
         store = pb_grpc.NotesStoreStub(await ctx.channel("notes_store", 1))
-        stored = await store.Put(pb.Note(id=entry.key.split(".", 1)[1], text=entry.value["text"],
-                                         author=entry.value["author"]))
-        return [Write(entry.key, {**entry.value, "status": "stored", "revision": stored.revision},
-                      expected_revision=entry.revision)]
+        stored = await store.Put(
+            pb.Note(id=entry.key.split(".", 1)[1], text=entry.value["text"], author=entry.value["author"])
+        )
+        return [
+            Write(
+                entry.key,
+                {**entry.value, "status": "stored", "revision": stored.revision},
+                expected_revision=entry.revision,
+            )
+        ]
 
 
 class Announcer:
@@ -56,8 +62,11 @@ class Announcer:
         if note is None:
             raise LookupError(f"the db stored {key}, which this hive never received")
         text = note.value["text"]
-        await NotesApiEvents(ctx.transport).note_published(NotePublished(
-            note_id=entry.value["note_id"], text=text, author=note.value["author"], words=len(text.split())))
+        await NotesApiEvents(ctx.transport).note_published(
+            NotePublished(
+                note_id=entry.value["note_id"], text=text, author=note.value["author"], words=len(text.split())
+            )
+        )
         return []
 
 

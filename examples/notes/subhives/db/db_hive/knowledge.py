@@ -46,8 +46,9 @@ class Store(pb_grpc.NotesStoreServicer):
         self.events = NotesStoreEvents(ctx.transport)
 
     async def Put(self, request: pb.Note, context: Any) -> pb.Stored:
-        revision = await self.ctx.board.put(f"records.{request.id}", {"text": request.text, "author": request.author},
-                                            writer="store")
+        revision = await self.ctx.board.put(
+            f"records.{request.id}", {"text": request.text, "author": request.author}, writer="store"
+        )
         await self.events.stored(StoredEvent(note_id=request.id, revision=revision))
         return pb.Stored(id=request.id, revision=revision)
 

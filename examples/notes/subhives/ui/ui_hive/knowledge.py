@@ -33,8 +33,9 @@ class Feed:
 
     async def activate(self, entry: Entry, ctx: HiveContext) -> Sequence[Write]:
         note = entry.value
-        return [Write(f"feed.{note['note_id']}", {"text": note["text"], "author": note["author"],
-                                                 "words": note["words"]})]
+        return [
+            Write(f"feed.{note['note_id']}", {"text": note["text"], "author": note["author"], "words": note["words"]})
+        ]
 
 
 #: The knowledge sources the runtime activates (subhive.toml names them: [knowledge] sources).
