@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
+import subprocess
 import sys
 from collections.abc import Awaitable, Iterator
 from pathlib import Path
@@ -20,8 +21,7 @@ import pytest
 
 from subhive.bus import EmbeddedServer
 from subhive.cli import main
-from subhive.root_hive import RootHive
-from subhive.root_hive._client import contract_files
+from subhive.root_hive import RootHive, ServerTls, contract_files
 from subhive.workspace import (
     Kind,
     Requirement,
@@ -163,3 +163,33 @@ def importable_stubs(root: Path) -> Iterator[Path]:
         sys.path.remove(str(root))
         for name in [m for m in sys.modules if m == "stubs" or m.startswith("stubs.")]:
             del sys.modules[name]
+
+
+def self_signed(directory: Path, name: str) -> ServerTls:
+    """A self-signed certificate (its own CA) for localhost, 127.0.0.1 and 0.0.0.0 (the address a server on
+    every interface registers), and its key, made by openssl in ``directory``."""
+    cert, key = directory / f"{name}.crt", directory / f"{name}.key"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            f"/CN={name}",
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:0.0.0.0",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return ServerTls(cert, key)

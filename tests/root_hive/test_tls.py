@@ -21,43 +21,13 @@ from subhive.errors import InputError
 from subhive.root_hive._client import RootClient, RootUnavailable, admin_token_of
 from subhive.root_hive._service import SERVICE_FILE, RootServer
 from subhive.root_hive._tls import ServerTls, is_loopback
-from tests.kit import run
-
-
-def _self_signed(directory: Path, name: str) -> ServerTls:
-    """A self-signed certificate for 127.0.0.1 and localhost (its own CA), and its key."""
-    directory.mkdir(parents=True, exist_ok=True)
-    cert, key = directory / f"{name}.crt", directory / f"{name}.key"
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            f"/CN={name}",
-            "-addext",
-            "subjectAltName=DNS:localhost,IP:127.0.0.1",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-    return ServerTls(cert, key)
+from tests.kit import run, self_signed
 
 
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ServerTls]:
     directory = tmp_path_factory.mktemp("certs")
-    return {"root": _self_signed(directory, "root"), "stranger": _self_signed(directory, "stranger")}
+    return {"root": self_signed(directory, "root"), "stranger": self_signed(directory, "stranger")}
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ the CA (or refuses to send its token in clear). Real certificates made by openss
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from types import ModuleType
 
@@ -13,7 +12,7 @@ import pytest
 from subhive.errors import InputError
 from subhive.root_hive import NotFound, ServerTls
 from subhive.rpc import connect_grpc, serve_grpc
-from tests.kit import run
+from tests.kit import run, self_signed
 
 from ._inventory import generated_modules
 from .test_rpc import serving, shop
@@ -24,40 +23,10 @@ def modules(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Modul
     return generated_modules(tmp_path_factory.mktemp("inventory"))
 
 
-def _self_signed(directory: Path, name: str) -> ServerTls:
-    """A self-signed certificate (its own CA) for localhost, 127.0.0.1 and 0.0.0.0 (the address a provider
-    serving every interface registers), and its key."""
-    cert, key = directory / f"{name}.crt", directory / f"{name}.key"
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            f"/CN={name}",
-            "-addext",
-            "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:0.0.0.0",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-    return ServerTls(cert, key)
-
-
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ServerTls]:
     directory = tmp_path_factory.mktemp("certs")
-    return {"db": _self_signed(directory, "db"), "stranger": _self_signed(directory, "stranger")}
+    return {"db": self_signed(directory, "db"), "stranger": self_signed(directory, "stranger")}
 
 
 async def _stock(modules: tuple[ModuleType, ModuleType], channel: grpc.aio.Channel) -> int:
