@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import json
 import os
 import signal
 import subprocess
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Location, Problem, SubhiveError
 from ._layout import UpLayout, pid_alive, process_start, read_json, workspace_id, write_json
+from ._progress import tail_progress
 
 if TYPE_CHECKING:
     from ..bus import BusEndpoint
@@ -187,30 +187,10 @@ def follow(
     """Relay progress events as the supervisor appends them; return the first event in ``until`` (None when
     the supervisor went away first or ``timeout`` passed)."""
     path = UpLayout(workspace).progress_file
-    deadline = None if timeout is None else time.monotonic() + timeout
     position = path.stat().st_size if skip_existing and path.exists() else 0
-    buffer = ""
-    while deadline is None or time.monotonic() < deadline:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                handle.seek(position)
-                chunk = handle.read()
-                position = handle.tell()
-        except FileNotFoundError:
-            chunk = ""
-        buffer += chunk
-        while "\n" in buffer:
-            line, buffer = buffer.split("\n", 1)
-            with contextlib.suppress(ValueError):
-                event = json.loads(line)
-                on_event(event)
-                if event.get("event") in until:
-                    return dict(event)
-        if not chunk:
-            if alive is not None and not alive():
-                return None
-            time.sleep(0.05)
-    return None
+    return tail_progress(
+        path, on_event, lambda event: event.get("event") in until, position=position, alive=alive, timeout=timeout
+    )
 
 
 @dataclass

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import json
 import secrets
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ from .._files import read_json, write_json
 from ..errors import InputError, Location, SubhiveError
 from ._control import running_supervisor
 from ._layout import UpLayout, pid_alive
+from ._progress import tail_progress
 
 __all__ = ["RestartFailed", "request_restart", "take_requests"]
 
@@ -109,34 +108,18 @@ def _answer(
 ) -> dict[str, Any] | None:
     """The supervisor's answer to ``request`` (None when it went away or ``timeout`` passed), relaying the
     hive's events written after ``position``."""
-    deadline = time.monotonic() + timeout
-    buffer = ""
-    while time.monotonic() < deadline:
-        try:
-            with open(progress, encoding="utf-8") as handle:
-                handle.seek(position)
-                chunk = handle.read()
-                position = handle.tell()
-        except FileNotFoundError:
-            chunk = ""
-        buffer += chunk
-        while "\n" in buffer:
-            line, buffer = buffer.split("\n", 1)
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if event.get("event") == "stopped":
-                return {"event": "hive.restart_failed", "message": "the tree was stopped before the hive was back"}
-            if event.get("hive") == hive:
-                on_event(event)
-            if event.get("request") == request and event.get("event") in ANSWERS:
-                return dict(event)
-        if not chunk:
-            if not alive():
-                return None
-            time.sleep(0.05)
-    return None
+
+    def relay(event: dict[str, Any]) -> None:
+        if event.get("hive") == hive:
+            on_event(event)
+
+    def answered(event: dict[str, Any]) -> bool:
+        return event.get("event") == "stopped" or (event.get("request") == request and event.get("event") in ANSWERS)
+
+    answer = tail_progress(progress, relay, answered, position=position, alive=alive, timeout=timeout)
+    if answer is not None and answer.get("event") == "stopped":
+        return {"event": "hive.restart_failed", "message": "the tree was stopped before the hive was back"}
+    return answer
 
 
 def take_requests(workspace: Path) -> list[dict[str, Any]]:
