@@ -1,14 +1,8 @@
-"""The root hive: the lock, the negotiation engine, and its durable state (docs/root-hive.md).
+"""The root hive: the lock, the negotiation engine, its durable state and gRPC service (docs/root-hive.md).
 
-    >>> from subhive.root_hive import RootHive
-    >>> root = RootHive.open(Path("shop"))                      # doctest: +SKIP
-    >>> token = root.register_hive("backend", kind="backend").token  # doctest: +SKIP
-    >>> root.propose("backend", files).status                   # doctest: +SKIP
-    'accepted'
-
-The engine is synchronous and not thread-safe; the gRPC service serialises calls into it. Every change is
-an event in ``.subhive/root/events.log`` (fsynced before a call returns), and those events are the frames
-watchers receive, so a ``seq`` is both a resume token and a position in the log.
+>>> root = RootHive.open(Path("shop"))  # doctest: +SKIP
+>>> root.propose("backend", files).status  # doctest: +SKIP
+'accepted'
 """
 
 from typing import TYPE_CHECKING, Any

@@ -1,17 +1,7 @@
 """A small typed client of the root hive's gRPC service, and the helpers the CLI uses to find the root.
 
-    async with RootClient("127.0.0.1:40123", token) as root:
-        outcome = await root.propose(Path("contracts/orders/1.2.0"))
-        outcome.status                       # 'accepted' or 'pending'; a rejection raises
-        async for frame in root.watch(after=0):
-            print(frame.seq, frame.kind)
-
-Replies are the engine's own types (ProposalOutcome, Approval, ContractInfo, HiveStatus, Endpoint, Frame), so code
-written against :class:`RootHive` reads the same against a remote root. Statuses come back as the same
-errors the engine raises (:data:`ERROR_OF`): INVALID_ARGUMENT as
-:class:`~subhive.errors.InputError` (or ContractInvalid with every problem), FAILED_PRECONDITION as
-:class:`Conflict`, and so on, rebuilt from the JSON status message. A root that does not answer raises
-:class:`RootUnavailable`.
+Replies are the engine's own types and statuses come back as the engine's errors (:data:`ERROR_OF`), so code
+written against :class:`RootHive` reads the same against a remote root. See docs/root-hive.md#the-grpc-service.
 """
 
 from __future__ import annotations

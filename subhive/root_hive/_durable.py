@@ -1,14 +1,7 @@
 """Making files durable in bulk: what a group commit flushes before the log records that refer to them.
 
-    >>> barrier = Barrier(Path("shop"))   # doctest: +SKIP
-    >>> barrier.add_tree(Path("shop/contracts/orders/1.2.0")); barrier.add_dir(Path("shop/contracts/orders"))
-    >>> barrier.flush()                   # doctest: +SKIP
-
-On Linux one ``syncfs(2)`` of the workspace's filesystem makes every file and rename written so far durable
-(data, directory entries and the journal, with a cache flush), whatever their number: a batch of proposals
-costs one barrier instead of an ``fsync`` per file and directory. Elsewhere (or if ``syncfs`` is missing) the
-barrier fsyncs each file under the registered trees and each registered directory, the portable way.
-Since Linux 5.8 ``syncfs`` reports write-back errors, so a failure is raised, never ignored.
+One barrier per batch instead of an fsync per file: ``syncfs(2)`` on Linux, a portable fsync walk elsewhere.
+See docs/root-hive.md#durable-state.
 """
 
 from __future__ import annotations
@@ -67,7 +60,12 @@ class Barrier:
         return not self._trees and not self._dirs
 
     def flush(self) -> None:
-        """Make everything registered durable; raises OSError if the system reports a write failure."""
+        """Make everything registered durable; raises OSError if the system reports a write failure.
+
+        One ``syncfs(2)`` makes every file and rename on the filesystem durable (data, directory entries, the
+        journal, with a cache flush); since Linux 5.8 it reports write-back errors. Without it, each file under the
+        registered trees and each registered directory is fsynced, the portable way.
+        """
         if self.empty:
             return
         trees, dirs = self._trees, self._dirs

@@ -1,14 +1,7 @@
 """gRPC endpoints between hives: the registry of ``(contract, major) -> address`` and its input rules.
 
-    >>> registry = EndpointRegistry()
-    >>> registry.apply_registered({"contract": "inventory", "major": 1, "address": "127.0.0.1:40123",
-    ...                            "provider": "db", "service": "shop.inventory.v1.Inventory"}, 1.7e9)
-    >>> registry.get("inventory", 1).address
-    '127.0.0.1:40123'
-
-Pure: the engine checks who may register or look up (docs/decisions/0013-endpoint-registry.md), turns a
-registration into an ``endpoint_registered`` record and applies records here, at commit and at replay alike,
-so the registry after a restart is the one callers were told about.
+Pure: records are applied here at commit and at replay alike, so the registry after a restart is the one
+callers were told about. See docs/root-hive.md#the-engine-rules-of-negotiation ("gRPC endpoints").
 """
 
 from __future__ import annotations

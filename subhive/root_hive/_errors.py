@@ -1,14 +1,6 @@
-"""Errors of the root hive, beside the library's tree in :mod:`subhive.errors`::
+"""Errors of the root hive, beside the library's tree in :mod:`subhive.errors`; each has a stable ``code``.
 
-    SubhiveError
-    ├── InputError / ContractInvalid   bad input (gRPC INVALID_ARGUMENT)
-    ├── Unauthenticated                unknown or missing token (UNAUTHENTICATED)
-    ├── PermissionDenied               a known caller may not do this (PERMISSION_DENIED)
-    ├── Conflict                       the request clashes with the root's state (FAILED_PRECONDITION)
-    └── NotFound                       no such hive, approval or announcement (NOT_FOUND)
-
-Each carries a stable ``code`` and renders with ``to_dict()``; :class:`Conflict` may carry the changes or
-problems that explain it, so a caller sees *why* and not just *no*.
+Their gRPC statuses: docs/root-hive.md#the-grpc-service.
 """
 
 from __future__ import annotations
@@ -33,7 +25,10 @@ class PermissionDenied(SubhiveError):
 
 
 class Conflict(SubhiveError):
-    """The request is well-formed but clashes with the root's state (e.g. an accepted version is immutable)."""
+    """The request is well-formed but clashes with the root's state (e.g. an accepted version is immutable).
+
+    It may carry the changes or problems that explain it, so a caller sees *why* and not just *no*.
+    """
 
     default_code = "state.conflict"
     exit_code = 1

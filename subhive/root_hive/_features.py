@@ -1,12 +1,7 @@
 """What a consumer uses of a contract: operations/events by name, and fields as ``member.property.path``.
 
-    >>> missing_features(contract, operations=["place_order"], fields=["place_order.customer_id"])  # doctest: +SKIP
-    []
-
-A field names an operation or event, then a path of property names. It is found when the property path
-exists in that member's schemas (an operation's input or output, an event's payload), following
-``properties``, ``$ref`` (within the contract) and ``allOf``/``anyOf``/``oneOf`` branches. Absence is what
-matters here: a version that no longer declares a field a consumer reads leaves that consumer unsatisfied.
+A version that no longer declares a field a consumer reads leaves that consumer unsatisfied.
+See docs/root-hive.md#the-engine-rules-of-negotiation ("Requirements and Contract Net").
 """
 
 from __future__ import annotations
@@ -42,7 +37,11 @@ def check_feature_names(operations: Sequence[str], fields: Sequence[str]) -> Non
 
 
 def missing_features(contract: Contract, operations: Sequence[str], fields: Sequence[str]) -> list[str]:
-    """The operations and fields (as written) that ``contract`` does not offer."""
+    """The operations and fields (as written) that ``contract`` does not offer.
+
+    A field is found when its property path exists in the member's schemas (an operation's input or output, an
+    event's payload), following ``properties``, ``$ref`` within the contract and ``allOf``/``anyOf``/``oneOf``.
+    """
     members = {
         **{n: (op.input, op.output) for n, op in contract.operations.items()},
         **{n: (ev.payload,) for n, ev in contract.events.items()},

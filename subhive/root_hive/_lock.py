@@ -1,18 +1,7 @@
 """The lock, ``contracts.lock``: every accepted contract version with its content hash, provider and consumers.
 
-    >>> lock = Lock.load(Path("."))                     # doctest: +SKIP
-    >>> lock.get("orders", Version.parse("1.1.0")).hash  # doctest: +SKIP
-    'sha256:3f0c...'
-    >>> [p.code for p in lock.verify(Path("."))]          # doctest: +SKIP
-    []
-
-The file is JSON with sorted keys and entries sorted by name and version, so it diffs well in review and
-two roots that accepted the same versions write the same bytes. It is written atomically (temporary file,
-fsync, rename, fsync of the directory): a crash leaves the old lock or the new one, never half of each.
-
-The hash covers the contract directory's files, sorted by relative POSIX path; each contributes its path, its
-length and its bytes, with separators, so no two different directories hash alike by moving bytes between
-names and contents.
+Sorted JSON, written atomically, so it diffs well and two roots that accepted the same versions write the
+same bytes. Format and hash: docs/root-hive.md#the-lock-and-tamper-detection.
 """
 
 from __future__ import annotations
@@ -47,6 +36,9 @@ LOCK_FORMAT = 1
 
 def contract_hash(files: Mapping[str, bytes] | Path) -> str:
     """``"sha256:<hex>"`` of a contract's files (``{relative posix path: bytes}``) or of a directory.
+
+    Files are hashed sorted by path, each as ``path NUL length NUL bytes``, so no two different directories hash
+    alike by moving bytes between names and contents.
 
     >>> contract_hash({"contract.yaml": b"contract: x"}) == contract_hash({"contract.yaml": b"contract: x"})
     True

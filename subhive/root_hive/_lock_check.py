@@ -1,10 +1,7 @@
 """Is ``contracts.lock`` honest? Its hashes against the accepted directories and against what the root accepted.
 
-    >>> [p.code for p in check_lock(Path("shop"))]          # doctest: +SKIP
-    ['lock.hash_edited']
-
 Read-only: a disagreement is reported with the fix, never repaired by rewriting a hash
-(docs/decisions/0030-lock-disagreements-are-reported.md).
+(docs/decisions/0030-lock-disagreements-are-reported.md, docs/root-hive.md#the-lock-and-tamper-detection).
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
 """The root's durable memory: an append-only log of events, one checksummed JSON record per line.
 
-    >>> log = EventLog.open(Path(".subhive/root/events.log"))   # doctest: +SKIP
-    >>> log.append([("hive_registered", {"name": "db"}, {})])      # doctest: +SKIP
-    [Frame(seq=1, kind='hive_registered', ...)]
-
-A line is ``<crc32 of the JSON, 8 hex digits> <JSON>\\n``. The JSON holds ``seq`` (the record number,
-from 1), ``kind``, ``time``, ``data`` (what watchers see) and ``private`` (what only replay needs, such
-as a token's sha256). Records are the frames of ``WatchEvents``: a watcher's resume token is a ``seq``.
-
-Crash safety: :meth:`EventLog.append` writes a batch of records with one ``write`` and one ``fsync`` and
-returns only after the fsync, so a record the caller has seen is on disk. For group commit, :meth:`stage`
-numbers records in memory and :meth:`sync` writes and fsyncs everything staged at once; the caller must not
-acknowledge a staged record before that sync. A crash mid-write leaves at most
-one torn record at the end: :meth:`EventLog.open` detects it (no newline, bad checksum, bad JSON), drops it
-and truncates the file to the last good record, counting what it dropped. A bad record *before* a good one
-is not a crash artefact but damage, and opening refuses it (``log.corrupt``) rather than guess.
+Records are the frames watchers receive (a ``seq`` is a resume token); a torn last record is dropped at open,
+damage before a good record is ``log.corrupt``. See docs/decisions/0008-event-sourced-root-state.md.
 """
 
 from __future__ import annotations
@@ -110,6 +97,8 @@ class EventLog:
         for kind, data, private in records:
             seq += 1
             frame = Frame(seq, kind, data, now, private)
+            # A line is ``<crc32 of the JSON, 8 hex digits> <JSON>\n``; ``data`` is what watchers see, ``private``
+            # what only replay needs (such as a token's sha256).
             body = json.dumps(
                 {"seq": seq, "kind": kind, "time": now, "data": data, "private": private},
                 sort_keys=True,

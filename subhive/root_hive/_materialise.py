@@ -1,19 +1,7 @@
 """Writing accepted contracts' directories (and the lock) after their log records are durable.
 
-    >>> writer = Materialiser(Path("shop"))                                            # doctest: +SKIP
-    >>> writer.submit([(Path("shop/contracts/orders/1.2.0"), files)], lock.entries())  # doctest: +SKIP
-    >>> writer.wait()                                                                  # doctest: +SKIP
-
-The event log holds an accepted version's files (``contract_ready``'s private ``files``), so the directory
-``contracts/<name>/<version>/`` is derived state, like ``contracts.lock``: a proposal is acknowledged after
-one log fsync, and its directory is written afterwards. Each directory is written to a temporary sibling,
-made durable (one barrier for the whole submission), then renamed into place: after any crash a directory
-is whole or absent, never torn, and an absent one is written again from the log when the root opens
-(docs/decisions/0008-event-sourced-root-state.md). So a directory whose bytes differ from its hash was
-edited by someone, which is what tamper detection reports.
-
-With :meth:`start` the work runs on a thread of its own, overlapping the engine's next batch; without it,
-:meth:`submit` writes at once.
+They are derived state, so a proposal is acknowledged after one log fsync and its directory comes later,
+whole or not at all. See docs/root-hive.md#durable-state.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """Repair proposals: a hive reports an error class it saw repeatedly, and a human decides what to do.
 
-    >>> report = check_report("backend", code="handler.failed", message="KeyError: 'sku'",
-    ...                       contract="orders", operation="place_order", count=2)
-    >>> report.key
-    ('backend', 'handler.failed', 'orders', 'place_order', '')
-
-Pure: the engine turns a report into a ``repair_proposed`` record (a new approval ``r-N``, or more ``count``
-on the pending one with the same :attr:`RepairReport.key`), and :func:`repair_approval` applies the record,
-at commit and at replay alike. The sample stays in the record's private part: watchers see its size only,
-since it may hold payload data of another hive's contract.
+Pure rules: the engine turns a report into a ``repair_proposed`` record and applies it here, at commit and
+at replay alike. See docs/root-hive.md#the-engine-rules-of-negotiation ("Repair proposals").
 """
 
 from __future__ import annotations

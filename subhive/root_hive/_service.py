@@ -1,22 +1,7 @@
 """The root hive's gRPC service: a ``grpc.aio`` servicer over the sync engine, plus server start and stop.
 
-    server = await RootServer.start(Path("shop"))   # 127.0.0.1, a free port; health and reflection on
-    server.address                                   # '127.0.0.1:40123'
-    await server.stop()
-
-Every RPC of ``contracts/root-hive/1.2.0/root_hive.proto`` authenticates its caller from the metadata
-``authorization: Bearer <token>`` and runs the engine call, authentication included, as one job on a single
-worker thread: the engine is not thread-safe, and keeping it off the event loop keeps watchers streaming
-while a proposal is linted. Calls that queue up while the worker is busy run as one group commit (one
-barrier for their files, one fsync of the log) and are all answered once it is durable (see ``_Engine``).
-Errors leave as gRPC statuses whose message is the error's ``to_dict()`` as JSON
-(see :data:`STATUS_OF`, shared with every provider ``subhive.rpc`` serves); anything else is logged here and
-leaves as INTERNAL without details.
-
-``WatchEvents`` (a message per frame) and ``WatchEventBatches`` (the frames of a group commit per message)
-stream from an in-memory window of recent frames that every watcher shares; a watcher that
-falls behind the window (or resumes from an old token) reads the older frames from the engine's log, so a
-slow watcher costs no memory and misses nothing.
+Engine calls run as group commits on one worker thread (:class:`_Engine`), so a linted proposal never blocks
+the event loop watchers stream on. See docs/root-hive.md#the-grpc-service.
 """
 
 from __future__ import annotations

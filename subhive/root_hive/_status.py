@@ -1,14 +1,7 @@
 """subhive errors on gRPC, both ways: the status an error leaves as, and the error a status comes back as.
 
-    >>> status_of(NotFound("no approval x")).name
-    'NOT_FOUND'
-    >>> error_details(NotFound("no approval x"))[:56]
-    '{"error":"state.not_found","message":"no approval x","pr'
-
-One table for every gRPC server subhive runs: the root hive's service and the providers that
-``subhive.rpc.serve_grpc`` starts. The status message is the error's ``to_dict()`` as compact JSON, never a
-``repr`` or a traceback; anything that is not a :class:`SubhiveError` leaves as INTERNAL with no details
-(the traceback goes to the server's log). A client rebuilds the same class from the code and the JSON.
+One table for the root's service and every provider ``subhive.rpc`` serves; the message is the error's
+``to_dict()`` as JSON, never a traceback. See docs/root-hive.md#the-grpc-service.
 """
 
 from __future__ import annotations

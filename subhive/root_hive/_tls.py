@@ -1,11 +1,6 @@
-"""TLS for the root's gRPC service, and for providers' (subhive.rpc): plain on loopback only, TLS (server
-certificate, client CA) anywhere else.
+"""TLS for the root's gRPC service and providers' (subhive.rpc): plain on loopback only, TLS anywhere else.
 
-    check_listen_address("0.0.0.0", None)         # raises InputError root.insecure_address
-    tls = ServerTls(Path("root.crt"), Path("root.key"))
-    channel = root_channel("root.example:50051", ca_file=Path("ca.crt"))
-
-Every call to the root carries a bearer token (docs/decisions/0029-root-tls-off-loopback.md).
+See docs/root-hive.md#the-grpc-service and docs/decisions/0029-root-tls-off-loopback.md.
 """
 
 from __future__ import annotations

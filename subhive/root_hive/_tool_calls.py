@@ -1,9 +1,5 @@
-"""Tool calls agents ask a person about (approvals of kind ``tool``, ``t-N``).
-
-An agent's tool with policy ``ask`` does not run until a person approves that one call: the hive proposes it
-here with the exact arguments, ``subhive approvals`` shows it, and the hive polls ``GetApproval`` for the
-decision (docs/agents.md). Approving and rejecting go through :class:`~._approvals.Approvals` like any approval;
-nothing else happens at the root.
+"""Tool calls agents ask a person about (approvals of kind ``tool``, ``t-N``): proposed with exact arguments,
+decided like any approval. See docs/agents.md#approvals-at-the-root.
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
 """Frames for watchers: encoded once, kept in a shared in-memory window, sent as pre-serialised bytes.
 
-Every watcher receives every frame, so the cost of a frame is paid per watcher unless it is shared. Here a
-frame is serialised once, when its batch becomes durable, into an :class:`EncodedFrame` that holds both the
-``Frame`` message bytes (what ``WatchEvents`` sends) and the same bytes framed as one element of
-``FrameBatch.frames`` (so a ``FrameBatch`` message is the concatenation of its elements, no copy of any
-message object). The watchers of one batch usually ask for the same run of frames, so the last joined
-batch is reused: 50 watchers cost one join, not 50 serialisations.
-
-The servicer's streaming methods yield these bytes; :func:`passthrough` is their response serializer.
-
-Watchers are woken at most once per ``wake_interval`` (a few milliseconds): under load the frames of several
-group commits then leave in one message per watcher instead of one each, which is what keeps 50 watchers
-from costing more than the proposals; an idle root wakes them at once.
+Every watcher receives every frame, so a frame's cost is paid once, not per watcher; wake-ups are
+throttled under load (docs/decisions/0010-watcher-wake-ups.md). See docs/root-hive.md#the-grpc-service.
 """
 
 from __future__ import annotations
@@ -57,7 +47,7 @@ def encode_frame(frame: Frame) -> EncodedFrame:
 
 
 def batch_bytes(frames: Sequence[EncodedFrame]) -> bytes:
-    """A serialised ``FrameBatch`` holding ``frames``, in order."""
+    """A serialised ``FrameBatch`` holding ``frames``, in order: the concatenation of their elements."""
     return b"".join(f.element for f in frames)
 
 
