@@ -1,9 +1,7 @@
 """``propose_contract``: an agent proposes a new contract version to the root, as its hive's provider would.
 
-The files are linted before anyone is asked (a contract that would be refused never reaches a person), then
-the call goes through its policy, then to the root (``ProposeContract``), whose negotiation decides like for
-any proposal: accepted, pending a person's approval (a breaking change), or refused with the offending changes.
-The agent reads the outcome. Only the hive's own contracts can be proposed: the root checks the provider.
+Linted before anyone is asked, then the root's negotiation decides as for any proposal.
+See docs/agents.md#tools-confined-to-the-hive.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """``propose_diff``: an agent changes its hive's files only through a unified diff that a person approves.
 
-The diff is parsed and checked against the files before anyone is asked (a diff that does not apply never
-reaches a person), then the tool waits for the approval like any ``ask`` call, then applies it: every file's
-new content is computed first, so a diff that no longer applies (a line it quotes or removes is not where it
-says: the file changed since) writes nothing (``diff.conflict``); then each file is replaced atomically (a
-temporary file renamed over it). ``subhive.toml`` cannot be changed this way: an agent does not edit its own
-permissions.
+Checked before anyone is asked and again before writing, so a diff that does not apply writes nothing
+(``diff.conflict``). See docs/agents.md#changing-files-propose_diff.
 """
 
 from __future__ import annotations

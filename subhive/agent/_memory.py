@@ -1,10 +1,7 @@
-"""A hive's memory of what its agents' actions came to: diffs applied, rejected (and why) or in conflict,
-contracts proposed, turns that stopped early. Later turns get the entries most relevant to their task, within
-a token budget, as a note before the task.
+"""A hive's memory of what its agents' actions came to, kept on its board and given to later turns as a note.
 
-Entries are learnt from the turn's frames (:class:`AgentMemory` is a frame sink) and kept on the hive's board,
-one key each: ``agent-memory.<agent>.<time>-<random>``. Relevance is the share of the task's words an entry
-shares, then recency: plain, predictable, and cheap enough to run at every turn's start.
+Relevance is word overlap, then recency: plain, predictable, and cheap enough for every turn's start.
+See docs/agents.md#memory-of-outcomes.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""``plan``: an agent records its working hypotheses as a tree, each with candidate actions scored by likelihood,
-gain and cost, so a person can audit why it does what it does before an expensive action runs.
-
-The tree is checked (unique ids, parents that exist, no cycle), every action scored ``likelihood * gain / cost``
-and ranked, and the whole plan kept on the hive's board under ``agent-plans.<agent>`` (each revision kept, so
-the board's history is the plan's history); the frames show the call (the tree) and the result (the ranking).
+"""``plan``: an agent records its hypotheses as a tree of scored candidate actions, kept on the hive's board,
+so a person can audit why it does what it does before an expensive action runs.
+See docs/agents.md#tools-confined-to-the-hive.
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
 """A scripted OpenAI-compatible HTTP server: agents and their tests run without a paid model.
 
-Real HTTP on loopback (``127.0.0.1``, port 0), answering ``POST /v1/chat/completions`` from a script of
-:class:`Step`\\ s, one per request, in order: a message, one or several tool calls (arguments may be any text,
-JSON or not), an HTTP error (429, 500, ...), a delay long enough to time a client out. A request that asks for
-``stream: true`` is answered as server-sent events. Every request is recorded (:attr:`ScriptedServer.requests`),
-so tests can check what a client sent, e.g. that each request extends the previous one::
-
-    with ScriptedServer([Step.say("hello")]) as server:
-        client = openai.OpenAI(base_url=server.base_url, api_key="scripted")
-        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
-        assert server.requests[0].body["messages"][0]["content"] == "hi"
-
-The server runs on its own thread, so sync clients, async clients and other processes can all reach it.
+Real HTTP on loopback, one script step per request, every request recorded so tests check what a client sent.
+See docs/agents.md#the-scripted-server-agents-without-a-paid-model.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """An agent as a knowledge source of its hive: a write to a board key its trigger names starts a turn, and a
-request for the contract operation it serves starts one whose answer is the reply.
-
-A hive's knowledge module adds its agents beside its other experts::
-
-    from subhive.agent import agent_sources
-    SOURCES = [Intake(), *agent_sources(__file__)]
-
-The controller runs the turn like any activation (priority, concurrency, escalation). The agent's writes go
-through its ``board_write`` tool, compare-and-set, as it decides; the turn's frames are kept on the board. A
-turn that stops for any reason but an answer raises :class:`AgentStopped`, so the controller retries it once
-and then escalates it to the root like any failing source. Serving an operation, the final answer must be JSON
-valid against the operation's reply schema; a refused answer goes back to the model twice, then the request
-fails (``agent.answer.invalid``): the caller gets ``handler.failed`` and the request is dead-lettered.
+request for the contract operation it serves starts one whose answer is the reply. The controller runs it like
+any source. See docs/agents.md#agents-woken-by-the-board and docs/agents.md#agents-that-serve-an-operation.
 """
 
 from __future__ import annotations
