@@ -1,9 +1,6 @@
 """Events held back because their dead letter could not be kept (the hive's stream full): when each comes
-back, and how many there are, for the heartbeat and ``subhive status`` (decision 0023).
-
-An event is never terminated before its letter is kept, so while the stream is full each such event is
-nak'd and stays pending; once the consumer's ``max_ack_pending`` are all held, nothing new is delivered.
-That is the price of losing nothing; this makes it visible and keeps the retries from hammering the server.
+back, and how many there are, for the heartbeat and ``subhive status``. Nothing is lost, and the wait is
+made visible (docs/decisions/0023-dead-letter-limits.md, docs/bus.md#dead-letters).
 """
 
 from __future__ import annotations

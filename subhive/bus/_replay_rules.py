@@ -1,12 +1,8 @@
 """Where a dead letter may be replayed, and with which headers: never where its stored headers say.
 
-A letter's ``Subhive-Dlq-Subject`` and ``Subhive-Dlq-Headers`` are written by the hive that kept it (its grant
-covers ``subhive.dlq.<hive>.>``), and a replay is sent with the framework's admin connection: trusting them
-would let any hive have the admin publish anywhere (decision 0046). So the target is rebuilt from the
-subject the letter was kept on (``subhive.dlq.<hive>.<contract>.v<major>.<kind>.<member>``: only that hive
-may publish there), it must be something the lock says that hive receives, and the headers are made anew.
-An event goes back to that hive alone, on its :func:`replay_subject` (decision 0047): its bytes are the hive's,
-so they must not reach other consumers as the provider's.
+The hive wrote those headers and the admin connection replays, so the target is rebuilt from the letter's DLQ
+subject and the lock (docs/decisions/0046-replay-only-what-the-hive-receives.md); an event goes back to its
+hive alone (docs/decisions/0047-replayed-events-reach-their-hive-alone.md). See docs/bus.md#dead-letters.
 """
 
 from __future__ import annotations

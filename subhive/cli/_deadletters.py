@@ -1,10 +1,6 @@
 """``subhive deadletters list|show|replay``: the messages hives refused or failed to handle, bytes intact.
 
-Each hive's dead letters are numbered in its own stream: a letter is named ``HIVE:SEQ`` (``backend:12``);
-a bare ``SEQ`` works while only one hive has that number. In a workspace that is up, the bus is the
-workspace's own and the framework's credentials are read from it.
-Elsewhere, ``--server`` (or ``SUBHIVE_NATS_URL``) names the bus, and the credentials come from
-``SUBHIVE_NATS_USER`` / ``SUBHIVE_NATS_PASSWORD`` when the server has users.
+Letters are named ``HIVE:SEQ``; see docs/bus.md#dead-letters for naming, credentials and replay rules.
 """
 
 from __future__ import annotations
