@@ -1,11 +1,6 @@
 """Self-repair by agents: a repair proposal the framework made (the same error twice in a hive) handed to an
-agent of that hive, which looks for the cause in the hive's files and answers with a diff a person approves.
-
-Once the diff is applied the repair is acknowledged at the root with a note naming the agent, the turn and the
-files (``fixed by agent ...``); ``subhive agent run --repair`` then restarts the hive. Whether the fix held is
-judged by whether the error comes back: the same error again becomes a new repair proposal, and a turn on it is
-told which earlier fixes of the same error did not hold. The diff's outcome also lands in the agent's memory
-of outcomes, so later turns hear of it.
+agent of that hive, which answers with a diff a person approves; whether the fix held is judged by whether
+the error comes back. See docs/agents.md#self-repair-subhive-agent-run-hive---repair-r-n.
 """
 
 from __future__ import annotations
