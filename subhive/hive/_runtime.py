@@ -27,6 +27,7 @@ from ._blackboard import KvBlackboard
 from ._board_schema import BoardSchema
 from ._controller import Controller, ControllerConfig, Escalation
 from ._knowledge import Entry
+from ._repairs import RepairHandoff
 from ._sources import GrpcService, check_members, load_bindings, load_knowledge
 
 __all__ = ["HiveContext", "HiveRuntime"]
@@ -105,6 +106,8 @@ class HiveRuntime:
         self._heartbeat: asyncio.Task[None] | None = None
         self._deadlines: dict[str, float] = {}
         self._status_file: Path | None = None
+        #: Set when the hive declares an agent with ``repairs = true`` and has a root (decision 0053).
+        self.repairs: RepairHandoff | None = None
         self.endpoints: list[str] = []
         #: What crossed the hive's boundary, by kind and contract member: "answered notes_api.create_note".
         self.flows: Counter[str] = Counter()
@@ -176,6 +179,9 @@ class HiveRuntime:
             from ..root_hive import RootClient
 
             self._root = RootClient(root_address, token)
+            taker = next((spec.name for spec in manifest.agents if spec.repairs), None)
+            if taker is not None:
+                self.repairs = RepairHandoff(workspace.root, self.hive, taker, root_address)
         self.transport = await NatsTransport.connect(
             endpoint, self.hive, on_repeated_failure=self._report_failure, **self._deadlines
         )
@@ -261,7 +267,7 @@ class HiveRuntime:
     async def _report_failure(self, failure: Failure) -> None:
         if self._root is not None:
             with contextlib.suppress(Exception):
-                await self._root.propose_repair(
+                approval = await self._root.propose_repair(
                     code=failure.repair_code,
                     message=failure.message,
                     contract=failure.contract,
@@ -270,18 +276,26 @@ class HiveRuntime:
                     count=failure.count,
                     sample=failure.sample,
                 )
+                await self._hand_repair(approval, failure.count)
+
+    async def _hand_repair(self, approval: Any, reported: int) -> None:
+        """A new repair proposal goes to the hive's repairing agent, if it declares one (decision 0053)."""
+        if self.repairs is not None and self.repairs.is_new(approval, reported):
+            await self.repairs.hand(approval.id)
 
     async def _escalate(self, escalation: Escalation) -> None:
         log.error("escalating %s of %s: %s", escalation.code, escalation.source, escalation.message)
         if self._root is not None:
             # Not about a contract: the subject is the blackboard key's (the message names the source).
-            await self._root.propose_repair(
+            approval = await self._root.propose_repair(
                 code=escalation.code,
                 message=escalation.message,
                 subject=f"$KV.{kv_bucket(self.hive)}.{escalation.key}",
                 count=escalation.count,
                 sample=escalation.sample,
             )
+            with contextlib.suppress(Exception):
+                await self._hand_repair(approval, escalation.count)
 
     # -- status -------------------------------------------------------------------------------------------
 
@@ -353,6 +367,8 @@ class HiveRuntime:
                 await sub.stop()
         if self.controller is not None:
             await self.controller.stop()
+        if self.repairs is not None:
+            await self.repairs.stop()
         if self.context is not None:
             await self.context.close()
         if self.transport is not None:

@@ -40,6 +40,7 @@ _AGENT_KEYS = (
     "description",
     "approval_timeout",
     "memory_tokens",
+    "repairs",
 )
 _MODEL_KEYS = (
     "name",
@@ -117,6 +118,8 @@ class AgentSpec:
     approval_timeout: float = 300.0
     #: Tokens of the hive's memory of outcomes a turn is given before its task (0: none).
     memory_tokens: int = 800
+    #: The runtime hands this hive's new repair proposals to this agent (one agent per hive; decision 0053).
+    repairs: bool = False
     locations: Mapping[str, Location] = field(default_factory=dict, compare=False, repr=False)
 
     def to_toml(self) -> str:
@@ -128,6 +131,8 @@ class AgentSpec:
             lines.append(f"approval_timeout = {self.approval_timeout!r}")
         if self.memory_tokens != 800:
             lines.append(f"memory_tokens = {self.memory_tokens}")
+        if self.repairs:
+            lines.append("repairs = true")
         lines += ["", f"[agents.{toml_key(self.name)}.model]", f"name = {toml_string(self.model.name)}"]
         defaults = AgentModel(self.model.name)
         for key in _MODEL_KEYS[1:]:
@@ -188,6 +193,14 @@ def read_agents(
         spec = _AgentReader(name, pointer, report, locate, consumes=consumes, provides=provides).read(table)
         if spec is not None:
             found.append(spec)
+    takers = [spec.name for spec in found if spec.repairs]
+    for extra in takers[1:]:
+        report(
+            join_pointer(join_pointer("/agents", extra), "repairs"),
+            "agent.repairs_twice",
+            f"agent {extra}: {takers[0]} already takes this hive's repairs",
+            "one agent per hive takes its repairs: keep repairs = true on one of them",
+        )
     return tuple(found)
 
 
@@ -228,10 +241,30 @@ class _AgentReader:
             )
         wait = self.number(table, self.pointer, "approval_timeout", 300.0, low=1.0)
         memory = self.number(table, self.pointer, "memory_tokens", 800, integer=True, low=0, high=100_000)
+        repairs = self.flag(table, self.pointer, "repairs", False)
+        if repairs and tools.get("propose_diff") != "ask":
+            self.problem(
+                join_pointer(self.pointer, "repairs"),
+                "agent.repair_needs_diff",
+                "an agent that takes repairs must be able to propose a diff",
+                f'give it propose_diff = "ask" in [agents.{self.name}.tools]',
+            )
+        if "repairs" in table:
+            self.locations["repairs"] = self.locate(join_pointer(self.pointer, "repairs"))
         if self.failed or instructions is None or model is None:
             return None
         return AgentSpec(
-            self.name, instructions, model, tools, budgets, trigger, str(description), wait, memory, self.locations
+            self.name,
+            instructions,
+            model,
+            tools,
+            budgets,
+            trigger,
+            str(description),
+            wait,
+            memory,
+            repairs,
+            self.locations,
         )
 
     def unknown(self, table: dict[str, Any], pointer: str, known: tuple[str, ...]) -> None:

@@ -199,3 +199,29 @@ def test_the_memory_budget_is_read_and_checked(tmp_path: Path) -> None:
     assert agent.memory_tokens == 0
     assert load_manifest(write(tmp_path, load_manifest(write(tmp_path, text)).to_toml())).agents == (agent,)
     assert problems(tmp_path, text.replace("= 0", "= -5")) == [("agent.value_invalid", 18, "/agents/a/memory_tokens")]
+
+
+def test_an_agent_may_take_the_hives_repairs(tmp_path: Path) -> None:
+    text = (
+        HEAD
+        + '\n[agents.a]\ninstructions = "a.md"\nmodel = "m"\nrepairs = true\n[agents.a.tools]\npropose_diff = "ask"\n'
+    )
+    (agent,) = load_manifest(write(tmp_path, text)).agents
+    assert agent.repairs is True
+    assert agent.locations["repairs"].line == 18
+    assert load_manifest(write(tmp_path, load_manifest(write(tmp_path, text)).to_toml())).agents == (agent,)
+    assert load_manifest(write(tmp_path, text.replace("repairs = true\n", ""))).agents[0].repairs is False
+    with pytest.raises(ManifestInvalid) as caught:
+        load_manifest(write(tmp_path, text.replace("repairs = true", "repair = true")))
+    [typo] = caught.value.problems
+    assert (typo.code, typo.location.line, typo.location.pointer) == ("agent.unknown_key", 18, "/agents/a/repair")
+    assert typo.hint == "did you mean 'repairs'?"
+    assert problems(tmp_path, text.replace("repairs = true", 'repairs = "yes"')) == [
+        ("agent.value_invalid", 18, "/agents/a/repairs")
+    ]
+    # A repair is answered with a diff: an agent that may not propose one cannot take repairs.
+    assert problems(tmp_path, text.replace('"ask"', '"deny"')) == [("agent.repair_needs_diff", 18, "/agents/a/repairs")]
+    second = (
+        '\n[agents.b]\ninstructions = "b.md"\nmodel = "m"\nrepairs = true\n[agents.b.tools]\npropose_diff = "ask"\n'
+    )
+    assert problems(tmp_path, text + second) == [("agent.repairs_twice", 25, "/agents/b/repairs")]
