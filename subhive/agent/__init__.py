@@ -4,12 +4,14 @@ An agent is declared in its hive's manifest (docs/agents.md). :class:`Agent` run
 conversation with every request, each request an exact extension of the previous one until a compaction;
 :func:`build_agent` gives it the tools its manifest lists, each confined to its hive; :func:`run_hive_turn`
 (``subhive agent run``), :func:`agent_sources` (board keys, served operations) and :class:`AppServer`
-(``subhive agent serve``) start turns; every frame is kept on the hive's board, from which a turn resumes.
+(``subhive agent serve``, on WebSocket through :class:`WebSocketAppServer`) start turns; every frame is kept
+on the hive's board, from which a turn resumes.
 :class:`ScriptedServer` is an OpenAI-compatible server driven by a script, for tests and demos without a
 paid model.
 """
 
 from ._app_server import PROTOCOL_VERSION, AppServer
+from ._app_websocket import TOKEN_FILE, WebSocketAppServer, parse_listen
 from ._approvals import root_approver
 from ._build import build_agent, settings_from_spec
 from ._contracts import contract_tool
@@ -34,6 +36,7 @@ __all__ = [
     "PLAN_PREFIX",
     "POLICIES",
     "PROTOCOL_VERSION",
+    "TOKEN_FILE",
     "TRANSCRIPT_PREFIX",
     "Agent",
     "AgentMemory",
@@ -66,6 +69,7 @@ __all__ = [
     "ToolResult",
     "TurnResult",
     "TurnState",
+    "WebSocketAppServer",
     "agent_sources",
     "apply_patch",
     "board_tools",
@@ -80,6 +84,7 @@ __all__ = [
     "open_client",
     "operation_answer",
     "parse_diff",
+    "parse_listen",
     "pick_agent",
     "plan_tool",
     "rank_plan",

@@ -1,5 +1,6 @@
-"""The agents' app server: JSON-RPC 2.0 over stdio (one JSON message per line) where a client starts turns in a
-workspace's hives, receives every frame as a notification, and answers the approvals the server asks for.
+"""The agents' app server: JSON-RPC 2.0 where a client starts turns in a workspace's hives, receives every frame
+as a notification, and answers the approvals the server asks for. The transport is the caller's: stdio (one
+message per line, ``subhive agent serve``) or WebSocket (one message per text frame, ``_app_websocket``).
 
     client -> server   initialize {}                                   -> {server, version, methods}
                        turn/start {hive, prompt, agent?}               -> {turn, stop, answer}  (when it ends)
@@ -16,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterable, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,8 @@ from ._tools import Approval, ToolCall
 __all__ = ["PROTOCOL_VERSION", "AppServer"]
 
 PROTOCOL_VERSION = "0.1.0"
-Send = Callable[[bytes], Awaitable[None]]
+#: Sends one message (its JSON text); the transport frames it (a line on stdio, a text frame on WebSocket).
+Send = Callable[[str], Awaitable[None]]
 #: JSON-RPC 2.0's own codes, and the one this server uses for a subhive error (its code and hint in data).
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, SUBHIVE_ERROR = -32700, -32600, -32601, -32602, -32000
 
@@ -52,13 +54,13 @@ class AppServer:
         self._tasks: set[asyncio.Task[None]] = set()
         self._done = asyncio.Event()
 
-    async def serve(self, lines: Any, send: Send) -> None:
-        """Answer the messages of ``lines`` (an async iterable of byte lines) through ``send`` until the client
-        says shutdown or closes its side; turns still running are cancelled then."""
+    async def serve(self, messages: AsyncIterable[str | bytes], send: Send) -> None:
+        """Answer ``messages`` (one JSON-RPC message each: a line, a frame) through ``send`` until the client says
+        shutdown or closes its side; turns still running are cancelled then."""
         self._send = send
-        async for line in lines:
-            if line.strip():
-                await self._receive(line)
+        async for text in messages:
+            if text.strip():
+                await self._receive(text)
             if self._done.is_set():
                 break
         for task in list(self._tasks):
@@ -70,13 +72,11 @@ class AppServer:
     async def _write(self, message: dict[str, Any]) -> None:
         if self._send is None:
             raise RuntimeError("AppServer.serve() sets where messages go; nothing can be sent before it")
-        await self._send(
-            json.dumps({"jsonrpc": "2.0", **message}, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-        )
+        await self._send(json.dumps({"jsonrpc": "2.0", **message}, ensure_ascii=False, separators=(",", ":")))
 
-    async def _receive(self, line: bytes) -> None:
+    async def _receive(self, text: str | bytes) -> None:
         try:
-            message = json.loads(line)
+            message = json.loads(text)
         except ValueError as exc:
             await self._write({"id": None, "error": {"code": PARSE_ERROR, "message": f"not JSON: {exc}"}})
             return

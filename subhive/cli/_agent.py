@@ -128,25 +128,41 @@ def agent_serve(
     workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")] = Path(
         "."
     ),
+    listen: Annotated[
+        str | None,
+        typer.Option(
+            "--listen",
+            help="Serve WebSocket on ws://HOST:PORT (loopback only; port 0 picks one) instead of stdin/stdout.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Serve the agents' app server on stdin/stdout: JSON-RPC 2.0, one message per line. A client starts turns
-    (turn/start), receives their frames (turn/frame) and answers approvals (approval/request).
+    """Serve the agents' app server: JSON-RPC 2.0 on stdin/stdout, one message per line, or with --listen on
+    WebSocket, one message per text frame. A client starts turns (turn/start), receives their frames
+    (turn/frame) and answers approvals (approval/request).
 
-    Example: subhive agent serve -C shop
+    With --listen it prints the URL it listens on and serves until interrupted (Ctrl-C or SIGTERM); a client
+    sends "Authorization: Bearer TOKEN", the token in the workspace's .subhive/app-server.json (0600).
+
+    Example: subhive agent serve -C shop --listen ws://127.0.0.1:0
     """
-    from ..agent import AppServer
+    from ..agent import AppServer, parse_listen
     from ..up import framework_endpoint
     from ..workspace import find_root
 
     root = find_root(workspace)
+    if listen is not None:
+        host, port = parse_listen(listen)  # before anything starts: a bad address is exit 2, nothing to undo
+        asyncio.run(_serve_websocket(root, host, port))
+        return
 
     async def serve() -> None:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader()
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
 
-        async def send(data: bytes) -> None:
-            sys.stdout.buffer.write(data)
+        async def send(message: str) -> None:
+            sys.stdout.buffer.write(message.encode("utf-8") + b"\n")
             sys.stdout.buffer.flush()
 
         client = await _root_client(root)
@@ -157,6 +173,38 @@ def agent_serve(
                 await client.close()
 
     asyncio.run(serve())
+
+
+async def _serve_websocket(root: Path, host: str, port: int) -> None:
+    """The app server on WebSocket until SIGINT or SIGTERM: one session per connection, sharing the root client."""
+    import signal
+
+    from ..agent import AppServer, WebSocketAppServer
+    from ..up import framework_endpoint
+
+    client = await _root_client(root)
+    try:
+        server = await WebSocketAppServer.start(
+            root,
+            host=host,
+            port=port,
+            session=lambda: AppServer(root, endpoint=framework_endpoint(root), root=client),
+        )
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        # The URL first and alone on stdout, so whatever started the server reads it before anything else.
+        sys.stdout.write(f"app server listening on {server.url}\n")
+        sys.stdout.flush()
+        err_console.print(f"token in {escape(str(server.token_file))}; Ctrl-C stops")
+        try:
+            await stop.wait()
+        finally:
+            await server.stop()
+    finally:
+        if client is not None:
+            await client.close()
 
 
 async def _root_client(workspace: Path) -> Any:
