@@ -1,13 +1,9 @@
 """Language-model agents in hives: a stateless, prefix-stable loop over any OpenAI-compatible endpoint.
 
-An agent is declared in its hive's manifest (docs/agents.md). :class:`Agent` runs its loop: the whole
-conversation with every request, each request an exact extension of the previous one until a compaction;
-:func:`build_agent` gives it the tools its manifest lists, each confined to its hive; :func:`run_hive_turn`
-(``subhive agent run``), :func:`agent_sources` (board keys, served operations) and :class:`AppServer`
-(``subhive agent serve``, on WebSocket through :class:`WebSocketAppServer`) start turns; every frame is kept
-on the hive's board, from which a turn resumes.
-:class:`ScriptedServer` is an OpenAI-compatible server driven by a script, for tests and demos without a
-paid model.
+:class:`Agent` runs the loop; :func:`build_agent` gives it its manifest's tools, confined to its hive;
+:func:`run_hive_turn` (``subhive agent run``), :func:`agent_sources` (board keys, served operations) and
+:class:`AppServer`/:class:`WebSocketAppServer` (``subhive agent serve``) start turns, whose frames are kept on
+the hive's board. :class:`ScriptedServer` stands in for a paid model. See docs/agents.md.
 """
 
 from ._app_server import PROTOCOL_VERSION, AppServer

@@ -1,15 +1,6 @@
-"""The agents' app server: JSON-RPC 2.0 where a client starts turns in a workspace's hives, receives every frame
-as a notification, and answers the approvals the server asks for. The transport is the caller's: stdio (one
-message per line, ``subhive agent serve``) or WebSocket (one message per text frame, ``_app_websocket``).
-
-    client -> server   initialize {}                                   -> {server, version, methods}
-                       turn/start {hive, prompt, agent?}               -> {turn, stop, answer}  (when it ends)
-                       shutdown {}                                     -> {}                   (then it exits)
-    server -> client   turn/frame {frame}                              (a notification, every step)
-                       approval/request {call: {id, name, arguments}}  -> {decision: accept|decline, reason?}
-
-Turns run concurrently; a turn waiting for an approval never blocks the others or the server. The message
-schemas are a contract: ``contracts/agent-app-server/0.1.0`` (docs/agents.md, "The app server").
+"""The agents' app server: JSON-RPC 2.0 where a client starts turns in a workspace's hives, follows every frame
+and answers approvals; each transport (stdio, WebSocket in ``_app_websocket``) only frames the messages.
+Schemas: ``contracts/agent-app-server/0.1.0``; see docs/agents.md#the-app-server.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """The app server over WebSocket: one JSON-RPC message per text frame, one :class:`AppServer` session per
-connection, on loopback only, and a bearer token on the opening handshake (decision 0052).
-
-    server = await WebSocketAppServer.start(workspace, host="127.0.0.1", port=0, session=lambda: AppServer(ws))
-    server.url            # ws://127.0.0.1:PORT
-    server.token_file     # .subhive/app-server.json: {"url", "token", "pid"}, 0600
-    await server.stop()
-
-A client sends ``Authorization: Bearer <token>``; without it, or with another token, the handshake is refused
-with 401 before any message is read.
+connection, on loopback only, with a bearer token on the opening handshake
+(docs/decisions/0052-app-server-websocket-loopback-bearer-token.md, docs/agents.md#over-websocket).
 """
 
 from __future__ import annotations
@@ -67,7 +60,12 @@ def _bad_listen(url: str, why: str) -> InputError:
 
 
 class WebSocketAppServer:
-    """A listening WebSocket server; :meth:`start` makes one, :meth:`stop` closes it and its connections."""
+    """A listening WebSocket server; :meth:`start` makes one, :meth:`stop` closes it and its connections.
+
+    server = await WebSocketAppServer.start(workspace, host="127.0.0.1", port=0, session=lambda: AppServer(ws))
+    server.url            # ws://127.0.0.1:PORT
+    server.token_file     # .subhive/app-server.json: {"url", "token", "pid"}, 0600
+    """
 
     def __init__(self, server: Server, url: str, token_file: Path, token: str) -> None:
         self._server = server
