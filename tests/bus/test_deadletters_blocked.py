@@ -7,6 +7,7 @@ status` say how many are held, and once the stream has room they are kept and te
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import nats
@@ -54,13 +55,12 @@ def test_events_wait_for_room_in_a_full_dead_letter_stream_and_say_so(
             runtime = HiveRuntime("web")
             runtime.transport = web
             beat = runtime.status()["bus"]
-            info = await js.consumer_info(event_stream("loose", 1), durable_name("web", "loose", 1, "noted"))
-            pending = info.num_ack_pending
+            # Acks travel after the handler returns: wait until the server has the handled event's.
+            pending = await _settled(js, 3)
             await js.purge_stream(dlq_stream("web"))  # room again
             await until(lambda: web.stats.dead_letter_blocked == 0 and web.stats.dead_lettered == 3, timeout=10)
             kept = await letters(server, "web")
-            info = await js.consumer_info(event_stream("loose", 1), durable_name("web", "loose", 1, "noted"))
-            return bool(held), beat, pending, list(handled), info.num_ack_pending, kept
+            return bool(held), beat, pending, list(handled), await _settled(js, 0), kept
         finally:
             await web.close()
             await backend.close()
@@ -74,6 +74,18 @@ def test_events_wait_for_room_in_a_full_dead_letter_stream_and_say_so(
     assert handled_events == [{"n": 1}]  # the events behind them went on
     assert pending_after == 0
     assert [(d.code, d.data) for d in kept] == [("payload.malformed", b"not json")] * 3
+
+
+async def _settled(js: Any, expected: int, timeout: float = 10.0) -> int:
+    """The consumer's unacknowledged count once it is ``expected`` (or its last value after ``timeout``):
+    acks and terminations reach the server after the transport's call returns."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        info = await js.consumer_info(event_stream("loose", 1), durable_name("web", "loose", 1, "noted"))
+        pending = int(info.num_ack_pending or 0)
+        if pending == expected or asyncio.get_running_loop().time() > deadline:
+            return pending
+        await asyncio.sleep(0.02)
 
 
 def test_status_names_the_held_events() -> None:
