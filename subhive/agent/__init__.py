@@ -13,6 +13,7 @@ from ._build import build_agent, settings_from_spec
 from ._contracts import contract_tool
 from ._conversation import COMPACTION_PROMPT, Conversation, TurnState
 from ._diffs import apply_patch, diff_tool, parse_diff
+from ._escalate import escalate_stop, stop_subject
 from ._files import FileSlice, file_tools
 from ._hive_tools import board_tools, contract_tool_name, contract_tools
 from ._hive_turn import TRANSCRIPT_PREFIX, BoardTranscript, pick_agent, run_hive_turn, transcript_key
@@ -74,6 +75,7 @@ __all__ = [
     "contract_tool_name",
     "contract_tools",
     "diff_tool",
+    "escalate_stop",
     "estimate_tokens",
     "file_tools",
     "memory_note",
@@ -91,5 +93,6 @@ __all__ = [
     "schema_object",
     "select_memories",
     "settings_from_spec",
+    "stop_subject",
     "transcript_key",
 ]

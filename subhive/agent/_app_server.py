@@ -8,16 +8,20 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 from collections.abc import AsyncIterable, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from ..errors import SubhiveError
+from ._escalate import escalate_stop
 from ._hive_turn import run_hive_turn
-from ._loop import Frame
+from ._loop import Frame, TurnResult
 from ._tools import Approval, ToolCall
 
 __all__ = ["PROTOCOL_VERSION", "AppServer"]
+
+log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = "0.1.0"
 #: Sends one message (its JSON text); the transport frames it (a line on stdio, a text frame on WebSocket).
@@ -144,7 +148,25 @@ class AppServer:
             root=self.root,
             client=self.client,
         )
+        if not result.stop.normal:
+            await self._escalate(hive, result)
         return {"turn": result.turn, "stop": result.stop.to_dict(), "answer": result.answer}
+
+    async def _escalate(self, hive: str, result: TurnResult) -> None:
+        """An abnormal stop becomes a repair at the root (decision 0055) before the client hears of it, so a
+        client that sees the stop finds the repair; without a root it is only logged, and the client still
+        gets its stop."""
+        if self.root is None:
+            log.warning("turn %s stopped (%s); no root to escalate it to", result.turn, result.stop.code)
+            return
+        try:
+            repair = await escalate_stop(self.root, hive, result)
+        except Exception as exc:  # the root went away: the turn's stop still goes to the client
+            log.warning(
+                "turn %s stopped (%s); the root did not take the repair: %s", result.turn, result.stop.code, exc
+            )
+            return
+        log.info("turn %s stopped (%s): escalated as %s", result.turn, result.stop.code, repair.id)
 
     async def _ask(self, call: ToolCall) -> Approval:
         """Send ``approval/request`` and wait for the client's decision (the tool box bounds the wait)."""

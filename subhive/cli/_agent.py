@@ -2,7 +2,8 @@
 
 With the tree up (``subhive up``), the turn's tools reach the hive's board and consumed contracts and its
 frames are kept on the hive's board; without it, only the file tools work. Exit 0 when the model answered,
-1 when the turn stopped for another reason (a budget, a loop, the endpoint), 2 for bad input.
+1 when the turn stopped for another reason (a budget, a loop, the endpoint; that stop is also escalated to the
+root as a repair, decision 0055), 2 for bad input.
 """
 
 from __future__ import annotations
@@ -89,30 +90,36 @@ def agent_run(
     async def go() -> TurnResult:
         client = None if approver is not None and repair is None else await _root_client(root)
         try:
-            if repair is not None:
-                if client is None:
-                    raise InputError(
-                        "repairs are kept by the root, which is not running",
-                        code="agent.no_root",
-                        hint="start the tree: subhive up --detach",
-                    )
-                return await repair_turn(
-                    root, hive, repair, root=client, agent=agent, endpoint=endpoint, on_frame=show, approver=approver
-                )
-            return await run_hive_turn(
-                root,
-                hive,
-                prompt,
-                agent=agent,
-                endpoint=endpoint,
-                on_frame=show,
-                approver=approver,
-                root=client,
-                resume=resume,
-            )
+            result = await turn(client)
+            if not result.stop.normal:
+                await _escalate(root, hive, result, client)
+            return result
         finally:
             if client is not None:
                 await client.close()
+
+    async def turn(client: Any) -> TurnResult:
+        if repair is not None:
+            if client is None:
+                raise InputError(
+                    "repairs are kept by the root, which is not running",
+                    code="agent.no_root",
+                    hint="start the tree: subhive up --detach",
+                )
+            return await repair_turn(
+                root, hive, repair, root=client, agent=agent, endpoint=endpoint, on_frame=show, approver=approver
+            )
+        return await run_hive_turn(
+            root,
+            hive,
+            prompt,
+            agent=agent,
+            endpoint=endpoint,
+            on_frame=show,
+            approver=approver,
+            root=client,
+            resume=resume,
+        )
 
     result = asyncio.run(go())
     if not result.stop.normal:
@@ -205,6 +212,27 @@ async def _serve_websocket(root: Path, host: str, port: int) -> None:
     finally:
         if client is not None:
             await client.close()
+
+
+async def _escalate(workspace: Path, hive: str, result: TurnResult, client: Any) -> None:
+    """Report the turn's abnormal stop to the root as a repair (decision 0055), with the client the turn used or
+    one made for it; where no root answers, say so once on stderr. The exit code stays the turn's."""
+    from ..agent import escalate_stop
+
+    reporter = client if client is not None else await _root_client(workspace)
+    where = f"turn {result.turn} stopped ({result.stop.code})"
+    if reporter is None:
+        err_console.print(f"[yellow]{escape(where)}; the root is not reachable, so it is not escalated[/]")
+        return
+    try:
+        repair = await escalate_stop(reporter, hive, result)
+    except Exception as exc:  # the root went away mid-way: the turn's own stop is what the caller must see
+        err_console.print(f"[yellow]{escape(where)}; the root did not take the repair: {escape(str(exc))}[/]")
+    else:
+        err_console.print(f"[dim]{escape(where)}: escalated to the root as repair {escape(repair.id)}[/]")
+    finally:
+        if reporter is not client:
+            await reporter.close()
 
 
 async def _root_client(workspace: Path) -> Any:
