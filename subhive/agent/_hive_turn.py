@@ -12,11 +12,12 @@ from ..bus import BusEndpoint, NatsTransport
 from ..errors import InputError, Location
 from ..hive import BoardSchema, KvBlackboard
 from ..runtime import ContractBinding
-from ..workspace import AGENT_TOOLS, AgentSpec, SubhiveManifest, open_workspace
+from ..workspace import AGENT_TOOLS, AgentSpec, SubhiveManifest, Workspace, open_workspace
 from ._approvals import root_approver
 from ._build import build_agent
 from ._loop import Frame, FrameSink, TurnResult
 from ._memory import AgentMemory
+from ._report import RootReporter
 from ._tools import Approver
 
 __all__ = ["TRANSCRIPT_PREFIX", "BoardTranscript", "pick_agent", "run_hive_turn", "transcript_key"]
@@ -156,6 +157,44 @@ async def run_hive_turn(
     turn = resume or uuid.uuid4().hex[:12]
     if approver is None and root is not None:
         approver = root_approver(root, agent=spec.name, turn=turn, hive=hive)
+    # With the root (the admin's token, naming the hive), the root's event stream shows every step too.
+    reporter = RootReporter(root, agent=spec.name, hive=hive) if root is not None else None
+    try:
+        return await _run(
+            ws,
+            spec,
+            prompt,
+            hive_dir=hive_dir,
+            manifest=manifest,
+            endpoint=endpoint,
+            on_frame=sinks(on_frame, reporter),
+            approver=approver,
+            client=client,
+            turn=turn,
+            root=root,
+            resume=resume,
+        )
+    finally:
+        if reporter is not None:
+            await reporter.close()
+
+
+async def _run(
+    ws: Workspace,
+    spec: AgentSpec,
+    prompt: str,
+    *,
+    hive_dir: Path,
+    manifest: SubhiveManifest,
+    endpoint: BusEndpoint | None,
+    on_frame: FrameSink | None,
+    approver: Approver | None,
+    client: Any,
+    turn: str,
+    root: Any,
+    resume: str | None,
+) -> TurnResult:
+    hive = manifest.name
     needs_bus = sorted(t for t in spec.tools if t not in _LOCAL_TOOLS)
     if endpoint is None:
         if resume:

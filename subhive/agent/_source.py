@@ -22,6 +22,7 @@ from ._build import build_agent
 from ._hive_turn import BoardTranscript, load_bindings, sinks
 from ._loop import Stop
 from ._memory import AgentMemory
+from ._report import RootReporter
 from ._tools import Approver, ToolError
 
 __all__ = ["AgentSource", "AgentStopped", "agent_sources", "operation_answer"]
@@ -115,21 +116,30 @@ class AgentSource:
             check = operation_answer(binding, operation)
             prompt = self.request_prompt(binding, operation, entry.value)
         memory = AgentMemory(transcript.board, self.spec.name)
+        # Under `subhive up` the root's event stream shows every step too (the hive's own token).
+        root = getattr(ctx, "root", None)
+        reporter = RootReporter(root, agent=self.spec.name) if root is not None else None
         try:
             if resume:
                 result = await agent.resume_turn(
-                    turn, resume, on_frame=sinks(transcript, memory), answer_check=check, answer_retries=ANSWER_RETRIES
+                    turn,
+                    resume,
+                    on_frame=sinks(transcript, memory, reporter),
+                    answer_check=check,
+                    answer_retries=ANSWER_RETRIES,
                 )
             else:
                 result = await agent.run_turn(
                     prompt,
-                    on_frame=sinks(transcript, memory),
+                    on_frame=sinks(transcript, memory, reporter),
                     answer_check=check,
                     answer_retries=ANSWER_RETRIES,
                     turn_id=turn,
                     context=await memory.recall(prompt, self.spec.memory_tokens),
                 )
         finally:
+            if reporter is not None:
+                await reporter.close()
             await agent.close()
         if not result.stop.normal:
             raise AgentStopped(self.spec.name, result.stop, entry.key)

@@ -12,6 +12,7 @@ from ._lock import LOCK_FILE, Lock, LockEntry, contract_hash
 from ._lock_check import LockInconsistent, check_lock
 from ._log import Frame
 from ._model import (
+    AgentStep,
     Approval,
     ContractInfo,
     Endpoint,
@@ -27,6 +28,7 @@ __all__ = [
     "ADMIN_TOKEN_FILE",
     "LOCK_FILE",
     "TOKENS_DIR",
+    "AgentStep",
     "AlreadyDecided",
     "Approval",
     "Conflict",

@@ -20,6 +20,7 @@ from ..semver import Version
 from . import _status
 from ._log import Frame
 from ._model import (
+    AgentStep,
     Approval,
     ContractInfo,
     Endpoint,
@@ -245,6 +246,28 @@ class RootClient:
                 ),
             )
         )
+
+    async def report_frames(self, steps: Sequence[AgentStep], *, hive: str | None = None) -> tuple[int, int]:
+        """Put this hive's agent ``steps`` on the root's event stream as frames ``agent.<kind>``, in order (hive
+        token; the admin names ``hive``); return the first and last frame's seq (root-hive 1.4.0).
+
+        >>> await backend.report_frames([AgentStep("helper", "t1", 1, "turn.started", "{}", time.time())])
+        ... # doctest: +SKIP
+        (42, 42)
+        """
+        reply = await self._unary(
+            self._stub.ReportFrames,
+            pb.ReportFramesRequest(
+                hive=hive or "",
+                steps=[
+                    pb.AgentStep(
+                        agent=s.agent, turn=s.turn, step=s.step, kind=s.kind, data_json=s.data_json, time=s.time
+                    )
+                    for s in steps
+                ],
+            ),
+        )
+        return int(reply.first_seq), int(reply.last_seq)
 
     async def register_endpoint(
         self, contract: str, major: int, address: str, *, services: Sequence[str] = (), on_behalf_of: str | None = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
+from ._agent_frames import AgentFrames
 from ._approvals import Approvals
 from ._auth import Authentication
 from ._endpoint_calls import EndpointCalls
@@ -35,6 +36,7 @@ class RootHive(
     EndpointCalls,
     Views,
     ToolCalls,
+    AgentFrames,
 ):
     """The root's state and rules. Open with :meth:`open`; close with :meth:`close` (or ``with``)."""
 

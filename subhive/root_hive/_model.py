@@ -15,6 +15,7 @@ from ..semver import Version
 from ._errors import Conflict
 
 __all__ = [
+    "AgentStep",
     "Approval",
     "ContractInfo",
     "Endpoint",
@@ -32,6 +33,19 @@ ApprovalStatus = Literal["pending", "approved", "rejected"]
 VersionStatus = Literal["active", "superseded", "retired"]
 #: What an approval is about: a contract version waiting to be published, or a repair a hive reported.
 ApprovalKind = Literal["contract", "repair", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentStep:
+    """One step of an agent's turn as its hive reports it (root-hive 1.4.0, ``ReportFrames``):
+    ``AgentStep("helper", "t1", 1, "turn.started", '{"prompt": "hi"}', 1.7e9)``; ``step`` counts from 1."""
+
+    agent: str
+    turn: str
+    step: int
+    kind: str
+    data_json: str
+    time: float
 
 
 @dataclass(frozen=True, slots=True)

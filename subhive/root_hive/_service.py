@@ -24,7 +24,7 @@ from grpc_reflection.v1alpha import reflection
 
 from ..errors import InputError, Problem
 from ._errors import Conflict, PermissionDenied, Unauthenticated
-from ._model import Approval, ContractInfo, Endpoint, HiveStatus, ProposalOutcome
+from ._model import AgentStep, Approval, ContractInfo, Endpoint, HiveStatus, ProposalOutcome
 from ._proto import root_hive_pb2 as pb
 from ._proto import root_hive_pb2_grpc as pb_grpc
 from ._status import STATUS_OF, abort_with, error_details
@@ -369,6 +369,26 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
                     call_id=request.call_id,
                 )
             )
+
+        return await self._do(context, op)
+
+    async def ReportFrames(
+        self, request: pb.ReportFramesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ReportFramesReply:
+        steps = [AgentStep(s.agent, s.turn, s.step, s.kind, s.data_json, s.time) for s in request.steps]
+
+        def op(caller: Caller) -> pb.ReportFramesReply:
+            if caller.admin and not request.hive:
+                raise InputError(
+                    "the admin reports an agent's steps for a hive: name it in hive", code="agent_frames.no_hive"
+                )
+            if not caller.admin and request.hive and request.hive != caller.name:
+                raise PermissionDenied(
+                    f"hive {caller.name!r} may not report steps as {request.hive!r}: a hive reports its own agents",
+                    code="auth.not_self",
+                )
+            frames = self.root.report_frames(request.hive or caller.name, steps)
+            return pb.ReportFramesReply(first_seq=frames[0].seq, last_seq=frames[-1].seq)
 
         return await self._do(context, op)
 

@@ -1,4 +1,4 @@
-# Generated from contracts/root-hive/1.3.0/root_hive.proto; do not edit.
+# Generated from contracts/root-hive/1.4.0/root_hive.proto; do not edit.
 # Regenerate with: python -m subhive.root_hive._proto._generate
 # ruff: noqa
 # mypy: disable-error-code="unused-ignore,overload-cannot-match"
@@ -1073,3 +1073,95 @@ class ProposeToolCallRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ProposeToolCallRequest: _TypeAlias = ProposeToolCallRequest
+
+@_typing.final
+class ReportFramesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HIVE_FIELD_NUMBER: _builtins.int
+    STEPS_FIELD_NUMBER: _builtins.int
+    hive: _builtins.str
+    """empty: the calling hive; the admin must name one"""
+    @_builtins.property
+    def steps(self) -> _containers.RepeatedCompositeFieldContainer[Global___AgentStep]:
+        """in the order they happened; at least one"""
+
+    def __init__(
+        self,
+        *,
+        hive: _builtins.str = ...,
+        steps: _abc.Iterable[Global___AgentStep] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hive", b"hive", "steps", b"steps"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReportFramesRequest: _TypeAlias = ReportFramesRequest
+
+@_typing.final
+class AgentStep(_message.Message):
+    """One step of an agent's turn (1.4.0), as the agent loop made it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AGENT_FIELD_NUMBER: _builtins.int
+    TURN_FIELD_NUMBER: _builtins.int
+    STEP_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    DATA_JSON_FIELD_NUMBER: _builtins.int
+    TIME_FIELD_NUMBER: _builtins.int
+    agent: _builtins.str
+    """the agent, as its hive's manifest names it"""
+    turn: _builtins.str
+    """the turn's id"""
+    step: _builtins.int
+    """the step's number within the turn, from 1"""
+    kind: _builtins.str
+    """turn.started, model.request, model.reply, tool.call, tool.result, approval.waiting, ..."""
+    data_json: _builtins.str
+    """the step's data as a JSON object"""
+    time: _builtins.float
+    """when it happened, seconds since the epoch"""
+    def __init__(
+        self,
+        *,
+        agent: _builtins.str = ...,
+        turn: _builtins.str = ...,
+        step: _builtins.int = ...,
+        kind: _builtins.str = ...,
+        data_json: _builtins.str = ...,
+        time: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent", b"agent", "data_json", b"data_json", "kind", b"kind", "step", b"step", "time", b"time", "turn", b"turn"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AgentStep: _TypeAlias = AgentStep
+
+@_typing.final
+class ReportFramesReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FIRST_SEQ_FIELD_NUMBER: _builtins.int
+    LAST_SEQ_FIELD_NUMBER: _builtins.int
+    first_seq: _builtins.int
+    """the seq of the first step's frame"""
+    last_seq: _builtins.int
+    """and of the last: the frames are consecutive"""
+    def __init__(
+        self,
+        *,
+        first_seq: _builtins.int = ...,
+        last_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["first_seq", b"first_seq", "last_seq", b"last_seq"]
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReportFramesReply: _TypeAlias = ReportFramesReply

@@ -1,4 +1,4 @@
-# Generated from contracts/root-hive/1.3.0/root_hive.proto; do not edit.
+# Generated from contracts/root-hive/1.4.0/root_hive.proto; do not edit.
 # Regenerate with: python -m subhive.root_hive._proto._generate
 # ruff: noqa
 # mypy: disable-error-code="unused-ignore,overload-cannot-match"
@@ -117,6 +117,11 @@ class RootHiveStub:
                 '/subhive.root.v1.RootHive/ProposeToolCall',
                 request_serializer=root__hive__pb2.ProposeToolCallRequest.SerializeToString,
                 response_deserializer=root__hive__pb2.Approval.FromString,
+                _registered_method=True)
+        self.ReportFrames = channel.unary_unary(
+                '/subhive.root.v1.RootHive/ReportFrames',
+                request_serializer=root__hive__pb2.ReportFramesRequest.SerializeToString,
+                response_deserializer=root__hive__pb2.ReportFramesReply.FromString,
                 _registered_method=True)
 
 
@@ -242,6 +247,16 @@ class RootHiveServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReportFrames(self, request, context):
+        """Added in 1.4.0: an agent's steps (request, reply, tool call, tool result, approval wait, compaction, stop)
+        become frames of kind "agent.<step kind>" on the event stream, in the order given, one seq each. The whole
+        batch is one group commit (one fsync), so an agent sends steps in batches. A hive reports for itself only
+        (the admin names the hive). At most 256 steps per call, each step's data_json at most 64 KiB.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RootHiveServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -324,6 +339,11 @@ def add_RootHiveServicer_to_server(servicer, server):
                     servicer.ProposeToolCall,
                     request_deserializer=root__hive__pb2.ProposeToolCallRequest.FromString,
                     response_serializer=root__hive__pb2.Approval.SerializeToString,
+            ),
+            'ReportFrames': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReportFrames,
+                    request_deserializer=root__hive__pb2.ReportFramesRequest.FromString,
+                    response_serializer=root__hive__pb2.ReportFramesReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -758,6 +778,33 @@ class RootHive:
             '/subhive.root.v1.RootHive/ProposeToolCall',
             root__hive__pb2.ProposeToolCallRequest.SerializeToString,
             root__hive__pb2.Approval.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReportFrames(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/subhive.root.v1.RootHive/ReportFrames',
+            root__hive__pb2.ReportFramesRequest.SerializeToString,
+            root__hive__pb2.ReportFramesReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,4 +1,4 @@
-# Generated from contracts/root-hive/1.3.0/root_hive.proto; do not edit.
+# Generated from contracts/root-hive/1.4.0/root_hive.proto; do not edit.
 # Regenerate with: python -m subhive.root_hive._proto._generate
 # ruff: noqa
 # mypy: disable-error-code="unused-ignore,overload-cannot-match"
@@ -89,6 +89,12 @@ class RootHiveStub:
     becomes an approval of kind "tool" (id t-N) with the exact arguments; the hive polls GetApproval for the
     decision. A hive asks for itself only (the admin names the hive).
     """
+    ReportFrames: _grpc.UnaryUnaryMultiCallable[_root_hive_pb2.ReportFramesRequest, _root_hive_pb2.ReportFramesReply]
+    """Added in 1.4.0: an agent's steps (request, reply, tool call, tool result, approval wait, compaction, stop)
+    become frames of kind "agent.<step kind>" on the event stream, in the order given, one seq each. The whole
+    batch is one group commit (one fsync), so an agent sends steps in batches. A hive reports for itself only
+    (the admin names the hive). At most 256 steps per call, each step's data_json at most 64 KiB.
+    """
 
 @_typing.type_check_only
 class RootHiveAsyncStub(RootHiveStub):
@@ -136,6 +142,12 @@ class RootHiveAsyncStub(RootHiveStub):
     """Added in 1.3.0: an agent of a hive asks a person before it runs a tool whose policy is "ask". The call
     becomes an approval of kind "tool" (id t-N) with the exact arguments; the hive polls GetApproval for the
     decision. A hive asks for itself only (the admin names the hive).
+    """
+    ReportFrames: _aio.UnaryUnaryMultiCallable[_root_hive_pb2.ReportFramesRequest, _root_hive_pb2.ReportFramesReply]  # type: ignore[assignment]
+    """Added in 1.4.0: an agent's steps (request, reply, tool call, tool result, approval wait, compaction, stop)
+    become frames of kind "agent.<step kind>" on the event stream, in the order given, one seq each. The whole
+    batch is one group commit (one fsync), so an agent sends steps in batches. A hive reports for itself only
+    (the admin names the hive). At most 256 steps per call, each step's data_json at most 64 KiB.
     """
 
 class RootHiveServicer(metaclass=_abc_1.ABCMeta):
@@ -277,6 +289,18 @@ class RootHiveServicer(metaclass=_abc_1.ABCMeta):
         """Added in 1.3.0: an agent of a hive asks a person before it runs a tool whose policy is "ask". The call
         becomes an approval of kind "tool" (id t-N) with the exact arguments; the hive polls GetApproval for the
         decision. A hive asks for itself only (the admin names the hive).
+        """
+
+    @_abc_1.abstractmethod
+    def ReportFrames(
+        self,
+        request: _root_hive_pb2.ReportFramesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_root_hive_pb2.ReportFramesReply, _abc.Awaitable[_root_hive_pb2.ReportFramesReply]]:
+        """Added in 1.4.0: an agent's steps (request, reply, tool call, tool result, approval wait, compaction, stop)
+        become frames of kind "agent.<step kind>" on the event stream, in the order given, one seq each. The whole
+        batch is one group commit (one fsync), so an agent sends steps in batches. A hive reports for itself only
+        (the admin names the hive). At most 256 steps per call, each step's data_json at most 64 KiB.
         """
 
 def add_RootHiveServicer_to_server(servicer: RootHiveServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
