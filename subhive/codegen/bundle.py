@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._source import SourceDocument
-from ..contract import Contract, RefSite, SchemaDocuments, SchemaRef, Target
+from ..contract import (
+    SUBSCHEMA_KEYWORDS,
+    SUBSCHEMA_LIST_KEYWORDS,
+    Contract,
+    RefSite,
+    SchemaDocuments,
+    SchemaRef,
+    Target,
+)
 
 __all__ = ["DRAFT_2020_12", "ContractBundle", "bundle", "bundle_contract"]
 
@@ -19,23 +27,9 @@ DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 # Keywords whose value is one subschema, a map of subschemas, or a list of subschemas (draft 2020-12).
 # Everything else (enum, const, default, examples...) is data, where a "$ref" key is just a key.
-_ONE = frozenset(
-    {
-        "additionalProperties",
-        "propertyNames",
-        "items",
-        "contains",
-        "not",
-        "if",
-        "then",
-        "else",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "contentSchema",
-    }
-)
+_ONE = frozenset(SUBSCHEMA_KEYWORDS)
 _MAP = frozenset({"properties", "patternProperties", "dependentSchemas"})
-_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_LIST = frozenset(SUBSCHEMA_LIST_KEYWORDS)
 # Dropped from copies: identifiers whose work (being found by a $ref) is done once refs are rewritten, and
 # definition containers, whose members are copied into the bundle's $defs when (and only when) referenced.
 _DROPPED = frozenset({"$id", "$anchor", "$dynamicAnchor", "$schema", "$defs", "definitions"})

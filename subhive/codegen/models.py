@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..contract import SUBSCHEMA_KEYWORDS, SUBSCHEMA_LIST_KEYWORDS
 from .bundle import ContractBundle
 
 __all__ = ["GeneratedModels", "contract_models"]
@@ -30,21 +31,9 @@ _LOOSE = {
     "uniqueItems": "'uniqueItems'",
     "$dynamicRef": "'$dynamicRef'",
 }
-_ONE = (
-    "additionalProperties",
-    "propertyNames",
-    "items",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentSchema",
-)
+_ONE = SUBSCHEMA_KEYWORDS
 _MAP = ("properties", "patternProperties", "dependentSchemas")
-_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
+_LIST = SUBSCHEMA_LIST_KEYWORDS
 _NOTE_WIDTH = 116  # generated code is checked with a 120-column limit
 
 

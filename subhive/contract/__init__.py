@@ -9,10 +9,20 @@ True
 """
 
 from ._model import Contract, Event, GrpcSpec, Operation, SchemaRef
-from ._refs import RefResolver, RefSite, SchemaDocuments, Target, resolve_pointer
+from ._refs import (
+    SUBSCHEMA_KEYWORDS,
+    SUBSCHEMA_LIST_KEYWORDS,
+    RefResolver,
+    RefSite,
+    SchemaDocuments,
+    Target,
+    resolve_pointer,
+)
 from .lint import LintResult, lint_contract, lint_paths, load_contract, load_contract_files, load_schema_file
 
 __all__ = [
+    "SUBSCHEMA_KEYWORDS",
+    "SUBSCHEMA_LIST_KEYWORDS",
     "Contract",
     "Event",
     "GrpcSpec",

@@ -19,9 +19,9 @@ from ._files import DiskFiles, FileSource
 
 __all__ = ["DocumentIndex", "RefResolver", "RefSite", "SchemaDocuments", "Target", "locate", "resolve_pointer"]
 
-# Keywords whose value is one subschema, a map of subschemas, or a list of subschemas (draft 2020-12).
-# ``definitions`` is not a 2020-12 keyword, but older schemas keep their $defs there and point into it.
-_ONE = (
+#: Keywords whose value is one subschema, and those whose value is a list of them (draft 2020-12): shared by
+#: every walker of schemas (bundling, models, mock data), which differ only in the maps they descend into.
+SUBSCHEMA_KEYWORDS: tuple[str, ...] = (
     "additionalProperties",
     "propertyNames",
     "items",
@@ -34,8 +34,11 @@ _ONE = (
     "unevaluatedProperties",
     "contentSchema",
 )
+SUBSCHEMA_LIST_KEYWORDS: tuple[str, ...] = ("allOf", "anyOf", "oneOf", "prefixItems")
+_ONE = SUBSCHEMA_KEYWORDS
+# ``definitions`` is not a 2020-12 keyword, but older schemas keep their $defs there and point into it.
 _MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
+_LIST = SUBSCHEMA_LIST_KEYWORDS
 _SHAPE = {**dict.fromkeys(_ONE, 1), **dict.fromkeys(_MAP, 2), **dict.fromkeys(_LIST, 3)}
 # Subschemas applied to the same instance as their parent: a cycle made only of these (and $refs) never
 # reaches a property or an item, so a validator following it would loop forever.

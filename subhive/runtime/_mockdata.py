@@ -16,6 +16,7 @@ from urllib.parse import quote, unquote, urljoin
 
 import jsonschema_rs
 
+from ..contract import SUBSCHEMA_KEYWORDS, SUBSCHEMA_LIST_KEYWORDS
 from ..errors import InputError, Location
 
 # Python's own regex parser inverts ordinary patterns. It is private (hence imported by name, no stubs) and
@@ -67,21 +68,9 @@ _ANNOTATIONS = frozenset(
         "contentSchema",
     }
 )
-_SUBSCHEMA = (
-    "additionalProperties",
-    "propertyNames",
-    "items",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentSchema",
-)
+_SUBSCHEMA = SUBSCHEMA_KEYWORDS
 _SUBSCHEMA_MAPS = ("$defs", "definitions", "properties", "patternProperties", "dependentSchemas")
-_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SUBSCHEMA_LISTS = SUBSCHEMA_LIST_KEYWORDS
 _TYPE_HINTS = {
     "integer": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
     "string": ("minLength", "maxLength", "pattern", "format"),
