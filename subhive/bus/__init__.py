@@ -43,7 +43,7 @@ from subhive.bus._permissions import (
     replay_subject,
     sender_of,
 )
-from subhive.bus._repair import report_to_root
+from subhive.bus._repair import propose_repair, report_to_root
 from subhive.bus._replay_rules import ReplayRules, ReplayTarget
 from subhive.bus._server import BusEndpoint, EmbeddedServer, ServerConfig, find_server_binary
 from subhive.bus._streams import ensure_event_streams
@@ -100,6 +100,7 @@ __all__ = [
     "inbox_prefix",
     "kv_bucket",
     "op_subject",
+    "propose_repair",
     "replay_subject",
     "report_to_root",
     "sender_of",

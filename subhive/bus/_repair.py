@@ -8,9 +8,22 @@ from typing import TYPE_CHECKING
 from ._transport import Failure
 
 if TYPE_CHECKING:
-    from ..root_hive import RootClient
+    from ..root_hive import Approval, RootClient
 
-__all__ = ["report_to_root"]
+__all__ = ["propose_repair", "report_to_root"]
+
+
+async def propose_repair(root: RootClient, failure: Failure) -> Approval:
+    """Send one repeated failure to the root as a repair proposal; returns the (new or counted) approval."""
+    return await root.propose_repair(
+        code=failure.repair_code,
+        message=failure.message,
+        contract=failure.contract,
+        operation=failure.member,
+        subject=failure.subject,
+        count=failure.count,
+        sample=failure.sample,
+    )
 
 
 def report_to_root(root: RootClient) -> Callable[[Failure], Awaitable[None]]:
@@ -23,14 +36,6 @@ def report_to_root(root: RootClient) -> Callable[[Failure], Awaitable[None]]:
     """
 
     async def report(failure: Failure) -> None:
-        await root.propose_repair(
-            code=failure.repair_code,
-            message=failure.message,
-            contract=failure.contract,
-            operation=failure.member,
-            subject=failure.subject,
-            count=failure.count,
-            sample=failure.sample,
-        )
+        await propose_repair(root, failure)
 
     return report

@@ -19,7 +19,7 @@ from typing import Any
 import grpc
 
 from .._files import write_json
-from ..bus import BusEndpoint, Failure, NatsTransport, kv_bucket
+from ..bus import BusEndpoint, Failure, NatsTransport, kv_bucket, propose_repair
 from ..errors import InputError, Location
 from ..runtime import ContractBinding
 from ..workspace import open_workspace
@@ -267,15 +267,7 @@ class HiveRuntime:
     async def _report_failure(self, failure: Failure) -> None:
         if self._root is not None:
             with contextlib.suppress(Exception):
-                approval = await self._root.propose_repair(
-                    code=failure.repair_code,
-                    message=failure.message,
-                    contract=failure.contract,
-                    operation=failure.member,
-                    subject=failure.subject,
-                    count=failure.count,
-                    sample=failure.sample,
-                )
+                approval = await propose_repair(self._root, failure)
                 await self._hand_repair(approval, failure.count)
 
     async def _hand_repair(self, approval: Any, reported: int) -> None:
