@@ -42,7 +42,9 @@ def lint(
     # Inside a workspace, its sub-hive manifests too: a broken one hides its hive from every other command.
     manifests = manifest_problems(paths[0] if paths[0].is_dir() else paths[0].parent) if paths else ()
     if manifests:
-        result = LintResult(result.problems + tuple(p for p in manifests if p not in result.problems), result.contracts)
+        result = LintResult(
+            result.problems + tuple(p for p in manifests if p not in result.problems), result.contracts, result.warnings
+        )
     if fmt is Format.json:
         print_json(
             {
@@ -51,10 +53,12 @@ def lint(
                     {"name": c.name, "version": str(c.version), "path": str(c.directory)} for c in result.contracts
                 ],
                 "problems": [p.to_dict() for p in result.problems],
+                "warnings": [p.to_dict() for p in result.warnings],
             }
         )
     else:
         print_problems(result.problems)
+        print_problems(result.warnings, label="[yellow]warning[/]")
         count = len(result.contracts)
         summary = f"{count} contract{'s' if count != 1 else ''} checked"
         if result.ok:

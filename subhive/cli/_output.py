@@ -58,11 +58,13 @@ def change_effect(change: Change) -> str:
     return "[bold red]breaks both[/]    "
 
 
-def print_problems(problems: tuple[Problem, ...] | list[Problem], *, console: Console = err_console) -> None:
+def print_problems(
+    problems: tuple[Problem, ...] | list[Problem], *, console: Console = err_console, label: str = "[bold red]error[/]"
+) -> None:
     for problem in problems:
         where = str(problem.location)
         prefix = f"{escape(where)}: " if where else ""
-        console.print(f"[bold red]error[/]: {prefix}{escape(problem.message)} [dim]\\[{problem.code}][/]")
+        console.print(f"{label}: {prefix}{escape(problem.message)} [dim]\\[{problem.code}][/]")
         if problem.hint:
             console.print(f"  [cyan]hint[/]: {escape(problem.hint)}")
 

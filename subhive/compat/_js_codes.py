@@ -43,7 +43,7 @@ CODES: dict[str, str] = {
     "compared by their targets",
     "definition.added": "a $defs entry was added; definitions validate only where referenced",
     "definition.removed": "a $defs entry was removed; its former uses are compared where they occur",
-    "keyword.unknown.changed": "an unknown keyword changed; draft 2020-12 validators ignore it",
+    "keyword.unknown.changed": "an extension keyword (x-...) changed; extensions are annotations",
     "keyword.ignored.changed": "a keyword without effect here changed (then/else without if, "
     "min/maxContains without contains, unevaluated* already covered)",
     "type.rewritten": "type spelled differently with the same meaning (reordered, integer inside number)",
@@ -160,6 +160,8 @@ CODES: dict[str, str] = {
     "ref.remote.unprovable": "a $ref names a remote URI, which is never fetched; not provable",
     "ref.cycle.unprovable": "a reference cycle does not pass through a property or item, or passes "
     "through negation; not provable",
+    "keyword.unknown.unprovable": "a keyword unknown to JSON Schema (not x-...) changed; validators ignore it, "
+    "but what it was written for may not",
     "dynamic_ref.unprovable": "$dynamicRef/$recursiveRef is involved; not provable",
     "dependencies.added": "legacy dependencies was added (enforced by jsonschema-rs)",
     "dependencies.removed": "legacy dependencies was removed",

@@ -11,6 +11,7 @@ from urllib.parse import unquote, urljoin
 
 import jsonschema_rs
 
+from .._dialects import looks_like
 from ..errors import InputError, Location, SubhiveError
 
 __all__ = [
@@ -251,8 +252,19 @@ class Library:
         return doc
 
 
-def check_schema(root: Any, label: str) -> None:
-    """Raise :class:`InputError` unless ``root`` is a valid draft 2020-12 schema."""
+def check_schema(root: Any, label: str, *, whole: bool = True) -> None:
+    """Raise :class:`InputError` unless ``root`` is a valid draft 2020-12 schema; with ``whole`` (the document is
+    the schema, not a container of them), also when it is recognisably something else (an OpenAPI document)."""
+    found = looks_like(root) if whole else None
+    if found is not None:
+        raise InputError(
+            f"{label} is {found.what}, not a JSON Schema",
+            code=found.code,
+            location=Location(pointer=""),
+            hint="read as a schema it would accept anything; compare one schema inside it with a pointer "
+            "(old_pointer/new_pointer, e.g. '/components/schemas/Order'); `subhive contract import` (planned) "
+            "will read whole OpenAPI and AsyncAPI documents",
+        )
     if isinstance(root, dict) and "$schema" in root and root["$schema"] not in DRAFT_2020_12:
         raise InputError(
             f"{label}: $schema {root['$schema']!r} is not draft 2020-12",

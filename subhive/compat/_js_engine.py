@@ -10,7 +10,7 @@ from . import _js_arrays, _js_logic, _js_objects, _js_scalar
 from ._js_docs import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_ONE, Library, Node, Unresolved
 from ._js_pair import CLEAN, Facts, Item, Pair, Result, finite_values, result_of
 from ._js_values import ALL_KINDS, json_equal, kind_of, kinds_of_type
-from ._js_vocab import ASSERTIONS, is_false, is_pure, is_trivial, validation_keys
+from ._js_vocab import ASSERTIONS, is_false, is_pure, is_trivial, unknown_keyword, validation_keys
 from ._report import Change
 
 __all__ = ["Engine"]
@@ -336,6 +336,12 @@ class Engine:
             return ov is nv  # both true or both false (a dict never equals a bool here)
         keys = ov.keys() & ASSERTIONS
         if keys != nv.keys() & ASSERTIONS or "$dynamicRef" in keys or "$recursiveRef" in keys:
+            return False
+        # Unknown keywords too: a change to one is reported as unprovable, so it must not pass for "the same".
+        unknown = {k for k in ov if unknown_keyword(k)}
+        if unknown != {k for k in nv if unknown_keyword(k)} or any(
+            not json_equal(ov[k], nv[k], allow_refs=False) for k in unknown
+        ):
             return False
         return all(self._same_keyword(old, new, k, todo) for k in keys)
 

@@ -11,7 +11,7 @@ from typing import Any
 from ._js_docs import Node
 from ._js_pair import Facts, Pair
 from ._js_values import NUMBER, is_integral, jkey, json_equal, kind_of, kinds_of_type, runtime_accepts, type_names
-from ._js_vocab import ANNOTATIONS, ASSERTIONS, DEFS, IDENTIFIERS, validation_keys
+from ._js_vocab import ANNOTATIONS, ASSERTIONS, DEFS, IDENTIFIERS, unknown_keyword, validation_keys
 from ._report import Change
 
 __all__ = ["annotation_changes", "diff_annotations", "diff_numbers", "diff_strings", "diff_values", "show"]
@@ -50,6 +50,14 @@ def annotation_changes(o: Node, n: Node, ok: dict[str, Any], nk: dict[str, Any])
         path = _path(n if in_n else o, key)
         if key in DEFS:
             out += _definition_changes(o, n, ok.get(key), nk.get(key), key)
+        elif unknown_keyword(key):
+            verb = "added" if not in_o else "removed" if not in_n else "changed"
+            why = (
+                f"unknown keyword {key!r} {verb}; subhive's validator ignores it, but what it was written for "
+                "(OpenAPI's nullable, a custom vocabulary) may read it, so the change is not provably harmless; "
+                "prefix notes with 'x-' or move them into $comment"
+            )
+            out.append(Change("keyword.unknown.unprovable", path, False, False, why))
         else:
             code, why = _neutral_code(key, in_o, in_n)
             out.append(Change(code, path, True, True, why))
@@ -75,7 +83,7 @@ def _neutral_code(key: str, in_o: bool, in_n: bool) -> tuple[str, str]:
             f"{key!r} {verb}, but it has no effect here (then/else need if, minContains/maxContains need contains)"
         )
     return "keyword.unknown.changed", (
-        f"unknown keyword {key!r} {verb}; draft 2020-12 validators ignore unknown keywords, so validity is unchanged"
+        f"extension keyword {key!r} {verb}; 'x-' keywords are annotations, so validity is unchanged"
     )
 
 

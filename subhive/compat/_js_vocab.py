@@ -15,6 +15,7 @@ __all__ = [
     "is_false",
     "is_pure",
     "is_trivial",
+    "unknown_keyword",
     "validation_keys",
 ]
 
@@ -87,6 +88,13 @@ ASSERTIONS = frozenset(
 INPLACE = frozenset(
     {"allOf", "anyOf", "oneOf", "if", "$ref", "$dynamicRef", "$recursiveRef", "dependentSchemas", "dependencies"}
 )
+
+
+def unknown_keyword(key: str) -> bool:
+    """A keyword draft 2020-12 does not define, and not an ``x-`` extension: validators ignore it, but the reader
+    it was written for (OpenAPI's ``nullable``, a custom vocabulary) may not, so a change to it is not provably
+    harmless."""
+    return not (key in ASSERTIONS or key in ANNOTATIONS or key in IDENTIFIERS or key in DEFS or key.startswith("x-"))
 
 
 def validation_keys(kw: dict[str, Any]) -> set[str]:

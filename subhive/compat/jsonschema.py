@@ -45,8 +45,8 @@ def diff_schemas(
     reference inside it points nowhere, or one path through nested subschemas and ``$ref`` hops is too
     long to follow (``schema.too_deep``: some thousands of hops, see ``_DEEP_FRAMES``).
     """
-    check_schema(old, "the old schema")
-    check_schema(new, "the new schema")
+    check_schema(old, "the old schema", whole=not old_pointer)
+    check_schema(new, "the new schema", whole=not new_pointer)
     library = Library()
     old_doc = library.new_doc(old, resolver=old_resolver)
     new_doc = library.new_doc(new, resolver=new_resolver)

@@ -4,6 +4,7 @@ What is checked, in which order and why: docs/lint.md#how-schemas-are-checked; p
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shutil
@@ -21,6 +22,7 @@ from google.protobuf.descriptor_pb2 import FileDescriptorSet
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from .._dialects import KEYWORDS, NotASchema, looks_like, walk_unknown
 from .._source import SourceDocument, join_pointer
 from ..errors import ContractInvalid, InputError, Location, Problem
 from ._files import FileSource, MemoryFiles
@@ -50,6 +52,8 @@ class LintResult:
 
     problems: tuple[Problem, ...] = ()
     contracts: tuple[Contract, ...] = ()
+    #: Findings that do not make the input invalid (unknown keywords, harmless deviations): docs/lint.md#warnings.
+    warnings: tuple[Problem, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -107,7 +111,7 @@ def load_schema_file(path: str | Path) -> SchemaRef:
             location=Location(file=str(path)),
             hint="check the path; it is resolved from the current directory",
         )
-    ref, problems = _lint_schema_file(path)
+    ref, problems, _ = _lint_schema_file(path)
     if problems:
         raise ContractInvalid(problems, summary=_summary(path, problems))
     return ref
@@ -118,12 +122,21 @@ def lint_contract(
 ) -> tuple[Contract | None, tuple[Problem, ...]]:
     """Check one contract directory, or the map of ``files`` standing for it (see :func:`load_contract_files`);
     the contract is ``None`` unless there are no problems."""
+    contract, problems, _ = _lint_contract(directory, files=files)
+    return contract, problems
+
+
+def _lint_contract(
+    directory: Path, *, files: Mapping[str, bytes] | None = None
+) -> tuple[Contract | None, tuple[Problem, ...], tuple[Problem, ...]]:
+    """:func:`lint_contract`, and the warnings found on the way."""
     documents = SchemaDocuments(directory, None if files is None else MemoryFiles(directory, files))
     draft = read_manifest(directory, documents)
     problems = _Problems(draft.problems)
+    warnings = _Problems()
     if draft.manifest is not None:
         manifest = draft.manifest
-        _SchemaChecks(documents, problems).run(
+        _SchemaChecks(documents, problems, warnings).run(
             [(ref, partial(locate, manifest, pointer)) for ref, pointer in draft.schema_refs]
         )
         if draft.grpc is not None:
@@ -132,7 +145,7 @@ def lint_contract(
             else:
                 _check_grpc_copy(draft.grpc, documents.files, problems, draft)
     found = problems.sorted()
-    return (draft.contract() if not found else None), found
+    return (draft.contract() if not found else None), found, warnings.sorted()
 
 
 def lint_paths(paths: Sequence[str | Path]) -> LintResult:
@@ -147,6 +160,7 @@ def lint_paths(paths: Sequence[str | Path]) -> LintResult:
     if isinstance(paths, str | Path):  # one path, not the characters of one
         paths = [paths]
     problems: list[Problem] = []
+    warnings: list[Problem] = []
     contracts: list[Contract] = []
     seen: set[tuple[str, str]] = set()
     for kind, path in _targets(paths, problems):
@@ -155,15 +169,18 @@ def lint_paths(paths: Sequence[str | Path]) -> LintResult:
             continue
         seen.add(key)
         if kind == "contract":
-            contract, found = lint_contract(path)
+            contract, found, noted = _lint_contract(path)
             problems.extend(found)
+            warnings.extend(noted)
             if contract is not None:
                 contracts.append(contract)
         elif kind == "schema":
-            problems.extend(_lint_schema_file(path)[1])
+            _, found, noted = _lint_schema_file(path)
+            problems.extend(found)
+            warnings.extend(noted)
         else:
             problems.extend(_lint_proto_file(path))
-    return LintResult(tuple(problems), tuple(contracts))
+    return LintResult(tuple(problems), tuple(contracts), tuple(warnings))
 
 
 def _summary(path: str | Path, problems: Sequence[Problem]) -> str:
@@ -259,12 +276,12 @@ def _contract_root(path: Path) -> Path:
     return path.parent
 
 
-def _lint_schema_file(path: Path) -> tuple[SchemaRef, tuple[Problem, ...]]:
+def _lint_schema_file(path: Path) -> tuple[SchemaRef, tuple[Problem, ...], tuple[Problem, ...]]:
     documents = SchemaDocuments(_contract_root(path))
     ref = SchemaRef(path, "", documents)
-    problems = _Problems()
-    _SchemaChecks(documents, problems).run([(ref, None)])
-    return ref, problems.sorted()
+    problems, warnings = _Problems(), _Problems()
+    _SchemaChecks(documents, problems, warnings).run([(ref, None)])
+    return ref, problems.sorted(), warnings.sorted()
 
 
 def _lint_proto_file(path: Path) -> tuple[Problem, ...]:
@@ -336,9 +353,11 @@ def _rs_meta_ok(schema: Any) -> bool:
 class _SchemaChecks:
     """Checks the schema documents a contract names and every document their ``$ref``s reach."""
 
-    def __init__(self, documents: SchemaDocuments, problems: _Problems) -> None:
+    def __init__(self, documents: SchemaDocuments, problems: _Problems, warnings: _Problems | None = None) -> None:
         self.documents = documents
         self.problems = problems
+        self.warnings = warnings if warnings is not None else _Problems()
+        self._keywords_checked: set[tuple[int, str]] = set()  # (document, pointer) walked for unknown keywords
         self._done: set[int] = set()  # queued or processed
         self._processed: set[int] = set()
         self._queue: list[SourceDocument] = []
@@ -356,8 +375,12 @@ class _SchemaChecks:
             except InputError as exc:
                 self.problems.extend(exc.problems)
                 continue
+            if not ref.pointer and self._not_a_schema(doc, where):
+                continue
             if self._check_pointer(doc, ref.pointer, where):
                 named.append((ref, doc))
+                if ref.pointer and looks_like(doc.data):
+                    self._unknown_keywords(doc, ref.pointer)
             self._enqueue(doc)
         while self._queue:
             self._check_document(self._queue.pop(0))
@@ -381,10 +404,43 @@ class _SchemaChecks:
             self._meta(doc, pointer)  # a plain container's member: the whole-document check did not cover it
         return True
 
+    def _not_a_schema(self, doc: SourceDocument, where: Callable[[], Location] | None) -> bool:
+        """Refuse a whole document that is no schema (read as one, it would accept anything)."""
+        found = looks_like(doc.data)
+        if found is None:
+            return False
+        self.problems.add(
+            Problem(
+                found.code,
+                f"{doc.path.name} is {found.what}, not a JSON Schema",
+                where() if where else locate(doc, ""),
+                _not_a_schema_hint(doc, found),
+            )
+        )
+        return True
+
+    def _unknown_keywords(self, doc: SourceDocument, pointer: str) -> None:
+        """Warn about keywords the schema's dialect does not define: validators ignore them silently."""
+        if (id(doc), pointer) in self._keywords_checked:
+            return
+        self._keywords_checked.add((id(doc), pointer))
+        schema = self.documents.subschema(doc, pointer) if pointer else doc.data
+        for at, keyword, dialect in walk_unknown(schema):
+            self.warnings.add(
+                Problem(
+                    "schema.keyword_unknown",
+                    f"unknown keyword {keyword!r}: {dialect} does not define it, so validators ignore it",
+                    locate(doc, pointer + at),
+                    _unknown_hint(keyword),
+                )
+            )
+
     def _check_document(self, doc: SourceDocument) -> None:
         self._processed.add(id(doc))
         index = self.documents.index(doc)
-        self._meta(doc, "")
+        if looks_like(doc.data) is None:  # else a container of schemas, each checked where it is named
+            self._meta(doc, "")
+            self._unknown_keywords(doc, "")
         for pointer, value in index.dialects:
             if isinstance(value, str) and value not in DIALECTS:
                 self.problems.add(
@@ -421,6 +477,10 @@ class _SchemaChecks:
             self.problems.extend(exc.__cause__.problems)
 
     def _follow(self, doc: SourceDocument, site: RefSite, target: Target) -> None:
+        if not target.pointer and self._not_a_schema(target.document, partial(locate, doc, site.pointer)):
+            return
+        if target.pointer and looks_like(target.document.data):
+            self._unknown_keywords(target.document, target.pointer)
         self._enqueue(target.document)
         if self.documents.ensure_schema(target.document, target.pointer):
             self._meta(target.document, target.pointer)
@@ -614,6 +674,34 @@ class _SchemaChecks:
         if parts.scheme == "file" and not parts.netloc:
             return self.documents.load(Path(url2pathname(parts.path))).data
         raise ValueError(f"{uri} is not part of the contract")
+
+
+def _not_a_schema_hint(doc: SourceDocument, found: NotASchema) -> str:
+    if found.code == "schema.package_json":
+        return "name the JSON Schema file itself; a package.json describes an npm package"
+    return (
+        f"name one of its schemas with a JSON pointer, e.g. '{doc.path.name}#/components/schemas/<Name>'; "
+        "reading the whole document into a contract is what `subhive contract import` (planned) will do"
+    )
+
+
+# Keywords of neighbouring languages met in real schemas, and what to write instead.
+_FOREIGN = {
+    "nullable": 'OpenAPI 3.0\'s nullable; in JSON Schema allow null in the type: "type": ["string", "null"]',
+    "example": 'OpenAPI\'s example; JSON Schema has "examples": [...]',
+    "discriminator": "an OpenAPI keyword; JSON Schema validators ignore it (oneOf with const properties selects)",
+    "xml": "an OpenAPI keyword; JSON Schema validators ignore it",
+    "externalDocs": "an OpenAPI keyword; JSON Schema validators ignore it",
+}
+
+
+def _unknown_hint(keyword: str) -> str:
+    if keyword in _FOREIGN:
+        return _FOREIGN[keyword]
+    close = difflib.get_close_matches(keyword, sorted(KEYWORDS["2020-12"]), n=1)
+    if close:
+        return f"did you mean {close[0]!r}? (a misspelt keyword constrains nothing)"
+    return "if it is a note for readers, prefix it with 'x-' (an extension) or move it into \"$comment\""
 
 
 def _meta_problem(doc: SourceDocument, base: str, error: ValidationError) -> Problem:

@@ -1,0 +1,467 @@
+"""JSON Schema dialects: which one a document is written in, and the draft 2020-12 schema that means the same.
+
+Every reader of schemas (lint, the diff engine, bundling for code generation and the bus) works on draft
+2020-12. A draft-04, -06, -07 or 2019-09 document is translated once, on reading, into the 2020-12 schema that
+accepts exactly the same instances (docs/contracts.md#dialects, docs/decisions/0066-one-translation-to-2020-12.md):
+
+>>> translate({"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "string"}]}).schema
+{'$schema': 'https://json-schema.org/draft/2020-12/schema', 'prefixItems': [{'type': 'string'}]}
+
+References keep the text they were written with; pointers into the original document are mapped onto the
+translation with :meth:`Translation.forward`, and pointers into the translation back with :meth:`Translation.back`
+(so every problem and change names the place the user wrote).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, unquote
+
+__all__ = [
+    "DEFAULT_DIALECT",
+    "DIALECTS",
+    "DRAFT4",
+    "DRAFT6",
+    "DRAFT7",
+    "DRAFT2019",
+    "DRAFT2020",
+    "META_URIS",
+    "NotASchema",
+    "Translation",
+    "dialect_of",
+    "looks_like",
+    "translate",
+    "walk_unknown",
+]
+
+DRAFT4, DRAFT6, DRAFT7, DRAFT2019, DRAFT2020 = "draft-04", "draft-06", "draft-07", "2019-09", "2020-12"
+DIALECTS = (DRAFT4, DRAFT6, DRAFT7, DRAFT2019, DRAFT2020)
+#: What a schema without ``$schema`` is read as (lint notes it: ``schema.dialect_default``).
+DEFAULT_DIALECT = DRAFT2020
+#: The canonical ``$schema`` URI of each dialect.
+META_URIS = {
+    DRAFT4: "http://json-schema.org/draft-04/schema#",
+    DRAFT6: "http://json-schema.org/draft-06/schema#",
+    DRAFT7: "http://json-schema.org/draft-07/schema#",
+    DRAFT2019: "https://json-schema.org/draft/2019-09/schema",
+    DRAFT2020: "https://json-schema.org/draft/2020-12/schema",
+}
+# Written with http or https, with or without the empty fragment: all seen in real schemas.
+_BY_URI = {uri.split("://", 1)[1].rstrip("#"): name for name, uri in META_URIS.items()}
+_LEGACY_REF = frozenset({DRAFT4, DRAFT6, DRAFT7})  # where every sibling of "$ref" is ignored
+
+_COMMON = frozenset(
+    {
+        "$ref", "$schema", "title", "description", "default", "enum", "type", "multipleOf", "maximum",
+        "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern", "items",
+        "maxItems", "minItems", "uniqueItems", "maxProperties", "minProperties", "required", "properties",
+        "patternProperties", "additionalProperties", "allOf", "anyOf", "oneOf", "not", "format",
+    }
+)  # fmt: skip
+_D4 = _COMMON | {"id", "definitions", "additionalItems", "dependencies"}
+_D6 = (_D4 - {"id"}) | {"$id", "const", "contains", "propertyNames", "examples"}
+_D7 = _D6 | {"if", "then", "else", "$comment", "readOnly", "writeOnly", "contentMediaType", "contentEncoding"}
+_D2019 = (_D7 - {"definitions", "dependencies"}) | {
+    "$anchor", "$recursiveRef", "$recursiveAnchor", "$vocabulary", "$defs", "dependentRequired",
+    "dependentSchemas", "unevaluatedItems", "unevaluatedProperties", "minContains", "maxContains", "deprecated",
+    "contentSchema",
+}  # fmt: skip
+_D2020 = (_D2019 - {"additionalItems", "$recursiveRef", "$recursiveAnchor"}) | {"prefixItems", "$dynamicRef",
+                                                                                "$dynamicAnchor"}  # fmt: skip
+#: The keywords each dialect defines. ``definitions`` and ``dependencies`` count for 2019-09 and 2020-12 too:
+#: their meta-schemas keep them for old documents, and the validators still honour them.
+KEYWORDS: dict[str, frozenset[str]] = {
+    DRAFT4: _D4,
+    DRAFT6: _D6,
+    DRAFT7: _D7,
+    DRAFT2019: _D2019 | {"definitions", "dependencies"},
+    DRAFT2020: _D2020 | {"definitions", "dependencies"},
+}
+# Left beside a "$ref" of draft-04..07 (its siblings are ignored): they never change what is accepted, and a
+# reference into "definitions" must keep working.
+_KEPT_BY_REF = frozenset(
+    {"$ref", "$schema", "title", "description", "default", "examples", "$comment", "readOnly", "writeOnly",
+     "definitions", "$defs"}
+)  # fmt: skip
+# Keywords that 2020-12 defines but that never change what is accepted: kept in any dialect.
+_HARMLESS = frozenset(
+    {"$defs", "$comment", "examples", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding",
+     "contentSchema", "$anchor", "$vocabulary"}
+)  # fmt: skip
+_ONE = (
+    "additionalProperties", "propertyNames", "contains", "not", "if", "then", "else", "unevaluatedItems",
+    "unevaluatedProperties", "contentSchema",
+)  # fmt: skip
+_MAPS = ("properties", "patternProperties", "definitions", "$defs", "dependentSchemas")
+_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+#: The ``$dynamicAnchor`` standing for a 2019-09 ``"$recursiveAnchor": true`` (anchor names may start with "_").
+RECURSIVE_ANCHOR = "_recursiveAnchor"
+
+
+def dialect_of(uri: Any) -> str | None:
+    """The dialect a ``$schema`` value names, or None if it names none subhive reads.
+
+    >>> dialect_of("http://json-schema.org/draft-07/schema"), dialect_of("https://example.com/mine")
+    ('draft-07', None)
+    """
+    if not isinstance(uri, str) or "://" not in uri:
+        return None
+    return _BY_URI.get(uri.split("://", 1)[1].rstrip("#"))
+
+
+@dataclass(frozen=True, slots=True)
+class NotASchema:
+    """What a document given as a schema really is: ``code`` (``schema.openapi_document``...) and its name."""
+
+    code: str
+    what: str
+
+
+def looks_like(data: Any) -> NotASchema | None:
+    """Recognise documents that are not JSON Schemas but are often given as one, or return None.
+
+    An OpenAPI or AsyncAPI document, or a package.json, read as a schema is all unknown keywords: it would
+    accept anything, and every change to it would look harmless.
+
+    >>> looks_like({"openapi": "3.1.0", "paths": {}}).code
+    'schema.openapi_document'
+    """
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("openapi"), str):
+        return NotASchema("schema.openapi_document", f"an OpenAPI {data['openapi']} document")
+    if isinstance(data.get("swagger"), str):
+        return NotASchema("schema.openapi_document", f"a Swagger (OpenAPI) {data['swagger']} document")
+    if isinstance(data.get("asyncapi"), str):
+        return NotASchema("schema.asyncapi_document", f"an AsyncAPI {data['asyncapi']} document")
+    npm = ("scripts", "devDependencies", "peerDependencies", "main", "private", "author", "license", "engines")
+    deps = data.get("dependencies")
+    npm_deps = isinstance(deps, dict) and bool(deps) and all(isinstance(v, str) for v in deps.values())
+    if (
+        isinstance(data.get("name"), str)
+        and isinstance(data.get("version"), str)
+        and (npm_deps or any(k in data for k in npm))
+    ):
+        return NotASchema("schema.package_json", "a package.json (an npm package manifest)")
+    return None
+
+
+@dataclass(slots=True)
+class Translation:
+    """A schema document and its draft 2020-12 equivalent, with pointers mapped between the two.
+
+    ``schema`` is the document itself (not a copy) when it needs no translation.
+    """
+
+    dialect: str
+    schema: Any
+    #: Original pointer -> translated pointer, where a keyword was renamed (longest prefix applies).
+    to_new: dict[str, str] = field(default_factory=dict)
+    to_old: dict[str, str] = field(default_factory=dict)
+    #: (original pointer, keyword, why) for keywords the original's dialect ignores and the translation drops.
+    ignored: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def identity(self) -> bool:
+        return not self.to_new and not self.ignored and self.dialect == DRAFT2020
+
+    def forward(self, pointer: str) -> str:
+        """Where the value at ``pointer`` of the original document is in the translation."""
+        return _map(self.to_new, pointer)
+
+    def back(self, pointer: str) -> str:
+        """Where the value at ``pointer`` of the translation was written in the original document."""
+        return _map(self.to_old, pointer)
+
+
+def _map(table: dict[str, str], pointer: str) -> str:
+    if not table or not pointer:
+        return pointer
+    cut = len(pointer)
+    while cut > 0:
+        prefix = pointer[:cut]
+        if prefix in table:
+            return table[prefix] + pointer[cut:]
+        cut = pointer.rfind("/", 0, cut)
+    return pointer
+
+
+def translate(data: Any, default: str = DEFAULT_DIALECT) -> Translation:
+    """The draft 2020-12 schema meaning what ``data`` means in its own dialect (``$schema``, else ``default``).
+
+    An unknown ``$schema`` is read as ``default``: callers refuse it first (``schema.dialect``).
+    """
+    dialect = (dialect_of(data.get("$schema")) if isinstance(data, dict) else None) or default
+    if dialect == DRAFT2020 and not _nested_dialect(data):
+        return Translation(dialect, data)
+    out = Translation(dialect, None)
+    holder: list[Any] = [None]
+    # Iterative: documents may nest deeper than Python's recursion limit.
+    stack: list[_Task] = [(data, "", "", dialect, holder, 0, ("", False))]
+    refs: list[tuple[dict[str, Any], str]] = []
+    while stack:
+        task = stack.pop()
+        value, parent, slot = task[0], task[4], task[5]
+        parent[slot] = (
+            _At(task, out, stack, refs).translate() if isinstance(value, dict) else value
+        )  # a boolean schema (or a wrong value, which the meta-schema check reports)
+    out.schema = holder[0]
+    for node, resource in refs:
+        node["$ref"] = _moved_ref(out, node["$ref"], resource)
+    return out
+
+
+def _moved_ref(out: Translation, ref: str, resource: str) -> str:
+    """A ``#/pointer`` reference written against the original, pointing at the same place in the translation."""
+    pointer = unquote(ref[1:])
+    moved = out.forward(resource + pointer)
+    start = out.forward(resource)
+    if moved == resource + pointer or not moved.startswith(start):
+        return ref
+    return "#" + quote(moved[len(start) :], safe="/~$!&'()*+,;=:@")
+
+
+# A subschema still to translate: value, original pointer, translated pointer, dialect, where the result goes
+# (container and key), and its schema resource: the original pointer of its root, and whether that root has
+# "$recursiveAnchor": true (2019-09).
+_Task = tuple[Any, str, str, str, Any, Any, tuple[str, bool]]
+
+
+def _nested_dialect(data: Any) -> bool:
+    """Whether a ``$schema`` appears below the root (an embedded resource may name another dialect)."""
+    stack = [data]
+    root = True
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if not root and "$schema" in node:
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        root = False
+    return False
+
+
+class _At:
+    """One schema object being translated; its subschemas are pushed on ``stack`` to be written into ``result``."""
+
+    def __init__(
+        self, task: _Task, out: Translation, stack: list[_Task], refs: list[tuple[dict[str, Any], str]]
+    ) -> None:
+        value, self.old, self.new, dialect, _, _, resource = task
+        self.refs = refs
+        self.value: dict[str, Any] = value
+        self.dialect = dialect_of(value.get("$schema")) or dialect
+        self.out = out
+        self.stack = stack
+        self.result: dict[str, Any] = {}
+        if self.old == "" or "$id" in value or (self.dialect == DRAFT4 and "id" in value):  # a schema resource's root
+            resource = (self.old, self.dialect == DRAFT2019 and value.get("$recursiveAnchor") is True)
+        self.resource = resource
+
+    @property
+    def recursive(self) -> bool:
+        """The schema resource has ``"$recursiveAnchor": true`` (2019-09)."""
+        return self.resource[1]
+
+    def translate(self) -> dict[str, Any]:
+        legacy_ref = self.dialect in _LEGACY_REF and "$ref" in self.value
+        known = KEYWORDS[self.dialect]
+        for key, sub in self.value.items():
+            if legacy_ref and key not in _KEPT_BY_REF:
+                self.ignore(key, f"siblings of $ref are ignored in {self.dialect}")
+            elif key not in known:
+                if key in KEYWORDS[DRAFT2020] and key not in _HARMLESS:
+                    # A 2020-12 keyword this dialect does not have: its validators ignore it, so must we.
+                    self.ignore(key, f"{key!r} is not a {self.dialect} keyword")
+                else:
+                    self.result[key] = sub  # unknown in both: ignored by every validator, kept for what reads it
+            elif key in _SPECIAL:
+                _SPECIAL[key](self, key, sub)
+            elif key in _ONE:
+                self.child(sub, key)
+            elif key in _MAPS or key in _LISTS:
+                self.members(sub, key)
+            else:
+                self.result[key] = sub
+        ref = self.result.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/"):
+            self.refs.append((self.result, self.resource[0]))  # rewritten once every keyword has its place
+        return self.result
+
+    def ignore(self, key: str, why: str) -> None:
+        self.out.ignored.append((f"{self.old}/{_esc(key)}", key, why))
+
+    def rename(self, key: str, to: str, member: str | None = None) -> str:
+        tail = "" if member is None else f"/{_esc(member)}"
+        old, new = f"{self.old}/{_esc(key)}{tail}", f"{self.new}/{to}{tail}"
+        self.out.to_new[old] = new
+        self.out.to_old[new] = old
+        return new
+
+    def push(self, sub: Any, old: str, new: str, into: Any, slot: Any) -> None:
+        self.stack.append((sub, old, new, self.dialect, into, slot, self.resource))
+
+    def child(self, sub: Any, key: str, to: str | None = None) -> None:
+        self.result[to or key] = None
+        at = self.rename(key, to) if to else f"{self.new}/{_esc(key)}"
+        self.push(sub, f"{self.old}/{_esc(key)}", at, self.result, to or key)
+
+    def members(self, sub: Any, key: str, to: str | None = None) -> None:
+        old = f"{self.old}/{_esc(key)}"
+        new = self.rename(key, to) if to else f"{self.new}/{_esc(key)}"
+        if isinstance(sub, dict):
+            target: dict[str, Any] = dict.fromkeys(sub)
+            for k, v in sub.items():
+                self.push(v, f"{old}/{_esc(k)}", f"{new}/{_esc(k)}", target, k)
+            self.result[to or key] = target
+        elif isinstance(sub, list):
+            items: list[Any] = list(sub)
+            for i, v in enumerate(sub):
+                self.push(v, f"{old}/{i}", f"{new}/{i}", items, i)
+            self.result[to or key] = items
+        else:
+            self.result[to or key] = sub
+
+
+def _schema(at: _At, key: str, sub: Any) -> None:
+    at.result[key] = META_URIS[DRAFT2020] if dialect_of(sub) is not None else sub
+
+
+def _identifier(at: _At, key: str, sub: Any) -> None:
+    """``id`` (draft-04) and ``$id`` (draft-06/07): a URI whose plain-name fragment was an anchor."""
+    if at.dialect not in _LEGACY_REF or not isinstance(sub, str):
+        at.result[key] = sub  # 2019-09 and later; or a wrong value, which the meta-schema check reports
+        return
+    uri, _, fragment = sub.partition("#")
+    if uri:
+        at.result["$id"] = uri
+        if key != "$id":
+            at.rename(key, "$id")
+    if fragment and not fragment.startswith("/"):
+        at.result["$anchor"] = fragment
+
+
+def _exclusive(at: _At, key: str, sub: Any) -> None:
+    """Draft-04's boolean ``exclusiveMaximum``/``exclusiveMinimum`` make ``maximum``/``minimum`` exclusive."""
+    if at.dialect != DRAFT4:
+        at.result[key] = sub
+        return
+    bound = at.value.get("maximum" if key == "exclusiveMaximum" else "minimum")
+    if sub is True and _is_number(bound):
+        at.result[key] = bound
+    elif not isinstance(sub, bool):
+        at.result[key] = sub  # wrong for draft-04: the meta-schema check says so
+
+
+def _bound(at: _At, key: str, sub: Any) -> None:
+    if at.dialect != DRAFT4 or at.value.get("exclusive" + key.title()) is not True:
+        at.result[key] = sub  # else it became the exclusive bound
+
+
+def _items(at: _At, key: str, sub: Any) -> None:
+    """An array of ``items`` (before 2020-12) is ``prefixItems``; ``additionalItems`` then is ``items``."""
+    if isinstance(sub, list) and at.dialect != DRAFT2020:
+        at.members(sub, key, "prefixItems")
+        if "additionalItems" in at.value:
+            at.child(at.value["additionalItems"], "additionalItems", "items")
+    else:
+        at.child(sub, key)
+
+
+def _additional_items(at: _At, key: str, sub: Any) -> None:
+    if not isinstance(at.value.get("items"), list):
+        at.ignore(key, "additionalItems only applies after an array of items")
+    # with an array of items it was translated with them
+
+
+def _dependencies(at: _At, key: str, sub: Any) -> None:
+    """``dependencies``: a list of names is ``dependentRequired``, a schema is ``dependentSchemas``."""
+    if at.dialect not in _LEGACY_REF or not isinstance(sub, dict):
+        at.result[key] = sub
+        return
+    required: dict[str, Any] = {}
+    schemas: dict[str, Any] = {}
+    for name, value in sub.items():
+        if isinstance(value, list):
+            required[name] = value
+            at.rename(key, "dependentRequired", name)
+        else:
+            schemas[name] = None
+            at.push(value, f"{at.old}/{key}/{_esc(name)}", at.rename(key, "dependentSchemas", name), schemas, name)
+    if required:
+        at.result["dependentRequired"] = required
+    if schemas:
+        at.result["dependentSchemas"] = schemas
+
+
+def _recursive_anchor(at: _At, key: str, sub: Any) -> None:
+    """2019-09 ``"$recursiveAnchor": true`` on a resource root: the same ``$dynamicAnchor`` on every such root."""
+    if sub is True and at.recursive and (at.old == "" or "$id" in at.value):
+        at.result["$dynamicAnchor"] = RECURSIVE_ANCHOR
+        at.rename(key, "$dynamicAnchor")
+
+
+def _recursive_ref(at: _At, key: str, sub: Any) -> None:
+    """2019-09 ``"$recursiveRef": "#"``: dynamic when its resource has ``"$recursiveAnchor": true``, else the plain
+    reference to the resource root (a ``"$dynamicRef"`` without an anchor fragment is static). It may stand
+    beside a ``"$ref"``: in 2019-09 as in 2020-12, both apply."""
+    if sub != "#":
+        at.result[key] = sub  # not a valid 2019-09 value; the meta-schema check reports it
+        return
+    at.result["$dynamicRef"] = "#" + RECURSIVE_ANCHOR if at.recursive else "#"
+    at.rename(key, "$dynamicRef")
+
+
+_SPECIAL = {
+    "$schema": _schema,
+    "id": _identifier,
+    "$id": _identifier,
+    "exclusiveMaximum": _exclusive,
+    "exclusiveMinimum": _exclusive,
+    "maximum": _bound,
+    "minimum": _bound,
+    "items": _items,
+    "additionalItems": _additional_items,
+    "dependencies": _dependencies,
+    "$recursiveAnchor": _recursive_anchor,
+    "$recursiveRef": _recursive_ref,
+}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _esc(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1") if "~" in token or "/" in token else token
+
+
+def walk_unknown(data: Any, default: str = DEFAULT_DIALECT) -> Iterator[tuple[str, str, str]]:
+    """``(pointer, keyword, dialect)`` for every keyword of ``data``'s dialect it does not define (``x-...``
+    extensions excepted): validators ignore them, so a typo or a keyword of another language goes unnoticed."""
+    dialect = (dialect_of(data.get("$schema")) if isinstance(data, dict) else None) or default
+    stack: list[tuple[Any, str, str]] = [(data, "", dialect)]
+    while stack:
+        node, at, current = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        current = dialect_of(node.get("$schema")) or current
+        known = KEYWORDS[current]
+        for key, sub in node.items():
+            where = f"{at}/{_esc(key)}"
+            if key not in known and not key.startswith("x-"):
+                yield where, key, current
+            elif key in _ONE or key in ("items", "additionalItems"):
+                if isinstance(sub, list):
+                    stack.extend((v, f"{where}/{i}", current) for i, v in enumerate(sub))
+                else:
+                    stack.append((sub, where, current))
+            elif key in _MAPS or key == "dependencies":
+                if isinstance(sub, dict):
+                    stack.extend((v, f"{where}/{_esc(k)}", current) for k, v in sub.items())
+            elif key in _LISTS and isinstance(sub, list):
+                stack.extend((v, f"{where}/{i}", current) for i, v in enumerate(sub))
