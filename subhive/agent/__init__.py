@@ -15,11 +15,13 @@ from ._conversation import COMPACTION_PROMPT, Conversation, TurnState
 from ._diffs import apply_patch, diff_tool, parse_diff
 from ._escalate import escalate_stop, stop_subject
 from ._files import FileSlice, file_tools
+from ._grpc_tools import GrpcContract, grpc_contracts, grpc_tools, load_grpc_contract, rpc_tool_name
 from ._hive_tools import board_tools, contract_tool_name, contract_tools
 from ._hive_turn import TRANSCRIPT_PREFIX, BoardTranscript, pick_agent, run_hive_turn, transcript_key
 from ._loop import Agent, AnswerCheck, Frame, FrameSink, RequestUsage, Stop, TurnResult
 from ._memory import MEMORY_PREFIX, AgentMemory, memory_note, select_memories
 from ._plan import PLAN_PREFIX, plan_tool, rank_plan
+from ._proto_schema import message_schema
 from ._repair import FIXED_BY, repair_prompt, repair_turn
 from ._scripted import RecordedRequest, ScriptedServer, Step, ToolCallStep, estimate_tokens
 from ._settings import AgentSettings, Budgets, ModelSettings, NoEndpoint, open_client
@@ -50,6 +52,7 @@ __all__ = [
     "FileSlice",
     "Frame",
     "FrameSink",
+    "GrpcContract",
     "ModelSettings",
     "NoEndpoint",
     "Policy",
@@ -78,7 +81,11 @@ __all__ = [
     "escalate_stop",
     "estimate_tokens",
     "file_tools",
+    "grpc_contracts",
+    "grpc_tools",
+    "load_grpc_contract",
     "memory_note",
+    "message_schema",
     "open_client",
     "operation_answer",
     "parse_diff",
@@ -89,6 +96,7 @@ __all__ = [
     "repair_prompt",
     "repair_turn",
     "root_approver",
+    "rpc_tool_name",
     "run_hive_turn",
     "schema_object",
     "select_memories",

@@ -14,6 +14,7 @@ from ..workspace import AgentSpec
 from ._contracts import contract_tool
 from ._diffs import diff_tool
 from ._files import FileSlice, file_tools
+from ._grpc_tools import ChannelOpener, GrpcContract, grpc_tools
 from ._hive_tools import board_tools, contract_tools
 from ._loop import Agent
 from ._plan import plan_tool
@@ -74,11 +75,15 @@ def build_agent(
     root: Any = None,
     root_is_admin: bool = False,
     records: KvBlackboard | None = None,
+    services: Sequence[GrpcContract] = (),
+    channel: ChannelOpener | None = None,
 ) -> Agent:
     """The agent ``spec`` declares in ``hive``. A tool the manifest names that this hive does not have (an
     operation its contracts lack, the board without a board) is ``agent.tool_unknown`` at its line. ``root``:
     a ``RootClient`` for ``propose_contract`` (the hive's token; the admin's with ``root_is_admin``).
-    ``records``: the hive's bucket without its schema, for the framework's own keys (the ``plan``)."""
+    ``records``: the hive's bucket without its schema, for the framework's own keys (the ``plan``).
+    ``services``: the gRPC services the hive consumes, called through ``channel`` (``HiveContext.channel``: the
+    hive's own keys), one tool per unary or server-streaming RPC."""
     files = FileSlice(hive_dir)
     available: dict[str, Tool] = {
         t.name: t for t in [*file_tools(files), diff_tool(files), plan_tool(records, spec.name)]
@@ -87,6 +92,17 @@ def build_agent(
         available.update((t.name, t) for t in board_tools(board, f"agent:{spec.name}"))
     if transport is not None:
         available.update((t.name, t) for t in contract_tools(bindings, transport, hive=hive))
+    if channel is not None:
+        for tool in grpc_tools(services, channel):
+            if tool.name in available and tool.name in spec.tools:
+                raise InputError(
+                    f"agent {spec.name}: the gRPC tool {tool.name} has the name of another tool of this hive",
+                    code="agent.tool_clash",
+                    location=spec.locations.get(f"tools.{tool.name}"),
+                    hint="a contract's RPC and operation (or two RPCs) map to one name; rename one in a new "
+                    "version of the contract",
+                )
+            available.setdefault(tool.name, tool)
     if root is not None:
         proposer = contract_tool(root, hive=hive if root_is_admin else None)
         available[proposer.name] = proposer
@@ -97,7 +113,7 @@ def build_agent(
                 code="agent.tool_unknown",
                 location=spec.locations.get(f"tools.{name}"),
                 hint="the tools here are: " + ", ".join(sorted(available)) + " (contract tools come "
-                "from the contracts in the lock: run subhive codegen)",
+                "from the contracts in the lock: run subhive codegen; client- and bidi-streaming RPCs are not tools)",
             )
     tools = ToolBox(
         [available[name] for name in spec.tools],
