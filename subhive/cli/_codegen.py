@@ -8,9 +8,11 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from ..compat.proto_settings import extra_proto_paths
 from ..errors import ContractInvalid
 from ..workspace import open_workspace
 from ._output import Format, err_console, out_console, print_json, print_problems
+from ._schema import ProtoPathOption
 
 __all__ = ["codegen_command"]
 
@@ -26,6 +28,7 @@ def codegen_command(
         "."
     ),
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,
+    proto_path: ProtoPathOption = None,
 ) -> None:
     """Generate stubs/<hive>/: models, a client, a handler interface, mocks and contract tests per contract.
 
@@ -39,7 +42,8 @@ def codegen_command(
 
     check_manifests(workspace)  # a broken manifest would make its hive's stubs vanish: fix it first (exit 2)
     ws = open_workspace(workspace)
-    result = generate_stubs(ws, hives=hives or None, check=check)
+    with extra_proto_paths(proto_path or ()):
+        result = generate_stubs(ws, hives=hives or None, check=check)
     if fmt is Format.json:
         print_json(result.to_dict())
     else:

@@ -9,9 +9,10 @@ import typer
 from rich.markup import escape
 
 from ..compat.contract_check import ContractCheck, check_contract
+from ..compat.proto_settings import extra_proto_paths
 from ..errors import CheckFailed, ContractInvalid, InputError, Problem, SubhiveError
 from ._output import Format, change_effect, err_console, fail_check, out_console, print_json, print_problems
-from ._schema import print_report
+from ._schema import ProtoPathOption, print_report
 
 contract_app = typer.Typer(help="Lint, compare and check versioned contracts.", no_args_is_help=True)
 
@@ -27,6 +28,7 @@ def lint(
         ),
     ],
     fmt: FormatOption = Format.text,
+    proto_path: ProtoPathOption = None,
 ) -> None:
     """Check contracts fully: manifest, semver, schemas against the 2020-12 meta-schema, $refs, .proto files.
 
@@ -38,7 +40,8 @@ def lint(
     from ..contract import LintResult, lint_paths
     from ._manifests import manifest_problems
 
-    result = lint_paths(paths)
+    with extra_proto_paths(proto_path or ()):
+        result = lint_paths(paths)
     # Inside a workspace, its sub-hive manifests too: a broken one hides its hive from every other command.
     manifests = manifest_problems(paths[0] if paths[0].is_dir() else paths[0].parent) if paths else ()
     if manifests:
@@ -88,6 +91,7 @@ def check(
         "."
     ),
     fmt: FormatOption = Format.text,
+    proto_path: ProtoPathOption = None,
 ) -> None:
     """Check a new contract version against the previous one: compatibility per part, and its semver bump.
 
@@ -111,7 +115,7 @@ def check(
             hint="subhive contract check contracts/orders/2.0.0 --against contracts/orders/1.1.0; "
             "without NEW it checks the workspace's tree",
         )
-    result = _check(new, against)
+    result = _check(new, against, proto_path)
     if fmt is Format.json:
         print_json(result.to_dict())
     else:
@@ -133,6 +137,7 @@ def diff(
     old: Annotated[Path, typer.Argument(help="The old contract version's directory.", show_default=False)],
     new: Annotated[Path, typer.Argument(help="The new contract version's directory.", show_default=False)],
     fmt: FormatOption = Format.text,
+    proto_path: ProtoPathOption = None,
 ) -> None:
     """Show every change between two versions of a contract, per part, with the direction each part needs.
 
@@ -140,7 +145,7 @@ def diff(
 
     Example: subhive contract diff contracts/orders/1.0.0 contracts/orders/1.1.0
     """
-    result = _check(new, old)
+    result = _check(new, old, proto_path)
     if fmt is Format.json:
         print_json(result.to_dict())
     else:
@@ -180,20 +185,21 @@ def _check_tree(workspace: Path, fmt: Format) -> None:
         raise typer.Exit(1)
 
 
-def _check(new: Path, old: Path) -> ContractCheck:
+def _check(new: Path, old: Path, proto_path: list[Path] | None = None) -> ContractCheck:
     from ..contract import Contract, load_contract
 
     # load_contract runs every lint check; collect both sides' problems so one run shows them all.
     loaded: list[Contract] = []
     problems: list[Problem] = []
-    for path in (new, old):
-        try:
-            loaded.append(load_contract(path))
-        except SubhiveError as exc:
-            problems.extend(exc.problems)
-    if problems:
-        raise ContractInvalid(problems)
-    return check_contract(*loaded)
+    with extra_proto_paths(proto_path or ()):
+        for path in (new, old):
+            try:
+                loaded.append(load_contract(path))
+            except SubhiveError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise ContractInvalid(problems)
+        return check_contract(*loaded)
 
 
 def _semver_message(result: ContractCheck) -> str:

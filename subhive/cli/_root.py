@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.markup import escape
 
+from ..compat.proto_settings import extra_proto_paths
 from ..errors import CheckFailed, InputError, Location, Problem, SubhiveError
 from ._output import Format, err_console, fail_check, out_console, print_json, print_problems
+from ._schema import ProtoPathOption
 
 if TYPE_CHECKING:
     from ..root_hive import Approval, ContractInfo, FrameListener, HiveStatus, ProposalOutcome, WorkspaceRoot
@@ -189,13 +191,15 @@ def contract_propose(
     ] = None,
     root: RootOption = None,
     fmt: FormatOption = Format.text,
+    proto_path: ProtoPathOption = None,
 ) -> None:
     """Propose a contract version to the root: accepted, pending a human's approval, or refused.
 
     The contract is linted here first. A compatible version that keeps every consumer satisfied is accepted
     and published; a breaking one waits for approval (exit 1, see `subhive approvals`); a dishonest semver
     bump is refused with the offending changes (exit 1); an invalid contract exits 2.
-    Talks to the running root, or runs the same engine on the workspace when none runs.
+    Talks to the running root, or runs the same engine on the workspace when none runs. -I paths serve the
+    local lint and an in-process root; a running root resolves imports with the workspace's proto_paths.
 
     Example: subhive contract propose contracts/orders/1.2.0
     """
@@ -203,23 +207,24 @@ def contract_propose(
     from ..root_hive import contract_files
 
     ws = _proposal_workspace(path, workspace)  # a path outside the workspace: say so, naming both
-    contract = load_contract(path)  # every lint problem, located in the user's own files
-    directory = path if path.is_dir() else path.parent
-    files = contract_files(directory)
-    try:
-        outcome: ProposalOutcome = _with_root(
-            ws,
-            root,
-            lambda r: r.propose(files, provider=contract.provider, announcement_id=announcement),
-            token=token or os.environ.get(TOKEN_ENV),
-        )
-    except SubhiveError as exc:
-        if exc.code in ("proposal.semver", "proposal.version_order"):
-            # A check ran and said no, as `subhive contract check` says it: exit 1, not "bad input".
-            raise CheckFailed(exc.message, code=exc.code, location=exc.location, hint=exc.hint) from exc
-        if exc.code == "lock.inconsistent":
-            exc.exit_code = 2  # the root refused it (a race with the check above): the same refusal
-        raise
+    with extra_proto_paths(proto_path or ()):
+        contract = load_contract(path)  # every lint problem, located in the user's own files
+        directory = path if path.is_dir() else path.parent
+        files = contract_files(directory)
+        try:
+            outcome: ProposalOutcome = _with_root(
+                ws,
+                root,
+                lambda r: r.propose(files, provider=contract.provider, announcement_id=announcement),
+                token=token or os.environ.get(TOKEN_ENV),
+            )
+        except SubhiveError as exc:
+            if exc.code in ("proposal.semver", "proposal.version_order"):
+                # A check ran and said no, as `subhive contract check` says it: exit 1, not "bad input".
+                raise CheckFailed(exc.message, code=exc.code, location=exc.location, hint=exc.hint) from exc
+            if exc.code == "lock.inconsistent":
+                exc.exit_code = 2  # the root refused it (a race with the check above): the same refusal
+            raise
     _print_outcome(outcome, fmt)
     if outcome.status == "pending":
         fail_check(

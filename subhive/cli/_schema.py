@@ -9,8 +9,21 @@ import typer
 from rich.markup import escape
 
 from ..compat import Change, DiffReport, Direction, diff_files
-from ..errors import CheckFailed
+from ..compat.proto_settings import BreakingRules
+from ..errors import CheckFailed, UsageError
 from ._output import Format, change_effect, fail_check, out_console, print_json, verdict_label
+
+#: ``-I/--proto-path``, repeatable like protoc's; shared by every command that compiles .proto files.
+ProtoPathOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--proto-path",
+        "-I",
+        help="A directory to search for .proto imports (repeatable, searched in order, before the "
+        "workspace's proto_paths, the well-known types and googleapis' common protos).",
+        show_default=False,
+    ),
+]
 
 schema_app = typer.Typer(help="Work with single schema files.", no_args_is_help=True)
 
@@ -19,10 +32,21 @@ schema_app = typer.Typer(help="Work with single schema files.", no_args_is_help=
 def diff(
     old: Annotated[Path, typer.Argument(help="The old schema: .json, .yaml or .proto.", show_default=False)],
     new: Annotated[Path, typer.Argument(help="The new schema, of the same kind.", show_default=False)],
+    *,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,
     require: Annotated[
         Direction | None,
         typer.Option(help="Exit 1 unless the verdict holds in this direction (backward, forward or full)."),
+    ] = None,
+    proto_path: ProtoPathOption = None,
+    rules: Annotated[
+        BreakingRules | None,
+        typer.Option(
+            "--breaking",
+            help="For .proto files: the rule category that decides what breaks (default: the workspace's "
+            "[protobuf] breaking, else RUNTIME).",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Compare two versions of a schema, change by change, per direction.
@@ -31,8 +55,15 @@ def diff(
     forward: every instance valid under NEW is valid under OLD (old readers accept new data).
 
     Example: subhive schema diff v1/order.json v2/order.json --format json
+    Example: subhive schema diff v1/orders.proto v2/orders.proto -I third_party/googleapis --breaking WIRE_JSON
     """
-    report = diff_files(old, new)
+    if rules is not None and old.suffix.lower() != ".proto":
+        raise UsageError(
+            "--breaking applies to .proto files only",
+            code="usage.option_not_applicable",
+            hint="JSON Schema changes are judged by what instances each version accepts",
+        )
+    report = diff_files(old, new, proto_paths=proto_path or (), breaking=rules)
     if fmt is Format.json:
         print_json(report.to_dict())
     else:

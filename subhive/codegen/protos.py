@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.resources
 import os
 import re
 import shutil
@@ -118,6 +117,11 @@ def _with_header(text: str, header: str) -> str:
 def generate_protos(protos: list[Path], *, proto_root: Path, out_dir: Path, header: str) -> list[Path]:
     """Compile ``protos`` (imports resolved from ``proto_root``) into ``out_dir``; return the files written.
 
+    Imports the contract does not hold resolve as the compatibility checks resolve them
+    (:func:`subhive.compat.protobuf.proto_roots`): ``-I`` paths, the workspace's ``proto_paths``, the
+    well-known types and googleapis' common protos. Only ``protos`` are generated: modules they import from
+    elsewhere come from their own packages (``google.api.annotations_pb2`` from googleapis-common-protos).
+
     Every written file starts with ``header``; imports between generated modules are relative. A ``.proto``
     that does not compile raises :class:`~subhive.errors.InputError` with its file and line.
 
@@ -133,7 +137,6 @@ def generate_protos(protos: list[Path], *, proto_root: Path, out_dir: Path, head
     root = Path(os.path.abspath(proto_root))
     out = Path(os.path.abspath(out_dir))
     out.mkdir(parents=True, exist_ok=True)
-    well_known = importlib.resources.files("grpc_tools") / "_proto"
     names: list[str] = []
     for proto in protos:
         path = Path(os.path.abspath(proto))
@@ -147,11 +150,12 @@ def generate_protos(protos: list[Path], *, proto_root: Path, out_dir: Path, head
         names.append(path.relative_to(root).as_posix())
     if not names:
         return []
+    from ..compat.protobuf import proto_roots
+
     before = {p for p in out.rglob("*") if p.is_file()}
     args = [
         "grpc_tools.protoc",
-        f"-I{root}",
-        f"-I{well_known}",
+        *(f"-I{r}" for r in proto_roots(protos[0], [root])),
         f"--python_out={out}",
         f"--grpc_python_out={out}",
         f"--mypy_out={out}",

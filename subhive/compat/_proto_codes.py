@@ -1,15 +1,21 @@
 """The stable change codes of the protobuf engine, each with a one-line description (a test guards that every
-emitted code is listed). Each is explained in docs/compat-codes.md#protobuf.
+emitted code is listed), and how each counts under buf's rule categories (:data:`RULES`). Each is explained in
+docs/compat-codes.md#protobuf; the categories in docs/decisions/0071-buf-rule-categories.md.
 """
 
 from __future__ import annotations
 
-__all__ = ["CODES"]
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["CODES", "RULES", "Rule"]
 
 CODES: dict[str, str] = {
     # files and packages
     "package.changed": "the package changed: every full name, gRPC method path and Any type URL changes",
     "file.syntax_changed": "syntax or edition changed; its effects are judged element by element (informational)",
+    "file.option_changed": "a file option that steers generated code changed (go_package, java_package, ...)",
+    "file.declaration_moved": "a message, enum, service or extension moved to another file of the same package",
     # messages
     "message.added": "a message type was added (additive)",
     "message.removed": "a message type was removed",
@@ -70,3 +76,87 @@ CODES: dict[str, str] = {
 
 #: Changes that keep both directions but add to the interface (semver: minor, not patch).
 ADDITIVE_CODES = frozenset(code for code in CODES if code.endswith(".added"))
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """How a change code counts under each rule category (:class:`~subhive.compat.protobuf.BreakingRules`).
+
+    ``scope`` is the smallest category whose concerns the engine's own verdict covers: ``wire`` counts
+    everywhere; ``json`` (ProtoJSON) gives way to the change's binary-only verdict under WIRE; ``runtime``
+    (names a running peer looks up: services, RPCs, types) gives way to it under WIRE and WIRE_JSON.
+    ``strict`` makes the change breaking both ways where generated code is judged too: ``package`` under
+    PACKAGE and FILE, ``file`` under FILE. ``buf`` names the buf rules the code answers to.
+    """
+
+    scope: Literal["wire", "json", "runtime"]
+    strict: Literal["package", "file"] | None
+    buf: tuple[str, ...]
+
+
+def _rule(scope: Literal["wire", "json", "runtime"], strict: Literal["package", "file"] | None, *buf: str) -> Rule:
+    return Rule(scope, strict, buf)
+
+
+RULES: dict[str, Rule] = {
+    "package.changed": _rule("wire", None, "FILE_SAME_PACKAGE"),
+    "file.syntax_changed": _rule("wire", "package", "FILE_SAME_SYNTAX"),
+    "file.option_changed": _rule(
+        "wire", "package", "FILE_SAME_GO_PACKAGE", "FILE_SAME_JAVA_PACKAGE", "FILE_SAME_CSHARP_NAMESPACE", "..."
+    ),
+    "file.declaration_moved": _rule("wire", "file", "FILE_NO_DELETE", "MESSAGE_NO_DELETE", "ENUM_NO_DELETE"),
+    "message.added": _rule("wire", None),
+    "message.removed": _rule("runtime", "package", "MESSAGE_NO_DELETE", "PACKAGE_MESSAGE_NO_DELETE"),
+    "message.reserved_removed": _rule("wire", None, "RESERVED_MESSAGE_NO_DELETE"),
+    "message.extension_range_removed": _rule("wire", None, "EXTENSION_MESSAGE_NO_DELETE"),
+    "field.added": _rule("wire", None),
+    "field.added_required": _rule("wire", None, "MESSAGE_SAME_REQUIRED_FIELDS"),
+    "field.removed": _rule("wire", None, "FIELD_NO_DELETE_UNLESS_NUMBER_RESERVED", "FIELD_NO_DELETE"),
+    "field.removed_name_not_reserved": _rule(
+        "json", "package", "FIELD_NO_DELETE_UNLESS_NAME_RESERVED", "FIELD_NO_DELETE"
+    ),
+    "field.removed_reserved": _rule("wire", "package", "FIELD_NO_DELETE"),
+    "field.number_changed": _rule("wire", None, "FIELD_NO_DELETE_UNLESS_NUMBER_RESERVED"),
+    "field.number_reused": _rule("wire", None, "FIELD_WIRE_COMPATIBLE_TYPE", "FIELD_SAME_NAME"),
+    "field.renamed": _rule("json", None, "FIELD_SAME_NAME", "FIELD_SAME_JSON_NAME"),
+    "field.json_name_changed": _rule("json", None, "FIELD_SAME_JSON_NAME"),
+    "field.type_changed": _rule("wire", None, "FIELD_WIRE_COMPATIBLE_TYPE", "FIELD_SAME_TYPE"),
+    "field.type_changed_json": _rule("json", "package", "FIELD_WIRE_JSON_COMPATIBLE_TYPE", "FIELD_SAME_TYPE"),
+    "field.type_widened": _rule("wire", "package", "FIELD_SAME_TYPE"),
+    "field.type_narrowed": _rule("wire", "package", "FIELD_WIRE_COMPATIBLE_TYPE", "FIELD_SAME_TYPE"),
+    "field.message_type_changed": _rule("wire", "package", "FIELD_SAME_TYPE"),
+    "field.enum_type_changed": _rule("wire", "package", "FIELD_SAME_TYPE"),
+    "field.cardinality_changed": _rule("wire", None, "FIELD_WIRE_COMPATIBLE_CARDINALITY", "FIELD_SAME_CARDINALITY"),
+    "field.map_changed": _rule("wire", None, "FIELD_WIRE_JSON_COMPATIBLE_CARDINALITY", "FIELD_SAME_TYPE"),
+    "field.presence_changed": _rule("wire", "package", "FIELD_SAME_CARDINALITY"),
+    "field.required_added": _rule("wire", None, "MESSAGE_SAME_REQUIRED_FIELDS"),
+    "field.required_removed": _rule("wire", None, "MESSAGE_SAME_REQUIRED_FIELDS"),
+    "field.default_changed": _rule("wire", None, "FIELD_SAME_DEFAULT"),
+    "field.utf8_validation_changed": _rule("wire", "package", "FIELD_SAME_UTF8_VALIDATION"),
+    "field.moved_into_oneof": _rule("wire", None, "FIELD_SAME_ONEOF"),
+    "field.moved_out_of_oneof": _rule("wire", None, "FIELD_SAME_ONEOF"),
+    "field.oneof_changed": _rule("wire", None, "FIELD_SAME_ONEOF"),
+    "field.features_changed": _rule("wire", None),
+    "enum.added": _rule("wire", None),
+    "enum.removed": _rule("runtime", "package", "ENUM_NO_DELETE", "PACKAGE_ENUM_NO_DELETE"),
+    "enum.closedness_changed": _rule("wire", "package", "ENUM_SAME_TYPE"),
+    "enum.reserved_removed": _rule("wire", None, "RESERVED_ENUM_NO_DELETE"),
+    "enum_value.added": _rule("json", None),
+    "enum_value.removed": _rule(
+        "json", "package", "ENUM_VALUE_NO_DELETE_UNLESS_NUMBER_RESERVED", "ENUM_VALUE_NO_DELETE_UNLESS_NAME_RESERVED"
+    ),
+    "enum_value.removed_reserved": _rule("json", "package", "ENUM_VALUE_NO_DELETE"),
+    "enum_value.renamed": _rule("json", None, "ENUM_VALUE_SAME_NAME"),
+    "enum_value.alias_added": _rule("json", None, "ENUM_VALUE_SAME_NAME"),
+    "enum_value.number_changed": _rule("wire", None, "ENUM_VALUE_NO_DELETE_UNLESS_NUMBER_RESERVED"),
+    "service.added": _rule("wire", None),
+    "service.removed": _rule("runtime", "package", "SERVICE_NO_DELETE", "PACKAGE_SERVICE_NO_DELETE"),
+    "rpc.added": _rule("wire", None),
+    "rpc.removed": _rule("runtime", "package", "RPC_NO_DELETE"),
+    "rpc.request_type_changed": _rule("wire", "package", "RPC_SAME_REQUEST_TYPE"),
+    "rpc.response_type_changed": _rule("wire", "package", "RPC_SAME_RESPONSE_TYPE"),
+    "rpc.client_streaming_changed": _rule("wire", None, "RPC_SAME_CLIENT_STREAMING"),
+    "rpc.server_streaming_changed": _rule("wire", None, "RPC_SAME_SERVER_STREAMING"),
+    "extension.added": _rule("wire", None),
+    "extension.removed": _rule("runtime", "package", "EXTENSION_NO_DELETE", "PACKAGE_EXTENSION_NO_DELETE"),
+}

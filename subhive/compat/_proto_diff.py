@@ -1,5 +1,7 @@
-"""The protobuf compatibility rules: binary wire format and ProtoJSON, judged per direction.
-The rules and why they hold (tolerant ProtoJSON readers, reuse hazards) are in docs/compat-codes.md#protobuf.
+"""The protobuf compatibility rules: binary wire format and ProtoJSON, judged per direction, then weighed by
+a buf-style rule category (:class:`BreakingRules`: what a category does not judge is compatible, what it
+judges strictly is breaking). The rules and why they hold (tolerant ProtoJSON readers, reuse hazards) are in
+docs/compat-codes.md#protobuf; the categories in docs/decisions/0071-buf-rule-categories.md.
 """
 
 from __future__ import annotations
@@ -9,8 +11,9 @@ from dataclasses import replace
 
 from google.protobuf.descriptor import FieldDescriptor as FD
 
-from ._proto_codes import ADDITIVE_CODES
+from ._proto_codes import ADDITIVE_CODES, RULES
 from ._proto_model import EnumModel, FieldModel, MessageModel, MethodModel, ProtoSchema, ServiceModel
+from .proto_settings import DEFAULT_BREAKING, BreakingRules
 from ._report import Change
 
 __all__ = ["diff_schemas"]
@@ -90,9 +93,16 @@ _DESCRIPTOR_OPTIONS = frozenset(
 _TYPE_NAMES = {getattr(FD, n): n.removeprefix("TYPE_").lower() for n in dir(FD) if n.startswith("TYPE_")}
 
 
-def diff_schemas(old: ProtoSchema, new: ProtoSchema, *, package: tuple[str, str] | None = None) -> list[Change]:
-    """Every change from ``old`` to ``new`` (built with canonical names); ``package=(old, new)`` if it moved."""
-    diff = _Diff(old, new)
+def diff_schemas(
+    old: ProtoSchema,
+    new: ProtoSchema,
+    *,
+    package: tuple[str, str] | None = None,
+    rules: BreakingRules = DEFAULT_BREAKING,
+) -> list[Change]:
+    """Every change from ``old`` to ``new`` (built with canonical names), judged under ``rules``;
+    ``package=(old, new)`` if the files moved to another package."""
+    diff = _Diff(old, new, rules)
     if package is not None:
         diff.add(
             "package.changed",
@@ -107,6 +117,7 @@ def diff_schemas(old: ProtoSchema, new: ProtoSchema, *, package: tuple[str, str]
     diff.enums()
     diff.services()
     diff.extensions()
+    diff.moves()
     return diff.changes
 
 
@@ -146,15 +157,49 @@ def _at(where: str) -> str:
     return f" [{where}]" if where else ""
 
 
+_LENIENT = {
+    "json": frozenset({BreakingRules.WIRE}),
+    "runtime": frozenset({BreakingRules.WIRE, BreakingRules.WIRE_JSON}),
+}
+_STRICT = {"package": frozenset({BreakingRules.PACKAGE, BreakingRules.FILE}), "file": frozenset({BreakingRules.FILE})}
+_NOT_JUDGED = {
+    BreakingRules.WIRE: "WIRE judges the binary encoding only",
+    BreakingRules.WIRE_JSON: "WIRE_JSON judges the binary and ProtoJSON encodings only",
+}
+_JUDGED = {
+    BreakingRules.PACKAGE: "breaking under PACKAGE: the package's generated code changes",
+    BreakingRules.FILE: "breaking under FILE: generated code changes",
+}
+
+
 class _Diff:
-    def __init__(self, old: ProtoSchema, new: ProtoSchema) -> None:
+    def __init__(self, old: ProtoSchema, new: ProtoSchema, rules: BreakingRules = DEFAULT_BREAKING) -> None:
         self.old = old
         self.new = new
+        self.rules = rules
         self.changes: list[Change] = []
         self.active: set[tuple[str, str]] = set()  # structural comparisons in progress (recursive types)
         self.compared: dict[tuple[str, str], tuple[bool, bool, str]] = {}  # pair -> verdicts, first path
 
-    def add(self, code: str, path: str, backward: bool, forward: bool, message: str) -> None:
+    def add(
+        self,
+        code: str,
+        path: str,
+        backward: bool,
+        forward: bool,
+        message: str,
+        *,
+        wire: tuple[bool, bool] = (True, True),
+    ) -> None:
+        """Record a change judged (``backward``, ``forward``) by the engine, ``wire`` its binary-only verdict;
+        the rule category then relaxes or tightens it as :data:`~._proto_codes.RULES` says."""
+        rule = RULES[code]
+        if self.rules in _LENIENT.get(rule.scope, ()) and (backward, forward) != wire:
+            backward, forward = wire
+            message += f" ({_NOT_JUDGED[self.rules]})"
+        if rule.strict is not None and self.rules in _STRICT[rule.strict] and (backward or forward):
+            backward = forward = False
+            message += f" ({_JUDGED[self.rules]})"
         # Additions that every reader tolerates still grow the interface: semver wants a minor for them.
         additive = backward and forward and code in ADDITIVE_CODES
         self.changes.append(Change(code, path, backward, forward, message, additive=additive))
@@ -176,6 +221,17 @@ class _Diff:
         if len(old_roots) == 1 and len(new_roots) == 1 and old_roots[0].name != new_roots[0].name:
             pairs.append((old_roots[0], new_roots[0]))
         for before, after in sorted(pairs, key=lambda p: p[1].name):
+            was, now = dict(before.options), dict(after.options)
+            for option in sorted(was.keys() | now.keys()):
+                if was.get(option) != now.get(option):
+                    self.add(
+                        "file.option_changed",
+                        after.package or after.name,
+                        True,
+                        True,
+                        f"{after.name}: option {option} {_option(was.get(option))} became "
+                        f"{_option(now.get(option))}: generated code changes, the encodings do not",
+                    )
             if before.syntax != after.syntax:
                 self.add(
                     "file.syntax_changed",
@@ -184,6 +240,37 @@ class _Diff:
                     True,
                     f"{after.name}: {before.syntax} became {after.syntax}; presence, enum openness, "
                     "UTF-8 checks and defaults are judged per element below",
+                )
+
+    def moves(self) -> None:
+        """Declarations that now live in another file (the one analysed root file may change its name)."""
+        renamed: dict[str, str] = {}
+        old_roots = [f.name for f in self.old.files.values() if f.is_root]
+        new_roots = [f.name for f in self.new.files.values() if f.is_root]
+        if len(old_roots) == 1 and len(new_roots) == 1:
+            renamed[old_roots[0]] = new_roots[0]
+        old, new = self.old, self.new
+        declared: list[tuple[str, str, str, str]] = []  # kind, name, old file, new file
+        for name, message in new.messages.items():
+            if name in old.messages and not message.map_entry and name.rpartition(".")[0] not in new.messages:
+                declared.append(("message", name, old.messages[name].file, message.file))
+        for name, enum in new.enums.items():
+            if name in old.enums and name.rpartition(".")[0] not in new.messages:
+                declared.append(("enum", name, old.enums[name].file, enum.file))
+        for name, service in new.services.items():
+            if name in old.services:
+                declared.append(("service", name, old.services[name].file, service.file))
+        for key, file in new.extension_files.items():
+            if key in old.extension_files and key[0] not in _DESCRIPTOR_OPTIONS:
+                declared.append(("extension", new.extensions[key].full_name, old.extension_files[key], file))
+        for kind, name, was, now in sorted(declared, key=lambda d: d[1]):
+            if renamed.get(was, was) != now:
+                self.add(
+                    "file.declaration_moved",
+                    name,
+                    True,
+                    True,
+                    f"{kind} {name} moved from {was} to {now}: generated code is per file in some languages",
                 )
 
     # -- messages -------------------------------------------------------------------------------------------
@@ -291,6 +378,7 @@ class _Diff:
                 False,
                 f"field {field.name!r} (= {field.number}) was removed; its number is reserved but its name "
                 f"is not, so a later field may reuse the ProtoJSON key{_at(field.where)}",
+                wire=(True, field.cardinality != "required"),
             )
         else:
             required = field.cardinality == "required"
@@ -480,6 +568,7 @@ class _Diff:
                 backward,
                 forward,
                 f"{label}: the binary encoding carries the values, ProtoJSON writes them differently{_at(after.where)}",
+                wire=(backward_binary, forward_binary),
             )
         elif was in _INTEGERS and now in _INTEGERS and backward != forward:
             code = "field.type_widened" if backward else "field.type_narrowed"
@@ -676,6 +765,7 @@ class _Diff:
                 False,
                 f"value {names[0]} (= {number}) was added: old readers drop it in ProtoJSON (and in binary "
                 f"if the enum is closed){_at(after.where)}",
+                wire=(True, not before.closed),
             )
         for start, end in _subtract(before.reserved, after.reserved):
             self.add(
@@ -714,8 +804,10 @@ class _Diff:
                 True,
                 f"value {names[0]} (= {number}) was removed and reserved: new readers cannot read old data "
                 f"that holds it (ProtoJSON drops the unknown name){_at(after.where)}",
+                wire=(not after.closed, True),  # an open enum keeps an unknown number
             )
         else:
+            number_kept = _in(number, after.reserved)
             self.add(
                 "enum_value.removed",
                 path,
@@ -723,6 +815,7 @@ class _Diff:
                 False,
                 f"value {names[0]} (= {number}) was removed without reserving its number and name: old data "
                 f"that holds it is misread, and a later value may reuse them{_at(after.where)}",
+                wire=(not after.closed, True) if number_kept else (False, False),
             )
 
     # -- services -------------------------------------------------------------------------------------------
@@ -820,6 +913,10 @@ class _Diff:
                     True,
                     f"extension {after.full_name} (= {key[1]} of {key[0]}) was added{_at(after.where)}",
                 )
+
+
+def _option(value: str | None) -> str:
+    return "(unset)" if value is None else repr(value)
 
 
 def _companions(message: MessageModel, field: FieldModel, common: set[int]) -> frozenset[int]:

@@ -40,6 +40,26 @@ _MODELLED_FEATURES = (
     "default_symbol_visibility",
 )
 
+# File options that only steer generated code (buf's FILE_SAME_* rules): compared under PACKAGE and FILE.
+_CODE_OPTIONS = (
+    "go_package",
+    "java_package",
+    "java_outer_classname",
+    "java_multiple_files",
+    "java_generic_services",
+    "csharp_namespace",
+    "objc_class_prefix",
+    "php_namespace",
+    "php_class_prefix",
+    "php_metadata_namespace",
+    "ruby_package",
+    "swift_prefix",
+    "optimize_for",
+    "cc_enable_arenas",
+    "cc_generic_services",
+    "py_generic_services",
+)
+
 # descriptor.proto field numbers used in SourceCodeInfo paths
 _FILE_MESSAGE, _FILE_ENUM, _FILE_SERVICE, _FILE_EXTENSION = 4, 5, 6, 7
 _MSG_FIELD, _MSG_NESTED, _MSG_ENUM, _MSG_EXTENSION = 2, 3, 4, 6
@@ -112,6 +132,7 @@ class FileModel:
     package: str
     syntax: str  # "proto2", "proto3" or "edition 2023", ...
     is_root: bool  # not imported by another file of the set
+    options: tuple[tuple[str, str], ...] = ()  # the code-steering options that are set, as (name, value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +169,11 @@ def build_schema(fds: descriptor_pb2.FileDescriptorSet, *, rename: tuple[str, st
     models: dict[str, FileModel] = {}
     for file in files:
         models[file.name] = FileModel(
-            file.name, _canonical_package(file.package, rename), _syntax(file), file.name not in imported
+            file.name,
+            _canonical_package(file.package, rename),
+            _syntax(file),
+            file.name not in imported,
+            _code_options(file),
         )
         builder.add_file(file)
     return ProtoSchema(
@@ -164,6 +189,11 @@ def _syntax(file: descriptor_pb2.FileDescriptorProto) -> str:
     if file.syntax == "editions":
         return "edition " + descriptor_pb2.Edition.Name(file.edition).removeprefix("EDITION_")
     return file.syntax or "proto2"
+
+
+def _code_options(file: descriptor_pb2.FileDescriptorProto) -> tuple[tuple[str, str], ...]:
+    present = {field.name: value for field, value in file.options.ListFields()}
+    return tuple((name, str(present[name])) for name in _CODE_OPTIONS if name in present)
 
 
 def _ordered(fds: descriptor_pb2.FileDescriptorSet) -> list[descriptor_pb2.FileDescriptorProto]:

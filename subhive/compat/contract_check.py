@@ -12,7 +12,7 @@ from ..errors import InputError, Location
 from ..semver import Bump, Version
 from ._report import Change, DiffReport, Direction
 from .jsonschema import diff_schemas
-from .protobuf import compile_proto, diff_protos
+from .protobuf import compile_proto, diff_protos, rules_for
 
 if TYPE_CHECKING:
     from ..contract import Contract, SchemaRef
@@ -239,10 +239,12 @@ def _grpc(new: Contract, old: Contract, shape: list[Change]) -> Iterator[PartVer
                 compatible=False,
             )
         )
-    # Compiled with the contract directory as import root, exactly as lint compiled them.
+    # Compiled with the contract directory as import root, exactly as lint compiled them; judged under the
+    # rule category of the workspace that holds the new version.
     before = compile_proto(old.grpc.proto, include_dirs=[old.directory])
     after = compile_proto(new.grpc.proto, include_dirs=[new.directory])
-    yield PartVerdict("grpc", Direction.FULL, diff_protos(before, after))
+    rules = rules_for(new.grpc.proto)
+    yield PartVerdict("grpc", Direction.FULL, diff_protos(before, after, rules=rules))
 
 
 def _diff_refs(old: SchemaRef, new: SchemaRef) -> DiffReport:

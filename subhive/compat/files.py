@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputError, Location
@@ -12,8 +13,18 @@ __all__ = ["diff_files"]
 _JSON_SCHEMA_SUFFIXES = frozenset({".json", ".yaml", ".yml"})
 
 
-def diff_files(old: str | Path, new: str | Path) -> DiffReport:
+def diff_files(
+    old: str | Path,
+    new: str | Path,
+    *,
+    proto_paths: Sequence[str | Path] = (),
+    breaking: str | None = None,
+) -> DiffReport:
     """Lint both files, then diff them: ``diff_files("v1/order.json", "v2/order.json").backward``.
+
+    For ``.proto`` files, ``proto_paths`` are extra import roots and ``breaking`` the rule category
+    (``FILE``, ``PACKAGE``, ``RUNTIME``, ``WIRE_JSON``, ``WIRE``; default: the workspace's setting); see
+    :func:`subhive.compat.protobuf.diff_protos`.
 
     Raises :class:`~subhive.errors.InputError` (or ``ContractInvalid`` with every problem) when either file is
     missing, unreadable, not a valid schema, or the two are of different kinds.
@@ -33,7 +44,7 @@ def diff_files(old: str | Path, new: str | Path) -> DiffReport:
     if kinds == {"proto"}:
         from .protobuf import diff_protos
 
-        return diff_protos(old, new)
+        return diff_protos(old, new, rules=breaking, include_dirs=proto_paths)
     from .jsonschema import diff_schemas
 
     before, after = load_schema_file(old), load_schema_file(new)

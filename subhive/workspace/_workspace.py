@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..compat.proto_settings import DEFAULT_BREAKING, BreakingRules, read_protobuf_table
 from ..errors import InputError, Location, Problem
 from ._limits import DeadLetterLimits
 from ._manifest import MANIFEST_NAME, ROOT_HIVE, ManifestInvalid, SubhiveManifest, parse_manifest
@@ -33,7 +34,7 @@ WORKSPACE_FILE = "hive.toml"
 WORKSPACE_FORMAT = 1
 #: Workspace names may end up in NATS account, stream and bucket names: one subject token.
 WORKSPACE_NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
-_TOP_KEYS = ("workspace", "dead_letters")
+_TOP_KEYS = ("workspace", "dead_letters", "protobuf")
 _WORKSPACE_KEYS = ("name", "format", "description")
 
 
@@ -46,6 +47,10 @@ class WorkspaceConfig:
     description: str = ""
     #: The default limits of every hive's dead-letter stream (``[dead_letters]``; a hive may override them).
     dead_letters: DeadLetterLimits = field(default_factory=DeadLetterLimits)
+    #: ``[protobuf] proto_paths``: import roots for every ``.proto`` compiled here, relative to the root.
+    proto_paths: tuple[str, ...] = ()
+    #: ``[protobuf] breaking``: the rule category protobuf changes are judged under (docs/contracts.md).
+    breaking: BreakingRules = DEFAULT_BREAKING
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not WORKSPACE_NAME_RE.match(self.name):
@@ -57,13 +62,23 @@ class WorkspaceConfig:
     def to_toml(self) -> str:
         """The ``hive.toml`` text; :func:`read_config` reads it back equal."""
         return (
-            "# A subhive workspace: contracts/, subhives/, stubs/ and the git-ignored .subhive/ (docs/workspace.md).\n"
-            "[workspace]\n"
-            f"name = {toml_string(self.name)}\n"
-            f"description = {toml_string(self.description)}\n"
-            "# The layout version of this workspace; a newer subhive migrates it, an older one refuses it.\n"
-            f"format = {self.format}\n"
-        ) + (f"\n{self.dead_letters.to_toml()}" if self.dead_letters.is_set else "")
+            (
+                "# A subhive workspace: contracts/, subhives/, stubs/ and the git-ignored .subhive/ (docs/workspace.md).\n"
+                "[workspace]\n"
+                f"name = {toml_string(self.name)}\n"
+                f"description = {toml_string(self.description)}\n"
+                "# The layout version of this workspace; a newer subhive migrates it, an older one refuses it.\n"
+                f"format = {self.format}\n"
+            )
+            + (f"\n{self.dead_letters.to_toml()}" if self.dead_letters.is_set else "")
+            + self._protobuf_toml()
+        )
+
+    def _protobuf_toml(self) -> str:
+        if not self.proto_paths and self.breaking is DEFAULT_BREAKING:
+            return ""
+        paths = ", ".join(toml_string(p) for p in self.proto_paths)
+        return f"\n[protobuf]\nproto_paths = [{paths}]\nbreaking = {toml_string(self.breaking.value)}\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,9 +225,12 @@ def _config(document: TomlDocument, problems: list[Problem]) -> WorkspaceConfig 
                 f"unknown key {key!r}",
                 f"did you mean [{close[0]}]?"
                 if close
-                else "hive.toml holds a [workspace] table and an optional [dead_letters] (docs/workspace.md)",
+                else "hive.toml holds a [workspace] table, an optional [dead_letters] and an optional [protobuf] "
+                "(docs/workspace.md)",
             )
     dead_letters = _dead_letters(data.get("dead_letters", {}), problem)
+    protobuf = read_protobuf_table(data.get("protobuf", {}), document.path.parent, problem)
+    raw_paths = data.get("protobuf", {}).get("proto_paths", []) if isinstance(data.get("protobuf"), dict) else []
     table = data.get("workspace")
     if not isinstance(table, dict):
         problem(
@@ -257,7 +275,7 @@ def _config(document: TomlDocument, problems: list[Problem]) -> WorkspaceConfig 
         problem("/workspace/description", "workspace.type", "description must be a string", "quote it")
     if problems or name is None:
         return None
-    return WorkspaceConfig(name, WORKSPACE_FORMAT, str(description), dead_letters)
+    return WorkspaceConfig(name, WORKSPACE_FORMAT, str(description), dead_letters, tuple(raw_paths), protobuf.breaking)
 
 
 def _dead_letters(table: object, problem: Callable[[str, str, str, str], None]) -> DeadLetterLimits:
