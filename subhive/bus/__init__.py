@@ -2,6 +2,7 @@
 See docs/bus.md.
 """
 
+from subhive.bus._accounts import HUB_ACCOUNT, AccountsConfig, accounts_config
 from subhive.bus._consumers import (
     BOARD_ACK_WAIT,
     BOARD_CONSUMER,
@@ -28,9 +29,7 @@ from subhive.bus._lock_grants import BusPlan, bus_plan
 from subhive.bus._permissions import (
     ADMIN_USER,
     DLQ_STREAM,
-    AccountsConfig,
     Permissions,
-    accounts_config,
     deliver_subject,
     dlq_subject,
     durable_name,
@@ -56,6 +55,7 @@ __all__ = [
     "BOARD_CONSUMER",
     "DLQ_STREAM",
     "EVENT_MAX_ACK_PENDING",
+    "HUB_ACCOUNT",
     "MAX_DELIVER",
     "REPLAYS_STREAM",
     "AccountsConfig",

@@ -5,19 +5,16 @@ docs/bus.md#isolation and :func:`hive_permissions`.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from subhive.errors import UsageError
 
 __all__ = [
     "ADMIN_USER",
     "DLQ_STREAM",
-    "AccountsConfig",
     "Permissions",
-    "accounts_config",
     "deliver_subject",
     "dlq_subject",
     "durable_name",
@@ -57,7 +54,12 @@ def _check(pattern: re.Pattern[str], value: str, what: str) -> str:
     return value
 
 
-def _check_password(value: str, whose: str) -> None:
+def check_hive(value: str) -> str:
+    """``value`` if it is a hive name fit for a subject, a user and an account; else ``bus.name_invalid``."""
+    return _check(_HIVE, value, "hive")
+
+
+def check_password(value: str, whose: str) -> None:
     # The value is never echoed: an error message must not leak a secret into logs.
     if not isinstance(value, str) or not _PASSWORD.fullmatch(value):
         raise UsageError(
@@ -304,8 +306,9 @@ def _members(table: Mapping[tuple[str, int], Sequence[str]], contract: str, majo
 
 
 # What a hive may ask of JetStream, and why it is safe. Every JetStream API request is answered on the reply
-# subject the requester chose, which no grant can restrict; so a hive gets only requests whose answer is the
-# server's own JSON (or nothing) about the hive's own stream or consumer. Left out on purpose:
+# subject the requester chose, which no grant can restrict (the hive's own account keeps the answer from
+# reaching other hives: subhive.bus._accounts); still, a hive gets only requests whose answer is the server's
+# own JSON (or nothing) about the hive's own stream or consumer. Left out on purpose:
 #   STREAM.CREATE/UPDATE/DELETE/PURGE   a stream config can capture any subject, mirror or source any stream,
 #                                       republish anywhere; deleting or purging is the framework's decision;
 #   CONSUMER.CREATE/DELETE              a push consumer delivers to any subject it names (the server checks no
@@ -345,58 +348,3 @@ def _kv_grants(hive: str) -> list[str]:
         f"{_JS_API}.CONSUMER.INFO.{stream}.{board}",
         f"$JS.ACK.{stream}.{board}.>",
     ]
-
-
-@dataclass(frozen=True)
-class AccountsConfig:
-    """Users of the embedded server: each hive's ``(password, Permissions)`` and the admin's password.
-
-    Passwords are not shown by ``repr``.
-
-    >>> cfg = AccountsConfig({"web": ("s3cret-token", Permissions(publish=("a",)))}, admin_password="adm1n-token")
-    >>> "s3cret" in repr(cfg)
-    False
-    """
-
-    users: Mapping[str, tuple[str, Permissions]] = field(repr=False)
-    admin_password: str = field(repr=False)
-
-    def __post_init__(self) -> None:
-        accounts_config(self.users, admin_password=self.admin_password)  # validates every name and password
-
-    @property
-    def hives(self) -> tuple[str, ...]:
-        return tuple(sorted(self.users))
-
-    def render(self) -> str:
-        return accounts_config(self.users, admin_password=self.admin_password)
-
-
-def accounts_config(users: Mapping[str, tuple[str, Permissions]], *, admin_password: str) -> str:
-    """The ``authorization { users = [...] }`` block of the server configuration.
-
-    All users share the server's global account, so hives can talk to each other; permissions, not accounts,
-    keep them apart. The admin user (the framework itself) has no permission list, hence full rights.
-
-    >>> print(accounts_config({}, admin_password="adm1n-token"))
-    authorization {
-      users = [
-        {"user": "_admin", "password": "adm1n-token"}
-      ]
-    }
-    """
-    _check_password(admin_password, "admin")
-    entries: list[dict[str, object]] = [{"user": ADMIN_USER, "password": admin_password}]
-    for hive in sorted(users):
-        password, permissions = users[hive]
-        _check(_HIVE, hive, "hive")
-        _check_password(password, f"hive {hive}'s")
-        if not isinstance(permissions, Permissions):
-            raise UsageError(
-                f"the permissions of hive {hive} are not a Permissions object", code="bus.permissions_invalid"
-            )
-        entries.append({"user": hive, "password": password, "permissions": permissions.to_config()})
-    # JSON is a subset of the server's configuration syntax, and quoting keeps "$JS..." from being read as
-    # a variable reference.
-    lines = ",\n".join(f"    {json.dumps(entry)}" for entry in entries)
-    return f"authorization {{\n  users = [\n{lines}\n  ]\n}}"

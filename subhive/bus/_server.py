@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from subhive.bus._permissions import AccountsConfig
+from subhive.bus._accounts import HUB_ACCOUNT, AccountsConfig
 from subhive.errors import InputError, Location, SubhiveError
 
 if TYPE_CHECKING:
@@ -107,6 +107,16 @@ class ServerConfig:
         if self.accounts is not None:
             lines.append(self.accounts.render())
         return "\n".join(lines) + "\n"
+
+
+def _adopt_global_account(store: Path) -> None:
+    """Move streams that releases before per-hive accounts kept in the server's global account into the hub
+    account, where they live now (decision 0056): boards, dead letters and events survive the upgrade. The
+    server keeps each account's JetStream data in a directory of that name, and is not running here."""
+    jetstream = store / "jetstream"
+    old, new = jetstream / "$G", jetstream / HUB_ACCOUNT
+    if old.is_dir() and not new.exists():
+        old.rename(new)
 
 
 def _config_error(message: str, hint: str) -> None:
@@ -388,6 +398,8 @@ class EmbeddedServer:
             self._run_dir.mkdir(parents=True, exist_ok=True)
             for stale in self._run_dir.glob("*.ports"):  # left by a killed server
                 stale.unlink(missing_ok=True)
+            if self.config.accounts is not None:
+                _adopt_global_account(store)
             fd = os.open(self.config_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 out.write(self.config.render(port))

@@ -67,6 +67,14 @@ class Bus:
         return await NatsTransport.connect(self.server.endpoint(name, self.passwords[name]), name)
 
 
+async def _stored(bus: Bus, stream: str) -> int:
+    admin = await nats.connect(bus.server.url, user=ADMIN_USER, password=bus.passwords[ADMIN_USER])
+    try:
+        return (await admin.jetstream().stream_info(stream)).state.messages
+    finally:
+        await admin.close()
+
+
 @pytest.fixture(scope="module")
 def bus(start_module_nats: StartServer) -> Bus:
     passwords = {hive: secrets.token_urlsafe(24) for hive in [*LOCK, ADMIN_USER]}
@@ -219,8 +227,10 @@ def test_a_sender_header_the_server_does_not_vouch_for_is_refused_and_dead_lette
 
 
 def test_a_reply_a_hive_points_at_a_delivery_subject_or_an_event_is_not_taken_for_an_event(bus: Bus) -> None:
-    """A request's reply subject can be any subject, and the provider answers there: web makes backend answer
-    onto backend's own event deliveries, and an error reply onto orders' event stream, which web reads."""
+    """A request's reply subject can be any subject: web asks backend to answer onto backend's own event
+    deliveries, and an error reply onto orders' event stream, which web reads. Each hive has its own account,
+    so the answer goes back into web's account on that subject, where nothing carries it further: neither
+    backend's deliveries nor the event stream ever see it (decision 0056)."""
     charged: list[Any] = []
     placed: list[Any] = []
 
@@ -233,7 +243,7 @@ def test_a_reply_a_hive_points_at_a_delivery_subject_or_an_event_is_not_taken_fo
     async def on_placed(payload: Any) -> None:
         placed.append(payload)
 
-    async def scenario() -> tuple[dict[str, int], dict[str, int]]:
+    async def scenario() -> tuple[dict[str, int], dict[str, int], int]:
         backend, web, raw = await bus.hive("backend"), await bus.hive("web"), await _raw(bus, "web")
         try:
             await backend.serve(orders(), {"place_order": place})
@@ -249,18 +259,20 @@ def test_a_reply_a_hive_points_at_a_delivery_subject_or_an_event_is_not_taken_fo
             )
             await backend.publish(orders(), "order_placed", {"order_id": "o-2"})  # a real event, after both
             for _ in range(300):
-                if placed and web.stats.refused:
+                if placed and backend.stats.refused:
                     break
                 await asyncio.sleep(0.01)
             await backend.connection.flush()
-            return dict(backend.stats.refused), dict(web.stats.refused)
+            return dict(backend.stats.refused), dict(web.stats.refused), await _stored(bus, "SUBHIVE_EV_orders_v1")
         finally:
             await raw.close()
             await web.close()
             await backend.close()
 
-    backend_refused, web_refused = run(scenario())
+    before = run(_stored(bus, "SUBHIVE_EV_orders_v1"))
+    backend_refused, web_refused, stored = run(scenario())
     assert charged == []  # the answer on its delivery subject was no event
     assert backend_refused == {"payload.invalid": 1}  # only the invalid request itself
-    assert web_refused == {"bus.misdirected_reply": 1}  # the error reply stored as an event: refused
+    assert web_refused == {}  # the error reply never reached the event stream, so nothing to refuse
+    assert stored == before + 1  # the real event alone
     assert placed == [{"order_id": "o-2"}]  # the real event still arrives

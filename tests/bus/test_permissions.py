@@ -34,6 +34,7 @@ from subhive.bus import (
     dlq_subject,
     durable_name,
     ensure_consumers,
+    ensure_dead_letter_streams,
     ensure_event_streams,
     event_consumer,
     event_subject,
@@ -283,22 +284,43 @@ async def closing(*sessions: Session) -> None:
         await session.nc.close()
 
 
-async def seen_by_admin_until(
-    admin: Session, pattern: str, marker: str, publish: Callable[[], Awaitable[None]]
-) -> list[str]:
-    """Subjects the admin saw on ``pattern`` up to ``marker``.
+# Where anything web publishes could land, one subscription per account: the hub sees what is imported into it
+# (events, dead letters, boards), the providers see requests. Each hive may subscribe only inside its grants.
+_OBSERVERS = {
+    ADMIN_USER: ["subhive.>"],
+    "backend": ["subhive.orders.v1.op.place_order.*", "subhive.orders.v2.op.place_order.*"],
+    "billing": ["subhive.payments.v1.op.charge.*"],
+}
 
-    One publisher's messages reach a subscriber in order, so when ``publish`` sends its denied messages
-    before the allowed ``marker``, anything the server let through shows up before the marker.
+
+async def seen_anywhere_until(bus: Bus, marker: str, publish: Callable[[], Awaitable[None]]) -> list[str]:
+    """Subjects any account saw up to ``marker`` (a request web may send, which backend serves).
+
+    The server handles one connection's messages in order, and hands each to every subscriber as it handles
+    it; so once backend has the marker, a round trip to each observer shows whatever the denied messages
+    sent before it could have reached.
     """
-    sub = await admin.nc.subscribe(pattern)
-    await settle(admin.nc)
-    await publish()
-    seen: list[str] = []
-    while marker not in seen:
-        seen.append((await sub.next_msg(timeout=2)).subject)
-    await sub.unsubscribe()
-    return seen
+    sessions = {user: await login(bus, user) for user in _OBSERVERS}
+    try:
+        seen: list[str] = []
+
+        async def note(msg: Msg) -> None:
+            seen.append(msg.subject)
+
+        for user, patterns in _OBSERVERS.items():
+            for pattern in patterns:
+                await sessions[user].nc.subscribe(pattern, cb=note)
+            await settle(sessions[user].nc)
+        await publish()
+        for _ in range(200):
+            if marker in seen:
+                break
+            await asyncio.sleep(0.01)
+        for session in sessions.values():
+            await settle(session.nc)
+        return seen
+    finally:
+        await closing(*sessions.values())
 
 
 def test_without_the_right_password_nobody_gets_in(bus: Bus) -> None:
@@ -369,17 +391,17 @@ def test_publishing_outside_the_grants_is_refused_by_the_server(bus: Bus, subjec
     marker = "subhive.orders.v1.op.place_order.web"
 
     async def scenario() -> tuple[str, list[str]]:
-        web, admin = await login(bus, "web"), await login(bus, ADMIN_USER)
+        web = await login(bus, "web")
         try:
 
             async def publish() -> None:
                 await web.nc.publish(subject, b"sneaky")
                 await web.nc.publish(marker, b"allowed")
 
-            seen = await seen_by_admin_until(admin, "subhive.>", marker, publish)
+            seen = await seen_anywhere_until(bus, marker, publish)
             return await web.error_about(f'publish to "{subject}"'), seen
         finally:
-            await closing(web, admin)
+            await closing(web)
 
     error, seen = run(scenario())
     assert "permissions violation" in error
@@ -582,6 +604,7 @@ def provisioned(start_module_nats: StartServer) -> Provisioned:
         nc = await nats.connect(server.url, user=ADMIN_USER, password=passwords[ADMIN_USER])
         js = nc.jetstream()
         await ensure_event_streams(js, list(EVENTS))
+        await ensure_dead_letter_streams(js, list(LOCK))
         for hive in LOCK:
             await ensure_blackboard(js, hive)
         await ensure_consumers(
@@ -791,3 +814,69 @@ def test_what_a_hive_may_ask_of_jetstream_answers_only_about_its_own(provisioned
     assert answers["nxt_delivered"] in ([], [b""])  # at most the server's empty answer, never a stored message
     assert answers["state_unchanged"]
     assert answers["errors"] == []
+
+
+# -- answers pointed elsewhere ----------------------------------------------------------------------------
+
+# Another hive's storage and inboxes: where web would like the server to write for it.
+FOREIGN_REPLIES = [
+    FORGED,  # backend's dead letters
+    "$KV.bb_backend.secret",  # a key of backend's board
+    "subhive.orders.v1.ev.order_placed",  # an event stream web reads but may not publish to
+    "subhive.payments.v1.ev.charged",  # an event stream of a contract web does not use
+    "_INBOX_backend.deliver.backend__payments__v1__charged",  # backend's event deliveries
+    "_INBOX_backend.replay.payments.v1.charged",  # backend's replays
+]
+
+
+def _granted_requests(grants: Permissions) -> list[tuple[str, bytes]]:
+    """One request per subject web may publish that something answers: each JetStream API subject, a board
+    write, a dead letter, an ack; the answer is the server's own JSON, a publish ack, or nothing."""
+    bodies = {"$JS.API.STREAM.MSG.GET.KV_bb_web": b'{"last_by_subj": "$KV.bb_web.mine"}'}
+    requests: list[tuple[str, bytes]] = []
+    for subject in grants.publish:
+        if subject.startswith("$JS.API."):
+            requests.append((subject, bodies.get(subject, b"")))
+        elif subject.endswith(".>"):  # a write under a prefix: its board, its dead letters, an ack
+            requests.append((subject[:-1] + ("+ACK" if subject.startswith("$JS.ACK.") else "attack"), b"{}"))
+    return requests
+
+
+async def _message_counts(admin: Session) -> dict[str, int]:
+    js = admin.nc.jetstream()
+    return {s.config.name or "": s.state.messages for s in await js.streams_info()}
+
+
+@pytest.mark.parametrize("reply", FOREIGN_REPLIES)
+def test_an_answer_web_points_at_another_hives_subject_lands_nowhere(provisioned: Provisioned, reply: str) -> None:
+    """No permission restricts reply subjects, and web chooses them for every request it may make. Each hive
+    has its own account (decision 0056): the server's answer goes back into web's account, where the reply
+    subject names nothing of backend's. Nothing is stored in any stream web does not own, and nothing is
+    delivered to backend."""
+    bus = Bus(provisioned.server, provisioned.passwords)
+    requests = _granted_requests(grants("web"))
+    assert len(requests) >= 7  # every kind of grant is tried
+
+    async def scenario() -> tuple[dict[str, int], dict[str, int], int, list[str]]:
+        web, admin, backend = await login(bus, "web"), await login(bus, ADMIN_USER), await login(bus, "backend")
+        try:
+            witness = await backend.nc.subscribe("_INBOX_backend.>")
+            await settle(backend.nc)
+            before = await _message_counts(admin)
+            for subject, body in requests:
+                await web.nc.publish(subject, body, reply=reply)
+            # Honest requests of each kind after the attacks: once they are answered, so were the attacks.
+            for subject, body in requests:
+                if not subject.startswith("$JS.ACK."):
+                    await web.nc.request(subject, body, timeout=2)
+            await settle(backend.nc)
+            after = await _message_counts(admin)
+            return before, after, witness.pending_msgs, [str(e) for e in web.errors]
+        finally:
+            await closing(web, admin, backend)
+
+    before, after, delivered, errors = run(scenario())
+    assert errors == []  # every request was within web's grants
+    own = {"KV_bb_web", "SUBHIVE_DLQ_web"}  # its own writes land there, as they should
+    assert {k: v for k, v in after.items() if k not in own} == {k: v for k, v in before.items() if k not in own}
+    assert delivered == 0

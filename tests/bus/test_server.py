@@ -307,7 +307,7 @@ def test_reload_gives_the_running_server_new_users_and_grants_and_keeps_connecti
     before = AccountsConfig({"web": ("password-web", Permissions(publish=("a.one",)))}, admin_password="admin-pw-1")
     after = AccountsConfig(
         {
-            "web": ("password-web", Permissions(publish=("a.one", "a.two"))),
+            "web": ("password-web", Permissions(publish=("a.one", "a.two"), subscribe=("a.*",))),
             "db": ("password-db", Permissions(publish=("b.one",))),
         },
         admin_password="admin-pw-1",
@@ -323,7 +323,6 @@ def test_reload_gives_the_running_server_new_users_and_grants_and_keeps_connecti
         async def keep(msg: Msg) -> None:
             got.append(msg.data)
 
-        sub = await admin.subscribe("a.*", cb=keep)
         try:
             with pytest.raises(nats.errors.Error, match="Authorization Violation"):
                 await nats.connect(
@@ -332,13 +331,19 @@ def test_reload_gives_the_running_server_new_users_and_grants_and_keeps_connecti
             await server.reload(after)
             db = await nats.connect(server.url, user="db", password="password-db")
             await db.close()
+            # Another connection of web's, in web's own account, sees what the first may publish now.
+            reader = await nats.connect(server.url, user="web", password="password-web")
+            await reader.subscribe("a.*", cb=keep)
+            await reader.flush()
             await web.publish("a.two", b"granted now")
             await web.flush()
-            await admin.flush()
-            await asyncio.sleep(0.1)
+            for _ in range(100):
+                if got:
+                    break
+                await asyncio.sleep(0.01)
+            await reader.close()
             return web.is_connected, admin.is_connected, got
         finally:
-            await sub.unsubscribe()
             await web.close()
             await admin.close()
 
@@ -346,3 +351,31 @@ def test_reload_gives_the_running_server_new_users_and_grants_and_keeps_connecti
     assert (web_up, admin_up) == (True, True)  # nobody was disconnected by the reload
     assert got == [b"granted now"]  # web's new grant is in force
     assert port_of(server) == port
+
+
+def test_streams_of_a_server_without_accounts_are_kept_when_it_restarts_with_them(tmp_path: Path) -> None:
+    """Releases before per-hive accounts kept every stream in the server's global account; the first start with
+    accounts moves them into the framework's account, where the admin finds them (decision 0056)."""
+    from subhive.bus import ADMIN_USER, AccountsConfig
+
+    store = tmp_path / "nats"
+    plain = EmbeddedServer.start_sync(ServerConfig(store))
+    try:
+        seq = run(publish_acked(plain.url, b"stored before accounts"))
+    finally:
+        plain.stop_sync()
+    accounts = AccountsConfig({}, admin_password="admin-password")
+    with_accounts = EmbeddedServer.start_sync(ServerConfig(store, accounts=accounts))
+    try:
+
+        async def read() -> bytes:
+            nc = await nats.connect(with_accounts.url, user=ADMIN_USER, password="admin-password")
+            try:
+                return (await nc.jetstream().get_msg("EVENTS", seq)).data or b""
+            finally:
+                await nc.close()
+
+        assert run(read()) == b"stored before accounts"
+    finally:
+        with_accounts.stop_sync()
+    assert not (store / "jetstream" / "$G").exists()

@@ -1,0 +1,101 @@
+"""The accounts block derived from the grants: every import is exported to its importer alone, and the real
+server accepts what is written (decision 0056). What the accounts keep apart is attacked in test_permissions."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from subhive.bus import (
+    HUB_ACCOUNT,
+    AccountsConfig,
+    ServerConfig,
+    accounts_config,
+    find_server_binary,
+    hive_permissions,
+)
+
+CONTRACTS = ["orders", "payments", "notes"]
+OPERATIONS = {(c, 1): ["place", "cancel"] for c in CONTRACTS}
+EVENTS = {(c, 1): ["done"] for c in CONTRACTS}
+HIVES = ["web", "backend", "db", "ui"]
+
+# Each hive provides and consumes some contracts (major 1); a contract provided by nobody is the mock's.
+trees = st.fixed_dictionaries(
+    {hive: st.tuples(st.sets(st.sampled_from(CONTRACTS)), st.sets(st.sampled_from(CONTRACTS))) for hive in HIVES}
+)
+
+
+def _accounts(tree: dict[str, tuple[set[str], set[str]]]) -> dict[str, dict[str, object]]:
+    users = {
+        hive: (
+            f"{hive}-password",
+            hive_permissions(
+                hive, {c: [1] for c in provides}, {c: [1] for c in consumes - provides}, OPERATIONS, EVENTS
+            ),
+        )
+        for hive, (provides, consumes) in tree.items()
+    }
+    block = accounts_config(users, admin_password="admin-password")
+    body = block.removeprefix("accounts {").removesuffix("}")
+    return json.loads("{" + re.sub(r"\n  (\"[^\"]+\"): ", r"\n\1: ", body) + "}")
+
+
+def _covers(pattern: str, subject: str) -> bool:
+    p, s = pattern.split("."), subject.split(".")
+    if p[-1] == ">":
+        return len(s) >= len(p) and all(a in {"*", b} for a, b in zip(p[:-1], s, strict=False))
+    return len(p) == len(s) and all(a in {"*", b} for a, b in zip(p, s, strict=True))
+
+
+@settings(max_examples=60, deadline=None)
+@given(trees)
+def test_every_import_is_exported_to_that_account_alone_and_no_export_is_public(
+    tree: dict[str, tuple[set[str], set[str]]],
+) -> None:
+    accounts = _accounts(tree)
+    assert set(accounts) == {HUB_ACCOUNT, *HIVES}
+    assert accounts[HUB_ACCOUNT].get("jetstream") == "enabled"
+    assert all("jetstream" not in accounts[hive] for hive in HIVES)  # no hive can make a stream of its own
+    for name, account in accounts.items():
+        for export in account.get("exports", []):  # type: ignore[attr-defined]
+            assert export["accounts"], export  # an export without a list would be open to every account
+        for entry in account.get("imports", []):  # type: ignore[attr-defined]
+            kind = "service" if "service" in entry else "stream"
+            source = entry[kind]
+            exports = accounts[source["account"]].get("exports", [])
+            assert any(
+                kind in e and _covers(e[kind], source["subject"]) and name in e["accounts"]
+                for e in exports  # type: ignore[attr-defined]
+            ), (name, entry)
+    for hive in HIVES:  # the requests a hive sends reach its provider's account, and the mock's only without one
+        provides, consumes = tree[hive]
+        for contract in consumes - provides:
+            wanted = [p for p in HIVES if contract in tree[p][0] and p != hive] or [HUB_ACCOUNT]
+            sources = {
+                e["service"]["account"]
+                for e in accounts[hive].get("imports", [])  # type: ignore[attr-defined]
+                if "service" in e and e["service"]["subject"] == f"subhive.{contract}.v1.op.place.{hive}"
+            }
+            assert sources == {sorted(wanted)[0]}
+
+
+def test_the_real_server_accepts_the_accounts_of_a_tree(tmp_path: Path) -> None:
+    users = {
+        "web": ("web-password", hive_permissions("web", {}, {"orders": [1]}, OPERATIONS, EVENTS)),
+        "backend": (
+            "backend-password",
+            hive_permissions("backend", {"orders": [1]}, {"notes": [1]}, OPERATIONS, EVENTS),
+        ),
+    }
+    conf = tmp_path / "nats.conf"
+    conf.write_text(ServerConfig(tmp_path / "nats", accounts=AccountsConfig(users, "admin-password")).render(0))
+    checked = subprocess.run(
+        [str(find_server_binary()), "-t", "-c", str(conf)], capture_output=True, text=True, timeout=10, check=False
+    )
+    assert checked.returncode == 0, checked.stderr
