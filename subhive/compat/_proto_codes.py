@@ -48,6 +48,7 @@ CODES: dict[str, str] = {
     "field.moved_out_of_oneof": "a field left a oneof: old readers keep only one of new data's fields",
     "field.oneof_changed": "the set of existing fields sharing a field's oneof changed",
     "field.features_changed": "an editions feature of a field changed that the engine cannot judge",
+    "field.option_changed": "a field option that steers generated code only changed (ctype, jstype)",
     # enums
     "enum.added": "an enum type was added (additive)",
     "enum.removed": "an enum type was removed",
@@ -68,6 +69,7 @@ CODES: dict[str, str] = {
     "rpc.response_type_changed": "an RPC's response type changed; the two types are compared field by field",
     "rpc.client_streaming_changed": "an RPC changed between unary and streaming requests",
     "rpc.server_streaming_changed": "an RPC changed between unary and streaming responses",
+    "rpc.idempotency_changed": "an RPC's idempotency_level changed (generated code and HTTP mappings only)",
     # extensions (proto2 / editions)
     "extension.added": "an extension was added (additive)",
     "extension.removed": "an extension was removed",
@@ -137,6 +139,7 @@ RULES: dict[str, Rule] = {
     "field.moved_out_of_oneof": _rule("wire", None, "FIELD_SAME_ONEOF"),
     "field.oneof_changed": _rule("wire", None, "FIELD_SAME_ONEOF"),
     "field.features_changed": _rule("wire", None),
+    "field.option_changed": _rule("wire", "package", "FIELD_SAME_JSTYPE", "FIELD_SAME_CPP_STRING_TYPE"),
     "enum.added": _rule("wire", None),
     "enum.removed": _rule("runtime", "package", "ENUM_NO_DELETE", "PACKAGE_ENUM_NO_DELETE"),
     "enum.closedness_changed": _rule("wire", "package", "ENUM_SAME_TYPE"),
@@ -157,6 +160,7 @@ RULES: dict[str, Rule] = {
     "rpc.response_type_changed": _rule("wire", "package", "RPC_SAME_RESPONSE_TYPE"),
     "rpc.client_streaming_changed": _rule("wire", None, "RPC_SAME_CLIENT_STREAMING"),
     "rpc.server_streaming_changed": _rule("wire", None, "RPC_SAME_SERVER_STREAMING"),
+    "rpc.idempotency_changed": _rule("wire", "package", "RPC_SAME_IDEMPOTENCY_LEVEL"),
     "extension.added": _rule("wire", None),
     "extension.removed": _rule("runtime", "package", "EXTENSION_NO_DELETE", "PACKAGE_EXTENSION_NO_DELETE"),
 }

@@ -13,8 +13,8 @@ from google.protobuf.descriptor import FieldDescriptor as FD
 
 from ._proto_codes import ADDITIVE_CODES, RULES
 from ._proto_model import EnumModel, FieldModel, MessageModel, MethodModel, ProtoSchema, ServiceModel
-from .proto_settings import DEFAULT_BREAKING, BreakingRules
 from ._report import Change
+from .proto_settings import DEFAULT_BREAKING, BreakingRules
 
 __all__ = ["diff_schemas"]
 
@@ -221,6 +221,15 @@ class _Diff:
         if len(old_roots) == 1 and len(new_roots) == 1 and old_roots[0].name != new_roots[0].name:
             pairs.append((old_roots[0], new_roots[0]))
         for before, after in sorted(pairs, key=lambda p: p[1].name):
+            if before.package != after.package:  # one file of several moved (a move of all is reported once)
+                self.add(
+                    "package.changed",
+                    after.package or after.name,
+                    False,
+                    False,
+                    f"{after.name}: package {before.package or '(none)'} became {after.package or '(none)'}: "
+                    "full names, gRPC method paths and Any type URLs change",
+                )
             was, now = dict(before.options), dict(after.options)
             for option in sorted(was.keys() | now.keys()):
                 if was.get(option) != now.get(option):
@@ -497,6 +506,16 @@ class _Diff:
             self.value_type(before, after, path)
             self.default(before, after, path)
             self.utf8(before, after, path)
+        for (option, was), (_, now) in zip(before.code_options, after.code_options, strict=True):
+            if was != now:
+                self.add(
+                    "field.option_changed",
+                    path,
+                    True,
+                    True,
+                    f"option {option} of {after.name!r} became {now} (was {was}): generated code changes, the "
+                    f"encodings do not{_at(after.where)}",
+                )
         if before.features != after.features:
             self.add(
                 "field.features_changed",
@@ -736,7 +755,8 @@ class _Diff:
             if now is None:
                 self.enum_value_gone(before, after, number, prefix)
             elif set(names) != set(now):
-                path = f"{prefix}.{now[0]}"
+                fresh = [n for n in now if n not in names]  # the path names what changed: a new name if any
+                path = f"{prefix}.{fresh[0] if fresh else now[0]}"
                 if set(names) <= set(now):
                     self.add(
                         "enum_value.alias_added",
@@ -872,6 +892,15 @@ class _Diff:
                     False,
                     f"{kind}s became {'a stream' if now else 'unary'}: the call shape differs{_at(after.where)}",
                 )
+        if before.idempotency != after.idempotency:
+            self.add(
+                "rpc.idempotency_changed",
+                path,
+                True,
+                True,
+                f"idempotency_level {before.idempotency} became {after.idempotency}: gRPC ignores it; generated "
+                f"code and HTTP mappings (GET for NO_SIDE_EFFECTS) change{_at(after.where)}",
+            )
         self.message_type(before.input, after.input, path, "rpc.request_type_changed", f"{path}.request")
         self.message_type(before.output, after.output, path, "rpc.response_type_changed", f"{path}.response")
 

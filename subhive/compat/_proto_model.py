@@ -81,6 +81,7 @@ class FieldModel:
     is_map: bool
     features: bytes  # resolved features the rules do not model, serialized for comparison
     where: str
+    code_options: tuple[tuple[str, str], ...] = ()  # options that steer generated code only (ctype, jstype)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +117,7 @@ class MethodModel:
     client_streaming: bool
     server_streaming: bool
     where: str
+    idempotency: str = "IDEMPOTENCY_UNKNOWN"  # MethodOptions.idempotency_level
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,6 +349,7 @@ class _Builder:
             is_map=is_repeated and fd.message_type is not None and fd.message_type.GetOptions().map_entry,
             features=_residual(features),
             where=self.where(path),
+            code_options=_field_code_options(fd),
         )
 
     def add_enum(self, proto: descriptor_pb2.EnumDescriptorProto, full_name: str, path: tuple[int, ...]) -> None:
@@ -379,6 +382,7 @@ class _Builder:
                 client_streaming=method.client_streaming,
                 server_streaming=method.server_streaming,
                 where=self.where((*path, _SERVICE_METHOD, i)),
+                idempotency=descriptor_pb2.MethodOptions.IdempotencyLevel.Name(method.options.idempotency_level),
             )
         name = self.canon(full_name)
         self.services[name] = ServiceModel(name, methods, self.file, self.where(path))
@@ -391,6 +395,15 @@ class _Builder:
         extendee = self.canon(target.full_name, target.file.package)
         self.extensions[(extendee, proto.number)] = self.field(fd, self.canon(full_name), None, path)
         self.extension_files[(extendee, proto.number)] = self.file
+
+
+def _field_code_options(fd: FieldDescriptor) -> tuple[tuple[str, str], ...]:
+    """The effective ``ctype`` and ``jstype`` (their defaults when unset): C++ and JavaScript code only."""
+    options = descriptor_pb2.FieldOptions.FromString(fd.GetOptions().SerializeToString())
+    return (
+        ("ctype", descriptor_pb2.FieldOptions.CType.Name(options.ctype)),
+        ("jstype", descriptor_pb2.FieldOptions.JSType.Name(options.jstype)),
+    )
 
 
 def _features(fd: FieldDescriptor) -> descriptor_pb2.FeatureSet:

@@ -19,6 +19,7 @@ from ._proto_codes import CODES, RULES, Rule
 from ._proto_compile import compile_proto, compile_proto_bytes, proto_roots
 from ._proto_diff import diff_schemas
 from ._proto_model import ProtoSchema, build_schema, root_packages
+from ._report import DiffReport
 from .proto_settings import (
     DEFAULT_BREAKING,
     PROTOBUF_KEYS,
@@ -29,7 +30,6 @@ from .proto_settings import (
     read_protobuf_table,
     workspace_proto_settings,
 )
-from ._report import DiffReport
 
 __all__ = [
     "CODES",

@@ -61,18 +61,15 @@ class WorkspaceConfig:
 
     def to_toml(self) -> str:
         """The ``hive.toml`` text; :func:`read_config` reads it back equal."""
-        return (
-            (
-                "# A subhive workspace: contracts/, subhives/, stubs/ and the git-ignored .subhive/ (docs/workspace.md).\n"
-                "[workspace]\n"
-                f"name = {toml_string(self.name)}\n"
-                f"description = {toml_string(self.description)}\n"
-                "# The layout version of this workspace; a newer subhive migrates it, an older one refuses it.\n"
-                f"format = {self.format}\n"
-            )
-            + (f"\n{self.dead_letters.to_toml()}" if self.dead_letters.is_set else "")
-            + self._protobuf_toml()
+        text = (
+            "# A subhive workspace: contracts/, subhives/, stubs/ and the git-ignored .subhive/ (docs/workspace.md).\n"
+            "[workspace]\n"
+            f"name = {toml_string(self.name)}\n"
+            f"description = {toml_string(self.description)}\n"
+            "# The layout version of this workspace; a newer subhive migrates it, an older one refuses it.\n"
+            f"format = {self.format}\n"
         )
+        return text + (f"\n{self.dead_letters.to_toml()}" if self.dead_letters.is_set else "") + self._protobuf_toml()
 
     def _protobuf_toml(self) -> str:
         if not self.proto_paths and self.breaking is DEFAULT_BREAKING:

@@ -118,6 +118,30 @@ TABLE: dict[str, tuple[Files, Files, dict[BreakingRules, tuple[bool, bool]]]] = 
         },
         verdicts(BOTH, PACKAGE=NEITHER, FILE=NEITHER),
     ),
+    "jstype changed: JavaScript code only": (
+        {"m.proto": HEAD + "message M { int64 a = 1; }\n"},
+        {"m.proto": HEAD + "message M { int64 a = 1 [jstype = JS_STRING]; }\n"},
+        verdicts(BOTH, PACKAGE=NEITHER, FILE=NEITHER),
+    ),
+    "idempotency_level changed: gRPC ignores it": (
+        {"m.proto": HEAD + "message M {}\nservice S { rpc A(M) returns (M); }\n"},
+        {
+            "m.proto": HEAD
+            + "message M {}\nservice S { rpc A(M) returns (M) { option idempotency_level = NO_SIDE_EFFECTS; } }\n"
+        },
+        verdicts(BOTH, PACKAGE=NEITHER, FILE=NEITHER),
+    ),
+    "an imported file of the same name changed package": (
+        {
+            "m.proto": HEAD + 'import "n.proto";\nmessage M { shop.v1.N n = 1; }\n',
+            "n.proto": HEAD + "message N { int32 a = 1; }\n",
+        },
+        {
+            "m.proto": HEAD + 'import "n.proto";\nmessage M { shop.v2.N n = 1; }\n',
+            "n.proto": HEAD.replace("shop.v1", "shop.v2") + "message N { int32 a = 1; }\n",
+        },
+        verdicts(NEITHER),
+    ),
     "a field added": (
         {"m.proto": HEAD + "message M { int32 a = 1; }\n"},
         {"m.proto": HEAD + "message M { int32 a = 1; string b = 2; }\n"},
