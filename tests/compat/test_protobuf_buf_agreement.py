@@ -48,9 +48,9 @@ KNOWN: dict[tuple[str, str, int | None, str], str] = {
     ("rpc_same_values", "2.proto", 49, "RPC_SAME_IDEMPOTENCY_LEVEL"): _IDEMPOTENCY,
     ("rpc_same_values", "2.proto", 55, "RPC_SAME_IDEMPOTENCY_LEVEL"): _IDEMPOTENCY,
     ("rpc_same_values", "2.proto", 59, "RPC_SAME_IDEMPOTENCY_LEVEL"): _IDEMPOTENCY,
-    ("field_same_jstype", "2.proto", 57, "FIELD_SAME_JSTYPE"): "an editions feature, not the jstype option",
-    ("field_same_jstype", "2.proto", 58, "FIELD_SAME_JSTYPE"): "an editions feature, not the jstype option",
-    ("field_same_jstype", "2.proto", 59, "FIELD_SAME_JSTYPE"): "an editions feature, not the jstype option",
+    ("field_same_jstype", "2.proto", 57, "FIELD_SAME_JSTYPE"): _OPTION,
+    ("field_same_jstype", "2.proto", 58, "FIELD_SAME_JSTYPE"): _OPTION,
+    ("field_same_jstype", "2.proto", 59, "FIELD_SAME_JSTYPE"): _OPTION,
 }
 
 
