@@ -70,13 +70,14 @@ _D2019 = (_D7 - {"definitions", "dependencies"}) | {
 }  # fmt: skip
 _D2020 = (_D2019 - {"additionalItems", "$recursiveRef", "$recursiveAnchor"}) | {"prefixItems", "$dynamicRef",
                                                                                 "$dynamicAnchor"}  # fmt: skip
-#: The keywords each dialect defines. ``definitions`` and ``dependencies`` count for 2019-09 and 2020-12 too:
-#: their meta-schemas keep them for old documents, and the validators still honour them.
+#: The keywords each dialect defines. ``definitions`` counts for 2019-09 and 2020-12 too (their meta-schemas keep
+#: it for old documents; a pointer into it still resolves). ``dependencies`` is gone from 2019-09, whose validators
+#: ignore it, but jsonschema-rs, subhive's runtime validator, still enforces it in a 2020-12 schema.
 KEYWORDS: dict[str, frozenset[str]] = {
     DRAFT4: _D4,
     DRAFT6: _D6,
     DRAFT7: _D7,
-    DRAFT2019: _D2019 | {"definitions", "dependencies"},
+    DRAFT2019: _D2019 | {"definitions"},
     DRAFT2020: _D2020 | {"definitions", "dependencies"},
 }
 # Left beside a "$ref" of draft-04..07 (its siblings are ignored): they never change what is accepted, and a

@@ -252,7 +252,8 @@ def bundle(ref: SchemaRef) -> dict[str, Any]:
 
     Each reference (``#/$defs/X``, ``#anchor``, ``other.json#/$defs/Y``, a nested ``$id``) is copied once
     under a CamelCase name and every ``$ref`` rewritten to ``#/$defs/<Name>``. Meaning is kept: references are
-    resolved by the contract loader (as lint and the diff engine resolve them), and the copies lose ``$id``,
+    resolved by the contract loader (as lint and the diff engine resolve them), a schema written in an older
+    dialect is copied as the draft 2020-12 schema meaning the same (``subhive._dialects``), and the copies lose ``$id``,
     ``$anchor`` and ``$schema`` (their only job, being found, is done; left in, an ``$id`` would change what
     ``#/$defs/...`` means below it). ``$dynamicRef`` is bundled as the static reference it resolves to at first,
     which is what it means unless a ``$dynamicAnchor`` of the same name overrides it in the dynamic scope.
@@ -264,7 +265,7 @@ def bundle(ref: SchemaRef) -> dict[str, Any]:
     """
     assert ref.documents is not None  # set in SchemaRef.__post_init__
     bundler = _Bundler(ref.documents)
-    root = bundler.add(ref.document, ref.pointer)
+    root = bundler.add(ref.document, ref.data_pointer)
     bundler.name(root, bundler.wanted(root))
     _name_all(bundler, root)
     return _self_contained(bundler, root)
@@ -288,7 +289,7 @@ def bundle_contract(contract: Contract) -> ContractBundle:
     documents = next(iter(refs.values())).documents
     assert documents is not None  # set in SchemaRef.__post_init__
     bundler = _Bundler(documents)
-    roots = {key: bundler.add(documents.load(ref.file), ref.pointer) for key, ref in refs.items()}
+    roots = {key: bundler.add(documents.load(ref.file), ref.data_pointer) for key, ref in refs.items()}
     # Manifest roots first, so that they get their natural names before anything they reference.
     for manifest_key, root in roots.items():
         pointer = root[1]

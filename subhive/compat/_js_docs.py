@@ -11,7 +11,7 @@ from urllib.parse import unquote, urljoin
 
 import jsonschema_rs
 
-from .._dialects import looks_like
+from .._dialects import Translation, dialect_of, looks_like, translate
 from ..errors import InputError, Location, SubhiveError
 
 __all__ = [
@@ -65,19 +65,42 @@ class Unresolved:
 
 
 class Doc:
-    """One parsed schema document: the old or new root, or a file reached through a resolver."""
+    """One parsed schema document: the old or new root, or a file reached through a resolver.
 
-    __slots__ = ("_index", "name", "prefix", "resolver", "root", "uid")
+    ``root`` is draft 2020-12: a document in an older dialect is compared as its translation (``subhive._dialects``),
+    and changes are reported at the pointers of the document as written (``shown``)."""
 
-    def __init__(self, root: Any, *, uid: int, name: str | None = None, resolver: RefResolver | None = None) -> None:
+    __slots__ = ("_index", "name", "prefix", "resolver", "root", "translation", "uid")
+
+    def __init__(
+        self,
+        root: Any,
+        *,
+        uid: int,
+        name: str | None = None,
+        resolver: RefResolver | None = None,
+        translation: Translation | None = None,
+    ) -> None:
         self.root = root
         self.uid = uid
         self.name = name
         self.prefix = "" if name is None else f"{name}#"
         self.resolver = resolver
+        self.translation = translation
         self._index: _Index | None = None
 
-    def node(self, ptr: str = "", base: str = "") -> Node:
+    def shown(self, ptr: str) -> str:
+        """Where ``ptr`` (into ``root``) is in the document as written."""
+        return self.prefix + (ptr if self.translation is None else self.translation.back(ptr))
+
+    def written(self, ptr: str) -> str:
+        """Where ``ptr``, written against the document, is in ``root``."""
+        return ptr if self.translation is None else self.translation.forward(ptr)
+
+    def node(self, ptr: str = "", base: str | None = None) -> Node:
+        """The subschema at ``ptr``; ``base`` is the pointer of its schema resource (found when not given)."""
+        if base is None:
+            base = _resource_along(self.root, ptr) if ptr else ""
         return Node(self, ptr, ptr, _navigate(self.root, ptr), base)
 
     @property
@@ -111,12 +134,12 @@ class Node:
     @property
     def path(self) -> str:
         """Where to report a change: a JSON pointer, prefixed by ``file#`` outside the root document."""
-        return self.doc.prefix + self.ptr if self.shown is None else self.shown
+        return self.doc.shown(self.ptr) if self.shown is None else self.shown
 
     @property
     def own_path(self) -> str:
         """Where the subschema is written (``path`` without the reference it is shown at)."""
-        return self.doc.prefix + self.ptr
+        return self.doc.shown(self.ptr)
 
     def child(self, value: Any, *tokens: str | int) -> Node:
         suffix = ""
@@ -180,8 +203,14 @@ class Library:
         self._next_uid = 0
 
     def new_doc(self, root: Any, *, name: str | None = None, resolver: RefResolver | None = None) -> Doc:
+        """A document to compare: ``root`` as written, in any dialect (translated to 2020-12 here, unless the
+        resolver's document already is the translation, as a contract's documents are)."""
         self._next_uid += 1
-        return Doc(root, uid=self._next_uid, name=name, resolver=resolver)
+        translation = getattr(resolver, "translation", None)
+        if not (isinstance(translation, Translation) and translation.schema is root):
+            translation = translate(root)
+        keep = None if translation.identity else translation
+        return Doc(translation.schema, uid=self._next_uid, name=name, resolver=resolver, translation=keep)
 
     def resolve(self, node: Node, ref: str) -> Node | Unresolved:
         """The subschema ``ref`` (written at ``node``) points to."""
@@ -208,7 +237,8 @@ class Library:
                 external = self._external(node, docpart, ref)
                 if isinstance(external, Unresolved):
                     return external
-                doc, resource = external, ""
+                # The fragment is written against that file; its translation may have moved keywords.
+                return self._in_doc(external, "", external.written(unquote(fragment)), node, ref)
         return self._in_doc(doc, resource, unquote(fragment), node, ref)
 
     def _in_doc(self, doc: Doc, resource: str, fragment: str, site: Node, ref: str) -> Node:
@@ -253,8 +283,9 @@ class Library:
 
 
 def check_schema(root: Any, label: str, *, whole: bool = True) -> None:
-    """Raise :class:`InputError` unless ``root`` is a valid draft 2020-12 schema; with ``whole`` (the document is
-    the schema, not a container of them), also when it is recognisably something else (an OpenAPI document)."""
+    """Raise :class:`InputError` unless ``root`` is a valid schema of a dialect subhive reads (draft-04, -06, -07,
+    2019-09, 2020-12: by ``$schema``, else 2020-12); with ``whole`` (the document is the schema, not a container
+    of them), also when it is recognisably something else (an OpenAPI document)."""
     found = looks_like(root) if whole else None
     if found is not None:
         raise InputError(
@@ -265,12 +296,13 @@ def check_schema(root: Any, label: str, *, whole: bool = True) -> None:
             "(old_pointer/new_pointer, e.g. '/components/schemas/Order'); `subhive contract import` (planned) "
             "will read whole OpenAPI and AsyncAPI documents",
         )
-    if isinstance(root, dict) and "$schema" in root and root["$schema"] not in DRAFT_2020_12:
+    if isinstance(root, dict) and "$schema" in root and dialect_of(root["$schema"]) is None:
         raise InputError(
-            f"{label}: $schema {root['$schema']!r} is not draft 2020-12",
+            f"{label}: $schema {root['$schema']!r} is not a dialect subhive reads",
             code="schema.draft_unsupported",
             location=Location(pointer="/$schema"),
-            hint='use "$schema": "https://json-schema.org/draft/2020-12/schema" or leave it out',
+            hint="name draft-04, -06, -07, 2019-09 or 2020-12 (e.g. "
+            '"https://json-schema.org/draft/2020-12/schema"), or leave $schema out to mean 2020-12',
         )
     if isinstance(root, bool):
         return
@@ -278,8 +310,9 @@ def check_schema(root: Any, label: str, *, whole: bool = True) -> None:
         jsonschema_rs.meta.validate(root)
     except jsonschema_rs.ValidationError as exc:
         pointer = "".join("/" + _escape(str(t)) for t in exc.instance_path)
+        dialect = (dialect_of(root.get("$schema")) if isinstance(root, dict) else None) or "2020-12"
         raise InputError(
-            f"{label} is not a valid draft 2020-12 schema: {exc.message}",
+            f"{label} is not a valid {dialect} schema: {exc.message}",
             code="schema.invalid",
             location=Location(pointer=pointer),
             hint="run `subhive contract lint` for every problem with file and line",

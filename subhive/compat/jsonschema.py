@@ -1,4 +1,4 @@
-"""Compatibility of two JSON Schema (draft 2020-12) documents, per direction: :func:`diff_schemas`.
+"""Compatibility of two JSON Schema documents (any dialect, read as 2020-12), per direction: :func:`diff_schemas`.
 Verdicts, validator semantics, references and codes: docs/compat-codes.md#json-schema.
 """
 
@@ -28,7 +28,11 @@ def diff_schemas(
     old_pointer: str = "",
     new_pointer: str = "",
 ) -> DiffReport:
-    """Compare two parsed draft 2020-12 schemas (dicts or booleans) and judge each change per direction.
+    """Compare two parsed schemas (dicts or booleans) and judge each change per direction.
+
+    Each may be written in draft-04, -06, -07, 2019-09 or 2020-12 (``$schema``; without it, 2020-12): both are
+    compared by meaning, as the draft 2020-12 schemas equivalent to them, so a draft-07 OLD and a 2020-12 NEW
+    that accept the same instances are compatible. Change paths point into the documents as written.
 
     Example::
 
@@ -41,7 +45,7 @@ def diff_schemas(
     ``schemas.json#/$defs/Order``): ``#...`` references inside it still resolve against the whole document,
     and change paths stay pointers into the document.
 
-    Raises :class:`~subhive.errors.InputError` when a schema is not a valid 2020-12 schema, a ``#...``
+    Raises :class:`~subhive.errors.InputError` when a schema is not a valid schema of its dialect, a ``#...``
     reference inside it points nowhere, or one path through nested subschemas and ``$ref`` hops is too
     long to follow (``schema.too_deep``: some thousands of hops, see ``_DEEP_FRAMES``).
     """
@@ -61,7 +65,8 @@ def diff_schemas(
         identical = False  # too deeply nested to tell here; the comparison below copes with depth
     if identical:
         return DiffReport()  # identical documents resolving references identically
-    old_node, new_node = _node_at(old_doc, old_pointer, "old"), _node_at(new_doc, new_pointer, "new")
+    old_node = _node_at(old_doc, old_doc.written(old_pointer), "old")
+    new_node = _node_at(new_doc, new_doc.written(new_pointer), "new")
     try:
         result = engine.compare(old_node, new_node)
     except RecursionError:

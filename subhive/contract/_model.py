@@ -46,9 +46,18 @@ class SchemaRef:
         return self._docs.load(self.file)
 
     @property
+    def data_pointer(self) -> str:
+        """``pointer`` in ``document.data``: the same, unless the file is in an older dialect whose draft 2020-12
+        translation moved a keyword on the way (``/items/0`` -> ``/prefixItems/0``)."""
+        from ._refs import translated_pointer
+
+        return translated_pointer(self.document, self.pointer)
+
+    @property
     def schema(self) -> dict[str, Any] | bool:
-        """The subschema at ``pointer``; raises :class:`~subhive.errors.InputError` if it does not resolve."""
-        return self._docs.subschema(self.document, self.pointer)
+        """The subschema at ``pointer`` (as draft 2020-12); raises :class:`~subhive.errors.InputError` if it does
+        not resolve."""
+        return self._docs.subschema(self.document, self.data_pointer)
 
     @property
     def resolver(self) -> RefResolver:
@@ -59,7 +68,7 @@ class SchemaRef:
     def location(self) -> Location:
         from ._refs import locate
 
-        return locate(self.document, self.pointer)
+        return locate(self.document, self.data_pointer)
 
     def __str__(self) -> str:
         return f"{self.file}#{self.pointer}" if self.pointer else str(self.file)

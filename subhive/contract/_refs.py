@@ -4,20 +4,31 @@ same thing on every machine, offline, forever. What may be referenced: docs/cont
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urldefrag, urljoin, urlsplit
+from urllib.parse import quote, unquote, urldefrag, urljoin, urlsplit
 from urllib.request import url2pathname
 
+from .._dialects import Translation, translate
 from .._source import SourceDocument, join_pointer, parse_document
 from ..errors import InputError, Location
 from ._files import DiskFiles, FileSource
 
-__all__ = ["DocumentIndex", "RefResolver", "RefSite", "SchemaDocuments", "Target", "locate", "resolve_pointer"]
+__all__ = [
+    "DocumentIndex",
+    "RefResolver",
+    "RefSite",
+    "SchemaDocuments",
+    "Target",
+    "TranslatedDocument",
+    "locate",
+    "resolve_pointer",
+]
 
 #: Keywords whose value is one subschema, and those whose value is a list of them (draft 2020-12): shared by
 #: every walker of schemas (bundling, models, mock data), which differ only in the maps they descend into.
@@ -215,6 +226,31 @@ class Target:
         return resolve_pointer(self.document.data, self.pointer)
 
 
+class TranslatedDocument(SourceDocument):
+    """A schema document written in an older dialect, held as its draft 2020-12 translation (``data``).
+
+    Everything that reads schemas sees ``data``; ``original`` is what the file says (checked against its own
+    dialect's meta-schema), and :meth:`location` names the place in the file for a pointer into ``data``.
+    """
+
+    def __init__(self, doc: SourceDocument, translation: Translation) -> None:
+        super().__init__(doc.path, doc.text, translation.schema, is_yaml=doc.is_yaml)
+        self.original = doc.data
+        self.translation = translation
+
+    def location(self, pointer: str) -> Location:
+        return super().location(self.translation.back(pointer))
+
+    def original_location(self, pointer: str) -> Location:
+        """The location of ``pointer`` into ``original``."""
+        return super().location(pointer)
+
+
+def translated_pointer(doc: SourceDocument, pointer: str) -> str:
+    """Where ``pointer``, written against the file (a manifest's ``#/...``), is in the document's ``data``."""
+    return doc.translation.forward(pointer) if isinstance(doc, TranslatedDocument) else pointer
+
+
 def locate(doc: SourceDocument, pointer: str) -> Location:
     """``doc.location(pointer)``, degrading to no line when the line map cannot be built (deep nesting)."""
     try:
@@ -257,6 +293,8 @@ class SchemaDocuments:
         self._resolvers: dict[int, RefResolver] = {}
         self._resolved: dict[tuple[int, str, str], Target] = {}
         self._files: dict[str, Path | str] = {}  # absolute path named by a $ref -> path to read, or "outside"
+        #: document id -> {pointer of a $ref: the reference as the other file's 2020-12 translation needs it}
+        self.moved_refs: dict[int, dict[str, str]] = {}
 
     # --- documents -------------------------------------------------------------------------------------
 
@@ -274,6 +312,9 @@ class SchemaDocuments:
         except InputError as exc:
             self._failures[key] = exc
             raise
+        translation = translate(doc.data)  # every dialect is read as the draft 2020-12 schema meaning the same
+        if not translation.identity:
+            doc = TranslatedDocument(doc, translation)
         self._documents[key] = doc
         self.index(doc)
         return doc
@@ -323,6 +364,17 @@ class SchemaDocuments:
         if found is None:
             found = self._resolvers[id(doc)] = RefResolver(self, doc)
         return found
+
+    def runtime_data(self, doc: SourceDocument) -> Any:
+        """``doc.data`` for a validator that resolves references itself: with every reference into another
+        file's moved keyword (see ``moved_refs``) rewritten to where the translation has it."""
+        moved = self.moved_refs.get(id(doc))
+        if not moved:
+            return doc.data
+        data = copy.deepcopy(doc.data)
+        for pointer, ref in moved.items():
+            resolve_pointer(data, pointer.rsplit("/", 1)[0])[pointer.rsplit("/", 1)[1]] = ref
+        return data
 
     def documents(self) -> list[SourceDocument]:
         """Every document read so far, in the order it was read."""
@@ -382,7 +434,12 @@ class SchemaDocuments:
                 location=where(),
                 hint=hint,
             )
-        return self._in_file(Path(url2pathname(parts.path)), fragment, site=site, where=where)
+        target = self._in_file(Path(url2pathname(parts.path)), fragment, site=site, where=where)
+        if isinstance(target.document, TranslatedDocument) and target.pointer != fragment and fragment.startswith("/"):
+            # Written against the other file as it reads; its translation moved the keyword (items -> prefixItems).
+            moved = "#" + quote(target.pointer, safe="/~$!&'()*+,;=:@")
+            self.moved_refs.setdefault(id(doc), {})[site.pointer] = ref.partition("#")[0] + moved
+        return target
 
     def resolve_ref(self, doc: SourceDocument, ref: str) -> Target:
         """Resolve ``ref`` as written in ``doc``. When ``doc`` holds that exact reference, it is resolved against
@@ -432,7 +489,8 @@ class SchemaDocuments:
                 hint="fix the referenced file first",
             ) from exc
         index = self.index(other)
-        return self._within(other, index, index.uri, fragment, site=site, where=where)
+        # The fragment is written against the file; its translation may have moved keywords (items -> prefixItems).
+        return self._within(other, index, index.uri, fragment, site=site, where=where, moved=True)
 
     def _check_file(self, path: Path) -> Path | str:
         """The path to read for absolute ``path`` (named as the user named the directory), or ``"outside"``."""
@@ -449,11 +507,14 @@ class SchemaDocuments:
         *,
         site: RefSite,
         where: Callable[[], Location],
+        moved: bool = False,
     ) -> Target:
         canonical = index.aliases.get(uri, uri)
         root = index.resources.get(canonical, "")
         if fragment == "" or fragment.startswith("/"):
             pointer = root + fragment
+            if moved and isinstance(doc, TranslatedDocument):
+                pointer = doc.translation.forward(doc.translation.back(root) + fragment)
             try:
                 value = resolve_pointer(doc.data, pointer)
             except LookupError as exc:
@@ -541,6 +602,11 @@ class RefResolver:
             target = self._documents.resolve_ref(self.document, ref)
             found = self._cache[ref] = (target.schema, self._documents.resolver(target.document))
         return found
+
+    @property
+    def translation(self) -> Translation | None:
+        """How the document was translated from its dialect to draft 2020-12 (None: it is 2020-12 as written)."""
+        return self.document.translation if isinstance(self.document, TranslatedDocument) else None
 
     def __repr__(self) -> str:
         return f"RefResolver({str(self.document.path)!r})"

@@ -22,13 +22,13 @@ from google.protobuf.descriptor_pb2 import FileDescriptorSet
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
-from .._dialects import KEYWORDS, NotASchema, looks_like, walk_unknown
+from .._dialects import DEFAULT_DIALECT, KEYWORDS, META_URIS, NotASchema, dialect_of, looks_like, walk_unknown
 from .._source import SourceDocument, join_pointer
 from ..errors import ContractInvalid, InputError, Location, Problem
 from ._files import FileSource, MemoryFiles
 from ._load import MANIFEST_NAME, SCHEMA_SUFFIXES, ManifestDraft, contract_directory, read_manifest
 from ._model import Contract, GrpcSpec, SchemaRef
-from ._refs import RefSite, SchemaDocuments, Target, locate
+from ._refs import RefSite, SchemaDocuments, Target, TranslatedDocument, locate, resolve_pointer, translated_pointer
 
 __all__ = ["LintResult", "lint_contract", "lint_paths", "load_contract", "load_contract_files", "load_schema_file"]
 
@@ -395,6 +395,7 @@ class _SchemaChecks:
             self._queue.append(doc)
 
     def _check_pointer(self, doc: SourceDocument, pointer: str, where: Callable[[], Location] | None) -> bool:
+        pointer = translated_pointer(doc, pointer)  # written against the file; checked in its 2020-12 translation
         try:
             self.documents.subschema(doc, pointer)
         except InputError as exc:
@@ -424,13 +425,26 @@ class _SchemaChecks:
         if (id(doc), pointer) in self._keywords_checked:
             return
         self._keywords_checked.add((id(doc), pointer))
-        schema = self.documents.subschema(doc, pointer) if pointer else doc.data
-        for at, keyword, dialect in walk_unknown(schema):
+        if isinstance(doc, TranslatedDocument):  # the keywords as written, in the file's own dialect
+            written = doc.translation.back(pointer)
+            schema, dialect, where = (
+                resolve_pointer(doc.original, written),
+                doc.translation.dialect,
+                doc.original_location,
+            )
+        else:
+            written, schema, dialect, where = (
+                pointer,
+                resolve_pointer(doc.data, pointer),
+                DEFAULT_DIALECT,
+                doc.location,
+            )
+        for at, keyword, used in walk_unknown(schema, dialect):
             self.warnings.add(
                 Problem(
                     "schema.keyword_unknown",
-                    f"unknown keyword {keyword!r}: {dialect} does not define it, so validators ignore it",
-                    locate(doc, pointer + at),
+                    f"unknown keyword {keyword!r}: {used} does not define it, so validators ignore it",
+                    where(written + at),
                     _unknown_hint(keyword),
                 )
             )
@@ -441,14 +455,16 @@ class _SchemaChecks:
         if looks_like(doc.data) is None:  # else a container of schemas, each checked where it is named
             self._meta(doc, "")
             self._unknown_keywords(doc, "")
+            self._dialect_notes(doc)
         for pointer, value in index.dialects:
-            if isinstance(value, str) and value not in DIALECTS:
+            if isinstance(value, str) and dialect_of(value) is None:
                 self.problems.add(
                     Problem(
                         "schema.dialect",
-                        f"$schema is {value!r}, not draft 2020-12",
+                        f"$schema is {value!r}, not a dialect subhive reads",
                         locate(doc, pointer),
-                        f'use "$schema": "{min(DIALECTS)}" or remove it; subhive reads every schema as draft 2020-12',
+                        "subhive reads JSON Schema draft-04, -06, -07, 2019-09 and 2020-12: name one of them, "
+                        f'e.g. "{META_URIS["2020-12"]}", or remove $schema (the default is 2020-12)',
                     )
                 )
         for pointer, value in index.bad_ids:
@@ -470,6 +486,34 @@ class _SchemaChecks:
                 continue
             self._follow(doc, site, target)
         self._check_ambiguous(doc)
+
+    def _dialect_notes(self, doc: SourceDocument) -> None:
+        """Warn where the dialect changes what a keyword means: an older keyword read as 2020-12 (no $schema), or
+        keywords the document's dialect ignores (siblings of $ref before 2019-09, 2020-12 keywords in draft-07)."""
+        if isinstance(doc, TranslatedDocument):
+            for at, keyword, why in doc.translation.ignored:
+                self.warnings.add(
+                    Problem(
+                        "schema.keyword_ignored",
+                        f"{keyword!r} has no effect here: {why}",
+                        doc.original_location(at),
+                        "delete it, or name the dialect that gives it a meaning in $schema",
+                    )
+                )
+            return
+        if not isinstance(doc.data, dict) or "$schema" in doc.data:
+            return
+        legacy = _legacy_keyword(doc.data)
+        if legacy is not None:
+            at, keyword, dialect = legacy
+            self.warnings.add(
+                Problem(
+                    "schema.dialect_default",
+                    f"no $schema: read as draft 2020-12 (the default), yet {keyword!r} is written as in {dialect}",
+                    locate(doc, at),
+                    f'if it was written for {dialect}, say so: "$schema": "{META_URIS[dialect]}"',
+                )
+            )
 
     def _ref_failed(self, exc: InputError) -> None:
         self.problems.extend(exc.problems)
@@ -518,6 +562,9 @@ class _SchemaChecks:
     # --- meta-schema -------------------------------------------------------------------------------------
 
     def _meta(self, doc: SourceDocument, pointer: str) -> None:
+        if isinstance(doc, TranslatedDocument):
+            self._dialect_meta(doc, pointer)
+            return
         schema = self.documents.subschema(doc, pointer) if pointer else doc.data
         index = self.documents.index(doc)
         inside = pointer + "/"
@@ -568,6 +615,36 @@ class _SchemaChecks:
                     _shorten(str(exc).splitlines()[0]),
                     locate(doc, pointer),
                     "fix the schema so that it follows the JSON Schema 2020-12 meta-schema",
+                )
+            )
+
+    def _dialect_meta(self, doc: TranslatedDocument, pointer: str) -> None:
+        """Check a document in an older dialect, as written, against its own dialect's meta-schema."""
+        written = doc.translation.back(pointer)
+        try:
+            schema = resolve_pointer(doc.original, written)
+            errors = list(_dialect_validator(doc.translation.dialect).iter_errors(schema))
+        except RecursionError:
+            self.problems.add(
+                Problem(
+                    "schema.too_deep",
+                    "the schema is nested too deeply to check",
+                    doc.original_location(written),
+                    "move deeply nested subschemas into definitions and refer to them with $ref",
+                )
+            )
+            return
+        except LookupError:  # a pointer into the translation only (a moved keyword): checked with its parent
+            return
+        for error in errors:
+            best = _best(error)
+            keyword = next((str(p) for p in reversed(best.absolute_path) if isinstance(p, str)), None)
+            self.problems.add(
+                Problem(
+                    "schema.meta",
+                    _shorten(best.message),
+                    doc.original_location(join_pointer(written, *best.absolute_path)),
+                    _meta_hint(best, keyword, doc.translation.dialect),
                 )
             )
 
@@ -656,7 +733,7 @@ class _SchemaChecks:
 
     def _uri(self, ref: SchemaRef) -> str:
         uri = ref.document.path.absolute().as_uri()
-        return uri + "#" + quote(ref.pointer, safe="/~$!&'()*+,;=:@") if ref.pointer else uri
+        return uri + "#" + quote(ref.data_pointer, safe="/~$!&'()*+,;=:@") if ref.pointer else uri
 
     def _build(self, schema: dict[str, Any]) -> str | None:
         try:
@@ -669,10 +746,10 @@ class _SchemaChecks:
         base = urldefrag(uri)[0]
         for doc in self.documents.documents():
             if base in self.documents.index(doc).aliases:
-                return doc.data
+                return self.documents.runtime_data(doc)
         parts = urlsplit(base)
         if parts.scheme == "file" and not parts.netloc:
-            return self.documents.load(Path(url2pathname(parts.path))).data
+            return self.documents.runtime_data(self.documents.load(Path(url2pathname(parts.path))))
         raise ValueError(f"{uri} is not part of the contract")
 
 
@@ -721,7 +798,30 @@ def _best(error: ValidationError) -> ValidationError:
     return best
 
 
-def _meta_hint(error: ValidationError, keyword: str | None) -> str:
+@cache
+def _dialect_validator(dialect: str) -> Any:
+    from jsonschema.validators import validator_for
+
+    cls = validator_for({"$schema": META_URIS[dialect]})
+    return cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
+
+
+def _legacy_keyword(data: dict[str, Any]) -> tuple[str, str, str] | None:
+    """A keyword at the root of a schema without ``$schema`` that means something else (or nothing) in 2020-12
+    than in the older draft it is written for: (pointer, keyword, that draft)."""
+    if isinstance(data.get("id"), str) and "$id" not in data:
+        return "/id", "id", "draft-04"
+    if isinstance(data.get("items"), list) or "additionalItems" in data:
+        return "/items", "items", "draft-07"
+    for keyword in ("exclusiveMaximum", "exclusiveMinimum"):
+        if isinstance(data.get(keyword), bool):
+            return f"/{keyword}", keyword, "draft-04"
+    if "$recursiveRef" in data or "$recursiveAnchor" in data:
+        return "", "$recursiveRef", "2019-09"
+    return None
+
+
+def _meta_hint(error: ValidationError, keyword: str | None, dialect: str = "2020-12") -> str:
     if error.validator == "format" and error.validator_value == "regex":
         return (
             "write a regular expression both Python's re and ECMA-262 accept (no \\p{...} classes, no "
@@ -729,10 +829,10 @@ def _meta_hint(error: ValidationError, keyword: str | None) -> str:
         )
     if keyword:
         return (
-            f"'{keyword}' does not follow the JSON Schema 2020-12 meta-schema; see "
+            f"'{keyword}' does not follow the JSON Schema {dialect} meta-schema; see "
             "https://json-schema.org/understanding-json-schema/reference"
         )
-    return "a schema is a JSON object (or true/false) following the JSON Schema 2020-12 meta-schema"
+    return f"a schema is a JSON object (or true/false) following the JSON Schema {dialect} meta-schema"
 
 
 def _shorten(text: str) -> str:

@@ -1028,7 +1028,7 @@ def test_a_failing_resolver_becomes_an_input_error() -> None:
         ({"type": "strin"}, "schema.invalid", "/type"),
         ({"properties": {"a": {"minLength": -1}}}, "schema.invalid", "/properties/a/minLength"),
         ("not a schema", "schema.invalid", ""),
-        ({"$schema": "http://json-schema.org/draft-07/schema#"}, "schema.draft_unsupported", "/$schema"),
+        ({"$schema": "http://json-schema.org/draft-03/schema#"}, "schema.draft_unsupported", "/$schema"),
         ({"properties": {"a": {"$ref": "#/$defs/Missing"}}}, "schema.ref_not_found", "/properties/a/$ref"),
         ({"$ref": "#nowhere"}, "schema.ref_not_found", "/$ref"),
     ],

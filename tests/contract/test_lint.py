@@ -64,7 +64,7 @@ EXPECTED: dict[str, list[tuple[str, str, int | None, str | None]]] = {
         ("schema.meta", "in.json", 5, "/properties/name/minLength"),
     ],
     "pattern_not_a_regex": [("schema.meta", "in.json", 4, "/properties/id/pattern")],
-    "dialect_draft7": [("schema.dialect", "in.json", 2, "/$schema")],
+    "dialect_draft3": [("schema.dialect", "in.json", 2, "/$schema")],
     "ref_to_network": [("schema.ref_remote", "in.json", 4, "/properties/id/$ref")],
     "ref_urn_undefined": [("schema.ref_remote", "in.json", 4, "/properties/id/$ref")],
     "ref_file_uri": [("schema.ref_remote", "in.json", 4, "/properties/id/$ref")],
@@ -339,7 +339,7 @@ def test_rpc_names_are_checked_and_the_service_found(tmp_path: Path) -> None:
             {"properties": {"x": {"$ref": "#/required"}}, "required": ["x"]},
             [("schema.ref_unresolved", "/properties/x/$ref")],
         ),
-        ({"$schema": "https://json-schema.org/draft/2019-09/schema"}, [("schema.dialect", "/$schema")]),
+        ({"$schema": "http://json-schema.org/draft-03/schema#"}, [("schema.dialect", "/$schema")]),
         ({"pattern": "\\p{L}+"}, [("schema.meta", "/pattern")]),  # Python's re refuses it, as check_schema does
         ({"patternProperties": {"((": {}}}, [("schema.meta", "/patternProperties")]),
     ],

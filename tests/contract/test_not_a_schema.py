@@ -65,11 +65,13 @@ def test_lint_refuses_a_document_that_is_no_schema(tmp_path: Path, text: str, co
     result = lint_paths([path])
     assert [p.code for p in result.problems] == [code]
     problem = result.problems[0]
-    assert what in problem.message and "not a JSON Schema" in problem.message
+    assert what in problem.message
+    assert "not a JSON Schema" in problem.message
     assert problem.location.file == str(path)
     assert problem.hint is not None
     if code != "schema.package_json":
-        assert "#/components/schemas/" in problem.hint and "contract import" in problem.hint
+        assert "#/components/schemas/" in problem.hint
+        assert "contract import" in problem.hint
 
 
 def test_a_manifest_naming_a_whole_openapi_document_is_refused_at_the_manifest(tmp_path: Path) -> None:
@@ -127,7 +129,7 @@ def test_unknown_keywords_are_warnings_with_a_pointer_and_a_suggestion(tmp_path:
 def test_the_lint_command_prints_warnings_and_exits_zero(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = tmp_path / "order.json"
     path.write_text('{"type": "string", "nullable": true}')
-    code, out, err = cli(capsys, "contract", "lint", str(path), "--format", "json")
+    code, out, _err = cli(capsys, "contract", "lint", str(path), "--format", "json")
     assert code == 0
     report = json.loads(out)
     assert report["ok"] is True

@@ -1,0 +1,351 @@
+"""Every JSON Schema dialect, with its own meaning (issue #16, item 1).
+
+Draft-04, -06, -07 and 2019-09 documents are read as the draft 2020-12 schema meaning the same
+(subhive/_dialects.py): lint checks them against their own meta-schema, the diff engine compares them by
+meaning across dialects, and bundles (what generated code and the bus validate with) carry the translation.
+The property test holds the translation to the reference: python-jsonschema's validator of the original
+dialect, on the original schema.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema_rs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema.validators import validator_for
+
+from subhive._dialects import DRAFT4, DRAFT6, DRAFT7, DRAFT2019, DRAFT2020, META_URIS, dialect_of, translate
+from subhive.codegen.bundle import bundle_contract
+from subhive.compat.contract_check import check_contract
+from subhive.compat.jsonschema import diff_schemas
+from subhive.contract import lint_paths, load_contract
+
+D4, D6, D7, D2019 = (META_URIS[d] for d in (DRAFT4, DRAFT6, DRAFT7, DRAFT2019))
+
+
+def _translated(schema: dict[str, Any]) -> Any:
+    return translate(schema).schema
+
+
+@pytest.mark.parametrize(
+    ("original", "expected"),
+    [
+        # draft-04: boolean exclusive bounds, "id"
+        (
+            {"$schema": D4, "maximum": 5, "exclusiveMaximum": True, "minimum": 1, "exclusiveMinimum": False},
+            {"exclusiveMaximum": 5, "minimum": 1},
+        ),
+        ({"$schema": D4, "id": "urn:x", "exclusiveMinimum": True}, {"$id": "urn:x"}),
+        ({"$schema": D4, "id": "#top"}, {"$anchor": "top"}),
+        ({"$schema": D7, "$id": "http://e.com/a.json#"}, {"$id": "http://e.com/a.json"}),
+        # array-form items
+        (
+            {"$schema": D7, "items": [{"type": "string"}], "additionalItems": {"type": "integer"}},
+            {"prefixItems": [{"type": "string"}], "items": {"type": "integer"}},
+        ),
+        ({"$schema": D7, "items": {"type": "string"}, "additionalItems": False}, {"items": {"type": "string"}}),
+        ({"$schema": D2019, "items": [True], "additionalItems": False}, {"prefixItems": [True], "items": False}),
+        # dependencies, split by kind
+        (
+            {"$schema": D6, "dependencies": {"a": ["b"], "c": {"required": ["d"]}}},
+            {"dependentRequired": {"a": ["b"]}, "dependentSchemas": {"c": {"required": ["d"]}}},
+        ),
+        # siblings of $ref are ignored up to draft-07, applied from 2019-09 on
+        (
+            {"$schema": D7, "$ref": "#/definitions/a", "type": "string", "title": "t", "definitions": {"a": {}}},
+            {"$ref": "#/definitions/a", "title": "t", "definitions": {"a": {}}},
+        ),
+        ({"$schema": D2019, "$ref": "#/$defs/a", "type": "string"}, {"$ref": "#/$defs/a", "type": "string"}),
+        # a 2020-12 keyword in a draft-07 document means nothing there
+        ({"$schema": D7, "unevaluatedProperties": False, "$defs": {}}, {"$defs": {}}),
+        # $recursiveRef: dynamic only under "$recursiveAnchor": true
+        (
+            {"$schema": D2019, "$recursiveAnchor": True, "properties": {"a": {"$recursiveRef": "#"}}},
+            {"$dynamicAnchor": "_recursiveAnchor", "properties": {"a": {"$dynamicRef": "#_recursiveAnchor"}}},
+        ),
+        ({"$schema": D2019, "properties": {"a": {"$recursiveRef": "#"}}}, {"properties": {"a": {"$dynamicRef": "#"}}}),
+        # a pointer $ref follows the keyword it points into
+        (
+            {"$schema": D7, "items": [{"type": "integer"}], "properties": {"a": {"$ref": "#/items/0"}}},
+            {"prefixItems": [{"type": "integer"}], "properties": {"a": {"$ref": "#/prefixItems/0"}}},
+        ),
+    ],
+)
+def test_older_dialects_translate_to_the_2020_12_schema_meaning_the_same(
+    original: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    assert _translated(original) == {"$schema": META_URIS[DRAFT2020], **expected}
+
+
+def test_a_2020_12_document_is_not_copied() -> None:
+    schema = {"type": "object", "properties": {"a": {"items": {"type": "string"}}}}
+    assert translate(schema).schema is schema
+    assert translate(schema).identity
+
+
+def test_pointers_map_both_ways() -> None:
+    t = translate({"$schema": D7, "properties": {"a": {"items": [{}, {}], "additionalItems": {}}}})
+    assert t.forward("/properties/a/items/1") == "/properties/a/prefixItems/1"
+    assert t.forward("/properties/a/additionalItems") == "/properties/a/items"
+    assert t.back("/properties/a/items") == "/properties/a/additionalItems"
+    assert t.back("/properties/a/prefixItems/0") == "/properties/a/items/0"
+
+
+def test_dialect_uris_are_read_with_or_without_fragment_and_https() -> None:
+    assert dialect_of("https://json-schema.org/draft-07/schema") == DRAFT7
+    assert dialect_of("http://json-schema.org/draft-04/schema") == DRAFT4
+    assert dialect_of("https://json-schema.org/draft/2020-12/schema#") == DRAFT2020
+    assert dialect_of("http://json-schema.org/draft-03/schema#") is None
+
+
+# -- the translation means what the original means: the reference validator of each dialect says so ----------
+
+_NAMES = st.sampled_from(["a", "b", "c"])
+_TYPES = st.sampled_from(["string", "integer", "number", "array", "object", "null", "boolean"])
+_NUMBER = st.integers(-3, 3)
+
+
+def _schemas(dialect: str) -> st.SearchStrategy[Any]:
+    leaf = st.fixed_dictionaries({}, optional={"type": _TYPES, "minimum": _NUMBER, "maxLength": st.integers(0, 2)})
+
+    def extend(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        bound = st.booleans() if dialect == DRAFT4 else _NUMBER
+        optional: dict[str, st.SearchStrategy[Any]] = {
+            "type": _TYPES,
+            "maximum": _NUMBER,
+            "minimum": _NUMBER,
+            "exclusiveMaximum": bound,
+            "exclusiveMinimum": bound,
+            "items": inner | st.lists(inner, min_size=1, max_size=2),
+            "additionalItems": inner | st.booleans(),
+            "properties": st.dictionaries(_NAMES, inner, max_size=2),
+            "required": st.lists(_NAMES, min_size=1, max_size=2, unique=True),
+            "dependencies": st.dictionaries(
+                _NAMES, st.lists(_NAMES, min_size=1, max_size=2, unique=True) | inner, max_size=2
+            ),
+            "anyOf": st.lists(inner, min_size=1, max_size=2),
+            "$ref": st.just("#/definitions/d"),
+        }
+        if dialect != DRAFT4:
+            optional |= {
+                "const": _NUMBER,
+                "contains": inner,
+                "propertyNames": st.fixed_dictionaries({"maxLength": st.integers(0, 1)}),
+            }
+        if dialect not in (DRAFT4, DRAFT6):
+            optional |= {"if": inner, "then": inner, "else": inner}
+        return st.fixed_dictionaries({}, optional=optional)
+
+    body = st.recursive(leaf, extend, max_leaves=6)
+    definition = st.fixed_dictionaries({"type": _TYPES})
+    return st.builds(
+        lambda b, d: {**b, "$schema": META_URIS[dialect], "definitions": {"d": d}},
+        body.filter(lambda b: isinstance(b, dict)),
+        definition,
+    )
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-4, 4) | st.sampled_from([0.5, 2.0, -1.5]) | st.text("ab", max_size=2),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_NAMES, inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@pytest.mark.parametrize("dialect", [DRAFT4, DRAFT6, DRAFT7, DRAFT2019])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_translation_accepts_exactly_what_the_original_accepts(dialect: str, data: st.DataObject) -> None:
+    schema = data.draw(_schemas(dialect), label="schema")
+    reference = validator_for(schema)(schema)
+    assert dialect_of(schema["$schema"]) == dialect
+    translated = translate(schema).schema
+    runtime = jsonschema_rs.validator_for(translated)
+    for instance in data.draw(st.lists(_JSON, min_size=1, max_size=8), label="instances"):
+        if dialect == DRAFT4 and isinstance(instance, float) and instance.is_integer():
+            continue  # draft-04 alone calls 2.0 no integer: listed in tests/data/json-schema-test-suite/known.json
+        assert runtime.is_valid(instance) == reference.is_valid(instance), (schema, translated, instance)
+
+
+# -- lint, diff and bundles read every dialect ---------------------------------------------------------------
+
+MANIFEST = """contract: orders
+version: 1.0.0
+provider: backend
+events:
+  order_placed:
+    payload: {payload}
+"""
+
+
+def _contract(tmp_path: Path, payload: str, files: dict[str, Any], version: str = "1.0.0") -> Path:
+    root = tmp_path / "orders" / version
+    root.mkdir(parents=True)
+    (root / "contract.yaml").write_text(MANIFEST.format(payload=payload).replace("1.0.0", version))
+    for name, value in files.items():
+        (root / name).write_text(json.dumps(value, indent=2))
+    return root
+
+
+DRAFT7_ORDER = {
+    "$schema": D7,
+    "$id": "http://shop.example/order.json#",
+    "type": "object",
+    "required": ["lines"],
+    "properties": {
+        "lines": {"type": "array", "items": [{"$ref": "#/definitions/sku"}], "additionalItems": False},
+        "total": {"type": "number", "minimum": 0},
+    },
+    "dependencies": {"total": ["lines"]},
+    "definitions": {"sku": {"type": "string", "pattern": "^[A-Z]+$"}},
+}
+
+
+def test_a_draft_07_contract_lints_clean_and_its_bundle_validates_as_draft_07(tmp_path: Path) -> None:
+    root = _contract(tmp_path, "order.json", {"order.json": DRAFT7_ORDER})
+    result = lint_paths([root])
+    assert result.ok, result.problems
+    assert result.warnings == ()
+    bundle = bundle_contract(load_contract(root))
+    runtime = jsonschema_rs.validator_for(bundle.schemas["events.order_placed.payload"], validate_formats=True)
+    reference = validator_for(DRAFT7_ORDER)(DRAFT7_ORDER)
+    instances: tuple[dict[str, Any], ...] = (
+        {"lines": ["AB"]},
+        {"lines": ["AB", "CD"]},  # additionalItems: false
+        {"lines": ["ab"]},
+        {"lines": []},
+        {"total": 3},  # dependencies: total needs lines (and lines is required anyway)
+        {"lines": [], "total": -1},
+    )
+    for instance in instances:
+        assert runtime.is_valid(instance) == reference.is_valid(instance), instance
+
+
+def test_a_draft_04_schema_is_checked_against_the_draft_04_meta_schema(tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    # Valid in draft-04 (boolean exclusiveMaximum); "required": [] is not (draft-04 wants at least one name).
+    path.write_text(json.dumps({"$schema": D4, "maximum": 3, "exclusiveMaximum": True, "required": []}, indent=2))
+    result = lint_paths([path])
+    assert [(p.code, p.location.pointer, p.location.line) for p in result.problems] == [("schema.meta", "/required", 5)]
+    assert "draft-04" in (result.problems[0].hint or "")
+
+
+def test_ignored_keywords_are_warned_where_they_are_written(tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    schema = {"$schema": D7, "properties": {"a": {"$ref": "#/definitions/x", "maxLength": 2}}, "definitions": {"x": {}}}
+    path.write_text(json.dumps(schema, indent=2))
+    result = lint_paths([path])
+    assert result.ok
+    assert [(w.code, w.location.pointer, w.location.line) for w in result.warnings] == [
+        ("schema.keyword_ignored", "/properties/a/maxLength", 6)
+    ]
+    assert "siblings of $ref" in result.warnings[0].message
+
+
+def test_a_schema_without_schema_is_2020_12_and_lint_says_so_where_it_matters(tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps({"id": "urn:a", "type": "string"}))
+    result = lint_paths([path])
+    assert result.ok
+    notes = {w.code: w for w in result.warnings if w.location.pointer == "/id"}
+    assert set(notes) == {"schema.dialect_default", "schema.keyword_unknown"}  # "id" is not a 2020-12 keyword
+    assert META_URIS[DRAFT4] in (notes["schema.dialect_default"].hint or "")
+    plain = tmp_path / "b.json"
+    plain.write_text('{"type": "string"}')
+    assert lint_paths([plain]).warnings == ()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "backward", "forward"),
+    [
+        # the same meaning in two dialects: no change in either direction
+        (
+            {"$schema": D7, "items": [{"type": "string"}], "additionalItems": False},
+            {"prefixItems": [{"type": "string"}], "items": False},
+            True,
+            True,
+        ),
+        ({"$schema": D4, "maximum": 5, "exclusiveMaximum": True}, {"exclusiveMaximum": 5}, True, True),
+        (
+            {"$schema": D7, "dependencies": {"a": ["b"]}},
+            {"$schema": META_URIS[DRAFT2020], "dependentRequired": {"a": ["b"]}},
+            True,
+            True,
+        ),
+        # draft-07 ignores the sibling of $ref; 2020-12 applies it: a narrowing
+        (
+            {"$schema": D7, "$ref": "#/definitions/s", "maxLength": 1, "definitions": {"s": {"type": "string"}}},
+            {"$ref": "#/$defs/s", "maxLength": 1, "$defs": {"s": {"type": "string"}}},
+            False,
+            True,
+        ),
+        # the draft-07 tuple allowed more items; 2020-12 forbids them
+        (
+            {"$schema": D7, "items": [{"type": "string"}]},
+            {"prefixItems": [{"type": "string"}], "items": False},
+            False,
+            True,
+        ),
+    ],
+)
+def test_schemas_compare_by_meaning_across_dialects(
+    old: dict[str, Any], new: dict[str, Any], backward: bool, forward: bool
+) -> None:
+    report = diff_schemas(old, new)
+    assert (report.backward, report.forward) == (backward, forward), report.changes
+
+
+def test_changes_are_reported_where_the_original_document_has_them() -> None:
+    old = {"$schema": D7, "properties": {"a": {"items": [{"type": "string"}, {"type": "integer"}]}}}
+    new = {"$schema": D7, "properties": {"a": {"items": [{"type": "string"}, {"type": "string"}]}}}
+    paths = {c.path for c in diff_schemas(old, new).changes}
+    assert paths == {"/properties/a/items/1/type"}
+
+
+def test_a_manifest_pointer_and_a_cross_file_ref_into_a_moved_keyword_resolve(tmp_path: Path) -> None:
+    lib = {"$schema": D7, "definitions": {"pair": {"items": [{"type": "integer"}, {"type": "string"}]}}}
+    event = {"type": "object", "properties": {"second": {"$ref": "lib.json#/definitions/pair/items/1"}}}
+    root = _contract(tmp_path, "event.json", {"lib.json": lib, "event.json": event})
+    result = lint_paths([root])
+    assert result.ok, result.problems
+    bundle = bundle_contract(load_contract(root))
+    runtime = jsonschema_rs.validator_for(bundle.schemas["events.order_placed.payload"])
+    assert runtime.is_valid({"second": "x"})
+    assert not runtime.is_valid({"second": 1})
+    (root / "contract.yaml").write_text(MANIFEST.format(payload="lib.json#/definitions/pair/items/0"))
+    loaded = load_contract(root)
+    assert loaded.events["order_placed"].payload.schema == {"type": "integer"}
+
+
+def test_a_contract_moved_from_draft_07_to_2020_12_checks_by_meaning(tmp_path: Path) -> None:
+    old = _contract(
+        tmp_path,
+        "order.json#/definitions/order",
+        {"order.json": {"$schema": D7, "definitions": {"order": DRAFT7_ORDER}}},
+    )
+    same: dict[str, Any] = {
+        "$schema": META_URIS[DRAFT2020],
+        "type": "object",
+        "required": ["lines"],
+        "properties": {
+            "lines": {"type": "array", "prefixItems": [{"$ref": "#/$defs/sku"}], "items": False},
+            "total": {"type": "number", "minimum": 0},
+        },
+        "dependentRequired": {"total": ["lines"]},
+        "$defs": {"sku": {"type": "string", "pattern": "^[A-Z]+$"}},
+    }
+    new = _contract(tmp_path, "order.json", {"order.json": same}, version="1.0.1")
+    check = check_contract(load_contract(new), load_contract(old))
+    assert check.compatible, [c.code for p in check.parts for c in p.breaking]
+    # More lines than the draft-07 tuple allowed: an old consumer would reject such an event.
+    lines = {**same["properties"]["lines"], "items": {"type": "string"}}
+    wider = {**same, "properties": {**same["properties"], "lines": lines}}
+    check = check_contract(
+        load_contract(_contract(tmp_path, "order.json", {"order.json": wider}, "2.0.0")), load_contract(old)
+    )
+    assert [c.path for p in check.parts for c in p.breaking] == ["/properties/lines/items"]
