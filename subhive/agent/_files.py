@@ -152,6 +152,7 @@ def file_tools(files: FileSlice) -> list[Tool]:
             "List the hive's files under a directory (relative paths, sorted).",
             schema_object({"path": path}),
             list_files,
+            concurrent=True,
         ),
         Tool(
             "read_file",
@@ -165,6 +166,7 @@ def file_tools(files: FileSlice) -> list[Tool]:
                 ["path"],
             ),
             read_file,
+            concurrent=True,
         ),
         Tool(
             "search",
@@ -173,5 +175,6 @@ def file_tools(files: FileSlice) -> list[Tool]:
                 {"query": {"type": "string", "minLength": 1}, "path": path, "regex": {"type": "boolean"}}, ["query"]
             ),
             search,
+            concurrent=True,
         ),
     ]

@@ -46,6 +46,7 @@ def board_tools(board: KvBlackboard, writer: str) -> list[Tool]:
             "Read one key of the hive's blackboard: its value, revision (0: never written) and writer.",
             schema_object({"key": _KEY}, ["key"]),
             board_read,
+            concurrent=True,
         ),
         Tool(
             "board_write",
@@ -102,4 +103,5 @@ def _contract_tool(binding: ContractBinding, operation: str, input_key: str, tra
         "the result is its reply.",
         parameters,
         call,
+        concurrent=True,  # another hive's operation: the model asked for these calls together (decision 0063)
     )

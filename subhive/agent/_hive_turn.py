@@ -10,12 +10,11 @@ from typing import Any
 
 from ..bus import BusEndpoint, NatsTransport
 from ..errors import InputError, Location
-from ..hive import BoardSchema, HiveContext, KvBlackboard
+from ..hive import BoardSchema, KvBlackboard
 from ..runtime import ContractBinding
 from ..workspace import AGENT_TOOLS, AgentSpec, SubhiveManifest, Workspace, open_workspace
 from ._approvals import root_approver
 from ._build import build_agent
-from ._grpc_tools import grpc_contracts, hive_keys
 from ._loop import Frame, FrameSink, TurnResult
 from ._memory import AgentMemory
 from ._report import RootReporter
@@ -39,7 +38,8 @@ def transcript_key(agent: str, turn: str, seq: int | None = None) -> str:
 class BoardTranscript:
     """A frame sink that keeps a turn on the hive's board: each frame under its own key (linear in the turn's
     length, where rewriting one growing value would not be), and the turn's summary (prompt, status, stop,
-    frame count) under the turn's key, written when it starts and when it stops. The keys are the framework's,
+    frame count) under the turn's key, written when it starts, parks (``parked``: the approval it waits for),
+    resumes and stops. The keys are the framework's,
     so they are written past the hive's board schema."""
 
     def __init__(self, board: KvBlackboard, agent: str) -> None:
@@ -71,6 +71,17 @@ class BoardTranscript:
                     "status": "running",
                     "prompt": frame.data.get("prompt"),
                     "started": frame.time,
+                },
+                writer=self.writer,
+            )
+        elif frame.kind in ("turn.parked", "turn.resumed"):
+            parked = frame.kind == "turn.parked"
+            await self.board.update(
+                transcript_key(self.agent, frame.turn),
+                lambda old: {
+                    **{k: v for k, v in (old or {}).items() if k != "parked"},
+                    "status": "parked" if parked else "running",
+                    **({"parked": {k: data.get(k) for k in ("approval", "id", "name", "deadline")}} if parked else {}),
                 },
                 writer=self.writer,
             )
@@ -262,23 +273,18 @@ async def _run_on_bus(
                 location=spec.locations.get("tools.propose_contract"),
                 hint="start the tree: subhive up --detach",
             )
-        bindings = load_bindings(stubs) if uses_contracts else []
-        # gRPC tools call as the hive itself (the key file `subhive up` gave it), as its own sources do.
-        channels = HiveContext(hive, board, transport, root=root, keys=hive_keys(stubs.parent.parent, hive))
         built = build_agent(
             spec,
             hive=hive,
             hive_dir=hive_dir,
             board=board,
             transport=transport,
-            bindings=bindings,
+            bindings=load_bindings(stubs) if uses_contracts else (),
             approver=approver,
             client=client,
             root=root,
             root_is_admin=True,
             records=transcript.board,
-            services=grpc_contracts(bindings, stubs.parent.parent, hive=hive),
-            channel=channels.channel,
         )
         try:
             if resume:
@@ -293,7 +299,6 @@ async def _run_on_bus(
             )
         finally:
             await built.close()
-            await channels.close()
     finally:
         await transport.close()
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SubhiveError
+from ._approvals import TurnParked
 from ._conversation import COMPACTION_PROMPT, Conversation, TurnState, handoff_message
 from ._scripted import estimate_tokens
 from ._settings import AgentSettings, open_client
@@ -28,8 +29,9 @@ NORMAL_STOPS = frozenset({"completed"})
 @dataclass(frozen=True)
 class Frame:
     """One step of a turn: ``kind`` is ``turn.started`` (or ``turn.resumed``), ``model.request``,
-    ``model.reply``, ``tool.call``, ``approval.waiting``, ``tool.result``, ``answer.refused``, ``compaction``
-    or ``turn.stopped``; ``seq`` counts from 1 within the turn."""
+    ``model.reply``, ``tool.call``, ``approval.waiting``, ``tool.result``, ``answer.refused``, ``compaction``,
+    ``turn.parked`` (it waits for a decision without running; resumed later) or ``turn.stopped``; ``seq`` counts
+    from 1 within the turn."""
 
     kind: str
     turn: str
@@ -49,7 +51,8 @@ AnswerCheck = Callable[[str | None], Any]
 @dataclass(frozen=True)
 class Stop:
     """Why a turn ended: ``completed``, ``budget.model_calls|tool_calls|tokens|wall_time``, ``loop.repeated_call``,
-    ``model.failed|timeout|unreachable|length``, ``context.exhausted``; ``detail`` says more (limits, status)."""
+    ``model.failed|timeout|unreachable|length``, ``context.exhausted``; ``detail`` says more (limits, status).
+    ``parked`` is no end: the turn waits for an approval and is resumed once woken (``TurnResult.parked``)."""
 
     code: str
     message: str
@@ -97,6 +100,8 @@ class TurnResult:
     seconds: float = 0.0
     #: The checked answer (``answer_check``'s result), when the turn had a check.
     value: Any = None
+    #: Set when the turn parked (stop ``parked``): what it waits for and how to be woken.
+    parked: TurnParked | None = None
 
     @property
     def tokens(self) -> int:
@@ -107,6 +112,17 @@ class _Stopped(Exception):
     def __init__(self, stop: Stop) -> None:
         super().__init__(stop.message)
         self.stop = stop
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What one tool call came to, before it joins the conversation."""
+
+    content: str
+    error: str | None
+    changed: tuple[str, ...]
+    waiting: tuple[str, ...]
+    seconds: float
 
 
 @dataclass
@@ -257,6 +273,8 @@ class _Turn:
             stop = Stop("completed", "the model answered")
         except _Stopped as stopped:
             stop = stopped.stop
+        except TurnParked as parked:
+            return await self.park(parked)
         seconds = time.monotonic() - self.started
         await self.emit(
             "turn.stopped",
@@ -282,11 +300,42 @@ class _Turn:
             self.value,
         )
 
+    async def park(self, parked: TurnParked) -> TurnResult:
+        """End this run of the turn without a stop: its call waits for a decision. The frames kept so far are
+        its state (the call has no result yet, so a resume runs it again and finds the same approval)."""
+        seconds = time.monotonic() - self.started
+        await self.emit(
+            "turn.parked",
+            id=parked.call.id,
+            name=parked.call.name,
+            approval=parked.approval,
+            deadline=round(parked.deadline, 3),
+            model_calls=len(self.usage),
+            tool_calls=self.tool_calls,
+        )
+        stop = Stop(
+            "parked",
+            f"{parked.call.name} waits for approval {parked.approval}",
+            {"approval": parked.approval, "deadline": parked.deadline, "call": parked.call.id},
+        )
+        return TurnResult(
+            self.id,
+            stop,
+            None,
+            self.usage,
+            self.frames,
+            self.state,
+            self.compactions,
+            self.tool_calls,
+            self.model_seconds,
+            seconds,
+            parked=parked,
+        )
+
     async def loop(self, pending: Sequence[ToolCall] = (), final: Any = _NO_ANSWER) -> str | None:
         """Requests and tool calls until an accepted answer; a restored turn first runs the calls it had not
         finished (``pending``) or judges the answer it had received (``final``)."""
-        for call in pending:
-            await self.run_tool(call)
+        await self.run_tools(pending)
         if not pending and final is not _NO_ANSWER and await self.accepted(final):
             return final  # type: ignore[no-any-return]
         while True:
@@ -309,8 +358,7 @@ class _Turn:
                 if await self.accepted(reply.content):
                     return reply.content
                 continue
-            for call in reply.calls:
-                await self.run_tool(call)
+            await self.run_tools(reply.calls)
 
     async def accepted(self, content: str | None) -> bool:
         """Whether the final message passes ``answer_check``; a refusal goes back to the model as a user
@@ -467,7 +515,56 @@ class _Turn:
 
     # -- tools --------------------------------------------------------------------------------------------
 
-    async def run_tool(self, call: ToolCall) -> None:
+    async def run_tools(self, calls: Sequence[ToolCall]) -> None:
+        """The calls of one reply: consecutive calls the tool box says may run together (read-only tools, under
+        ``allow``) run at once, at most ``parallel_tools`` at a time; any other call runs alone, after everything
+        before it and before anything after it. Results join the conversation in the reply's order, whatever
+        order they finish in, so the next request is the same bytes (decision 0063)."""
+        together: list[ToolCall] = []
+        for call in calls:
+            if self.agent.tools.concurrent(call.name):
+                together.append(call)
+                continue
+            await self.run_batch(together)
+            together = []
+            await self.run_batch([call])
+        await self.run_batch(together)
+
+    async def run_batch(self, calls: Sequence[ToolCall]) -> None:
+        """Admit the calls in order (budgets and repeats counted as if they ran one by one: a call the budget
+        stops is not run, those before it are), run them, record each result in order as soon as it and every
+        result before it are in."""
+        admitted: list[ToolCall] = []
+        stopped: _Stopped | None = None
+        for call in calls:
+            try:
+                await self.admit(call)
+            except _Stopped as stop:
+                stopped = stop
+                break
+            admitted.append(call)
+        if len(admitted) == 1:
+            await self.record(admitted[0], await self.execute(admitted[0]))
+        elif admitted:
+            bound = asyncio.Semaphore(self.settings.parallel_tools)
+
+            async def bounded(call: ToolCall) -> _Outcome:
+                async with bound:
+                    return await self.execute(call)
+
+            tasks = [asyncio.ensure_future(bounded(call)) for call in admitted]
+            try:
+                for call, task in zip(admitted, tasks, strict=True):
+                    await self.record(call, await task)
+            finally:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+        if stopped is not None:
+            raise stopped
+
+    async def admit(self, call: ToolCall) -> None:
+        """Count the call against the budgets (stopping the turn when one is reached) and say it is made."""
         budgets = self.budgets
         if self.tool_calls >= budgets.tool_calls:
             raise _Stopped(
@@ -499,36 +596,37 @@ class _Turn:
                 arguments=call.arguments,
                 timeout=self.agent.tools.approval_timeout,
             )
+
+    async def execute(self, call: ToolCall) -> _Outcome:
+        """Run one admitted call; a refusal or a tool's failure is its outcome, the wall time a stop."""
         began = time.monotonic()
-        code: str | None = None
-        changed: tuple[str, ...] = ()
-        waiting: tuple[str, ...] = ()
         try:
             result = await asyncio.wait_for(self.agent.tools.dispatch(call), self.remaining())
         except TimeoutError:
             raise _Stopped(
                 Stop(
                     "budget.wall_time",
-                    f"the turn ran out of its {budgets.wall_time:g} s in {call.name}",
-                    {"limit": budgets.wall_time, "tool": call.name},
+                    f"the turn ran out of its {self.budgets.wall_time:g} s in {call.name}",
+                    {"limit": self.budgets.wall_time, "tool": call.name},
                 )
             ) from None
         except ToolError as error:
-            content, code = error_content(error), error.code
-        else:
-            content = result_content(result, self.settings.max_tool_output)
-            changed, waiting = tuple(result.files_changed), tuple(result.pending)
-        self.note_result(call, content, changed, waiting)
+            return _Outcome(error_content(error), error.code, (), (), time.monotonic() - began)
+        content = result_content(result, self.settings.max_tool_output)
+        return _Outcome(content, None, tuple(result.files_changed), tuple(result.pending), time.monotonic() - began)
+
+    async def record(self, call: ToolCall, outcome: _Outcome) -> None:
+        self.note_result(call, outcome.content, outcome.changed, outcome.waiting)
         await self.emit(
             "tool.result",
             id=call.id,
             name=call.name,
-            ok=code is None,
-            error=code,
-            content=content,
-            files_changed=list(changed),
-            pending=list(waiting),
-            seconds=round(time.monotonic() - began, 6),
+            ok=outcome.error is None,
+            error=outcome.error,
+            content=outcome.content,
+            files_changed=list(outcome.changed),
+            pending=list(outcome.waiting),
+            seconds=round(outcome.seconds, 6),
         )
 
     def note_result(self, call: ToolCall, content: str, changed: Sequence[str], waiting: Sequence[str]) -> None:

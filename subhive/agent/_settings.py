@@ -101,15 +101,20 @@ class Budgets:
 @dataclass(frozen=True)
 class AgentSettings:
     """One agent: its name (unique in the hive), instructions, model and budgets. ``max_tool_output``:
-    characters of a tool's result the model sees (the rest is cut, and the cut is said)."""
+    characters of a tool's result the model sees (the rest is cut, and the cut is said). ``parallel_tools``:
+    how many calls of one reply run at once when they may (docs/agents.md#the-loop)."""
 
     name: str
     instructions: str
     model: ModelSettings
     budgets: Budgets = field(default_factory=Budgets)
     max_tool_output: int = 16_000
+    #: Calls of one reply that may run together (read-only tools under ``allow``) run at most this many at once.
+    parallel_tools: int = 4
 
     def __post_init__(self) -> None:
+        if self.parallel_tools < 1:
+            raise ValueError(f"parallel_tools must be at least 1, not {self.parallel_tools}")
         if not self.name or not self.name.replace("_", "a").replace("-", "a").isalnum():
             raise ValueError(f"{self.name!r} is not an agent name (letters, digits, _ and -)")
         if self.max_tool_output < 256:

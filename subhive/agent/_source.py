@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Location, SubhiveError
-from ..hive import Entry, KvBlackboard, Reply, Write
+from ..hive import Entry, KvBlackboard, Parked, Reply, Write
 from ..runtime import ContractBinding
 from ..workspace import MANIFEST_NAME, AgentSpec, find_root, load_manifest, open_workspace
-from ._approvals import root_approver
+from ._approvals import parking_approver
 from ._build import build_agent
-from ._grpc_tools import grpc_contracts
 from ._hive_turn import BoardTranscript, load_bindings, sinks
 from ._loop import Stop
 from ._memory import AgentMemory
@@ -66,8 +65,8 @@ class AgentSource:
         self.name = "agent_" + spec.name.replace("-", "_")
         self.triggers: tuple[str, ...] = spec.trigger.keys
         self.operations: tuple[str, ...] = (spec.trigger.operation,) if spec.trigger.operation else ()
-        #: How long the controller lets a turn run before it counts as stalled: the turn's own wall time (which
-        #: bounds its approval waits too) and a margin, instead of the hive-wide 30 s.
+        #: How long the controller lets a turn run before it counts as stalled: the turn's own wall time and a
+        #: margin, instead of the hive-wide 30 s (a turn waiting for a person is parked meanwhile, not running).
         self.stall_after = spec.budgets.wall_time + 30.0
         self.hive_dir = Path(hive_dir)
         self.stubs_dir = stubs_dir
@@ -83,21 +82,35 @@ class AgentSource:
         )
 
     async def activate(self, entry: Entry, ctx: Any) -> Sequence[Write | Reply]:
-        bindings = load_bindings(self.stubs_dir) if self.stubs_dir is not None else []
-        # The transcript's keys are the framework's: written past the board's schema, on the same bucket.
-        transcript = BoardTranscript(KvBlackboard(ctx.transport.connection.jetstream(), ctx.hive), self.spec.name)
-        resume: list[dict[str, Any]] | None = None
+        """Run the turn ``entry`` starts (or goes on with the one it started before the hive died). A call that
+        waits for a person at the root parks the turn: :class:`~subhive.hive.Parked` frees the controller's
+        worker, and the turn resumes from its frames once the decision or the deadline wakes it."""
         if entry.key.startswith("op."):
-            turn = uuid.uuid4().hex[:12]
-        else:
-            # The same board write, delivered again after the hive died mid-turn, finds its turn and goes on.
-            found = await _turn_for(transcript, entry)
-            if found is None:
-                return []  # this write's turn already ended with an answer
-            turn, resume = found
+            return await self._turn(entry, ctx, uuid.uuid4().hex[:12], None)
+        # The same board write, delivered again after the hive died mid-turn, finds its turn and goes on.
+        found = await _turn_for(self._transcript(ctx), entry)
+        if found is None:
+            return []  # this write's turn already ended with an answer
+        return await self._turn(entry, ctx, *found)
+
+    def _transcript(self, ctx: Any) -> BoardTranscript:
+        # The transcript's keys are the framework's: written past the board's schema, on the same bucket.
+        return BoardTranscript(KvBlackboard(ctx.transport.connection.jetstream(), ctx.hive), self.spec.name)
+
+    async def _woken(self, entry: Entry, turn: str, ctx: Any) -> Sequence[Write | Reply]:
+        """A parked turn serving a request, woken: it goes on from its frames (a board write's turn is found
+        again by its write instead, as after a restart)."""
+        _summary, frames = await self._transcript(ctx).load(turn)
+        return await self._turn(entry, ctx, turn, frames or None)
+
+    async def _turn(
+        self, entry: Entry, ctx: Any, turn: str, resume: list[dict[str, Any]] | None
+    ) -> Sequence[Write | Reply]:
+        bindings = load_bindings(self.stubs_dir) if self.stubs_dir is not None else []
+        transcript = self._transcript(ctx)
         approver = self.approver
         if approver is None and getattr(ctx, "root", None) is not None:  # under `subhive up`: a person at the root
-            approver = root_approver(ctx.root, agent=self.spec.name, turn=turn)
+            approver = parking_approver(ctx.root, agent=self.spec.name, turn=turn, timeout=self.spec.approval_timeout)
         agent = build_agent(
             self.spec,
             hive=ctx.hive,
@@ -109,8 +122,6 @@ class AgentSource:
             client=self.client,
             root=getattr(ctx, "root", None),
             records=transcript.board,
-            services=grpc_contracts(bindings, self.stubs_dir.parent.parent, hive=ctx.hive) if self.stubs_dir else (),
-            channel=getattr(ctx, "channel", None),  # the hive's own channels: its keys, found through its root
         )
         check, prompt = None, self.prompt_for(entry)
         if entry.key.startswith("op."):
@@ -144,6 +155,13 @@ class AgentSource:
             if reporter is not None:
                 await reporter.close()
             await agent.close()
+        if result.parked is not None:
+            serving = entry.key.startswith("op.")
+            raise Parked(
+                result.parked.wake(),
+                resume=(lambda context: self._woken(entry, turn, context)) if serving else None,
+                reason=f"turn {turn}: {result.stop.message}",
+            )
         if not result.stop.normal:
             raise AgentStopped(self.spec.name, result.stop, entry.key)
         return [Reply(result.value)] if check is not None else []
@@ -168,7 +186,7 @@ async def _turn_for(transcript: BoardTranscript, entry: Entry) -> tuple[str, lis
         summary, frames = await transcript.load(turn)
         if summary is None:
             return turn, None
-        if summary.get("status") == "running":
+        if summary.get("status") in ("running", "parked"):
             return turn, frames or None
         if summary.get("status") == "completed":
             return None

@@ -76,6 +76,9 @@ class Tool:
     run: Callable[[dict[str, Any]], Awaitable[Any]]
     #: Runs before a person is asked (``ask``): a call that cannot work is refused without bothering anyone.
     check: Callable[[dict[str, Any]], Awaitable[None]] | None = None
+    #: Safe to run beside other calls of the same reply (it changes nothing here: a read, a consumed
+    #: contract's operation); the loop runs such calls together when their policy is ``allow`` (decision 0063).
+    concurrent: bool = False
 
     def definition(self) -> dict[str, Any]:
         return {
@@ -140,6 +143,11 @@ class ToolBox:
     def policy(self, name: str) -> Policy | None:
         entry = self._entries.get(name)
         return entry.policy if entry else None
+
+    def concurrent(self, name: str) -> bool:
+        """Whether a call to ``name`` may run beside others: the tool says so and its policy is ``allow``."""
+        entry = self._entries.get(name)
+        return entry is not None and entry.policy == "allow" and entry.tool.concurrent
 
     def definitions(self) -> list[dict[str, Any]]:
         """The tool list sent with every request: fixed content, fixed order."""

@@ -17,7 +17,7 @@ from ._blackboard import (
     ensure_blackboard,
 )
 from ._board_schema import BlackboardInvalid, BoardSchema
-from ._controller import Controller, ControllerConfig, ControllerStats, Escalation, KnowledgeSourceFailed
+from ._controller import Controller, ControllerConfig, ControllerStats, Escalation, KnowledgeSourceFailed, Parked
 from ._knowledge import (
     Blackboard,
     Entry,
@@ -51,6 +51,7 @@ __all__ = [
     "KnowledgeSourceFailed",
     "KvBlackboard",
     "LoopDetector",
+    "Parked",
     "Reply",
     "RevisionConflict",
     "Write",

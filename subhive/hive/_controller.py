@@ -29,7 +29,7 @@ from ._blackboard import H_WRITER, BlackboardError, KvBlackboard, RevisionConfli
 from ._knowledge import Entry, KnowledgeSource, Reply, Write, check_key_pattern, key_matches
 from ._loops import LoopDetector
 
-__all__ = ["Controller", "ControllerConfig", "ControllerStats", "Escalation", "KnowledgeSourceFailed"]
+__all__ = ["Controller", "ControllerConfig", "ControllerStats", "Escalation", "KnowledgeSourceFailed", "Parked"]
 
 log = logging.getLogger("subhive.hive")
 
@@ -44,6 +44,26 @@ class KnowledgeSourceFailed(SubhiveError):
     """A knowledge source raised, stalled, looped or returned something the runtime cannot apply."""
 
     default_code = "ks.failed"
+
+
+class Parked(Exception):
+    """Raised by an activation that waits for something outside the hive (an agent's call waiting for a person):
+    the controller frees the worker, awaits ``wake`` without one, then runs ``resume(context)`` (by default the
+    source's ``activate`` on the same entry again) in the next free worker. Its result is the activation's: a
+    board write stays unacknowledged meanwhile, so after a crash it comes back and the source parks again;
+    a request's caller keeps waiting for its reply. See docs/decisions/0064-parked-activations.md."""
+
+    def __init__(
+        self,
+        wake: Awaitable[Any],
+        *,
+        resume: Callable[[Any], Awaitable[Sequence[Any]]] | None = None,
+        reason: str = "",
+    ) -> None:
+        super().__init__(reason or "the activation waits")
+        self.wake = wake
+        self.resume = resume
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -92,6 +112,8 @@ class ControllerStats:
     conflicts: int = 0
     failures: int = 0
     escalations: int = 0
+    #: Activations parked right now (waiting without a worker).
+    parked: int = 0
     by_source: Counter[str] = field(default_factory=Counter)
     quarantined: set[str] = field(default_factory=set)
     last_error: str = ""
@@ -104,6 +126,7 @@ class ControllerStats:
             "conflicts": self.conflicts,
             "failures": self.failures,
             "escalations": self.escalations,
+            "parked": self.parked,
             "by_source": dict(sorted(self.by_source.items())),
             "quarantined": sorted(self.quarantined),
             "last_error": self.last_error,
@@ -117,6 +140,8 @@ class _Activation:
     source: KnowledgeSource
     entry: Entry
     done: asyncio.Future[Any] = field(compare=False)
+    #: Set once the activation parked: what runs when it is woken.
+    resume: Callable[[Any], Awaitable[Sequence[Any]]] | None = field(default=None, compare=False)
 
     def __lt__(self, other: _Activation) -> bool:
         return (-self.priority, self.order) < (-other.priority, other.order)
@@ -164,6 +189,7 @@ class Controller:
         self._busy = 0
         self._pending_writes = 0
         self._inflight: set[asyncio.Task[None]] = set()
+        self._parked: dict[asyncio.Task[None], _Activation] = {}
         self._pull: Any = None
         self._idle = asyncio.Event()
         self._idle.set()
@@ -186,12 +212,21 @@ class Controller:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks = []
-        for task in list(self._inflight):
-            task.cancel()
         if self._pull is not None:
+            # First, so that what is handed back below goes to the next controller, not to this one's queue.
             with contextlib.suppress(Exception):
                 await self._pull.unsubscribe()  # the durable consumer stays: what arrives meanwhile waits
             self._pull = None
+        # A board write being worked on is handed back (nak) as its task ends, so the next controller of this
+        # hive gets it at once instead of after the ack wait; cancelled first, so none is acknowledged.
+        inflight = list(self._inflight)
+        for task in inflight:
+            task.cancel()
+        parked = list(self._parked.items())
+        for task, activation in parked:
+            task.cancel()
+            activation.done.cancel()  # a request's caller is told now, not at its own timeout
+        await asyncio.gather(*inflight, *(task for task, _ in parked), return_exceptions=True)
 
     async def idle(self, timeout: float = 10.0) -> None:
         """Wait until no activation is queued or running and every board write read so far is handled."""
@@ -254,9 +289,11 @@ class Controller:
             activation = await self._queue.get()
             self._busy += 1
             try:
-                result = await self._run(activation.source, activation.entry)
+                result = await self._run(activation.source, activation.entry, activation.resume)
                 if not activation.done.done():
                     activation.done.set_result(result)
+            except Parked as parked:
+                self._park(activation, parked)
             except Exception as exc:
                 if not activation.done.done():
                     activation.done.set_exception(exc)
@@ -265,11 +302,43 @@ class Controller:
                 self._settle()
 
     def _settle(self) -> None:
-        if not self._busy and self._queue.empty() and not self._pending_writes:
+        if not self._busy and self._queue.empty() and not self._pending_writes and not self._parked:
             self._idle.set()
 
-    async def _run(self, source: KnowledgeSource, entry: Entry) -> list[Any]:
-        """One activation, with a retry after a failure and re-activation after a lost race."""
+    def _park(self, activation: _Activation, parked: Parked) -> None:
+        """Free the worker: the activation waits for its wake in a task of its own, then queues again."""
+        activation.resume = parked.resume or _activate_again(activation)
+        self.stats.parked += 1
+        task = asyncio.create_task(self._wake(activation, parked.wake), name=f"ks-parked-{activation.source.name}")
+        self._parked[task] = activation
+        log.info("%s parked on %s: %s", activation.source.name, activation.entry.key, parked.reason or "waiting")
+
+    async def _wake(self, activation: _Activation, wake: Awaitable[Any]) -> None:
+        try:
+            await wake
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the resumed activation meets whatever is wrong and reports it
+            log.warning("waking %s on %s: %s", activation.source.name, activation.entry.key, exc)
+        finally:
+            self.stats.parked -= 1
+            self._parked.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
+        if activation.done.done():
+            self._settle()  # its caller gave up (a request's deadline): nobody wants the result
+        elif activation.source.name in self.stats.quarantined:
+            activation.done.set_exception(_Quarantined(activation.source.name))
+            self._settle()
+        else:
+            self._queue.put_nowait(activation)  # its old place in the order: before what came after it
+
+    async def _run(
+        self,
+        source: KnowledgeSource,
+        entry: Entry,
+        resume: Callable[[Any], Awaitable[Sequence[Any]]] | None = None,
+    ) -> list[Any]:
+        """One activation, with a retry after a failure and re-activation after a lost race; ``resume``: a
+        parked activation's continuation, run instead of ``activate``."""
         attempts = 0
         conflicts = 0
         while True:
@@ -278,7 +347,7 @@ class Controller:
             self.stats.activations += 1
             self.stats.by_source[source.name] += 1
             try:
-                return await self._activate_once(source, entry)
+                return await self._activate_once(source, entry, resume)
             except RevisionConflict:
                 self.stats.conflicts += 1
                 conflicts += 1
@@ -293,7 +362,7 @@ class Controller:
                     raise
                 fresh = await self.board.get(entry.key) if not entry.key.startswith(("op.", "ev.")) else entry
                 entry = fresh or entry
-            except (_Quarantined, Refusal, asyncio.CancelledError):
+            except (_Quarantined, Refusal, Parked, asyncio.CancelledError):
                 raise  # a Refusal is the source's deliberate answer to a request, not a failure
             except Exception as exc:
                 attempts += 1
@@ -309,12 +378,18 @@ class Controller:
                     (await self.board.get(entry.key) or entry) if not entry.key.startswith(("op.", "ev.")) else entry
                 )
 
-    async def _activate_once(self, source: KnowledgeSource, entry: Entry) -> list[Any]:
-        # A source that says how long it may take (an agent's turn: its wall time and approval wait) is held to
-        # that instead of the hive-wide limit.
+    async def _activate_once(
+        self,
+        source: KnowledgeSource,
+        entry: Entry,
+        resume: Callable[[Any], Awaitable[Sequence[Any]]] | None = None,
+    ) -> list[Any]:
+        # A source that says how long it may take (an agent's turn: its wall time) is held to that instead of the
+        # hive-wide limit. A parked activation's wait is not counted: each run after a wake has the whole limit.
         limit = getattr(source, "stall_after", None) or self.config.stall_after
+        work = resume(self.context) if resume is not None else source.activate(entry, self.context)
         try:
-            result = await asyncio.wait_for(source.activate(entry, self.context), limit)
+            result = await asyncio.wait_for(work, limit)
         except TimeoutError:
             raise KnowledgeSourceFailed(
                 f"{source.name} did not finish within {limit:g} s on {entry.key!r}", code="ks.stalled"
@@ -449,6 +524,12 @@ class Controller:
                 alive = asyncio.create_task(_keep_alive(msg))
                 try:
                     await asyncio.gather(*(self._schedule(s, entry) for s in sources), return_exceptions=True)
+                except asyncio.CancelledError:
+                    # The controller stops (the hive restarts): hand the write back now, so the next controller
+                    # gets it at once, not after the ack wait; its sources find their durable state there.
+                    with contextlib.suppress(Exception):
+                        await msg.nak()
+                    raise
                 finally:
                     alive.cancel()
             # Failures were reported and escalated; the entry stays on the board either way, so acknowledge.
@@ -457,6 +538,13 @@ class Controller:
         finally:
             self._pending_writes -= 1
             self._settle()
+
+
+def _activate_again(activation: _Activation) -> Callable[[Any], Awaitable[Sequence[Any]]]:
+    def resume(context: Any) -> Awaitable[Sequence[Any]]:
+        return activation.source.activate(activation.entry, context)
+
+    return resume
 
 
 async def _keep_alive(msg: Msg) -> None:
