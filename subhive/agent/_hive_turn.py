@@ -10,11 +10,12 @@ from typing import Any
 
 from ..bus import BusEndpoint, NatsTransport
 from ..errors import InputError, Location
-from ..hive import BoardSchema, KvBlackboard
+from ..hive import BoardSchema, HiveContext, KvBlackboard
 from ..runtime import ContractBinding
 from ..workspace import AGENT_TOOLS, AgentSpec, SubhiveManifest, Workspace, open_workspace
 from ._approvals import root_approver
 from ._build import build_agent
+from ._grpc_tools import grpc_contracts, hive_keys
 from ._loop import Frame, FrameSink, TurnResult
 from ._memory import AgentMemory
 from ._report import RootReporter
@@ -273,18 +274,23 @@ async def _run_on_bus(
                 location=spec.locations.get("tools.propose_contract"),
                 hint="start the tree: subhive up --detach",
             )
+        bindings = load_bindings(stubs) if uses_contracts else []
+        # gRPC tools call as the hive itself (the key file `subhive up` gave it), as its own sources do.
+        channels = HiveContext(hive, board, transport, root=root, keys=hive_keys(stubs.parent.parent, hive))
         built = build_agent(
             spec,
             hive=hive,
             hive_dir=hive_dir,
             board=board,
             transport=transport,
-            bindings=load_bindings(stubs) if uses_contracts else (),
+            bindings=bindings,
             approver=approver,
             client=client,
             root=root,
             root_is_admin=True,
             records=transcript.board,
+            services=grpc_contracts(bindings, stubs.parent.parent, hive=hive),
+            channel=channels.channel,
         )
         try:
             if resume:
@@ -299,6 +305,7 @@ async def _run_on_bus(
             )
         finally:
             await built.close()
+            await channels.close()
     finally:
         await transport.close()
 

@@ -19,6 +19,7 @@ from ..runtime import ContractBinding
 from ..workspace import MANIFEST_NAME, AgentSpec, find_root, load_manifest, open_workspace
 from ._approvals import parking_approver
 from ._build import build_agent
+from ._grpc_tools import grpc_contracts
 from ._hive_turn import BoardTranscript, load_bindings, sinks
 from ._loop import Stop
 from ._memory import AgentMemory
@@ -122,6 +123,8 @@ class AgentSource:
             client=self.client,
             root=getattr(ctx, "root", None),
             records=transcript.board,
+            services=grpc_contracts(bindings, self.stubs_dir.parent.parent, hive=ctx.hive) if self.stubs_dir else (),
+            channel=getattr(ctx, "channel", None),  # the hive's own channels: its keys, found through its root
         )
         check, prompt = None, self.prompt_for(entry)
         if entry.key.startswith("op."):
