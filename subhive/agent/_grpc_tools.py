@@ -181,6 +181,7 @@ def _rpc_tool(
         f"enums by name). The result is {kind}.",
         parameters,
         run,
+        concurrent=True,  # a consumed contract's operation, as the NATS tools (decision 0063)
     )
 
 
