@@ -163,10 +163,13 @@ class Translation:
     to_old: dict[str, str] = field(default_factory=dict)
     #: (original pointer, keyword, why) for keywords the original's dialect ignores and the translation drops.
     ignored: list[tuple[str, str, str]] = field(default_factory=list)
+    #: (original pointer, keyword, what was written) for annotations of the wrong shape the translation mends
+    #: (``examples`` that is no array, a string ``deprecated``): they cannot change what is accepted.
+    mended: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def identity(self) -> bool:
-        return not self.to_new and not self.ignored and self.dialect == DRAFT2020
+        return not self.to_new and not self.ignored and not self.mended and self.dialect == DRAFT2020
 
     def forward(self, pointer: str) -> str:
         """Where the value at ``pointer`` of the original document is in the translation."""
@@ -195,7 +198,7 @@ def translate(data: Any, default: str = DEFAULT_DIALECT) -> Translation:
     An unknown ``$schema`` is read as ``default``: callers refuse it first (``schema.dialect``).
     """
     dialect = (dialect_of(data.get("$schema")) if isinstance(data, dict) else None) or default
-    if dialect == DRAFT2020 and not _nested_dialect(data):
+    if dialect == DRAFT2020 and not _needs_walk(data):
         return Translation(dialect, data)
     out = Translation(dialect, None)
     holder: list[Any] = [None]
@@ -230,14 +233,16 @@ def _moved_ref(out: Translation, ref: str, resource: str) -> str:
 _Task = tuple[Any, str, str, str, Any, Any, tuple[str, bool]]
 
 
-def _nested_dialect(data: Any) -> bool:
-    """Whether a ``$schema`` appears below the root (an embedded resource may name another dialect)."""
+def _needs_walk(data: Any) -> bool:
+    """Whether a 2020-12 document may need translating: a ``$schema`` below the root (an embedded resource may
+    name another dialect), or an annotation of the wrong shape (see ``Translation.mended``). Cheap and rough:
+    the walk itself tells schema positions from data."""
     stack = [data]
     root = True
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
-            if not root and "$schema" in node:
+            if (not root and "$schema" in node) or _misshapen(node):
                 return True
             stack.extend(node.values())
         elif isinstance(node, list):
@@ -280,6 +285,9 @@ class _At:
                     self.ignore(key, f"{key!r} is not a {self.dialect} keyword")
                 else:
                     self.result[key] = sub  # unknown in both: ignored by every validator, kept for what reads it
+            elif key in _ANNOTATION_SHAPES and not isinstance(sub, _ANNOTATION_SHAPES[key][0]):
+                self.result[key] = _ANNOTATION_SHAPES[key][1](sub)
+                self.out.mended.append((f"{self.old}/{_esc(key)}", key, type(sub).__name__))
             elif key in _SPECIAL:
                 _SPECIAL[key](self, key, sub)
             elif key in _ONE:
@@ -326,6 +334,18 @@ class _At:
             self.result[to or key] = items
         else:
             self.result[to or key] = sub
+
+
+# Annotations often written in the wrong shape (SchemaStore has many): the shape they need, and the value that
+# says what the author meant. They never change what is accepted, so the document is read with them mended.
+_ANNOTATION_SHAPES: dict[str, tuple[type, Any]] = {
+    "examples": (list, lambda value: [value]),
+    "deprecated": (bool, lambda value: True),  # "deprecated": "use b instead" says it is deprecated
+}
+
+
+def _misshapen(node: dict[str, Any]) -> bool:
+    return any(k in node and not isinstance(node[k], shape) for k, (shape, _) in _ANNOTATION_SHAPES.items())
 
 
 def _schema(at: _At, key: str, sub: Any) -> None:

@@ -306,8 +306,9 @@ def check_schema(root: Any, label: str, *, whole: bool = True) -> None:
         )
     if isinstance(root, bool):
         return
+    translated = translate(root).schema  # annotations of the wrong shape mended (lint warns about them)
     try:
-        jsonschema_rs.meta.validate(root)
+        jsonschema_rs.meta.validate(translated)
     except jsonschema_rs.ValidationError as exc:
         pointer = "".join("/" + _escape(str(t)) for t in exc.instance_path)
         dialect = (dialect_of(root.get("$schema")) if isinstance(root, dict) else None) or "2020-12"

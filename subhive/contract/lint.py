@@ -491,6 +491,19 @@ class _SchemaChecks:
         """Warn where the dialect changes what a keyword means: an older keyword read as 2020-12 (no $schema), or
         keywords the document's dialect ignores (siblings of $ref before 2019-09, 2020-12 keywords in draft-07)."""
         if isinstance(doc, TranslatedDocument):
+            for at, keyword, kind in doc.translation.mended:
+                shape = "an array" if keyword == "examples" else "true or false"
+                self.warnings.add(
+                    Problem(
+                        "schema.annotation_shape",
+                        f"{keyword!r} is a {kind}, not {shape}; read as "
+                        + ("a list of that one example" if keyword == "examples" else "true (deprecated)"),
+                        doc.original_location(at),
+                        f"write {keyword!r} as {shape}"
+                        + (' (put the reason in "description")' if keyword == "deprecated" else "")
+                        + "; an annotation never changes what the schema accepts, so this is only a warning",
+                    )
+                )
             for at, keyword, why in doc.translation.ignored:
                 self.warnings.add(
                     Problem(
@@ -636,8 +649,11 @@ class _SchemaChecks:
             return
         except LookupError:  # a pointer into the translation only (a moved keyword): checked with its parent
             return
+        mended = {at for at, _, _ in doc.translation.mended}
         for error in errors:
             best = _best(error)
+            if join_pointer(written, *best.absolute_path) in mended:
+                continue  # an annotation of the wrong shape: a warning (schema.annotation_shape)
             keyword = next((str(p) for p in reversed(best.absolute_path) if isinstance(p, str)), None)
             self.problems.add(
                 Problem(

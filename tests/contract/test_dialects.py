@@ -349,3 +349,38 @@ def test_a_contract_moved_from_draft_07_to_2020_12_checks_by_meaning(tmp_path: P
         load_contract(_contract(tmp_path, "order.json", {"order.json": wider}, "2.0.0")), load_contract(old)
     )
     assert [c.path for p in check.parts for c in p.breaking] == ["/properties/lines/items"]
+
+
+# -- harmless deviations: annotations of the wrong shape are warnings, not refusals ----------------------------
+
+
+@pytest.mark.parametrize("dialect", [DRAFT2019, DRAFT2020])
+def test_misshapen_annotations_are_warnings_and_the_schema_still_validates(tmp_path: Path, dialect: str) -> None:
+    schema = {
+        "$schema": META_URIS[dialect],
+        "type": "object",
+        "properties": {
+            "sku": {"type": "string", "examples": "AB-1"},
+            "old": {"type": "integer", "deprecated": "use sku instead"},
+        },
+    }
+    root = _contract(tmp_path, "order.json", {"order.json": schema})
+    result = lint_paths([root])
+    assert result.ok, result.problems
+    assert sorted((w.code, w.location.pointer, w.location.line) for w in result.warnings) == [
+        ("schema.annotation_shape", "/properties/old/deprecated", 11),
+        ("schema.annotation_shape", "/properties/sku/examples", 7),
+    ]
+    runtime = jsonschema_rs.validator_for(bundle_contract(load_contract(root)).schemas["events.order_placed.payload"])
+    assert runtime.is_valid({"sku": "x", "old": 1})
+    assert not runtime.is_valid({"sku": 1})
+    # The diff engine reads them too; mending an annotation changes nothing that is accepted.
+    report = diff_schemas(schema, {**schema, "properties": {"sku": {"type": "string"}, "old": {"type": "integer"}}})
+    assert (report.backward, report.forward) == (True, True)
+
+
+def test_a_property_named_examples_is_not_mended() -> None:
+    schema = {"type": "object", "properties": {"examples": {"type": "string"}, "deprecated": {"type": "integer"}}}
+    translation = translate(schema)
+    assert translation.schema == schema
+    assert translation.identity
