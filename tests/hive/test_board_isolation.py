@@ -88,7 +88,11 @@ def test_the_controller_wakes_on_board_writes_with_the_hives_own_credentials(tre
 
 
 def test_a_reply_another_hive_points_at_a_board_wakes_nobody_and_is_never_read_as_a_value(tree: Tree) -> None:
-    async def scenario() -> tuple[list[tuple[str, Any]], list[Entry | BrokenValue], list[Entry], str]:
+    """web asks about its own bucket with a key of backend's board as the reply subject: the answer goes back
+    into web's own account, never into backend's board (decision 0056). A revision without a writer that does
+    reach a board (the hive's own raw write) wakes nobody and is never read as a value."""
+
+    async def scenario() -> tuple[list[Any], list[tuple[str, Any]], list[Entry | BrokenValue], list[Entry], str]:
         admin, backend, web = await tree.connect(ADMIN_USER), await tree.connect("backend"), await tree.connect("web")
         try:
             for hive in HIVES:
@@ -101,9 +105,12 @@ def test_a_reply_another_hive_points_at_a_board_wakes_nobody_and_is_never_read_a
             try:
                 # web may ask about its own bucket, and the server answers on whatever reply subject it names.
                 await web.publish("$JS.API.STREAM.INFO.KV_bb_web", b"", reply="$KV.bb_backend.tasks.relayed")
-                await web.flush()
+                await web.request("$JS.API.STREAM.INFO.KV_bb_web", b"", timeout=5)  # answered after the first
+                relayed = await board.revisions("tasks.relayed")
+                # backend's own write without a writer: not something subhive wrote.
+                await js.publish("$KV.bb_backend.tasks.unsigned", b'{"title": "x", "status": "open"}')
                 async with asyncio.timeout(10):
-                    while not await board.revisions("tasks.relayed"):
+                    while not await board.revisions("tasks.unsigned"):
                         await asyncio.sleep(0.02)
                 await board.put("tasks.real", {"title": "Real", "status": "open"}, writer="human")
                 async with asyncio.timeout(10):
@@ -113,11 +120,12 @@ def test_a_reply_another_hive_points_at_a_board_wakes_nobody_and_is_never_read_a
             finally:
                 await controller.stop()
             with pytest.raises(BrokenValue) as read:
-                await board.get("tasks.relayed")
+                await board.get("tasks.unsigned")
             return (
+                relayed,
                 planner.seen,
-                await board.revisions("tasks.relayed"),
-                await board.history("tasks.relayed"),
+                await board.revisions("tasks.unsigned"),
+                await board.history("tasks.unsigned"),
                 read.value.code,
             )
         finally:
@@ -125,10 +133,11 @@ def test_a_reply_another_hive_points_at_a_board_wakes_nobody_and_is_never_read_a
             await backend.close()
             await admin.close()
 
-    seen, revisions, history, code = run(scenario())
-    assert [key for key, _ in seen] == ["tasks.real"]  # the relayed answer woke nobody; the real write did
-    # The server stored its own answer in backend's bucket, but it names no writer: nothing subhive wrote. It
-    # is read as broken (what a person sees in `board show`), never as the key's value, and not as history.
+    relayed_revisions, seen, revisions, history, code = run(scenario())
+    assert relayed_revisions == []  # the server's answer never reached backend's board
+    assert [key for key, _ in seen] == ["tasks.real"]  # the unsigned revision woke nobody; the real write did
+    # It names no writer: nothing subhive wrote. It is read as broken (what a person sees in `board show`),
+    # never as the key's value, and not as history.
     [relayed] = revisions
     assert isinstance(relayed, BrokenValue)
     assert relayed.code == code == "blackboard.unattributed"
