@@ -71,6 +71,7 @@ class ProtoSettings:
 
 
 NO_SETTINGS = ProtoSettings()
+_SHIMS = Path(__file__).parent / "protos"
 
 #: (pointer, code, message, hint): how a reader records one problem (as subhive.workspace's readers do).
 Report = Callable[[str, str, str, str], None]
@@ -239,8 +240,9 @@ def check_include_dirs(paths: Sequence[str | Path], *, hint: str) -> tuple[Path,
 
 def bundled_roots() -> tuple[tuple[Path, str], ...]:
     """The roots searched last, with how errors name them: the well-known types, then googleapis' common
-    protos (google/api, google/type, google/rpc, google/longrunning, ...). The well-known types come first
-    so that ``google/protobuf/*.proto`` always matches the protoc that compiles them."""
+    protos (google/api, google/type, google/rpc, google/longrunning, ...), then subhive's stand-in for
+    ``google/longrunning/operations.proto``. The well-known types come first so that
+    ``google/protobuf/*.proto`` always matches the protoc that compiles them."""
     # The well-known types (google/protobuf/*.proto) that grpcio-tools ships; looked up here, not at import
     # time: this module is read by every command that opens a workspace, and grpc_tools is slow to import.
     wkt = Path(str(importlib.resources.files("grpc_tools") / "_proto"))
@@ -248,6 +250,8 @@ def bundled_roots() -> tuple[tuple[Path, str], ...]:
     common = _common_protos_root()
     if common is not None:
         roots.append((common, "the googleapis common protos of googleapis-common-protos"))
+        # googleapis-common-protos renames google/longrunning/operations.proto; subhive ships a stand-in.
+        roots.append((_SHIMS, "subhive's stand-ins for renamed common protos"))
     return tuple(roots)
 
 

@@ -94,6 +94,37 @@ def test_googleapis_protos_diff_field_by_field(tmp_path: Path) -> None:
     assert diff_protos(old, old).changes == ()
 
 
+LRO = """syntax = "proto3";
+package acme.jobs.v1;
+
+import "google/longrunning/operations.proto";
+
+service Jobs {
+  rpc Run(RunRequest) returns (google.longrunning.Operation) {
+    option (google.longrunning.operation_info) = { response_type: "RunResponse" metadata_type: "RunMetadata" };
+  }
+}
+message RunRequest { string name = 1; }
+message RunResponse { string result = 1; }
+message RunMetadata {}
+"""
+
+
+def test_long_running_operations_import_by_googleapis_own_file_name(tmp_path: Path) -> None:
+    # googleapis-common-protos installs the file as operations_proto.proto; subhive's stand-in keeps the name.
+    old = write(tmp_path / "v1", "jobs.proto", LRO)
+    new = write(tmp_path / "v2", "jobs.proto", LRO.replace("rpc Run(", "rpc Start("))
+    fds = compile_proto(old)
+    names = [f.name for f in fds.file]
+    assert "google/longrunning/operations.proto" in names
+    assert "google/longrunning/operations_proto.proto" in names
+    report = diff_protos(old, new)
+    assert {(c.code, c.path) for c in report.changes} == {
+        ("rpc.removed", "acme.jobs.v1.Jobs.Run"),
+        ("rpc.added", "acme.jobs.v1.Jobs.Start"),
+    }
+
+
 def test_the_wellknown_types_win_over_any_other_copy_on_the_bundled_path(tmp_path: Path) -> None:
     fds = compile_proto(write(tmp_path, "orders.proto", ORDERS))
     timestamp = next(f for f in fds.file if f.name == "google/protobuf/timestamp.proto")
