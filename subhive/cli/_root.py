@@ -105,6 +105,12 @@ def root_command(
     tls_key: Annotated[
         Path | None, typer.Option("--tls-key", help="The certificate's private key (PEM).", show_default=False)
     ] = None,
+    http: Annotated[
+        bool, typer.Option("--http/--no-http", help="Serve the HTTP API and its OpenAPI document (docs/http.md).")
+    ] = True,
+    http_port: Annotated[
+        int, typer.Option("--http-port", min=0, max=65535, help="The HTTP API's port on 127.0.0.1; 0 picks a free one.")
+    ] = 0,
 ) -> None:
     """Serve the root hive: the negotiation service over gRPC, with health checking and reflection.
 
@@ -129,6 +135,11 @@ def root_command(
 
     async def serve() -> None:
         server = await RootServer.start(ws, host=host, port=port, codegen=codegen, tls=tls)
+        try:
+            api = await _start_http(server, ws, http_port) if http else None
+        except BaseException:
+            await server.stop()
+            raise
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -142,6 +153,7 @@ def root_command(
                         "pid": os.getpid(),
                         "admin_token_file": str(ws / ADMIN_TOKEN_FILE),
                         "tls": server.tls,
+                        "http": api.url if api is not None else None,
                     }
                 )
                 + "\n"
@@ -150,13 +162,30 @@ def root_command(
         else:
             sys.stdout.write(f"root hive listening on {server.address}{' (TLS)' if server.tls else ''}\n")
             sys.stdout.flush()
+            if api is not None:
+                sys.stdout.write(f"HTTP API on {api.url} (OpenAPI: {api.url}/openapi.json)\n")
+                sys.stdout.flush()
             err_console.print(f"admin token in {escape(str(ws / ADMIN_TOKEN_FILE))}; Ctrl-C stops")
         try:
             await stop.wait()
         finally:
+            if api is not None:
+                await api.stop()
             await server.stop()
 
     asyncio.run(serve())
+
+
+async def _start_http(server: Any, workspace: Path, port: int) -> Any:
+    """The HTTP API beside the gRPC service, over the same engine; health, boards and dead letters come from
+    the running tree's records (subhive up), which only the CLI knows."""
+    from ..http import ApiServer, ApiSettings
+    from ..up import framework_endpoint, runtime_status
+
+    settings = ApiSettings(
+        workspace, bus=lambda: framework_endpoint(workspace), runtime=lambda: runtime_status(workspace)
+    )
+    return await ApiServer.start(server, settings, port=port)
 
 
 # -- subhive contract propose | list ---------------------------------------------------------------------------

@@ -84,8 +84,10 @@ class Approvals(RootState):
         return approval
 
     @batched
-    def approve(self, approval_id: str, *, admin_token: str, note: str = "") -> ProposalOutcome:
+    def approve(self, approval_id: str, *, admin_token: str, note: str = "", by: str = "") -> ProposalOutcome:
         """A human approves: the version is published (beside the old major) and its frames go out.
+
+        ``by`` names the person (recorded with the decision; the HTTP API passes who called it).
 
         >>> root.approve("p-7", admin_token=root.admin_token()).status  # doctest: +SKIP
         'accepted'
@@ -93,7 +95,7 @@ class Approvals(RootState):
         self._require_admin(admin_token)
         approval = self._pending(approval_id)
         if approval.kind != "contract" or approval.version is None:  # a repair or a tool call: nothing to publish
-            return self._acknowledge_repair(approval, note)
+            return self._acknowledge_repair(approval, note, by=by)
         name, version = approval.contract, approval.version
         accepted = self._lock.get(name, version)
         if accepted is not None and accepted.hash != approval.hash:
@@ -120,6 +122,7 @@ class Approvals(RootState):
                     "version": str(version),
                     "status": "approved",
                     "decision": note,
+                    **_who(by),
                 },
                 {},
             )
@@ -141,7 +144,7 @@ class Approvals(RootState):
         return outcome
 
     @batched
-    def reject(self, approval_id: str, *, admin_token: str, reason: str) -> Approval:
+    def reject(self, approval_id: str, *, admin_token: str, reason: str, by: str = "") -> Approval:
         """A human rejects: nothing is published and the proposer sees the reason in the frame."""
         self._require_admin(admin_token)
         approval = self._pending(approval_id)
@@ -162,6 +165,7 @@ class Approvals(RootState):
                         "version": str(approval.version) if approval.version else None,
                         "status": "rejected",
                         "decision": reason,
+                        **_who(by),
                     },
                     {},
                 )
@@ -239,7 +243,7 @@ class Approvals(RootState):
         )
         return self._approvals[approval_id]
 
-    def _acknowledge_repair(self, approval: Approval, note: str) -> ProposalOutcome:
+    def _acknowledge_repair(self, approval: Approval, note: str, *, by: str = "") -> ProposalOutcome:
         """Approving a repair records that a human accepted it; the repair itself is the hive's work."""
         self._commit(
             [
@@ -252,6 +256,7 @@ class Approvals(RootState):
                         "version": None,
                         "status": "approved",
                         "decision": note,
+                        **_who(by),
                     },
                     {},
                 )
@@ -301,7 +306,11 @@ class Approvals(RootState):
     def _apply_decided(self, data: dict[str, Any], frame: Frame, replaying: bool) -> None:
         approval = self._approvals[data["approval_id"]]
         self._approvals[approval.id] = replace(
-            approval, status=data["status"], decision=data["decision"], decided=frame.time
+            approval,
+            status=data["status"],
+            decision=data["decision"],
+            decided=frame.time,
+            decided_by=data.get("by", ""),
         )
         if approval.repair is not None:
             self._open_repairs.pop(repair_key(approval), None)
@@ -314,3 +323,10 @@ class Approvals(RootState):
         number = approval.id.rpartition("-")[2]
         if number.isdigit():
             self._repairs = max(self._repairs, int(number))
+
+
+def _who(by: str) -> dict[str, str]:
+    """The decider's name for the record, when one was given (records before 1.5 have none)."""
+    if not isinstance(by, str) or len(by) > 128:
+        raise InputError("the decider's name must be text of at most 128 characters", code="approval.by")
+    return {"by": by} if by else {}

@@ -223,6 +223,8 @@ class Approval:
     repair: Repair | None = None
     #: Kind ``tool`` (``t-N``): the call an agent waits to run; approving lets it run, rejecting refuses it.
     tool_call: ToolCall | None = None
+    #: Who decided, as the caller named them (the HTTP API: its ``by``); empty when not said.
+    decided_by: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -238,6 +240,7 @@ class Approval:
             "created": self.created,
             "decided": self.decided,
             "decision": self.decision,
+            "decided_by": self.decided_by,
             "check": self.check,
             "repair": self.repair.to_dict() if self.repair is not None else None,
             "tool_call": self.tool_call.to_dict() if self.tool_call is not None else None,

@@ -24,6 +24,7 @@ from grpc_reflection.v1alpha import reflection
 
 from ..errors import InputError, Problem
 from ._errors import Conflict, PermissionDenied, Unauthenticated
+from ._log import Frame as _Frame
 from ._model import AgentStep, Approval, ContractInfo, Endpoint, HiveStatus, ProposalOutcome
 from ._proto import root_hive_pb2 as pb
 from ._proto import root_hive_pb2_grpc as pb_grpc
@@ -474,18 +475,24 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
                 )
 
         await self._do(context, check_token)
-        window = self._engine.window
-        assert window is not None  # set by RootServer.start before the server listens
-        cursor = request.after
-        while not window.closed:
-            frames = window.since(cursor)
-            if frames is None:  # behind the window: catch up from the log, a page at a time
-                frames = await self._engine.read_log(cursor)
-            if not frames:
-                await window.wait_after(cursor)
-                continue
+        async for frames in _follow_window(self._engine, request.after):
             yield frames
-            cursor = frames[-1].seq
+
+
+async def _follow_window(engine: _Engine, after: int) -> AsyncIterator[list[EncodedFrame]]:
+    """Runs of consecutive encoded frames after ``after``: from the window, or the log when behind it."""
+    window = engine.window
+    assert window is not None  # set by RootServer.start before the server listens
+    cursor = after
+    while not window.closed:
+        frames = window.since(cursor)
+        if frames is None:  # behind the window: catch up from the log, a page at a time
+            frames = await engine.read_log(cursor)
+        if not frames:
+            await window.wait_after(cursor)
+            continue
+        yield frames
+        cursor = frames[-1].seq
 
 
 class _Handlers:
@@ -825,6 +832,22 @@ class RootServer:
 
     async def wait_for_termination(self) -> None:
         await self._server.wait_for_termination()
+
+    # -- for other front ends over the same engine (subhive.http) ------------------------------------------
+
+    async def call(self, fn: Callable[[RootHive], T]) -> T:
+        """Run ``fn(root)`` on the engine's worker in the next group commit; return once it is durable."""
+        return await self._engine.call(lambda: fn(self.root))
+
+    async def follow(self, after: int) -> AsyncIterator[list[Frame]]:
+        """Runs of frames after ``after`` (the backlog, then live ones) until the server stops; the frames'
+        ``data`` as watchers see it. Check ``after`` first (``root.frames_since``): this does not."""
+        async for run in _follow_window(self._engine, after):
+            frames = []
+            for encoded in run:
+                message = pb.Frame.FromString(encoded.body)
+                frames.append(_Frame(message.seq, message.kind, json.loads(message.data_json), message.time))
+            yield frames
 
     async def __aenter__(self) -> RootServer:
         return self

@@ -1,0 +1,129 @@
+"""Routes: agents' turns and their frames, and the live event stream (Server-Sent Events, resumable)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Annotated
+
+from fastapi import APIRouter, Depends, Header, Query
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+from ..root_hive import Conflict, NotFound
+from ._deps import PAGE_DEFAULT, PREFIX, Cursor, Limit, Root, page
+from ._models import FrameOut, Page, TurnOut
+from ._openapi import errors
+
+if TYPE_CHECKING:
+    from ..root_hive import RootHive
+
+__all__ = ["router"]
+
+router = APIRouter(prefix=PREFIX)
+
+
+@router.get("/turns", tags=["agents"], responses=errors(422))
+async def list_turns(
+    backend: Root, hive: str | None = None, limit: Limit = PAGE_DEFAULT, cursor: Cursor = None
+) -> Page[TurnOut]:
+    """Agents' turns in the order they started, from their steps on the event stream."""
+    turns = await backend.server.call(lambda r: _turns(r, hive))
+    items, next_cursor = page(turns, limit, cursor)
+    return Page[TurnOut](items=items, next_cursor=next_cursor)
+
+
+@router.get("/turns/frames", tags=["agents"], responses=errors(404, 422))
+async def turn_frames(
+    backend: Root,
+    hive: Annotated[str, Query(description="The agent's hive.")],
+    turn: Annotated[str, Query(description="The turn's id.")],
+    limit: Limit = PAGE_DEFAULT,
+    cursor: Cursor = None,
+) -> Page[FrameOut]:
+    """One turn's steps in order: model replies, tool calls and their results, approvals asked."""
+    frames = await backend.server.call(lambda r: _turn_frames(r, hive, turn))
+    if not frames:
+        raise NotFound(f"no turn {turn!r} of hive {hive!r}", code="turn.unknown", hint="GET /api/v1/turns")
+    items, next_cursor = page(frames, limit, cursor)
+    return Page[FrameOut](items=items, next_cursor=next_cursor)
+
+
+def _agent_frames(root: RootHive) -> list[FrameOut]:
+    return [FrameOut.model_validate(f.to_dict()) for f in root.frames_since(0) if f.kind.startswith("agent.")]
+
+
+def _turns(root: RootHive, hive: str | None) -> list[TurnOut]:
+    turns: dict[tuple[str, str], TurnOut] = {}
+    for frame in _agent_frames(root):
+        data = frame.data
+        if hive is not None and data.get("hive") != hive:
+            continue
+        key = (str(data.get("hive")), str(data.get("turn")))
+        kind = frame.kind.removeprefix("agent.")
+        found = turns.get(key)
+        if found is None:
+            turns[key] = TurnOut(
+                hive=key[0],
+                agent=str(data.get("agent")),
+                turn=key[1],
+                steps=1,
+                first_seq=frame.seq,
+                last_seq=frame.seq,
+                started=frame.time,
+                last_kind=kind,
+            )
+        else:
+            found.steps += 1
+            found.last_seq, found.last_kind = frame.seq, kind
+    return list(turns.values())
+
+
+def _turn_frames(root: RootHive, hive: str, turn: str) -> list[FrameOut]:
+    return [f for f in _agent_frames(root) if f.data.get("hive") == hive and f.data.get("turn") == turn]
+
+
+async def _resume_at(
+    backend: Root,
+    after: Annotated[int, Query(ge=0, le=2**53, description="Resume after this seq (0: from the start).")] = 0,
+    last_event_id: Annotated[
+        str | None,
+        Header(pattern=r"^[0-9]{1,15}$", description="Sent by EventSource when it reconnects: wins over after."),
+    ] = None,
+) -> tuple[int, int]:
+    """Where the stream starts and the newest frame now; checked before the stream opens, so a bad resume
+    token is a 409, not a broken stream."""
+    cursor = int(last_event_id) if last_event_id is not None else after
+    last = await backend.server.call(lambda r: r.last_seq)
+    if cursor > last:
+        raise Conflict(
+            f"resume token {cursor} is ahead of the log (last frame {last}): this root has a different history",
+            code="frames.token_ahead",
+            hint="resume from 0",
+        )
+    return cursor, last
+
+
+@router.get(
+    "/events",
+    tags=["events"],
+    response_class=EventSourceResponse,
+    responses={
+        **errors(409, 422),
+        200: {"description": "Frames as events: `id` the seq, `event` the kind, `data` the frame as JSON."},
+    },
+)
+async def events(
+    backend: Root,
+    resume: Annotated[tuple[int, int], Depends(_resume_at)],
+    follow: Annotated[bool, Query(description="Keep streaming live frames (false: the backlog, then end).")] = True,
+) -> AsyncIterator[ServerSentEvent]:
+    """The root's frames over Server-Sent Events; a reconnecting EventSource resumes from Last-Event-ID."""
+    cursor, last = resume
+    if not follow and cursor >= last:
+        return
+    async for frames in backend.server.follow(cursor):
+        for frame in frames:
+            if not follow and frame.seq > last:
+                return
+            yield ServerSentEvent(id=str(frame.seq), event=frame.kind, data=frame.to_dict())
+            if not follow and frame.seq >= last:
+                return
