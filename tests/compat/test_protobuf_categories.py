@@ -6,10 +6,13 @@ the whole corpus, and the workspace's category deciding ``subhive contract check
 
 from __future__ import annotations
 
+import tempfile
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from subhive.compat.protobuf import RULES, BreakingRules, diff_protos
 from subhive.errors import UsageError
@@ -234,3 +237,55 @@ def test_the_workspace_category_decides_contract_check(capsys: pytest.CaptureFix
     code, out, err = cli(capsys, "contract", "check", str(new), "--against", str(old))
     assert code == 0, err
     assert "field.renamed" in out
+
+
+# -- the ordering holds for generated changes too ---------------------------------------------------------------
+
+SCALARS = ("int32", "int64", "uint32", "sint32", "bool", "string", "bytes", "double", "E")
+ENUM = "enum E { E_UNSPECIFIED = 0; E_A = 1; E_B = 2; }\n"
+
+
+@st.composite
+def message_pairs(draw: st.DrawFn) -> tuple[str, str]:
+    """An old and a new version of one message: fields renamed, retyped, removed (reserved or not), added,
+    moved into a oneof, or repeated."""
+    count = draw(st.integers(1, 4))
+    old_fields = [(f"f{i}", draw(st.sampled_from(SCALARS)), i + 1) for i in range(count)]
+    new_fields: list[str] = []
+    reserved: list[str] = []
+    for name, kind, number in old_fields:
+        change = draw(st.sampled_from(["keep", "rename", "retype", "remove", "reserve", "repeat", "oneof"]))
+        if change == "keep":
+            new_fields.append(f"{kind} {name} = {number};")
+        elif change == "rename":
+            new_fields.append(f"{kind} {name}_x = {number};")
+        elif change == "retype":
+            new_fields.append(f"{draw(st.sampled_from(SCALARS))} {name} = {number};")
+        elif change == "repeat":
+            new_fields.append(f"repeated {kind} {name} = {number};")
+        elif change == "oneof":
+            new_fields.append(f"oneof o_{name} {{ {kind} {name} = {number}; }}")
+        elif change == "reserve":
+            reserved.append(f'reserved {number}; reserved "{name}";' if draw(st.booleans()) else f"reserved {number};")
+    if draw(st.booleans()):
+        new_fields.append(f"string added = {count + 1};")
+    old = " ".join(f"{kind} {name} = {number};" for name, kind, number in old_fields)
+    new = " ".join(reserved + new_fields)
+    return f"{HEAD}{ENUM}message M {{ {old} }}\n", f"{HEAD}{ENUM}message M {{ {new} }}\n"
+
+
+@settings(max_examples=40, deadline=None)
+@given(message_pairs())
+def test_generated_changes_keep_the_categories_ordered(pair: tuple[str, str]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        old, new = Path(tmp, "old", "m.proto"), Path(tmp, "new", "m.proto")
+        for path, text in ((old, pair[0]), (new, pair[1])):
+            path.parent.mkdir()
+            path.write_text(text)
+        reports = [diff_protos(old, new, rules=c) for c in STRICTEST_FIRST]
+        assert diff_protos(old, new).changes == reports[STRICTEST_FIRST.index(RUNTIME)].changes  # the default
+    for stricter, looser in pairwise(reports):
+        assert [(c.code, c.path) for c in stricter.changes] == [(c.code, c.path) for c in looser.changes]
+        for a, b in zip(stricter.changes, looser.changes, strict=True):
+            assert a.backward <= b.backward, (a.code, pair)
+            assert a.forward <= b.forward, (a.code, pair)
