@@ -8,7 +8,7 @@ the hive's board. :class:`ScriptedServer` stands in for a paid model. See docs/a
 
 from ._app_server import PROTOCOL_VERSION, AppServer
 from ._app_websocket import TOKEN_FILE, WebSocketAppServer, parse_listen
-from ._approvals import root_approver
+from ._approvals import TurnParked, parking_approver, root_approver
 from ._build import build_agent, settings_from_spec
 from ._contracts import contract_tool
 from ._conversation import COMPACTION_PROMPT, Conversation, TurnState
@@ -67,6 +67,7 @@ __all__ = [
     "ToolCallStep",
     "ToolError",
     "ToolResult",
+    "TurnParked",
     "TurnResult",
     "TurnState",
     "WebSocketAppServer",
@@ -88,6 +89,7 @@ __all__ = [
     "message_schema",
     "open_client",
     "operation_answer",
+    "parking_approver",
     "parse_diff",
     "parse_listen",
     "pick_agent",
