@@ -16,6 +16,7 @@ same thing about it.
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib.resources
 import importlib.util
 import os
@@ -238,6 +239,7 @@ def check_include_dirs(paths: Sequence[str | Path], *, hint: str) -> tuple[Path,
 # -- what ships with subhive ----------------------------------------------------------------------------------
 
 
+@functools.cache  # what is installed does not change while the process runs
 def bundled_roots() -> tuple[tuple[Path, str], ...]:
     """The roots searched last, with how errors name them: the well-known types, then googleapis' common
     protos (google/api, google/type, google/rpc, google/longrunning, ...), then subhive's stand-in for
