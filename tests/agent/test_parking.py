@@ -349,3 +349,55 @@ def test_a_source_under_a_root_parks_instead_of_waiting(
     assert summary["status"] == "parked"
     assert summary["parked"]["name"] == "board_write"
     assert summary["parked"]["approval"].startswith("t-")
+
+
+def test_a_turn_serving_a_request_parks_and_its_caller_gets_the_reply(
+    tmp_path: Path, bus: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An operation-serving turn parks too: the request's caller waits for its reply, but the one worker is
+    free for another request meanwhile; the decision wakes the turn, which resumes by its id and answers."""
+    from .test_source import serving_hive
+
+    directory = serving_hive(tmp_path)
+    manifest = directory / "subhive.toml"
+    manifest.write_text(manifest.read_text().replace('board_write = "allow"', 'board_write = "ask"'))
+    workspace = tmp_path / "ws"
+
+    def model(request: RecordedRequest) -> Step:
+        if request.body["messages"][-1]["role"] == "tool":
+            return Step.say('{"summary": "logins"}')
+        return Step.call(("board_write", {"key": "notes.summary", "value": "logins", "expected_revision": 0}))
+
+    async def scenario() -> tuple[Any, Any, list[Any]]:
+        await fresh_board(bus)
+        async with (
+            await RootServer.start(workspace) as root,
+            RootClient(root.address, admin_token_of(workspace)) as admin,
+        ):
+            notes = admin.with_token((workspace / ".subhive" / "tokens" / "notes.token").read_text().strip())
+            running = Hive(bus, [*agent_sources(directory), Other()], notes, workers=1)
+            controller = await running.start()
+            try:
+                asking = asyncio.create_task(controller.answer("notes_api", "summarise", {"text": "Add login"}))
+                (asked,) = await until(lambda: _when(admin.approvals(kind="tool"), bool), "an approval")
+                await until(lambda: _now(controller.stats.parked == 1), "a parked turn")
+                assert not asking.done()
+                pong = await asyncio.wait_for(controller.answer("notes_api", "ping", {"n": 1}), 10)
+                assert pong == {"pong": {"n": 1}}  # the only worker was free
+                await admin.approve(asked.id, note="go")
+                reply = await asyncio.wait_for(asking, 30)
+                assert running.board is not None
+                return reply, await running.board.get("notes.summary"), await admin.approvals("all", kind="tool")
+            finally:
+                await running.stop()
+
+    with ScriptedServer(model) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        reply, written, approvals = asyncio.run(scenario())
+        requests = server.chat_requests()
+    assert reply == {"summary": "logins"}
+    assert written is not None
+    assert written.value == "logins"
+    assert len(approvals) == 1
+    assert len(requests) == 2
+    assert all(extensions(requests))
