@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import heapq
 import random
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ._model import Budget
-from ._roles import Role, dominant_role
+from ._roles import Role
+from ._units import atoms, find_units, home_paths
 
 __all__ = ["Graph", "Node", "Strategy", "split"]
 
@@ -94,7 +94,7 @@ class _Splitter:
         self.graph = graph
         self.budget = budget
         self.strategy = strategy
-        self.parts = [path.split("/") for path in graph.paths]
+        self.parts = [path.split("/") for path in home_paths(graph.paths)]
         self.small_files = max(2, budget.max_files // 10)
 
     def run(self) -> Node:
@@ -105,7 +105,9 @@ class _Splitter:
         if tree.leaf:
             tree = Node([], [tree], tree.directory)
         if self.strategy is Strategy.graph:
-            _refine(tree, self.graph, self.budget)
+            units = find_units(self.graph.paths)
+            atom = atoms(units, self.graph.sizes, self.budget.max_files, self.budget.max_bytes)
+            _refine(tree, self.graph, self.budget, atom)
         return tree
 
     # --- sizes
@@ -127,10 +129,12 @@ class _Splitter:
         count = len(files) + sum(len(u.files) for u in extras)
         if self._fits(count, size + sum(u.size for u in extras)) or count <= 1:
             return self._node(sorted(files + [f for u in extras for f in u.files]))
-        units = self._units(files, depth)
-        bins = self._pack(units + [_Unit(list(u.files), u.size, u.depth, u.big) for u in extras])
+        # when only the leftovers sent down make it too big, its own files stay one piece
+        whole = self._fits(len(files), size)
+        units = [_Unit(list(files), size, depth, False)] if whole else self._units(files, depth)
+        bins = self._pack([_Unit(list(u.files), u.size, u.depth, u.big) for u in (*units, *extras)])  # packing merges
         if self.strategy is Strategy.graph:
-            bins = self._or_communities(files, depth, extras, bins)
+            bins = self._or_communities(units, depth, extras, bins)
         children: list[Node] = []
         for packed in bins:
             if packed.big:
@@ -161,20 +165,25 @@ class _Splitter:
                 units.extend(self._loose_units(loose, depth))
         return units
 
-    def _or_communities(self, files: list[int], depth: int, extras: list[_Unit], bins: list[_Unit]) -> list[_Unit]:
-        """Where the coupling says otherwise: the node's files cut by Leiden communities instead of by
-        directory, when that cuts clearly fewer edges at this level (big communities are split again,
-        below, by directory or communities as their own coupling says)."""
+    def _or_communities(self, parts: list[_Unit], depth: int, extras: list[_Unit], bins: list[_Unit]) -> list[_Unit]:
+        """Where the coupling says otherwise: the node's parts (whole subdirectories, groups of loose files)
+        grouped by Leiden communities of the graph between them instead of packed by directory, when that
+        cuts clearly fewer edges at this level. Parts are never cut here, so units stay whole; a community
+        that does not fit is split again below, by its own parts."""
+        small = [p for p in parts if not p.big]
+        if len(small) <= 2:
+            return bins
         directory_cut = self._cut(bins)
         if directory_cut == 0:  # nothing to win
             return bins
-        communities = _communities(files, self.graph.adjacency)
-        if len(communities) <= 1:
+        groups = _communities(list(range(len(small))), _quotient([p.files for p in small], self.graph.adjacency))
+        if len(groups) <= 1:
             return bins
-        units: list[_Unit] = []
-        for community in communities:
-            size = self._size(community)
-            units.append(_Unit(community, size, depth, not self._fits(len(community), size)))
+        units = [_Unit(list(p.files), p.size, p.depth, True) for p in parts if p.big]
+        for group in groups:
+            members = sorted(f for k in group for f in small[k].files)
+            size = self._size(members)
+            units.append(_Unit(members, size, depth, not self._fits(len(members), size)))
         alternative = self._pack(units + [_Unit(list(u.files), u.size, u.depth, u.big) for u in extras])
         if self._cut(alternative) < _COMMUNITY_MARGIN * directory_cut:
             return alternative
@@ -292,7 +301,6 @@ class _Packer:
                     other = owner.get(neighbour)
                     if other is not None and other != index:
                         row[other] = row.get(other, 0) + weight
-        self.roles = [Counter(splitter.graph.roles[f] for f in unit.files) for unit in units]
 
     def run(self) -> list[_Unit]:
         self._by_coupling()
@@ -307,7 +315,6 @@ class _Packer:
         x, y = self.units[keep], self.units[gone]
         x.files.extend(y.files)
         x.size += y.size
-        self.roles[keep].update(self.roles[gone])
         self.alive[gone] = False
         row = self.weights[keep]
         for other, weight in self.weights[gone].items():
@@ -342,20 +349,8 @@ class _Packer:
                     x, y = min(keep, other), max(keep, other)
                     heapq.heappush(heap, (-self._score(x, y, w), x, y, w))
 
-    def _role(self, index: int) -> Role:
-        return dominant_role(self.roles[index])
-
     def _leftovers(self) -> None:
-        open_by_role: dict[Role, int] = {}
-        for index, unit in enumerate(self.units):  # small units of one role, in path order, fill one leaf
-            if not self.alive[index] or unit.big or not self.s._small(unit):
-                continue
-            role = self._role(index)
-            target = open_by_role.get(role)
-            if target is not None and self.alive[target] and self._can_merge(target, index):
-                self._merge(target, index)
-            else:
-                open_by_role[role] = index
+        # never by role: that made type buckets (all templates in one hive); by coupling, then by position
         for index, unit in enumerate(self.units):
             if self.alive[index] and not unit.big and self.s._small(unit):
                 self._place(index)
@@ -409,6 +404,20 @@ def _common_directory(paths: list[str], *, directories: bool = False) -> str:
     return "/".join(common)
 
 
+def _quotient(groups: list[list[int]], adjacency: Sequence[dict[int, int]]) -> list[dict[int, int]]:
+    """The graph between ``groups`` of files: ``out[a][b]`` is the weight between groups a and b."""
+    owner = {f: k for k, group in enumerate(groups) for f in group}
+    out: list[dict[int, int]] = [{} for _ in groups]
+    for k, group in enumerate(groups):
+        row = out[k]
+        for f in group:
+            for n, w in adjacency[f].items():
+                other = owner.get(n)
+                if other is not None and other != k:
+                    row[other] = row.get(other, 0) + w
+    return out
+
+
 def _communities(files: list[int], adjacency: Sequence[dict[int, int]]) -> list[list[int]]:
     """Leiden communities (modularity) of the subgraph on ``files``; isolated files each alone."""
     local = {f: i for i, f in enumerate(files)}
@@ -441,53 +450,76 @@ def _communities(files: list[int], adjacency: Sequence[dict[int, int]]) -> list[
 _PASSES = 8
 
 
-def _refine(tree: Node, graph: Graph, budget: Budget) -> None:
-    """Move single files to the leaf they are most coupled to while that lowers the cut and the leaf has
-    room, and swap pairs of files between two full leaves that each want the other's (greedy
-    Fiduccia-Mattheyses-style passes): the coupling overrides the directory where it is clearly stronger.
-    A leaf is never emptied, so the tree keeps its shape."""
+def _refine(tree: Node, graph: Graph, budget: Budget, atom: Sequence[int]) -> None:
+    """Move atoms (a unit kept whole, or a single file outside any fitting unit) to the leaf they are most
+    coupled to while that lowers the cut and the leaf has room, and swap pairs of atoms between two full
+    leaves that each want the other's (greedy Fiduccia-Mattheyses-style passes): the coupling overrides a
+    plain directory where it is clearly stronger, never a unit. A leaf is never emptied, so the tree keeps
+    its shape."""
     leaves = list(tree.leaves())
     if len(leaves) < 2:
         return
-    refiner = _Refiner(graph, budget, leaves)
+    leaf_of = [0] * len(graph.paths)
+    for index, leaf in enumerate(leaves):
+        for f in leaf.files:
+            leaf_of[f] = index
+    members: dict[int, list[int]] = {}
+    for f, key in enumerate(atom):
+        members.setdefault(key, []).append(f)
+    items: list[list[int]] = []
+    for key in sorted(members, key=lambda k: members[k][0]):
+        files = members[key]
+        if len({leaf_of[f] for f in files}) == 1:
+            items.append(files)
+        else:  # cannot happen for a fitting unit; kept safe: its files move one by one
+            items.extend([f] for f in files)
+    refiner = _Refiner(graph, budget, items, [leaf_of[item[0]] for item in items], len(leaves))
     for _ in range(_PASSES):
         if not refiner.move_pass() + refiner.swap_pass():
             break
     for leaf in leaves:
         leaf.files.clear()
-    for f, index in enumerate(refiner.owner):
-        leaves[index].files.append(f)
+    for k, item in enumerate(items):
+        leaves[refiner.owner[k]].files.extend(item)
+    for leaf in leaves:
+        leaf.files.sort()
 
 
 class _Refiner:
-    def __init__(self, graph: Graph, budget: Budget, leaves: list[Node]) -> None:
-        self.graph = graph
+    """Moves and swaps of items (groups of files that move together) between leaves."""
+
+    def __init__(self, graph: Graph, budget: Budget, items: list[list[int]], owner: list[int], leaves: int) -> None:
         self.budget = budget
-        self.owner = [0] * len(graph.paths)
-        self.counts = [len(leaf.files) for leaf in leaves]
-        self.sizes = [0] * len(leaves)
-        for index, leaf in enumerate(leaves):
-            for f in leaf.files:
-                self.owner[f] = index
-                self.sizes[index] += graph.sizes[f]
-        #: (from leaf, to leaf) -> files that would gain by moving so but found no room, by the last move pass
+        self.owner = owner
+        self.item_count = [len(item) for item in items]
+        self.item_size = [sum(graph.sizes[f] for f in item) for item in items]
+        self.adjacency = _quotient(items, graph.adjacency)
+        self.counts = [0] * leaves
+        self.sizes = [0] * leaves
+        for k, leaf in enumerate(owner):
+            self.counts[leaf] += self.item_count[k]
+            self.sizes[leaf] += self.item_size[k]
+        #: (from leaf, to leaf) -> items that would gain by moving so but found no room, by the last move pass
         self.blocked: dict[tuple[int, int], list[int]] = {}
 
-    def _room(self, leaf: int, size: int) -> bool:
-        return self.counts[leaf] < self.budget.max_files and self.sizes[leaf] + size <= self.budget.max_bytes
+    def _room(self, leaf: int, k: int) -> bool:
+        return (
+            self.counts[leaf] + self.item_count[k] <= self.budget.max_files
+            and self.sizes[leaf] + self.item_size[k] <= self.budget.max_bytes
+        )
 
-    def _move(self, f: int, to: int) -> None:
-        here, size = self.owner[f], self.graph.sizes[f]
-        self.owner[f] = to
-        self.counts[here] -= 1
-        self.counts[to] += 1
-        self.sizes[here] -= size
-        self.sizes[to] += size
+    def _move(self, k: int, to: int) -> None:
+        here = self.owner[k]
+        self.owner[k] = to
+        self.counts[here] -= self.item_count[k]
+        self.counts[to] += self.item_count[k]
+        self.sizes[here] -= self.item_size[k]
+        self.sizes[to] += self.item_size[k]
 
-    def _toward(self, f: int) -> dict[int, int]:
+    def _toward(self, k: int) -> dict[int, int]:
         owner = self.owner
         toward: dict[int, int] = {}
-        for neighbour, weight in self.graph.adjacency[f].items():
+        for neighbour, weight in self.adjacency[k].items():
             leaf = owner[neighbour]
             toward[leaf] = toward.get(leaf, 0) + weight
         return toward
@@ -495,11 +527,11 @@ class _Refiner:
     def move_pass(self) -> int:
         moved = 0
         self.blocked = {}
-        for f, row in enumerate(self.graph.adjacency):
-            here = self.owner[f]
-            if not row or self.counts[here] <= 1:
+        for k, row in enumerate(self.adjacency):
+            here = self.owner[k]
+            if not row or self.counts[here] <= self.item_count[k]:
                 continue
-            toward = self._toward(f)
+            toward = self._toward(k)
             stay = toward.get(here, 0)
             best, gain = here, 0
             wanted, wanted_gain = here, 0
@@ -508,20 +540,20 @@ class _Refiner:
                     continue
                 if weight - stay > wanted_gain:
                     wanted, wanted_gain = leaf, weight - stay
-                if weight - stay > gain and self._room(leaf, self.graph.sizes[f]):
+                if weight - stay > gain and self._room(leaf, k):
                     best, gain = leaf, weight - stay
             if best != here:
-                self._move(f, best)
+                self._move(k, best)
                 moved += 1
             elif wanted != here:
-                self.blocked.setdefault((here, wanted), []).append(f)
+                self.blocked.setdefault((here, wanted), []).append(k)
         return moved
 
     def swap_pass(self) -> int:
-        """Exchange files between two leaves that each hold files wanting the other, when both still fit
+        """Exchange items between two leaves that each hold items wanting the other, when both still fit
         and the cut drops."""
         swapped = 0
-        max_bytes = self.budget.max_bytes
+        max_bytes, max_files = self.budget.max_bytes, self.budget.max_files
         for (a, b), forward in sorted(self.blocked.items()):
             if a > b or (b, a) not in self.blocked:
                 continue
@@ -532,8 +564,11 @@ class _Refiner:
                 for h in backward:
                     if self.owner[h] != b:
                         continue
-                    delta = self.graph.sizes[h] - self.graph.sizes[f]
+                    delta = self.item_size[h] - self.item_size[f]
+                    count = self.item_count[h] - self.item_count[f]
                     if self.sizes[a] + delta > max_bytes or self.sizes[b] - delta > max_bytes:
+                        continue
+                    if self.counts[a] + count > max_files or self.counts[b] - count > max_files:
                         continue
                     if self._swap_gain(f, h, a, b) > 0:
                         self._move(f, b)
@@ -545,5 +580,5 @@ class _Refiner:
 
     def _swap_gain(self, f: int, h: int, a: int, b: int) -> int:
         toward_f, toward_h = self._toward(f), self._toward(h)
-        between = self.graph.adjacency[f].get(h, 0)
+        between = self.adjacency[f].get(h, 0)
         return (toward_f.get(b, 0) - toward_f.get(a, 0)) + (toward_h.get(a, 0) - toward_h.get(b, 0)) - 2 * between
