@@ -48,6 +48,7 @@ META_URIS = {
     DRAFT2019: "https://json-schema.org/draft/2019-09/schema",
     DRAFT2020: "https://json-schema.org/draft/2020-12/schema",
 }
+_CANONICAL = META_URIS[DRAFT2020]
 # Written with http or https, with or without the empty fragment: all seen in real schemas.
 _BY_URI = {uri.split("://", 1)[1].rstrip("#"): name for name, uri in META_URIS.items()}
 _LEGACY_REF = frozenset({DRAFT4, DRAFT6, DRAFT7})  # where every sibling of "$ref" is ignored
@@ -158,6 +159,8 @@ class Translation:
 
     dialect: str
     schema: Any
+    #: The document as written.
+    original: Any = None
     #: Original pointer -> translated pointer, where a keyword was renamed (longest prefix applies).
     to_new: dict[str, str] = field(default_factory=dict)
     to_old: dict[str, str] = field(default_factory=dict)
@@ -169,7 +172,8 @@ class Translation:
 
     @property
     def identity(self) -> bool:
-        return not self.to_new and not self.ignored and not self.mended and self.dialect == DRAFT2020
+        """The translation is the document as it is (no keyword moved, dropped or mended)."""
+        return self.schema is self.original
 
     def forward(self, pointer: str) -> str:
         """Where the value at ``pointer`` of the original document is in the translation."""
@@ -192,15 +196,19 @@ def _map(table: dict[str, str], pointer: str) -> str:
     return pointer
 
 
-def translate(data: Any, default: str = DEFAULT_DIALECT) -> Translation:
+def translate(data: Any, default: str = DEFAULT_DIALECT, *, text: str | None = None) -> Translation:
     """The draft 2020-12 schema meaning what ``data`` means in its own dialect (``$schema``, else ``default``).
 
-    An unknown ``$schema`` is read as ``default``: callers refuse it first (``schema.dialect``).
+    An unknown ``$schema`` is read as ``default``: callers refuse it first (``schema.dialect``). ``text``, the
+    document's source when known, lets a 2020-12 document that cannot need translating skip the look inside.
     """
     dialect = (dialect_of(data.get("$schema")) if isinstance(data, dict) else None) or default
-    if dialect == DRAFT2020 and not _needs_walk(data):
-        return Translation(dialect, data)
-    out = Translation(dialect, None)
+    # A 2020-12 document is used as it is, unless its $schema is spelt otherwise (http, no "#": then written
+    # canonically for the validators) or something inside it needs translating.
+    canonical = not isinstance(data, dict) or data.get("$schema", _CANONICAL) in (_CANONICAL, _CANONICAL + "#")
+    if dialect == DRAFT2020 and canonical and (_plain(text) or not _needs_walk(data)):
+        return Translation(dialect, data, data)
+    out = Translation(dialect, None, data)
     holder: list[Any] = [None]
     # Iterative: documents may nest deeper than Python's recursion limit.
     stack: list[_Task] = [(data, "", "", dialect, holder, 0, ("", False))]
@@ -214,6 +222,8 @@ def translate(data: Any, default: str = DEFAULT_DIALECT) -> Translation:
     out.schema = holder[0]
     for node, resource in refs:
         node["$ref"] = _moved_ref(out, node["$ref"], resource)
+    if dialect == DRAFT2020 and canonical and not (out.to_new or out.ignored or out.mended):
+        out.schema = data  # looked inside, found nothing to change: the document itself, not a copy of it
     return out
 
 
@@ -231,6 +241,11 @@ def _moved_ref(out: Translation, ref: str, resource: str) -> str:
 # (container and key), and its schema resource: the original pointer of its root, and whether that root has
 # "$recursiveAnchor": true (2019-09).
 _Task = tuple[Any, str, str, str, Any, Any, tuple[str, bool]]
+
+
+def _plain(text: str | None) -> bool:
+    """The source names no nested ``$schema`` and none of the annotations ``_needs_walk`` looks for."""
+    return text is not None and text.count("$schema") <= 1 and "examples" not in text and "deprecated" not in text
 
 
 def _needs_walk(data: Any) -> bool:
@@ -470,19 +485,20 @@ def walk_unknown(data: Any, default: str = DEFAULT_DIALECT) -> Iterator[tuple[st
         node, at, current = stack.pop()
         if not isinstance(node, dict):
             continue
-        current = dialect_of(node.get("$schema")) or current
-        known = KEYWORDS[current]
-        for key, sub in node.items():
-            where = f"{at}/{_esc(key)}"
-            if key not in known and not key.startswith("x-"):
-                yield where, key, current
-            elif key in _ONE or key in ("items", "additionalItems"):
-                if isinstance(sub, list):
-                    stack.extend((v, f"{where}/{i}", current) for i, v in enumerate(sub))
-                else:
-                    stack.append((sub, where, current))
+        if "$schema" in node:
+            current = dialect_of(node["$schema"]) or current
+        for key in node.keys() - KEYWORDS[current]:  # most schemas have none: one set difference says so
+            if not key.startswith("x-"):
+                yield f"{at}/{_esc(key)}", key, current
+        for key in node.keys() & _DESCEND:
+            sub, where = node[key], f"{at}/{_esc(key)}"
+            if isinstance(sub, list):
+                stack.extend((v, f"{where}/{i}", current) for i, v in enumerate(sub))
             elif key in _MAPS or key == "dependencies":
                 if isinstance(sub, dict):
                     stack.extend((v, f"{where}/{_esc(k)}", current) for k, v in sub.items())
-            elif key in _LISTS and isinstance(sub, list):
-                stack.extend((v, f"{where}/{i}", current) for i, v in enumerate(sub))
+            elif key not in _LISTS:
+                stack.append((sub, where, current))
+
+
+_DESCEND = frozenset({*_ONE, *_MAPS, *_LISTS, "items", "additionalItems", "dependencies"})

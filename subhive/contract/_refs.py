@@ -312,7 +312,8 @@ class SchemaDocuments:
         except InputError as exc:
             self._failures[key] = exc
             raise
-        translation = translate(doc.data)  # every dialect is read as the draft 2020-12 schema meaning the same
+        # Every dialect is read as the draft 2020-12 schema meaning the same.
+        translation = translate(doc.data, text=doc.text)
         if not translation.identity:
             doc = TranslatedDocument(doc, translation)
         self._documents[key] = doc
