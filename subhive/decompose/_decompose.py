@@ -19,6 +19,7 @@ from ._naming import HiveNames, contract_for
 from ._resolve import Resolver
 from ._roles import Role, classify, dominant_role
 from ._split import Graph, Node, Strategy, split
+from ._units import find_units, split_units
 
 __all__ = ["decompose"]
 
@@ -66,7 +67,11 @@ def decompose(
     tree = split(graph, budget, strategy)
     say("split done")
     hives = _hives(tree, graph, root)
-    crossings, cut = _crossings(hives, graph, edges)
+    crossings, cut, test_cut = _crossings(hives, graph, edges)
+    leaf_of = {path: index for index, hive in enumerate(hives) if hive.leaf for path in hive.files}
+    units = find_units(graph.paths)
+    broken = split_units(units, [leaf_of[p] for p in graph.paths], graph.sizes, budget.max_files, budget.max_bytes)
+    pairs = {(c.consumer, c.provider) for c in crossings}
     stats = PlanStats(
         files=len(graph.paths),
         bytes=sum(graph.sizes),
@@ -75,6 +80,12 @@ def decompose(
         unresolved=unresolved,
         languages=languages,
         skipped=dict(skipped),
+        test_edges=sum(1 for i, _ in edges if graph.roles[i] is Role.tests),
+        test_edges_cut=test_cut,
+        units=len(units),
+        units_split=len(broken),
+        one_file_leaves=sum(1 for hive in hives if hive.leaf and hive.file_count == 1),
+        mutual_pairs=sum(1 for a, b in pairs if a < b and (b, a) in pairs),
     )
     return DecompositionPlan(str(root), listing.source, budget, strategy.value, tuple(hives), tuple(crossings), stats)
 
@@ -141,25 +152,81 @@ def _read(
 def _link(
     graph: Graph, extracted: list[Extracted | None], side_files: dict[str, str]
 ) -> tuple[list[tuple[int, int]], int]:
-    """Resolve every file's imports; fill ``graph.adjacency``; return the directed import edges."""
+    """Resolve every file's imports; fill ``graph.adjacency``; return the directed import edges.
+
+    The adjacency the split works on is the import graph with three changes: a test file is tied only to the
+    code it tests (its targets in the directory it imports most), so a test importing two packages never
+    glues them together; files of one Go or JVM package are tied to its anchor; and a file without imports
+    (a template, a translation, a config) is tied to the code that owns it (:func:`_owners`)."""
     resolver = Resolver(graph.paths, side_files)
     for i, found in enumerate(extracted):
         if isinstance(found, JvmFile):
             resolver.add_jvm(i, found)
     adjacency = graph.adjacency
+
+    def tie(i: int, j: int) -> None:
+        adjacency[i][j] = adjacency[i].get(j, 0) + 1
+        adjacency[j][i] = adjacency[j].get(i, 0) + 1
+
     edges: list[tuple[int, int]] = []
     for i, found in enumerate(extracted):
         if not found:
             continue
-        for j in resolver.resolve(i, found):
-            edges.append((i, j))
-            adjacency[i][j] = adjacency[i].get(j, 0) + 1
-            adjacency[j][i] = adjacency[j].get(i, 0) + 1
+        targets = resolver.resolve(i, found)
+        edges.extend((i, j) for j in targets)
+        for j in _subjects(graph, targets) if graph.roles[i] is Role.tests else targets:
+            tie(i, j)
         anchor = resolver.cohesion(i, found)
         if anchor is not None:  # files of one Go or JVM package belong together without importing each other
-            adjacency[i][anchor] = adjacency[i].get(anchor, 0) + 1
-            adjacency[anchor][i] = adjacency[anchor].get(i, 0) + 1
+            tie(i, anchor)
+    for i, owner in _owners(graph.paths):
+        tie(i, owner)
     return edges, resolver.unresolved
+
+
+def _subjects(graph: Graph, targets: list[int]) -> list[int]:
+    """What a test file tests: its targets that are not tests themselves, in the directory it imports most."""
+    code = [j for j in targets if graph.roles[j] is not Role.tests] or targets
+    directories = Counter(graph.paths[j].rpartition("/")[0] for j in code)
+    if not directories:
+        return []
+    best = min(directories, key=lambda d: (-directories[d], d))
+    return [j for j in code if graph.paths[j].rpartition("/")[0] == best]
+
+
+_ENTRY_STEMS = ("__init__", "index", "mod", "lib", "main", "package-info", "doc")
+
+
+def _owners(paths: Sequence[str]) -> list[tuple[int, int]]:
+    """Each file whose imports are not read (templates, translations, fixtures, configs, docs, assets) and
+    the code file that owns it: the entry file of the nearest directory at or above it holding code."""
+    anchors: dict[str, int] = {}
+    for i, path in enumerate(paths):
+        if language_of(path) is None:
+            continue
+        directory, _, name = path.rpartition("/")
+        best = anchors.get(directory)
+        if best is None or (name.partition(".")[0] in _ENTRY_STEMS and _entry_rank(paths[best]) > _entry_rank(path)):
+            anchors[directory] = i
+    out: list[tuple[int, int]] = []
+    for i, path in enumerate(paths):
+        if language_of(path) is not None:
+            continue
+        directory = path.rpartition("/")[0]
+        while True:
+            owner = anchors.get(directory)
+            if owner is not None:
+                out.append((i, owner))
+                break
+            if not directory:
+                break
+            directory = directory.rpartition("/")[0]
+    return out
+
+
+def _entry_rank(path: str) -> int:
+    stem = path.rpartition("/")[2].partition(".")[0]
+    return _ENTRY_STEMS.index(stem) if stem in _ENTRY_STEMS else len(_ENTRY_STEMS)
 
 
 def _hives(tree: Node, graph: Graph, root: Path) -> list[HivePlan]:
@@ -216,17 +283,26 @@ def _hubs(files: list[int], graph: Graph, count: int = 3) -> list[str]:
     return out
 
 
-def _crossings(hives: list[HivePlan], graph: Graph, edges: list[tuple[int, int]]) -> tuple[list[Crossing], int]:
+def _crossings(
+    hives: list[HivePlan], graph: Graph, edges: list[tuple[int, int]]
+) -> tuple[list[Crossing], int, int]:
+    """The crossings between leaves, and how many import edges cross: from code, from tests. An edge from a
+    test file never makes a contract: a test reaching into another hive is that hive's business."""
     owner: dict[str, str] = {path: hive.name for hive in hives if hive.leaf for path in hive.files}
     roles = {hive.name: hive.role for hive in hives}
     grouped: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    test_cut = 0
     for i, j in edges:
         a, b = graph.paths[i], graph.paths[j]
         consumer, provider = owner[a], owner[b]
-        if consumer != provider:
+        if consumer == provider:
+            continue
+        if graph.roles[i] is Role.tests:
+            test_cut += 1
+        else:
             grouped.setdefault((consumer, provider), []).append((a, b))
     crossings = [
         Crossing(consumer, provider, contract_for(provider, roles[provider]), tuple(sorted(pairs)))
         for (consumer, provider), pairs in sorted(grouped.items())
     ]
-    return crossings, sum(len(c.edges) for c in crossings)
+    return crossings, sum(len(c.edges) for c in crossings), test_cut

@@ -116,6 +116,16 @@ class PlanStats:
     languages: Mapping[str, int]
     #: Files and directories left out, by reason (docs/decompose.md).
     skipped: Mapping[str, int]
+    #: Import edges from test files, and those of them that cross between leaves (never contracts).
+    test_edges: int = 0
+    test_edges_cut: int = 0
+    #: The code's units (packages, crates, modules: docs/decompose.md#units) and those that fit the budget
+    #: yet were split (always 0: a check anyone can read).
+    units: int = 0
+    units_split: int = 0
+    one_file_leaves: int = 0
+    #: Pairs of leaves that import each other both ways.
+    mutual_pairs: int = 0
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -123,7 +133,13 @@ class PlanStats:
             "bytes": self.bytes,
             "edges_total": self.edges_total,
             "edges_cut": self.edges_cut,
+            "test_edges": self.test_edges,
+            "test_edges_cut": self.test_edges_cut,
             "unresolved_imports": self.unresolved,
+            "units": self.units,
+            "units_split": self.units_split,
+            "one_file_leaves": self.one_file_leaves,
+            "mutual_pairs": self.mutual_pairs,
             "languages": dict(sorted(self.languages.items())),
             "skipped": dict(sorted(self.skipped.items())),
             "skipped_total": sum(self.skipped.values()),
