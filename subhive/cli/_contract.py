@@ -30,7 +30,7 @@ def lint(
     fmt: FormatOption = Format.text,
     proto_path: ProtoPathOption = None,
 ) -> None:
-    """Check contracts fully: manifest, semver, schemas against the 2020-12 meta-schema, $refs, .proto files.
+    """Check contracts fully: manifest, semver, schemas against their dialect's meta-schema, $refs, .proto files.
 
     Exits 0 when everything is valid and 2 when any problem is found; every problem names its file, line and
     JSON pointer, and says how to fix it.
