@@ -46,7 +46,7 @@ from subhive.runtime import ContractBinding
 from subhive.workspace import Kind, load_manifest, new_subhive, open_workspace
 from tests.kit import make_workspace, rewrite_manifest
 
-from .conftest import make_agent
+from .conftest import extensions, make_agent
 
 SERVICE = "shop.catalog.v1.Catalog"
 PROTO = """syntax = "proto3";
@@ -281,6 +281,7 @@ def test_a_turn_calls_a_grpc_service_with_typed_validated_arguments_and_reads_pr
     short, cut = tool_results(server, 2)
     definitions = {t["function"]["name"]: t["function"] for t in server.chat_requests()[0].body["tools"]}
     assert result.stop.code == "completed"
+    assert all(extensions(server.chat_requests()))  # the same tools, in the same order, on every request
     # Unary and server-streaming RPCs are tools, in snake case like the NATS tools; streams from the caller are not.
     assert list(definitions) == ["call_catalog_list_items", "call_catalog_put_item"]
     parameters = definitions["call_catalog_put_item"]["parameters"]
@@ -488,6 +489,10 @@ def test_a_manifest_can_list_unary_and_server_streaming_rpcs_only(tmp_path: Path
         "read_file",
     ]
     assert agent.tools.policy("call_catalog_put_item") == "ask"
+    again = build_agent(
+        spec, hive="web", hive_dir=hive, services=grpc_contracts([binding], root, hive="web"), channel=never
+    )
+    assert json.dumps(again.tools.definitions()) == json.dumps(agent.tools.definitions())  # byte for byte
     manifest = hive / "subhive.toml"
     manifest.write_text(manifest.read_text().replace('read_file = "allow"', 'call_catalog_upload = "allow"'))
     (spec,) = load_manifest(hive).agents
