@@ -24,6 +24,7 @@ from subhive.codegen.bundle import bundle_contract
 from subhive.compat.contract_check import check_contract
 from subhive.compat.jsonschema import diff_schemas
 from subhive.contract import lint_paths, load_contract
+from subhive.runtime import ContractBinding, PayloadInvalid
 
 D4, D6, D7, D2019 = (META_URIS[d] for d in (DRAFT4, DRAFT6, DRAFT7, DRAFT2019))
 
@@ -212,7 +213,12 @@ def test_a_draft_07_contract_lints_clean_and_its_bundle_validates_as_draft_07(tm
     assert result.ok, result.problems
     assert result.warnings == ()
     bundle = bundle_contract(load_contract(root))
-    runtime = jsonschema_rs.validator_for(bundle.schemas["events.order_placed.payload"], validate_formats=True)
+    # What the bus checks payloads with: generated stubs ship the bundle's schemas as contract.json.
+    binding = ContractBinding.from_dict(
+        {"name": "orders", "version": "1.0.0", "provider": "backend", "operations": {},
+         "events": {"order_placed": "events.order_placed.payload"}, "schemas": bundle.schemas}
+    )  # fmt: skip
+    runtime = binding.validator("events.order_placed.payload")
     reference = validator_for(DRAFT7_ORDER)(DRAFT7_ORDER)
     instances: tuple[dict[str, Any], ...] = (
         {"lines": ["AB"]},
@@ -224,6 +230,9 @@ def test_a_draft_07_contract_lints_clean_and_its_bundle_validates_as_draft_07(tm
     )
     for instance in instances:
         assert runtime.is_valid(instance) == reference.is_valid(instance), instance
+    with pytest.raises(PayloadInvalid) as refused:
+        binding.check("events.order_placed.payload", {"lines": ["AB", "CD"]}, moving="incoming")
+    assert refused.value.location.pointer == "/lines/1"  # the item the draft-07 additionalItems: false refuses
 
 
 def test_a_draft_04_schema_is_checked_against_the_draft_04_meta_schema(tmp_path: Path) -> None:
