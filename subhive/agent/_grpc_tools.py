@@ -193,7 +193,9 @@ def _request(request_type: type[Message], value: Any, tool: str, wrapped: bool) 
     """The request message; what the schema let through but protobuf refuses (a Timestamp's 13th month, an
     Any's fields) is the model's mistake, with the pointer json_format names."""
     try:
-        return json_format.ParseDict(value, request_type())
+        # The contract's own pool: an Any's @type names a message of the contract, not of the default pool.
+        request = request_type()
+        return json_format.ParseDict(value, request, descriptor_pool=_pool(request))
     except json_format.ParseError as exc:
         pointer = ("/input" if wrapped else "") + _pointer(str(exc))
         raise ToolError(
@@ -214,7 +216,17 @@ def _pointer(message: str) -> str:
 
 def _json(reply: Message) -> Any:
     # Every field, defaults included: the model reads what is 0 or empty instead of guessing why it is absent.
-    return json_format.MessageToDict(reply, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+    return json_format.MessageToDict(
+        reply,
+        preserving_proto_field_name=True,
+        always_print_fields_with_no_presence=True,
+        descriptor_pool=_pool(reply),
+    )
+
+
+def _pool(message: Message) -> Any:
+    # The stubs type it as the pure-Python pool; at run time it is upb's, which json_format takes alike.
+    return message.DESCRIPTOR.file.pool
 
 
 _HINTS = {

@@ -53,6 +53,7 @@ PROTO = """syntax = "proto3";
 
 package shop.catalog.v1;
 
+import "google/protobuf/any.proto";
 import "google/protobuf/timestamp.proto";
 
 // Items of the shop's catalogue.
@@ -89,6 +90,7 @@ message Item {
   bytes thumbnail = 10;
   uint32 shelf = 11;
   repeated Item parts = 12;
+  google.protobuf.Any note = 13;
 }
 
 message Saved {
@@ -122,6 +124,7 @@ ITEM = {
     "added": "2026-11-25T10:00:00Z",
     "thumbnail": "AAEC",
     "parts": [{"sku": "B-1a", "stock": 1}],
+    "note": {"@type": "type.googleapis.com/shop.catalog.v1.Price", "cents": 5},  # a type of the contract's own
 }
 REVISION = 2**40 + 1
 
@@ -144,7 +147,10 @@ class Provider:
                 raise InputError(f"sku {request.sku} is taken", code="catalog.sku_taken", hint="choose another sku")
             if request.sku == "slow":
                 await asyncio.Event().wait()  # until the caller's deadline cancels the call
-            self.received.append(json_format.MessageToDict(request, preserving_proto_field_name=True))
+            pool = request.DESCRIPTOR.file.pool
+            self.received.append(
+                json_format.MessageToDict(request, preserving_proto_field_name=True, descriptor_pool=pool)
+            )
             return saved(sku=request.sku, revision=REVISION, kind=request.kind)
 
         async def list_items(request: Any, context: Any) -> AsyncIterator[Any]:
@@ -289,7 +295,7 @@ def test_a_turn_calls_a_grpc_service_with_typed_validated_arguments_and_reads_pr
     assert parameters["additionalProperties"] is False
     assert list(parameters["properties"]) == [
         "sku", "stock", "kind", "tags", "counts", "price", "weight_kg", "digital", "added", "thumbnail", "shelf",
-        "parts",
+        "parts", "note",
     ]  # fmt: skip
     assert parameters["properties"]["parts"]["type"] == ["array", "null"]
     assert parameters["properties"]["parts"]["items"] == {"$ref": "#/$defs/shop.catalog.v1.Item"}
@@ -321,6 +327,7 @@ def test_a_turn_calls_a_grpc_service_with_typed_validated_arguments_and_reads_pr
     assert received["counts"] == {"shelf": 3}
     assert received["added"] == "2026-11-25T10:00:00Z"
     assert received["parts"] == [{"sku": "B-1a", "stock": "1"}]
+    assert received["note"] == {"@type": "type.googleapis.com/shop.catalog.v1.Price", "cents": "5"}
 
 
 def _empty() -> dict[str, Any]:
