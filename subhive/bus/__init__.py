@@ -3,6 +3,7 @@ See docs/bus.md.
 """
 
 from subhive.bus._accounts import HUB_ACCOUNT, AccountsConfig, accounts_config
+from subhive.bus._cluster import EmbeddedCluster, jetstream_ready
 from subhive.bus._consumers import (
     BOARD_ACK_WAIT,
     BOARD_CONSUMER,
@@ -68,6 +69,7 @@ __all__ = [
     "DeadLetterUsage",
     "DeadLetters",
     "Deliveries",
+    "EmbeddedCluster",
     "EmbeddedServer",
     "Failure",
     "FullnessAlarm",
@@ -98,6 +100,7 @@ __all__ = [
     "find_server_binary",
     "hive_permissions",
     "inbox_prefix",
+    "jetstream_ready",
     "kv_bucket",
     "op_subject",
     "propose_repair",

@@ -75,7 +75,7 @@ def dlq_stream(hive: str) -> str:
     return f"{DLQ_STREAM}_{hive}"
 
 
-def _stream_config(hive: str, limits: DeadLetterLimits) -> StreamConfig:
+def _stream_config(hive: str, limits: DeadLetterLimits, replicas: int = 1) -> StreamConfig:
     full = limits.over(DEFAULT_DEAD_LETTER_LIMITS)
     age = full.max_age or 0.0
     # nats-server refuses a duplicate window longer than the stream's max age.
@@ -87,14 +87,18 @@ def _stream_config(hive: str, limits: DeadLetterLimits) -> StreamConfig:
         max_age=age,
         discard=DiscardPolicy.NEW,
         duplicate_window=min(_DUPLICATE_WINDOW, age) if age else _DUPLICATE_WINDOW,
+        num_replicas=replicas,
     )
 
 
-async def ensure_dead_letter_stream(js: JetStreamContext, hive: str, limits: DeadLetterLimits | None = None) -> bool:
+async def ensure_dead_letter_stream(
+    js: JetStreamContext, hive: str, limits: DeadLetterLimits | None = None, *, replicas: int = 1
+) -> bool:
     """Create ``hive``'s dead-letter stream with ``limits`` (unset ones from the defaults), or bring an
     existing one's limits in line; True when it was created. The framework does this with its admin
-    connection, after :func:`ensure_dead_letter_streams` moved an old shared stream out of the way."""
-    wanted = _stream_config(hive, limits or DeadLetterLimits())
+    connection, after :func:`ensure_dead_letter_streams` moved an old shared stream out of the way.
+    ``replicas``: copies on as many nodes of a cluster."""
+    wanted = _stream_config(hive, limits or DeadLetterLimits(), replicas)
     try:
         info = await js.stream_info(dlq_stream(hive))
     except NotFoundError:
@@ -123,6 +127,7 @@ async def ensure_dead_letter_streams(
     hives: Mapping[str, DeadLetterLimits] | Iterable[str],
     *,
     default: DeadLetterLimits | None = None,
+    replicas: int = 1,
 ) -> list[str]:
     """Provision every hive's dead-letter stream and the replay record; returns the streams created.
 
@@ -132,8 +137,12 @@ async def ensure_dead_letter_streams(
     """
     limits = dict(hives) if isinstance(hives, Mapping) else dict.fromkeys(hives, DeadLetterLimits())
     await _retire_shared_stream(js, default or DeadLetterLimits())
-    created = [dlq_stream(hive) for hive in sorted(limits) if await ensure_dead_letter_stream(js, hive, limits[hive])]
-    if await _ensure_replays_stream(js):
+    created = [
+        dlq_stream(hive)
+        for hive in sorted(limits)
+        if await ensure_dead_letter_stream(js, hive, limits[hive], replicas=replicas)
+    ]
+    if await _ensure_replays_stream(js, replicas):
         created.append(REPLAYS_STREAM)
     return created
 
@@ -154,7 +163,7 @@ async def _retire_shared_stream(js: JetStreamContext, default: DeadLetterLimits)
         await js.update_stream(info.config.evolve(subjects=[DLQ_STREAM], max_age=age, duplicate_window=window))
 
 
-async def _ensure_replays_stream(js: JetStreamContext) -> bool:
+async def _ensure_replays_stream(js: JetStreamContext, replicas: int = 1) -> bool:
     try:
         await js.stream_info(REPLAYS_STREAM)
         return False
@@ -167,6 +176,7 @@ async def _ensure_replays_stream(js: JetStreamContext) -> bool:
                 storage=StorageType.FILE,
                 max_bytes=_REPLAYS_MAX_BYTES,
                 discard=DiscardPolicy.OLD,
+                num_replicas=replicas,
             )
         )
         return True

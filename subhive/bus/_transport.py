@@ -32,7 +32,7 @@ from ._consumers import HANDLER_ATTEMPTS, bind_consumer, event_consumer
 from ._deadletter import publish_dead_letter
 from ._deadlines import Deadlines, Late
 from ._fastpub import Frames, Target
-from ._inbox import Inbox
+from ._inbox import ConnectionLost, Inbox
 from ._keep_backoff import KeepBackoff
 from ._permissions import event_subject, inbox_prefix, op_subject, replay_subject, sender_of
 from ._server import BusEndpoint
@@ -53,6 +53,8 @@ __all__ = ["BusStats", "Failure", "NatsTransport"]
 MAX_DELIVER = HANDLER_ATTEMPTS
 #: Seconds after a reconnect during which JetStream's silence means "still starting", not "no stream".
 _WARMUP = 10.0
+# Between retries of a durable publish through a leader election.
+_FAILOVER_PAUSE = 0.1
 #: Round trips to the server (PING/PONG) after a subscription before it counts as accepted, and the seconds
 #: those past the second may take in all (see :meth:`NatsTransport._confirm`).
 _CONFIRM_ROUND_TRIPS = 4
@@ -121,10 +123,18 @@ class _Violations:
         self._changed = asyncio.Event()
         #: When the connection was last lost or came back (monotonic; 0: never): JetStream may still be starting.
         self.bumped_at = 0.0
+        #: Called when the connection is lost (the transport fails the requests waiting on it).
+        self.on_disconnect: list[Callable[[], None]] = []
 
     async def bumped(self) -> None:
-        """``disconnected_cb`` and ``reconnected_cb``: the server went away or came back."""
+        """``reconnected_cb``: the server came back."""
         self.bumped_at = time.monotonic()
+
+    async def disconnected(self) -> None:
+        """``disconnected_cb``: the server (or this node of a cluster) went away."""
+        self.bumped_at = time.monotonic()
+        for listener in self.on_disconnect:
+            listener()
 
     async def error_cb(self, exc: Exception) -> None:
         match = _VIOLATION.search(str(exc))
@@ -238,6 +248,7 @@ class NatsTransport:
         event_deadline: float = EVENT_DEADLINE,
         request_deadline: float | None = None,
         crash_bound: int = CRASH_BOUND,
+        failover: float = 0.0,
         _violations: _Violations | None = None,
     ) -> None:
         if event_deadline <= 0 or (request_deadline is not None and request_deadline <= 0) or crash_bound < 2:
@@ -256,6 +267,9 @@ class NatsTransport:
         #: Deliveries after which an event this transport has no failure count for is taken to crash its consumer.
         self.crash_bound = crash_bound
         self.ack_wait = ack_wait
+        #: Seconds a durable publish keeps retrying (same message id) while no stream answers: a cluster electing
+        #: a new leader after losing a node (5-9 s measured). 0: fail at once, as on one server.
+        self.failover = failover
         self.durable_events = durable_events
         self.allowed_senders = allowed_senders
         self.on_repeated_failure = on_repeated_failure
@@ -277,6 +291,7 @@ class NatsTransport:
         self._subjects: dict[tuple[str, int, str, str], str] = {}
         self._frames = Frames(nc, hive)
         self._inbox = Inbox(nc)
+        self._violations.on_disconnect.append(self._inbox.fail_all)
         self._routes: dict[tuple[str, str, str], _Route] = {}
 
     @classmethod
@@ -296,7 +311,7 @@ class NatsTransport:
                     inbox_prefix=inbox_prefix(hive),
                     error_cb=violations.error_cb,
                     ping_interval=5,
-                    disconnected_cb=violations.bumped,
+                    disconnected_cb=violations.disconnected,
                     reconnected_cb=violations.bumped,
                     max_reconnect_attempts=-1,
                     reconnect_time_wait=0.5,
@@ -405,6 +420,14 @@ class NatsTransport:
                 location=_at(subject),
                 hint="start the provider hive (subhive up) or serve its mock",
             ) from None
+        except ConnectionLost:
+            raise BusError(
+                f"{subject}: the connection to NATS was lost while the request waited; it may or may not have "
+                "been handled",
+                code="bus.unavailable",
+                location=_at(subject),
+                hint="retry once the connection is back (it reconnects by itself) if the operation is safe to repeat",
+            ) from None
         except NatsTimeout:
             if self._unavailable():
                 raise BusError(
@@ -460,10 +483,9 @@ class NatsTransport:
             self.stats.sent += 1
             return
         subject = route.target.subject
-        call = self._js.publish(subject, data, headers=self._headers(contract, msg_id), timeout=self.request_timeout)
+        headers = self._headers(contract, msg_id)  # a message id, always: a retry never stores the event twice
         try:
-            await (call if subject in self._allowed else self._violations.guard(call, subject))
-            self._allowed.add(subject)
+            await self._store(subject, data, headers)
         except (NoStreamResponseError, NatsTimeout, NoRespondersError) as exc:
             violation = self._violations.pop(subject)
             if violation is not None:
@@ -491,6 +513,22 @@ class NatsTransport:
                 hint="retry with the same msg_id once the server is back",
             ) from None
         self.stats.sent += 1
+
+    async def _store(self, subject: str, data: bytes, headers: dict[str, str]) -> None:
+        """One durable publish, acknowledged by its stream; with ``failover``, retried with the same headers
+        (message id included) while no stream answers, until ``failover`` seconds have passed."""
+        deadline = time.monotonic() + self.failover
+        while True:
+            call = self._js.publish(subject, data, headers=headers, timeout=self.request_timeout)
+            try:
+                await (call if subject in self._allowed else self._violations.guard(call, subject))
+                self._allowed.add(subject)
+                return
+            except (NoStreamResponseError, NatsTimeout, NoRespondersError):
+                if time.monotonic() >= deadline or self._violations.seen:
+                    raise
+                self.stats.retried += 1
+                await asyncio.sleep(_FAILOVER_PAUSE)
 
     def _unavailable(self) -> bool:
         """Whether the connection is down, or came back so recently that JetStream may still be starting."""

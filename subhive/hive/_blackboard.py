@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -14,7 +16,7 @@ import nats.errors
 import nats.js.errors
 import orjson
 from nats.js import JetStreamContext
-from nats.js.api import DiscardPolicy, RawStreamMsg, StorageType, StreamConfig
+from nats.js.api import DiscardPolicy, PubAck, RawStreamMsg, StorageType, StreamConfig
 
 from ..bus import board_consumer, ensure_consumers, kv_bucket
 from ..errors import InputError, Location, SubhiveError
@@ -35,6 +37,8 @@ __all__ = [
 H_WRITER = "Subhive-Writer"
 H_DEPTH = "Subhive-Depth"
 _EXPECTED = "Nats-Expected-Last-Subject-Sequence"
+_MSG_ID = "Nats-Msg-Id"
+_FAILOVER_PAUSE = 0.1
 #: What a bucket may hold before it refuses writes (history included).
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 # JetStream's "wrong last sequence" errors: the compare-and-set lost.
@@ -96,9 +100,12 @@ def board_stream(hive: str) -> str:
     return f"KV_{kv_bucket(hive)}"
 
 
-async def ensure_blackboard(js: JetStreamContext, hive: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+async def ensure_blackboard(
+    js: JetStreamContext, hive: str, *, max_bytes: int = DEFAULT_MAX_BYTES, replicas: int = 1
+) -> None:
     """Create ``hive``'s bucket if it does not exist, and the durable consumer its controller reads the board's
-    writes through (the framework does this, with admin rights, at ``up``: a hive may create neither)."""
+    writes through (the framework does this, with admin rights, at ``up``: a hive may create neither).
+    ``replicas``: copies kept on as many nodes of a cluster (docs/cluster.md)."""
     bucket = kv_bucket(hive)
     config = StreamConfig(
         name=board_stream(hive),
@@ -113,6 +120,7 @@ async def ensure_blackboard(js: JetStreamContext, hive: str, *, max_bytes: int =
         max_bytes=max_bytes,
         storage=StorageType.FILE,
         duplicate_window=120.0,
+        num_replicas=replicas,
         description=f"the blackboard of sub-hive {hive}",
     )
     try:
@@ -148,7 +156,13 @@ class KvBlackboard:
     """
 
     def __init__(
-        self, js: JetStreamContext, hive: str, schema: BoardSchema | None = None, *, timeout: float = 5.0
+        self,
+        js: JetStreamContext,
+        hive: str,
+        schema: BoardSchema | None = None,
+        *,
+        timeout: float = 5.0,
+        failover: float = 0.0,
     ) -> None:
         self.hive = hive
         self.schema = schema or BoardSchema(None, hive=hive)
@@ -156,11 +170,16 @@ class KvBlackboard:
         self._stream = board_stream(hive)
         self._prefix = f"$KV.{kv_bucket(hive)}."
         self._timeout = timeout
+        #: Seconds a write keeps retrying, with the same message id, while the bucket's stream does not answer (a
+        #: cluster electing a leader); the stream keeps one copy per id, so a write that did land is not repeated.
+        self.failover = failover
 
     @classmethod
-    async def open(cls, js: JetStreamContext, hive: str, schema: BoardSchema | None = None) -> KvBlackboard:
+    async def open(
+        cls, js: JetStreamContext, hive: str, schema: BoardSchema | None = None, *, failover: float = 0.0
+    ) -> KvBlackboard:
         """The hive's board; raises ``blackboard.missing`` when its bucket was never created."""
-        board = cls(js, hive, schema)
+        board = cls(js, hive, schema, failover=failover)
         try:
             await js.stream_info(board._stream)
         except nats.js.errors.NotFoundError:
@@ -262,13 +281,11 @@ class KvBlackboard:
                 location=Location(subject=key),
                 hint="write JSON: dicts, lists, numbers",
             ) from None
-        headers = {H_WRITER: writer, H_DEPTH: str(depth)}
+        headers = {H_WRITER: writer, H_DEPTH: str(depth), _MSG_ID: uuid.uuid4().hex}
         if expected_revision is not None:
             headers[_EXPECTED] = str(expected_revision)
         try:
-            ack = await self._js.publish(
-                self._prefix + key, data, stream=self._stream, headers=headers, timeout=self._timeout
-            )
+            ack = await self._publish(key, data, headers)
         except nats.js.errors.APIError as exc:
             if exc.err_code in _WRONG_LAST and expected_revision is not None:
                 raise RevisionConflict(key, expected_revision) from None
@@ -282,7 +299,7 @@ class KvBlackboard:
             raise BlackboardError(
                 f"the server refused the write to {key!r}: {exc.description}", location=Location(subject=key)
             ) from None
-        except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+        except (nats.errors.TimeoutError, nats.errors.NoRespondersError, nats.js.errors.NoStreamResponseError):
             raise BlackboardError(
                 f"no answer from the blackboard of {self.hive} writing {key!r}",
                 code="blackboard.unavailable",
@@ -290,6 +307,18 @@ class KvBlackboard:
                 hint="is the NATS server up, and the bucket created?",
             ) from None
         return ack.seq
+
+    async def _publish(self, key: str, data: bytes, headers: dict[str, str]) -> PubAck:
+        deadline = time.monotonic() + self.failover
+        while True:
+            try:
+                return await self._js.publish(
+                    self._prefix + key, data, stream=self._stream, headers=headers, timeout=self._timeout
+                )
+            except (nats.errors.TimeoutError, nats.errors.NoRespondersError, nats.js.errors.NoStreamResponseError):
+                if time.monotonic() >= deadline:
+                    raise
+                await asyncio.sleep(_FAILOVER_PAUSE)
 
     async def apply(self, write: Write, *, writer: str, depth: int = 0) -> int:
         """:meth:`put` for a :class:`Write` a knowledge source returned."""

@@ -186,7 +186,7 @@ class HiveRuntime:
             endpoint, self.hive, on_repeated_failure=self._report_failure, **self._deadlines
         )
         js = self.transport.connection.jetstream()
-        self.board = await KvBlackboard.open(js, self.hive, schema)
+        self.board = await KvBlackboard.open(js, self.hive, schema, failover=self.transport.failover)
         self.context = HiveContext(self.hive, self.board, self.transport, self._root, self._keys)
         self.controller = Controller(
             self.board, knowledge.sources, config=config, context=self.context, on_escalation=self._escalate
