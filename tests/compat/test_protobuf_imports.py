@@ -7,6 +7,7 @@ common protos are those googleapis-common-protos installs.
 from __future__ import annotations
 
 import importlib
+import shutil
 import sys
 from pathlib import Path
 
@@ -345,3 +346,47 @@ def test_codegen_compiles_googleapis_imports_and_the_module_imports(tmp_path: Pa
         sys.path.remove(str(tmp_path / "gen"))
         for name in [m for m in sys.modules if m == "ordpkg" or m.startswith("ordpkg.")]:
             del sys.modules[name]
+
+
+def test_propose_resolves_imports_with_proto_paths_and_the_workspace(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from subhive.root_hive import RootHive
+    from subhive.workspace import init_workspace
+
+    monkeypatch.delenv("SUBHIVE_ROOT", raising=False)
+    root = tmp_path / "shop"
+    init_workspace(root)
+    with RootHive.open(root) as hive_root:
+        hive_root.register_hive("db", kind="db")
+    vendor = tmp_path / "vendor"
+    write(vendor, "acme/common/v1/money.proto", MONEY)
+    for version in ("1.0.0", "1.1.0"):
+        directory = root / "contracts/prices" / version
+        extra = "" if version == "1.0.0" else " int32 qty = 3;"
+        write(
+            directory,
+            "price.proto",
+            PRICED.replace("string sku = 2;", "string sku = 2;" + extra)
+            + "service Prices { rpc Get(Price) returns (Price); }\n",
+        )
+        write(
+            directory,
+            "contract.yaml",
+            f"contract: prices\nversion: {version}\nprovider: db\ndescription: Prices.\n"
+            "grpc:\n  proto: price.proto\n  service: acme.v1.Prices\n",
+        )
+    first = str(root / "contracts/prices/1.0.0")
+    code, _, err = cli(capsys, "contract", "propose", first)
+    assert code == 2
+    assert "proto.import_not_found" in err
+    code, out, err = cli(capsys, "contract", "propose", first, "-I", str(vendor), "--format", "json")
+    assert code == 0, err
+    assert '"accepted"' in out
+    # The workspace's proto_paths serve the local lint and the root alike.
+    shutil.copytree(vendor, root / "third_party")
+    text = (root / "hive.toml").read_text()
+    (root / "hive.toml").write_text(text + '\n[protobuf]\nproto_paths = ["third_party"]\n')
+    code, out, err = cli(capsys, "contract", "propose", str(root / "contracts/prices/1.1.0"), "--format", "json")
+    assert code == 0, err
+    assert '"accepted"' in out
