@@ -318,6 +318,13 @@ async def _resumable(transcript: BoardTranscript, turn: str, hive: str) -> list[
             code="agent.turn_unknown",
             hint=f"the turns are the keys {TRANSCRIPT_PREFIX}.{transcript.agent}.*: subhive board show {hive}",
         )
+    if summary.get("status") == "parked":
+        waiting = (summary.get("parked") or {}).get("approval") or "an approval"
+        raise InputError(
+            f"turn {turn} is parked: its hive resumes it once {waiting} is decided or times out",
+            code="agent.turn_parked",
+            hint=f"decide it: subhive approvals show {waiting}",
+        )
     if summary.get("status") != "running":
         raise InputError(
             f"turn {turn} already {summary.get('status')}: nothing to resume",

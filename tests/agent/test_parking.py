@@ -16,8 +16,9 @@ import nats
 import pytest
 from nats.js.errors import NotFoundError
 
-from subhive.agent import AgentSource, RecordedRequest, ScriptedServer, Step, agent_sources
+from subhive.agent import AgentSource, RecordedRequest, ScriptedServer, Step, agent_sources, run_hive_turn
 from subhive.bus import EmbeddedServer, NatsTransport
+from subhive.errors import InputError
 from subhive.hive import (
     Controller,
     ControllerConfig,
@@ -338,7 +339,15 @@ def test_a_source_under_a_root_parks_instead_of_waiting(
                 (asked,) = await admin.approvals(kind="tool")
                 await admin.approve(asked.id)
                 await asyncio.wait_for(wake, 10)  # the decision wakes it
-                return parked.value, turns(await board.snapshot())["tasks.t9"]
+                summary = turns(await board.snapshot())["tasks.t9"]
+                # The hive resumes it: `subhive agent run --resume` says so instead of running it beside.
+                with pytest.raises(InputError) as refused:
+                    await run_hive_turn(
+                        workspace, "notes", "", agent="planner", endpoint=bus.endpoint(), resume=summary["turn"]
+                    )
+                assert refused.value.code == "agent.turn_parked"
+                assert asked.id in refused.value.message
+                return parked.value, summary
         finally:
             await transport.close()
 
