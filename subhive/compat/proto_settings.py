@@ -3,9 +3,9 @@
 Include paths come from three places, searched in this order after the file's own root: the caller's
 ``include_dirs``, the command line (``-I/--proto-path``, held by :func:`extra_proto_paths` while a command
 runs) and the ``[protobuf]`` table of the workspace that holds the file (``hive.toml``). Then come the
-bundled roots: the well-known types of grpcio-tools and the googleapis common protos of
-googleapis-common-protos. See docs/contracts.md#protobuf-imports-and-rule-categories and
-docs/decisions/0070-protobuf-include-paths.md.
+bundled roots: the well-known types of grpcio-tools, the googleapis common protos of
+googleapis-common-protos and subhive's stand-in for ``google/longrunning/operations.proto``. See
+docs/contracts.md#protobuf-imports-and-rule-categories and docs/decisions/0070-protobuf-include-paths.md.
 
 Light on purpose (no protoc, no protobuf runtime): subhive.workspace reads hive.toml through it. The compat
 layer sits below the workspace package, so it reads the one ``[protobuf]`` table of ``hive.toml``
