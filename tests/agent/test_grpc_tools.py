@@ -6,6 +6,7 @@ tools calling it through the hive's own channel (``HiveContext.channel``: its ke
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import secrets
@@ -19,6 +20,7 @@ import grpc
 import nats
 import pytest
 from google.protobuf import json_format, message_factory
+from nats.js.errors import NotFoundError
 
 from subhive.agent import (
     Approval,
@@ -27,6 +29,7 @@ from subhive.agent import (
     Step,
     ToolBox,
     ToolCall,
+    agent_sources,
     build_agent,
     grpc_contracts,
     grpc_tools,
@@ -34,10 +37,17 @@ from subhive.agent import (
     rpc_tool_name,
     run_hive_turn,
 )
-from subhive.bus import EmbeddedServer
+from subhive.bus import EmbeddedServer, NatsTransport
 from subhive.codegen import generate_stubs
 from subhive.errors import InputError
-from subhive.hive import HiveContext, ensure_blackboard
+from subhive.hive import (
+    Controller,
+    ControllerConfig,
+    HiveContext,
+    KvBlackboard,
+    board_stream,
+    ensure_blackboard,
+)
 from subhive.root_hive import Lock
 from subhive.root_hive._client import RootClient, admin_token_of
 from subhive.root_hive._service import RootServer
@@ -515,3 +525,43 @@ def test_rpc_names_become_snake_case_tool_names() -> None:
     assert rpc_tool_name("catalog", "PutItem") == "call_catalog_put_item"
     assert rpc_tool_name("web_api", "GetHTTPStatus") == "call_web_api_get_http_status"
     assert rpc_tool_name("inventory", "get_stock") == "call_inventory_get_stock"
+
+
+def test_an_agent_woken_by_the_board_calls_through_its_hives_context(
+    tmp_path: Path, bus: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_workspace(tmp_path)
+    consumer_hive(root, 'call_catalog_put_item = "allow"\n\n[agents.clerk.trigger]\nkeys = ["tasks.*"]')
+    (source,) = agent_sources(root / "subhives" / "web" / "web_hive" / "knowledge.py")
+    script = [Step.call(("call_catalog_put_item", {"sku": "B-8", "kind": "TOOL"})), Step.say("stored")]
+
+    async def scenario() -> Any:
+        nc = await nats.connect(bus.url)
+        js = nc.jetstream()
+        with contextlib.suppress(NotFoundError):
+            await js.delete_stream(board_stream("web"))
+        await ensure_blackboard(js, "web")
+        await nc.close()
+        async with tree(root) as made:
+            assert not generate_stubs(open_workspace(root), hives=["web"]).problems
+            transport = await NatsTransport.connect(bus.endpoint(), "web")
+            board = await KvBlackboard.open(transport.connection.jetstream(), "web")
+            # What the web hive's runtime hands its sources: its root client and its own keys.
+            context = HiveContext("web", board, transport, root=made.web, keys=made.keys["web"])
+            controller = Controller(board, [source], context=context, config=ControllerConfig(retry_delay=0.05))
+            await controller.start(transport.connection.jetstream())
+            try:
+                await board.put("tasks.t1", {"title": "stock the drill"}, writer="human")
+                await controller.idle(timeout=30)
+            finally:
+                await controller.stop()
+                await context.close()
+                await transport.close()
+            return made.provider.received
+
+    with ScriptedServer(script) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        received = asyncio.run(scenario())
+        (answer,) = tool_results(server, 1)
+    assert answer == {"sku": "B-8", "revision": str(REVISION), "kind": "TOOL"}
+    assert received == [{"sku": "B-8", "kind": "TOOL"}]
