@@ -11,7 +11,7 @@ How and why: docs/decompose.md and docs/decisions/0020-decompose-communities.md.
 from ._decompose import decompose
 from ._discover import SKIP_REASONS
 from ._imports import Language, extract, language_of
-from ._model import Budget, Crossing, DecompositionPlan, HivePlan, PlanStats
+from ._model import Budget, Crossing, Cycle, DecompositionPlan, HivePlan, PlanStats
 from ._roles import Role, classify
 from ._split import Graph, Node, Strategy, split
 from ._synthesis import HEALTH_ORDER, HiveSummary, TreeSummary, normalise_health, summarise_tree
@@ -23,6 +23,7 @@ __all__ = [
     "SKIP_REASONS",
     "Budget",
     "Crossing",
+    "Cycle",
     "DecompositionPlan",
     "Graph",
     "HivePlan",

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from ..errors import InputError, Location
 from ..workspace import ROOT_HIVE
+from ._cycles import leaf_cycles, merge_mutual
 from ._discover import discover, read_file
 from ._imports import Extracted, JvmFile, extract, language_of
-from ._model import Budget, Crossing, DecompositionPlan, HivePlan, PlanStats
+from ._model import Budget, Crossing, Cycle, DecompositionPlan, HivePlan, PlanStats
 from ._naming import HiveNames, contract_for
 from ._resolve import Resolver
 from ._roles import Role, classify, dominant_role
@@ -65,9 +66,13 @@ def decompose(
     edges, unresolved = _link(graph, extracted, side_files)
     say(f"import graph: {len(graph.paths):,} files, {len(edges):,} edges")
     tree = split(graph, budget, strategy)
+    production = [(i, j) for i, j in edges if graph.roles[i] is not Role.tests]
+    if strategy is Strategy.graph:
+        merge_mutual(tree, graph, production, budget)
     say("split done")
     hives = _hives(tree, graph, root)
     crossings, cut, test_cut = _crossings(hives, graph, edges)
+    cycles = _cycles(hives, crossings, graph, production)
     leaf_of = {path: index for index, hive in enumerate(hives) if hive.leaf for path in hive.files}
     units = find_units(graph.paths)
     broken = split_units(units, [leaf_of[p] for p in graph.paths], graph.sizes, budget.max_files, budget.max_bytes)
@@ -87,7 +92,58 @@ def decompose(
         one_file_leaves=sum(1 for hive in hives if hive.leaf and hive.file_count == 1),
         mutual_pairs=sum(1 for a, b in pairs if a < b and (b, a) in pairs),
     )
-    return DecompositionPlan(str(root), listing.source, budget, strategy.value, tuple(hives), tuple(crossings), stats)
+    return DecompositionPlan(
+        str(root),
+        listing.source,
+        budget,
+        strategy.value,
+        tuple(hives),
+        tuple(crossings),
+        stats,
+        tuple(cycles),
+        tuple(_warnings(tree, graph, budget)),
+    )
+
+
+def _cycles(
+    hives: list[HivePlan], crossings: list[Crossing], graph: Graph, production: list[tuple[int, int]]
+) -> list[Cycle]:
+    leaves = [hive for hive in hives if hive.leaf]
+    index = {path: i for i, path in enumerate(graph.paths)}
+    groups = leaf_cycles([[index[p] for p in hive.files] for hive in leaves], production, len(graph.paths))
+    counts = {(c.consumer, c.provider): len(c.edges) for c in crossings}
+    out: list[Cycle] = []
+    for group in groups:
+        names = sorted(leaves[k].name for k in group)
+        inside = set(names)
+        links = tuple((a, b, n) for (a, b), n in sorted(counts.items()) if a in inside and b in inside)
+        out.append(Cycle(tuple(names), links))
+    return out
+
+
+def _warnings(tree: Node, graph: Graph, budget: Budget) -> list[str]:
+    """A byte budget that split nodes the file budget alone would have kept whole."""
+    bound = 0
+
+    def visit(node: Node) -> None:
+        nonlocal bound
+        if node.leaf:
+            return
+        files = list(node.all_files())
+        if len(files) <= budget.max_files and sum(graph.sizes[f] for f in files) > budget.max_bytes:
+            bound += 1
+        for child in node.children:
+            visit(child)
+
+    for child in tree.children:
+        visit(child)
+    if not bound:
+        return []
+    return [
+        f"the byte budget ({budget.max_bytes:,} bytes) binds before the file budget ({budget.max_files:,} files): "
+        f"{bound:,} hive(s) within the file budget were split for their bytes; raise --max-bytes if that is not "
+        "what you meant"
+    ]
 
 
 def _check_root(path: str | Path) -> Path:
@@ -283,9 +339,7 @@ def _hubs(files: list[int], graph: Graph, count: int = 3) -> list[str]:
     return out
 
 
-def _crossings(
-    hives: list[HivePlan], graph: Graph, edges: list[tuple[int, int]]
-) -> tuple[list[Crossing], int, int]:
+def _crossings(hives: list[HivePlan], graph: Graph, edges: list[tuple[int, int]]) -> tuple[list[Crossing], int, int]:
     """The crossings between leaves, and how many import edges cross: from code, from tests. An edge from a
     test file never makes a contract: a test reaching into another hive is that hive's business."""
     owner: dict[str, str] = {path: hive.name for hive in hives if hive.leaf for path in hive.files}

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ..errors import InputError
 from ._roles import Role
 
-__all__ = ["Budget", "Crossing", "DecompositionPlan", "HivePlan", "PlanStats"]
+__all__ = ["Budget", "Crossing", "Cycle", "DecompositionPlan", "HivePlan", "PlanStats"]
 
 _DEFAULTS = {"max_files": 200, "max_bytes": 2_000_000}
 
@@ -103,6 +103,28 @@ class Crossing:
 
 
 @dataclass(frozen=True, slots=True)
+class Cycle:
+    """Leaves that reach each other through their crossings and could not be merged (together they exceed
+    the budget): ``links`` are the crossings inside the cycle as (consumer, provider, edge count), and
+    ``weakest`` the lightest of them, the first a person might cut."""
+
+    hives: tuple[str, ...]
+    links: tuple[tuple[str, str, int], ...]
+
+    @property
+    def weakest(self) -> tuple[str, str, int]:
+        return min(self.links, key=lambda link: (link[2], link[0], link[1]))
+
+    def to_dict(self) -> dict[str, object]:
+        consumer, provider, count = self.weakest
+        return {
+            "hives": list(self.hives),
+            "links": [{"consumer": a, "provider": b, "count": n} for a, b, n in self.links],
+            "weakest": {"consumer": consumer, "provider": provider, "count": count},
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class PlanStats:
     files: int
     bytes: int
@@ -158,6 +180,9 @@ class DecompositionPlan:
     hives: tuple[HivePlan, ...]
     crossings: tuple[Crossing, ...]
     stats: PlanStats
+    cycles: tuple[Cycle, ...] = ()
+    #: What a person should know about the plan (a byte budget that binds before the file budget...).
+    warnings: tuple[str, ...] = ()
     _by_name: dict[str, HivePlan] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -182,4 +207,6 @@ class DecompositionPlan:
             "stats": self.stats.to_dict(),
             "hives": [h.to_dict() for h in self.hives],
             "crossings": [c.to_dict() for c in self.crossings],
+            "cycles": [c.to_dict() for c in self.cycles],
+            "warnings": list(self.warnings),
         }

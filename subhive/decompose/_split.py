@@ -20,6 +20,8 @@ _SEED = 20260107
 #: Communities replace the directories of a node only when they cut fewer than this share of the edges
 #: the directory split cuts at that node (decision 0020): directories win ties and near-ties.
 _COMMUNITY_MARGIN = 0.95
+#: Uncoupled sibling units share a leaf up to this share of the budget.
+_SIBLING_SHARE = 0.8
 
 
 class Strategy(StrEnum):
@@ -305,7 +307,24 @@ class _Packer:
     def run(self) -> list[_Unit]:
         self._by_coupling()
         self._leftovers()
+        self._siblings()
         return [unit for index, unit in enumerate(self.units) if self.alive[index]]
+
+    def _siblings(self) -> None:
+        """Units nothing couples, side by side in path order, share a leaf up to most of the budget (the rest
+        is room for refinement), so a directory of forty small uncoupled pieces is a few hives, not forty."""
+        budget = self.s.budget
+        files, size = budget.max_files * _SIBLING_SHARE, budget.max_bytes * _SIBLING_SHARE
+        current: int | None = None
+        for index, unit in enumerate(self.units):
+            if not self.alive[index] or unit.big:
+                continue
+            if current is not None:
+                merged = self.units[current]
+                if len(merged.files) + len(unit.files) <= files and merged.size + unit.size <= size:
+                    self._merge(current, index)
+                    continue
+            current = index
 
     def _can_merge(self, a: int, b: int) -> bool:
         x, y = self.units[a], self.units[b]
@@ -477,12 +496,28 @@ def _refine(tree: Node, graph: Graph, budget: Budget, atom: Sequence[int]) -> No
     for _ in range(_PASSES):
         if not refiner.move_pass() + refiner.swap_pass():
             break
+    refiner.absorb_small(max(2, budget.max_files // 10))
     for leaf in leaves:
         leaf.files.clear()
     for k, item in enumerate(items):
         leaves[refiner.owner[k]].files.extend(item)
     for leaf in leaves:
         leaf.files.sort()
+    prune(tree)
+
+
+def prune(node: Node) -> None:
+    """Drop emptied leaves; an inner node left with one child takes that child's place."""
+    kept: list[Node] = []
+    for child in node.children:
+        if not child.leaf:
+            prune(child)
+            if len(child.children) == 1:
+                only = child.children[0]
+                child.files, child.children = only.files, only.children
+        if child.files or child.children:
+            kept.append(child)
+    node.children = kept
 
 
 class _Refiner:
@@ -548,6 +583,31 @@ class _Refiner:
             elif wanted != here:
                 self.blocked.setdefault((here, wanted), []).append(k)
         return moved
+
+    def absorb_small(self, floor: int) -> None:
+        """A leaf that refinement left with fewer than ``floor`` files joins, whole, the leaf it is most
+        coupled to when that has room: no one-file hives."""
+        members: dict[int, list[int]] = {}
+        for k, leaf in enumerate(self.owner):
+            members.setdefault(leaf, []).append(k)
+        for leaf in sorted(members):
+            items = members[leaf]
+            if not 0 < self.counts[leaf] < floor:
+                continue
+            toward: dict[int, int] = {}
+            for k in items:
+                for other, weight in self._toward(k).items():
+                    if other != leaf:
+                        toward[other] = toward.get(other, 0) + weight
+            for target in sorted(toward, key=lambda t: (-toward[t], t)):
+                if (
+                    self.counts[target] + self.counts[leaf] <= self.budget.max_files
+                    and self.sizes[target] + self.sizes[leaf] <= self.budget.max_bytes
+                ):
+                    for k in items:
+                        self._move(k, target)
+                    members.setdefault(target, []).extend(items)
+                    break
 
     def swap_pass(self) -> int:
         """Exchange items between two leaves that each hold items wanting the other, when both still fit

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 
-def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+def write_tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
     for relative, content in files.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
