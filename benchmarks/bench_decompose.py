@@ -24,9 +24,10 @@ from __future__ import annotations
 import json
 import random
 import resource
+import shutil
+import statistics
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -228,25 +229,93 @@ def generated(files: int) -> dict[str, Any]:
     }
 
 
-def real_tree(path: Path, exclude: tuple[str, ...]) -> dict[str, Any]:
-    budget = Budget()
-    start = time.perf_counter()
-    graph = decompose(path, budget, exclude=exclude)
-    graph_s = time.perf_counter() - start
-    directory = decompose(path, budget, exclude=exclude, strategy="directory")
-    cut, base = graph.stats.edges_cut, directory.stats.edges_cut
+#: Real code nobody here wrote, fetched from the package registries at benchmark time (never committed):
+#: (title, registry, package spec, the directory inside the unpacked archive to decompose).
+REAL: tuple[tuple[str, str, str, str], ...] = (
+    ("django 5.1 (Python sdist)", "pypi", "django==5.1", "Django-5.1"),
+    ("sympy 1.13.3 (Python sdist)", "pypi", "sympy==1.13.3", "sympy-1.13.3"),
+    ("three 0.160.0 (npm, JavaScript)", "npm", "three@0.160.0", "package"),
+    ("rxjs 7.8.1 (npm, TypeScript sources)", "npm", "rxjs@7.8.1", "package/src"),
+    (
+        "docker (Debian's Go sources)",
+        "deb",
+        "golang-github-docker-docker-dev",
+        "usr/share/gocode/src/github.com/docker/docker",
+    ),
+)
+_CACHE = Path(tempfile.gettempdir()) / "subhive-bench-decompose"
+
+
+def fetch(registry: str, spec: str) -> Path:
+    """Download and unpack ``spec`` with the registry's ordinary client (cached); the unpacked directory."""
+    target = _CACHE / f"{registry}-{spec.replace('/', '_')}"
+    if (target / ".done").exists():
+        return target
+    shutil.rmtree(target, ignore_errors=True)
+    download = target / "download"
+    download.mkdir(parents=True)
+    if registry == "pypi":
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-binary",
+            ":all:",
+            "--no-deps",
+            "-d",
+            str(download),
+            spec,
+        ]
+    elif registry == "npm":
+        command = ["npm", "pack", "--silent", "--pack-destination", str(download), spec]
+    else:
+        command = ["apt-get", "download", spec]
+    subprocess.run(command, cwd=download, check=True, capture_output=True, timeout=600)
+    for archive in sorted(download.iterdir()):
+        if archive.suffix == ".deb":
+            subprocess.run(["dpkg-deb", "-x", str(archive), str(target)], check=True, timeout=600)
+        else:
+            shutil.unpack_archive(str(archive), str(target))
+    shutil.rmtree(download)
+    (target / ".done").write_text("")
+    return target
+
+
+def _figures(plan: Any) -> dict[str, Any]:
+    stats = plan.stats
+    cut_all = stats.edges_cut + stats.test_edges_cut
     return {
-        "path": str(path),
+        "cut": stats.edges_cut,
+        "cut_with_tests": cut_all,
+        "test_share_of_cut": round(stats.test_edges_cut / cut_all, 3) if cut_all else 0.0,
+        "units_split": stats.units_split,
+        "one_file_leaves": stats.one_file_leaves,
+        "mutual_pairs": stats.mutual_pairs,
+        "leaves": sum(1 for _ in plan.leaves()),
+    }
+
+
+def real_tree(path: Path, max_files: int) -> dict[str, Any]:
+    """The plan against the packed-directory baseline (``strategy="directory"``) at the same budget."""
+    budget = Budget(max_files=max_files)
+    start = time.perf_counter()
+    graph = decompose(path, budget)
+    graph_s = time.perf_counter() - start
+    directory = decompose(path, budget, strategy="directory")
+    ours, base = _figures(graph), _figures(directory)
+    return {
         "files": graph.stats.files,
         "edges_total": graph.stats.edges_total,
-        "edges_cut": cut,
-        "directory_only_cut": base,
-        "ratio": round(cut / base, 3) if base else None,
-        "leaves": sum(1 for _ in graph.leaves()),
-        "directory_only_leaves": sum(1 for _ in directory.leaves()),
+        "units": graph.stats.units,
+        "ratio": round(ours["cut"] / base["cut"], 3) if base["cut"] else None,
+        "ratio_with_tests": round(ours["cut_with_tests"] / base["cut_with_tests"], 3)
+        if base["cut_with_tests"]
+        else None,
+        **dict(ours.items()),
+        **{f"baseline_{key}": value for key, value in base.items()},
         "decompose_s": round(graph_s, 2),
-        "target_ratio": 0.7,
-        "within_target": base == 0 or cut / base <= 0.7,
     }
 
 
@@ -254,23 +323,33 @@ def main(argv: list[str] | None = None) -> int:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--files", type=int, default=100_000, help="files in the generated repository")
     p.add_argument("--skip-generated", action="store_true", help="only the real trees")
+    p.add_argument("--skip-real", action="store_true", help="only the generated repository")
+    p.add_argument("--max-files", type=int, default=50, help="the file budget for the real trees")
     args = p.parse_args(argv)
-    parts: list[tuple[str, dict[str, Any]]] = []
+    ratios: list[float] = []
     if not args.skip_generated:
-        parts.append((f"decompose: generated repository of {args.files:,} files", generated(args.files)))
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
-    site = Path(__file__).resolve().parents[1] / ".venv" / "lib" / version / "site-packages"
-    for title, path, exclude in (
-        ("standard library", stdlib, ("site-packages/", "dist-packages/")),
-        ("virtualenv site-packages", site, ()),
-    ):
-        if path.is_dir():
-            parts.append((f"decompose: {title} vs a directory-only split", real_tree(path, exclude)))
-    for title, figures in parts:
-        print(render(title, figures, as_json=args.json))
-        if not args.json:
-            print()
+        figures = generated(args.files)
+        print(render(f"decompose: generated repository of {args.files:,} files", figures, as_json=args.json))
+    if not args.skip_real:
+        for title, registry, spec, inside in REAL:
+            try:
+                root = fetch(registry, spec) / inside
+            except (OSError, subprocess.SubprocessError) as failed:
+                print(render(f"decompose: {title}", {"fetch_failed": str(failed)[:200]}, as_json=args.json))
+                continue
+            figures = real_tree(root, args.max_files)
+            if figures["ratio"] is not None:
+                ratios.append(figures["ratio"])
+            print(render(f"decompose: {title} vs the packed-directory baseline", figures, as_json=args.json))
+        if ratios:
+            summary = {
+                "repositories": len(ratios),
+                "median_ratio": round(statistics.median(ratios), 3),
+                "max_ratio": round(max(ratios), 3),
+                "target_median": 0.75,
+                "target_max": 0.9,
+            }
+            print(render("decompose: real trees, cut against the baseline", summary, as_json=args.json))
     return 0
 
 
