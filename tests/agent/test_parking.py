@@ -45,12 +45,16 @@ TASK = re.compile(r"The key (tasks\.\w+) of your hive")
 
 
 def planner(request: RecordedRequest) -> Step:
-    """The model: asked about tasks.X, it writes plans.X (an ``ask`` call); told the call's outcome, it answers."""
+    """The model: asked about tasks.X, it reads the key, then writes plans.X (an ``ask`` call); told the
+    write's outcome, it answers."""
     messages = request.body["messages"]
-    if messages[-1]["role"] == "tool":
+    found = TASK.search(messages[1]["content"])
+    assert found is not None, messages[1]["content"]
+    results = sum(m["role"] == "tool" for m in messages)
+    if results == 0:
+        return Step.call(("board_read", {"key": found.group(1)}))
+    if results == 2:
         return Step.say("planned")
-    found = TASK.search(messages[-1]["content"])
-    assert found is not None, messages[-1]["content"]
     plan = "plans." + found.group(1).split(".")[1]
     return Step.call(("board_write", {"key": plan, "value": {"for": found.group(1)}, "expected_revision": 0}))
 
@@ -209,12 +213,16 @@ def test_turns_waiting_for_people_do_not_hold_the_hives_workers(
     for task in tasks:
         assert summaries[task]["status"] == "completed"
         assert "parked" not in summaries[task]
-        assert len(requests[task]) == 2  # the model was not asked again after the wake
+        assert len(requests[task]) == 3  # the model was not asked again after the wake
         assert all(extensions(requests[task]))  # the request after the wake extends the one before the park
-        kinds = [f["kind"] for f in frames_of(snapshot, summaries[task]["key"])]
+        frames = frames_of(snapshot, summaries[task]["key"])
+        kinds = [f["kind"] for f in frames]
         assert kinds.count("turn.parked") == kinds.count("turn.resumed") == 1
-        assert kinds.index("turn.parked") < kinds.index("turn.resumed") < kinds.index("tool.result")
-    rejected = json.loads(requests["tasks.t3"][1].body["messages"][-1]["content"])
+        results = [f["name"] for f in frames if f["kind"] == "tool.result"]
+        assert results == ["board_read", "board_write"]  # the read before the park did not run again
+        last_result = max(i for i, kind in enumerate(kinds) if kind == "tool.result")
+        assert kinds.index("turn.parked") < kinds.index("turn.resumed") < last_result
+    rejected = json.loads(requests["tasks.t3"][-1].body["messages"][-1]["content"])
     assert (rejected["error"], "not now" in rejected["message"]) == ("tool.rejected", True)
 
 
@@ -272,9 +280,9 @@ def test_a_parked_turn_survives_a_restart_and_is_woken_by_the_decision_or_the_de
     assert [(e.value, e.writer) for e in history] == [({"for": "tasks.t1"}, "agent:planner")]
     assert "plans.t2" not in snapshot
     for task in ("tasks.t1", "tasks.t2"):
-        assert len(requests[task]) == 2
+        assert len(requests[task]) == 3
         assert all(extensions(requests[task]))
-    timed_out = json.loads(requests["tasks.t2"][1].body["messages"][-1]["content"])
+    timed_out = json.loads(requests["tasks.t2"][-1].body["messages"][-1]["content"])
     assert timed_out["error"] == "tool.approval_timeout"
     assert "within 5 s" in timed_out["message"]  # the same outcome as a wait that ran out
     summaries = turns(snapshot)
@@ -282,7 +290,7 @@ def test_a_parked_turn_survives_a_restart_and_is_woken_by_the_decision_or_the_de
     # Parked, and after the restart parked again (or, on a slow machine, already past its deadline).
     assert kinds.count("turn.parked") in (1, 2)
     assert kinds.count("turn.resumed") == kinds.count("turn.parked")  # the restart, or the deadline's wake
-    assert kinds.count("tool.result") == 1
+    assert kinds.count("tool.result") == 2  # board_read once, board_write once
     kinds = [f["kind"] for f in frames_of(snapshot, summaries["tasks.t1"]["key"])]
     assert (kinds.count("turn.parked"), kinds.count("turn.resumed")) == (2, 2)  # the restart, then the decision
     assert kinds[-1] == "turn.stopped"
