@@ -9,6 +9,7 @@ dialect, on the original schema.
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -393,3 +394,58 @@ def test_a_property_named_examples_is_not_mended() -> None:
     translation = translate(schema)
     assert translation.schema == schema
     assert translation.identity
+
+
+# -- verdicts across dialects stay sound -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("old_dialect", "new_dialect"), [(DRAFT4, DRAFT7), (DRAFT7, DRAFT2020), (DRAFT2019, DRAFT6)])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_a_compatible_verdict_across_dialects_holds_for_every_instance(
+    old_dialect: str, new_dialect: str, data: st.DataObject
+) -> None:
+    old = data.draw(_schemas(old_dialect), label="old")
+    if data.draw(st.booleans(), label="derived"):
+        # OLD's meaning written in 2020-12, then one keyword dropped somewhere: often a compatible change.
+        new = _drop_one(translate(copy.deepcopy(old)).schema, data)
+    else:
+        new = data.draw(_schemas(new_dialect) if new_dialect != DRAFT2020 else _schemas(DRAFT2019), label="new")
+        if new_dialect == DRAFT2020:
+            new = translate(new).schema  # a 2020-12 schema, as written in 2020-12
+    report = diff_schemas(old, new)
+    under_old, under_new = validator_for(old)(old), validator_for(new)(new)
+    for instance in data.draw(st.lists(_JSON, min_size=1, max_size=10), label="instances"):
+        if DRAFT4 in (old_dialect, new_dialect) and isinstance(instance, float) and instance.is_integer():
+            continue  # draft-04's own idea of an integer (see known.json)
+        valid_old, valid_new = under_old.is_valid(instance), under_new.is_valid(instance)
+        if report.backward:
+            assert not valid_old or valid_new, (old, new, instance, report.changes)
+        if report.forward:
+            assert not valid_new or valid_old, (old, new, instance, report.changes)
+
+
+def _drop_one(schema: dict[str, Any], data: st.DataObject) -> dict[str, Any]:
+    """``schema`` with one keyword of one of its subschema objects removed (``$schema`` and ``definitions`` kept)."""
+    objects: list[dict[str, Any]] = []
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            objects.append(node)
+            stack.extend(v for k, v in node.items() if k != "definitions")
+            stack.extend(node.get("definitions", {}).values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    choices = [(o, k) for o in objects for k in o if k not in ("$schema", "definitions", "$ref")]
+    if choices:
+        target, key = data.draw(st.sampled_from(choices), label="dropped")
+        del target[key]
+    return schema
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=_schemas(DRAFT7))
+def test_a_schema_and_its_translation_compare_equal(schema: dict[str, Any]) -> None:
+    report = diff_schemas(schema, translate(schema).schema)
+    assert (report.backward, report.forward) == (True, True), report.changes
