@@ -25,7 +25,7 @@ from ._units import find_units, split_units
 __all__ = ["decompose"]
 
 Progress = Callable[[str], None]
-_SIDE_FILES = frozenset({"go.mod", "package.json"})
+_SIDE_FILES = frozenset({"go.mod", "package.json", "tsconfig.json"})
 _PROGRESS_EVERY = 20_000
 
 
@@ -215,9 +215,13 @@ def _link(
     glues them together; files of one Go or JVM package are tied to its anchor; and a file without imports
     (a template, a translation, a config) is tied to the code that owns it (:func:`_owners`)."""
     resolver = Resolver(graph.paths, side_files)
+    go_specs: list[str] = []
     for i, found in enumerate(extracted):
         if isinstance(found, JvmFile):
             resolver.add_jvm(i, found)
+        elif found and graph.paths[i].endswith(".go"):
+            go_specs.extend(spec for spec in found if isinstance(spec, str))
+    resolver.infer_go_modules(go_specs)
     adjacency = graph.adjacency
 
     def tie(i: int, j: int) -> None:

@@ -16,6 +16,7 @@ __all__ = ["JvmFile", "Language", "PyImport", "extract", "language_of"]
 class Language(StrEnum):
     python = "python"
     javascript = "javascript"
+    typescript = "typescript"
     go = "go"
     java = "java"
 
@@ -27,10 +28,10 @@ _EXTENSIONS = {
     ".jsx": Language.javascript,
     ".mjs": Language.javascript,
     ".cjs": Language.javascript,
-    ".ts": Language.javascript,
-    ".tsx": Language.javascript,
-    ".mts": Language.javascript,
-    ".cts": Language.javascript,
+    ".ts": Language.typescript,
+    ".tsx": Language.typescript,
+    ".mts": Language.typescript,
+    ".cts": Language.typescript,
     ".vue": Language.javascript,
     ".svelte": Language.javascript,
     ".go": Language.go,
@@ -85,7 +86,7 @@ def extract(language: Language, text: str) -> Extracted:
     """
     if language is Language.python:
         return _python(text)
-    if language is Language.javascript:
+    if language is Language.javascript or language is Language.typescript:
         return tuple(dict.fromkeys(sys.intern(m.group(2)) for m in _JS.finditer(text)))
     if language is Language.go:
         return _go(text)

@@ -17,7 +17,15 @@ __all__ = ["Resolver"]
 _JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".vue", ".svelte", ".json")
 _JS_STRIP = re.compile(r"\.(m|c)?js$")
 _ROOT_DIRS = frozenset({"", "src", "lib", "Lib"})
+_JSON_COMMENTS = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
 _GO_MODULE = re.compile(r"^module[ \t]+\"?([^\s\"]+)", re.M)
+#: ``replace a/b => ./b`` (alone or inside a ``replace ( ... )`` block): a module served from a directory here
+_GO_REPLACE = re.compile(r"^[ \t]*(?:replace[ \t]+)?([^\s()]+)(?:[ \t]+v[^\s]+)?[ \t]+=>[ \t]+(\.{1,2}/[^\s]*)", re.M)
+
+
+def _keep_strings(match: re.Match[str]) -> str:
+    text = match.group(0)
+    return text if text.startswith('"') else ""
 
 
 def _dirname(path: str) -> str:
@@ -96,7 +104,12 @@ class Resolver:
 
     def _js_packages(self, side_files: Mapping[str, str]) -> None:
         self._js_package_dirs: dict[str, str] = {}
-        for path, text in side_files.items():
+        #: tsconfig.json aliases: (directory of the tsconfig, pattern prefix, pattern suffix, target patterns)
+        self._ts_paths: list[tuple[str, str, str, list[str]]] = []
+        self._ts_base_urls: list[str] = []
+        for path, text in sorted(side_files.items()):
+            if path.rpartition("/")[2] == "tsconfig.json":
+                self._tsconfig(_dirname(path), text)
             if path.rpartition("/")[2] != "package.json":
                 continue
             try:
@@ -106,6 +119,27 @@ class Resolver:
             if isinstance(name, str) and name:
                 self._js_package_dirs.setdefault(name, _dirname(path))
 
+    def _tsconfig(self, directory: str, text: str) -> None:
+        """``compilerOptions.baseUrl`` and ``paths`` of a tsconfig.json (JSON with comments, read leniently)."""
+        try:
+            options = json.loads(_JSON_COMMENTS.sub(_keep_strings, text)).get("compilerOptions") or {}
+        except (ValueError, AttributeError):
+            return
+        if not isinstance(options, dict):
+            return
+        base = options.get("baseUrl")
+        base_dir = posixpath.normpath(posixpath.join(directory, base)) if isinstance(base, str) else directory
+        base_dir = "" if base_dir == "." else base_dir
+        if isinstance(base, str):
+            self._ts_base_urls.append(base_dir)
+        paths = options.get("paths")
+        if isinstance(paths, dict):
+            for pattern, targets in sorted(paths.items()):
+                if isinstance(pattern, str) and isinstance(targets, list):
+                    prefix, star, suffix = pattern.partition("*")
+                    resolved = [posixpath.normpath(posixpath.join(base_dir, t)) for t in targets if isinstance(t, str)]
+                    self._ts_paths.append((base_dir, prefix, suffix if star else "\0", resolved))
+
     def _go_index(self, side_files: Mapping[str, str]) -> None:
         modules: list[tuple[str, str]] = []
         for path, text in side_files.items():
@@ -113,6 +147,10 @@ class Resolver:
                 match = _GO_MODULE.search(text)
                 if match:
                     modules.append((match.group(1), _dirname(path)))
+                for replaced, local in _GO_REPLACE.findall(text):
+                    target = posixpath.normpath(posixpath.join(_dirname(path), local))
+                    if not target.startswith(".."):
+                        modules.append((replaced, "" if target == "." else target))
         self._go_modules = sorted(modules, key=lambda m: (-len(m[0]), m))
         self._go_anchor: dict[str, int] = {}
         for i, path in enumerate(self.paths):
@@ -230,12 +268,36 @@ class Resolver:
             return self._js_file(posixpath.normpath(posixpath.join(_dirname(path), spec)))
         if spec.startswith("/") or ":" in spec:
             return None
+        aliased = self._ts_alias(spec)
+        if aliased is not None:
+            return aliased
         parts = spec.split("/")
         width = 2 if spec.startswith("@") else 1
         directory = self._js_package_dirs.get("/".join(parts[:width]))
         if directory is None:
             return None
         return self._js_file("/".join(filter(None, (directory, *parts[width:]))) or ".", package=True)
+
+    def _ts_alias(self, spec: str) -> int | None:
+        """A bare specifier through tsconfig ``paths`` (``@app/*`` -> ``src/app/*``), then ``baseUrl``."""
+        for _, prefix, suffix, targets in self._ts_paths:
+            if suffix == "\0":
+                if spec != prefix:
+                    continue
+                middle = ""
+            elif spec.startswith(prefix) and spec.endswith(suffix) and len(spec) >= len(prefix) + len(suffix):
+                middle = spec[len(prefix) : len(spec) - len(suffix)]
+            else:
+                continue
+            for target in targets:
+                found = self._js_file(target.replace("*", middle, 1))
+                if found is not None:
+                    return found
+        for base in self._ts_base_urls:
+            found = self._js_file(f"{base}/{spec}" if base else spec)
+            if found is not None:
+                return found
+        return None
 
     def _js_file(self, base: str, *, package: bool = False) -> int | None:
         if base.startswith("../") or base == "..":
@@ -264,6 +326,28 @@ class Resolver:
                 rest = spec[len(module) + 1 :]
                 return self._go_anchor.get("/".join(filter(None, (directory, rest))))
         return None
+
+    def infer_go_modules(self, specs: list[str]) -> None:
+        """Without a ``go.mod`` (a GOPATH checkout, Debian's Go sources) the module path is guessed: the
+        prefix most import paths share before a tail that names a package directory here
+        (``github.com/docker/docker`` + ``api/types``). Only prefixes at least half as common as the best
+        count, so ``github.com/pkg/errors`` does not land on some ``errors/`` of the repository."""
+        if self._go_modules:
+            return
+        hits: dict[str, int] = {}
+        for spec in specs:
+            parts = spec.split("/")
+            if "." not in parts[0]:
+                continue  # the standard library
+            for start in range(1, len(parts)):
+                if "/".join(parts[start:]) in self._go_anchor:
+                    prefix = "/".join(parts[:start])
+                    hits[prefix] = hits.get(prefix, 0) + 1
+                    break
+        if hits:
+            best = max(hits.values())
+            chosen = [prefix for prefix, count in hits.items() if count >= max(2, best / 2)]
+            self._go_modules = sorted(((prefix, "") for prefix in chosen), key=lambda m: (-len(m[0]), m))
 
     def _jvm(self, spec: str) -> int | None:
         if spec.endswith(".*"):

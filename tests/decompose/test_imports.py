@@ -56,7 +56,8 @@ def test_java_package_and_imports() -> None:
 
 def test_languages_by_extension() -> None:
     assert language_of("a/b.py") is Language.python
-    assert language_of("a/b.tsx") is Language.javascript
+    assert language_of("a/b.tsx") is Language.typescript
+    assert language_of("a/b.jsx") is Language.javascript
     assert language_of("a/b.go") is Language.go
     assert language_of("A.kt") is Language.java
     assert language_of("a.d/README") is None

@@ -14,7 +14,7 @@ def resolve(
     for path, source in (jvm or {}).items():
         found = extract(Language.java, source)
         resolver.add_jvm(paths.index(path), found)  # type: ignore[arg-type]
-    language = {"py": Language.python, "ts": Language.javascript, "go": Language.go, "java": Language.java}[
+    language = {"py": Language.python, "ts": Language.typescript, "go": Language.go, "java": Language.java}[
         importer.rpartition(".")[2]
     ]
     extracted = extract(language, text)
@@ -106,3 +106,30 @@ def test_unresolved_imports_are_counted() -> None:
     resolver = Resolver(["a.py"], {})
     assert resolver.resolve(0, extract(Language.python, "import requests\nimport os\n")) == []
     assert resolver.unresolved == 2
+
+
+def test_go_imports_resolve_through_replace_and_without_a_go_mod() -> None:
+    paths = ["api/types/t.go", "go.mod", "lib/x/x.go", "server/s.go"]
+    mod = "module example.com/app\n\nreplace example.com/lib => ./lib\n"
+    resolver = Resolver(paths, {"go.mod": mod})
+    assert resolver.resolve(3, ("example.com/lib/x", "fmt")) == [2]
+    # no go.mod: the import path's longest tail naming a package directory here
+    bare = Resolver([*(p for p in paths if p != "go.mod"), "errors/e.go"], {})
+    specs = ["github.com/docker/docker/api/types", "github.com/docker/docker/lib/x", "github.com/pkg/errors"]
+    bare.infer_go_modules([*specs, "net/http"])
+    assert bare.resolve(2, (*specs, "net/http")) == [0, 1]  # not errors/e.go: github.com/pkg is not this module
+    assert bare.unresolved == 2
+
+
+def test_typescript_aliases_from_tsconfig_paths_and_base_url() -> None:
+    paths = ["app/tsconfig.json", "app/src/core/log.ts", "app/src/ui/page.tsx", "app/src/util/index.ts"]
+    tsconfig = """{
+      // comments are allowed in a tsconfig
+      "compilerOptions": {"baseUrl": "src", "paths": {"@core/*": ["core/*"], "~util": ["util"]}} /* and here */
+    }"""
+    text = "import { log } from '@core/log'\nimport u from '~util'\nimport p from 'ui/page'\nimport r from 'react'\n"
+    resolver = Resolver(sorted(paths), {"app/tsconfig.json": tsconfig})
+    importer = sorted(paths).index("app/src/ui/page.tsx")
+    targets = resolver.resolve(importer, extract(Language.typescript, text))
+    assert [sorted(paths)[t] for t in targets] == ["app/src/core/log.ts", "app/src/util/index.ts"]
+    assert resolver.unresolved == 1  # react; 'ui/page' is found through baseUrl: the importer itself, no edge
