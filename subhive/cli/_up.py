@@ -267,6 +267,8 @@ def _log_files(root: Path) -> dict[str, Path]:
     nats = layout.nats_dir / "nats-server.log"  # EmbeddedServer.log_file: the server writes it in its store
     if nats.is_file():
         found["nats"] = nats
+    for node in sorted(layout.nats_dir.glob("n*/nats-server.log")) if layout.nats_dir.is_dir() else []:
+        found[f"nats-{node.parent.name}"] = node  # the nodes of a cluster (docs/cluster.md)
     return dict(sorted(found.items()))
 
 

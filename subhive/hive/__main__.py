@@ -23,7 +23,8 @@ async def _run(workspace: Path, hive: str) -> None:
     """Run the hive until SIGINT/SIGTERM, connected as the environment says: ``SUBHIVE_NATS_URL``
     (comma-separated), ``SUBHIVE_NATS_USER``/``SUBHIVE_NATS_PASSWORD``, ``SUBHIVE_ROOT`` and ``SUBHIVE_TOKEN``
     (the hive's root token), ``SUBHIVE_STATUS_FILE`` (the heartbeat file), ``SUBHIVE_GRPC_KEYS`` (the hive's
-    gRPC key file, followed while it changes)."""
+    gRPC key file, followed while it changes), ``SUBHIVE_NATS_FAILOVER`` (seconds to retry writes through a
+    cluster's leader election)."""
     env = os.environ
     endpoint = BusEndpoint(
         [u for u in env.get("SUBHIVE_NATS_URL", "nats://127.0.0.1:4222").split(",") if u],
@@ -40,6 +41,7 @@ async def _run(workspace: Path, hive: str) -> None:
         token=env.get("SUBHIVE_TOKEN"),
         status_file=Path(status) if status else None,
         grpc_keys=KeyFile(Path(keys)) if keys else None,
+        failover=float(env.get("SUBHIVE_NATS_FAILOVER") or 0),
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -104,7 +104,7 @@ class HiveRuntime:
         self._subscriptions: list[Any] = []
         self._grpc: list[Any] = []
         self._heartbeat: asyncio.Task[None] | None = None
-        self._deadlines: dict[str, float] = {}
+        self._transport_options: dict[str, float] = {}
         self._status_file: Path | None = None
         #: Set when the hive declares an agent with ``repairs = true`` and has a root (decision 0053).
         self.repairs: RepairHandoff | None = None
@@ -127,17 +127,20 @@ class HiveRuntime:
         grpc_keys: Any = None,
         event_deadline: float | None = None,
         request_deadline: float | None = None,
+        failover: float = 0.0,
     ) -> HiveRuntime:
         """``grpc_keys``: the hive's gRPC credentials, ``subhive.rpc.GrpcKeys`` or ``KeyFile`` (``subhive up``
         hands each hive its own file); without them the hive's gRPC calls are anonymous and a hive that serves
         gRPC does not start (``rpc.no_keys``). ``event_deadline``, ``request_deadline``: seconds its event and
-        request handlers may run before they count as failed (``handler.timeout``; NatsTransport's defaults)."""
+        request handlers may run before they count as failed (``handler.timeout``; NatsTransport's defaults).
+        ``failover``: seconds its event publishes and board writes retry through a cluster's leader election."""
         runtime = cls(hive)
-        runtime._deadlines = {
+        runtime._transport_options = {
             name: value
             for name, value in (("event_deadline", event_deadline), ("request_deadline", request_deadline))
             if value is not None
         }
+        runtime._transport_options["failover"] = failover
         runtime._status_file = status_file
         runtime._keys = grpc_keys
         try:
@@ -183,7 +186,7 @@ class HiveRuntime:
             if taker is not None:
                 self.repairs = RepairHandoff(workspace.root, self.hive, taker, root_address)
         self.transport = await NatsTransport.connect(
-            endpoint, self.hive, on_repeated_failure=self._report_failure, **self._deadlines
+            endpoint, self.hive, on_repeated_failure=self._report_failure, **self._transport_options
         )
         js = self.transport.connection.jetstream()
         self.board = await KvBlackboard.open(js, self.hive, schema, failover=self.transport.failover)

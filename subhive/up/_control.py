@@ -288,7 +288,11 @@ def _recorded(record: dict[str, Any]) -> list[tuple[str, int]]:
     found = [
         ("supervisor", record.get("pid")),
         ("root", record.get("root_pid")),
-        ("nats", record.get("nats_pid")),
+        *(
+            [(f"nats-n{i}", pid) for i, pid in enumerate(record["nats_pids"], start=1)]
+            if isinstance(record.get("nats_pids"), list) and len(record["nats_pids"]) > 1
+            else [("nats", record.get("nats_pid"))]
+        ),
         *([("mocks", record["mocks_pid"])] if record.get("mocks_pid") else []),
     ]
     found += [
@@ -363,6 +367,7 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
         "state": record.get("state"),
         "supervisor": record.get("pid"),
         "root": record.get("root"),
+        "http": record.get("http") or None,
         "nats": record.get("nats"),
         "hives": hives,
         "dead_letter_warnings": [u["warning"] for _, u in sorted(usage.items()) if u.get("warning")]
@@ -392,7 +397,8 @@ def framework_endpoint(workspace: Path) -> BusEndpoint | None:
     creds = read_json(UpLayout(workspace).creds_file) or {}
     if record is None or not record.get("nats") or not creds.get("admin"):
         return None
-    return BusEndpoint([str(record["nats"])], user=ADMIN_USER, password=str(creds["admin"]))
+    urls = [u for u in str(record["nats"]).split(",") if u]  # every node of a cluster
+    return BusEndpoint(urls, user=ADMIN_USER, password=str(creds["admin"]))
 
 
 def _dead_letters(workspace: Path) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:

@@ -34,6 +34,8 @@ HEALTHY_AFTER = 60.0
 _POLL = 0.2
 #: Seconds between two looks at how full the hives' dead-letter streams are.
 DLQ_CHECK = 3.0
+# Tries (0.2 s apart) at provisioning replicated streams while a new cluster settles.
+_PLACEMENT_TRIES = 50
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,8 @@ class Supervisor:
         self.mocks: _Child | None = None
         self._mocked: dict[str, str] = {}
         self.root_address = ""
+        #: The root's HTTP API (and console), e.g. http://127.0.0.1:8765; kept across root restarts.
+        self.root_http = ""
         self.nats: Any = None
         self._stop = asyncio.Event()
         self._lock_seen = b""
@@ -161,7 +165,7 @@ class Supervisor:
         live = [
             os.getpid(),
             *(c.pid for c in (self.root, self.mocks, *self.hives.values()) if c is not None),
-            *([self.nats.pid] if self.nats is not None and self.nats.running else []),
+            *(self.nats.pids if self.nats is not None else []),
         ]
         starts: dict[int, int] = {}
         for pid in live:
@@ -176,8 +180,10 @@ class Supervisor:
                 "workspace": str(self.layout.workspace),
                 "workspace_id": self._workspace_id,
                 "root": self.root_address,
-                "nats": self.nats.url if self.nats is not None else "",
+                "http": self.root_http,
+                "nats": ",".join(self.nats.urls) if self.nats is not None else "",
                 "nats_pid": self.nats.pid if self.nats is not None else None,
+                "nats_pids": self.nats.pids if self.nats is not None else [],
                 "root_pid": self.root.pid if self.root is not None else None,
                 "mocks_pid": self.mocks.pid if self.mocks is not None else None,
                 "hives": hives,
@@ -262,6 +268,8 @@ class Supervisor:
                 "--no-codegen",
                 "--port",
                 str(port),
+                "--http-port",
+                "0",
                 "-C",
                 str(self.layout.workspace),
             ],
@@ -269,7 +277,13 @@ class Supervisor:
             self.layout.log_file("root"),
         )
         self.root_address = await self._launch_root(self.root)
-        self.emit("root.started", f"root hive listening on {self.root_address}", address=self.root_address)
+        api = f"; HTTP API on {self.root_http}" if self.root_http else ""
+        self.emit(
+            "root.started",
+            f"root hive listening on {self.root_address}{api}",
+            address=self.root_address,
+            http=self.root_http,
+        )
 
     async def _launch_root(self, child: _Child) -> str:
         """Start the root and read the address it prints; its errors (a port in use) become ours."""
@@ -289,8 +303,10 @@ class Supervisor:
         assert child.process.stdout is not None
         line = await asyncio.wait_for(asyncio.to_thread(child.process.stdout.readline), 60)
         try:
-            address = json.loads(line)["address"]
-        except (ValueError, KeyError, TypeError):
+            started = json.loads(line)
+            address = started["address"]
+            self.root_http = str(started.get("http") or "")
+        except (ValueError, KeyError, TypeError, AttributeError):
             child.process.wait(5)
             raise SubhiveError(
                 f"the root hive did not start: {_tail(child.log_path, since=child.log_offset)}",
@@ -374,18 +390,7 @@ class Supervisor:
     # -- NATS ---------------------------------------------------------------------------------------------
 
     async def _start_nats(self, hives: dict[str, Any]) -> dict[str, str]:
-        import nats
-
-        from ..bus import (
-            ADMIN_USER,
-            EmbeddedServer,
-            ServerConfig,
-            bus_plan,
-            ensure_consumers,
-            ensure_dead_letter_streams,
-            ensure_event_streams,
-        )
-        from ..hive import ensure_blackboard
+        from ..bus import EmbeddedCluster, EmbeddedServer, ServerConfig, bus_plan
         from ..root_hive import Lock
 
         assert self.workspace is not None
@@ -398,25 +403,74 @@ class Supervisor:
         admin = str(creds.get("admin") or secrets.token_urlsafe(24))
         write_json(self.layout.creds_file, {"admin": admin, "hives": passwords}, private=True)
         self._passwords, self._admin = passwords, admin
-        config = ServerConfig(self.layout.nats_dir, port=self.options.nats_port, accounts=self._accounts(plan, hives))
-        self.nats = await EmbeddedServer.start(config)
-        self.emit("nats.started", f"NATS on {self.nats.url} (JetStream in {self.layout.nats_dir})", url=self.nats.url)
-        nc = await nats.connect(self.nats.url, user=ADMIN_USER, password=admin)
-        try:
-            js = nc.jetstream()
-            await ensure_event_streams(js, plan.streams)
-            # Each hive's own dead-letter stream, with its limits (subhive.toml over hive.toml over defaults).
-            default = self.workspace.config.dead_letters
-            await ensure_dead_letter_streams(
-                js, {name: m.dead_letters.over(default) for name, m in hives.items()}, default=default
-            )
-            for name in hives:
-                await ensure_blackboard(js, name)  # with the consumer its controller reads it through
-            await ensure_consumers(js, plan.consumers)  # hives may not create consumers: the framework does
-        finally:
-            await nc.close()
+        settings = self.workspace.config.nats
+        config = ServerConfig(
+            self.layout.nats_dir,
+            port=self.options.nats_port,
+            accounts=self._accounts(plan, hives),
+            sync_always=settings.sync == "always",
+        )
+        if settings.clustered:
+            if self.options.nats_port:
+                raise SubhiveError(
+                    f"--nats-port {self.options.nats_port} names one server, but hive.toml asks for a cluster of "
+                    f"{settings.nodes} nodes",
+                    code="up.nats_port_cluster",
+                    hint="leave out --nats-port: each node of a cluster picks its own port",
+                )
+            self.nats = await EmbeddedCluster.start(config, nodes=settings.nodes)
+            where = f"a {settings.nodes}-node cluster on {', '.join(self.nats.urls)}"
+        else:
+            self.nats = await EmbeddedServer.start(config)
+            where = self.nats.url
+        self.emit("nats.started", f"NATS: {where} (JetStream in {self.layout.nats_dir})", url=",".join(self.nats.urls))
+        await self._provision(plan, hives, added=list(hives))
         self._record("starting")
         return passwords
+
+    async def _provision(self, plan: Any, hives: dict[str, Any], *, added: list[str]) -> None:
+        """Streams, dead-letter streams, the boards of ``added`` hives and every consumer, with the framework's
+        admin connection (hives may create none); copies on every node of a cluster's three."""
+        import nats
+
+        from ..bus import (
+            ADMIN_USER,
+            ensure_consumers,
+            ensure_dead_letter_streams,
+            ensure_event_streams,
+            jetstream_ready,
+        )
+        from ..hive import ensure_blackboard
+
+        assert self.workspace is not None
+        assert self.nats is not None
+        replicas = self.workspace.config.nats.replicas
+        nc = await nats.connect(self.nats.urls, user=ADMIN_USER, password=self._admin)
+        try:
+            await jetstream_ready(nc)
+            js = nc.jetstream()
+            # A cluster may refuse a replicated stream for a moment after it starts ("no suitable peers").
+            for attempt in range(_PLACEMENT_TRIES):
+                try:
+                    await ensure_event_streams(js, plan.streams, replicas=replicas)
+                    # Each hive's own dead-letter stream, with its limits (subhive.toml over hive.toml over defaults).
+                    default = self.workspace.config.dead_letters
+                    await ensure_dead_letter_streams(
+                        js,
+                        {name: m.dead_letters.over(default) for name, m in hives.items()},
+                        default=default,
+                        replicas=replicas,
+                    )
+                    for name in added:
+                        await ensure_blackboard(js, name, replicas=replicas)  # with its controller's consumer
+                    await ensure_consumers(js, plan.consumers)  # hives may not create consumers: the framework does
+                    return
+                except nats.js.errors.APIError:
+                    if attempt == _PLACEMENT_TRIES - 1 or replicas == 1:
+                        raise
+                    await asyncio.sleep(0.2)
+        finally:
+            await nc.close()
 
     def _accounts(self, plan: Any, hives: dict[str, Any]) -> Any:
         """One NATS user per hive, with the permissions the lock gives it (none yet: its own board only)."""
@@ -453,11 +507,9 @@ class Supervisor:
         if (digest == self._lock_seen and change is None) or self.workspace is None or self.nats is None:
             return False
         self._lock_seen = digest
-        import nats
 
-        from ..bus import ADMIN_USER, bus_plan, ensure_consumers, ensure_dead_letter_streams, ensure_event_streams
+        from ..bus import bus_plan
         from ..codegen import generate_stubs
-        from ..hive import ensure_blackboard
         from ..root_hive import Lock
 
         added = change.added if change is not None else []
@@ -471,18 +523,8 @@ class Supervisor:
             plan = bus_plan(self.workspace, Lock.load(self.layout.workspace))
             await self.nats.reload(self._accounts(plan, hives))
             self._issue_grpc_keys(hives)  # a new consumer: its provider lets it in without a restart
-            nc = await nats.connect(self.nats.url, user=ADMIN_USER, password=self._admin)
-            try:
-                await ensure_event_streams(nc.jetstream(), plan.streams)
-                for name in added:
-                    await ensure_blackboard(nc.jetstream(), name)
-                await ensure_consumers(nc.jetstream(), plan.consumers)  # a new consumer's durables
-                default = self.workspace.config.dead_letters  # a new hive's stream; a manifest's changed limits
-                await ensure_dead_letter_streams(
-                    nc.jetstream(), {name: m.dead_letters.over(default) for name, m in hives.items()}, default=default
-                )
-            finally:
-                await nc.close()
+            # New streams and a new hive's board; a new consumer's durables; a manifest's changed limits.
+            await self._provision(plan, hives, added=added)
         except SubhiveError as exc:
             self.emit(
                 "lock.failed",
@@ -650,7 +692,7 @@ class Supervisor:
         status = self.layout.up_dir / "mocks.json"
         status.unlink(missing_ok=True)
         env = _child_env(
-            SUBHIVE_NATS_URL=self.nats.url,
+            SUBHIVE_NATS_URL=",".join(self.nats.urls),
             SUBHIVE_NATS_USER=ADMIN_USER,
             SUBHIVE_NATS_PASSWORD=self._admin,
             SUBHIVE_STATUS_FILE=str(status),
@@ -714,7 +756,8 @@ class Supervisor:
             token_file = self.layout.workspace / TOKENS_DIR / f"{name}.token"
             token = token_file.read_text(encoding="utf-8").strip() if token_file.exists() else ""
             env = _child_env(
-                SUBHIVE_NATS_URL=self.nats.url,
+                SUBHIVE_NATS_URL=",".join(self.nats.urls),
+                SUBHIVE_NATS_FAILOVER=str(self.workspace.config.nats.failover_seconds if self.workspace else 0),
                 SUBHIVE_NATS_USER=name,
                 SUBHIVE_NATS_PASSWORD=passwords[name],
                 SUBHIVE_ROOT=self.root_address,
@@ -778,6 +821,8 @@ class Supervisor:
                 self.emit("root.crashed", f"the root hive exited with code {code}; restarting", code=code)
                 port = self.root_address.rsplit(":", 1)[-1]
                 self.root.argv[self.root.argv.index("--port") + 1] = port  # same address: hives keep using it
+                if self.root_http:  # and the same URL for a person's open console
+                    self.root.argv[self.root.argv.index("--http-port") + 1] = self.root_http.rsplit(":", 1)[-1]
                 self.root.restarts += 1
                 self.root_address = await self._launch_root(self.root)
                 self.emit(
@@ -788,9 +833,11 @@ class Supervisor:
                 )
                 changed = True
             if self.nats is not None and not self.nats.running:
+                # One server, or the nodes of a cluster that died (the others kept serving meanwhile).
                 self.emit("nats.crashed", "NATS exited; restarting on the same port with the same store")
                 await self.nats.restart()
-                self.emit("nats.restarted", f"NATS is back on {self.nats.url}", url=self.nats.url)
+                urls = ",".join(self.nats.urls)
+                self.emit("nats.restarted", f"NATS is back on {urls}", url=urls)
                 changed = True
             changed |= await self._follow_lock()
             await self._check_dead_letters(now)

@@ -24,6 +24,7 @@ from ._manifest import (
     load_manifest,
     parse_manifest,
 )
+from ._nats import NatsSettings
 from ._plan import FileAction, Plan, PlannedFile, apply_plan
 from ._ranges import VersionRange
 from ._scaffold import init_workspace, new_hive_files, new_subhive, plan_init, plan_new
@@ -59,6 +60,7 @@ __all__ = [
     "Kind",
     "KindDefaults",
     "ManifestInvalid",
+    "NatsSettings",
     "Plan",
     "PlannedFile",
     "Requirement",

@@ -16,6 +16,7 @@ from ..compat.proto_settings import DEFAULT_BREAKING, BreakingRules, read_protob
 from ..errors import InputError, Location, Problem
 from ._limits import DeadLetterLimits
 from ._manifest import MANIFEST_NAME, ROOT_HIVE, ManifestInvalid, SubhiveManifest, parse_manifest
+from ._nats import NatsSettings
 from ._toml import TomlDocument, read_toml, toml_string
 
 __all__ = [
@@ -34,7 +35,7 @@ WORKSPACE_FILE = "hive.toml"
 WORKSPACE_FORMAT = 1
 #: Workspace names may end up in NATS account, stream and bucket names: one subject token.
 WORKSPACE_NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
-_TOP_KEYS = ("workspace", "dead_letters", "protobuf")
+_TOP_KEYS = ("workspace", "dead_letters", "protobuf", "nats")
 _WORKSPACE_KEYS = ("name", "format", "description")
 
 
@@ -51,6 +52,8 @@ class WorkspaceConfig:
     proto_paths: tuple[str, ...] = ()
     #: ``[protobuf] breaking``: the rule category protobuf changes are judged under (docs/contracts.md).
     breaking: BreakingRules = DEFAULT_BREAKING
+    #: ``[nats]``: one embedded server or a local cluster, and its durability (docs/cluster.md).
+    nats: NatsSettings = field(default_factory=NatsSettings)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not WORKSPACE_NAME_RE.match(self.name):
@@ -69,7 +72,12 @@ class WorkspaceConfig:
             "# The layout version of this workspace; a newer subhive migrates it, an older one refuses it.\n"
             f"format = {self.format}\n"
         )
-        return text + (f"\n{self.dead_letters.to_toml()}" if self.dead_letters.is_set else "") + self._protobuf_toml()
+        return (
+            text
+            + (f"\n{self.dead_letters.to_toml()}" if self.dead_letters.is_set else "")
+            + self._protobuf_toml()
+            + (f"\n{self.nats.to_toml()}" if self.nats.is_set else "")
+        )
 
     def _protobuf_toml(self) -> str:
         if not self.proto_paths and self.breaking is DEFAULT_BREAKING:
@@ -222,10 +230,11 @@ def _config(document: TomlDocument, problems: list[Problem]) -> WorkspaceConfig 
                 f"unknown key {key!r}",
                 f"did you mean [{close[0]}]?"
                 if close
-                else "hive.toml holds a [workspace] table, an optional [dead_letters] and an optional [protobuf] "
-                "(docs/workspace.md)",
+                else "hive.toml holds a [workspace] table and optional [dead_letters], [protobuf] and [nats] "
+                "tables (docs/workspace.md)",
             )
     dead_letters = _dead_letters(data.get("dead_letters", {}), problem)
+    nats = NatsSettings.read(data.get("nats", {}), "/nats", problem)
     protobuf = read_protobuf_table(data.get("protobuf", {}), document.path.parent, problem)
     raw_paths = data.get("protobuf", {}).get("proto_paths", []) if isinstance(data.get("protobuf"), dict) else []
     table = data.get("workspace")
@@ -272,7 +281,9 @@ def _config(document: TomlDocument, problems: list[Problem]) -> WorkspaceConfig 
         problem("/workspace/description", "workspace.type", "description must be a string", "quote it")
     if problems or name is None:
         return None
-    return WorkspaceConfig(name, WORKSPACE_FORMAT, str(description), dead_letters, tuple(raw_paths), protobuf.breaking)
+    return WorkspaceConfig(
+        name, WORKSPACE_FORMAT, str(description), dead_letters, tuple(raw_paths), protobuf.breaking, nats
+    )
 
 
 def _dead_letters(table: object, problem: Callable[[str, str, str, str], None]) -> DeadLetterLimits:

@@ -43,7 +43,8 @@ def _accounts(tree: dict[str, tuple[set[str], set[str]]]) -> dict[str, dict[str,
     }
     block = accounts_config(users, admin_password="admin-password")
     body = block.removeprefix("accounts {").removesuffix("}")
-    return json.loads("{" + re.sub(r"\n  (\"[^\"]+\"): ", r"\n\1: ", body) + "}")
+    parsed: dict[str, dict[str, object]] = json.loads("{" + re.sub(r"\n  (\"[^\"]+\"): ", r"\n\1: ", body) + "}")
+    return parsed
 
 
 def _covers(pattern: str, subject: str) -> bool:
