@@ -28,6 +28,7 @@ __all__ = [
     "DRAFT2019",
     "DRAFT2020",
     "META_URIS",
+    "OPENAPI30",
     "NotASchema",
     "Translation",
     "dialect_of",
@@ -38,6 +39,9 @@ __all__ = [
 
 DRAFT4, DRAFT6, DRAFT7, DRAFT2019, DRAFT2020 = "draft-04", "draft-06", "draft-07", "2019-09", "2020-12"
 DIALECTS = (DRAFT4, DRAFT6, DRAFT7, DRAFT2019, DRAFT2020)
+#: The Schema Object of OpenAPI 3.0 (an extended subset of draft-04 with ``nullable``): how the schemas under
+#: ``#/components/schemas`` of an OpenAPI 3.0 document are read. Never named by ``$schema``.
+OPENAPI30 = "openapi-3.0"
 #: What a schema without ``$schema`` is read as (lint notes it: ``schema.dialect_default``).
 DEFAULT_DIALECT = DRAFT2020
 #: The canonical ``$schema`` URI of each dialect.
@@ -51,7 +55,8 @@ META_URIS = {
 _CANONICAL = META_URIS[DRAFT2020]
 # Written with http or https, with or without the empty fragment: all seen in real schemas.
 _BY_URI = {uri.split("://", 1)[1].rstrip("#"): name for name, uri in META_URIS.items()}
-_LEGACY_REF = frozenset({DRAFT4, DRAFT6, DRAFT7})  # where every sibling of "$ref" is ignored
+_LEGACY_REF = frozenset({DRAFT4, DRAFT6, DRAFT7, OPENAPI30})  # where every sibling of "$ref" is ignored
+_BOOLEAN_BOUNDS = frozenset({DRAFT4, OPENAPI30})  # where exclusiveMaximum/exclusiveMinimum are booleans
 
 _COMMON = frozenset(
     {
@@ -80,7 +85,11 @@ KEYWORDS: dict[str, frozenset[str]] = {
     DRAFT7: _D7,
     DRAFT2019: _D2019 | {"definitions"},
     DRAFT2020: _D2020 | {"definitions", "dependencies"},
-}
+    OPENAPI30: (_COMMON | {"nullable", "discriminator", "readOnly", "writeOnly", "xml", "externalDocs", "example",
+                           "deprecated"}) - {"$schema", "patternProperties"},
+}  # fmt: skip
+# OpenAPI 3.0 annotations without a 2020-12 keyword: kept as x- extensions (annotations, never constraints).
+_OPENAPI_NOTES = ("discriminator", "xml", "externalDocs")
 # Left beside a "$ref" of draft-04..07 (its siblings are ignored): they never change what is accepted, and a
 # reference into "definitions" must keep working.
 _KEPT_BY_REF = frozenset(
@@ -202,6 +211,8 @@ def translate(data: Any, default: str = DEFAULT_DIALECT, *, text: str | None = N
     An unknown ``$schema`` is read as ``default``: callers refuse it first (``schema.dialect``). ``text``, the
     document's source when known, lets a 2020-12 document that cannot need translating skip the look inside.
     """
+    if _openapi30(data):
+        return _translate_openapi30(data)
     dialect = (dialect_of(data.get("$schema")) if isinstance(data, dict) else None) or default
     # A 2020-12 document is used as it is, unless its $schema is spelt otherwise (http, no "#": then written
     # canonically for the validators) or something inside it needs translating.
@@ -210,20 +221,46 @@ def translate(data: Any, default: str = DEFAULT_DIALECT, *, text: str | None = N
         return Translation(dialect, data, data)
     out = Translation(dialect, None, data)
     holder: list[Any] = [None]
-    # Iterative: documents may nest deeper than Python's recursion limit.
-    stack: list[_Task] = [(data, "", "", dialect, holder, 0, ("", False))]
+    _run(out, [(data, "", "", dialect, holder, 0, ("", False))])
+    out.schema = holder[0]
+    if dialect == DRAFT2020 and canonical and not (out.to_new or out.ignored or out.mended):
+        out.schema = data  # looked inside, found nothing to change: the document itself, not a copy of it
+    return out
+
+
+def _run(out: Translation, stack: list[_Task]) -> None:
+    """Translate the subschemas on ``stack`` and all below them, each into its place."""
     refs: list[tuple[dict[str, Any], str]] = []
-    while stack:
+    while stack:  # iterative: documents may nest deeper than Python's recursion limit
         task = stack.pop()
         value, parent, slot = task[0], task[4], task[5]
         parent[slot] = (
             _At(task, out, stack, refs).translate() if isinstance(value, dict) else value
         )  # a boolean schema (or a wrong value, which the meta-schema check reports)
-    out.schema = holder[0]
     for node, resource in refs:
         node["$ref"] = _moved_ref(out, node["$ref"], resource)
-    if dialect == DRAFT2020 and canonical and not (out.to_new or out.ignored or out.mended):
-        out.schema = data  # looked inside, found nothing to change: the document itself, not a copy of it
+
+
+def _openapi30(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("openapi"), str)
+        and data["openapi"].startswith("3.0")
+        and isinstance(data.get("components"), dict)
+        and isinstance(data["components"].get("schemas"), dict)
+    )
+
+
+def _translate_openapi30(data: dict[str, Any]) -> Translation:
+    """An OpenAPI 3.0 document: its ``#/components/schemas`` read as OpenAPI 3.0 Schema Objects (the rest of the
+    document is no schema and is left as it is). OpenAPI 3.1's schemas are 2020-12 already."""
+    out = Translation(OPENAPI30, None, data)
+    schemas: dict[str, Any] = dict(data["components"]["schemas"])
+    out.schema = {**data, "components": {**data["components"], "schemas": schemas}}
+    at = "/components/schemas"
+    _run(
+        out, [(v, f"{at}/{_esc(k)}", f"{at}/{_esc(k)}", OPENAPI30, schemas, k, ("", False)) for k, v in schemas.items()]
+    )
     return out
 
 
@@ -311,10 +348,28 @@ class _At:
                 self.members(sub, key)
             else:
                 self.result[key] = sub
+        if self.dialect == OPENAPI30:
+            self._openapi30()
         ref = self.result.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/"):
             self.refs.append((self.result, self.resource[0]))  # rewritten once every keyword has its place
         return self.result
+
+    def _openapi30(self) -> None:
+        """``nullable: true`` adds null to an explicit ``type`` (OpenAPI 3.0.3; an enum or other constraint may
+        still refuse null); ``example`` is one of ``examples``; other OpenAPI annotations become ``x-`` ones."""
+        nullable = self.result.pop("nullable", None)
+        kind = self.result.get("type")
+        if nullable is True and isinstance(kind, str):
+            self.result["type"] = [kind, "null"]
+        if "example" in self.result:
+            self.result.setdefault("examples", [self.result["example"]])
+            del self.result["example"]
+            self.rename("example", "examples")
+        for key in _OPENAPI_NOTES:
+            if key in self.result:
+                self.result["x-openapi-" + key] = self.result.pop(key)
+                self.rename(key, "x-openapi-" + key)
 
     def ignore(self, key: str, why: str) -> None:
         self.out.ignored.append((f"{self.old}/{_esc(key)}", key, why))
@@ -383,7 +438,7 @@ def _identifier(at: _At, key: str, sub: Any) -> None:
 
 def _exclusive(at: _At, key: str, sub: Any) -> None:
     """Draft-04's boolean ``exclusiveMaximum``/``exclusiveMinimum`` make ``maximum``/``minimum`` exclusive."""
-    if at.dialect != DRAFT4:
+    if at.dialect not in _BOOLEAN_BOUNDS:
         at.result[key] = sub
         return
     bound = at.value.get("maximum" if key == "exclusiveMaximum" else "minimum")
@@ -394,7 +449,7 @@ def _exclusive(at: _At, key: str, sub: Any) -> None:
 
 
 def _bound(at: _At, key: str, sub: Any) -> None:
-    if at.dialect != DRAFT4 or at.value.get("exclusive" + key.title()) is not True:
+    if at.dialect not in _BOOLEAN_BOUNDS or at.value.get("exclusive" + key.title()) is not True:
         at.result[key] = sub  # else it became the exclusive bound
 
 

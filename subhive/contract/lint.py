@@ -455,7 +455,7 @@ class _SchemaChecks:
         if looks_like(doc.data) is None:  # else a container of schemas, each checked where it is named
             self._meta(doc, "")
             self._unknown_keywords(doc, "")
-            self._dialect_notes(doc)
+        self._dialect_notes(doc)
         for pointer, value in index.dialects:
             if isinstance(value, str) and dialect_of(value) is None:
                 self.problems.add(
@@ -514,7 +514,7 @@ class _SchemaChecks:
                     )
                 )
             return
-        if not isinstance(doc.data, dict) or "$schema" in doc.data:
+        if not isinstance(doc.data, dict) or "$schema" in doc.data or looks_like(doc.data):
             return
         legacy = _legacy_keyword(doc.data)
         if legacy is not None:
@@ -632,17 +632,21 @@ class _SchemaChecks:
             )
 
     def _dialect_meta(self, doc: TranslatedDocument, pointer: str) -> None:
-        """Check a document in an older dialect, as written, against its own dialect's meta-schema."""
-        written = doc.translation.back(pointer)
+        """Check a document in an older dialect, as written, against its own dialect's meta-schema. OpenAPI 3.0's
+        Schema Object has no meta-schema of its own: its translation is checked against 2020-12's instead."""
+        dialect = doc.translation.dialect
+        own = dialect in META_URIS
+        written = doc.translation.back(pointer) if own else pointer
+        where = doc.original_location if own else doc.location
         try:
-            schema = resolve_pointer(doc.original, written)
-            errors = list(_dialect_validator(doc.translation.dialect).iter_errors(schema))
+            schema = resolve_pointer(doc.original if own else doc.data, written)
+            errors = list((_dialect_validator(dialect) if own else _meta_validator()).iter_errors(schema))
         except RecursionError:
             self.problems.add(
                 Problem(
                     "schema.too_deep",
                     "the schema is nested too deeply to check",
-                    doc.original_location(written),
+                    where(written),
                     "move deeply nested subschemas into definitions and refer to them with $ref",
                 )
             )
@@ -659,8 +663,8 @@ class _SchemaChecks:
                 Problem(
                     "schema.meta",
                     _shorten(best.message),
-                    doc.original_location(join_pointer(written, *best.absolute_path)),
-                    _meta_hint(best, keyword, doc.translation.dialect),
+                    where(join_pointer(written, *best.absolute_path)),
+                    _meta_hint(best, keyword, dialect),
                 )
             )
 

@@ -11,12 +11,13 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from subhive._dialects import KEYWORDS, looks_like
 from subhive.compat.jsonschema import diff_schemas
-from subhive.contract import lint_paths
+from subhive.contract import lint_paths, load_contract
 from subhive.errors import InputError
 from tests.kit import cli
 
@@ -84,7 +85,9 @@ def test_a_manifest_naming_a_whole_openapi_document_is_refused_at_the_manifest(t
 
 
 def test_a_pointer_into_components_is_a_schema_and_its_unknown_keywords_are_warned(tmp_path: Path) -> None:
-    text = OPENAPI.replace("      type: object\n", "      type: object\n      nullable: true\n")
+    # OpenAPI 3.1's schemas are 2020-12, which has no "nullable" (3.0 had it).
+    text = OPENAPI.replace("openapi: 3.0.3", "openapi: 3.1.0")
+    text = text.replace("      type: object\n", "      type: object\n      nullable: true\n")
     root = _contract(tmp_path, "api.yaml#/components/schemas/Order", {"api.yaml": text})
     result = lint_paths([root])
     assert result.ok, result.problems
@@ -201,3 +204,50 @@ def test_a_json_schema_is_not_mistaken_for_another_document() -> None:
     schema = {"type": "object", "properties": {"openapi": {"type": "string"}, "name": {}, "version": {}}}
     assert looks_like(schema) is None
     assert looks_like({"name": "x", "version": "1", "type": "object"}) is None
+
+
+# -- OpenAPI 3.0's Schema Object, under #/components/schemas, read as what it means -----------------------------
+
+OPENAPI30 = """openapi: 3.0.3
+info: {title: shop, version: "1"}
+paths: {}
+components:
+  schemas:
+    Quantity:
+      type: integer
+      minimum: 0
+      exclusiveMinimum: true
+      example: 3
+    Note:
+      type: string
+      nullable: true
+      enum: [a, b]
+"""
+
+
+def test_openapi_30_components_lint_clean_with_their_own_keywords(tmp_path: Path) -> None:
+    root = _contract(tmp_path, "api.yaml#/components/schemas/Quantity", {"api.yaml": OPENAPI30})
+    result = lint_paths([root])
+    assert result.ok, result.problems  # boolean exclusiveMinimum is OpenAPI 3.0, not an error
+    assert result.warnings == ()  # nullable and example are OpenAPI 3.0 keywords
+
+
+def test_openapi_30_nullable_and_boolean_bounds_mean_what_openapi_says() -> None:
+    doc = yaml.safe_load(OPENAPI30)
+    at = "/components/schemas/Quantity"
+    nullable = {**doc["components"]["schemas"]["Quantity"], "nullable": True}
+    wider = {**doc, "components": {"schemas": {**doc["components"]["schemas"], "Quantity": nullable}}}
+    report = diff_schemas(doc, wider, old_pointer=at, new_pointer=at)
+    # null is accepted now: a widening (an old reader of new data breaks), reported as such, not as neutral
+    assert (report.backward, report.forward) == (True, False)
+    assert [c.code for c in report.changes] == ["type.widened"]
+    inclusive = {**doc["components"]["schemas"]["Quantity"], "exclusiveMinimum": False}
+    looser = {**doc, "components": {"schemas": {**doc["components"]["schemas"], "Quantity": inclusive}}}
+    report = diff_schemas(doc, looser, old_pointer=at, new_pointer=at)
+    assert (report.backward, report.forward) == (True, False)  # 0 is accepted now
+
+
+def test_openapi_30_nullable_does_not_override_an_enum(tmp_path: Path) -> None:
+    root = _contract(tmp_path, "api.yaml#/components/schemas/Note", {"api.yaml": OPENAPI30})
+    schema = load_contract(root).events["order_placed"].payload.schema
+    assert schema == {"type": ["string", "null"], "enum": ["a", "b"]}  # null still refused by the enum (3.0.3)
