@@ -26,6 +26,7 @@ from subhive.compat.contract_check import check_contract
 from subhive.compat.jsonschema import diff_schemas
 from subhive.contract import lint_paths, load_contract
 from subhive.runtime import ContractBinding, PayloadInvalid
+from tests.kit import cli
 
 D4, D6, D7, D2019 = (META_URIS[d] for d in (DRAFT4, DRAFT6, DRAFT7, DRAFT2019))
 
@@ -449,3 +450,33 @@ def _drop_one(schema: dict[str, Any], data: st.DataObject) -> dict[str, Any]:
 def test_a_schema_and_its_translation_compare_equal(schema: dict[str, Any]) -> None:
     report = diff_schemas(schema, translate(schema).schema)
     assert (report.backward, report.forward) == (True, True), report.changes
+
+
+def test_schema_diff_command_compares_a_draft_07_file_with_a_2020_12_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps({"$schema": D7, "items": [{"type": "string"}], "additionalItems": False}))
+    new.write_text(json.dumps({"prefixItems": [{"type": "string"}], "items": False}))
+    code, out, _ = cli(capsys, "schema", "diff", str(old), str(new), "--require", "full", "--format", "json")
+    assert code == 0
+    report = json.loads(out)
+    assert (report["backward"], report["forward"]) == (True, True)
+    assert [(c["code"], c["path"]) for c in report["changes"]] == [("identifier.changed", "/$schema")]  # neutral
+    new.write_text(json.dumps({"prefixItems": [{"type": "string"}]}))  # more items allowed now
+    code, out, err = cli(capsys, "schema", "diff", str(old), str(new), "--require", "full")
+    assert code == 1
+    assert "/items" in out
+    assert "check.incompatible" in err
+
+
+def test_the_lint_command_prints_dialect_warnings_as_warnings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps({"$schema": D7, "$ref": "#/definitions/x", "type": "string", "definitions": {"x": {}}}))
+    code, _, err = cli(capsys, "contract", "lint", str(path))
+    assert code == 0
+    assert "warning:" in err
+    assert "schema.keyword_ignored" in err
+    assert "error:" not in err
