@@ -418,3 +418,55 @@ def test_a_turn_serving_a_request_parks_and_its_caller_gets_the_reply(
     assert len(approvals) == 1
     assert len(requests) == 2
     assert all(extensions(requests))
+
+
+def test_two_asking_calls_in_one_reply_park_one_after_the_other_in_order(
+    tmp_path: Path, bus: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Calls that wait for a person never run beside others: the second is asked only once the first is
+    decided and has run, so a person decides them in the reply's order and the writes land in that order."""
+    directory = asking_hive(tmp_path)
+    workspace = tmp_path / "ws"
+    writes = [{"key": f"plans.p{n}", "value": {"n": n}, "expected_revision": 0} for n in (1, 2)]
+
+    def model(request: RecordedRequest) -> Step:
+        if request.body["messages"][-1]["role"] == "tool":
+            return Step.say("both written")
+        return Step.call(*(("board_write", w) for w in writes))
+
+    async def scenario() -> tuple[list[str], list[Any], Any]:
+        await fresh_board(bus)
+        async with (
+            await RootServer.start(workspace) as root,
+            RootClient(root.address, admin_token_of(workspace)) as admin,
+        ):
+            notes = admin.with_token((workspace / ".subhive" / "tokens" / "notes.token").read_text().strip())
+            running = Hive(bus, agent_sources(directory), notes, workers=1)
+            controller = await running.start()
+            board = running.board
+            assert board is not None
+            try:
+                await board.put("tasks.t1", {"title": "two plans"}, writer="human")
+                decided: list[str] = []
+                for _ in writes:
+                    (asked,) = await until(lambda: _when(admin.approvals(kind="tool"), bool), "the next approval")
+                    await until(lambda: _now(controller.stats.parked == 1), "the turn parked")
+                    decided.append(json.loads(asked.tool_call.arguments)["key"])
+                    await admin.approve(asked.id, note="go")
+                await until(lambda: _status(board, "tasks.t1", "completed"), "the turn completed")
+                snapshot = await board.snapshot()
+                plans = sorted((e.revision, k) for k, e in snapshot.items() if k.startswith("plans."))
+                return decided, [k for _, k in plans], snapshot
+            finally:
+                await running.stop()
+
+    with ScriptedServer(model) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        decided, written, snapshot = asyncio.run(scenario())
+        requests = server.chat_requests()
+    assert decided == ["plans.p1", "plans.p2"]  # asked in the reply's order, one at a time
+    assert written == ["plans.p1", "plans.p2"]  # written in that order
+    assert len(requests) == 2
+    assert all(extensions(requests))
+    frames = frames_of(snapshot, turns(snapshot)["tasks.t1"]["key"])
+    assert [f["kind"] for f in frames].count("turn.parked") == 2
