@@ -20,7 +20,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema.validators import validator_for
 
-from subhive._dialects import DRAFT4, DRAFT6, DRAFT7, DRAFT2019, DRAFT2020, META_URIS, dialect_of, translate
+from subhive._dialects import (
+    DRAFT4,
+    DRAFT6,
+    DRAFT7,
+    DRAFT2019,
+    DRAFT2020,
+    META_URIS,
+    dialect_of,
+    translate,
+    walk_unknown,
+)
 from subhive.codegen.bundle import bundle_contract
 from subhive.compat.contract_check import check_contract
 from subhive.compat.jsonschema import diff_schemas
@@ -480,3 +490,42 @@ def test_the_lint_command_prints_dialect_warnings_as_warnings(
     assert "warning:" in err
     assert "schema.keyword_ignored" in err
     assert "error:" not in err
+
+
+_ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 2) | st.text("a#/$", max_size=3),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(
+        st.sampled_from(
+            ["items", "additionalItems", "dependencies", "$ref", "id", "$id", "exclusiveMaximum", "maximum",
+             "properties", "definitions", "$recursiveRef", "$recursiveAnchor", "examples", "deprecated", "a"]
+        ),
+        inner,
+        max_size=4,
+    ),
+    max_leaves=12,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=_ANY_JSON, dialect=st.sampled_from([DRAFT4, DRAFT6, DRAFT7, DRAFT2019, DRAFT2020]))
+def test_any_document_translates_without_error_and_pointers_map_back(body: Any, dialect: str) -> None:
+    document = {**body, "$schema": META_URIS[dialect]} if isinstance(body, dict) else body
+    translation = translate(document)
+    for original, moved in translation.to_new.items():
+        assert translation.back(moved) == original
+        assert translation.forward(original) == moved
+    list(walk_unknown(document))  # never raises on any JSON
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=_ANY_JSON, dialect=st.sampled_from([DRAFT4, DRAFT6, DRAFT7, DRAFT2019, DRAFT2020]))
+def test_lint_gives_located_problems_for_any_document_of_any_dialect(tmp_path: Path, body: Any, dialect: str) -> None:
+    document = {**body, "$schema": META_URIS[dialect]} if isinstance(body, dict) else body
+    path = tmp_path / "any.json"
+    path.write_text(json.dumps(document))
+    result = lint_paths([path])
+    for found in (*result.problems, *result.warnings):
+        assert found.code.startswith(("schema.", "input.", "manifest."))
+        assert found.location.file == str(path)
+        assert found.hint
