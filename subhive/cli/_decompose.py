@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from ..decompose import Budget, DecompositionPlan, HivePlan, decompose, write_workspace
+from ..decompose import Budget, Crossing, DecompositionPlan, HivePlan, decompose, write_workspace
 from ..workspace import Plan
 from ._output import Format, err_console
 
@@ -55,19 +55,26 @@ def decompose_command(
             show_default=False,
         ),
     ] = None,
+    files: Annotated[bool, typer.Option("--files", help="List every file of every leaf in the text output.")] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain", help="Per boundary: the edges that cross it and why the cut was put there (text output)."
+        ),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,
 ) -> None:
     """Split a repository into a tree of sub-hives that each fit a budget, cut where imports are thin.
 
-    Files get a role (ui, backend, db, infra, docs, tests, config, assets, other); Python, JavaScript/
-    TypeScript, Go and Java/Kotlin imports become a graph; directories are split recursively, by graph
-    communities where a directory has too many loose files, and coupled pieces are packed together. The
-    output names every hive with its role and parent, every file of every leaf, and every import edge that
-    crosses between leaves, grouped by pair of hives as candidate contracts. Symbolic links, binary, badly
-    encoded, unreadable and oversized files are skipped and counted.
+    Units that fit (a Python or JS/TS package, a Go or Java package, a Rust crate or module) are never
+    split; files without imports stay with the code that owns them, tests with what they test. Python,
+    JavaScript, TypeScript, Go and Java/Kotlin imports become a graph; directories are split recursively and
+    coupled pieces packed together; leaves importing each other are merged when they fit, else named as a
+    cycle. The text output is a summary: the tree of hives with sizes, the heaviest crossings, candidate
+    contracts and cycles (--files lists every file, --explain every boundary); --format json has it all.
 
-    Example: subhive decompose . --max-files 150 --format json
+    Example: subhive decompose . --max-files 150 --explain
     """
     budget = Budget(max_files, max_bytes)
     started = time.perf_counter()
@@ -77,6 +84,8 @@ def decompose_command(
             err_console.print(f"[dim]decompose: {message} ({time.perf_counter() - started:.1f}s)[/]")
 
     plan = decompose(path, budget, exclude=tuple(exclude or ()), progress=progress)
+    for warning in plan.warnings:
+        err_console.print(f"[yellow]warning[/]: {warning}", highlight=False)
     written = write_workspace(plan, workspace or path) if write else None
     if fmt is Format.json:
         document = plan.to_dict()
@@ -86,7 +95,7 @@ def decompose_command(
 
         sys.stdout.write(json.dumps(document, indent=1) + "\n")
     else:
-        sys.stdout.write("".join(line + "\n" for line in render_text(plan)))
+        sys.stdout.write("".join(line + "\n" for line in render_text(plan, files=files, explain=explain)))
     sys.stdout.flush()
     if written is not None:
         _report_written(written)
@@ -102,37 +111,118 @@ def _size(count: int) -> str:
     return f"{count:,} bytes" if count < 10_000 else f"{count / 1e6:,.1f} MB"
 
 
-def render_text(plan: DecompositionPlan) -> list[str]:
-    """The plan as text: a summary, the hive tree with every leaf's files, then the crossings by pair."""
+#: How many crossings the summary shows (all of them are in --explain and --format json).
+_HEAVIEST = 10
+#: How many consumers of a candidate contract the summary names.
+_CONSUMERS_SHOWN = 5
+#: How many edges --explain shows per boundary.
+_EDGES_SHOWN = 5
+
+
+def render_text(plan: DecompositionPlan, *, files: bool = False, explain: bool = False) -> list[str]:
+    """The plan as a summary a person reads: the tree of hives with sizes, the heaviest crossings, candidate
+    contracts and cycles; every leaf's files with ``files``; every boundary explained with ``explain``."""
     stats = plan.stats
     skipped = ", ".join(f"{count:,} {reason}" for reason, count in sorted(stats.skipped.items()))
+    leaves = sum(1 for _ in plan.leaves())
     lines = [
         f"{plan.root} ({plan.source}): {stats.files:,} files, {_size(stats.bytes)}"
         + (f"; skipped {sum(stats.skipped.values()):,}: {skipped}" if skipped else ""),
         f"budget per leaf: {plan.budget.max_files:,} files, {plan.budget.max_bytes:,} bytes; "
-        f"{len(plan.hives)} sub-hives, {sum(1 for _ in plan.leaves())} leaves",
+        f"{len(plan.hives)} sub-hives, {leaves} leaves",
+        *(f"warning: {warning}" for warning in plan.warnings),
         "root",
     ]
     by_name = {hive.name: hive for hive in plan.hives}
     top = [hive for hive in plan.hives if hive.parent == "root"]
     for index, hive in enumerate(top):
-        _tree(hive, by_name, "", index == len(top) - 1, lines)
+        _tree(hive, by_name, "", index == len(top) - 1, lines, files=files)
     share = f" ({stats.edges_cut / stats.edges_total:.1%})" if stats.edges_total else ""
     lines.append(
-        f"import edges: {stats.edges_total:,} total, {stats.edges_cut:,} cut{share}; "
-        f"{stats.unresolved:,} imports name nothing in the repository"
+        f"import edges: {stats.edges_total:,} total, {stats.edges_cut:,} cut{share}"
+        + (f", and {stats.test_edges_cut:,} from tests (never contracts)" if stats.test_edges_cut else "")
+        + f"; {stats.unresolved:,} imports name nothing in the repository"
     )
-    if plan.crossings:
-        lines.append("candidate contracts (import edges crossing between hives, by consumer -> provider):")
-    for crossing in plan.crossings:
+    crossings = sorted(plan.crossings, key=lambda c: (-len(c.edges), c.consumer, c.provider))
+    if crossings:
+        lines.append(f"heaviest crossings ({min(len(crossings), _HEAVIEST)} of {len(crossings)}):")
+        lines.extend(f"  {c.consumer} -> {c.provider}: {len(c.edges):,} edges" for c in crossings[:_HEAVIEST])
+        contracts = _contracts(plan)
+        lines.append(f"candidate contracts ({min(len(contracts), _HEAVIEST)} of {len(contracts)}, by edges):")
+        for contract, provider, consumers, count in contracts[:_HEAVIEST]:
+            shown = ", ".join(consumers[:_CONSUMERS_SHOWN])
+            more = f" and {len(consumers) - _CONSUMERS_SHOWN} more" if len(consumers) > _CONSUMERS_SHOWN else ""
+            lines.append(f"  {contract} served by {provider} to {shown}{more} ({count:,} edges)")
+    for cycle in plan.cycles:
+        consumer, provider, count = cycle.weakest
         lines.append(
-            f"  {crossing.consumer} -> {crossing.provider} ({crossing.contract}): {len(crossing.edges):,} edges"
+            f"cycle: {' <-> '.join(cycle.hives)} import each other and do not fit one leaf; "
+            f"weakest link {consumer} -> {provider} ({count:,} edges)"
         )
-        lines.extend(f"    {source} -> {target}" for source, target in crossing.edges)
+    if explain:
+        lines.extend(explain_boundaries(plan))
+    elif crossings:
+        lines.append("(every boundary with its edges: --explain; every file: --files; all of it: --format json)")
     return lines
 
 
-def _tree(hive: HivePlan, by_name: dict[str, HivePlan], indent: str, last: bool, lines: list[str]) -> None:
+def _contracts(plan: DecompositionPlan) -> list[tuple[str, str, list[str], int]]:
+    grouped: dict[tuple[str, str], list[Crossing]] = {}
+    for crossing in plan.crossings:
+        grouped.setdefault((crossing.contract, crossing.provider), []).append(crossing)
+    rows = [
+        (contract, provider, sorted(c.consumer for c in group), sum(len(c.edges) for c in group))
+        for (contract, provider), group in grouped.items()
+    ]
+    return sorted(rows, key=lambda row: (-row[3], row[0]))
+
+
+def explain_boundaries(plan: DecompositionPlan) -> list[str]:
+    """Per boundary (a pair of leaves with edges between them): the edges both ways, and why the cut is there:
+    the hive that had to be split, and whether the two would fit one leaf."""
+    by_name = {hive.name: hive for hive in plan.hives}
+    pairs: dict[tuple[str, str], list[Crossing]] = {}
+    for crossing in plan.crossings:
+        key = (min(crossing.consumer, crossing.provider), max(crossing.consumer, crossing.provider))
+        pairs.setdefault(key, []).append(crossing)
+    lines = ["boundaries:"]
+    budget = plan.budget
+    for (a, b), group in sorted(pairs.items(), key=lambda item: (-sum(len(c.edges) for c in item[1]), item[0])):
+        first, second = by_name[a], by_name[b]
+        count = first.file_count + second.file_count
+        size = first.bytes + second.bytes
+        above = _common_ancestor(first, second, by_name)
+        if count > budget.max_files or size > budget.max_bytes:
+            why = f"together {count:,} files, {_size(size)}: more than one leaf holds"
+        else:
+            why = "together they would fit, but each is held by code it is more coupled to"
+        where = f"{above.name} ({above.file_count:,} files) was too big for one leaf" if above else "top level"
+        lines.append(f"  {a} | {b}: {sum(len(c.edges) for c in group):,} edges; {where}; {why}")
+        for crossing in group:
+            lines.append(f"    {crossing.consumer} -> {crossing.provider}: {len(crossing.edges):,} edges")
+            lines.extend(f"      {source} -> {target}" for source, target in crossing.edges[:_EDGES_SHOWN])
+            if len(crossing.edges) > _EDGES_SHOWN:
+                lines.append(f"      ... {len(crossing.edges) - _EDGES_SHOWN:,} more")
+    return lines
+
+
+def _common_ancestor(a: HivePlan, b: HivePlan, by_name: dict[str, HivePlan]) -> HivePlan | None:
+    chain: list[str] = []
+    hive: HivePlan | None = a
+    while hive is not None:
+        chain.append(hive.name)
+        hive = by_name.get(hive.parent)
+    hive = b
+    while hive is not None:
+        if hive.name in chain:
+            return hive
+        hive = by_name.get(hive.parent)
+    return None
+
+
+def _tree(
+    hive: HivePlan, by_name: dict[str, HivePlan], indent: str, last: bool, lines: list[str], *, files: bool
+) -> None:
     branch = "└── " if last else "├── "
     kind = "leaf" if hive.leaf else f"{len(hive.children)} children"
     lines.append(
@@ -141,7 +231,8 @@ def _tree(hive: HivePlan, by_name: dict[str, HivePlan], indent: str, last: bool,
     )
     below = indent + ("    " if last else "│   ")
     if hive.leaf:
-        lines.extend(f"{below}  {path}" for path in hive.files)
+        if files:
+            lines.extend(f"{below}  {path}" for path in hive.files)
         return
     for index, child in enumerate(hive.children):
-        _tree(by_name[child], by_name, below, index == len(hive.children) - 1, lines)
+        _tree(by_name[child], by_name, below, index == len(hive.children) - 1, lines, files=files)

@@ -135,8 +135,7 @@ def _warnings(tree: Node, graph: Graph, budget: Budget) -> list[str]:
         for child in node.children:
             visit(child)
 
-    for child in tree.children:
-        visit(child)
+    visit(tree)
     if not bound:
         return []
     return [
@@ -290,25 +289,29 @@ def _entry_rank(path: str) -> int:
 
 
 def _hives(tree: Node, graph: Graph, root: Path) -> list[HivePlan]:
+    """Name the nodes of the split (names: :func:`_wanted`) and describe them, parents before children."""
     names = HiveNames()
     out: list[HivePlan | None] = []
-    top = tree.children
     repository = root.name or "repo"
 
-    def visit(node: Node, parent: str, above: str, depth: int) -> str:
+    def where(node: Node, paths: list[str]) -> str:
+        directory = node.directory  # where the split cut it; a leaf that refinement filled from elsewhere:
+        prefix = f"{directory}/" if directory else ""  # where most of its files are
+        if node.leaf and sum(1 for p in paths if p.startswith(prefix)) * 2 < len(paths):
+            return dominant_directory(paths)
+        return directory
+
+    def visit(node: Node, parent: str, above: str, shared: bool, depth: int) -> str:
         files = sorted(node.all_files())
         paths = [graph.paths[f] for f in files]
-        directory = node.directory
+        directory = where(node, paths)
         roles = Counter(graph.roles[f] for f in files)
         role = dominant_role(roles)
-        segment = directory.rpartition("/")[2] or repository
-        wanted = [segment]
-        if (directory == above and len(top) > 1) or not directory:  # a part of its parent's directory: say which
-            wanted = [f"{segment}_{hub}" if directory else hub for hub in _hubs(files, graph)]
+        wanted = _wanted(paths, directory, above, repository, shared=shared)
         name = names.claim_first(wanted, parent=parent, fallback=role.value)
         position = len(out)
         out.append(None)
-        children = tuple(visit(child, name, directory, depth + 1) for child in node.children)
+        children = tuple(visit_all(node.children, name, directory, depth + 1))
         out[position] = HivePlan(
             name=name,
             parent=parent,
@@ -323,24 +326,63 @@ def _hives(tree: Node, graph: Graph, root: Path) -> list[HivePlan]:
         )
         return name
 
-    for node in top:
-        visit(node, ROOT_HIVE, tree.directory, 1)
+    def visit_all(nodes: list[Node], parent: str, above: str, depth: int) -> list[str]:
+        directories = [where(child, [graph.paths[f] for f in child.all_files()]) for child in nodes]
+        counts = Counter(directories)
+        return [
+            visit(child, parent, above, counts[directory] > 1 or directory == above, depth)
+            for child, directory in zip(nodes, directories, strict=True)
+        ]
+
+    visit_all(tree.children, ROOT_HIVE, "\0", 1)
     return [hive for hive in out if hive is not None]
 
 
-def _hubs(files: list[int], graph: Graph, count: int = 3) -> list[str]:
-    """Names for ``files`` after their most connected files inside them (ties: path order), best first."""
-    inside = set(files)
-    ranked = sorted(files, key=lambda f: (-sum(w for n, w in graph.adjacency[f].items() if n in inside), f))
-    out: list[str] = []
-    for best in ranked[:count]:
-        directory, _, name = graph.paths[best].rpartition("/")
-        stem = name.partition(".")[0]
-        if stem in ("__init__", "index", "mod", "main", "package-info") and directory:
-            stem = directory.rpartition("/")[2]  # a package's entry file: the package's name says more
-        if stem not in out:
-            out.append(stem)
-    return out
+def dominant_directory(paths: Sequence[str]) -> str:
+    """The deepest directory holding at least half of ``paths`` ('' for the repository's root).
+
+    >>> dominant_directory(["a/b/x.py", "a/b/y.py", "a/c/z.py"])
+    'a/b'
+    """
+    counts: Counter[str] = Counter()
+    for path in paths:
+        parts = path.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            counts["/".join(parts[:depth])] += 1
+    half = (len(paths) + 1) // 2
+    best = ""
+    for directory, count in counts.items():
+        if count >= half and (directory.count("/"), directory) > (best.count("/") if best else -1, best):
+            best = directory
+    return best
+
+
+def _wanted(paths: list[str], directory: str, above: str, repository: str, *, shared: bool) -> list[str]:
+    """Names a maintainer recognises, best first: the hive's directory relative to its parent's
+    (``models_fields`` below ``django/db``); a hive that shares its directory with its parent or a sibling
+    adds the first and last entry it covers (``locale_af_fr``); the repository's root is named after it."""
+    segment = directory.rpartition("/")[2] or repository
+    if shared:
+        prefix = f"{directory}/" if directory else ""
+        entries = Counter(_entry(path[len(prefix) :]) for path in paths if path.startswith(prefix))
+        if not entries:
+            return [segment]
+        ranked = sorted(entries, key=lambda e: (-entries[e], e))
+        if entries[ranked[0]] > 1 and entries[ranked[0]] * 3 >= len(paths):  # one entry dominates: name it
+            return [f"{segment}_{ranked[0]}", *(f"{segment}_{ranked[0]}_{e}" for e in ranked[1:3])]
+        first, last = min(entries), max(entries)
+        return [f"{segment}_{first}_{last}", f"{segment}_{ranked[0]}"]
+    if above != "\0" and above and directory.startswith(above + "/"):
+        segments = directory[len(above) + 1 :].split("/")
+        return ["_".join(segments[-2:]), "_".join(segments[-3:])]
+    segments = directory.split("/") if directory else [repository]
+    return [segments[-1], "_".join(segments[-2:]), "_".join(segments[-3:])]
+
+
+def _entry(below: str) -> str:
+    """The first path segment of ``below``, a file by its stem."""
+    head, slash, _ = below.partition("/")
+    return head if slash else head.partition(".")[0] or head
 
 
 def _crossings(hives: list[HivePlan], graph: Graph, edges: list[tuple[int, int]]) -> tuple[list[Crossing], int, int]:

@@ -135,3 +135,22 @@ def test_to_dict_lists_every_leaf_file_and_the_edge_counts(shop: Path) -> None:
     assert isinstance(hives, list)
     assert sum(len(h["files"]) for h in hives if h["leaf"]) == 24
     assert all({"name", "parent", "role", "path"} <= set(h) for h in hives)
+
+
+def test_names_come_from_the_directories_a_maintainer_knows(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {}
+    for app in ("billing", "orders"):
+        for part in ("api", "models"):
+            files.update({f"shop/{app}/{part}/m{n}.py": "" for n in range(3)})
+    files.update({f"shop/flat/{name}.py": "" for name in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")})
+    plan = decompose(write_tree(tmp_path / "shop-repo", files), Budget(max_files=3))
+    names = [hive.name for hive in plan.hives]
+    assert len(names) == len(set(names))
+    owner = plan.leaf_of()
+    assert plan.hive(owner["shop/billing/api/m0.py"]).parent == "billing"
+    assert (owner["shop/billing/api/m0.py"], owner["shop/orders/api/m0.py"]) == ("api", "orders_api")
+    # parts of one flat directory say which stretch of it they hold
+    flat = sorted({owner[f"shop/flat/{n}.py"] for n in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")})
+    assert flat == ["flat_alpha_bravo", "flat_charlie_delta", "flat_echo_foxtrot"]
+    again = decompose(write_tree(tmp_path / "shop-repo", files), Budget(max_files=3))
+    assert [hive.name for hive in again.hives] == names

@@ -18,17 +18,53 @@ def test_help_has_an_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert "Example: subhive decompose" in out
 
 
-def test_text_output_is_a_tree_with_every_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_text_output_is_a_summary_and_lists_files_only_on_request(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     shop = polyglot_shop(tmp_path / "shop")
     code, out, err = cli(capsys, "decompose", str(shop), "--max-files", "4")
     assert code == 0
     assert out.splitlines()[2] == "root"
     assert "├── " in out
+    assert "web/src/App.tsx" not in out  # no file lists unless asked
+    assert "import edges: 14 total, " in out
+    assert "heaviest crossings" in out
+    assert "candidate contracts" in out
+    assert "--explain" in out
+    assert "decompose: listed 24 files" in err
+    code, out, _ = cli(capsys, "decompose", str(shop), "--max-files", "4", "--files", "-q")
+    assert code == 0
     for path in ("web/src/App.tsx", "inventory/go.mod", "docs/index.md"):
         assert f"  {path}\n" in out
-    assert "import edges: 14 total, " in out
-    assert "candidate contracts" in out
-    assert "decompose: listed 24 files" in err
+
+
+def test_explain_names_every_boundary_its_edges_and_why(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    shop = polyglot_shop(tmp_path / "shop")
+    code, out, _ = cli(capsys, "decompose", str(shop), "--max-files", "3", "--explain", "-q")
+    assert code == 0
+    boundaries = out[out.index("boundaries:") :].splitlines()[1:]
+    plan = subhive.decompose.decompose(shop, subhive.decompose.Budget(max_files=3))
+    pairs = {tuple(sorted((c.consumer, c.provider))) for c in plan.crossings}
+    headers = [line for line in boundaries if line.startswith("  ") and not line.startswith("    ")]
+    assert len(headers) == len(pairs) > 0
+    for line in headers:
+        assert "too big for one leaf" in line or "top level" in line
+        assert "together" in line
+    source, target = plan.crossings[0].edges[0]
+    assert f"      {source} -> {target}" in boundaries
+
+
+def test_a_byte_budget_that_binds_first_is_a_warning(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for n in range(4):
+        (repo / f"m{n}.py").write_text("x = 1\n" * 100)  # 600 bytes each
+    code, out, err = cli(capsys, "decompose", str(repo), "--max-bytes", "1000")
+    assert code == 0
+    assert "warning: the byte budget (1,000 bytes) binds before the file budget (200 files)" in out
+    assert "binds before the file budget" in err
+    code, out, _ = cli(capsys, "decompose", str(repo), "--max-bytes", "100000", "-q")
+    assert "warning" not in out
 
 
 def test_json_output_is_one_document_and_deterministic(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
