@@ -103,6 +103,10 @@ class EmbeddedCluster:
         return self.urls[0]
 
     @property
+    def monitor_urls(self) -> list[str]:
+        return [node.monitor_url for node in self.nodes if node.monitor_url]
+
+    @property
     def pids(self) -> list[int]:
         return [node.pid for node in self.nodes if node.pid is not None and node.running]
 

@@ -314,6 +314,11 @@ class EmbeddedServer:
     def pids(self) -> list[int]:
         return [self.pid] if self.pid is not None and self.running else []
 
+    @property
+    def monitor_urls(self) -> list[str]:
+        """The monitoring endpoint (``ServerConfig(monitor=True)``), where ``/connz`` lists the connections."""
+        return [self.monitor_url] if self.monitor_url else []
+
     def endpoint(self, user: str | None = None, password: str | None = None) -> BusEndpoint:
         """This server as a :class:`BusEndpoint`, optionally with a user's credentials."""
         return BusEndpoint([self.url], user=user, password=password)

@@ -24,7 +24,7 @@ from ._decompose import decompose_command
 from ._output import Format, err_console, print_error
 from ._root import approvals_app, root_command, status_command, watch_command
 from ._schema import schema_app
-from ._up import down_command, logs_command, restart_command, up_command
+from ._up import creds_command, down_command, join_command, logs_command, restart_command, up_command
 from ._workspace import init_command, new_command
 
 __all__ = ["app", "main"]
@@ -54,6 +54,8 @@ app.command("up")(up_command)
 app.command("down")(down_command)
 app.command("logs")(logs_command)
 app.command("restart")(restart_command)
+app.command("creds")(creds_command)
+app.command("join")(join_command)
 
 
 def _installed_version() -> str:

@@ -655,6 +655,9 @@ def _runtime_line(info: dict[str, Any]) -> str:
     parts = [f"[{_HEALTH.get(health, 'dim')}]{escape(health)}[/]"]
     if info.get("restarts"):
         parts.append(f"{info['restarts']} restarts")
+    connections = info.get("connections") or []
+    if len(connections) > 1:  # another process of it joined (subhive join), or a replica
+        parts.append(f"{len(connections)} connections")
     parts.append(f"{rates.get('sent_per_s', 0):g} sent/s, {rates.get('received_per_s', 0):g} received/s")
     parts.append(f"board {board.get('keys', 0)} keys, {board.get('revisions', 0)} revisions")
     parts += _dead_letter_parts(info)

@@ -19,7 +19,7 @@ from ._output import Format, err_console, out_console, print_json
 if TYPE_CHECKING:
     from ..up import DownReport
 
-__all__ = ["down_command", "logs_command", "restart_command", "up_command"]
+__all__ = ["creds_command", "down_command", "join_command", "logs_command", "restart_command", "up_command"]
 
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 WorkspaceOption = Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")]
@@ -297,3 +297,54 @@ def _one_log(root: Path, name: str, logs: dict[str, Path]) -> Path:
         code="logs.unknown",
         hint=(f"did you mean {close[0]!r}? " if close else "") + f"valid names: {', '.join(valid)}",
     )
+
+
+def creds_command(
+    hive: Annotated[str, typer.Argument(help="The running sub-hive whose credentials to export.", show_default=False)],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Where to write them (owner-only, 0600).", show_default=False)
+    ],
+    workspace: WorkspaceOption = Path("."),
+    fmt: FormatOption = Format.text,
+) -> None:
+    """Export what one hive needs to run elsewhere: the NATS URLs, its NATS user, its root token and its gRPC
+    keys, in one owner-only file for `subhive join` (docs/up.md). Keep it like a password.
+
+    Example: subhive creds backend --out backend.creds
+    """
+    from ..up import export_credentials
+    from ..workspace import find_root
+
+    credentials = export_credentials(find_root(workspace), hive)
+    credentials.write(out)
+    if fmt is Format.json:
+        print_json({"hive": hive, "file": str(out), "nats": list(credentials.nats), "root": credentials.root})
+    else:
+        err_console.print(f"wrote {escape(str(out))} (0600): subhive join --creds {escape(str(out))}")
+
+
+def join_command(
+    creds: Annotated[
+        Path, typer.Option("--creds", help="A file from `subhive creds HIVE --out FILE`.", show_default=False)
+    ],
+    workspace: WorkspaceOption = Path("."),
+) -> None:
+    """Run one hive here, in the foreground, joining a tree that runs elsewhere: it connects to the NATS
+    servers and the root the credentials name, and shares the hive's requests and events with any other
+    process of it. SIGTERM stops it cleanly (exit 0); Ctrl-C too (exit 130).
+
+    Example: subhive join --creds backend.creds
+    """
+    import asyncio
+    import signal
+
+    from ..up import HiveCredentials, join
+    from ..workspace import find_root
+
+    credentials = HiveCredentials.read(creds)
+    ws = find_root(workspace)
+    err_console.print(f"joining as {escape(credentials.hive)} on {escape(', '.join(credentials.nats))}")
+    stopped_by = asyncio.run(join(ws, credentials))
+    err_console.print(f"{escape(credentials.hive)} left the tree")
+    if stopped_by == signal.SIGINT:
+        raise typer.Exit(130)

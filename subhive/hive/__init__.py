@@ -30,6 +30,7 @@ from ._knowledge import (
 )
 from ._loops import LoopDetector
 from ._runtime import HiveContext, HiveRuntime
+from ._serve import serve_hive
 from ._sources import GrpcService
 
 __all__ = [
@@ -60,4 +61,5 @@ __all__ = [
     "check_key_pattern",
     "ensure_blackboard",
     "key_matches",
+    "serve_hive",
 ]

@@ -9,14 +9,12 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
 
 from ..bus import BusEndpoint
 from ..errors import SubhiveError
-from ..rpc import KeyFile
-from ._runtime import HiveRuntime
+from ._serve import serve_hive
 
 
 async def _run(workspace: Path, hive: str) -> None:
@@ -33,24 +31,16 @@ async def _run(workspace: Path, hive: str) -> None:
     )
     status = env.get("SUBHIVE_STATUS_FILE")
     keys = env.get("SUBHIVE_GRPC_KEYS")
-    runtime = await HiveRuntime.start(
+    await serve_hive(
         workspace,
         hive,
         endpoint,
         root_address=env.get("SUBHIVE_ROOT"),
         token=env.get("SUBHIVE_TOKEN"),
         status_file=Path(status) if status else None,
-        grpc_keys=KeyFile(Path(keys)) if keys else None,
+        grpc_keys=Path(keys) if keys else None,
         failover=float(env.get("SUBHIVE_NATS_FAILOVER") or 0),
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    try:
-        await stop.wait()
-    finally:
-        await runtime.stop()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,20 +15,24 @@ from ._control import (
     runtime_status,
     start,
 )
+from ._join import HiveCredentials, export_credentials, join
 from ._layout import UpLayout, pid_alive
 from ._restart import RestartFailed, request_restart
 from ._supervisor import Supervisor, UpOptions, start_waves
 
 __all__ = [
     "DownReport",
+    "HiveCredentials",
     "RestartFailed",
     "Supervisor",
     "UpFailed",
     "UpLayout",
     "UpOptions",
     "down",
+    "export_credentials",
     "follow",
     "framework_endpoint",
+    "join",
     "lost_supervisor",
     "pid_alive",
     "recorded_processes",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import json
 import os
 import signal
 import subprocess
@@ -332,6 +333,7 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
     if record is None:
         return None
     dead, usage = _dead_letters(workspace)
+    connected = _connections(record)
     hives: dict[str, Any] = {}
     now = time.time()
     for name, info in sorted((record.get("hives") or {}).items()):
@@ -362,6 +364,8 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
             "endpoints": beat.get("endpoints", []),
             "flows": beat.get("flows", {}),
             "contracts": beat.get("contracts", []),
+            # Every process connected as this hive, wherever it runs: one started by up, and any that joined.
+            "connections": connected.get(name, []),
         }
     return {
         "state": record.get("state"),
@@ -377,6 +381,24 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
             if info["dead_letter_blocked"]
         ],
     }
+
+
+def _connections(record: dict[str, Any]) -> dict[str, list[str]]:
+    """``ip:port`` of each client connection, by account (= hive), from every NATS node's ``/connz``; empty when
+    the monitor does not answer (status then shows none rather than failing)."""
+    import urllib.request
+
+    found: dict[str, list[str]] = {}
+    for url in record.get("nats_monitor") or []:
+        try:
+            with urllib.request.urlopen(f"{url}/connz?auth=true&limit=100000", timeout=1.0) as answer:
+                data = json.loads(answer.read())
+        except (OSError, ValueError):
+            continue
+        for conn in data.get("connections") or []:
+            if isinstance(conn, dict) and conn.get("account"):
+                found.setdefault(str(conn["account"]), []).append(f"{conn.get('ip')}:{conn.get('port')}")
+    return {hive: sorted(addresses) for hive, addresses in found.items()}
 
 
 def _blocked_warning(hive: str, held: int) -> str:

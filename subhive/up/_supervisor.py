@@ -184,6 +184,7 @@ class Supervisor:
                 "nats": ",".join(self.nats.urls) if self.nats is not None else "",
                 "nats_pid": self.nats.pid if self.nats is not None else None,
                 "nats_pids": self.nats.pids if self.nats is not None else [],
+                "nats_monitor": self.nats.monitor_urls if self.nats is not None else [],
                 "root_pid": self.root.pid if self.root is not None else None,
                 "mocks_pid": self.mocks.pid if self.mocks is not None else None,
                 "hives": hives,
@@ -409,6 +410,7 @@ class Supervisor:
             port=self.options.nats_port,
             accounts=self._accounts(plan, hives),
             sync_always=settings.sync == "always",
+            monitor=True,  # on loopback: `status` counts each hive's connections (a replica that joined, say)
         )
         if settings.clustered:
             if self.options.nats_port:

@@ -1,0 +1,170 @@
+"""One hive started by hand, anywhere its NATS servers and the root can be reached: ``subhive creds HIVE``
+exports what it needs from a running tree into one owner-only file, and ``subhive join --creds FILE`` runs the
+hive with nothing else (docs/up.md#a-hive-that-runs-elsewhere). It joins as another process of that hive:
+requests and events are shared with the one ``up`` runs (queue groups), and ``status`` counts it.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._files import read_json, write_json
+from ..errors import InputError, Location, SubhiveError
+from ._control import running_supervisor
+from ._layout import UpLayout
+
+__all__ = ["CREDENTIALS_FORMAT", "HiveCredentials", "export_credentials", "join"]
+
+#: The layout version of a credentials file; a newer one is refused with "upgrade subhive".
+CREDENTIALS_FORMAT = 1
+_KEYS = ("format", "hive", "nats", "user", "password", "root", "token", "failover", "grpc_keys")
+
+
+@dataclass(frozen=True)
+class HiveCredentials:
+    """Everything one hive's process needs besides the workspace's files: where NATS and the root are, its NATS
+    user, its root token and its gRPC keys. Secrets are not shown by ``repr``."""
+
+    hive: str
+    nats: tuple[str, ...]
+    user: str
+    password: str = field(repr=False)
+    root: str
+    token: str = field(repr=False)
+    failover: float = 0.0
+    grpc_keys: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": CREDENTIALS_FORMAT,
+            "hive": self.hive,
+            "nats": list(self.nats),
+            "user": self.user,
+            "password": self.password,
+            "root": self.root,
+            "token": self.token,
+            "failover": self.failover,
+            "grpc_keys": self.grpc_keys,
+        }
+
+    def write(self, path: Path) -> None:
+        """Owner-only (0600), atomically: it holds the hive's secrets."""
+        write_json(path, self.to_dict(), private=True)
+
+    @classmethod
+    def read(cls, path: Path) -> HiveCredentials:
+        """A credentials file; ``up.creds_invalid`` naming the file and the key that is wrong."""
+        if not path.is_file():
+            raise InputError(
+                f"no credentials file at {path}",
+                code="up.creds_missing",
+                location=Location(file=str(path)),
+                hint="make one on the machine running the tree: subhive creds HIVE --out FILE",
+            )
+        data = read_json(path)
+        if data is None:
+            raise _invalid(path, "", "is not a JSON object")
+        if data.get("format") != CREDENTIALS_FORMAT:
+            raise _invalid(path, "/format", f"format {data.get('format')!r} is not {CREDENTIALS_FORMAT}")
+        for key in _KEYS:
+            if key not in data:
+                raise _invalid(path, f"/{key}", "is missing")
+        for key in ("hive", "user", "password", "root", "token"):
+            if not isinstance(data[key], str) or not data[key]:
+                raise _invalid(path, f"/{key}", "must be a non-empty string")
+        nats = data["nats"]
+        if not isinstance(nats, list) or not nats or not all(isinstance(u, str) and u for u in nats):
+            raise _invalid(path, "/nats", "must be a non-empty list of NATS URLs")
+        failover = data["failover"]
+        if isinstance(failover, bool) or not isinstance(failover, int | float) or failover < 0:
+            raise _invalid(path, "/failover", "must be a number of seconds, 0 or more")
+        if not isinstance(data["grpc_keys"], dict):
+            raise _invalid(path, "/grpc_keys", "must be an object")
+        return cls(
+            data["hive"],
+            tuple(nats),
+            data["user"],
+            data["password"],
+            data["root"],
+            data["token"],
+            float(failover),
+            data["grpc_keys"],
+        )
+
+
+def _invalid(path: Path, pointer: str, what: str) -> InputError:
+    return InputError(
+        f"{path}: {pointer or 'the file'} {what}",
+        code="up.creds_invalid",
+        location=Location(file=str(path), pointer=pointer),
+        hint="make it again with subhive creds HIVE --out FILE",
+    )
+
+
+def export_credentials(workspace: Path, hive: str) -> HiveCredentials:
+    """``hive``'s credentials in the running tree of ``workspace``; ``up.not_running`` when it is not up and
+    ``up.unknown_hive`` when the tree has no such hive."""
+    from ..root_hive import TOKENS_DIR
+
+    record = running_supervisor(workspace)
+    if record is None:
+        raise SubhiveError(
+            "this workspace is not up, so it has no credentials to give",
+            code="up.not_running",
+            hint="subhive up --detach, then subhive creds HIVE --out FILE",
+        )
+    layout = UpLayout(workspace)
+    passwords = (read_json(layout.creds_file) or {}).get("hives") or {}
+    if hive not in passwords:
+        known = ", ".join(sorted(passwords)) or "none"
+        raise SubhiveError(
+            f"the running tree has no hive {hive!r} (it has: {known})",
+            code="up.unknown_hive",
+            hint="subhive status lists the hives",
+        )
+    token_file = workspace / TOKENS_DIR / f"{hive}.token"
+    token = token_file.read_text(encoding="utf-8").strip() if token_file.is_file() else ""
+    settings = _nats_settings(workspace)
+    return HiveCredentials(
+        hive=hive,
+        nats=tuple(u for u in str(record.get("nats") or "").split(",") if u),
+        user=hive,
+        password=str(passwords[hive]),
+        root=str(record.get("root") or ""),
+        token=token,
+        failover=settings,
+        grpc_keys=read_json(layout.keys_dir / f"{hive}.json") or {},
+    )
+
+
+def _nats_settings(workspace: Path) -> float:
+    from ..workspace import open_workspace
+
+    return open_workspace(workspace).config.nats.failover_seconds
+
+
+async def join(workspace: Path, credentials: HiveCredentials) -> signal.Signals:
+    """Run ``credentials.hive`` from ``workspace``'s files until SIGINT or SIGTERM (returned), connected as the
+    credentials say."""
+    from ..bus import BusEndpoint
+    from ..hive import serve_hive
+
+    endpoint = BusEndpoint(list(credentials.nats), user=credentials.user, password=credentials.password)
+    with tempfile.TemporaryDirectory(prefix="subhive-join-") as private:  # 0700: the gRPC keys stay ours
+        keys = Path(private) / f"{credentials.hive}.json"
+        keys.write_text(json.dumps(credentials.grpc_keys), encoding="utf-8")
+        keys.chmod(0o600)
+        return await serve_hive(
+            workspace,
+            credentials.hive,
+            endpoint,
+            root_address=credentials.root or None,
+            token=credentials.token or None,
+            grpc_keys=keys if credentials.grpc_keys else None,
+            failover=credentials.failover,
+        )
