@@ -19,7 +19,7 @@ from ._grpc_tools import GrpcContract, grpc_contracts, grpc_tools, load_grpc_con
 from ._hive_tools import board_tools, contract_tool_name, contract_tools
 from ._hive_turn import TRANSCRIPT_PREFIX, BoardTranscript, pick_agent, run_hive_turn, transcript_key
 from ._loop import Agent, AnswerCheck, Frame, FrameSink, RequestUsage, Stop, TurnResult
-from ._memory import MEMORY_PREFIX, AgentMemory, memory_note, select_memories
+from ._memory import MEMORY_PREFIX, AgentMemory, memory_note, select_memories, settled
 from ._plan import PLAN_PREFIX, plan_tool, rank_plan
 from ._proto_schema import message_schema
 from ._repair import FIXED_BY, repair_prompt, repair_turn
@@ -103,6 +103,7 @@ __all__ = [
     "schema_object",
     "select_memories",
     "settings_from_spec",
+    "settled",
     "stop_subject",
     "transcript_key",
 ]

@@ -265,7 +265,7 @@ async def _run_on_bus(
         js = transport.connection.jetstream()
         board = await KvBlackboard.open(js, hive, BoardSchema.load(hive_dir / manifest.blackboard_schema, hive=hive))
         transcript = BoardTranscript(await KvBlackboard.open(js, hive), spec.name)
-        memory = AgentMemory(transcript.board, spec.name)
+        memory = AgentMemory(transcript.board, spec.name, rule=manifest.memory)
         uses_contracts = any(t not in AGENT_TOOLS for t in spec.tools)
         if root is None and "propose_contract" in spec.tools:
             raise InputError(

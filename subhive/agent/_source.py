@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import InputError, Location, SubhiveError
 from ..hive import Entry, KvBlackboard, Parked, Reply, Write
 from ..runtime import ContractBinding
-from ..workspace import MANIFEST_NAME, AgentSpec, find_root, load_manifest, open_workspace
+from ..workspace import MANIFEST_NAME, AgentSpec, MemorySpec, find_root, load_manifest, open_workspace
 from ._approvals import parking_approver
 from ._build import build_agent
 from ._grpc_tools import grpc_contracts
@@ -61,8 +61,11 @@ class AgentSource:
         stubs_dir: Path | None = None,
         approver: Approver | None = None,
         client: Any = None,
+        memory: MemorySpec | None = None,
     ) -> None:
         self.spec = spec
+        #: How the confidence of the hive's remembered patterns moves (``[memory]``).
+        self.memory_rule = memory
         self.name = "agent_" + spec.name.replace("-", "_")
         self.triggers: tuple[str, ...] = spec.trigger.keys
         self.operations: tuple[str, ...] = (spec.trigger.operation,) if spec.trigger.operation else ()
@@ -132,7 +135,7 @@ class AgentSource:
             binding = _provided(bindings, contract, ctx.hive, self.spec)
             check = operation_answer(binding, operation)
             prompt = self.request_prompt(binding, operation, entry.value)
-        memory = AgentMemory(transcript.board, self.spec.name)
+        memory = AgentMemory(transcript.board, self.spec.name, rule=self.memory_rule)
         # Under `subhive up` the root's event stream shows every step too (the hive's own token).
         root = getattr(ctx, "root", None)
         reporter = RootReporter(root, agent=self.spec.name) if root is not None else None
@@ -251,7 +254,7 @@ def agent_sources(near: str | Path, *, approver: Approver | None = None, client:
     except SubhiveError:
         stubs = None  # a hive outside a workspace (its own tests): no contract tools
     return [
-        AgentSource(spec, hive_dir=hive_dir, stubs_dir=stubs, approver=approver, client=client)
+        AgentSource(spec, hive_dir=hive_dir, stubs_dir=stubs, approver=approver, client=client, memory=manifest.memory)
         for spec in manifest.agents
         if spec.trigger.keys or spec.trigger.operation
     ]

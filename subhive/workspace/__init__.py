@@ -9,6 +9,7 @@ See docs/workspace.md; why sub-hives sit side by side: docs/decisions/0006-subhi
 """
 
 from ._agents import AGENT_TOOLS, AgentBudgets, AgentModel, AgentSpec, AgentTrigger
+from ._checks import REVIEWED_CHANGES, MemorySpec, QuorumSpec, ReviewSpec
 from ._kinds import DEFAULT_RANGE, DRAFT_VERSION, KIND_DEFAULTS, KindDefaults
 from ._limits import DEFAULT_DEAD_LETTER_LIMITS, DeadLetterLimits, format_age, format_size
 from ._manifest import (
@@ -47,6 +48,7 @@ __all__ = [
     "KIND_DEFAULTS",
     "MANIFEST_NAME",
     "MAX_HIVE_NAME",
+    "REVIEWED_CHANGES",
     "ROOT_HIVE",
     "WORKSPACE_FILE",
     "AgentBudgets",
@@ -60,10 +62,13 @@ __all__ = [
     "Kind",
     "KindDefaults",
     "ManifestInvalid",
+    "MemorySpec",
     "NatsSettings",
     "Plan",
     "PlannedFile",
+    "QuorumSpec",
     "Requirement",
+    "ReviewSpec",
     "SubhiveManifest",
     "TomlDocument",
     "VersionRange",

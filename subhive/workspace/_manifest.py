@@ -17,6 +17,7 @@ from typing import Any
 from .._source import join_pointer
 from ..errors import InputError, Location, Problem
 from ._agents import AgentSpec, read_agents
+from ._checks import MemorySpec, QuorumSpec, ReviewSpec, read_memory, read_quorum, read_review
 from ._limits import DeadLetterLimits
 from ._ranges import VersionRange
 from ._toml import TomlDocument, read_toml, toml_key, toml_string
@@ -56,6 +57,9 @@ _TOP_KEYS = (
     "knowledge",
     "dead_letters",
     "agents",
+    "review",
+    "quorum",
+    "memory",
 )
 _BUDGET_KEYS = ("max_files", "max_bytes")
 _BLACKBOARD_KEYS = ("schema",)
@@ -133,6 +137,10 @@ class SubhiveManifest:
     dead_letters: DeadLetterLimits = field(default_factory=DeadLetterLimits)
     #: Language-model agents, ``[agents.NAME]`` (read in _agents.py; docs/agents.md).
     agents: tuple[AgentSpec, ...] = ()
+    #: ``[review]``, ``[quorum]``, ``[memory]``: how the agents check each other (_checks.py; docs/agents.md).
+    review: ReviewSpec | None = None
+    quorum: QuorumSpec | None = None
+    memory: MemorySpec = field(default_factory=MemorySpec)
 
     def __post_init__(self) -> None:
         if not self.knowledge_sources:
@@ -182,6 +190,8 @@ class SubhiveManifest:
             )
             + (f"\n{self.dead_letters.to_toml()}" if self.dead_letters.is_set else "")
             + "".join(f"\n{agent.to_toml()}" for agent in self.agents)
+            + "".join(f"\n{table.to_toml()}" for table in (self.review, self.quorum) if table is not None)
+            + (f"\n{self.memory.to_toml()}" if self.memory != MemorySpec() else "")
         )
 
 
@@ -294,10 +304,27 @@ class _Reader:
             if "agents" in data
             else ()
         )
+        agent_names = tuple(a.name for a in agents)
+        review = read_review(data["review"], self.problem, agent_names) if "review" in data else None
+        quorum = read_quorum(data["quorum"], self.problem) if "quorum" in data else None
+        memory = read_memory(data["memory"], self.problem) if "memory" in data else MemorySpec()
         if self.problems or name is None or kind is None or parent is None or schema is None or sources is None:
             return None
         return SubhiveManifest(
-            name, kind, parent, description, provides, consumes, budgets, schema, sources, dead_letters, agents
+            name,
+            kind,
+            parent,
+            description,
+            provides,
+            consumes,
+            budgets,
+            schema,
+            sources,
+            dead_letters,
+            agents,
+            review,
+            quorum,
+            memory or MemorySpec(),
         )
 
     # --- helpers
