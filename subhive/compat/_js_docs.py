@@ -276,16 +276,17 @@ class Library:
             if got is None:
                 return Unresolved("ref.external_unresolved", f"$ref {ref!r} could not be resolved")
             root, sub_resolver = got
-            check_schema(root, f"{docpart} (referenced as {ref!r})")
             doc = self.new_doc(root, name=docpart, resolver=sub_resolver)
+            check_schema(root, f"{docpart} (referenced as {ref!r})", translated=doc.root)
             self._docs[key] = doc
         return doc
 
 
-def check_schema(root: Any, label: str, *, whole: bool = True) -> None:
+def check_schema(root: Any, label: str, *, whole: bool = True, translated: Any = None) -> None:
     """Raise :class:`InputError` unless ``root`` is a valid schema of a dialect subhive reads (draft-04, -06, -07,
     2019-09, 2020-12: by ``$schema``, else 2020-12); with ``whole`` (the document is the schema, not a container
-    of them), also when it is recognisably something else (an OpenAPI document)."""
+    of them), also when it is recognisably something else (an OpenAPI document). ``translated``: its draft 2020-12
+    translation, when already made."""
     found = looks_like(root) if whole else None
     if found is not None:
         raise InputError(
@@ -306,7 +307,8 @@ def check_schema(root: Any, label: str, *, whole: bool = True) -> None:
         )
     if isinstance(root, bool):
         return
-    translated = translate(root).schema  # annotations of the wrong shape mended (lint warns about them)
+    if translated is None:
+        translated = translate(root).schema  # annotations of the wrong shape mended (lint warns about them)
     try:
         jsonschema_rs.meta.validate(translated)
     except jsonschema_rs.ValidationError as exc:

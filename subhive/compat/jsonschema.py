@@ -49,11 +49,11 @@ def diff_schemas(
     reference inside it points nowhere, or one path through nested subschemas and ``$ref`` hops is too
     long to follow (``schema.too_deep``: some thousands of hops, see ``_DEEP_FRAMES``).
     """
-    check_schema(old, "the old schema", whole=not old_pointer)
-    check_schema(new, "the new schema", whole=not new_pointer)
     library = Library()
-    old_doc = library.new_doc(old, resolver=old_resolver)
+    old_doc = library.new_doc(old, resolver=old_resolver)  # each read as the 2020-12 schema meaning the same
     new_doc = library.new_doc(new, resolver=new_resolver)
+    check_schema(old, "the old schema", whole=not old_pointer, translated=old_doc.root)
+    check_schema(new, "the new schema", whole=not new_pointer, translated=new_doc.root)
     engine = Engine(library)
     try:
         identical = (
