@@ -14,7 +14,7 @@ from ..errors import InputError, Location
 from ..workspace import ROOT_HIVE
 from ._cycles import leaf_cycles, merge_mutual
 from ._discover import discover, read_file
-from ._imports import Extracted, JvmFile, extract, language_of
+from ._imports import Extracted, JvmFile, Language, extract, language_of, symbols_used
 from ._model import Budget, Crossing, Cycle, DecompositionPlan, HivePlan, PlanStats
 from ._naming import HiveNames, contract_for
 from ._resolve import Resolver
@@ -27,6 +27,8 @@ __all__ = ["decompose"]
 Progress = Callable[[str], None]
 _SIDE_FILES = frozenset({"go.mod", "package.json", "tsconfig.json"})
 _PROGRESS_EVERY = 20_000
+#: Languages whose import lines alone do not say which names are used: read from the text (symbols_used).
+_HINTED = frozenset({Language.javascript, Language.typescript, Language.go})
 
 
 def decompose(
@@ -53,7 +55,7 @@ def decompose(
     root = _check_root(path)
     listing = discover(root, exclude)
     say(f"listed {len(listing.paths):,} files ({listing.source})")
-    graph, extracted, side_files, skipped, languages = _read(root, listing.paths, budget, say)
+    graph, extracted, side_files, skipped, languages, hints = _read(root, listing.paths, budget, say)
     skipped.update(listing.skipped)
     if not graph.paths:
         shown = ", ".join(f"{count} {reason}" for reason, count in sorted(skipped.items()))
@@ -63,7 +65,7 @@ def decompose(
             location=Location(file=str(root)),
             hint="point at a repository with files; in a git checkout only tracked files count",
         )
-    edges, unresolved = _link(graph, extracted, side_files)
+    edges, unresolved, symbols = _link(graph, extracted, side_files, hints)
     say(f"import graph: {len(graph.paths):,} files, {len(edges):,} edges")
     tree = split(graph, budget, strategy)
     production = [(i, j) for i, j in edges if graph.roles[i] is not Role.tests]
@@ -71,7 +73,7 @@ def decompose(
         merge_mutual(tree, graph, production, budget)
     say("split done")
     hives = _hives(tree, graph, root)
-    crossings, cut, test_cut = _crossings(hives, graph, edges)
+    crossings, cut, test_cut = _crossings(hives, graph, edges, symbols)
     cycles = _cycles(hives, crossings, graph, production)
     leaf_of = {path: index for index, hive in enumerate(hives) if hive.leaf for path in hive.files}
     units = find_units(graph.paths)
@@ -173,7 +175,9 @@ def _check_root(path: str | Path) -> Path:
 
 def _read(
     root: Path, paths: list[str], budget: Budget, say: Progress
-) -> tuple[Graph, list[Extracted | None], dict[str, str], Counter[str], dict[str, int]]:
+) -> tuple[
+    Graph, list[Extracted | None], dict[str, str], Counter[str], dict[str, int], dict[int, dict[str, tuple[str, ...]]]
+]:
     kept: list[str] = []
     sizes: list[int] = []
     roles: list[Role] = []
@@ -181,6 +185,7 @@ def _read(
     side_files: dict[str, str] = {}
     skipped: Counter[str] = Counter()
     languages: Counter[str] = Counter()
+    hints: dict[int, dict[str, tuple[str, ...]]] = {}
     for count, path in enumerate(paths, 1):
         if count % _PROGRESS_EVERY == 0:
             say(f"read {count:,}/{len(paths):,} files")
@@ -196,17 +201,25 @@ def _read(
         if side and result.text is not None:
             side_files[path] = result.text
         if language is not None and result.text is not None:
-            extracted.append(extract(language, result.text))
+            found = extract(language, result.text)
+            extracted.append(found)
+            if language in _HINTED and found and isinstance(found, tuple):
+                used = symbols_used(language, result.text, tuple(f for f in found if isinstance(f, str)))
+                if used:
+                    hints[len(kept) - 1] = used
             languages[language.value] += 1
         else:
             extracted.append(None)
     graph = Graph(kept, sizes, roles, [{} for _ in kept])
-    return graph, extracted, side_files, skipped, dict(languages)
+    return graph, extracted, side_files, skipped, dict(languages), hints
 
 
 def _link(
-    graph: Graph, extracted: list[Extracted | None], side_files: dict[str, str]
-) -> tuple[list[tuple[int, int]], int]:
+    graph: Graph,
+    extracted: list[Extracted | None],
+    side_files: dict[str, str],
+    hints: dict[int, dict[str, tuple[str, ...]]],
+) -> tuple[list[tuple[int, int]], int, dict[tuple[int, int], tuple[str, ...]]]:
     """Resolve every file's imports; fill ``graph.adjacency``; return the directed import edges.
 
     The adjacency the split works on is the import graph with three changes: a test file is tied only to the
@@ -228,11 +241,15 @@ def _link(
         adjacency[j][i] = adjacency[j].get(i, 0) + 1
 
     edges: list[tuple[int, int]] = []
+    symbols: dict[tuple[int, int], tuple[str, ...]] = {}
     for i, found in enumerate(extracted):
         if not found:
             continue
-        targets = resolver.resolve(i, found)
+        targets = resolver.resolve(i, found, hints.get(i))
         edges.extend((i, j) for j in targets)
+        for j, names in resolver.symbols.items():
+            if names:
+                symbols[(i, j)] = names
         for j in _subjects(graph, targets) if graph.roles[i] is Role.tests else targets:
             tie(i, j)
         anchor = resolver.cohesion(i, found)
@@ -240,7 +257,7 @@ def _link(
             tie(i, anchor)
     for i, owner in _owners(graph.paths):
         tie(i, owner)
-    return edges, resolver.unresolved
+    return edges, resolver.unresolved, symbols
 
 
 def _subjects(graph: Graph, targets: list[int]) -> list[int]:
@@ -385,12 +402,18 @@ def _entry(below: str) -> str:
     return head if slash else head.partition(".")[0] or head
 
 
-def _crossings(hives: list[HivePlan], graph: Graph, edges: list[tuple[int, int]]) -> tuple[list[Crossing], int, int]:
+def _crossings(
+    hives: list[HivePlan],
+    graph: Graph,
+    edges: list[tuple[int, int]],
+    symbols: dict[tuple[int, int], tuple[str, ...]],
+) -> tuple[list[Crossing], int, int]:
     """The crossings between leaves, and how many import edges cross: from code, from tests. An edge from a
     test file never makes a contract: a test reaching into another hive is that hive's business."""
     owner: dict[str, str] = {path: hive.name for hive in hives if hive.leaf for path in hive.files}
     roles = {hive.name: hive.role for hive in hives}
     grouped: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    used: dict[tuple[str, str], Counter[tuple[str, str]]] = {}
     test_cut = 0
     for i, j in edges:
         a, b = graph.paths[i], graph.paths[j]
@@ -401,8 +424,22 @@ def _crossings(hives: list[HivePlan], graph: Graph, edges: list[tuple[int, int]]
             test_cut += 1
         else:
             grouped.setdefault((consumer, provider), []).append((a, b))
+            names = symbols.get((i, j))
+            if names:
+                used.setdefault((consumer, provider), Counter()).update((name, b) for name in names)
     crossings = [
-        Crossing(consumer, provider, contract_for(provider, roles[provider]), tuple(sorted(pairs)))
+        Crossing(
+            consumer,
+            provider,
+            contract_for(provider, roles[provider]),
+            tuple(sorted(pairs)),
+            tuple(
+                (name, target, count)
+                for (name, target), count in sorted(
+                    used.get((consumer, provider), Counter()).items(), key=lambda item: (-item[1], item[0])
+                )
+            ),
+        )
         for (consumer, provider), pairs in sorted(grouped.items())
     ]
     return crossings, sum(len(c.edges) for c in crossings), test_cut

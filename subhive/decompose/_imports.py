@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["JvmFile", "Language", "PyImport", "extract", "language_of"]
+__all__ = ["JvmFile", "Language", "PyImport", "extract", "language_of", "symbols_used"]
 
 
 class Language(StrEnum):
@@ -127,3 +127,44 @@ def _go(text: str) -> tuple[str, ...]:
     for block in _GO_BLOCK.finditer(text):
         paths.extend(_GO_PATH.findall(block.group(1)))
     return tuple(dict.fromkeys(sys.intern(p) for p in paths))
+
+
+_JS_NAMED = re.compile(
+    r"""\b(?:import|export)\s+(?:type\s+)?(?:(\w+)\s*,?\s*)?(?:\{([^}]*)\}|\*\s+as\s+\w+)?\s*from\s*(['"])([^'"\n]+)\3"""
+)
+_GO_IMPORT_LINE = re.compile(r'^[ \t]*(?:import[ \t]+)?([\w.]+[ \t]+)?"([^"\n]+)"', re.M)
+_GO_VERSION = re.compile(r"^v[0-9]+$")
+
+
+def symbols_used(language: Language, text: str, specs: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """The names a JavaScript/TypeScript or Go file uses from each of its import ``specs``: the names an
+    ``import { a, b as c }`` lists (``default`` for a default import), or the exported ``pkg.Name``\\ s a Go
+    file calls on a package. Used to name the operations of candidate contracts; empty where unknown.
+
+    >>> symbols_used(Language.typescript, "import Cart, { total as t, type Item } from './cart'", ("./cart",))
+    {'./cart': ('default', 'total', 'Item')}
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    if language is Language.go:
+        aliases: dict[str, str] = {}
+        for match in _GO_IMPORT_LINE.finditer(text):
+            alias, spec = (match.group(1) or "").strip(), match.group(2)
+            if spec in specs and alias not in ("_", "."):
+                parts = spec.split("/")
+                name = parts[-2] if len(parts) > 1 and _GO_VERSION.match(parts[-1]) else parts[-1]
+                aliases[spec] = alias or re.sub(r"\W", "_", name.removeprefix("go-"))
+        for spec, alias in aliases.items():
+            used = re.findall(rf"\b{re.escape(alias)}\.([A-Z]\w*)", text)
+            if used:
+                out[spec] = tuple(dict.fromkeys(used))
+        return out
+    for match in _JS_NAMED.finditer(text):
+        default, named, _, spec = match.groups()
+        names = ["default"] if default and default != "type" else []
+        for part in (named or "").split(","):
+            word = part.strip().removeprefix("type ").split(" as ")[0].strip()
+            if word.isidentifier():
+                names.append(word)
+        if names:
+            out[spec] = tuple(dict.fromkeys((*out.get(spec, ()), *names)))
+    return out

@@ -91,6 +91,9 @@ class Crossing:
     provider: str
     contract: str
     edges: tuple[tuple[str, str], ...]
+    #: The names the consumer uses from the provider, where the imports say (``from a import B``, an
+    #: ``import { b }``, Go's ``pkg.Func``): (name, providing file, how many importing files), most used first.
+    symbols: tuple[tuple[str, str, int], ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -99,6 +102,7 @@ class Crossing:
             "contract": self.contract,
             "count": len(self.edges),
             "edges": [{"from": a, "to": b} for a, b in self.edges],
+            "symbols": [{"name": name, "file": path, "count": count} for name, path, count in self.symbols],
         }
 
 

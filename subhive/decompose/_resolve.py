@@ -165,31 +165,40 @@ class Resolver:
 
     # --- resolution ---------------------------------------------------------------------------------------
 
-    def resolve(self, i: int, extracted: Extracted) -> list[int]:
-        """The files that file ``i`` imports (deduplicated, never ``i`` itself).
+    def resolve(self, i: int, extracted: Extracted, hints: Mapping[str, tuple[str, ...]] | None = None) -> list[int]:
+        """The files that file ``i`` imports (deduplicated, never ``i`` itself). Afterwards :attr:`symbols`
+        maps each of them to the names file ``i`` uses from it, where known (``from a import B``, an
+        ``import { b }``, ``pkg.Func`` in Go via ``hints``: specifier -> names, a Java class).
 
         >>> resolver = Resolver(["app/__init__.py", "app/models.py", "app/views.py"], {})
-        >>> resolver.resolve(2, (PyImport(1, "models", ("User",)),))
-        [1]
+        >>> resolver.resolve(2, (PyImport(1, "models", ("User",)),)), resolver.symbols
+        ([1], {1: ('User',)})
         """
         path = self.paths[i]
+        hints = hints or {}
+        found: list[tuple[int | None, tuple[str, ...]]] = []
         if isinstance(extracted, JvmFile):
-            found = [self._jvm(spec) for spec in extracted.imports]
+            for spec in extracted.imports:
+                found.append((self._jvm(spec), () if spec.endswith("*") else (spec.rpartition(".")[2],)))
         elif path.endswith(".go"):
-            found = [self._go(spec) for spec in extracted if isinstance(spec, str)]
+            found = [(self._go(spec), hints.get(spec, ())) for spec in extracted if isinstance(spec, str)]
         elif path.endswith((".py", ".pyi")):
-            found = []
             for spec in extracted:
                 if isinstance(spec, PyImport):
-                    found.extend(self._python(path, spec))
+                    for target in self._python(path, spec):
+                        stem = _stem(self.paths[target]) if target is not None else ""
+                        found.append((target, tuple(n for n in spec.names if n != stem)))
         else:
-            found = [self._js(path, spec) for spec in extracted if isinstance(spec, str)]
+            found = [(self._js(path, spec), hints.get(spec, ())) for spec in extracted if isinstance(spec, str)]
         out: list[int] = []
-        for target in found:
+        self.symbols: dict[int, tuple[str, ...]] = {}
+        for target, names in found:
             if target is None:
                 self.unresolved += 1
-            elif target != i and target not in out:
-                out.append(target)
+            elif target != i:
+                if target not in self.symbols:
+                    out.append(target)
+                self.symbols[target] = tuple(dict.fromkeys((*self.symbols.get(target, ()), *names)))
         return out
 
     def cohesion(self, i: int, extracted: Extracted) -> int | None:

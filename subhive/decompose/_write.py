@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
@@ -169,38 +170,56 @@ def _by_provider(crossings: Iterable[Crossing]) -> dict[str, list[Crossing]]:
     return dict(sorted(grouped.items()))
 
 
-def _operation_names(targets: list[str]) -> dict[str, str]:
-    """An operation name per imported file: its path without extension, as ``[a-z][a-z0-9_]*``, unique."""
-    names: dict[str, str] = {}
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _operation_names(keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """An operation name per (symbol, file) -- the symbol in snake case (``getUser`` -> ``get_user``), or for a
+    file imported without names (``symbol`` empty) ``use_`` and its path -- as ``[a-z][a-z0-9_]*``, unique."""
+    names: dict[tuple[str, str], str] = {}
     used: set[str] = set()
-    for target in targets:
+    for symbol, target in keys:
         stem = target.rpartition(".")[0] if "." in target.rpartition("/")[2] else target
-        base = "use_" + (sanitise(stem)[-50:].strip("_") or "module")
+        if symbol and symbol != "default":
+            base = sanitise(_CAMEL.sub("_", symbol))[:50].strip("_") or "operation"
+        elif symbol == "default":
+            base = sanitise(stem.rpartition("/")[2])[:50].strip("_") or "operation"
+        else:
+            base = "use_" + (sanitise(stem)[-50:].strip("_") or "module")
+        base = base if base[0].isalpha() else f"op_{base}"
         name, number = base, 2
         while name in used:
             name, number = f"{base}_{number}", number + 1
         used.add(name)
-        names[target] = name
+        names[(symbol, target)] = name
     return names
 
 
 def _contract(contract: str, provider: str, crossings: list[Crossing]) -> dict[str, str]:
-    importers: dict[str, dict[str, int]] = {}
+    """A draft contract: one operation per name the consumers use across the boundary (the 64 most used),
+    and one per imported file where the imports name nothing (``import a.b``)."""
+    users: dict[tuple[str, str], dict[str, int]] = {}
     for crossing in crossings:
+        named_files: set[str] = set()
+        for symbol, target, count in crossing.symbols:
+            per_hive = users.setdefault((symbol, target), {})
+            per_hive[crossing.consumer] = per_hive.get(crossing.consumer, 0) + count
+            named_files.add(target)
         for _, target in crossing.edges:
-            per_hive = importers.setdefault(target, {})
-            per_hive[crossing.consumer] = per_hive.get(crossing.consumer, 0) + 1
-    targets = sorted(importers, key=lambda t: (-sum(importers[t].values()), t))
-    shown = sorted(targets[:_MAX_OPERATIONS])
+            if target not in named_files:
+                per_hive = users.setdefault(("", target), {})
+                per_hive[crossing.consumer] = per_hive.get(crossing.consumer, 0) + 1
+    keys = sorted(users, key=lambda k: (-sum(users[k].values()), k))
+    shown = sorted(keys[:_MAX_OPERATIONS], key=lambda k: (k[1], k[0]))
     names = _operation_names(shown)
     consumers = sorted({c.consumer for c in crossings})
     edges = sum(len(c.edges) for c in crossings)
-    more = len(targets) - len(shown)
+    more = len(keys) - len(shown)
     description = (
-        f"Draft from subhive decompose: {edges} import edges from hives {', '.join(consumers)} into "
-        f"{len(targets)} files of hive {provider}. Each operation stands for one imported file; "
-        "replace them with the messages the consumers really need."
-        + (f" {more} less-used files are left out." if more else "")
+        f"Draft from subhive decompose: {edges} import edges from hives {', '.join(consumers)} into hive "
+        f"{provider}. Each operation stands for a name the consumers use across the boundary (or a file "
+        "they import whole); replace them with the messages the consumers really need."
+        + (f" {more} less-used ones are left out." if more else "")
     )
     lines = [
         f"# Draft {DRAFT_VERSION} of contract {contract!r}, served by sub-hive {provider!r}, written by",
@@ -213,11 +232,13 @@ def _contract(contract: str, provider: str, crossings: list[Crossing]) -> dict[s
         "",
         "operations:",
     ]
-    for target in shown:
-        users = ", ".join(f"{hive} ({count})" for hive, count in sorted(importers[target].items()))
+    for key in shown:
+        symbol, target = key
+        by = ", ".join(f"{hive} ({count})" for hive, count in sorted(users[key].items()))
+        what = f"{symbol} of {target}" if symbol else target
         lines += [
-            f"  {names[target]}:",
-            f"    description: {json.dumps(f'Stands for {target}, imported by {users}.')}",
+            f"  {names[key]}:",
+            f"    description: {json.dumps(f'Stands for {what}, used by {by}.')}",
             "    input: schemas.json#/$defs/Request",
             "    output: schemas.json#/$defs/Reply",
         ]

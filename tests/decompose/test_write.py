@@ -11,7 +11,7 @@ from subhive.contract import lint_paths
 from subhive.decompose import Budget, decompose, plan_workspace, write_workspace
 from subhive.errors import InputError
 from subhive.workspace import init_workspace, open_workspace
-from tests.decompose._fixtures import polyglot_shop
+from tests.decompose._fixtures import polyglot_shop, write_tree
 
 
 @pytest.fixture
@@ -61,3 +61,42 @@ def test_the_repository_itself_becomes_the_workspace_by_default(shop: Path) -> N
     scope = json.loads((shop / "subhives" / plan.hives[0].name / "scope.json").read_text())
     assert scope["repository"] == "."
     assert len(planned.files) > len(plan.hives)
+
+
+def test_contract_operations_are_named_from_the_symbols_used_across_the_boundary(tmp_path: Path) -> None:
+    repo = write_tree(
+        tmp_path / "repo",
+        {
+            # Python: from ... import names
+            "py/store/__init__.py": "",
+            "py/store/db.py": "def get_user(): ...\n",
+            "py/store/extra.py": "",
+            "py/app/__init__.py": "",
+            "py/app/views.py": "from store.db import get_user, SaveOrder\nimport store.extra\n",
+            # TypeScript: named and default imports
+            "ts/lib/cart.ts": "export default class Cart {}\nexport function cartTotal() {}\n",
+            "ts/ui/page.ts": "import Cart, { cartTotal } from '../lib/cart'\n",
+            # Go: pkg.Func calls
+            "go/go.mod": "module example.com/shop\n",
+            "go/billing/invoice.go": "package billing\n\nfunc NewInvoice() {}\n",
+            "go/api/handler.go": (
+                'package api\n\nimport "example.com/shop/billing"\n\nfunc h() { billing.NewInvoice(); billing.Pay() }\n'
+            ),
+        },
+    )
+    plan = decompose(repo, Budget(max_files=1))  # every file its own leaf: every import crosses
+    used = {(c.consumer, name) for c in plan.crossings for name, _, _ in c.symbols}
+    names = {name for _, name in used}
+    assert {"get_user", "SaveOrder", "default", "cartTotal", "NewInvoice", "Pay"} <= names
+    write_workspace(plan, tmp_path / "ws")
+    operations: set[str] = set()
+    for contract in (tmp_path / "ws" / "contracts").iterdir():
+        if contract.is_dir():
+            text = (contract / "0.1.0" / "contract.yaml").read_text()
+            operations |= {
+                line.strip().rstrip(":")
+                for line in text.splitlines()
+                if line.startswith("  ") and line.strip().endswith(":") and not line.startswith("    ")
+            }
+    assert {"get_user", "save_order", "cart", "cart_total", "new_invoice", "pay", "use_py_store_extra"} <= operations
+    assert lint_paths([tmp_path / "ws" / "contracts"]).ok
