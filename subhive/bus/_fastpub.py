@@ -152,15 +152,16 @@ class Frames:
         ).encode()
         return Target(subject, contract_id, f"HPUB {subject} ".encode(), head, len(head) + _VARYING)
 
-    async def send(self, target: Target, data: bytes, reply: bytes = b"") -> None:
-        """Publish ``data`` to ``target`` with the four headers (and ``reply`` as its reply subject)."""
+    async def send(self, target: Target, data: bytes, reply: bytes = b"", traceparent: str | None = None) -> None:
+        """Publish ``data`` to ``target`` with the four headers (and ``reply`` as its reply subject); with
+        ``traceparent`` (a span's own, while tracing), that one instead of a new span id in the current trace."""
         line = target.line
-        if line is None or (reply and _PLAIN_BYTES.fullmatch(reply) is None):
+        if line is None or traceparent is not None or (reply and _PLAIN_BYTES.fullmatch(reply) is None):
             await self._nc.publish(
                 target.subject,
                 data,
                 reply=reply.decode(),
-                headers=self.headers(target.contract_id, outgoing_traceparent()),
+                headers=self.headers(target.contract_id, traceparent or outgoing_traceparent()),
             )
             return
         nc = self._nc

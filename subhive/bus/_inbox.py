@@ -34,16 +34,19 @@ class Inbox:
         self._waiting: dict[str, asyncio.Future[Msg]] = {}
         self._tokens = itertools.count()
 
-    async def request(self, frames: Frames, target: Target, data: bytes, timeout: float) -> Msg:
+    async def request(
+        self, frames: Frames, target: Target, data: bytes, timeout: float, traceparent: str | None = None
+    ) -> Msg:
         """Send ``data`` to ``target`` and return the reply that arrives within ``timeout`` seconds; raises
-        nats-py's ``TimeoutError`` or ``NoRespondersError`` as its ``request`` does."""
+        nats-py's ``TimeoutError`` or ``NoRespondersError`` as its ``request`` does. ``traceparent``: see
+        :meth:`Frames.send`."""
         if not self._prefix:
             await self._start()
         token = f"{next(self._tokens):x}"
         future: asyncio.Future[Msg] = asyncio.get_running_loop().create_future()
         self._waiting[token] = future
         try:
-            await frames.send(target, data, reply=f"{self._prefix}{token}".encode())
+            await frames.send(target, data, reply=f"{self._prefix}{token}".encode(), traceparent=traceparent)
             timer = asyncio.get_running_loop().call_later(timeout, _expire, future)
             try:
                 msg = await future

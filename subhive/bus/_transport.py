@@ -27,6 +27,7 @@ from nats.js.errors import NoStreamResponseError
 from .._trace import continue_trace, outgoing_traceparent
 from ..errors import Location, SubhiveError
 from ..runtime import ContractBinding, EventCallback, Handler, NotServed, PayloadInvalid, Refusal, Subscription
+from ..telemetry import TRACING, Latency, span
 from ._codec import PayloadError, decode, encode
 from ._consumers import HANDLER_ATTEMPTS, bind_consumer, event_consumer
 from ._deadletter import publish_dead_letter
@@ -39,6 +40,7 @@ from ._server import BusEndpoint
 from ._wire import (
     H_CONTRACT,
     H_ERROR,
+    H_MSG_ID,
     H_SENDER,
     H_TRACE,
     BusError,
@@ -104,7 +106,8 @@ _NOT_CODE = re.compile(r"[^A-Za-z0-9_.:-]")
 
 @dataclass
 class BusStats:
-    """Counters of one transport: what it sent and received, and what it refused, by code."""
+    """Counters of one transport: what it sent and received, and what it refused, by code. The per-subject
+    counters and handler times are what a hive's Prometheus metrics read (subhive.telemetry.HiveCollector)."""
 
     sent: int = 0
     received: int = 0
@@ -113,6 +116,24 @@ class BusStats:
     retried: int = 0
     #: Events held back now because their dead letter could not be kept (the stream full): see KeepBackoff.
     dead_letter_blocked: int = 0
+    #: Requests and events sent, by subject (a request's names its sender).
+    sent_on: Counter[str] = field(default_factory=Counter)
+    #: Requests and events received (before they are checked), by subject.
+    received_on: Counter[str] = field(default_factory=Counter)
+    #: Replies (and error replies) this provider sent, by the request's subject.
+    replied_on: Counter[str] = field(default_factory=Counter)
+    #: Replies this hive received to its requests, by the request's subject.
+    replies_on: Counter[str] = field(default_factory=Counter)
+    #: Outgoing payloads refused before anything left (they broke the contract), by code.
+    invalid_out: Counter[str] = field(default_factory=Counter)
+    #: How long handlers ran, by (contract, major, "op" or "ev", member).
+    handled: dict[tuple[str, int, str, str], Latency] = field(default_factory=dict)
+
+    def observe(self, where: tuple[str, int, str, str], seconds: float) -> None:
+        latency = self.handled.get(where)
+        if latency is None:
+            latency = self.handled[where] = Latency()
+        latency.observe(seconds)
 
 
 class _Violations:
@@ -377,13 +398,18 @@ class NatsTransport:
         except Exception:  # a value the validator cannot read (a lone surrogate): check says so, structured
             valid = False
         if not valid:
-            route.contract.check(route.sends, payload, moving="outgoing")  # raises, saying where and why
+            try:
+                route.contract.check(route.sends, payload, moving="outgoing")  # raises, saying where and why
+            except PayloadInvalid as exc:
+                self.stats.invalid_out[exc.code] += 1
+                raise
         try:
             data = orjson.dumps(payload)
         except TypeError:  # an integer past 64 bits, say: the codec's exact path decides
             try:
                 data = encode(payload)
             except PayloadError as exc:
+                self.stats.invalid_out[exc.code] += 1
                 raise PayloadInvalid(
                     f"outgoing {route.contract.id} {route.sends} payload cannot be sent: {exc.message}",
                     contract=route.contract.id,
@@ -407,9 +433,22 @@ class NatsTransport:
         route = self._routes.get((contract.id, "op", operation))
         if route is None or route.contract is not contract:
             route = self._route(contract, "op", operation)
+        if TRACING.tracer is None:
+            return await self._request(route, operation, payload, None)
+        subject = route.target.subject
+        attributes = _attributes(subject, "send", "request", (contract.name, contract.major, "op", operation))
+        with span(f"request {subject}", "client", attributes) as at:
+            try:
+                return await self._request(route, operation, payload, at.traceparent)
+            except SubhiveError as exc:
+                at.fail(exc.code, exc.message)
+                raise
+
+    async def _request(self, route: _Route, operation: str, payload: Any, traceparent: str | None) -> Any:
+        contract = route.contract
         data = self._encoded(route, payload)
         subject = route.target.subject
-        call = self._inbox.request(self._frames, route.target, data, self.request_timeout)
+        call = self._inbox.request(self._frames, route.target, data, self.request_timeout, traceparent)
         try:
             # The first use of a subject listens for a refusal too; after one success it is known allowed.
             msg = await (call if subject in self._allowed else self._violations.guard(call, subject))
@@ -451,6 +490,8 @@ class NatsTransport:
                 hint="retry once the connection is back",
             ) from None
         self.stats.sent += 1
+        self.stats.sent_on[subject] += 1
+        self.stats.replies_on[subject] += 1
         headers = msg.headers or {}
         if H_ERROR in headers:
             raise RemoteError(WireError.from_bytes(msg.data, code=headers[H_ERROR], subject=subject))
@@ -474,6 +515,9 @@ class NatsTransport:
         route = self._routes.get((contract.id, "ev", event))
         if route is None or route.contract is not contract:
             route = self._route(contract, "ev", event)
+        if TRACING.tracer is not None:
+            await self._publish_traced(route, event, payload, msg_id)
+            return
         data = self._encoded(route, payload)
         if not self.durable_events:
             if msg_id is None:
@@ -481,9 +525,33 @@ class NatsTransport:
             else:
                 await self._nc.publish(route.target.subject, data, headers=self._headers(contract, msg_id))
             self.stats.sent += 1
+            self.stats.sent_on[route.target.subject] += 1
             return
-        subject = route.target.subject
-        headers = self._headers(contract, msg_id)  # a message id, always: a retry never stores the event twice
+        # a message id, always: a retry never stores the event twice
+        await self._durable(route.target.subject, data, self._headers(contract, msg_id))
+
+    async def _publish_traced(self, route: _Route, event: str, payload: Any, msg_id: str | None) -> None:
+        """:meth:`publish` in a producer span, whose traceparent the event carries."""
+        subject, contract = route.target.subject, route.contract
+        attributes = _attributes(subject, "send", "publish", (contract.name, contract.major, "ev", event))
+        with span(f"publish {subject}", "producer", attributes) as at:
+            try:
+                data = self._encoded(route, payload)
+                at.set("messaging.message.body.size", len(data))
+                headers = self._frames.headers(contract.id, at.traceparent, msg_id)
+                at.set("messaging.message.id", headers[H_MSG_ID])
+                if self.durable_events:
+                    await self._durable(subject, data, headers)
+                    return
+                await self._nc.publish(subject, data, headers=headers)
+            except SubhiveError as exc:
+                at.fail(exc.code, exc.message)
+                raise
+            self.stats.sent += 1
+            self.stats.sent_on[subject] += 1
+
+    async def _durable(self, subject: str, data: bytes, headers: dict[str, str]) -> None:
+        """Store an event in its stream, errors mapped to ``bus.*`` codes."""
         try:
             await self._store(subject, data, headers)
         except (NoStreamResponseError, NatsTimeout, NoRespondersError) as exc:
@@ -513,6 +581,7 @@ class NatsTransport:
                 hint="retry with the same msg_id once the server is back",
             ) from None
         self.stats.sent += 1
+        self.stats.sent_on[subject] += 1
 
     async def _store(self, subject: str, data: bytes, headers: dict[str, str]) -> None:
         """One durable publish, acknowledged by its stream; with ``failover``, retried with the same headers
@@ -583,6 +652,7 @@ class NatsTransport:
                     "payload.malformed", f"the payload cannot be validated ({type(exc).__name__})", subject=msg.subject
                 )
         self.stats.received += 1
+        self.stats.received_on[msg.subject] += 1
         return payload, refusal
 
     async def _keep(
@@ -680,9 +750,20 @@ class NatsTransport:
         kept = refusal is not None  # a request that breaks the contract is kept, as is one the handler failed on
         failure = ""  # the error class of a failure of this hive, for on_repeated_failure
         data = b""
+        where = (contract.name, contract.major, "op", operation)
         if refusal is None:
-            with continue_trace((msg.headers or {}).get(H_TRACE)):
-                reply, refusal, failure = await self._call(handler, payload, msg)
+            parent = (msg.headers or {}).get(H_TRACE)
+            started = time.perf_counter()
+            if TRACING.tracer is None:
+                with continue_trace(parent):
+                    reply, refusal, failure = await self._call(handler, payload, msg)
+            else:
+                attributes = _attributes(msg.subject, "process", "process", where)
+                with span(f"process {msg.subject}", "server", attributes, parent=parent) as at:
+                    reply, refusal, failure = await self._call(handler, payload, msg)
+                    if refusal is not None:
+                        at.fail(refusal.code, refusal.message)
+            self.stats.observe(where, time.perf_counter() - started)
             if refusal is None:
                 try:
                     contract.check(output_schema, reply, moving="outgoing")
@@ -699,7 +780,6 @@ class NatsTransport:
                     failure = "provider.invalid_reply"
             kept = bool(failure)
         headers = msg.headers or {}
-        where = (contract.name, contract.major, "op", operation)
         if kept and refusal is not None:
             # Kept before the answer, which names the letter only once it exists (a full stream keeps none).
             # Only refusals wait for the stream: one JetStream ack, on the error path.
@@ -708,6 +788,7 @@ class NatsTransport:
                 refusal.code, refusal.message, refusal.pointer, refusal.keyword, refusal.subject, letter
             )
         if msg.reply:  # else a publish, not a request (a replay, say): nobody waits for an answer
+            self.stats.replied_on[msg.subject] += 1
             if refusal is not None:
                 await self._nc.publish(
                     msg.reply,
@@ -794,8 +875,7 @@ class NatsTransport:
                     if refusal is not None:
                         await self._keep(where, msg.subject, msg.data, msg.headers or {}, refusal)
                         return
-                    with continue_trace((msg.headers or {}).get(H_TRACE)):
-                        await self._deliver_once(callback, payload, msg, where)
+                    await self._deliver_once(callback, payload, msg, where)
                 except Exception as exc:  # never let one message stop the subscription
                     log.error("%s: delivering %s failed: %s: %s", self.hive, msg.subject, type(exc).__name__, exc)
 
@@ -859,8 +939,7 @@ class NatsTransport:
                 headers = msg.headers or {}
                 payload, refusal = self._accept(contract, schema, as_event)
                 if refusal is None:
-                    with continue_trace(headers.get(H_TRACE)):
-                        failed = await self._deliver_once(callback, payload, as_event, where)
+                    failed = await self._deliver_once(callback, payload, as_event, where)
                     if not failed:
                         return
                     refusal = WireError(failed, "the handler failed on this replayed event", subject=subject)
@@ -939,8 +1018,7 @@ class NatsTransport:
                 # reach the server, or a crash now brings those events back too, their count growing with it.
                 await self._settle()
         if failures < HANDLER_ATTEMPTS:
-            with continue_trace((msg.headers or {}).get(H_TRACE)):
-                failed = await self._deliver_once(callback, payload, msg, where)
+            failed = await self._deliver_once(callback, payload, msg, where)
             if not failed:
                 await msg.ack()
                 self._unsettled = True
@@ -997,8 +1075,26 @@ class NatsTransport:
     async def _deliver_once(
         self, callback: EventCallback, payload: Any, msg: Msg, where: tuple[str, int, str, str]
     ) -> str:
-        """Run the handler once: ``""`` if it returned, else the failure's code (``handler.failed``, or
-        ``handler.timeout`` once it ran past ``event_deadline``: cancelled, so the events behind it go on)."""
+        """Run the handler once, in the sender's trace (a consumer span, while tracing): ``""`` if it returned,
+        else the failure's code (``handler.failed``, or ``handler.timeout`` once it ran past ``event_deadline``:
+        cancelled, so the events behind it go on)."""
+        parent = (msg.headers or {}).get(H_TRACE)
+        started = time.perf_counter()
+        if TRACING.tracer is None:
+            with continue_trace(parent):
+                failed = await self._run_event(callback, payload, msg, where)
+        else:
+            attributes = _attributes(msg.subject, "process", "process", where)
+            with span(f"process {msg.subject}", "consumer", attributes, parent=parent) as at:
+                failed = await self._run_event(callback, payload, msg, where)
+                if failed:
+                    at.fail(failed)
+        self.stats.observe(where, time.perf_counter() - started)
+        return failed
+
+    async def _run_event(
+        self, callback: EventCallback, payload: Any, msg: Msg, where: tuple[str, int, str, str]
+    ) -> str:
         try:
             await self._deadlines.call(callback(payload), self.event_deadline)
             return ""
@@ -1028,6 +1124,19 @@ async def _keep_alive(messages: list[Msg], period: float, pull: Any) -> None:
         for msg in [*messages, *waiting()]:
             with contextlib.suppress(Exception):
                 await msg.in_progress()
+
+
+def _attributes(subject: str, kind: str, name: str, where: tuple[str, int, str, str]) -> dict[str, str | int]:
+    """A span's attributes, as OpenTelemetry's messaging conventions name them, and the contract member."""
+    return {
+        "messaging.system": "nats",
+        "messaging.destination.name": subject,
+        "messaging.operation.type": kind,
+        "messaging.operation.name": name,
+        "subhive.contract": where[0],
+        "subhive.contract.major": where[1],
+        "subhive.member": where[3],
+    }
 
 
 def _delivered(msg: Msg) -> int:
