@@ -27,6 +27,7 @@ from ._scripted import RecordedRequest, ScriptedServer, Step, ToolCallStep, esti
 from ._settings import AgentSettings, Budgets, ModelSettings, NoEndpoint, open_client
 from ._source import AgentSource, AgentStopped, agent_sources, operation_answer
 from ._tools import POLICIES, Approval, Approver, Policy, Tool, ToolBox, ToolCall, ToolError, ToolResult, schema_object
+from ._vote import agent_voter, json_answer
 
 __all__ = [
     "COMPACTION_PROMPT",
@@ -72,6 +73,7 @@ __all__ = [
     "TurnState",
     "WebSocketAppServer",
     "agent_sources",
+    "agent_voter",
     "apply_patch",
     "board_tools",
     "build_agent",
@@ -84,6 +86,7 @@ __all__ = [
     "file_tools",
     "grpc_contracts",
     "grpc_tools",
+    "json_answer",
     "load_grpc_contract",
     "memory_note",
     "message_schema",

@@ -77,19 +77,21 @@ def build_agent(
     records: KvBlackboard | None = None,
     services: Sequence[GrpcContract] = (),
     channel: ChannelOpener | None = None,
+    critical: Sequence[str] = (),
 ) -> Agent:
     """The agent ``spec`` declares in ``hive``. A tool the manifest names that this hive does not have (an
     operation its contracts lack, the board without a board) is ``agent.tool_unknown`` at its line. ``root``:
     a ``RootClient`` for ``propose_contract`` (the hive's token; the admin's with ``root_is_admin``).
     ``records``: the hive's bucket without its schema, for the framework's own keys (the ``plan``).
     ``services``: the gRPC services the hive consumes, called through ``channel`` (``HiveContext.channel``: the
-    hive's own keys), one tool per unary or server-streaming RPC."""
+    hive's own keys), one tool per unary or server-streaming RPC. ``critical``: the board key patterns only a
+    quorum writes (``[quorum]``); ``board_write`` refuses them."""
     files = FileSlice(hive_dir)
     available: dict[str, Tool] = {
         t.name: t for t in [*file_tools(files), diff_tool(files), plan_tool(records, spec.name)]
     }
     if board is not None:
-        available.update((t.name, t) for t in board_tools(board, f"agent:{spec.name}"))
+        available.update((t.name, t) for t in board_tools(board, f"agent:{spec.name}", critical=critical))
     if transport is not None:
         available.update((t.name, t) for t in contract_tools(bindings, transport, hive=hive))
     if channel is not None:

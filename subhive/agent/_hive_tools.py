@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..hive import KvBlackboard, RevisionConflict, check_key
+from ..hive import KvBlackboard, RevisionConflict, check_key, key_matches
 from ..runtime import ContractBinding, Transport
 from ._tools import Tool, ToolError, schema_object
 
@@ -17,8 +17,9 @@ __all__ = ["board_tools", "contract_tool_name", "contract_tools"]
 _KEY = {"type": "string", "description": "a key of the hive's blackboard, e.g. tasks.t1"}
 
 
-def board_tools(board: KvBlackboard, writer: str) -> list[Tool]:
-    """``board_read`` and ``board_write`` on ``board``, writes attributed to ``writer``."""
+def board_tools(board: KvBlackboard, writer: str, *, critical: Sequence[str] = ()) -> list[Tool]:
+    """``board_read`` and ``board_write`` on ``board``, writes attributed to ``writer``. A key matching a
+    ``critical`` pattern (``[quorum]``) is refused (``quorum.required``): only a quorum of voters writes it."""
 
     async def board_read(arguments: dict[str, Any]) -> dict[str, Any]:
         key = _key(arguments["key"])
@@ -29,6 +30,12 @@ def board_tools(board: KvBlackboard, writer: str) -> list[Tool]:
 
     async def board_write(arguments: dict[str, Any]) -> dict[str, Any]:
         key = _key(arguments["key"])
+        if any(key_matches(pattern, key) for pattern in critical):
+            raise ToolError(
+                f"{key} is critical in this hive: no agent writes it alone",
+                code="quorum.required",
+                hint="a value is written there only when a quorum of voters agrees ([quorum] in subhive.toml)",
+            )
         expected = arguments["expected_revision"]
         try:
             revision = await board.put(key, arguments["value"], writer=writer, expected_revision=expected)

@@ -291,6 +291,7 @@ async def _run_on_bus(
             records=transcript.board,
             services=grpc_contracts(bindings, stubs.parent.parent, hive=hive),
             channel=channels.channel,
+            critical=manifest.quorum.keys if manifest.quorum else (),
         )
         try:
             if resume:

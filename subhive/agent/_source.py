@@ -62,10 +62,13 @@ class AgentSource:
         approver: Approver | None = None,
         client: Any = None,
         memory: MemorySpec | None = None,
+        critical: Sequence[str] = (),
     ) -> None:
         self.spec = spec
         #: How the confidence of the hive's remembered patterns moves (``[memory]``).
         self.memory_rule = memory
+        #: Board key patterns only a quorum writes (``[quorum]``): the agent's board_write refuses them.
+        self.critical = tuple(critical)
         self.name = "agent_" + spec.name.replace("-", "_")
         self.triggers: tuple[str, ...] = spec.trigger.keys
         self.operations: tuple[str, ...] = (spec.trigger.operation,) if spec.trigger.operation else ()
@@ -128,6 +131,7 @@ class AgentSource:
             records=transcript.board,
             services=grpc_contracts(bindings, self.stubs_dir.parent.parent, hive=ctx.hive) if self.stubs_dir else (),
             channel=getattr(ctx, "channel", None),  # the hive's own channels: its keys, found through its root
+            critical=self.critical,
         )
         check, prompt = None, self.prompt_for(entry)
         if entry.key.startswith("op."):
@@ -254,7 +258,15 @@ def agent_sources(near: str | Path, *, approver: Approver | None = None, client:
     except SubhiveError:
         stubs = None  # a hive outside a workspace (its own tests): no contract tools
     return [
-        AgentSource(spec, hive_dir=hive_dir, stubs_dir=stubs, approver=approver, client=client, memory=manifest.memory)
+        AgentSource(
+            spec,
+            hive_dir=hive_dir,
+            stubs_dir=stubs,
+            approver=approver,
+            client=client,
+            memory=manifest.memory,
+            critical=manifest.quorum.keys if manifest.quorum else (),
+        )
         for spec in manifest.agents
         if spec.trigger.keys or spec.trigger.operation
     ]

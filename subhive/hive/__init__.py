@@ -29,11 +29,14 @@ from ._knowledge import (
     key_matches,
 )
 from ._loops import LoopDetector
+from ._quorum import QUORUM_ROUNDS, QUORUM_VOTES, QuorumOutcome, QuorumWrites, Voter, agreement_needed, tally
 from ._runtime import HiveContext, HiveRuntime
 from ._serve import serve_hive
 from ._sources import GrpcService
 
 __all__ = [
+    "QUORUM_ROUNDS",
+    "QUORUM_VOTES",
     "Blackboard",
     "BlackboardError",
     "BlackboardInvalid",
@@ -53,13 +56,18 @@ __all__ = [
     "KvBlackboard",
     "LoopDetector",
     "Parked",
+    "QuorumOutcome",
+    "QuorumWrites",
     "Reply",
     "RevisionConflict",
+    "Voter",
     "Write",
+    "agreement_needed",
     "board_stream",
     "check_key",
     "check_key_pattern",
     "ensure_blackboard",
     "key_matches",
     "serve_hive",
+    "tally",
 ]

@@ -1,0 +1,177 @@
+"""Quorum writes to critical board keys (``[quorum]``, issue #20): N >= 3f+1 voters, enough agreeing; a single
+toxic voter cannot put its value through, and every vote and the outcome are on the board."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import nats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from subhive.agent import ScriptedServer, Step, ToolBox, ToolCall, agent_voter, board_tools
+from subhive.bus import EmbeddedServer
+from subhive.hive import (
+    QUORUM_ROUNDS,
+    QUORUM_VOTES,
+    KvBlackboard,
+    QuorumWrites,
+    agreement_needed,
+    ensure_blackboard,
+    tally,
+)
+from subhive.workspace import QuorumSpec
+from tests.kit import run
+
+from .conftest import make_agent
+
+VALUES = st.sampled_from(["a", "b", "c", {"x": 1}, {"x": 2}, 0, None])
+
+
+@st.composite
+def rounds(draw: st.DrawFn) -> tuple[int, dict[str, Any], str, Any]:
+    """f, the honest voters' votes (any values: honest agents may disagree), one toxic voter and its value."""
+    f = draw(st.integers(1, 3))
+    n = draw(st.integers(3 * f + 1, 3 * f + 4))
+    honest = {f"agent:h{i}": draw(VALUES) for i in range(n - 1)}
+    return f, honest, "agent:toxic", draw(VALUES)
+
+
+@given(rounds())
+@settings(max_examples=400)
+def test_a_single_toxic_voter_never_decides(case: tuple[int, dict[str, Any], str, Any]) -> None:
+    f, honest, toxic, poison = case
+    outcome = tally({**honest, toxic: poison}, f)
+    if outcome.accepted:
+        backing = [v for v, value in honest.items() if json.dumps(value) == json.dumps(outcome.value)]
+        # The value was carried by honest voters: without the toxic vote it still has f+1 or more of them...
+        assert len(backing) >= outcome.needed - 1 >= 2 * f
+        # ...and a value no honest voter holds is never written.
+        assert outcome.value in honest.values()
+    # Honest voters who all agree are never blocked by the toxic one.
+    unanimous = dict.fromkeys(honest, "a")
+    agreed = tally({**unanimous, toxic: poison}, f)
+    assert agreed.accepted
+    assert agreed.value == "a"
+
+
+@given(st.integers(1, 3), st.dictionaries(st.text(min_size=1, max_size=4), VALUES, max_size=14))
+def test_an_accepted_value_has_a_majority_of_at_least_2f_plus_1(f: int, votes: dict[str, Any]) -> None:
+    outcome = tally(votes, f)
+    assert outcome.needed == agreement_needed(len(votes), f)
+    if outcome.accepted:
+        assert len(votes) >= 3 * f + 1
+        assert outcome.agreeing >= 2 * f + 1
+        assert outcome.agreeing * 2 > len(votes)  # no other value can have as many
+    else:
+        assert outcome.reason in ("quorum.too_few_voters", "quorum.no_agreement")
+
+
+@given(st.integers(1, 3))
+def test_too_few_voters_are_escalated_even_when_unanimous(f: int) -> None:
+    outcome = tally({f"v{i}": "same" for i in range(3 * f)}, f)
+    assert (outcome.accepted, outcome.reason) == (False, "quorum.too_few_voters")
+
+
+def test_only_named_voters_count() -> None:
+    votes = {"agent:a": 1, "agent:b": 1, "agent:c": 1, "agent:d": 1, "intruder": 2}
+    outcome = tally(votes, 1, allowed=("agent:a", "agent:b", "agent:c", "agent:d"))
+    assert outcome.accepted
+    assert outcome.ignored == ("intruder",)
+    text = tally({"a": " Yes ", "b": "yes", "c": "YES", "d": "no"}, 1, rule="text")
+    assert text.accepted
+    assert text.agreeing == 3
+
+
+def scripted_voters(answers: dict[str, Any]) -> list[tuple[str, ScriptedServer]]:
+    return [(name, ScriptedServer([Step.say(json.dumps(value))])) for name, value in answers.items()]
+
+
+def test_agents_vote_on_a_critical_key_and_the_byzantine_one_is_outvoted(server: EmbeddedServer) -> None:
+    """Four scripted agents vote on decisions.release; one lies. The honest value is written, each vote and
+    the outcome are on the board, and no voter was shown another's answer. With a second liar (more than f),
+    the round is escalated with every voter's value and the key is not written."""
+    spec = QuorumSpec(("decisions.*",), f=1)
+
+    async def scenario(servers: list[tuple[str, ScriptedServer]], key: str) -> tuple[Any, Any, Any, list[Any]]:
+        nc = await nats.connect(server.url)
+        agents = [make_agent(s) for _name, s in servers]
+        try:
+            await ensure_blackboard(nc.jetstream(), "notes")
+            board = await KvBlackboard.open(nc.jetstream(), "notes")
+            quorum = QuorumWrites(spec, board)
+            voters = {name: agent_voter(agent) for (name, _s), agent in zip(servers, agents, strict=True)}
+            round_id, outcome = await quorum.decide(key, {"version": "1.2.0"}, voters, proposer="agent:h1")
+            record = await board.get(f"{QUORUM_ROUNDS}.{round_id}")
+            votes = [(await board.get(k)) for k in await board.keys(f"{QUORUM_VOTES}.{round_id}.*")]
+            return outcome, record, await board.get(key), votes
+        finally:
+            for agent in agents:
+                await agent.close()
+            await nc.close()
+
+    honest = {"version": "1.2.0"}
+    lie = {"version": "9.9.9"}
+    servers = scripted_voters({"agent:h1": honest, "agent:h2": honest, "agent:h3": honest, "agent:liar": lie})
+    for _name, s in servers:
+        s.start()
+    try:
+        outcome, record, written, votes = run(scenario(servers, "decisions.release"))
+        for name, s in servers:  # each voter saw the proposal only, never the lie (or any other answer)
+            sent = json.dumps(s.chat_requests()[0].body["messages"])
+            assert "9.9.9" not in sent or name == "agent:liar"
+    finally:
+        for _name, s in servers:
+            s.stop()
+    assert outcome.accepted
+    assert outcome.value == honest
+    assert written is not None
+    assert written.value == honest
+    assert written.writer.startswith("quorum:")
+    assert record is not None
+    assert record.value["outcome"] == "accepted"
+    assert record.value["votes"]["agent:liar"] == lie
+    assert sorted(v.value["voter"] for v in votes) == ["agent:h1", "agent:h2", "agent:h3", "agent:liar"]
+
+    servers = scripted_voters({"agent:h1": honest, "agent:h2": honest, "agent:l1": lie, "agent:l2": {"v": 0}})
+    for _name, s in servers:
+        s.start()
+    try:
+        outcome, record, written, _votes = run(scenario(servers, "decisions.rollback"))
+    finally:
+        for _name, s in servers:
+            s.stop()
+    assert not outcome.accepted
+    assert outcome.reason == "quorum.no_agreement"
+    assert written is None
+    assert record is not None
+    assert record.value["outcome"] == "escalated"
+    assert record.value["votes"] == {"agent:h1": honest, "agent:h2": honest, "agent:l1": lie, "agent:l2": {"v": 0}}
+
+
+def test_an_agent_cannot_write_a_critical_key_alone(server: EmbeddedServer) -> None:
+    async def scenario() -> tuple[Any, Any, Any]:
+        nc = await nats.connect(server.url)
+        try:
+            await ensure_blackboard(nc.jetstream(), "notes")
+            board = await KvBlackboard.open(nc.jetstream(), "notes")
+            tools = ToolBox(board_tools(board, "agent:liar", critical=("decisions.*",)))
+            refused = None
+            try:
+                await tools.dispatch(
+                    ToolCall("c1", "board_write", '{"key": "decisions.release", "value": 1, "expected_revision": 0}')
+                )
+            except Exception as exc:  # the ToolError the model would read
+                refused = exc
+            other = await tools.dispatch(
+                ToolCall("c2", "board_write", '{"key": "notes.n1", "value": 1, "expected_revision": 0}')
+            )
+            return refused, await board.get("decisions.release"), other
+        finally:
+            await nc.close()
+
+    refused, stored, other = run(scenario())
+    assert getattr(refused, "code", None) == "quorum.required"
+    assert stored is None
+    assert other.value == {"key": "notes.n1", "revision": 1}
