@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SubhiveError
+from ..telemetry import record_agent_usage, span
 from ._approvals import TurnParked
 from ._conversation import COMPACTION_PROMPT, Conversation, TurnState, handoff_message
 from ._scripted import estimate_tokens
@@ -437,18 +438,27 @@ class _Turn:
             "model.request", n=len(self.usage) + 1, messages=len(messages), tokens=local, compaction=compaction
         )
         began = time.monotonic()
-        try:
-            reply = await asyncio.wait_for(self.call_model(messages, compaction), self.remaining())
-        except TimeoutError:
-            raise _Stopped(
-                Stop(
-                    "budget.wall_time",
-                    f"the turn ran out of its {budgets.wall_time:g} s waiting for the model",
-                    {"limit": budgets.wall_time},
-                )
-            ) from None
-        finally:
-            self.model_seconds += time.monotonic() - began
+        name, model = self.settings.name, self.settings.model.model
+        # A span per model call and tool call (while tracing), as OpenTelemetry's GenAI conventions name them.
+        attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model, "subhive.agent": name}
+        with span(f"chat {model}", "client", attributes) as at:
+            try:
+                reply = await asyncio.wait_for(self.call_model(messages, compaction), self.remaining())
+            except TimeoutError:
+                raise _Stopped(
+                    Stop(
+                        "budget.wall_time",
+                        f"the turn ran out of its {budgets.wall_time:g} s waiting for the model",
+                        {"limit": budgets.wall_time},
+                    )
+                ) from None
+            finally:
+                self.model_seconds += time.monotonic() - began
+            at.set("gen_ai.usage.input_tokens", reply.usage.prompt_tokens)
+            at.set("gen_ai.usage.output_tokens", reply.usage.completion_tokens)
+        record_agent_usage(
+            name, model, reply.usage.prompt_tokens, reply.usage.completion_tokens, reply.usage.cached_tokens
+        )
         self.usage.append(reply.usage)
         self.reported, self.reported_epoch = (reply.usage.prompt_tokens, local), self.conversation.epoch
         await self.emit(
@@ -600,18 +610,26 @@ class _Turn:
     async def execute(self, call: ToolCall) -> _Outcome:
         """Run one admitted call; a refusal or a tool's failure is its outcome, the wall time a stop."""
         began = time.monotonic()
-        try:
-            result = await asyncio.wait_for(self.agent.tools.dispatch(call), self.remaining())
-        except TimeoutError:
-            raise _Stopped(
-                Stop(
-                    "budget.wall_time",
-                    f"the turn ran out of its {self.budgets.wall_time:g} s in {call.name}",
-                    {"limit": self.budgets.wall_time, "tool": call.name},
-                )
-            ) from None
-        except ToolError as error:
-            return _Outcome(error_content(error), error.code, (), (), time.monotonic() - began)
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.id,
+            "subhive.agent": self.settings.name,
+        }
+        with span(f"execute_tool {call.name}", "internal", attributes) as at:
+            try:
+                result = await asyncio.wait_for(self.agent.tools.dispatch(call), self.remaining())
+            except TimeoutError:
+                raise _Stopped(
+                    Stop(
+                        "budget.wall_time",
+                        f"the turn ran out of its {self.budgets.wall_time:g} s in {call.name}",
+                        {"limit": self.budgets.wall_time, "tool": call.name},
+                    )
+                ) from None
+            except ToolError as error:
+                at.fail(error.code, error.message)
+                return _Outcome(error_content(error), error.code, (), (), time.monotonic() - began)
         content = result_content(result, self.settings.max_tool_output)
         return _Outcome(content, None, tuple(result.files_changed), tuple(result.pending), time.monotonic() - began)
 

@@ -22,9 +22,11 @@ import orjson
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
+from .._trace import current_traceparent
 from ..bus import BOARD_ACK_WAIT, BOARD_CONSUMER, bind_consumer, board_consumer, kv_bucket
 from ..errors import InputError, SubhiveError
 from ..runtime import Refusal
+from ..telemetry import span
 from ._blackboard import H_WRITER, BlackboardError, KvBlackboard, RevisionConflict, stored_entry
 from ._knowledge import Entry, KnowledgeSource, Reply, Write, check_key_pattern, key_matches
 from ._loops import LoopDetector
@@ -142,6 +144,8 @@ class _Activation:
     done: asyncio.Future[Any] = field(compare=False)
     #: Set once the activation parked: what runs when it is woken.
     resume: Callable[[Any], Awaitable[Sequence[Any]]] | None = field(default=None, compare=False)
+    #: The trace of what woke the source (a request, an event): the activation runs in it, on a worker.
+    trace: str | None = field(default=None, compare=False)
 
     def __lt__(self, other: _Activation) -> bool:
         return (-self.priority, self.order) < (-other.priority, other.order)
@@ -281,7 +285,8 @@ class Controller:
             done.set_exception(_Quarantined(source.name))
             return done
         self._idle.clear()
-        self._queue.put_nowait(_Activation(source.priority, next(self._order), source, entry, done))
+        activation = _Activation(source.priority, next(self._order), source, entry, done, trace=current_traceparent())
+        self._queue.put_nowait(activation)
         return done
 
     async def _work(self) -> None:
@@ -289,7 +294,7 @@ class Controller:
             activation = await self._queue.get()
             self._busy += 1
             try:
-                result = await self._run(activation.source, activation.entry, activation.resume)
+                result = await self._traced(activation)
                 if not activation.done.done():
                     activation.done.set_result(result)
             except Parked as parked:
@@ -300,6 +305,23 @@ class Controller:
             finally:
                 self._busy -= 1
                 self._settle()
+
+    async def _traced(self, activation: _Activation) -> list[Any]:
+        """:meth:`_run` in the trace of what woke the source, in a span of its own while tracing. A parked
+        activation's span ends when it parks (marked ``subhive.parked``); its resumption gets another."""
+        source, parked = activation.source, None
+        attributes = {
+            "subhive.hive": self.board.hive,
+            "subhive.knowledge_source": source.name,
+            "subhive.entry": activation.entry.key,
+        }
+        with span(f"activate {source.name}", "internal", attributes, parent=activation.trace) as at:
+            try:
+                return await self._run(source, activation.entry, activation.resume)
+            except Parked as exc:
+                at.set("subhive.parked", exc.reason or "waiting")
+                parked = exc  # raised outside the span: parking is not a failure
+        raise parked
 
     def _settle(self) -> None:
         if not self._busy and self._queue.empty() and not self._pending_writes and not self._parked:

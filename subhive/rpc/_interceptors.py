@@ -5,6 +5,8 @@ See docs/rpc.md#trace-context and #errors.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -14,9 +16,10 @@ import grpc
 
 from ..errors import SubhiveError
 from ..root_hive import abort_with, error_details, status_of
+from ..telemetry import SpanHandle, span, start_span
 from ._auth import CallerCheck
 from ._keys import HIVE_HEADER, TOKEN_HEADER, Keys
-from ._trace import TRACEPARENT, continue_trace, new_traceparent, outgoing_traceparent, parse_traceparent
+from ._trace import TRACEPARENT, new_traceparent, outgoing_traceparent, parse_traceparent
 
 __all__ = ["ProviderInterceptor", "caller_interceptors", "trace_interceptors"]
 
@@ -48,43 +51,68 @@ class _Outgoing:
     def __init__(self, credentials: _Credentials | None = None) -> None:
         self._credentials = credentials
 
-    def _details(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+    def _details(self, details: grpc.aio.ClientCallDetails) -> tuple[grpc.aio.ClientCallDetails, SpanHandle | None]:
+        """The call's metadata with the trace and credentials; and its client span, while tracing (the
+        traceparent sent is the span's own, so the provider's span is its child)."""
         metadata = grpc.aio.Metadata(*tuple(details.metadata or ()))
-        if metadata.get(TRACEPARENT) is None:  # else the caller chose the trace for this call
+        chosen = metadata.get(TRACEPARENT)  # the caller chose the trace for this call
+        method = details.method.decode() if isinstance(details.method, bytes) else str(details.method)
+        at = start_span(method.lstrip("/"), "client", _rpc_attributes(method), parent=_text(chosen))
+        if at is not None:
+            metadata.set_all(TRACEPARENT, [at.traceparent])
+        elif chosen is None:
             metadata.add(TRACEPARENT, outgoing_traceparent())
         if self._credentials is not None:
             self._credentials.add_to(metadata)
         return grpc.aio.ClientCallDetails(
             details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
-        )
+        ), at
+
+    @staticmethod
+    async def _call(continuation: Any, details: grpc.aio.ClientCallDetails, at: SpanHandle | None, sent: Any) -> Any:
+        """Make the call; its span (if any) ends when the call is done, with its status."""
+        try:
+            call = await continuation(details, sent)
+        except BaseException as exc:
+            if at is not None:
+                at.fail(type(exc).__name__)
+                at.end()
+            raise
+        if at is not None:
+            call.add_done_callback(lambda done: _ended(done, at))
+        return call
 
 
 class _UnaryUnaryOut(_Outgoing, grpc.aio.UnaryUnaryClientInterceptor):
     async def intercept_unary_unary(
         self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
     ) -> Any:
-        return await continuation(self._details(client_call_details), request)
+        details, at = self._details(client_call_details)
+        return await self._call(continuation, details, at, request)
 
 
 class _UnaryStreamOut(_Outgoing, grpc.aio.UnaryStreamClientInterceptor):
     async def intercept_unary_stream(
         self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
     ) -> Any:
-        return await continuation(self._details(client_call_details), request)
+        details, at = self._details(client_call_details)
+        return await self._call(continuation, details, at, request)
 
 
 class _StreamUnaryOut(_Outgoing, grpc.aio.StreamUnaryClientInterceptor):
     async def intercept_stream_unary(
         self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request_iterator: Any
     ) -> Any:
-        return await continuation(self._details(client_call_details), request_iterator)
+        details, at = self._details(client_call_details)
+        return await self._call(continuation, details, at, request_iterator)
 
 
 class _StreamStreamOut(_Outgoing, grpc.aio.StreamStreamClientInterceptor):
     async def intercept_stream_stream(
         self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request_iterator: Any
     ) -> Any:
-        return await continuation(self._details(client_call_details), request_iterator)
+        details, at = self._details(client_call_details)
+        return await self._call(continuation, details, at, request_iterator)
 
 
 def trace_interceptors() -> list[grpc.aio.ClientInterceptor]:
@@ -141,7 +169,7 @@ class ProviderInterceptor(grpc.aio.ServerInterceptor):
         if handler is None:
             return None
         traceparent = _incoming(handler_call_details.invocation_metadata)
-        return _wrap(handler, traceparent, self.server)
+        return _wrap(handler, traceparent, self.server, str(handler_call_details.method))
 
 
 def _refusing(error: SubhiveError) -> grpc.RpcMethodHandler[Any, Any]:
@@ -166,7 +194,43 @@ def _incoming(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
     return new_traceparent()
 
 
-def _wrap(handler: Any, traceparent: str, server: str) -> Any:
+def _text(value: str | bytes | None) -> str | None:
+    return value.decode("ascii", "replace") if isinstance(value, bytes) else value
+
+
+def _rpc_attributes(method: str) -> dict[str, str]:
+    """``/package.Service/Method`` as OpenTelemetry's RPC conventions name it."""
+    service, _, name = method.lstrip("/").rpartition("/")
+    return {"rpc.system": "grpc", "rpc.service": service, "rpc.method": name}
+
+
+def _ended(call: Any, at: SpanHandle) -> None:
+    """A client call is done: end its span once its status is read (an awaitable in grpc.aio)."""
+
+    async def end() -> None:
+        try:
+            code = await call.code()
+            at.set("rpc.grpc.status_code", code.value[0])
+            if code != grpc.StatusCode.OK:
+                at.fail(code.name, str(await call.details() or ""))
+        finally:
+            at.end()
+
+    with contextlib.suppress(RuntimeError):  # no running loop: the call outlived it
+        task = asyncio.get_running_loop().create_task(end())
+        _ending.add(task)
+        task.add_done_callback(_ending.discard)
+
+
+_ending: set[asyncio.Task[None]] = set()  # tasks hold no reference to themselves
+
+
+def _serving(traceparent: str, method: str) -> contextlib.AbstractContextManager[SpanHandle]:
+    """The provider's side of a call: its server span while tracing (else only the caller's trace)."""
+    return span(method.lstrip("/"), "server", _rpc_attributes(method), parent=traceparent)
+
+
+def _wrap(handler: Any, traceparent: str, server: str, method: str = "") -> Any:
     """The same method handler with each behaviour run inside the trace and the error boundary."""
     kinds = (
         ("unary_unary", grpc.unary_unary_rpc_method_handler, _unary),
@@ -178,33 +242,35 @@ def _wrap(handler: Any, traceparent: str, server: str) -> Any:
         behavior = getattr(handler, attribute)
         if behavior is not None:
             return make(
-                wrapper(behavior, traceparent, server),
+                wrapper(behavior, traceparent, server, method),
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
     return handler
 
 
-def _unary(behavior: Behavior, traceparent: str, server: str) -> Behavior:
+def _unary(behavior: Behavior, traceparent: str, server: str, method: str) -> Behavior:
     async def run(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        with continue_trace(traceparent):
+        with _serving(traceparent, method) as at:
             try:
                 result = behavior(request, context)
                 return await result if inspect.isawaitable(result) else result
             except grpc.aio.AbortError:
+                at.fail(_aborted(context))
                 raise  # the handler set its own status
             except Exception as exc:
+                at.fail(str(getattr(exc, "code", "")) or type(exc).__name__, str(exc)[:200])
                 await abort_with(context, exc, server=server, log=log)
 
     return run
 
 
-def _streaming(behavior: Behavior, traceparent: str, server: str) -> Behavior:
+def _streaming(behavior: Behavior, traceparent: str, server: str, method: str) -> Behavior:
     if not (inspect.isasyncgenfunction(behavior) or inspect.isgeneratorfunction(behavior)):
-        return _unary(behavior, traceparent, server)  # writes with context.write(): a coroutine like any other
+        return _unary(behavior, traceparent, server, method)  # writes with context.write(): a coroutine like any other
 
     async def run(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
-        with continue_trace(traceparent):
+        with _serving(traceparent, method) as at:
             try:
                 produced = behavior(request, context)
                 if inspect.isasyncgen(produced):
@@ -214,8 +280,16 @@ def _streaming(behavior: Behavior, traceparent: str, server: str) -> Behavior:
                     for item in produced:
                         yield item
             except grpc.aio.AbortError:
+                at.fail(_aborted(context))
                 raise
             except Exception as exc:
+                at.fail(str(getattr(exc, "code", "")) or type(exc).__name__, str(exc)[:200])
                 await abort_with(context, exc, server=server, log=log)
 
     return run
+
+
+def _aborted(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    """The status a handler aborted with, by name."""
+    code = context.code()
+    return code.name if isinstance(code, grpc.StatusCode) else str(code)

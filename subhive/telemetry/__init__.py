@@ -4,7 +4,16 @@ See docs/observability.md.
 """
 
 from ._metrics import AGENT_USAGE, HiveCollector, Latency, MetricsServer, record_agent_usage, serve_metrics
-from ._tracing import TRACING, SpanHandle, Tracing, configure_tracing, enable_tracing, shutdown_tracing, span
+from ._tracing import (
+    TRACING,
+    SpanHandle,
+    Tracing,
+    configure_tracing,
+    enable_tracing,
+    shutdown_tracing,
+    span,
+    start_span,
+)
 
 __all__ = [
     "AGENT_USAGE",
@@ -20,4 +29,5 @@ __all__ = [
     "serve_metrics",
     "shutdown_tracing",
     "span",
+    "start_span",
 ]

@@ -15,7 +15,16 @@ from typing import Any
 
 from .._trace import continue_trace, current_traceparent, parse_traceparent
 
-__all__ = ["TRACING", "SpanHandle", "Tracing", "configure_tracing", "enable_tracing", "shutdown_tracing", "span"]
+__all__ = [
+    "TRACING",
+    "SpanHandle",
+    "Tracing",
+    "configure_tracing",
+    "enable_tracing",
+    "shutdown_tracing",
+    "span",
+    "start_span",
+]
 
 log = logging.getLogger("subhive.telemetry")
 
@@ -54,6 +63,11 @@ class SpanHandle:
     def set(self, key: str, value: str | int | float | bool) -> None:
         if self._span is not None:
             self._span.set_attribute(key, value)
+
+    def end(self) -> None:
+        """End a span from :func:`start_span` (one from :func:`span` ends with its block)."""
+        if self._span is not None:
+            self._span.end()
 
 
 def enable_tracing(provider: Any = None) -> None:
@@ -156,13 +170,10 @@ def span(
         return
     from opentelemetry import trace
 
-    source = parse_traceparent(parent) if parent is not None else current_traceparent()
-    context = trace.set_span_in_context(trace.NonRecordingSpan(_span_context(source))) if source else None
-    otel_span = tracer.start_span(name, context=context, kind=trace.SpanKind(_KINDS.index(kind)), attributes=attributes)
-    ids = otel_span.get_span_context()
-    own = f"00-{ids.trace_id:032x}-{ids.span_id:016x}-{int(ids.trace_flags):02x}"
-    with trace.use_span(otel_span, end_on_exit=True), continue_trace(own):
-        yield SpanHandle(own, otel_span)
+    handle = start_span(name, kind, attributes, parent=parent)
+    assert handle is not None  # tracing is on
+    with trace.use_span(handle._span, end_on_exit=True), continue_trace(handle.traceparent):
+        yield handle
 
 
 def _span_context(traceparent: str) -> Any:
@@ -170,3 +181,24 @@ def _span_context(traceparent: str) -> Any:
 
     _, trace_id, span_id, flags = traceparent.split("-")
     return SpanContext(int(trace_id, 16), int(span_id, 16), is_remote=True, trace_flags=TraceFlags(int(flags, 16)))
+
+
+def start_span(
+    name: str, kind: str, attributes: Mapping[str, Any] | None = None, *, parent: str | None = None
+) -> SpanHandle | None:
+    """A span that the caller ends with :meth:`SpanHandle.end` (one that outlives a block: a gRPC call ends in
+    a callback), not made current; None while tracing is off. Parent as in :func:`span`."""
+    tracer = TRACING.tracer
+    if tracer is None:
+        return None
+    from opentelemetry import trace
+
+    source = parse_traceparent(parent) if parent is not None else current_traceparent()
+    context = trace.set_span_in_context(trace.NonRecordingSpan(_span_context(source))) if source else None
+    otel_span = tracer.start_span(name, context=context, kind=trace.SpanKind(_KINDS.index(kind)), attributes=attributes)
+    return SpanHandle(_traceparent(otel_span), otel_span)
+
+
+def _traceparent(otel_span: Any) -> str:
+    ids = otel_span.get_span_context()
+    return f"00-{ids.trace_id:032x}-{ids.span_id:016x}-{int(ids.trace_flags):02x}"
