@@ -25,7 +25,7 @@ from ._units import find_units, split_units
 __all__ = ["decompose"]
 
 Progress = Callable[[str], None]
-_SIDE_FILES = frozenset({"go.mod", "package.json", "tsconfig.json"})
+_SIDE_FILES = frozenset({"go.mod", "package.json", "tsconfig.json", "Cargo.toml", "compile_commands.json"})
 _PROGRESS_EVERY = 20_000
 #: Languages whose import lines alone do not say which names are used: read from the text (symbols_used).
 _HINTED = frozenset({Language.javascript, Language.typescript, Language.go})
@@ -65,7 +65,7 @@ def decompose(
             location=Location(file=str(root)),
             hint="point at a repository with files; in a git checkout only tracked files count",
         )
-    edges, unresolved, symbols = _link(graph, extracted, side_files, hints)
+    edges, unresolved, symbols = _link(graph, extracted, side_files, hints, str(root))
     say(f"import graph: {len(graph.paths):,} files, {len(edges):,} edges")
     tree = split(graph, budget, strategy)
     production = [(i, j) for i, j in edges if graph.roles[i] is not Role.tests]
@@ -219,6 +219,7 @@ def _link(
     extracted: list[Extracted | None],
     side_files: dict[str, str],
     hints: dict[int, dict[str, tuple[str, ...]]],
+    root: str = "",
 ) -> tuple[list[tuple[int, int]], int, dict[tuple[int, int], tuple[str, ...]]]:
     """Resolve every file's imports; fill ``graph.adjacency``; return the directed import edges.
 
@@ -226,7 +227,7 @@ def _link(
     code it tests (its targets in the directory it imports most), so a test importing two packages never
     glues them together; files of one Go or JVM package are tied to its anchor; and a file without imports
     (a template, a translation, a config) is tied to the code that owns it (:func:`_owners`)."""
-    resolver = Resolver(graph.paths, side_files)
+    resolver = Resolver(graph.paths, side_files, root)
     go_specs: list[str] = []
     for i, found in enumerate(extracted):
         if isinstance(found, JvmFile):

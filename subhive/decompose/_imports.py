@@ -19,6 +19,11 @@ class Language(StrEnum):
     typescript = "typescript"
     go = "go"
     java = "java"
+    rust = "rust"
+    c = "c"
+    csharp = "csharp"
+    ruby = "ruby"
+    php = "php"
 
 
 _EXTENSIONS = {
@@ -37,6 +42,18 @@ _EXTENSIONS = {
     ".go": Language.go,
     ".java": Language.java,
     ".kt": Language.java,
+    ".rs": Language.rust,
+    ".c": Language.c,
+    ".h": Language.c,
+    ".cc": Language.c,
+    ".cpp": Language.c,
+    ".cxx": Language.c,
+    ".hh": Language.c,
+    ".hpp": Language.c,
+    ".hxx": Language.c,
+    ".cs": Language.csharp,
+    ".rb": Language.ruby,
+    ".php": Language.php,
 }
 
 
@@ -68,6 +85,18 @@ Extracted = tuple[PyImport, ...] | tuple[str, ...] | JvmFile
 _PY = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]+))", re.M)
 _PY_AS = re.compile(r"\s+as\s+\w+")
 _JS = re.compile(r"""(?:\bfrom|\bimport|\brequire\s*\(|\bimport\s*\()\s*(['"`])([^'"`\n]{1,300})\1""")
+_RUST_MOD = re.compile(r"^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?mod[ \t]+(\w+)[ \t]*;", re.M)
+_RUST_USE = re.compile(r"^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?use[ \t]+((?:::)?\w+(?:::\w+)*)", re.M)
+_C_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+_CS_NAMESPACE = re.compile(r"^[ \t]*namespace[ \t]+([\w.]+)", re.M)
+_CS_USING = re.compile(
+    r"^[ \t]*(?:global[ \t]+)?using[ \t]+(?:static[ \t]+)?(?:\w+[ \t]*=[ \t]*)?([\w.]+)[ \t]*;", re.M
+)
+_RUBY = re.compile(r"""^[ \t]*(require_relative|require|load)[ \t(]+['"]([^'"\n]+)['"]""", re.M)
+_PHP_USE = re.compile(r"^[ \t]*use[ \t]+(?:function[ \t]+|const[ \t]+)?\\?([\w\\]+)", re.M)
+_PHP_INCLUDE = re.compile(
+    r"""\b(?:require|include)(?:_once)?[ \t(]*(?:__DIR__[ \t]*\.[ \t]*)?['"]([^'"\n]+\.php)['"]"""
+)
 _GO_BLOCK = re.compile(r"^import\s*\(([^)]*)\)", re.M)
 _GO_SINGLE = re.compile(r'^import[ \t]+(?:[\w.]+[ \t]+)?"([^"\n]+)"', re.M)
 _GO_PATH = re.compile(r'"([^"\n]+)"')
@@ -90,6 +119,12 @@ def extract(language: Language, text: str) -> Extracted:
         return tuple(dict.fromkeys(sys.intern(m.group(2)) for m in _JS.finditer(text)))
     if language is Language.go:
         return _go(text)
+    if language is Language.csharp:
+        namespace = _CS_NAMESPACE.search(text)
+        usings = tuple(dict.fromkeys(sys.intern(m.group(1)) for m in _CS_USING.finditer(text)))
+        return JvmFile(namespace.group(1) if namespace else "", usings)
+    if language is not Language.java:
+        return _other(language, text)
     package = _JVM_PACKAGE.search(text)
     return JvmFile(
         package.group(1) if package else "",
@@ -118,6 +153,23 @@ def _python(text: str) -> tuple[PyImport, ...]:
             if module and all(piece.isidentifier() for piece in module.split(".")):
                 found[PyImport(0, sys.intern(module))] = None
     return tuple(found)
+
+
+def _other(language: Language, text: str) -> tuple[str, ...]:
+    """Rust ``mod x;`` as ``mod:x`` and ``use a::b`` as ``use:a::b``; C/C++ ``#include "x.h"`` as ``"x.h``
+    (``<x.h`` for angle brackets); Ruby ``require_relative 'x'`` as ``./x`` and ``require 'x'`` as ``x``;
+    PHP ``use A\\B`` as ``use:A\\B`` and ``require 'x.php'`` as the path."""
+    found: list[str] = []
+    if language is Language.rust:
+        found = [f"mod:{m.group(1)}" for m in _RUST_MOD.finditer(text)]
+        found += [f"use:{m.group(1)}" for m in _RUST_USE.finditer(text)]
+    elif language is Language.c:
+        found = [quote + path for quote, path in _C_INCLUDE.findall(text)]
+    elif language is Language.ruby:
+        found = [("./" + path if kind == "require_relative" else path) for kind, path in _RUBY.findall(text)]
+    elif language is Language.php:
+        found = [f"use:{name}" for name in _PHP_USE.findall(text)] + _PHP_INCLUDE.findall(text)
+    return tuple(dict.fromkeys(sys.intern(f) for f in found))
 
 
 def _go(text: str) -> tuple[str, ...]:

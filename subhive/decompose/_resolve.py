@@ -11,9 +11,11 @@ import re
 from collections.abc import Mapping, Sequence
 
 from ._imports import Extracted, JvmFile, PyImport
+from ._resolve_more import MoreResolver
 
 __all__ = ["Resolver"]
 
+_MORE = (".rs", ".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".rb", ".php")
 _JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".vue", ".svelte", ".json")
 _JS_STRIP = re.compile(r"\.(m|c)?js$")
 _ROOT_DIRS = frozenset({"", "src", "lib", "Lib"})
@@ -64,13 +66,14 @@ class Resolver:
       package are tied to the anchor as in Go.
     """
 
-    def __init__(self, paths: Sequence[str], side_files: Mapping[str, str]) -> None:
+    def __init__(self, paths: Sequence[str], side_files: Mapping[str, str], root: str = "") -> None:
         self.paths = paths
         self.index = {path: i for i, path in enumerate(paths)}
         self.unresolved = 0
         self._python_index()
         self._js_packages(side_files)
         self._go_index(side_files)
+        self._more = MoreResolver(paths, self.index, side_files, root)
         self._jvm_anchor: dict[str, int] = {}
         self._jvm_class: dict[str, int] = {}
 
@@ -174,22 +177,7 @@ class Resolver:
         >>> resolver.resolve(2, (PyImport(1, "models", ("User",)),)), resolver.symbols
         ([1], {1: ('User',)})
         """
-        path = self.paths[i]
-        hints = hints or {}
-        found: list[tuple[int | None, tuple[str, ...]]] = []
-        if isinstance(extracted, JvmFile):
-            for spec in extracted.imports:
-                found.append((self._jvm(spec), () if spec.endswith("*") else (spec.rpartition(".")[2],)))
-        elif path.endswith(".go"):
-            found = [(self._go(spec), hints.get(spec, ())) for spec in extracted if isinstance(spec, str)]
-        elif path.endswith((".py", ".pyi")):
-            for spec in extracted:
-                if isinstance(spec, PyImport):
-                    for target in self._python(path, spec):
-                        stem = _stem(self.paths[target]) if target is not None else ""
-                        found.append((target, tuple(n for n in spec.names if n != stem)))
-        else:
-            found = [(self._js(path, spec), hints.get(spec, ())) for spec in extracted if isinstance(spec, str)]
+        found = self._found(self.paths[i], extracted, hints or {})
         out: list[int] = []
         self.symbols: dict[int, tuple[str, ...]] = {}
         for target, names in found:
@@ -200,6 +188,28 @@ class Resolver:
                     out.append(target)
                 self.symbols[target] = tuple(dict.fromkeys((*self.symbols.get(target, ()), *names)))
         return out
+
+    def _found(
+        self, path: str, extracted: Extracted, hints: Mapping[str, tuple[str, ...]]
+    ) -> list[tuple[int | None, tuple[str, ...]]]:
+        """Each import's target (None: nothing here) with the names used from it, by the file's language."""
+        found: list[tuple[int | None, tuple[str, ...]]] = []
+        if isinstance(extracted, JvmFile):
+            for name in extracted.imports:
+                found.append((self._jvm(name), () if name.endswith("*") else (name.rpartition(".")[2],)))
+        elif path.endswith(".go"):
+            found = [(self._go(spec), hints.get(spec, ())) for spec in extracted if isinstance(spec, str)]
+        elif path.endswith(_MORE):
+            found = [(self._more.resolve(path, spec), ()) for spec in extracted if isinstance(spec, str)]
+        elif path.endswith((".py", ".pyi")):
+            for spec in extracted:
+                if isinstance(spec, PyImport):
+                    for target in self._python(path, spec):
+                        stem = _stem(self.paths[target]) if target is not None else ""
+                        found.append((target, tuple(n for n in spec.names if n != stem)))
+        else:
+            found = [(self._js(path, spec), hints.get(spec, ())) for spec in extracted if isinstance(spec, str)]
+        return found
 
     def cohesion(self, i: int, extracted: Extracted) -> int | None:
         """The anchor that file ``i`` is tied to without an import (same Go or JVM package), or None."""
@@ -359,6 +369,8 @@ class Resolver:
             self._go_modules = sorted(((prefix, "") for prefix in chosen), key=lambda m: (-len(m[0]), m))
 
     def _jvm(self, spec: str) -> int | None:
+        if spec in self._jvm_anchor and spec not in self._jvm_class:  # a C# namespace, a Java package
+            return self._jvm_anchor[spec]
         if spec.endswith(".*"):
             package = spec[:-2]
             anchor = self._jvm_anchor.get(package)

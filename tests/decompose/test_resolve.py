@@ -133,3 +133,76 @@ def test_typescript_aliases_from_tsconfig_paths_and_base_url() -> None:
     targets = resolver.resolve(importer, extract(Language.typescript, text))
     assert [sorted(paths)[t] for t in targets] == ["app/src/core/log.ts", "app/src/util/index.ts"]
     assert resolver.unresolved == 1  # react; 'ui/page' is found through baseUrl: the importer itself, no edge
+
+
+def targets(
+    paths: list[str], importer: str, language: Language, text: str, side: dict[str, str], *, root: str = ""
+) -> list[str]:
+    paths = sorted(paths)
+    resolver = Resolver(paths, side, root)
+    extracted = extract(language, text)
+    if language is Language.csharp:
+        for path in paths:
+            if path.endswith(".cs") and path != importer:
+                namespace = "Shop.Models" if "/Models/" in path else "Shop.Api"
+                resolver.add_jvm(paths.index(path), extract(Language.csharp, f"namespace {namespace};\n"))  # type: ignore[arg-type]
+        resolver.add_jvm(paths.index(importer), extracted)  # type: ignore[arg-type]
+    return [paths[t] for t in resolver.resolve(paths.index(importer), extracted)]
+
+
+def test_rust_modules_crate_paths_and_workspace_crates() -> None:
+    paths = [
+        "Cargo.toml",
+        "core/Cargo.toml",
+        "core/src/lib.rs",
+        "core/src/net.rs",
+        "core/src/net/tcp.rs",
+        "core/src/util/mod.rs",
+        "app/Cargo.toml",
+        "app/src/main.rs",
+    ]
+    side = {
+        "core/Cargo.toml": '[package]\nname = "shop-core"\n',
+        "app/Cargo.toml": '[package]\nname = "app"\n',
+        "Cargo.toml": "[workspace]\n",
+    }
+    assert targets(paths, "core/src/lib.rs", Language.rust, "mod net;\npub mod util;\n", side) == [
+        "core/src/net.rs",
+        "core/src/util/mod.rs",
+    ]
+    assert targets(paths, "core/src/net.rs", Language.rust, "mod tcp;\nuse crate::util::helper;\n", side) == [
+        "core/src/net/tcp.rs",
+        "core/src/util/mod.rs",
+    ]
+    assert targets(paths, "core/src/net/tcp.rs", Language.rust, "use super::super::util;\nuse std::io;\n", side) == [
+        "core/src/util/mod.rs"
+    ]
+    assert targets(paths, "app/src/main.rs", Language.rust, "use shop_core::net::tcp::Stream;\n", side) == [
+        "core/src/net/tcp.rs"
+    ]
+
+
+def test_c_includes_beside_the_file_through_compile_commands_and_by_unique_suffix() -> None:
+    paths = ["src/main.c", "src/local.h", "include/shop/api.h", "third/x/config.h", "third/y/config.h"]
+    commands = '[{"directory": "/repo/build", "command": "cc -I../include/shop -Isrc -c ../src/main.c"}]'
+    text = '#include "local.h"\n#include <api.h>\n#include "config.h"\n#include <stdio.h>\n'
+    found = targets(paths, "src/main.c", Language.c, text, {"compile_commands.json": commands}, root="/repo")
+    assert found == ["src/local.h", "include/shop/api.h"]  # config.h is ambiguous, stdio.h is the system's
+    assert targets(paths, "src/main.c", Language.c, "#include <api.h>\n", {}) == []  # no -I, no guess
+    assert targets(paths, "src/main.c", Language.c, '#include "x/config.h"\n', {}) == ["third/x/config.h"]
+
+
+def test_ruby_php_and_csharp() -> None:
+    ruby = ["lib/shop/cart.rb", "lib/shop.rb", "app/run.rb"]
+    assert targets(
+        ruby, "app/run.rb", Language.ruby, "require 'shop/cart'\nrequire 'json'\nrequire_relative '../lib/shop'\n", {}
+    ) == [
+        "lib/shop/cart.rb",
+        "lib/shop.rb",
+    ]
+    php = ["src/Models/User.php", "src/Http/Controller.php", "src/helpers.php"]
+    text = "<?php\nuse App\\Models\\User;\nuse Psr\\Log\\LoggerInterface;\nrequire_once __DIR__ . '/../helpers.php';\n"
+    assert targets(php, "src/Http/Controller.php", Language.php, text, {}) == ["src/Models/User.php", "src/helpers.php"]
+    cs = ["Shop/Api/OrdersController.cs", "Shop/Models/Order.cs"]
+    text = "using System;\nusing Shop.Models;\nnamespace Shop.Api;\n"
+    assert targets(cs, "Shop/Api/OrdersController.cs", Language.csharp, text, {}) == ["Shop/Models/Order.cs"]
