@@ -30,7 +30,13 @@ schema_app = typer.Typer(help="Work with single schema files.", no_args_is_help=
 
 @schema_app.command("diff")
 def diff(
-    old: Annotated[Path, typer.Argument(help="The old schema: .json, .yaml or .proto.", show_default=False)],
+    old: Annotated[
+        Path,
+        typer.Argument(
+            help="The old schema: .json, .yaml or .proto (FILE#/pointer: a schema inside a document).",
+            show_default=False,
+        ),
+    ],
     new: Annotated[Path, typer.Argument(help="The new schema, of the same kind.", show_default=False)],
     *,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,

@@ -96,12 +96,13 @@ def load_contract_files(files: Mapping[str, bytes], *, directory: str | Path) ->
     return contract
 
 
-def load_schema_file(path: str | Path) -> SchemaRef:
+def load_schema_file(path: str | Path, pointer: str = "") -> SchemaRef:
     """Load and fully check one schema file: ``load_schema_file("orders/1.0.0/order.json").schema``.
 
-    ``$ref``s resolve within the contract directory holding the file (the nearest ancestor with a
-    ``contract.yaml``), or within the file's own directory. Raises :class:`ContractInvalid` listing every
-    problem, :class:`InputError` for a missing file.
+    ``pointer`` names a schema inside the file instead (``"/components/schemas/Order"`` of an OpenAPI
+    document, which is no schema as a whole). ``$ref``s resolve within the contract directory holding the file
+    (the nearest ancestor with a ``contract.yaml``), or within the file's own directory. Raises
+    :class:`ContractInvalid` listing every problem, :class:`InputError` for a missing file.
     """
     path = Path(path)
     if not path.exists():
@@ -111,7 +112,7 @@ def load_schema_file(path: str | Path) -> SchemaRef:
             location=Location(file=str(path)),
             hint="check the path; it is resolved from the current directory",
         )
-    ref, problems, _ = _lint_schema_file(path)
+    ref, problems, _ = _lint_schema_file(path, pointer)
     if problems:
         raise ContractInvalid(problems, summary=_summary(path, problems))
     return ref
@@ -276,9 +277,9 @@ def _contract_root(path: Path) -> Path:
     return path.parent
 
 
-def _lint_schema_file(path: Path) -> tuple[SchemaRef, tuple[Problem, ...], tuple[Problem, ...]]:
+def _lint_schema_file(path: Path, pointer: str = "") -> tuple[SchemaRef, tuple[Problem, ...], tuple[Problem, ...]]:
     documents = SchemaDocuments(_contract_root(path))
-    ref = SchemaRef(path, "", documents)
+    ref = SchemaRef(path, pointer, documents)
     problems, warnings = _Problems(), _Problems()
     _SchemaChecks(documents, problems, warnings).run([(ref, None)])
     return ref, problems.sorted(), warnings.sorted()
@@ -777,8 +778,9 @@ def _not_a_schema_hint(doc: SourceDocument, found: NotASchema) -> str:
     if found.code == "schema.package_json":
         return "name the JSON Schema file itself; a package.json describes an npm package"
     return (
-        f"name one of its schemas with a JSON pointer, e.g. '{doc.path.name}#/components/schemas/<Name>'; "
-        "reading the whole document into a contract is what `subhive contract import` (planned) will do"
+        f"name one of its schemas with a JSON pointer, e.g. '{doc.path.name}#/components/schemas/<Name>' (in "
+        "contract.yaml, or to `subhive schema diff`); reading the whole document into a contract is what "
+        "`subhive contract import` (planned) will do"
     )
 
 

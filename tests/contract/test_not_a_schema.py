@@ -251,3 +251,47 @@ def test_openapi_30_nullable_does_not_override_an_enum(tmp_path: Path) -> None:
     root = _contract(tmp_path, "api.yaml#/components/schemas/Note", {"api.yaml": OPENAPI30})
     schema = load_contract(root).events["order_placed"].payload.schema
     assert schema == {"type": ["string", "null"], "enum": ["a", "b"]}  # null still refused by the enum (3.0.3)
+
+
+def test_schema_diff_compares_one_component_of_two_openapi_documents(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    old, new = tmp_path / "v1.yaml", tmp_path / "v2.yaml"
+    old.write_text(OPENAPI30)
+    new.write_text(OPENAPI30.replace("      minimum: 0\n", "      nullable: true\n      minimum: 0\n", 1))
+    args = ["schema", "diff", f"{old}#/components/schemas/Quantity", f"{new}#/components/schemas/Quantity"]
+    code, out, _ = cli(capsys, *args, "--format", "json")
+    assert code == 0
+    report = json.loads(out)
+    assert (report["backward"], report["forward"]) == (True, False)
+    assert [c["code"] for c in report["changes"]] == ["type.widened"]
+    code, _, err = cli(capsys, *args, "--require", "full")
+    assert code == 1
+    assert "check.incompatible" in err
+    # The unchanged component of the same two documents is unchanged.
+    code, out, _ = cli(
+        capsys,
+        "schema",
+        "diff",
+        f"{old}#/components/schemas/Note",
+        f"{new}#/components/schemas/Note",
+        "--format",
+        "json",
+    )
+    assert (code, json.loads(out)["changes"]) == (0, [])
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("api.yaml#components/schemas/X", "input.pointer_invalid"),
+        ("api.yaml#/components/schemas/Nope", "manifest.pointer_unresolved"),
+    ],
+)
+def test_schema_diff_refuses_a_bad_pointer(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, code: str
+) -> None:
+    (tmp_path / "api.yaml").write_text(OPENAPI30)
+    exit_code, _, err = cli(capsys, "schema", "diff", str(tmp_path / name), str(tmp_path / name))
+    assert exit_code == 2
+    assert code in err
