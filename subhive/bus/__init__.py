@@ -27,6 +27,7 @@ from subhive.bus._deadletter import (
     ensure_dead_letter_streams,
 )
 from subhive.bus._lock_grants import BusPlan, bus_plan
+from subhive.bus._nkeys import NKey, public_key_of, seed_file
 from subhive.bus._permissions import (
     ADMIN_USER,
     DLQ_STREAM,
@@ -73,6 +74,7 @@ __all__ = [
     "EmbeddedServer",
     "Failure",
     "FullnessAlarm",
+    "NKey",
     "NatsTransport",
     "PermissionViolation",
     "Permissions",
@@ -104,7 +106,9 @@ __all__ = [
     "kv_bucket",
     "op_subject",
     "propose_repair",
+    "public_key_of",
     "replay_subject",
     "report_to_root",
+    "seed_file",
     "sender_of",
 ]

@@ -17,9 +17,13 @@ from dataclasses import dataclass, field
 
 from subhive.errors import UsageError
 
+from ._nkeys import NKey
 from ._permissions import ADMIN_USER, Permissions, check_hive, check_password, inbox_prefix
 
-__all__ = ["HUB_ACCOUNT", "JS_API_LOCAL", "AccountsConfig", "accounts_config"]
+#: How a user proves who it is: a password, or an NKey (only its public key is in the configuration).
+Credential = str | NKey
+
+__all__ = ["HUB_ACCOUNT", "JS_API_LOCAL", "AccountsConfig", "Credential", "accounts_config"]
 
 #: The framework's account: the admin user, every stream and consumer (JetStream is enabled here alone), the
 #: mock providers. Hive names are lower case, so no hive's account can take this name.
@@ -87,10 +91,8 @@ def _is_op_wildcard(subject: str) -> bool:
 class _Tree:
     """The accounts of a tree, filled in one granted subject at a time."""
 
-    def __init__(self, users: Mapping[str, tuple[str, Permissions]], admin_password: str) -> None:
-        self.accounts: dict[str, _Account] = {
-            HUB_ACCOUNT: _Account(users=[{"user": ADMIN_USER, "password": admin_password}])
-        }
+    def __init__(self, users: Mapping[str, tuple[Credential, Permissions]], admin: Credential) -> None:
+        self.accounts: dict[str, _Account] = {HUB_ACCOUNT: _Account(users=[_user(ADMIN_USER, admin)])}
         for hive in sorted(users):
             self.accounts[hive] = _Account()
         self.serves = {hive: set(p.subscribe) for hive, (_, p) in users.items()}
@@ -133,21 +135,28 @@ class _Tree:
                 self.link("stream", publisher, subject, hive)
 
 
-def _build(users: Mapping[str, tuple[str, Permissions]], admin_password: str) -> dict[str, _Account]:
-    tree = _Tree(users, admin_password)
+def _user(name: str, credential: Credential) -> dict[str, object]:
+    if isinstance(credential, NKey):
+        return {"nkey": credential.public_key}
+    return {"user": name, "password": credential}
+
+
+def _build(users: Mapping[str, tuple[Credential, Permissions]], admin: Credential) -> dict[str, _Account]:
+    tree = _Tree(users, admin)
     for hive in sorted(users):
-        password, permissions = users[hive]
+        credential, permissions = users[hive]
         publish = [tree.publish(hive, subject) for subject in permissions.publish]
         for subject in permissions.subscribe:
             tree.subscribe(hive, subject)
         grants = Permissions(tuple(publish), permissions.subscribe, permissions.allow_responses)
-        tree.accounts[hive].users.append({"user": hive, "password": password, "permissions": grants.to_config()})
+        tree.accounts[hive].users.append({**_user(hive, credential), "permissions": grants.to_config()})
     return tree.accounts
 
 
 @dataclass(frozen=True)
 class AccountsConfig:
-    """Users of the embedded server: each hive's ``(password, Permissions)`` and the admin's password.
+    """Users of the embedded server: each hive's ``(credential, Permissions)`` and the admin's credential, each
+    a password or an :class:`~subhive.bus.NKey` (``subhive up`` uses NKeys: decision 0058).
 
     Passwords are not shown by ``repr``.
 
@@ -156,8 +165,8 @@ class AccountsConfig:
     False
     """
 
-    users: Mapping[str, tuple[str, Permissions]] = field(repr=False)
-    admin_password: str = field(repr=False)
+    users: Mapping[str, tuple[Credential, Permissions]] = field(repr=False)
+    admin_password: Credential = field(repr=False)
 
     def __post_init__(self) -> None:
         accounts_config(self.users, admin_password=self.admin_password)  # validates every name and password
@@ -170,7 +179,7 @@ class AccountsConfig:
         return accounts_config(self.users, admin_password=self.admin_password)
 
 
-def accounts_config(users: Mapping[str, tuple[str, Permissions]], *, admin_password: str) -> str:
+def accounts_config(users: Mapping[str, tuple[Credential, Permissions]], *, admin_password: Credential) -> str:
     """The ``accounts { ... }`` block of the server configuration: the hub account (:data:`HUB_ACCOUNT`) with
     the admin user, who has no permission list and hence full rights there, and one account per hive with its
     user, its permissions, and the imports its grants need (exported to that account alone).
@@ -180,11 +189,13 @@ def accounts_config(users: Mapping[str, tuple[str, Permissions]], *, admin_passw
       "SUBHIVE": {"jetstream": "enabled", "users": [{"user": "_admin", "password": "adm1n-token"}]}
     }
     """
-    check_password(admin_password, "admin")
+    if not isinstance(admin_password, NKey):
+        check_password(admin_password, "admin")
     for hive in sorted(users):
         check_hive(hive)
-        password, permissions = users[hive]
-        check_password(password, f"hive {hive}'s")
+        credential, permissions = users[hive]
+        if not isinstance(credential, NKey):
+            check_password(credential, f"hive {hive}'s")
         if not isinstance(permissions, Permissions):
             raise UsageError(
                 f"the permissions of hive {hive} are not a Permissions object", code="bus.permissions_invalid"

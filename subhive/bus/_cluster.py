@@ -124,8 +124,10 @@ class EmbeddedCluster:
     def config(self) -> ServerConfig:
         return self.nodes[0].config
 
-    def endpoint(self, user: str | None = None, password: str | None = None) -> BusEndpoint:
-        return BusEndpoint(self.urls, user=user, password=password)
+    def endpoint(
+        self, user: str | None = None, password: str | None = None, *, nkey_seed: Path | None = None
+    ) -> BusEndpoint:
+        return BusEndpoint(self.urls, user=user, password=password, nkey_seed=nkey_seed)
 
     async def restart(self) -> None:
         """Start again every node that is not running, on its ports, with its store."""

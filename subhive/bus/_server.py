@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -162,6 +163,8 @@ class BusEndpoint:
     servers: list[str]
     user: str | None = None
     password: str | None = field(default=None, repr=False)
+    #: A file holding the user's NKey seed (instead of a user and password).
+    nkey_seed: Path | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.servers, str) or not self.servers:
@@ -176,6 +179,18 @@ class BusEndpoint:
                 )
         if (self.user is None) != (self.password is None):
             _config_error("a user needs a password and a password needs a user", "give both or neither")
+        if self.nkey_seed is not None and self.user is not None:
+            _config_error("give a user and password or an NKey seed, not both", "subhive up uses NKey seeds")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], *, servers: list[str] | None = None) -> BusEndpoint:
+        """Where and as whom a process ``subhive up`` started connects: ``SUBHIVE_NATS_URL`` (comma-separated, or
+        ``servers``), and ``SUBHIVE_NATS_NKEY`` (a seed file) or ``SUBHIVE_NATS_USER``/``SUBHIVE_NATS_PASSWORD``."""
+        urls = servers or [u for u in env.get("SUBHIVE_NATS_URL", "nats://127.0.0.1:4222").split(",") if u]
+        seed = env.get("SUBHIVE_NATS_NKEY")
+        if seed:
+            return cls(urls, nkey_seed=Path(seed))
+        return cls(urls, user=env.get("SUBHIVE_NATS_USER") or None, password=env.get("SUBHIVE_NATS_PASSWORD") or None)
 
     def connect_options(self) -> dict[str, object]:
         """Keyword arguments for ``nats.connect(**endpoint.connect_options())``."""
@@ -183,6 +198,8 @@ class BusEndpoint:
         if self.user is not None:
             options["user"] = self.user
             options["password"] = self.password
+        if self.nkey_seed is not None:
+            options["nkeys_seed"] = str(self.nkey_seed)
         return options
 
     async def connect_once(self, *, timeout: float = 5.0) -> Client:
@@ -319,9 +336,11 @@ class EmbeddedServer:
         """The monitoring endpoint (``ServerConfig(monitor=True)``), where ``/connz`` lists the connections."""
         return [self.monitor_url] if self.monitor_url else []
 
-    def endpoint(self, user: str | None = None, password: str | None = None) -> BusEndpoint:
-        """This server as a :class:`BusEndpoint`, optionally with a user's credentials."""
-        return BusEndpoint([self.url], user=user, password=password)
+    def endpoint(
+        self, user: str | None = None, password: str | None = None, *, nkey_seed: Path | None = None
+    ) -> BusEndpoint:
+        """This server as a :class:`BusEndpoint`, optionally with a user's credentials (or NKey seed file)."""
+        return BusEndpoint([self.url], user=user, password=password, nkey_seed=nkey_seed)
 
     # -- lifecycle ----------------------------------------------------------------------------------------
 

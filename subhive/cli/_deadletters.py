@@ -90,9 +90,8 @@ def _endpoint(server: str | None, workspace: Path) -> BusEndpoint:
     from ..up import framework_endpoint
     from ..workspace import find_root
 
-    if server:
-        user, password = os.environ.get("SUBHIVE_NATS_USER"), os.environ.get("SUBHIVE_NATS_PASSWORD")
-        return BusEndpoint([server], user=user, password=password) if user else BusEndpoint([server])
+    if server:  # with SUBHIVE_NATS_NKEY, or SUBHIVE_NATS_USER and SUBHIVE_NATS_PASSWORD, from the environment
+        return BusEndpoint.from_env(os.environ, servers=[u for u in server.split(",") if u])
     with contextlib.suppress(SubhiveError):  # outside a workspace: say what to pass, below
         endpoint = framework_endpoint(find_root(workspace))
         if endpoint is not None:

@@ -19,16 +19,13 @@ from ._serve import serve_hive
 
 async def _run(workspace: Path, hive: str) -> None:
     """Run the hive until SIGINT/SIGTERM, connected as the environment says: ``SUBHIVE_NATS_URL``
-    (comma-separated), ``SUBHIVE_NATS_USER``/``SUBHIVE_NATS_PASSWORD``, ``SUBHIVE_ROOT`` and ``SUBHIVE_TOKEN``
+    (comma-separated), ``SUBHIVE_NATS_NKEY`` (its own NKey seed file; or ``SUBHIVE_NATS_USER``/``_PASSWORD``),
+    ``SUBHIVE_ROOT`` and ``SUBHIVE_TOKEN``
     (the hive's root token), ``SUBHIVE_STATUS_FILE`` (the heartbeat file), ``SUBHIVE_GRPC_KEYS`` (the hive's
     gRPC key file, followed while it changes), ``SUBHIVE_NATS_FAILOVER`` (seconds to retry writes through a
     cluster's leader election)."""
     env = os.environ
-    endpoint = BusEndpoint(
-        [u for u in env.get("SUBHIVE_NATS_URL", "nats://127.0.0.1:4222").split(",") if u],
-        user=env.get("SUBHIVE_NATS_USER"),
-        password=env.get("SUBHIVE_NATS_PASSWORD"),
-    )
+    endpoint = BusEndpoint.from_env(env)
     status = env.get("SUBHIVE_STATUS_FILE")
     keys = env.get("SUBHIVE_GRPC_KEYS")
     await serve_hive(

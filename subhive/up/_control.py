@@ -416,11 +416,11 @@ def framework_endpoint(workspace: Path) -> BusEndpoint | None:
     from ..bus import ADMIN_USER, BusEndpoint
 
     record = running_supervisor(workspace)
-    creds = read_json(UpLayout(workspace).creds_file) or {}
-    if record is None or not record.get("nats") or not creds.get("admin"):
+    seed = UpLayout(workspace).seed_file(ADMIN_USER)
+    if record is None or not record.get("nats") or not seed.is_file():
         return None
     urls = [u for u in str(record["nats"]).split(",") if u]  # every node of a cluster
-    return BusEndpoint(urls, user=ADMIN_USER, password=str(creds["admin"]))
+    return BusEndpoint(urls, nkey_seed=seed)
 
 
 def _dead_letters(workspace: Path) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:

@@ -1,12 +1,14 @@
 """One hive started by hand, anywhere its NATS servers and the root can be reached: ``subhive creds HIVE``
-exports what it needs from a running tree into one owner-only file, and ``subhive join --creds FILE`` runs the
-hive with nothing else (docs/up.md#a-hive-that-runs-elsewhere). It joins as another process of that hive:
-requests and events are shared with the one ``up`` runs (queue groups), and ``status`` counts it.
+exports what it needs (its own NKey seed, nobody else's) from a running tree into one owner-only file, and
+``subhive join --creds FILE`` runs the hive with nothing else (docs/up.md#a-hive-that-runs-elsewhere). It joins
+as another process of that hive: requests and events are shared with the one ``up`` runs (queue groups), and
+``status`` counts it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import tempfile
 from dataclasses import dataclass, field
@@ -22,18 +24,17 @@ __all__ = ["CREDENTIALS_FORMAT", "HiveCredentials", "export_credentials", "join"
 
 #: The layout version of a credentials file; a newer one is refused with "upgrade subhive".
 CREDENTIALS_FORMAT = 1
-_KEYS = ("format", "hive", "nats", "user", "password", "root", "token", "failover", "grpc_keys")
+_KEYS = ("format", "hive", "nats", "nkey_seed", "root", "token", "failover", "grpc_keys")
 
 
 @dataclass(frozen=True)
 class HiveCredentials:
-    """Everything one hive's process needs besides the workspace's files: where NATS and the root are, its NATS
-    user, its root token and its gRPC keys. Secrets are not shown by ``repr``."""
+    """Everything one hive's process needs besides the workspace's files: where NATS and the root are, its NKey
+    seed, its root token and its gRPC keys. Secrets are not shown by ``repr``."""
 
     hive: str
     nats: tuple[str, ...]
-    user: str
-    password: str = field(repr=False)
+    nkey_seed: str = field(repr=False)
     root: str
     token: str = field(repr=False)
     failover: float = 0.0
@@ -44,8 +45,7 @@ class HiveCredentials:
             "format": CREDENTIALS_FORMAT,
             "hive": self.hive,
             "nats": list(self.nats),
-            "user": self.user,
-            "password": self.password,
+            "nkey_seed": self.nkey_seed,
             "root": self.root,
             "token": self.token,
             "failover": self.failover,
@@ -74,7 +74,7 @@ class HiveCredentials:
         for key in _KEYS:
             if key not in data:
                 raise _invalid(path, f"/{key}", "is missing")
-        for key in ("hive", "user", "password", "root", "token"):
+        for key in ("hive", "nkey_seed", "root", "token"):
             if not isinstance(data[key], str) or not data[key]:
                 raise _invalid(path, f"/{key}", "must be a non-empty string")
         nats = data["nats"]
@@ -88,8 +88,7 @@ class HiveCredentials:
         return cls(
             data["hive"],
             tuple(nats),
-            data["user"],
-            data["password"],
+            data["nkey_seed"],
             data["root"],
             data["token"],
             float(failover),
@@ -119,9 +118,9 @@ def export_credentials(workspace: Path, hive: str) -> HiveCredentials:
             hint="subhive up --detach, then subhive creds HIVE --out FILE",
         )
     layout = UpLayout(workspace)
-    passwords = (read_json(layout.creds_file) or {}).get("hives") or {}
-    if hive not in passwords:
-        known = ", ".join(sorted(passwords)) or "none"
+    seed = layout.seed_file(hive)
+    if hive not in (record.get("hives") or {}) or not seed.is_file():
+        known = ", ".join(sorted(record.get("hives") or {})) or "none"
         raise SubhiveError(
             f"the running tree has no hive {hive!r} (it has: {known})",
             code="up.unknown_hive",
@@ -133,8 +132,7 @@ def export_credentials(workspace: Path, hive: str) -> HiveCredentials:
     return HiveCredentials(
         hive=hive,
         nats=tuple(u for u in str(record.get("nats") or "").split(",") if u),
-        user=hive,
-        password=str(passwords[hive]),
+        nkey_seed=seed.read_text(encoding="utf-8").strip(),
         root=str(record.get("root") or ""),
         token=token,
         failover=settings,
@@ -154,11 +152,12 @@ async def join(workspace: Path, credentials: HiveCredentials) -> signal.Signals:
     from ..bus import BusEndpoint
     from ..hive import serve_hive
 
-    endpoint = BusEndpoint(list(credentials.nats), user=credentials.user, password=credentials.password)
-    with tempfile.TemporaryDirectory(prefix="subhive-join-") as private:  # 0700: the gRPC keys stay ours
+    with tempfile.TemporaryDirectory(prefix="subhive-join-") as private:  # 0700: the seed and keys stay ours
+        seed = Path(private) / f"{credentials.hive}.nk"
+        _write_private(seed, credentials.nkey_seed)
         keys = Path(private) / f"{credentials.hive}.json"
-        keys.write_text(json.dumps(credentials.grpc_keys), encoding="utf-8")
-        keys.chmod(0o600)
+        _write_private(keys, json.dumps(credentials.grpc_keys))
+        endpoint = BusEndpoint(list(credentials.nats), nkey_seed=seed)
         return await serve_hive(
             workspace,
             credentials.hive,
@@ -168,3 +167,9 @@ async def join(workspace: Path, credentials: HiveCredentials) -> signal.Signals:
             grpc_keys=keys if credentials.grpc_keys else None,
             failover=credentials.failover,
         )
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)

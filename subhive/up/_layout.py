@@ -36,8 +36,18 @@ class UpLayout:
 
     @property
     def creds_file(self) -> Path:
-        """The NATS passwords of the framework and of each hive (mode 0600), kept across runs."""
+        """Where releases before NKeys kept every NATS password together; removed at the next ``up``."""
         return self.up_dir / "creds.json"
+
+    @property
+    def nkeys_dir(self) -> Path:
+        """One NKey seed per identity, ``<hive>.nk`` and ``_admin.nk`` (mode 0600, directory 0700), kept across
+        runs; each process is handed its own file's path, never another's (decision 0058)."""
+        return self.up_dir / "nkeys"
+
+    def seed_file(self, name: str) -> Path:
+        """The NKey seed of a hive, or of the framework for ``subhive.bus.ADMIN_USER``."""
+        return self.nkeys_dir / f"{name}.nk"
 
     @property
     def hives_dir(self) -> Path:

@@ -37,11 +37,7 @@ async def _serve(workspace: Path, packages: list[str]) -> None:
     from ..runtime import ContractBinding, MockProvider
 
     env = os.environ
-    endpoint = BusEndpoint(
-        [u for u in env.get("SUBHIVE_NATS_URL", "nats://127.0.0.1:4222").split(",") if u],
-        user=env.get("SUBHIVE_NATS_USER"),
-        password=env.get("SUBHIVE_NATS_PASSWORD"),
-    )
+    endpoint = BusEndpoint.from_env(env)
     transport = await NatsTransport.connect(endpoint, "mocks")
     try:
         for package in packages:
@@ -77,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     Each PACKAGE is a consumer's stub package (``stubs/ui/notes_api_v1``) whose ``contract.json`` it serves with
     a :class:`~subhive.runtime.MockProvider`: schema-valid answers, deterministic by seed, validated like any
     reply. It connects with the framework's NATS credentials, from the environment as a hive's are
-    (``SUBHIVE_NATS_URL``, ``SUBHIVE_NATS_USER``, ``SUBHIVE_NATS_PASSWORD``), and says it is ready in
+    (``SUBHIVE_NATS_URL``, ``SUBHIVE_NATS_NKEY``: :meth:`subhive.bus.BusEndpoint.from_env`), and says it is ready in
     ``SUBHIVE_STATUS_FILE``. SIGTERM stops it.
     """
     from ..errors import SubhiveError

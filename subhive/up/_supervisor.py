@@ -118,8 +118,8 @@ class Supervisor:
         self._stop = asyncio.Event()
         self._lock_seen = b""
         self._lock_stamp = (0, 0)
-        self._passwords: dict[str, str] = {}
-        self._admin = ""
+        self._keys: dict[str, Any] = {}  # each hive's public NKey (subhive.bus.NKey)
+        self._admin: Any = None
         #: Every gRPC token of this run derives from it (subhive.rpc.issue_keys); it never leaves this process.
         self._grpc_master = secrets.token_bytes(32)
         self._progress: IO[str] | None = None
@@ -249,9 +249,9 @@ class Supervisor:
             return
         self._codegen()
         self._issue_grpc_keys(hives)
-        passwords = await self._start_nats(hives)
+        await self._start_nats(hives)
         await self._run_mocks(hives)  # before the hives: a consumer may call the moment it starts
-        await self._start_hives(hives, passwords)
+        await self._start_hives(hives)
 
     # -- root ---------------------------------------------------------------------------------------------
 
@@ -390,20 +390,18 @@ class Supervisor:
 
     # -- NATS ---------------------------------------------------------------------------------------------
 
-    async def _start_nats(self, hives: dict[str, Any]) -> dict[str, str]:
-        from ..bus import EmbeddedCluster, EmbeddedServer, ServerConfig, bus_plan
+    async def _start_nats(self, hives: dict[str, Any]) -> None:
+        from ..bus import ADMIN_USER, EmbeddedCluster, EmbeddedServer, ServerConfig, bus_plan, seed_file
         from ..root_hive import Lock
 
         assert self.workspace is not None
         self._lock_seen = _lock_digest(self.layout.workspace)
         plan = bus_plan(self.workspace, Lock.load(self.layout.workspace))
-        creds = read_json(self.layout.creds_file) or {}
-        passwords: dict[str, str] = {
-            name: str(creds.get("hives", {}).get(name) or secrets.token_urlsafe(24)) for name in hives
-        }
-        admin = str(creds.get("admin") or secrets.token_urlsafe(24))
-        write_json(self.layout.creds_file, {"admin": admin, "hives": passwords}, private=True)
-        self._passwords, self._admin = passwords, admin
+        # One NKey per identity, each seed in its own owner-only file; the server's configuration holds only
+        # public keys. A password file of an older release goes: those passwords open nothing any more.
+        self.layout.creds_file.unlink(missing_ok=True)
+        self._admin = seed_file(self.layout.seed_file(ADMIN_USER))
+        self._new_identities(list(hives))
         settings = self.workspace.config.nats
         config = ServerConfig(
             self.layout.nats_dir,
@@ -428,7 +426,6 @@ class Supervisor:
         self.emit("nats.started", f"NATS: {where} (JetStream in {self.layout.nats_dir})", url=",".join(self.nats.urls))
         await self._provision(plan, hives, added=list(hives))
         self._record("starting")
-        return passwords
 
     async def _provision(self, plan: Any, hives: dict[str, Any], *, added: list[str]) -> None:
         """Streams, dead-letter streams, the boards of ``added`` hives and every consumer, with the framework's
@@ -436,7 +433,6 @@ class Supervisor:
         import nats
 
         from ..bus import (
-            ADMIN_USER,
             ensure_consumers,
             ensure_dead_letter_streams,
             ensure_event_streams,
@@ -447,7 +443,7 @@ class Supervisor:
         assert self.workspace is not None
         assert self.nats is not None
         replicas = self.workspace.config.nats.replicas
-        nc = await nats.connect(self.nats.urls, user=ADMIN_USER, password=self._admin)
+        nc = await nats.connect(**self._admin_endpoint().connect_options())
         try:
             await jetstream_ready(nc)
             js = nc.jetstream()
@@ -479,7 +475,7 @@ class Supervisor:
         from ..bus import AccountsConfig, Permissions, hive_permissions
 
         users: dict[str, tuple[str, Permissions]] = {
-            name: (self._passwords[name], plan.permissions.get(name) or hive_permissions(name, {}, {}, {}, {}))
+            name: (self._keys[name], plan.permissions.get(name) or hive_permissions(name, {}, {}, {}, {}))
             for name in hives
         }
         return AccountsConfig(users, admin_password=self._admin)
@@ -521,7 +517,7 @@ class Supervisor:
             if problems:
                 raise SubhiveError(problems[0].message, code=problems[0].code, hint=problems[0].hint)
             hives = {name: m for name, m in self.workspace.hives().hives.items() if name in self.hives or name in added}
-            self._new_passwords(added)
+            self._new_identities(added)
             plan = bus_plan(self.workspace, Lock.load(self.layout.workspace))
             await self.nats.reload(self._accounts(plan, hives))
             self._issue_grpc_keys(hives)  # a new consumer: its provider lets it in without a restart
@@ -567,7 +563,7 @@ class Supervisor:
         deadline = time.monotonic() + self.options.ready_timeout
         for wave in start_waves(added) if added else []:
             try:
-                await self._start_wave(wave, self._passwords, deadline)
+                await self._start_wave(wave, deadline)
             except SubhiveError as exc:  # the rest of the tree runs on; the watch loop restarts it
                 self.emit("hive.failed", str(exc), code=exc.code, hint=exc.hint or "")
             self._consumed.update({name: _consumes(added[name]) for name in wave})
@@ -648,12 +644,20 @@ class Supervisor:
                     return
             await asyncio.sleep(0.02)
 
-    def _new_passwords(self, names: list[str]) -> None:
-        """NATS passwords for hives added while the tree runs, kept with the others (mode 0600)."""
-        fresh = [name for name in names if name not in self._passwords]
-        if fresh:
-            self._passwords.update({name: secrets.token_urlsafe(24) for name in fresh})
-            write_json(self.layout.creds_file, {"admin": self._admin, "hives": self._passwords}, private=True)
+    def _new_identities(self, names: list[str]) -> None:
+        """The NKey of each hive in ``names`` that has none yet (its seed made, owner-only, on first use)."""
+        from ..bus import seed_file
+
+        for name in names:
+            if name not in self._keys:
+                self._keys[name] = seed_file(self.layout.seed_file(name))
+
+    def _admin_endpoint(self) -> Any:
+        """NATS as the framework (the admin NKey)."""
+        from ..bus import ADMIN_USER
+
+        assert self.nats is not None
+        return self.nats.endpoint(nkey_seed=self.layout.seed_file(ADMIN_USER))
 
     def _warn_tree(self) -> None:
         """Say each problem of the tree once (up's progress): requirements no version meets, events no one
@@ -695,8 +699,7 @@ class Supervisor:
         status.unlink(missing_ok=True)
         env = _child_env(
             SUBHIVE_NATS_URL=",".join(self.nats.urls),
-            SUBHIVE_NATS_USER=ADMIN_USER,
-            SUBHIVE_NATS_PASSWORD=self._admin,
+            SUBHIVE_NATS_NKEY=str(self.layout.seed_file(ADMIN_USER)),
             SUBHIVE_STATUS_FILE=str(status),
         )
         self.mocks = _Child(
@@ -740,16 +743,16 @@ class Supervisor:
 
     # -- hives --------------------------------------------------------------------------------------------
 
-    async def _start_hives(self, hives: dict[str, Any], passwords: dict[str, str]) -> None:
+    async def _start_hives(self, hives: dict[str, Any]) -> None:
         # Providers first: a consumer's experts may call a contract the moment they start (work left on the
         # board from the last run), and a provider that is not there yet would only cost them a retry.
         deadline = time.monotonic() + self.options.ready_timeout  # for all waves together, as --help says
         for wave in start_waves(hives):
-            await self._start_wave(wave, passwords, deadline)
+            await self._start_wave(wave, deadline)
             if self._stop.is_set():
                 return
 
-    async def _start_wave(self, wave: list[str], passwords: dict[str, str], deadline: float) -> None:
+    async def _start_wave(self, wave: list[str], deadline: float) -> None:
         from ..root_hive import TOKENS_DIR
 
         for name in wave:
@@ -760,8 +763,7 @@ class Supervisor:
             env = _child_env(
                 SUBHIVE_NATS_URL=",".join(self.nats.urls),
                 SUBHIVE_NATS_FAILOVER=str(self.workspace.config.nats.failover_seconds if self.workspace else 0),
-                SUBHIVE_NATS_USER=name,
-                SUBHIVE_NATS_PASSWORD=passwords[name],
+                SUBHIVE_NATS_NKEY=str(self.layout.seed_file(name)),  # its own seed, no other
                 SUBHIVE_ROOT=self.root_address,
                 SUBHIVE_TOKEN=token,
                 SUBHIVE_STATUS_FILE=str(status),
@@ -961,11 +963,11 @@ class Supervisor:
         if self.nats is None or now < self._dlq_next:
             return
         self._dlq_next = now + DLQ_CHECK
-        from ..bus import ADMIN_USER, DeadLetters, FullnessAlarm
+        from ..bus import DeadLetters, FullnessAlarm
 
         self._dlq_alarm = self._dlq_alarm or FullnessAlarm()
         try:
-            nc = await self.nats.endpoint(ADMIN_USER, self._admin).connect_once(timeout=2)
+            nc = await self._admin_endpoint().connect_once(timeout=2)
             try:
                 usages = await DeadLetters(nc).usage()
             finally:

@@ -3,22 +3,29 @@ server accepts what is written (decision 0056). What the accounts keep apart is 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
 from pathlib import Path
 
+import nats
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nats.aio.msg import Msg
 
 from subhive.bus import (
+    ADMIN_USER,
     HUB_ACCOUNT,
     AccountsConfig,
     ServerConfig,
     accounts_config,
     find_server_binary,
     hive_permissions,
+    seed_file,
 )
+from tests.kit import StartServer, run
 
 CONTRACTS = ["orders", "payments", "notes"]
 OPERATIONS = {(c, 1): ["place", "cancel"] for c in CONTRACTS}
@@ -100,3 +107,72 @@ def test_the_real_server_accepts_the_accounts_of_a_tree(tmp_path: Path) -> None:
         [str(find_server_binary()), "-t", "-c", str(conf)], capture_output=True, text=True, timeout=10, check=False
     )
     assert checked.returncode == 0, checked.stderr
+
+
+def test_hives_and_the_framework_log_in_with_nkeys_and_keep_their_grants(
+    tmp_path: Path, start_nats: StartServer
+) -> None:
+    """NKey users (what `subhive up` makes): the configuration holds public keys only; a seed logs in as its hive
+    with that hive's grants, and a seed the server does not know is refused."""
+    seeds = {name: tmp_path / f"{name}.nk" for name in ("web", "backend", ADMIN_USER, "stranger")}
+    keys = {name: seed_file(path) for name, path in seeds.items()}
+    users = {
+        "web": (keys["web"], hive_permissions("web", {}, {"orders": [1]}, OPERATIONS, EVENTS)),
+        "backend": (keys["backend"], hive_permissions("backend", {"orders": [1]}, {}, OPERATIONS, EVENTS)),
+    }
+    server = start_nats(accounts=AccountsConfig(users, admin_password=keys[ADMIN_USER]))
+    config = server.config_file.read_text()
+    assert all(path.read_text().strip() not in config for path in seeds.values())  # no secret in it
+
+    async def scenario() -> tuple[bytes, list[str], str]:
+        errors: list[str] = []
+
+        async def note(exc: Exception) -> None:
+            errors.append(str(exc))
+
+        backend = await nats.connect(server.url, nkeys_seed=str(seeds["backend"]), inbox_prefix="_INBOX_backend")
+        web = await nats.connect(server.url, nkeys_seed=str(seeds["web"]), inbox_prefix="_INBOX_web", error_cb=note)
+        try:
+
+            async def answer(msg: Msg) -> None:
+                await msg.respond(b"placed")
+
+            await backend.subscribe("subhive.orders.v1.op.place.*", cb=answer)
+            await backend.flush()
+            reply = (await web.request("subhive.orders.v1.op.place.web", b"{}", timeout=2)).data
+            await web.publish("subhive.orders.v1.op.place.backend", b"{}")  # in another hive's name
+            await web.flush()
+            for _ in range(100):
+                if errors:
+                    break
+                await asyncio.sleep(0.01)
+        finally:
+            await web.close()
+            await backend.close()
+        with pytest.raises(nats.errors.Error) as refused:
+            await nats.connect(
+                server.url, nkeys_seed=str(seeds["stranger"]), allow_reconnect=False, max_reconnect_attempts=0
+            )
+        return reply, errors, str(refused.value)
+
+    reply, errors, refused = run(scenario())
+    assert reply == b"placed"
+    assert any("permissions violation" in e for e in errors)
+    assert "Authorization Violation" in refused
+
+
+def test_a_broken_public_key_or_seed_file_is_refused_with_its_code(tmp_path: Path) -> None:
+    from subhive.bus import NKey
+    from subhive.errors import InputError
+
+    with pytest.raises(InputError) as bad_key:
+        NKey("U-not-a-key")
+    garbage = tmp_path / "garbage.nk"
+    garbage.write_text("SUNOTASEED")
+    with pytest.raises(InputError) as bad_seed:
+        seed_file(garbage)
+    assert bad_key.value.code == bad_seed.value.code == "bus.nkey_invalid"
+    assert "SUNOTASEED" not in str(bad_seed.value)  # a secret never lands in an error message
+    made = seed_file(tmp_path / "fresh" / "web.nk")
+    assert made == seed_file(tmp_path / "fresh" / "web.nk")  # made once, read back the same
+    assert (tmp_path / "fresh" / "web.nk").stat().st_mode & 0o777 == 0o600

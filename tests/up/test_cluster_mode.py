@@ -61,8 +61,7 @@ def test_up_runs_the_tree_on_three_nodes_that_each_hold_every_board(clustered_tr
     assert health == {"backend": "ready", "db": "ready"}
 
     async def replicas() -> int:
-        admin = json.loads(UpLayout(clustered_tree).creds_file.read_text())["admin"]
-        nc = await nats.connect(urls, user=ADMIN_USER, password=admin)
+        nc = await nats.connect(urls, nkeys_seed=str(UpLayout(clustered_tree).seed_file(ADMIN_USER)))
         try:
             info = (await nc.jetstream().stream_info(f"KV_bb_{HIVE}")).cluster
             return 1 + len(info.replicas or []) if info is not None else 1
@@ -80,10 +79,9 @@ def test_a_node_killed_with_sigkill_is_restarted_and_the_hives_ride_it_out(clust
     urls = str(record["nats"]).split(",")
     hives_before = {name: pid for name, pid in recorded_pids(workspace).items() if name in ("backend", "db")}
     schema = BoardSchema.load(workspace / "subhives" / HIVE / "blackboard.schema.json", hive=HIVE)
-    admin = json.loads(UpLayout(workspace).creds_file.read_text())["admin"]
 
     async def scenario() -> int:
-        nc = await nats.connect(urls, user=ADMIN_USER, password=admin)
+        nc = await nats.connect(urls, nkeys_seed=str(UpLayout(workspace).seed_file(ADMIN_USER)))
         try:
             js = nc.jetstream()
             board = await KvBlackboard.open(js, HIVE, schema, failover=30.0)

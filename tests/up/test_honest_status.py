@@ -40,10 +40,10 @@ def one_hive_tree(module_template_copy: CopyTemplate) -> Path:
 
 
 async def _write_past_subhive(workspace: Path, key: str, data: bytes, headers: dict[str, str] | None) -> None:
-    """What a tool holding the admin password can do: put raw bytes on a board, no schema, no JSON."""
+    """What a tool holding the admin's NKey seed can do: put raw bytes on a board, no schema, no JSON."""
     layout = UpLayout(workspace)
     url = json.loads(layout.supervisor_file.read_text())["nats"]
-    nc = await nats.connect(url, user=ADMIN_USER, password=json.loads(layout.creds_file.read_text())["admin"])
+    nc = await nats.connect(url, nkeys_seed=str(layout.seed_file(ADMIN_USER)))
     try:
         await nc.jetstream().publish(f"$KV.bb_db.{key}", data, stream=board_stream("db"), headers=headers)
     finally:

@@ -38,7 +38,8 @@ def test_a_hive_joined_by_hand_shows_in_status_and_leaves_cleanly(tree: Path, tm
     assert made.code == 0, made
     assert stat.S_IMODE(creds.stat().st_mode) == 0o600  # it holds the hive's secrets
     bundle = json.loads(creds.read_text())
-    assert (bundle["hive"], bundle["user"]) == (HIVE, HIVE)
+    assert bundle["hive"] == HIVE
+    assert bundle["nkey_seed"] == (tree / ".subhive" / "up" / "nkeys" / f"{HIVE}.nk").read_text().strip()
     assert bundle["nats"]
     assert bundle["root"]
     assert _connections(tree) == 1  # the process up started

@@ -48,12 +48,11 @@ def crashing_tree(module_template_copy: CopyTemplate) -> Path:
 
 @asynccontextmanager
 async def backend_board(workspace: Path) -> AsyncIterator[KvBlackboard]:
-    """The backend hive's board, through NATS as the framework's admin (the password from creds.json)."""
+    """The backend hive's board, through NATS as the framework's admin (its NKey seed)."""
     layout = UpLayout(workspace)
     url = json.loads(layout.supervisor_file.read_text())["nats"]
-    admin = json.loads(layout.creds_file.read_text())["admin"]
     schema = BoardSchema.load(workspace / "subhives" / HIVE / "blackboard.schema.json", hive=HIVE)
-    nc = await nats.connect(url, user=ADMIN_USER, password=admin)
+    nc = await nats.connect(url.split(","), nkeys_seed=str(layout.seed_file(ADMIN_USER)))
     try:
         yield await KvBlackboard.open(nc.jetstream(), HIVE, schema)
     finally:
@@ -212,7 +211,7 @@ def test_a_supervisor_killed_with_sigkill_leaves_nothing_after_down_and_up_finds
             return await board.snapshot()
 
     before = asyncio.run(asyncio.wait_for(snapshot(plan="s1"), 60))
-    creds = UpLayout(workspace).creds_file.read_text()
+    seeds = {p.name: p.read_bytes() for p in UpLayout(workspace).nkeys_dir.iterdir()}
     pids = recorded_pids(workspace)
     os.kill(pids["supervisor"], signal.SIGKILL)
     wait_for(lambda: not pid_alive(pids["supervisor"]), "the supervisor to die", timeout=10)
@@ -233,4 +232,4 @@ def test_a_supervisor_killed_with_sigkill_leaves_nothing_after_down_and_up_finds
     assert up(workspace).code == 0
     after = asyncio.run(asyncio.wait_for(snapshot(plan="s2"), 60))
     assert {key: after[key] for key in before} == before
-    assert UpLayout(workspace).creds_file.read_text() == creds  # the same NATS users and passwords
+    assert {p.name: p.read_bytes() for p in UpLayout(workspace).nkeys_dir.iterdir()} == seeds  # the same NKeys

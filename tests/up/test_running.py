@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from subhive.bus import ADMIN_USER
 from subhive.up import UpLayout, pid_alive, runtime_status
 
 from ._tree import (
@@ -89,17 +90,30 @@ def test_every_hive_is_ready_with_a_fresh_heartbeat_from_its_recorded_pid(runnin
     assert contracts["web"] == ["backend_api@0.1.0"]
 
 
-def test_nats_passwords_are_private_to_the_owner_and_on_no_command_line(running_workspace: Running) -> None:
+def test_nats_identities_are_nkeys_private_to_the_owner_each_process_given_its_own(running_workspace: Running) -> None:
     workspace = running_workspace.workspace
-    creds_file = UpLayout(workspace).creds_file
-    assert stat.S_IMODE(creds_file.stat().st_mode) == 0o600
-    creds = json.loads(creds_file.read_text())
-    passwords = [creds["admin"], *creds["hives"].values()]
-    assert sorted(creds["hives"]) == sorted(HIVES)
-    assert len(set(passwords)) == len(passwords) == len(HIVES) + 1  # one each, none shared
-    # Hives get theirs through the environment: `ps` shows every command line to every user.
+    layout = UpLayout(workspace)
+    assert stat.S_IMODE(layout.nkeys_dir.stat().st_mode) == 0o700
+    seeds = {p.stem: p for p in layout.nkeys_dir.iterdir()}
+    assert sorted(seeds) == sorted([*HIVES, ADMIN_USER])  # one each
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in seeds.values())
+    secrets = [p.read_text().strip() for p in seeds.values()]
+    assert len(set(secrets)) == len(secrets)  # none shared
+    assert all(s.startswith("SU") for s in secrets)  # user seeds
+    assert not layout.creds_file.exists()  # no file holds every secret together
+    # The server's configuration names public keys only: nothing in it opens a connection.
+    conf = (layout.nats_dir / "nats-server.conf").read_text()
+    assert not any(s in conf for s in secrets)
+    assert '"password"' not in conf
+    # Each hive is handed its own seed file's path through its environment, never another's; and no
+    # secret is on a command line, which `ps` shows every user.
     for pid, cmdline in processes_of(workspace).items():
-        assert not any(password in cmdline for password in passwords), (pid, cmdline)
+        assert not any(s in cmdline for s in secrets), (pid, cmdline)
+        environ = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace").split("\0")
+        given = [v.split("=", 1)[1] for v in environ if v.startswith("SUBHIVE_NATS_NKEY=")]
+        if "subhive.hive" in cmdline:
+            hive = cmdline.split("--hive", 1)[1].split()[0]
+            assert given == [str(seeds[hive])], (hive, given)
 
 
 def test_a_second_up_is_refused_and_leaves_the_running_tree_alone(running_workspace: Running) -> None:

@@ -40,9 +40,8 @@ def _context(workspace: Path) -> str:
 async def _ask_as(workspace: Path, hive: str, package: str, operation: str) -> Any:
     """A request over NATS with ``hive``'s own credentials, as its generated client sends it."""
     layout = UpLayout(workspace)
-    creds = json.loads(layout.creds_file.read_text(encoding="utf-8"))
     record = json.loads(layout.supervisor_file.read_text(encoding="utf-8"))
-    endpoint = BusEndpoint([record["nats"]], user=hive, password=creds["hives"][hive])
+    endpoint = BusEndpoint(record["nats"].split(","), nkey_seed=layout.seed_file(hive))
     transport = await NatsTransport.connect(endpoint, hive)
     try:
         binding = ContractBinding.load(workspace / "stubs" / hive / package / "contract.json")
