@@ -23,6 +23,7 @@ from ._memory import MEMORY_PREFIX, AgentMemory, memory_note, select_memories, s
 from ._plan import PLAN_PREFIX, plan_tool, rank_plan
 from ._proto_schema import message_schema
 from ._repair import FIXED_BY, repair_prompt, repair_turn
+from ._review import REVIEW_PREFIX, Review, consensus_signals, review_for, review_id, review_key
 from ._scripted import RecordedRequest, ScriptedServer, Step, ToolCallStep, estimate_tokens
 from ._settings import AgentSettings, Budgets, ModelSettings, NoEndpoint, open_client
 from ._source import AgentSource, AgentStopped, agent_sources, operation_answer
@@ -36,6 +37,7 @@ __all__ = [
     "PLAN_PREFIX",
     "POLICIES",
     "PROTOCOL_VERSION",
+    "REVIEW_PREFIX",
     "TOKEN_FILE",
     "TRANSCRIPT_PREFIX",
     "Agent",
@@ -59,6 +61,7 @@ __all__ = [
     "Policy",
     "RecordedRequest",
     "RequestUsage",
+    "Review",
     "ScriptedServer",
     "Step",
     "Stop",
@@ -77,6 +80,7 @@ __all__ = [
     "apply_patch",
     "board_tools",
     "build_agent",
+    "consensus_signals",
     "contract_tool",
     "contract_tool_name",
     "contract_tools",
@@ -100,6 +104,9 @@ __all__ = [
     "rank_plan",
     "repair_prompt",
     "repair_turn",
+    "review_for",
+    "review_id",
+    "review_key",
     "root_approver",
     "rpc_tool_name",
     "run_hive_turn",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..hive import KvBlackboard
@@ -20,6 +20,9 @@ from ._loop import Agent
 from ._plan import plan_tool
 from ._settings import AgentSettings, Budgets, ModelSettings
 from ._tools import Approver, Tool, ToolBox
+
+if TYPE_CHECKING:
+    from ._review import Review
 
 __all__ = ["build_agent", "settings_from_spec"]
 
@@ -78,6 +81,7 @@ def build_agent(
     services: Sequence[GrpcContract] = (),
     channel: ChannelOpener | None = None,
     critical: Sequence[str] = (),
+    review: Review | None = None,
 ) -> Agent:
     """The agent ``spec`` declares in ``hive``. A tool the manifest names that this hive does not have (an
     operation its contracts lack, the board without a board) is ``agent.tool_unknown`` at its line. ``root``:
@@ -85,7 +89,8 @@ def build_agent(
     ``records``: the hive's bucket without its schema, for the framework's own keys (the ``plan``).
     ``services``: the gRPC services the hive consumes, called through ``channel`` (``HiveContext.channel``: the
     hive's own keys), one tool per unary or server-streaming RPC. ``critical``: the board key patterns only a
-    quorum writes (``[quorum]``); ``board_write`` refuses them."""
+    quorum writes (``[quorum]``); ``board_write`` refuses them. ``review``: the hive's debate that the changes it
+    covers (``propose_diff``, ``propose_contract``) go through before a person is asked."""
     files = FileSlice(hive_dir)
     available: dict[str, Tool] = {
         t.name: t for t in [*file_tools(files), diff_tool(files), plan_tool(records, spec.name)]
@@ -118,7 +123,7 @@ def build_agent(
                 "from the contracts in the lock: run subhive codegen; client- and bidi-streaming RPCs are not tools)",
             )
     tools = ToolBox(
-        [available[name] for name in spec.tools],
+        [review.wrap(available[name]) if review is not None else available[name] for name in spec.tools],
         dict(spec.tools),  # type: ignore[arg-type]
         approver=approver,
         approval_timeout=spec.approval_timeout,

@@ -19,6 +19,7 @@ from ._grpc_tools import grpc_contracts, hive_keys
 from ._loop import Frame, FrameSink, TurnResult
 from ._memory import AgentMemory
 from ._report import RootReporter
+from ._review import is_repair_prompt, review_for
 from ._tools import Approver
 
 __all__ = ["TRANSCRIPT_PREFIX", "BoardTranscript", "pick_agent", "run_hive_turn", "transcript_key"]
@@ -223,11 +224,14 @@ async def _run(
                 location=spec.locations.get(f"tools.{needs_bus[0]}"),
                 hint="start it: subhive up --detach",
             )
-        built = build_agent(spec, hive=hive, hive_dir=hive_dir, approver=approver, client=client)
+        review = review_for(manifest, spec, hive_dir=hive_dir, on_frame=on_frame, repair=is_repair_prompt(prompt))
+        built = build_agent(spec, hive=hive, hive_dir=hive_dir, approver=approver, client=client, review=review)
         try:
             return await built.run_turn(prompt, on_frame=on_frame, turn_id=turn)
         finally:
             await built.close()
+            if review is not None:
+                await review.close()
     return await _run_on_bus(
         ws.stubs_dir / hive,
         hive_dir,
@@ -277,6 +281,15 @@ async def _run_on_bus(
         bindings = load_bindings(stubs) if uses_contracts else []
         # gRPC tools call as the hive itself (the key file `subhive up` gave it), as its own sources do.
         channels = HiveContext(hive, board, transport, root=root, keys=hive_keys(stubs.parent.parent, hive))
+        review = review_for(
+            manifest,
+            spec,
+            hive_dir=hive_dir,
+            board=board,
+            records=transcript.board,
+            on_frame=on_frame,
+            repair=is_repair_prompt(prompt),
+        )
         built = build_agent(
             spec,
             hive=hive,
@@ -292,6 +305,7 @@ async def _run_on_bus(
             services=grpc_contracts(bindings, stubs.parent.parent, hive=hive),
             channel=channels.channel,
             critical=manifest.quorum.keys if manifest.quorum else (),
+            review=review,
         )
         try:
             if resume:
@@ -307,6 +321,8 @@ async def _run_on_bus(
         finally:
             await built.close()
             await channels.close()
+            if review is not None:
+                await review.close()
     finally:
         await transport.close()
 

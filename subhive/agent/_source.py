@@ -16,7 +16,15 @@ from typing import Any
 from ..errors import InputError, Location, SubhiveError
 from ..hive import Entry, KvBlackboard, Parked, Reply, Write
 from ..runtime import ContractBinding
-from ..workspace import MANIFEST_NAME, AgentSpec, MemorySpec, find_root, load_manifest, open_workspace
+from ..workspace import (
+    MANIFEST_NAME,
+    AgentSpec,
+    MemorySpec,
+    SubhiveManifest,
+    find_root,
+    load_manifest,
+    open_workspace,
+)
 from ._approvals import parking_approver
 from ._build import build_agent
 from ._grpc_tools import grpc_contracts
@@ -24,6 +32,7 @@ from ._hive_turn import BoardTranscript, load_bindings, sinks
 from ._loop import Stop
 from ._memory import AgentMemory
 from ._report import RootReporter
+from ._review import Review, review_for
 from ._tools import Approver, ToolError
 
 __all__ = ["AgentSource", "AgentStopped", "agent_sources", "operation_answer"]
@@ -63,12 +72,15 @@ class AgentSource:
         client: Any = None,
         memory: MemorySpec | None = None,
         critical: Sequence[str] = (),
+        manifest: SubhiveManifest | None = None,
     ) -> None:
         self.spec = spec
         #: How the confidence of the hive's remembered patterns moves (``[memory]``).
         self.memory_rule = memory
         #: Board key patterns only a quorum writes (``[quorum]``): the agent's board_write refuses them.
         self.critical = tuple(critical)
+        #: The hive's manifest, for its ``[review]`` of this agent's changes.
+        self.manifest = manifest
         self.name = "agent_" + spec.name.replace("-", "_")
         self.triggers: tuple[str, ...] = spec.trigger.keys
         self.operations: tuple[str, ...] = (spec.trigger.operation,) if spec.trigger.operation else ()
@@ -132,6 +144,7 @@ class AgentSource:
             services=grpc_contracts(bindings, self.stubs_dir.parent.parent, hive=ctx.hive) if self.stubs_dir else (),
             channel=getattr(ctx, "channel", None),  # the hive's own channels: its keys, found through its root
             critical=self.critical,
+            review=(review := self._review(ctx, transcript)),
         )
         check, prompt = None, self.prompt_for(entry)
         if entry.key.startswith("op."):
@@ -165,6 +178,8 @@ class AgentSource:
             if reporter is not None:
                 await reporter.close()
             await agent.close()
+            if review is not None:
+                await review.close()
         if result.parked is not None:
             serving = entry.key.startswith("op.")
             raise Parked(
@@ -175,6 +190,23 @@ class AgentSource:
         if not result.stop.normal:
             raise AgentStopped(self.spec.name, result.stop, entry.key)
         return [Reply(result.value)] if check is not None else []
+
+    def _review(self, ctx: Any, transcript: BoardTranscript) -> Review | None:
+        """The hive's debate over this agent's changes (``[review]``): its frames on the board and, under
+        ``subhive up``, on the root's event stream."""
+        if self.manifest is None or self.manifest.review is None:
+            return None
+        root = getattr(ctx, "root", None)
+        reporter = RootReporter(root, agent=self.spec.name) if root is not None else None
+        return review_for(
+            self.manifest,
+            self.spec,
+            hive_dir=self.hive_dir,
+            board=ctx.board,
+            records=transcript.board,
+            on_frame=reporter,
+            reporter=reporter,
+        )
 
     def request_prompt(self, binding: ContractBinding, operation: str, request: Any) -> str:
         """What a turn serving an operation is asked: the request, and the reply schema its answer must meet."""
@@ -266,6 +298,7 @@ def agent_sources(near: str | Path, *, approver: Approver | None = None, client:
             client=client,
             memory=manifest.memory,
             critical=manifest.quorum.keys if manifest.quorum else (),
+            manifest=manifest,
         )
         for spec in manifest.agents
         if spec.trigger.keys or spec.trigger.operation
