@@ -1,7 +1,7 @@
 """``subhive board show|history|put``: read a running hive's blackboard, or write to it as a human.
 
 The board lives in the workspace's NATS server, so these need ``subhive up``; they connect with the
-framework's credentials (``.subhive/up/creds.json``). A write is validated against the hive's blackboard
+framework's NKey (``.subhive/up/nkeys/_admin.nk``). A write is validated against the hive's blackboard
 schema like any other, attributed to ``--writer`` (default ``human``), and wakes the hive's experts.
 """
 
