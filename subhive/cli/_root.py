@@ -24,6 +24,7 @@ from rich.markup import escape
 from ..compat.proto_settings import extra_proto_paths
 from ..errors import CheckFailed, InputError, Location, Problem, SubhiveError
 from ._output import Format, err_console, fail_check, out_console, print_json, print_problems
+from ._reviews import find_review, print_review, with_review
 from ._schema import ProtoPathOption
 
 if TYPE_CHECKING:
@@ -416,8 +417,9 @@ def approvals_show(
     Example: subhive approvals show p-000042
     """
     a: Approval = _with_root(workspace, root, lambda r: r.approval(approval_id))
+    review = find_review(workspace, a)  # the debate an agent's change went through ([review]), if any
     if fmt is Format.json:
-        print_json(a.to_dict())
+        print_json(with_review(a.to_dict(), review))
         return
     out_console.print(
         f"[bold]{_subject_of(a)}[/]  {a.status}  {escape(a.id)} from {escape(a.proposer)}, {_when(a.created)}"
@@ -431,6 +433,7 @@ def approvals_show(
             f"  turn {escape(a.tool_call.turn or '-')}, call {escape(a.tool_call.call_id or '-')}; arguments:"
         )
         out_console.print(f"    {a.tool_call.arguments}", markup=False)
+    print_review(review)
     if a.repair is not None:
         if a.repair.subject:
             out_console.print(f"  subject: {escape(a.repair.subject)}")
