@@ -22,6 +22,7 @@ from .._files import write_json
 from ..bus import BusEndpoint, Failure, NatsTransport, kv_bucket, propose_repair
 from ..errors import InputError, Location
 from ..runtime import ContractBinding
+from ..telemetry import TRACING, HiveCollector, MetricsServer, configure_tracing, serve_metrics, shutdown_tracing
 from ..workspace import open_workspace
 from ._blackboard import KvBlackboard
 from ._board_schema import BoardSchema
@@ -112,6 +113,10 @@ class HiveRuntime:
         #: What crossed the hive's boundary, by kind and contract member: "answered notes_api.create_note".
         self.flows: Counter[str] = Counter()
         self._samples: deque[tuple[float, int, int]] = deque(maxlen=RATE_WINDOW + 1)
+        #: The hive's Prometheus endpoint (docs/observability.md#metrics), when it serves one.
+        self.metrics: MetricsServer | None = None
+        self._metrics_address: str | None = None
+        self._traces = False  # this runtime turned tracing on (from OTEL_*), so it shuts it down
 
     @classmethod
     async def start(
@@ -128,13 +133,18 @@ class HiveRuntime:
         event_deadline: float | None = None,
         request_deadline: float | None = None,
         failover: float = 0.0,
+        metrics: str | None = None,
     ) -> HiveRuntime:
         """``grpc_keys``: the hive's gRPC credentials, ``subhive.rpc.GrpcKeys`` or ``KeyFile`` (``subhive up``
         hands each hive its own file); without them the hive's gRPC calls are anonymous and a hive that serves
         gRPC does not start (``rpc.no_keys``). ``event_deadline``, ``request_deadline``: seconds its event and
         request handlers may run before they count as failed (``handler.timeout``; NatsTransport's defaults).
-        ``failover``: seconds its event publishes and board writes retry through a cluster's leader election."""
+        ``failover``: seconds its event publishes and board writes retry through a cluster's leader election.
+        ``metrics``: ``host:port`` of its Prometheus ``/metrics`` endpoint (port 0: a free one); by default
+        ``SUBHIVE_METRICS_ADDRESS``, else a free loopback port when it writes a status file (under ``subhive up``),
+        else none; ``off``: none. Traces follow the ``OTEL_*`` variables (docs/observability.md)."""
         runtime = cls(hive)
+        runtime._metrics_address = _metrics_address(metrics, status_file)
         runtime._transport_options = {
             name: value
             for name, value in (("event_deadline", event_deadline), ("request_deadline", request_deadline))
@@ -158,6 +168,8 @@ class HiveRuntime:
         token: str | None,
         config: ControllerConfig | None,
     ) -> None:
+        if TRACING.tracer is None:
+            self._traces = configure_tracing(self.hive)
         workspace = open_workspace(root)
         tree = workspace.hives()
         manifest = tree.hives.get(self.hive)
@@ -198,6 +210,10 @@ class HiveRuntime:
         await self._serve_contracts(self.transport, self.controller, knowledge.sources)
         if knowledge.grpc is not None:
             await self._serve_grpc(knowledge.grpc(self.context))
+        if self._metrics_address is not None:
+            host, _, port = self._metrics_address.rpartition(":")
+            collector = HiveCollector(self.hive, self._bus_stats, self._controller_stats)
+            self.metrics = await serve_metrics(collector, host.strip("[]"), int(port))
         self.state = "ready"
         if self._status_file is not None:
             await self.write_status()
@@ -329,7 +345,14 @@ class HiveRuntime:
             "flows": dict(sorted(self.flows.items())),
             "contracts": [f"{b.id}{' (provides)' if b.provider == self.hive else ''}" for b in self.bindings],
             "endpoints": list(self.endpoints),
+            "metrics": self.metrics.url if self.metrics else None,
         }
+
+    def _bus_stats(self) -> Any:
+        return self.transport.stats if self.transport else None
+
+    def _controller_stats(self) -> Any:
+        return self.controller.stats if self.controller else None
 
     async def write_status(self) -> None:
         if self._status_file is None:
@@ -371,11 +394,32 @@ class HiveRuntime:
         if self._root is not None:
             with contextlib.suppress(Exception):
                 await self._root.close()
+        if self.metrics is not None:
+            await self.metrics.close()
+        if self._traces:
+            shutdown_tracing()  # exports the spans still pending
         self.state = "stopped"
         if self._status_file is not None:
             with contextlib.suppress(OSError):
                 data = self.status()
                 write_json(self._status_file, data)
+
+
+def _metrics_address(given: str | None, status_file: Path | None) -> str | None:
+    """Where the hive serves its metrics (see :meth:`HiveRuntime.start`), checked: ``host:port`` or None."""
+    value = given if given is not None else os.environ.get("SUBHIVE_METRICS_ADDRESS")
+    if value is None:
+        return "127.0.0.1:0" if status_file is not None else None
+    if value.strip().lower() == "off":
+        return None
+    host, _, port = value.strip().rpartition(":")
+    if not host or not port.isdigit() or int(port) > 65535:
+        raise InputError(
+            f"the metrics address {value!r} is not host:port",
+            code="hive.metrics_address",
+            hint="e.g. 127.0.0.1:9464, 127.0.0.1:0 (a free port), 0.0.0.0:9464 (reachable from other machines) or off",
+        )
+    return value.strip()
 
 
 class _CallCounter(grpc.aio.ServerInterceptor):

@@ -214,7 +214,7 @@ class MetricsServer:
 async def serve_metrics(collector: Any, host: str = "127.0.0.1", port: int = 0) -> MetricsServer:
     """Serve ``collector``'s metrics at ``http://host:port/metrics`` (port 0: one the system picks)."""
     from prometheus_client import CollectorRegistry
-    from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+    from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 
     registry = CollectorRegistry(auto_describe=False)
     registry.register(collector)
@@ -229,7 +229,7 @@ async def serve_metrics(collector: Any, host: str = "127.0.0.1", port: int = 0) 
             elif path != b"/metrics":
                 status, body, kind = b"404 Not Found", b"metrics are at /metrics\n", b"text/plain"
             else:
-                status, body, kind = b"200 OK", generate_latest(registry), CONTENT_TYPE_LATEST.encode()
+                status, body, kind = b"200 OK", generate_latest(registry), CONTENT_TYPE_PLAIN_0_0_4.encode()
             writer.write(
                 b"HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
                 % (status, kind, len(body), b"" if method == b"HEAD" else body)
