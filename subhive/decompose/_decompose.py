@@ -66,9 +66,10 @@ def decompose(
             hint="point at a repository with files; in a git checkout only tracked files count",
         )
     edges, unresolved, symbols = _link(graph, extracted, side_files, hints, str(root))
+    graph.imports = [(i, j) for i, j in edges if graph.roles[i] is not Role.tests]
     say(f"import graph: {len(graph.paths):,} files, {len(edges):,} edges")
     tree = split(graph, budget, strategy)
-    production = [(i, j) for i, j in edges if graph.roles[i] is not Role.tests]
+    production = graph.imports
     if strategy is Strategy.graph:
         merge_mutual(tree, graph, production, budget)
     say("split done")

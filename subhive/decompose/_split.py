@@ -38,6 +38,9 @@ class Graph:
     sizes: Sequence[int]
     roles: Sequence[Role]
     adjacency: Sequence[dict[int, int]]
+    #: The directed import edges from code (importer, imported), when known: refinement never makes two
+    #: leaves import each other both ways that did not (decision 0079).
+    imports: Sequence[tuple[int, int]] = ()
 
 
 @dataclass(slots=True)
@@ -534,6 +537,22 @@ class _Refiner:
         for k, leaf in enumerate(owner):
             self.counts[leaf] += self.item_count[k]
             self.sizes[leaf] += self.item_size[k]
+        item_of = [0] * len(graph.paths)
+        for k, item in enumerate(items):
+            for f in item:
+                item_of[f] = k
+        #: directed import weights between items, and between leaves
+        self.out_edges: list[dict[int, int]] = [{} for _ in items]
+        self.in_edges: list[dict[int, int]] = [{} for _ in items]
+        self.between: dict[tuple[int, int], int] = {}
+        for i, j in graph.imports:
+            a, b = item_of[i], item_of[j]
+            if a != b:
+                self.out_edges[a][b] = self.out_edges[a].get(b, 0) + 1
+                self.in_edges[b][a] = self.in_edges[b].get(a, 0) + 1
+                x, y = owner[a], owner[b]
+                if x != y:
+                    self.between[(x, y)] = self.between.get((x, y), 0) + 1
         #: (from leaf, to leaf) -> items that would gain by moving so but found no room, by the last move pass
         self.blocked: dict[tuple[int, int], list[int]] = {}
 
@@ -543,8 +562,41 @@ class _Refiner:
             and self.sizes[leaf] + self.item_size[k] <= self.budget.max_bytes
         )
 
+    def _mutual_after(self, k: int, to: int) -> bool:
+        """Whether moving item ``k`` to leaf ``to`` would make ``to`` and some leaf import each other both ways
+        where they did not."""
+        here, owner, between = self.owner[k], self.owner, self.between
+        out_by: dict[int, int] = {}
+        in_by: dict[int, int] = {}
+        for m, c in self.out_edges[k].items():
+            out_by[owner[m]] = out_by.get(owner[m], 0) + c
+        for m, c in self.in_edges[k].items():
+            in_by[owner[m]] = in_by.get(owner[m], 0) + c
+        for leaf in set(out_by) | set(in_by):
+            if leaf == to:
+                continue
+            forward, backward = between.get((to, leaf), 0), between.get((leaf, to), 0)
+            if forward and backward:
+                continue  # already both ways
+            new_forward = forward + out_by.get(leaf, 0) - (in_by.get(to, 0) if leaf == here else 0)
+            new_backward = backward + in_by.get(leaf, 0) - (out_by.get(to, 0) if leaf == here else 0)
+            if new_forward > 0 and new_backward > 0:
+                return True
+        return False
+
     def _move(self, k: int, to: int) -> None:
         here = self.owner[k]
+        between, owner = self.between, self.owner
+        for m, c in self.out_edges[k].items():
+            if owner[m] != here:
+                between[(here, owner[m])] -= c
+            if owner[m] != to:
+                between[(to, owner[m])] = between.get((to, owner[m]), 0) + c
+        for m, c in self.in_edges[k].items():
+            if owner[m] != here:
+                between[(owner[m], here)] -= c
+            if owner[m] != to:
+                between[(owner[m], to)] = between.get((owner[m], to), 0) + c
         self.owner[k] = to
         self.counts[here] -= self.item_count[k]
         self.counts[to] += self.item_count[k]
@@ -575,7 +627,7 @@ class _Refiner:
                     continue
                 if weight - stay > wanted_gain:
                     wanted, wanted_gain = leaf, weight - stay
-                if weight - stay > gain and self._room(leaf, k):
+                if weight - stay > gain and self._room(leaf, k) and not self._mutual_after(k, leaf):
                     best, gain = leaf, weight - stay
             if best != here:
                 self._move(k, best)
@@ -630,8 +682,11 @@ class _Refiner:
                         continue
                     if self.counts[a] + count > max_files or self.counts[b] - count > max_files:
                         continue
-                    if self._swap_gain(f, h, a, b) > 0:
+                    if self._swap_gain(f, h, a, b) > 0 and not self._mutual_after(f, b):
                         self._move(f, b)
+                        if self._mutual_after(h, a):
+                            self._move(f, a)
+                            continue
                         self._move(h, a)
                         backward.remove(h)
                         swapped += 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from subhive.decompose import Budget, Graph, Role, decompose
+from subhive.decompose import Budget, Graph, Role, decompose, split
 from subhive.decompose._cycles import leaf_cycles, merge_mutual
 from subhive.decompose._split import Node
 from tests.decompose._fixtures import write_tree
@@ -47,3 +47,19 @@ def test_the_plan_names_a_cycle_it_cannot_merge(tmp_path: Path) -> None:
     merged = decompose(write_tree(tmp_path / "repo", files), Budget(max_files=8))
     assert merged.cycles == ()
     assert merged.stats.edges_cut == 0
+
+
+def test_refinement_never_makes_two_leaves_import_each_other() -> None:
+    # a/x imports b/p heavily and a/y once; moving x into b's leaf would cut less, but then b imports a
+    # (x -> y) while a still imports b (z -> q): a new mutual pair, so x stays (z and p are held by y and q)
+    paths = ["a/x.py", "a/y.py", "a/z.py", "b/p.py", "b/q.py"]
+    imports = [(0, 3), (0, 3), (0, 3), (0, 1), (2, 4), *[(2, 1)] * 5, *[(4, 3)] * 5]
+    adjacency: list[dict[int, int]] = [{} for _ in paths]
+    for i, j in imports:
+        adjacency[i][j] = adjacency[i].get(j, 0) + 1
+        adjacency[j][i] = adjacency[j].get(i, 0) + 1
+    directed = Graph(paths, [1] * 5, [Role.backend] * 5, adjacency, sorted(set(imports)))
+    tree = split(directed, Budget(max_files=4))
+    assert sorted(leaf.files for leaf in tree.leaves()) == [[0, 1, 2], [3, 4]]
+    undirected = Graph(paths, [1] * 5, [Role.backend] * 5, adjacency)  # without import directions: it moves
+    assert sorted(leaf.files for leaf in split(undirected, Budget(max_files=4)).leaves()) == [[0, 3, 4], [1, 2]]

@@ -78,7 +78,8 @@ def repositories(draw: st.DrawFn) -> tuple[Graph, Budget]:
             adjacency[j][i] = adjacency[j].get(i, 0) + 1
     sizes = draw(st.lists(st.integers(0, 400), min_size=count, max_size=count))
     budget = Budget(max_files=draw(st.integers(1, 15)), max_bytes=draw(st.integers(400, 4000)))
-    return Graph(ordered, sizes, [Role.backend] * count, adjacency), budget
+    imports = sorted({(i, j) for i, j in pairs if i != j})  # directions too: refinement must keep track
+    return Graph(ordered, sizes, [Role.backend] * count, adjacency, imports), budget
 
 
 @settings(max_examples=200, deadline=None)
