@@ -664,6 +664,8 @@ def _runtime_line(info: dict[str, Any]) -> str:
     parts.append(f"{rates.get('sent_per_s', 0):g} sent/s, {rates.get('received_per_s', 0):g} received/s")
     parts.append(f"board {board.get('keys', 0)} keys, {board.get('revisions', 0)} revisions")
     parts += _dead_letter_parts(info)
+    if info.get("metrics"):
+        parts.append(f"metrics {escape(str(info['metrics']))}")
     return " · ".join(parts)
 
 

@@ -362,6 +362,8 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
             "dead_letter_blocked": int(bus.get("dead_letter_blocked") or 0),
             "controller": beat.get("controller", {}),
             "endpoints": beat.get("endpoints", []),
+            # its Prometheus endpoint (docs/observability.md#metrics)
+            "metrics": beat.get("metrics"),
             "flows": beat.get("flows", {}),
             "contracts": beat.get("contracts", []),
             # Every process connected as this hive, wherever it runs: one started by up, and any that joined.

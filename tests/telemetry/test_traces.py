@@ -5,14 +5,10 @@ processes exactly as the work did, on the ids the bus's own ``traceparent`` carr
 from __future__ import annotations
 
 import asyncio
-import http.server
-import threading
-from collections.abc import Iterator
 from typing import Any
 
 import grpc
 import pytest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from subhive._trace import current_traceparent
@@ -23,6 +19,7 @@ from subhive.telemetry import TRACING, configure_tracing, shutdown_tracing, span
 from tests.bus._kit import loose, until
 from tests.kit import run
 
+from ._otlp import receiver, spans_by_service
 from .conftest import Backend, finished
 
 
@@ -137,52 +134,18 @@ def test_a_grpc_call_between_two_hives_is_one_client_and_one_server_span(
     assert call["attributes"]["rpc.grpc.status_code"] == 0
 
 
-class _Collector(http.server.BaseHTTPRequestHandler):
-    """An OTLP/HTTP receiver: keeps each export request's body."""
-
-    bodies: list[bytes] = []
-
-    def do_POST(self) -> None:
-        self.bodies.append(self.rfile.read(int(self.headers["Content-Length"])))
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def collector() -> Iterator[str]:
-    _Collector.bodies = []
-    httpd = http.server.HTTPServer(("127.0.0.1", 0), _Collector)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
-def test_the_otel_variables_send_spans_over_otlp_named_after_the_hive(
-    collector: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector)  # the exporter reads its own variables
-    monkeypatch.setenv("OTEL_SERVICE_NAME", "ignored-for-a-hive")
-    try:
-        assert configure_tracing("backend")
-        with span("work", "internal") as work:
-            pass
-    finally:
-        shutdown_tracing()  # exports what is pending
-    assert TRACING.tracer is None
-    [body] = _Collector.bodies
-    request = ExportTraceServiceRequest.FromString(body)
-    [resource_spans] = request.resource_spans
-    attributes = {a.key: a.value.string_value for a in resource_spans.resource.attributes}
-    assert attributes["service.name"] == "backend"
-    [sent] = resource_spans.scope_spans[0].spans
+def test_the_otel_variables_send_spans_over_otlp_named_after_the_hive(monkeypatch: pytest.MonkeyPatch) -> None:
+    with receiver() as (endpoint, got):
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)  # the exporter reads its own variables
+        monkeypatch.setenv("OTEL_SERVICE_NAME", "ignored-for-a-hive")
+        try:
+            assert configure_tracing("backend")
+            with span("work", "internal") as work:
+                pass
+        finally:
+            shutdown_tracing()  # exports what is pending
+        assert TRACING.tracer is None
+    [sent] = spans_by_service(got)["backend"]
     assert (sent.name, sent.trace_id.hex(), sent.span_id.hex()) == ("work", *own(work.traceparent))
 
 
