@@ -21,6 +21,7 @@ from ._codegen import codegen_command
 from ._contract import contract_app
 from ._deadletters import deadletters_app
 from ._decompose import decompose_command
+from ._memory import memory_app
 from ._output import Format, err_console, print_error
 from ._root import approvals_app, root_command, status_command, watch_command
 from ._schema import schema_app
@@ -46,6 +47,7 @@ app.command("decompose")(decompose_command)
 app.add_typer(approvals_app, name="approvals")
 app.add_typer(deadletters_app, name="deadletters")
 app.add_typer(board_app, name="board")
+app.add_typer(memory_app, name="memory")
 app.add_typer(agent_app, name="agent")
 app.command("root")(root_command)
 app.command("status")(status_command)
