@@ -22,7 +22,9 @@ class DecisionIn(BaseModel):
 
 
 class RejectIn(BaseModel):
-    reason: str = Field(min_length=1, max_length=4096, description="What the proposer should change.")
+    reason: str = Field(
+        pattern=r"\S", max_length=4096, description="What the proposer should change (not only spaces)."
+    )
     by: str = Field(default="", max_length=128, description="Who rejects; recorded with the decision.")
 
 
@@ -47,7 +49,7 @@ async def get_approval(backend: Root, approval_id: str) -> ApprovalOut:
     return ApprovalOut.model_validate(approval.to_dict())
 
 
-@router.post("/approvals/{approval_id}/approve", responses=errors(400, 401, 403, 404, 409, 422))
+@router.post("/approvals/{approval_id}/approve", responses=errors(401, 403, 404, 409, 422))
 async def approve(
     backend: Root, approval_id: str, token: Admin, decision: Annotated[DecisionIn | None, Body()] = None
 ) -> OutcomeOut:
@@ -61,7 +63,7 @@ async def approve(
     return OutcomeOut.model_validate(outcome.to_dict())
 
 
-@router.post("/approvals/{approval_id}/reject", responses=errors(400, 401, 403, 404, 409, 422))
+@router.post("/approvals/{approval_id}/reject", responses=errors(401, 403, 404, 409, 422))
 async def reject(backend: Root, approval_id: str, token: Admin, decision: Annotated[RejectIn, Body()]) -> ApprovalOut:
     """Reject, with the reason the proposer is shown."""
     reason, by = decision.reason, decision.by or "admin"

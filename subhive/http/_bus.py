@@ -13,7 +13,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
-from ..errors import InputError, SubhiveError
+from ..errors import SubhiveError
 from ..root_hive import NotFound
 from ._deps import PAGE_DEFAULT, PREFIX, Admin, Backend, Cursor, Limit, Root, page
 from ._models import (
@@ -38,7 +38,18 @@ __all__ = ["router"]
 
 T = TypeVar("T")
 router = APIRouter(prefix=PREFIX)
-LetterId = Annotated[str, PathParam(description="HIVE:SEQ as listed (backend:12), or the dlq-... id a sender got.")]
+#: A hive's name as the bus allows it in subjects.
+HIVE_PATTERN = r"^[a-z][a-z0-9_-]{0,62}$"
+#: A blackboard key: tokens of letters, digits, "-", "_", "/", "=" separated by ".".
+KEY_PATTERN = r"^[-/_=A-Za-z0-9]+(\.[-/_=A-Za-z0-9]+)*$"
+LetterId = Annotated[
+    str,
+    PathParam(
+        pattern=r"^((([a-z][a-z0-9_-]{0,62}|SUBHIVE_DLQ):)?[1-9][0-9]{0,17}|dlq-[a-z][a-z0-9_-]{0,62}-[!-~]{1,128})$",
+        description="HIVE:SEQ as listed (backend:12), SEQ when one hive has it, or the dlq-HIVE-ID a sender got.",
+    ),
+]
+HivePath = Annotated[str, PathParam(pattern=HIVE_PATTERN, description="The hive.")]
 
 
 class ReplayIn(BaseModel):
@@ -91,7 +102,7 @@ def _broken(broken: Any) -> BrokenEntry:
 
 
 @router.get("/boards/{hive}", tags=["boards"], responses=errors(404, 422, 503))
-async def board(backend: Root, hive: str, limit: Limit = PAGE_DEFAULT, cursor: Cursor = None) -> BoardOut:
+async def board(backend: Root, hive: HivePath, limit: Limit = PAGE_DEFAULT, cursor: Cursor = None) -> BoardOut:
     """A running hive's blackboard: the latest value of each key (by key), with who wrote it."""
     from ..hive import BrokenValue
 
@@ -112,11 +123,11 @@ async def board(backend: Root, hive: str, limit: Limit = PAGE_DEFAULT, cursor: C
     return await _on_bus(backend, read, code="board.not_running")
 
 
-@router.get("/boards/{hive}/history", tags=["boards"], responses=errors(400, 404, 422, 503))
+@router.get("/boards/{hive}/history", tags=["boards"], responses=errors(404, 422, 503))
 async def board_history(
     backend: Root,
-    hive: str,
-    key: Annotated[str, Query(min_length=1, description="The key, e.g. notes.n-1.")],
+    hive: HivePath,
+    key: Annotated[str, Query(pattern=KEY_PATTERN, max_length=512, description="The key, e.g. tasks.t1.")],
     limit: Limit = PAGE_DEFAULT,
     cursor: Cursor = None,
 ) -> BoardHistory:
@@ -125,12 +136,7 @@ async def board_history(
 
     async def read(nc: Client) -> BoardHistory:
         kv = await _board(backend, nc, hive)
-        try:
-            history = await kv.revisions(key)
-        except ValueError as exc:  # not a board key
-            raise InputError(
-                str(exc), code="board.key_invalid", hint="tokens separated by '.', e.g. notes.n-1"
-            ) from None
+        history = await kv.revisions(key)  # a key that is no board key: blackboard.key_invalid (400)
         entries = [_entry(e) for e in history if isinstance(e, Entry)]
         items, next_cursor = page(entries, limit, cursor)
         return BoardHistory(
@@ -161,9 +167,12 @@ async def _letters(backend: Backend, work: Callable[[DeadLetters], Awaitable[T]]
     return await _on_bus(backend, run, code="deadletter.not_running")
 
 
-@router.get("/deadletters", tags=["dead letters"], responses=errors(404, 422, 503))
+@router.get("/deadletters", tags=["dead letters"], responses=errors(422, 503))
 async def list_dead_letters(
-    backend: Root, hive: str | None = None, limit: Limit = PAGE_DEFAULT, cursor: Cursor = None
+    backend: Root,
+    hive: Annotated[str | None, Query(pattern=HIVE_PATTERN, description="Only this hive's.")] = None,
+    limit: Limit = PAGE_DEFAULT,
+    cursor: Cursor = None,
 ) -> Page[DeadLetterOut]:
     """Messages hives refused or failed to handle, oldest first (without their bytes)."""
     start = int(cursor or 0)
@@ -174,7 +183,7 @@ async def list_dead_letters(
     )
 
 
-@router.get("/deadletters/{letter_id}", tags=["dead letters"], responses=errors(400, 404, 503))
+@router.get("/deadletters/{letter_id}", tags=["dead letters"], responses=errors(404, 409, 422, 503))
 async def get_dead_letter(backend: Root, letter_id: LetterId) -> DeadLetterDetail:
     """One dead letter: why it was refused, its original headers, and its exact bytes."""
     letter = await _letters(backend, lambda dl: dl.get(letter_id))
@@ -192,7 +201,7 @@ async def get_dead_letter(backend: Root, letter_id: LetterId) -> DeadLetterDetai
     tags=["dead letters"],
     response_class=Response,
     responses={
-        **errors(400, 404, 503),
+        **errors(404, 409, 422, 503),
         200: {"content": {"application/octet-stream": {}}, "description": "The exact bytes."},
     },
 )
@@ -202,7 +211,7 @@ async def dead_letter_payload(backend: Root, letter_id: LetterId) -> Response:
     return Response(letter.data, media_type="application/octet-stream")
 
 
-@router.post("/deadletters/{letter_id}/replay", tags=["dead letters"], responses=errors(400, 401, 403, 404, 422, 503))
+@router.post("/deadletters/{letter_id}/replay", tags=["dead letters"], responses=errors(401, 403, 404, 409, 422, 503))
 async def replay_dead_letter(
     backend: Root, letter_id: LetterId, token: Admin, request: Annotated[ReplayIn | None, Body()] = None
 ) -> ReplayOut:

@@ -40,6 +40,10 @@ _STATUS_OF: tuple[tuple[type[SubhiveError], int], ...] = (
 )
 #: Codes that say something the API needs is not there right now (the bus is down, the tree is not up).
 _UNAVAILABLE = frozenset({"bus.unavailable", "board.not_running", "deadletter.not_running"})
+#: Codes that say the tree's state refuses a well-formed request (the provider does not listen, two hives have
+#: that letter number, the lock does not let that letter go back): 409, not 400 (the request is valid) nor 5xx
+#: (the API is not broken).
+_NOT_NOW = frozenset({"bus.not_served", "bus.timeout", "deadletter.ambiguous", "deadletter.replay_refused"})
 #: Codes of errors that name something missing, whatever their class.
 _NOT_FOUND = frozenset(
     {"deadletter.unknown", "board.unknown_hive", "contract.unknown", "contract.unknown_version", "turn.unknown"}
@@ -86,6 +90,8 @@ def status_of(error: SubhiveError) -> int:
         return 503
     if error.code in _NOT_FOUND:
         return 404
+    if error.code in _NOT_NOW:
+        return 409
     for cls, status in _STATUS_OF:
         if isinstance(error, cls):
             return status
@@ -152,6 +158,11 @@ def install_handlers(app: Any) -> None:
 
     async def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
+        if exc.status_code == 400:  # FastAPI could not read the body at all: one more invalid request (422)
+            error = ApiProblem(
+                422, f"the request is not valid: {exc.detail}", code="http.invalid_request", hint="send a JSON body"
+            )
+            return problem_response(error, request)
         code = {404: "http.not_found", 405: "http.method_not_allowed"}.get(exc.status_code, "http.error")
         hint = "the operations are listed in /openapi.json" if exc.status_code in (404, 405) else None
         response = problem_response(ApiProblem(exc.status_code, str(exc.detail), code=code, hint=hint), request)

@@ -7,6 +7,8 @@ dead letters answer 503, which the tests check; ``test_bus_routes.py`` runs them
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -133,3 +135,93 @@ def shared_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
     """One root a module's read-only tests share."""
     ws, hive_token = make_api_workspace(tmp_path_factory.mktemp("api"))
     yield from serve(ws, hive_token)
+
+
+# -- a running tree (subhive up): boards and dead letters for real ---------------------------------------------
+
+#: The dead letter the tree fixture leaves in db's stream: a put_record whose payload db refused.
+LETTER_SUBJECT = "subhive.dlq.db.db_storage.v0.op.put_record"
+WEB_LETTER_SUBJECT = "subhive.dlq.web.backend_api.v0.ev.nothing_happened"
+LETTER_BYTES = b'{"key": "", "note": "\xc3\xa9t\xc3\xa9"}'
+
+
+def _subhive(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")} | {"PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-m", "subhive", *args, "-C", str(ws)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        cwd=ws,
+        check=False,
+    )
+
+
+def _seed_tree(ws: Path) -> None:
+    """One dead letter in db's stream, one value on web's board, a repair and a tool call pending, a turn."""
+    import asyncio
+
+    from subhive.bus import DeadLetters, op_subject
+    from subhive.hive import BoardSchema, KvBlackboard
+    from subhive.root_hive import RootClient, admin_token_of
+    from subhive.up import framework_endpoint, running_supervisor
+
+    endpoint = framework_endpoint(ws)
+    record = running_supervisor(ws)
+    assert endpoint is not None
+    assert record is not None
+
+    async def seed() -> None:
+        nc = await endpoint.connect_once()
+        try:
+            headers = {  # a request backend (db_storage's consumer) sent, which db refused: the lock lets it replay
+                "Subhive-Dlq-Code": "payload.invalid",
+                "Subhive-Dlq-Subject": op_subject("db_storage", 0, "put_record", "backend"),
+                "Subhive-Dlq-Headers": json.dumps({"Subhive-Sender": "backend"}),
+            }
+            await nc.jetstream().publish(LETTER_SUBJECT, LETTER_BYTES, headers=headers)
+            assert len(await DeadLetters(nc).list("db")) == 1
+            # And web:1, an event web never consumed: a bare "1" is ambiguous, and its replay is refused.
+            await nc.jetstream().publish(WEB_LETTER_SUBJECT, b"{}", headers={"Subhive-Dlq-Code": "payload.invalid"})
+            schema = BoardSchema.load(ws / "subhives" / "web" / "blackboard.schema.json", hive="web")
+            board = await KvBlackboard.open(nc.jetstream(), "web", schema)
+            for status in ("open", "done"):
+                await board.put("tasks.t1", {"title": "draw the page", "status": status}, writer="ada")
+        finally:
+            await nc.close()
+        async with RootClient(str(record["root"]), admin_token_of(ws)) as root:
+            await root.propose_repair(
+                hive="db", code="handler.failed", message="KeyError", contract="db_storage", operation="put_record"
+            )
+            await root.propose_tool_call(hive="web", agent="helper", tool="write_file", arguments="{}", turn="w1")
+            await root.report_frames([AgentStep("helper", "w1", 1, "turn.started", "{}", 1.0)], hive="web")
+
+    asyncio.run(seed())
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+    """``subhive up --detach`` of a db, a backend and a ui hive (web), seeded by :func:`_seed_tree`; its root's
+    HTTP API. Shared by a module's tests (an ``up`` costs seconds); ``subhive down`` at the end."""
+    from subhive.cli import main
+    from subhive.up import running_supervisor
+
+    ws = (tmp_path_factory.mktemp("tree") / "ws").resolve()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["init", str(ws)]) == 0
+        for name, kind in (("db", "db"), ("backend", "backend"), ("web", "ui")):
+            assert main(["new", name, "--kind", kind, "-C", str(ws)]) == 0
+    try:
+        started = _subhive(ws, "up", "--detach")
+        assert started.returncode == 0, started.stderr
+        record = running_supervisor(ws)
+        assert record is not None
+        assert str(record.get("http", "")).startswith("http://127.0.0.1:")
+        assert f"HTTP API on {record['http']}" in started.stderr
+        _seed_tree(ws)
+        token = (ws / ".subhive" / "root" / "admin.token").read_text().strip()
+        hive_token = (ws / ".subhive" / "tokens" / "web.token").read_text().strip()
+        yield Api(str(record["http"]), token, ws, hive_token)
+    finally:
+        _subhive(ws, "down")

@@ -1,0 +1,78 @@
+"""Boards and dead letters through the HTTP API of a tree that is up (``subhive up``), over the framework's
+NATS connection: the health of each hive, a board's values and a key's history, a dead letter's exact bytes,
+and a replay that needs the admin token and is recorded with who asked."""
+
+from __future__ import annotations
+
+import base64
+
+from tests.http.conftest import LETTER_BYTES, Api, call
+
+PROBLEM = "application/problem+json"
+
+
+def test_the_tree_shows_each_hive_ready(tree: Api) -> None:
+    answer = call(tree, "GET", "/api/v1/hives").json()
+    assert answer["up"] is True
+    health = {h["name"]: h["health"] for h in answer["hives"]}
+    health |= {c["name"]: c["health"] for h in answer["hives"] for c in h["children"]}
+    assert health == {"backend": "ready", "db": "ready", "web": "ready"}
+    assert call(tree, "GET", "/api/v1/health").json()["up"] is True
+
+
+def test_a_board_and_the_history_of_a_key(tree: Api) -> None:
+    board = call(tree, "GET", "/api/v1/boards/web").json()  # web's experts answer the task on the board too
+    (entry,) = [e for e in board["entries"]["items"] if e["key"] == "tasks.t1"]
+    assert (entry["key"], entry["value"], entry["writer"]) == (
+        "tasks.t1",
+        {"title": "draw the page", "status": "done"},
+        "ada",
+    )
+    history = call(tree, "GET", "/api/v1/boards/web/history?key=tasks.t1&limit=1").json()
+    assert [r["value"]["status"] for r in history["revisions"]["items"]] == ["open"]
+    rest = call(tree, "GET", f"/api/v1/boards/web/history?key=tasks.t1&cursor={history['revisions']['next_cursor']}")
+    assert [r["value"]["status"] for r in rest.json()["revisions"]["items"]] == ["done"]
+    assert call(tree, "GET", "/api/v1/boards/nope").json()["code"] == "board.unknown_hive"
+    bad = call(tree, "GET", "/api/v1/boards/web/history?key=a..b")
+    assert (bad.status, bad.json()["problems"][0]["pointer"]) == (422, "/key")
+
+
+def test_a_dead_letter_keeps_its_exact_bytes(tree: Api) -> None:
+    (letter,) = call(tree, "GET", "/api/v1/deadletters?hive=db").json()["items"]
+    assert (letter["id"], letter["code"], letter["size"]) == ("db:1", "payload.invalid", len(LETTER_BYTES))
+    shown = call(tree, "GET", "/api/v1/deadletters/db:1").json()
+    assert base64.b64decode(shown["data_base64"]) == LETTER_BYTES
+    raw = call(tree, "GET", "/api/v1/deadletters/db:1/payload")
+    assert (raw.headers["content-type"], raw.body) == ("application/octet-stream", LETTER_BYTES)
+    missing = call(tree, "GET", "/api/v1/deadletters/db:99")
+    assert (missing.status, missing.headers["content-type"], missing.json()["code"]) == (
+        404,
+        PROBLEM,
+        "deadletter.unknown",
+    )
+    bad = call(tree, "GET", "/api/v1/deadletters/what")
+    assert (bad.status, bad.json()["code"]) == (422, "http.invalid_request")
+    both = call(tree, "GET", "/api/v1/deadletters/1").json()  # db:1 and web:1
+    assert (both["status"], both["code"], both["hint"]) == (
+        409,
+        "deadletter.ambiguous",
+        "name it with its hive: db:1, web:1",
+    )
+
+
+def test_a_replay_needs_the_admin_token_and_is_recorded(tree: Api) -> None:
+    path = "/api/v1/deadletters/db:1/replay"
+    assert call(tree, "POST", path).json()["code"] == "auth.missing"
+    assert call(tree, "POST", path, token=tree.hive_token).json()["code"] == "auth.not_admin"
+    assert call(tree, "GET", "/api/v1/deadletters/db:1").json()["replays"] == []
+    replayed = call(tree, "POST", path, body={"by": "ada"}, token=tree.token)
+    if replayed.status == 409:
+        # What `subhive deadletters replay db:1` says of this tree today, too: since one NATS account per hive,
+        # db's service is not reachable from the framework's account. Nothing was sent, so nothing is recorded.
+        assert replayed.json()["code"] == "bus.not_served"
+        assert call(tree, "GET", "/api/v1/deadletters/db:1").json()["replays"] == []
+        return
+    assert replayed.status == 200, replayed.body
+    assert replayed.json()["by"] == "ada"
+    (replay,) = call(tree, "GET", "/api/v1/deadletters/db:1").json()["replays"]
+    assert (replay["by"], replay["result"]) == ("ada", replayed.json()["result"])
