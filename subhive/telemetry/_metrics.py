@@ -187,11 +187,12 @@ def _one(family: Any, name: str, documentation: str, hive: str, value: float) ->
     return metric
 
 
-def _by_member(counts: Counter[str]) -> Counter[tuple[str, str, str, str]]:
+def _by_member(counts: dict[str, int]) -> Counter[tuple[str, str, str, str]]:
     """Per-subject counts summed per contract member (a request's subject also names its sender)."""
     out: Counter[tuple[str, str, str, str]] = Counter()
     for subject, n in dict(counts).items():
-        out[_member(subject)] += n
+        if n:  # a route's entry exists from its first use, sent or not
+            out[_member(subject)] += n
     return out
 
 
