@@ -286,6 +286,8 @@ def fetch(registry: str, spec: str) -> Path:
 def _figures(plan: Any) -> dict[str, Any]:
     stats = plan.stats
     cut_all = stats.edges_cut + stats.test_edges_cut
+    counts = {(c.consumer, c.provider): len(c.edges) for c in plan.crossings}
+    in_mutual = sum(n for (a, b), n in counts.items() if (b, a) in counts)
     return {
         "cut": stats.edges_cut,
         "cut_with_tests": cut_all,
@@ -293,6 +295,7 @@ def _figures(plan: Any) -> dict[str, Any]:
         "units_split": stats.units_split,
         "one_file_leaves": stats.one_file_leaves,
         "mutual_pairs": stats.mutual_pairs,
+        "cut_share_in_mutual_pairs": round(in_mutual / stats.edges_cut, 3) if stats.edges_cut else 0.0,
         "leaves": sum(1 for _ in plan.leaves()),
     }
 

@@ -12,7 +12,8 @@ from typing import Annotated
 
 import typer
 
-from ..decompose import Budget, Crossing, DecompositionPlan, HivePlan, decompose, write_workspace
+from ..decompose import Budget, Crossing, DecompositionPlan, HivePlan, decompose, render_picture, write_workspace
+from ..errors import InputError, Location
 from ..workspace import Plan
 from ._output import Format, err_console
 
@@ -62,6 +63,15 @@ def decompose_command(
             "--explain", help="Per boundary: the edges that cross it and why the cut was put there (text output)."
         ),
     ] = False,
+    picture: Annotated[
+        Path | None,
+        typer.Option(
+            "--picture",
+            help="Also write a picture of the plan: a self-contained HTML page with a treemap of the hives and "
+            "the heaviest crossings.",
+            show_default=False,
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,
 ) -> None:
@@ -86,6 +96,8 @@ def decompose_command(
     plan = decompose(path, budget, exclude=tuple(exclude or ()), progress=progress)
     for warning in plan.warnings:
         err_console.print(f"[yellow]warning[/]: {warning}", highlight=False)
+    if picture is not None:
+        _write_picture(plan, picture)
     written = write_workspace(plan, workspace or path) if write else None
     if fmt is Format.json:
         document = plan.to_dict()
@@ -99,6 +111,19 @@ def decompose_command(
     sys.stdout.flush()
     if written is not None:
         _report_written(written)
+
+
+def _write_picture(plan: DecompositionPlan, target: Path) -> None:
+    try:
+        target.write_text(render_picture(plan), encoding="utf-8")
+    except OSError as failed:
+        raise InputError(
+            f"cannot write the picture to {target}: {failed.strerror or failed}",
+            code="decompose.picture_unwritable",
+            location=Location(file=str(target)),
+            hint="name a file in a directory that exists and that you may write to",
+        ) from failed
+    err_console.print(f"picture: {target}", markup=False, highlight=False)
 
 
 def _report_written(written: Plan) -> None:

@@ -12,6 +12,7 @@ from ._decompose import decompose
 from ._discover import SKIP_REASONS
 from ._imports import Language, extract, language_of
 from ._model import Budget, Crossing, Cycle, DecompositionPlan, HivePlan, PlanStats
+from ._picture import render_picture
 from ._roles import Role, classify
 from ._split import Graph, Node, Strategy, split
 from ._synthesis import HEALTH_ORDER, HiveSummary, TreeSummary, normalise_health, summarise_tree
@@ -40,6 +41,7 @@ __all__ = [
     "language_of",
     "normalise_health",
     "plan_workspace",
+    "render_picture",
     "split",
     "summarise_tree",
     "write_workspace",

@@ -160,3 +160,28 @@ def test_the_same_output_across_processes_whatever_the_hash_seed(tmp_path: Path)
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1]
     assert json.loads(outputs[0])["stats"]["edges_cut"] > 0
+
+
+def test_picture_is_a_self_contained_treemap_with_the_heaviest_crossings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    shop = polyglot_shop(tmp_path / "shop")
+    code, _, err = cli(capsys, "decompose", str(shop), "--max-files", "3", "--picture", str(tmp_path / "plan.html"))
+    assert code == 0
+    assert f"picture: {tmp_path / 'plan.html'}" in err
+    page = (tmp_path / "plan.html").read_text()
+    assert "<script" not in page
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")  # no external asset
+    svg = ET.fromstring(page[page.index("<svg") : page.index("</svg>") + 6])
+    ns = "{http://www.w3.org/2000/svg}"
+    plan = subhive.decompose.decompose(shop, subhive.decompose.Budget(max_files=3))
+    titles = [g.find(f"{ns}title").text or "" for g in svg.iter(f"{ns}g") if g.get("class") in ("leaf", "hive")]  # type: ignore[union-attr]
+    assert sorted(t.split(" ")[0] for t in titles) == sorted(h.name for h in plan.hives)
+    lines = [g for g in svg.iter(f"{ns}g") if g.get("class") == "crossing"]
+    assert len(lines) == min(25, len(plan.crossings)) > 0
+    code, out, err = cli(capsys, "decompose", str(shop), "--picture", str(tmp_path / "no" / "plan.html"), "-f", "json")
+    assert code == 2
+    assert json.loads(out)["error"] == "decompose.picture_unwritable"
+    assert "Traceback" not in err
