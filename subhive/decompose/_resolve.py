@@ -30,6 +30,46 @@ def _keep_strings(match: re.Match[str]) -> str:
     return text if text.startswith('"') else ""
 
 
+def _exports(value: object) -> dict[str, str]:
+    """package.json ``exports`` as subpath -> file: a string is ``"."``; conditions (``import``, ``require``,
+    ``default``...) take the first string found, in the order written."""
+
+    def first(target: object) -> str | None:
+        if isinstance(target, str):
+            return target
+        if isinstance(target, dict):
+            for inner in target.values():
+                found = first(inner)
+                if found is not None:
+                    return found
+        return None
+
+    if isinstance(value, str):
+        return {".": value}
+    if not isinstance(value, dict):
+        return {}
+    if not any(isinstance(k, str) and k.startswith(".") for k in value):
+        target = first(value)  # conditions at the top: the package's own entry
+        return {".": target} if target else {}
+    out: dict[str, str] = {}
+    for key, target in value.items():
+        resolved = first(target)
+        if isinstance(key, str) and resolved is not None:
+            out[key] = resolved
+    return out
+
+
+def _exported(exports: Mapping[str, str], subpath: str) -> str | None:
+    """The file ``subpath`` (``.``, ``./x``) of a package maps to through its exports, or None."""
+    if subpath in exports:
+        return exports[subpath]
+    for pattern, target in exports.items():
+        prefix, star, suffix = pattern.partition("*")
+        if star and subpath.startswith(prefix) and subpath.endswith(suffix) and len(subpath) >= len(prefix + suffix):
+            return target.replace("*", subpath[len(prefix) : len(subpath) - len(suffix)])
+    return None
+
+
 def _dirname(path: str) -> str:
     return path.rpartition("/")[0]
 
@@ -107,6 +147,8 @@ class Resolver:
 
     def _js_packages(self, side_files: Mapping[str, str]) -> None:
         self._js_package_dirs: dict[str, str] = {}
+        #: package name -> its package.json "exports": subpath ("." or "./x", maybe with one "*") -> target
+        self._js_exports: dict[str, dict[str, str]] = {}
         #: tsconfig.json aliases: (directory of the tsconfig, pattern prefix, pattern suffix, target patterns)
         self._ts_paths: list[tuple[str, str, str, list[str]]] = []
         self._ts_base_urls: list[str] = []
@@ -116,11 +158,13 @@ class Resolver:
             if path.rpartition("/")[2] != "package.json":
                 continue
             try:
-                name = json.loads(text).get("name")
+                manifest = json.loads(text)
+                name = manifest.get("name")
             except (ValueError, AttributeError):
                 continue
-            if isinstance(name, str) and name:
-                self._js_package_dirs.setdefault(name, _dirname(path))
+            if isinstance(name, str) and name and name not in self._js_package_dirs:
+                self._js_package_dirs[name] = _dirname(path)
+                self._js_exports[name] = _exports(manifest.get("exports"))
 
     def _tsconfig(self, directory: str, text: str) -> None:
         """``compilerOptions.baseUrl`` and ``paths`` of a tsconfig.json (JSON with comments, read leniently)."""
@@ -292,9 +336,15 @@ class Resolver:
             return aliased
         parts = spec.split("/")
         width = 2 if spec.startswith("@") else 1
-        directory = self._js_package_dirs.get("/".join(parts[:width]))
+        package = "/".join(parts[:width])
+        directory = self._js_package_dirs.get(package)
         if directory is None:
             return None
+        exported = _exported(self._js_exports.get(package, {}), "/".join([".", *parts[width:]]))
+        if exported is not None:
+            found = self._js_file(posixpath.normpath(posixpath.join(directory or ".", exported)))
+            if found is not None:
+                return found
         return self._js_file("/".join(filter(None, (directory, *parts[width:]))) or ".", package=True)
 
     def _ts_alias(self, spec: str) -> int | None:

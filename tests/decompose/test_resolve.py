@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from subhive.decompose import Language, extract
 from subhive.decompose._resolve import Resolver
 
@@ -206,3 +208,22 @@ def test_ruby_php_and_csharp() -> None:
     cs = ["Shop/Api/OrdersController.cs", "Shop/Models/Order.cs"]
     text = "using System;\nusing Shop.Models;\nnamespace Shop.Api;\n"
     assert targets(cs, "Shop/Api/OrdersController.cs", Language.csharp, text, {}) == ["Shop/Models/Order.cs"]
+
+
+def test_workspace_packages_resolve_through_their_exports() -> None:
+    paths = [
+        "packages/ui/package.json",
+        "packages/ui/dist/x.js",
+        "packages/ui/src/index.ts",
+        "packages/ui/src/button/index.ts",
+        "apps/web/main.ts",
+    ]
+    manifest = json.dumps(
+        {
+            "name": "@shop/ui",
+            "exports": {".": {"types": "./src/index.ts", "default": "./dist/x.js"}, "./*": "./src/*/index.ts"},
+        }
+    )
+    text = "import { ui } from '@shop/ui'\nimport { Button } from '@shop/ui/button'\n"
+    found = targets(paths, "apps/web/main.ts", Language.typescript, text, {"packages/ui/package.json": manifest})
+    assert found == ["packages/ui/src/index.ts", "packages/ui/src/button/index.ts"]
