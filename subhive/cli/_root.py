@@ -164,7 +164,9 @@ def root_command(
             sys.stdout.write(f"root hive listening on {server.address}{' (TLS)' if server.tls else ''}\n")
             sys.stdout.flush()
             if api is not None:
-                sys.stdout.write(f"HTTP API on {api.url} (OpenAPI: {api.url}/openapi.json)\n")
+                sys.stdout.write(
+                    f"HTTP API on {api.url} (OpenAPI: {api.url}/openapi.json; console: {api.url}/console/)\n"
+                )
                 sys.stdout.flush()
             err_console.print(f"admin token in {escape(str(ws / ADMIN_TOKEN_FILE))}; Ctrl-C stops")
         try:

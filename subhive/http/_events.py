@@ -108,7 +108,7 @@ async def _resume_at(
     response_class=EventSourceResponse,
     responses={
         **errors(409, 422),
-        200: {"description": "Frames as events: `id` the seq, `event` the kind, `data` the frame as JSON."},
+        200: {"description": "Frames as events: `id` the seq, `data` the frame as JSON (its `kind` inside)."},
     },
 )
 async def events(
@@ -124,6 +124,6 @@ async def events(
         for frame in frames:
             if not follow and frame.seq > last:
                 return
-            yield ServerSentEvent(id=str(frame.seq), event=frame.kind, data=frame.to_dict())
+            yield ServerSentEvent(id=str(frame.seq), data=frame.to_dict())  # no event name: onmessage gets all
             if not follow and frame.seq >= last:
                 return

@@ -278,7 +278,7 @@ class Supervisor:
             self.layout.log_file("root"),
         )
         self.root_address = await self._launch_root(self.root)
-        api = f"; HTTP API on {self.root_http}" if self.root_http else ""
+        api = f"; HTTP API on {self.root_http}, console at {self.root_http}/console/" if self.root_http else ""
         self.emit(
             "root.started",
             f"root hive listening on {self.root_address}{api}",

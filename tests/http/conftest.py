@@ -218,7 +218,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
         record = running_supervisor(ws)
         assert record is not None
         assert str(record.get("http", "")).startswith("http://127.0.0.1:")
-        assert f"HTTP API on {record['http']}" in started.stderr
+        assert f"HTTP API on {record['http']}, console at {record['http']}/console/" in started.stderr
         _seed_tree(ws)
         token = (ws / ".subhive" / "root" / "admin.token").read_text().strip()
         hive_token = (ws / ".subhive" / "tokens" / "web.token").read_text().strip()

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.http.conftest import Api, call
 
-EXAMPLES = 30
+EXAMPLES = 20
 _QUIET = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture]
 
 

@@ -1,0 +1,136 @@
+"""The web console in a real browser: Debian's Chromium driven by Playwright (its own browser download does
+not work here; ``scripts/_chromium.sh`` installs the package when missing) against ``subhive root`` serving
+the console and the API. Stories a person follows: read the tree, approve a breaking contract and see it
+published with its diff, refuse to reject without a reason, follow a live event, read an agent's turn. Each
+page's screenshot is saved (``SUBHIVE_SCREENSHOTS``, else the test's temporary directory)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from tests.http.conftest import Api, call
+
+CHROMIUM = "/usr/bin/chromium"
+#: What Chromium needs on these machines: no sandbox as root, and no background traffic to a closed network.
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: bash scripts/_chromium.sh installs it"
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1366, "height": 768})  # a laptop's screen
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    directory = Path(os.environ.get("SUBHIVE_SCREENSHOTS") or tmp_path / "screenshots")
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def test_approving_a_breaking_contract_publishes_it(api: Api, page: Page, shots: Path) -> None:
+    page.goto(api.url)  # / leads to the console
+    expect(page).to_have_url(f"{api.url}/console/")
+    tree = page.get_by_test_id("tree")
+    expect(tree).to_contain_text("backend")
+    expect(tree).to_contain_text("orders ^1.0 → 1.0.0")
+    page.screenshot(path=shots / "tree.png", full_page=True)
+
+    page.get_by_role("link", name="Approvals").click()
+    expect(page.locator("[data-approval]")).to_have_count(3)
+    expect(page.locator("[data-approval=p-2]")).to_contain_text("required.added")
+    page.screenshot(path=shots / "approvals.png", full_page=True)
+
+    # Without the token the root says so, and nothing changes.
+    page.get_by_role("button", name="Approve p-2").click()
+    expect(page.get_by_role("alert")).to_contain_text("auth.missing")
+    assert call(api, "GET", "/api/v1/approvals/p-2").json()["status"] == "pending"
+
+    page.get_by_label("Admin token").fill(api.token)
+    page.get_by_label("Admin token").press("Tab")  # 'change' stores it for the session
+    page.get_by_label("Your name").fill("ada")
+    page.get_by_label("Your name").press("Tab")
+    page.get_by_label("Note for approving p-2").fill("ship it")
+    page.get_by_role("button", name="Approve p-2").click()
+    expect(page.get_by_role("status").filter(has_text="p-2:")).to_contain_text("accepted")
+    decided = call(api, "GET", "/api/v1/approvals/p-2").json()
+    assert (decided["status"], decided["decided_by"], decided["decision"]) == ("approved", "ada", "ship it")
+
+    page.get_by_role("link", name="Contracts").click()
+    expect(page.get_by_role("main")).to_contain_text("orders 2.0.0")
+    page.get_by_role("link", name="orders").click()
+    diff = page.get_by_test_id("diff")
+    expect(diff).to_contain_text("1.0.0 → 2.0.0")
+    expect(diff).to_contain_text("breaking")
+    expect(diff).to_contain_text("required.added")
+    page.screenshot(path=shots / "contract.png", full_page=True)
+
+
+def test_a_rejection_needs_a_reason_and_keyboard_reaches_it(api: Api, page: Page, shots: Path) -> None:
+    page.goto(f"{api.url}/console/#/approvals")
+    page.get_by_label("Admin token").fill(api.token)
+    page.get_by_label("Admin token").press("Tab")
+    reject = page.get_by_role("button", name="Reject t-1")
+    reject.focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("alert")).to_contain_text("Say why")
+    expect(page.get_by_label("Reason for rejecting t-1")).to_be_focused()
+    page.keyboard.type("not that file")
+    page.keyboard.press("Shift+Tab")  # back to ... the label's field is focused; go forward to the button
+    page.get_by_label("Reason for rejecting t-1").press("Tab")
+    expect(reject).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("status").filter(has_text="t-1:")).to_be_visible()
+    decided = call(api, "GET", "/api/v1/approvals/t-1").json()
+    assert (decided["status"], decided["decision"]) == ("rejected", "not that file")
+
+
+def test_live_events_and_an_agents_turn(api: Api, page: Page, shots: Path) -> None:
+    page.goto(f"{api.url}/console/#/events")
+    expect(page.locator("#live")).to_contain_text("live")
+    assert call(api, "POST", "/api/v1/approvals/r-1/reject", body={"reason": "no"}, token=api.token).status == 200
+    expect(page.get_by_test_id("events")).to_contain_text("approval_decided")
+    page.screenshot(path=shots / "events.png", full_page=True)
+
+    page.get_by_role("link", name="Agent turns").click()
+    page.get_by_role("link", name="ui / helper / t1").click()
+    main = page.get_by_role("main")
+    expect(main).to_contain_text("1. turn.started")
+    expect(main).to_contain_text("2. model.reply")
+    expect(main).to_contain_text('"text": "hello"')
+    page.screenshot(path=shots / "turn.png", full_page=True)
+
+    page.get_by_role("link", name="Boards").click()
+    expect(main).to_contain_text("board.not_running")  # the tree is not up: the page says why
+    page.get_by_role("link", name="Dead letters").click()
+    expect(main).to_contain_text("subhive up --detach")
+    page.screenshot(path=shots / "deadletters.png", full_page=True)
