@@ -82,6 +82,7 @@ def build_agent(
     channel: ChannelOpener | None = None,
     critical: Sequence[str] = (),
     review: Review | None = None,
+    quorum: Tool | None = None,
 ) -> Agent:
     """The agent ``spec`` declares in ``hive``. A tool the manifest names that this hive does not have (an
     operation its contracts lack, the board without a board) is ``agent.tool_unknown`` at its line. ``root``:
@@ -90,7 +91,8 @@ def build_agent(
     ``services``: the gRPC services the hive consumes, called through ``channel`` (``HiveContext.channel``: the
     hive's own keys), one tool per unary or server-streaming RPC. ``critical``: the board key patterns only a
     quorum writes (``[quorum]``); ``board_write`` refuses them. ``review``: the hive's debate that the changes it
-    covers (``propose_diff``, ``propose_contract``) go through before a person is asked."""
+    covers (``propose_diff``, ``propose_contract``) go through before a person is asked. ``quorum``: the
+    ``propose_critical`` tool (a round of the hive's voters on a critical key)."""
     files = FileSlice(hive_dir)
     available: dict[str, Tool] = {
         t.name: t for t in [*file_tools(files), diff_tool(files), plan_tool(records, spec.name)]
@@ -110,6 +112,8 @@ def build_agent(
                     "version of the contract",
                 )
             available.setdefault(tool.name, tool)
+    if quorum is not None:
+        available[quorum.name] = quorum
     if root is not None:
         proposer = contract_tool(root, hive=hive if root_is_admin else None)
         available[proposer.name] = proposer

@@ -21,6 +21,7 @@ from ._memory import AgentMemory
 from ._report import RootReporter
 from ._review import is_repair_prompt, review_for
 from ._tools import Approver
+from ._vote import quorum_for
 
 __all__ = ["TRANSCRIPT_PREFIX", "BoardTranscript", "pick_agent", "run_hive_turn", "transcript_key"]
 
@@ -290,6 +291,7 @@ async def _run_on_bus(
             on_frame=on_frame,
             repair=is_repair_prompt(prompt),
         )
+        quorum = quorum_for(manifest, spec, hive_dir=hive_dir, board=board, records=transcript.board)
         built = build_agent(
             spec,
             hive=hive,
@@ -306,6 +308,7 @@ async def _run_on_bus(
             channel=channels.channel,
             critical=manifest.quorum.keys if manifest.quorum else (),
             review=review,
+            quorum=quorum.tool if quorum is not None else None,
         )
         try:
             if resume:
@@ -323,6 +326,8 @@ async def _run_on_bus(
             await channels.close()
             if review is not None:
                 await review.close()
+            if quorum is not None:
+                await quorum.close()
     finally:
         await transport.close()
 

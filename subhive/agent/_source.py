@@ -34,6 +34,7 @@ from ._memory import AgentMemory
 from ._report import RootReporter
 from ._review import Review, review_for
 from ._tools import Approver, ToolError
+from ._vote import QuorumTool, quorum_for
 
 __all__ = ["AgentSource", "AgentStopped", "agent_sources", "operation_answer"]
 
@@ -145,6 +146,7 @@ class AgentSource:
             channel=getattr(ctx, "channel", None),  # the hive's own channels: its keys, found through its root
             critical=self.critical,
             review=(review := self._review(ctx, transcript)),
+            quorum=quorum.tool if (quorum := self._quorum(ctx, transcript)) is not None else None,
         )
         check, prompt = None, self.prompt_for(entry)
         if entry.key.startswith("op."):
@@ -180,6 +182,8 @@ class AgentSource:
             await agent.close()
             if review is not None:
                 await review.close()
+            if quorum is not None:
+                await quorum.close()
         if result.parked is not None:
             serving = entry.key.startswith("op.")
             raise Parked(
@@ -190,6 +194,12 @@ class AgentSource:
         if not result.stop.normal:
             raise AgentStopped(self.spec.name, result.stop, entry.key)
         return [Reply(result.value)] if check is not None else []
+
+    def _quorum(self, ctx: Any, transcript: BoardTranscript) -> QuorumTool | None:
+        """``propose_critical`` over the hive's board, its voters the hive's agents (``[quorum]``)."""
+        if self.manifest is None:
+            return None
+        return quorum_for(self.manifest, self.spec, hive_dir=self.hive_dir, board=ctx.board, records=transcript.board)
 
     def _review(self, ctx: Any, transcript: BoardTranscript) -> Review | None:
         """The hive's debate over this agent's changes (``[review]``): its frames on the board and, under

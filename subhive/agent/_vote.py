@@ -1,17 +1,25 @@
 """An agent as a voter on a critical board key (``[quorum]``): one turn of its own, which sees the key and the
-proposed value only (never another voter's answer), and answers the value it stands for as JSON."""
+proposed value only (never another voter's answer), and answers the value it stands for as JSON. The
+``propose_critical`` tool lets an agent start a round whose voters are the hive's agents."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from ..hive import Voter
+from ..hive import KvBlackboard, QuorumWrites, Voter
+from ..workspace import AgentSpec, SubhiveManifest
 from ._loop import Agent, FrameSink
-from ._tools import ToolError
+from ._tools import Tool, ToolError, schema_object
 
-__all__ = ["agent_voter", "json_answer"]
+__all__ = ["QuorumTool", "agent_voter", "json_answer", "quorum_for"]
+
+#: The tools a voter keeps from its manifest: it reads the hive to check the value, and changes nothing.
+_READ_ONLY = ("list_files", "read_file", "search", "board_read")
 
 
 def json_answer(content: str | None) -> Any:
@@ -44,3 +52,65 @@ def agent_voter(agent: Agent, *, on_frame: FrameSink | None = None) -> Voter:
         return result.value
 
     return vote
+
+
+class QuorumTool:
+    """``propose_critical {key, value}``: an agent proposes a value for a critical board key (``[quorum]``) and
+    the hive's voter agents decide it in a round (:class:`~subhive.hive.QuorumWrites`). ``agents`` are the voters
+    the framework runs (closed with :meth:`close`)."""
+
+    def __init__(self, quorum: QuorumWrites, agents: Mapping[str, Agent], *, proposer: str) -> None:
+        self.quorum = quorum
+        self.agents = dict(agents)
+        self.proposer = proposer
+        self.tool = Tool(
+            "propose_critical",
+            "Propose a value for a critical key of the hive's blackboard: the hive's voters are asked, each on "
+            "its own, and the value is written only if enough of them agree. Answers the round: accepted (with "
+            "the value written) or escalated (with each voter's value).",
+            schema_object({"key": {"type": "string"}, "value": {"description": "any JSON value"}}, ["key", "value"]),
+            self._run,
+        )
+
+    async def _run(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        key = str(arguments["key"])
+        if not self.quorum.is_critical(key):
+            raise ToolError(
+                f"{key} is not a critical key of this hive",
+                code="quorum.not_critical",
+                hint="write it with board_write",
+            )
+        voters = {f"agent:{name}": agent_voter(agent) for name, agent in self.agents.items()}
+        round_id, outcome = await self.quorum.decide(key, arguments["value"], voters, proposer=self.proposer)
+        return {"round": round_id, **outcome.to_dict()}
+
+    async def close(self) -> None:
+        for agent in self.agents.values():
+            await agent.close()
+
+
+def quorum_for(
+    manifest: SubhiveManifest,
+    author: AgentSpec,
+    *,
+    hive_dir: Path,
+    board: KvBlackboard,
+    records: KvBlackboard,
+) -> QuorumTool | None:
+    """The ``propose_critical`` tool of ``author`` in ``manifest``'s hive, or None when the author does not list
+    it or the hive has no ``[quorum]``. The voters are the hive's agents named ``agent:NAME`` in ``voters``,
+    each built from its own ``[agents.NAME]`` with its read-only tools only."""
+    from ._build import build_agent
+
+    spec = manifest.quorum
+    if spec is None or "propose_critical" not in author.tools:
+        return None
+    declared = {a.name: a for a in manifest.agents}
+    agents = {}
+    for voter in spec.voters:
+        name = voter.removeprefix("agent:")
+        if voter.startswith("agent:") and name in declared:
+            role = declared[name]
+            tools = {t: "allow" for t in role.tools if t in _READ_ONLY}
+            agents[name] = build_agent(replace(role, tools=tools), hive=manifest.name, hive_dir=hive_dir, board=board)
+    return QuorumTool(QuorumWrites(spec, board, records), agents, proposer=f"agent:{author.name}")

@@ -26,6 +26,7 @@ AGENT_TOOLS = (
     "list_files",
     "plan",
     "propose_contract",
+    "propose_critical",
     "propose_diff",
     "read_file",
     "search",

@@ -4,13 +4,15 @@ toxic voter cannot put its value through, and every vote and the outcome are on 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import nats
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from subhive.agent import ScriptedServer, Step, ToolBox, ToolCall, agent_voter, board_tools
+from subhive.agent import RecordedRequest, ScriptedServer, Step, ToolBox, ToolCall, agent_voter, board_tools
 from subhive.bus import EmbeddedServer
 from subhive.hive import (
     QUORUM_ROUNDS,
@@ -175,3 +177,79 @@ def test_an_agent_cannot_write_a_critical_key_alone(server: EmbeddedServer) -> N
     assert getattr(refused, "code", None) == "quorum.required"
     assert stored is None
     assert other.value == {"key": "notes.n1", "revision": 1}
+
+
+def test_an_agent_proposes_a_critical_write_and_the_hives_voters_decide(
+    tmp_path: Path, bus: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``propose_critical`` from the manifest: the author proposes tasks.release, the four voter agents of
+    ``[quorum]`` (each on its own model) are asked apart, the one that lies is outvoted, the value is written by
+    the round, and the author reads the outcome as its tool result. Its own board_write to the key is refused."""
+    from subhive.agent import run_hive_turn, transcript_key
+    from subhive.workspace import Kind, init_workspace, new_subhive
+
+    honest = {"title": "release 1.2.0", "status": "open"}
+
+    def voters(request: RecordedRequest) -> Step:  # every voter on one server: its model names who it is
+        model = request.body["model"]
+        return Step.say(json.dumps({"title": "release 9.9.9", "status": "done"} if model == "v4-model" else honest))
+
+    root = tmp_path / "ws"
+    init_workspace(root)
+    new_subhive("notes", Kind.backend, start=root)
+    hive = root / "subhives" / "notes"
+    (hive / "agents").mkdir()
+    voting = ScriptedServer(voters)
+    voting.start()
+    tables = [
+        '\n[agents.finder]\ninstructions = "agents/finder.md"\nmodel = "scripted-1"\n'
+        '[agents.finder.tools]\npropose_critical = "allow"\nboard_write = "allow"\n'
+    ]
+    for name in ("v1", "v2", "v3", "v4"):
+        (hive / "agents" / f"{name}.md").write_text("You check release decisions.")
+        tables.append(
+            f'\n[agents.{name}]\ninstructions = "agents/{name}.md"\n[agents.{name}.model]\nname = "{name}-model"\n'
+            f'base_url = "{voting.base_url}"\nmax_retries = 0\n'
+        )
+    (hive / "agents" / "finder.md").write_text("You run releases.")
+    tables.append(
+        '\n[quorum]\nkeys = ["tasks.release"]\nf = 1\nvoters = ["agent:v1", "agent:v2", "agent:v3", "agent:v4"]\n'
+    )
+    manifest = hive / "subhive.toml"
+    manifest.write_text(manifest.read_text() + "".join(tables))
+    script = [
+        Step.call(("board_write", {"key": "tasks.release", "value": honest, "expected_revision": 0})),
+        Step.call(("propose_critical", {"key": "tasks.release", "value": honest})),
+        Step.say("released"),
+    ]
+
+    async def scenario() -> tuple[Any, dict[str, Any]]:
+        nc = await nats.connect(bus.url)
+        try:
+            await ensure_blackboard(nc.jetstream(), "notes")
+            result = await run_hive_turn(root, "notes", "release", agent="finder", endpoint=bus.endpoint())
+            board = await KvBlackboard.open(nc.jetstream(), "notes")
+            return result, dict((await board.snapshot()).items())
+        finally:
+            await nc.close()
+
+    try:
+        with ScriptedServer(script) as author:
+            monkeypatch.setenv("OPENAI_BASE_URL", author.base_url)
+            result, board = run(scenario())
+        seen = [json.dumps(r.body["messages"]) for r in voting.chat_requests()]
+    finally:
+        voting.stop()
+    assert result.stop.code == "completed"
+    assert len(seen) == 4
+    assert not any("9.9.9" in s for s in seen)  # no voter was shown the liar's answer
+    results = [f for f in result.frames if f.kind == "tool.result"]
+    assert results[0].data["error"] == "quorum.required"
+    outcome = json.loads(results[1].data["content"])
+    assert (outcome["outcome"], outcome["agreeing"], outcome["needed"]) == ("accepted", 3, 3)
+    assert outcome["votes"]["agent:v4"] == {"title": "release 9.9.9", "status": "done"}
+    written = board["tasks.release"]
+    assert written.value == honest
+    assert written.writer == f"quorum:{outcome['round']}"
+    assert board[f"{QUORUM_ROUNDS}.{outcome['round']}"].value["proposer"] == "agent:finder"
+    assert board[transcript_key("finder", result.turn)].value["status"] == "completed"
