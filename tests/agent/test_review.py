@@ -305,3 +305,19 @@ def test_the_manifest_declares_the_review_of_an_agents_diffs(tmp_path: Path, mon
     assert rejected["error"] == "review.rejected"
     assert (hive / "docs.md").read_text() == "the needle is here\n"
     assert result.stop.code == "completed"
+
+
+def test_which_changes_a_review_covers(tmp_path: Path) -> None:
+    from subhive.agent._review import is_repair_prompt
+
+    repairs_only = ReviewSpec("critic", "devil", "judge", ("repair",))
+    in_repair = Review(repairs_only, {}, author="fixer", files=FileSlice(tmp_path), repair=True)
+    elsewhere = Review(repairs_only, {}, author="fixer", files=FileSlice(tmp_path), repair=False)
+    assert in_repair.covers("propose_diff")
+    assert not elsewhere.covers("propose_diff")
+    assert not in_repair.covers("propose_contract")
+    tool = diff_tool(FileSlice(tmp_path))
+    assert elsewhere.wrap(tool) is tool  # what a review does not cover is left as it is
+    assert in_repair.wrap(tool) is not tool
+    assert is_repair_prompt("Repair r-12: handler.failed at notes_api/put, seen 2 times.")
+    assert not is_repair_prompt("Please repair r-12")
