@@ -18,6 +18,7 @@ import orjson
 from nats.js import JetStreamContext
 from nats.js.api import DiscardPolicy, PubAck, RawStreamMsg, StorageType, StreamConfig
 
+from .._trace import current_traceparent
 from ..bus import board_consumer, ensure_consumers, kv_bucket
 from ..errors import InputError, Location, SubhiveError
 from ._board_schema import BoardSchema
@@ -35,6 +36,8 @@ __all__ = [
 ]
 
 H_WRITER = "Subhive-Writer"
+#: The writer's trace (W3C), when it wrote inside one: the activations the write wakes continue it.
+H_TRACE = "traceparent"
 H_DEPTH = "Subhive-Depth"
 _EXPECTED = "Nats-Expected-Last-Subject-Sequence"
 _MSG_ID = "Nats-Msg-Id"
@@ -282,6 +285,9 @@ class KvBlackboard:
                 hint="write JSON: dicts, lists, numbers",
             ) from None
         headers = {H_WRITER: writer, H_DEPTH: str(depth), _MSG_ID: uuid.uuid4().hex}
+        trace = current_traceparent()
+        if trace is not None:  # the sources it wakes run in the writer's trace (docs/observability.md)
+            headers[H_TRACE] = trace
         if expected_revision is not None:
             headers[_EXPECTED] = str(expected_revision)
         try:

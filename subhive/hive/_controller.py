@@ -22,12 +22,12 @@ import orjson
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
-from .._trace import current_traceparent
+from .._trace import continue_trace, current_traceparent
 from ..bus import BOARD_ACK_WAIT, BOARD_CONSUMER, bind_consumer, board_consumer, kv_bucket
 from ..errors import InputError, SubhiveError
 from ..runtime import Refusal
 from ..telemetry import span
-from ._blackboard import H_WRITER, BlackboardError, KvBlackboard, RevisionConflict, stored_entry
+from ._blackboard import H_TRACE, H_WRITER, BlackboardError, KvBlackboard, RevisionConflict, stored_entry
 from ._knowledge import Entry, KnowledgeSource, Reply, Write, check_key_pattern, key_matches
 from ._loops import LoopDetector
 
@@ -545,7 +545,9 @@ class Controller:
             if sources:
                 alive = asyncio.create_task(_keep_alive(msg))
                 try:
-                    await asyncio.gather(*(self._schedule(s, entry) for s in sources), return_exceptions=True)
+                    with continue_trace((msg.headers or {}).get(H_TRACE)):  # activations capture it when scheduled
+                        scheduled = [self._schedule(s, entry) for s in sources]
+                    await asyncio.gather(*scheduled, return_exceptions=True)
                 except asyncio.CancelledError:
                     # The controller stops (the hive restarts): hand the write back now, so the next controller
                     # gets it at once, not after the ack wait; its sources find their durable state there.

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import textwrap
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -20,11 +19,11 @@ from subhive.errors import InputError
 from subhive.hive import HiveRuntime, KvBlackboard, ensure_blackboard
 from subhive.runtime import PayloadInvalid
 from subhive.telemetry import HiveCollector, serve_metrics
-from subhive.workspace import Kind, init_workspace, new_subhive
 from tests.bus._kit import loose, provision, until
 from tests.kit import run
 
 from ._scrape import scrape, value
+from ._solo import solo_workspace
 
 
 def test_counters_move_with_real_traffic_between_two_hives(server: EmbeddedServer) -> None:
@@ -111,32 +110,8 @@ def test_the_endpoint_answers_only_metrics(server: EmbeddedServer) -> None:
     assert run(scenario()) == (404, 405)
 
 
-WRITER = '''
-from subhive.hive import Write
-
-
-class Marks:
-    """Marks each open task done: two activations per task (the task, then its mark), one write."""
-
-    name = "marks"
-    triggers = ("tasks.*",)
-    priority = 1
-
-    async def activate(self, entry, blackboard):
-        if entry.value.get("status") == "done":
-            return []
-        return [Write(entry.key, {**entry.value, "status": "done"})]
-
-
-SOURCES = (Marks(),)
-'''
-
-
 def test_a_running_hive_names_its_endpoint_in_its_status(server: EmbeddedServer, tmp_path: Path) -> None:
-    workspace = tmp_path / "ws"
-    init_workspace(workspace)
-    new_subhive("solo", Kind.custom, start=workspace)
-    (workspace / "subhives" / "solo" / "solo_hive" / "knowledge.py").write_text(textwrap.dedent(WRITER))
+    workspace = solo_workspace(tmp_path)
     status_file = tmp_path / "solo.json"
 
     async def scenario() -> None:
