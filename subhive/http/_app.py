@@ -7,14 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from . import _approvals, _bus, _events, _tree
 from ._deps import ApiSettings, Backend
 from ._openapi import problem_openapi
-from ._problems import install_handlers
+from ._problems import ApiProblem, install_handlers, problem_response
 
 if TYPE_CHECKING:
     from ..root_hive import RootServer
@@ -23,6 +24,34 @@ __all__ = ["CONSOLE", "ApiSettings", "create_app"]
 
 #: The web console's files, shipped in the package (no build step): served at /console/.
 CONSOLE = Path(__file__).with_name("console")
+
+
+#: The Host headers a request may carry: the API listens on loopback, and a page from another site that made
+#: its name point at 127.0.0.1 (DNS rebinding) would otherwise read the API as if it were the console.
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
+
+
+class LoopbackHostOnly:
+    """Refuse a request whose Host is not a loopback name (``421 http.host_not_allowed``)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            request = Request(scope)
+            host = (request.headers.get("host") or "").lower()
+            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if name not in LOOPBACK_HOSTS:
+                error = ApiProblem(
+                    421,
+                    f"this API answers to loopback names only, not {host or 'no Host'}",
+                    code="http.host_not_allowed",
+                    hint="use http://127.0.0.1:PORT or http://localhost:PORT",
+                )
+                await problem_response(error, request)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def create_app(server: RootServer, settings: ApiSettings) -> FastAPI:
@@ -36,6 +65,7 @@ def create_app(server: RootServer, settings: ApiSettings) -> FastAPI:
         redoc_url=None,
     )
     app.state.backend = Backend(server, settings)
+    app.add_middleware(LoopbackHostOnly)
     for module in (_tree, _approvals, _bus, _events):
         app.include_router(module.router)
     app.mount("/console", StaticFiles(directory=CONSOLE, html=True), name="console")

@@ -272,3 +272,11 @@ def test_the_api_serves_loopback_only(host: str) -> None:
     with pytest.raises(InputError) as raised:
         asyncio.run(ApiServer.start(cast(RootServer, None), ApiSettings(Path(".")), host=host))
     assert raised.value.code == "http.insecure_address"
+
+
+def test_a_host_that_is_not_loopback_is_refused(shared_api: Api) -> None:
+    """DNS rebinding: a site whose name now points at 127.0.0.1 must not read the API from a browser."""
+    answer = call(shared_api, "GET", "/api/v1/approvals", headers={"Host": "evil.example:80"})
+    _problem(answer, 421, "http.host_not_allowed")
+    port = shared_api.url.rsplit(":", 1)[1]
+    assert call(shared_api, "GET", "/api/v1/health", headers={"Host": f"localhost:{port}"}).status == 200
