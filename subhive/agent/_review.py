@@ -350,10 +350,16 @@ class Review:
 
     async def run(self, tool: str, arguments: str, change: Any) -> dict[str, Any]:
         """Debate ``change`` (the diff, or the contract files) for the configured rounds, have the judge decide,
-        and record it all. Returns the record: ``verdict`` (``approve``, ``reject``, or ``undecided`` when the
-        judge gave no verdict: then the person decides alone), ``reasoning``, ``strongest_objection``,
-        ``evidence``, ``signals`` and the transcript."""
+        and record it all; a call reviewed before gets its kept record back. Returns the record: ``verdict``
+        (``approve``, ``reject``, or ``undecided`` when the judge gave no verdict: then the person decides alone),
+        ``reasoning``, ``strongest_objection``, ``evidence``, ``signals`` and the transcript."""
         rid = review_id(tool, arguments)
+        kept = await self.records.get(review_key(self.author, rid)) if self.records is not None else None
+        if kept is not None and isinstance(kept.value, dict) and "verdict" in kept.value:
+            # The same call reviewed before: a parked turn that is woken checks its call again, and the same
+            # change proposed again gets the same verdict, without a second debate.
+            self.last = kept.value
+            return kept.value
         frames = _Frames(self.author, rid, self.records, self.on_frame)
         shown = change if isinstance(change, str) else json.dumps(change, indent=1, sort_keys=True)
         await frames.emit("review.started", {"author": self.author, "tool": tool, "rounds": self.spec.rounds})

@@ -321,3 +321,37 @@ def test_which_changes_a_review_covers(tmp_path: Path) -> None:
     assert in_repair.wrap(tool) is not tool
     assert is_repair_prompt("Repair r-12: handler.failed at notes_api/put, seen 2 times.")
     assert not is_repair_prompt("Please repair r-12")
+
+
+def test_a_call_reviewed_before_gets_its_verdict_without_a_second_debate(
+    tmp_path: Path, server: EmbeddedServer
+) -> None:
+    """A parked turn that is woken checks its call again, and a change proposed again is the same change: the
+    kept record answers, and no model is asked twice."""
+    (tmp_path / "app.py").write_text("x = 1\n")
+    verdict = {"verdict": "reject", "reasoning": "no", "strongest_objection": "x", "evidence": []}
+
+    async def scenario(roles: ScriptedServer, judge: ScriptedServer) -> tuple[Any, Any]:
+        nc = await nats.connect(server.url)
+        try:
+            await ensure_blackboard(nc.jetstream(), "notes")
+            board = await KvBlackboard.open(nc.jetstream(), "notes")
+            files = FileSlice(tmp_path)
+            agents = {"critic": make_agent(roles), "devil": make_agent(roles), "judge": make_agent(judge)}
+            review = Review(SPEC, agents, author="helper", files=files, board=board, records=board)
+            first = await review.run("propose_diff", '{"diff": "d"}', "d")
+            again = await review.run("propose_diff", '{"diff": "d"}', "d")
+            await review.close()
+            return first, again
+        finally:
+            await nc.close()
+
+    with (
+        ScriptedServer([position("reject", "no"), position("reject", "no")]) as roles,
+        ScriptedServer([Step.say(json.dumps(verdict))]) as judge,
+    ):
+        first, again = run(scenario(roles, judge))
+        assert len(roles.chat_requests()) == 2
+        assert len(judge.chat_requests()) == 1
+    assert again == first
+    assert again["verdict"] == "reject"
