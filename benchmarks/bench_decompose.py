@@ -230,17 +230,19 @@ def generated(files: int) -> dict[str, Any]:
 
 
 #: Real code nobody here wrote, fetched from the package registries at benchmark time (never committed):
-#: (title, registry, package spec, the directory inside the unpacked archive to decompose).
-REAL: tuple[tuple[str, str, str, str], ...] = (
-    ("django 5.1 (Python sdist)", "pypi", "django==5.1", "Django-5.1"),
-    ("sympy 1.13.3 (Python sdist)", "pypi", "sympy==1.13.3", "sympy-1.13.3"),
-    ("three 0.160.0 (npm, JavaScript)", "npm", "three@0.160.0", "package"),
-    ("rxjs 7.8.1 (npm, TypeScript sources)", "npm", "rxjs@7.8.1", "package/src"),
+#: (title, registry, package spec, the directory inside the unpacked archive to decompose, --exclude patterns).
+REAL: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
+    ("django 5.1 (Python sdist)", "pypi", "django==5.1", "Django-5.1", ()),
+    ("sympy 1.13.3 (Python sdist)", "pypi", "sympy==1.13.3", "sympy-1.13.3", ()),
+    # its build/ holds the bundles made from src/, which a checkout of the repository does not have
+    ("three 0.160.0 (npm, JavaScript)", "npm", "three@0.160.0", "package", ("build/",)),
+    ("rxjs 7.8.1 (npm, TypeScript sources)", "npm", "rxjs@7.8.1", "package/src", ()),
     (
         "docker (Debian's Go sources)",
         "deb",
         "golang-github-docker-docker-dev",
         "usr/share/gocode/src/github.com/docker/docker",
+        (),
     ),
 )
 _CACHE = Path(tempfile.gettempdir()) / "subhive-bench-decompose"
@@ -300,13 +302,13 @@ def _figures(plan: Any) -> dict[str, Any]:
     }
 
 
-def real_tree(path: Path, max_files: int) -> dict[str, Any]:
+def real_tree(path: Path, max_files: int, exclude: tuple[str, ...] = ()) -> dict[str, Any]:
     """The plan against the packed-directory baseline (``strategy="directory"``) at the same budget."""
     budget = Budget(max_files=max_files)
     start = time.perf_counter()
-    graph = decompose(path, budget)
+    graph = decompose(path, budget, exclude=exclude)
     graph_s = time.perf_counter() - start
-    directory = decompose(path, budget, strategy="directory")
+    directory = decompose(path, budget, exclude=exclude, strategy="directory")
     ours, base = _figures(graph), _figures(directory)
     return {
         "files": graph.stats.files,
@@ -334,13 +336,13 @@ def main(argv: list[str] | None = None) -> int:
         figures = generated(args.files)
         print(render(f"decompose: generated repository of {args.files:,} files", figures, as_json=args.json))
     if not args.skip_real:
-        for title, registry, spec, inside in REAL:
+        for title, registry, spec, inside, exclude in REAL:
             try:
                 root = fetch(registry, spec) / inside
             except (OSError, subprocess.SubprocessError) as failed:
                 print(render(f"decompose: {title}", {"fetch_failed": str(failed)[:200]}, as_json=args.json))
                 continue
-            figures = real_tree(root, args.max_files)
+            figures = real_tree(root, args.max_files, exclude)
             if figures["ratio"] is not None:
                 ratios.append(figures["ratio"])
             print(render(f"decompose: {title} vs the packed-directory baseline", figures, as_json=args.json))
