@@ -16,7 +16,7 @@ from subhive.bus import EmbeddedServer, NatsTransport
 from subhive.rpc import trace_interceptors
 from subhive.runtime import PayloadInvalid
 from subhive.telemetry import TRACING, configure_tracing, shutdown_tracing, span
-from tests.bus._kit import loose, until
+from tests.bus._kit import letters, loose, provision, until
 from tests.kit import run
 
 from ._otlp import receiver, spans_by_service
@@ -164,3 +164,35 @@ def test_without_an_exporter_asked_for_tracing_stays_off(env: dict[str, str]) ->
     assert TRACING.tracer is None
     with span("work", "internal") as work:
         assert work.traceparent == ""  # off: no span, no trace of its own
+
+
+def test_a_dead_letter_names_the_trace_and_span_the_viewer_shows(
+    server: EmbeddedServer, traced: InMemorySpanExporter
+) -> None:
+    async def scenario() -> list[Any]:
+        await provision(server, ["web", "backend"], [("loose", 1)])
+        web = await NatsTransport.connect(server.endpoint(), "web")
+        backend = await NatsTransport.connect(server.endpoint(), "backend")
+
+        async def always_fails(payload: Any) -> None:
+            raise RuntimeError("this handler never copes")
+
+        try:
+            await web.subscribe(loose(), "noted", always_fails)
+            await backend.publish(loose(), "noted", {"n": 1})
+            return list(await until(lambda: letters(server, "web")))
+        finally:
+            await web.close()
+            await backend.close()
+
+    [letter] = run(scenario(), timeout=60)
+    spans = finished(traced)
+    publish = one(spans, "producer", "publish subhive.loose.v1.ev.noted")
+    handled = [s for s in spans if s["kind"] == "consumer"]
+    assert letter.code == "handler.failed"
+    # The letter's traceparent is the producer span, as the trace viewer shows it.
+    assert own(letter.headers["traceparent"]) == (publish["trace_id"], publish["span_id"])
+    assert len(handled) == 2  # the first try and the retry, each a failed child of the publish
+    assert {(s["parent_id"], s["status"], s["attributes"]["error.type"]) for s in handled} == {
+        (publish["span_id"], "ERROR", "handler.failed")
+    }
