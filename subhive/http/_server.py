@@ -61,7 +61,9 @@ class ApiServer:
                 hint="keep the default 127.0.0.1; from elsewhere, go through an SSH tunnel or a proxy with TLS",
             )
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP named: asyncio sets TCP_NODELAY on accepted sockets only when their proto says TCP, and
+        # without it a keep-alive client waits ~40 ms (Nagle and delayed ACK) for every answer after the first.
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((host, port))
