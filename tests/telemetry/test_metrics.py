@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -20,7 +22,7 @@ from subhive.hive import HiveRuntime, KvBlackboard, ensure_blackboard
 from subhive.runtime import PayloadInvalid
 from subhive.telemetry import HiveCollector, serve_metrics
 from tests.bus._kit import loose, provision, until
-from tests.kit import run
+from tests.kit import REPO, run
 
 from ._scrape import scrape, value
 from ._solo import solo_workspace
@@ -143,3 +145,27 @@ def test_a_bad_metrics_address_is_named(server: EmbeddedServer, tmp_path: Path, 
     assert failed.value.code == "hive.metrics_address"
     assert address in failed.value.message
     assert "host:port" in failed.value.message
+
+
+LAZY = """
+import asyncio, sys, urllib.request
+from subhive.telemetry import HiveCollector, serve_metrics
+
+async def main():
+    metrics = await serve_metrics(HiveCollector("x", lambda: None))
+    assert "prometheus_client" not in sys.modules, "imported before any scrape"
+    get = lambda: urllib.request.urlopen(metrics.url, timeout=5).read()
+    body = await asyncio.to_thread(get)
+    assert b"subhive_agent_tokens" in body, body
+    assert "prometheus_client" in sys.modules
+    await metrics.close()
+
+asyncio.run(main())
+"""
+
+
+def test_a_hive_nobody_scrapes_never_imports_the_prometheus_client() -> None:
+    ran = subprocess.run(
+        [sys.executable, "-c", LAZY], cwd=REPO, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert ran.returncode == 0, ran.stderr
