@@ -14,6 +14,7 @@ translation with :meth:`Translation.forward`, and pointers into the translation 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,7 +71,8 @@ _COMMON = frozenset(
         "patternProperties", "additionalProperties", "allOf", "anyOf", "oneOf", "not", "format",
     }
 )  # fmt: skip
-_D4 = _COMMON | {"id", "definitions", "additionalItems", "dependencies"}
+# "$defs" counts for the older drafts too: used there as often as "definitions", reached by pointer the same way.
+_D4 = _COMMON | {"id", "definitions", "$defs", "additionalItems", "dependencies"}
 _D6 = (_D4 - {"id"}) | {"$id", "const", "contains", "propertyNames", "examples"}
 _D7 = _D6 | {"if", "then", "else", "$comment", "readOnly", "writeOnly", "contentMediaType", "contentEncoding"}
 _D2019 = (_D7 - {"definitions", "dependencies"}) | {
@@ -100,11 +102,20 @@ _KEPT_BY_REF = frozenset(
     {"$ref", "$schema", "title", "description", "default", "examples", "$comment", "readOnly", "writeOnly",
      "definitions", "$defs"}
 )  # fmt: skip
-# Keywords that 2020-12 defines but that never change what is accepted: kept in any dialect.
-_HARMLESS = frozenset(
-    {"$defs", "$comment", "examples", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding",
-     "contentSchema", "$anchor", "$vocabulary"}
-)  # fmt: skip
+# Keywords that 2020-12 defines but that never change what is accepted, with the shape 2020-12 wants of them:
+# kept in any dialect when they have it (a meta-schema check of the translation would refuse them otherwise).
+_HARMLESS: dict[str, type | tuple[type, ...]] = {
+    "$defs": dict,
+    "$comment": str,
+    "examples": list,
+    "deprecated": bool,
+    "readOnly": bool,
+    "writeOnly": bool,
+    "contentMediaType": str,
+    "contentEncoding": str,
+    "contentSchema": (dict, bool),
+    "$anchor": str,
+}
 _ONE = (
     "additionalProperties", "propertyNames", "contains", "not", "if", "then", "else", "unevaluatedItems",
     "unevaluatedProperties", "contentSchema",
@@ -233,16 +244,72 @@ def translate(data: Any, default: str = DEFAULT_DIALECT, *, text: str | None = N
 
 
 def _run(out: Translation, stack: list[_Task]) -> None:
-    """Translate the subschemas on ``stack`` and all below them, each into its place."""
-    refs: list[tuple[dict[str, Any], str]] = []
-    while stack:  # iterative: documents may nest deeper than Python's recursion limit
-        task = stack.pop()
-        value, parent, slot = task[0], task[4], task[5]
-        parent[slot] = (
-            _At(task, out, stack, refs).translate() if isinstance(value, dict) else value
-        )  # a boolean schema (or a wrong value, which the meta-schema check reports)
-    for node, resource in refs:
+    """Translate the subschemas on ``stack`` and all below them, each into its place; then the subschemas that
+    ``#/...`` references reach inside plain containers (``#/$defs/lib/generic/x``), which no walk of schema
+    positions meets; then rewrite those references to the translation's places."""
+    walk = _Walk(out, stack)
+    walk.drain()
+    done = 0
+    while done < len(walk.refs):  # grafting may translate subschemas holding references of their own
+        node, resource, dialect = walk.refs[done]
+        done += 1
+        walk.graft(resource + unquote(node["$ref"][1:]), dialect)
+    for node, resource, _ in walk.refs:
         node["$ref"] = _moved_ref(out, node["$ref"], resource)
+
+
+class _Walk:
+    """What one translation keeps while it walks: the work left, the ``#/...`` references met, and the
+    translated schema objects by their original pointer."""
+
+    def __init__(self, out: Translation, stack: list[_Task]) -> None:
+        self.out = out
+        self.stack = stack
+        self.refs: list[tuple[dict[str, Any], str, str]] = []  # (translated object, its resource, dialect)
+        self.nodes: dict[str, dict[str, Any]] = {}  # original pointer -> translated object
+        self._private: set[int] = set()  # containers copied out of the original, safe to write into
+
+    def drain(self) -> None:
+        while self.stack:  # iterative: documents may nest deeper than Python's recursion limit
+            task = self.stack.pop()
+            value, parent, slot = task[0], task[4], task[5]
+            parent[slot] = (
+                _At(task, self).translate() if isinstance(value, dict) else value
+            )  # a boolean schema (or a wrong value, which the meta-schema check reports)
+
+    def graft(self, target: str, dialect: str) -> None:
+        """Translate the subschema at original pointer ``target`` where it sits, if no walk reached it."""
+        if target in self.nodes or not target.startswith("/"):
+            return
+        cut = len(target)
+        while cut > 0 and target[:cut] not in self.nodes:  # the nearest translated object above it
+            cut = target.rfind("/", 0, cut)
+        if cut <= 0 and "" not in self.nodes:
+            return
+        container: Any = self.nodes[target[:cut] if cut > 0 else ""]
+        tokens = [t.replace("~1", "/").replace("~0", "~") for t in target[max(cut, 0) + 1 :].split("/")]
+        for token in tokens[:-1]:
+            child = _step(container, token)
+            if not isinstance(child, dict | list):
+                return  # nothing there: lint reports the reference as unresolved
+            if id(child) not in self._private:  # still the original's: copy before writing into it
+                child = copy.copy(child)
+                self._private.add(id(child))
+                container[int(token) if isinstance(container, list) else token] = child
+            container = child
+        value = _step(container, tokens[-1])
+        if isinstance(value, dict):
+            slot = int(tokens[-1]) if isinstance(container, list) else tokens[-1]
+            self.stack.append((value, target, self.out.forward(target), dialect, container, slot, ("", False)))
+            self.drain()
+
+
+def _step(container: Any, token: str) -> Any:
+    if isinstance(container, dict):
+        return container.get(token)
+    if isinstance(container, list) and token.isdigit() and int(token) < len(container):
+        return container[int(token)]
+    return None
 
 
 def _openapi30(data: Any) -> bool:
@@ -317,15 +384,13 @@ def _needs_walk(data: Any) -> bool:
 class _At:
     """One schema object being translated; its subschemas are pushed on ``stack`` to be written into ``result``."""
 
-    def __init__(
-        self, task: _Task, out: Translation, stack: list[_Task], refs: list[tuple[dict[str, Any], str]]
-    ) -> None:
+    def __init__(self, task: _Task, walk: _Walk) -> None:
         value, self.old, self.new, dialect, _, _, resource = task
-        self.refs = refs
+        self.walk = walk
         self.value: dict[str, Any] = value
         self.dialect = dialect_of(value.get("$schema")) or dialect
-        self.out = out
-        self.stack = stack
+        self.out = walk.out
+        self.stack = walk.stack
         self.result: dict[str, Any] = {}
         if self.old == "" or "$id" in value or (self.dialect == DRAFT4 and "id" in value):  # a schema resource's root
             resource = (self.old, self.dialect == DRAFT2019 and value.get("$recursiveAnchor") is True)
@@ -337,20 +402,22 @@ class _At:
         return self.resource[1]
 
     def translate(self) -> dict[str, Any]:
+        self.walk.nodes[self.old] = self.result
         legacy_ref = self.dialect in _LEGACY_REF and "$ref" in self.value
         known = KEYWORDS[self.dialect]
         for key, sub in self.value.items():
             if legacy_ref and key not in _KEPT_BY_REF:
                 self.ignore(key, f"siblings of $ref are ignored in {self.dialect}")
-            elif key not in known:
-                if key in KEYWORDS[DRAFT2020] and key not in _HARMLESS:
-                    # A 2020-12 keyword this dialect does not have: its validators ignore it, so must we.
-                    self.ignore(key, f"{key!r} is not a {self.dialect} keyword")
-                else:
-                    self.result[key] = sub  # unknown in both: ignored by every validator, kept for what reads it
             elif key in _ANNOTATION_SHAPES and not isinstance(sub, _ANNOTATION_SHAPES[key][0]):
+                # In any dialect (in one that does not define it, it is an annotation too).
                 self.result[key] = _ANNOTATION_SHAPES[key][1](sub)
                 self.out.mended.append((f"{self.old}/{_esc(key)}", key, type(sub).__name__))
+            elif key in _TEXT_ANNOTATIONS and not isinstance(sub, _TEXT_ANNOTATIONS[key]):
+                # Met where the dialect's meta-schema never looked (say, under draft-07's unknown "$defs"):
+                # an annotation the 2020-12 meta-schema would refuse is left out.
+                self.out.mended.append((f"{self.old}/{_esc(key)}", key, type(sub).__name__))
+            elif key not in known:
+                self._unknown(key, sub)
             elif key in _SPECIAL:
                 _SPECIAL[key](self, key, sub)
             elif key in _ONE:
@@ -363,7 +430,7 @@ class _At:
             self._openapi30()
         ref = self.result.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/"):
-            self.refs.append((self.result, self.resource[0]))  # rewritten once every keyword has its place
+            self.walk.refs.append((self.result, self.resource[0], self.dialect))  # rewritten once all is placed
         return self.result
 
     def _openapi30(self) -> None:
@@ -381,6 +448,17 @@ class _At:
             if key in self.result:
                 self.result["x-openapi-" + key] = self.result.pop(key)
                 self.rename(key, "x-openapi-" + key)
+
+    def _unknown(self, key: str, sub: Any) -> None:
+        """A keyword this dialect does not define: its validators ignore it, so the translation must too."""
+        if key in KEYWORDS[DRAFT2020] and not (key in _HARMLESS and isinstance(sub, _HARMLESS[key])):
+            self.ignore(key, f"{key!r} is not a {self.dialect} keyword")  # it would mean something in 2020-12
+        elif key == "$defs":
+            self.members(sub, key)  # a "#/$defs/..." reference reads its members as schemas of this dialect
+        elif key == "contentSchema":
+            self.child(sub, key)
+        else:
+            self.result[key] = sub  # unknown in both: ignored by every validator, kept for what reads it
 
     def ignore(self, key: str, why: str) -> None:
         self.out.ignored.append((f"{self.old}/{_esc(key)}", key, why))
@@ -404,6 +482,13 @@ class _At:
         old = f"{self.old}/{_esc(key)}"
         new = self.rename(key, to) if to else f"{self.new}/{_esc(key)}"
         if isinstance(sub, dict):
+            if key == "$defs" and self.dialect in _LEGACY_REF:
+                # Not a keyword of these drafts, only a place references point into: a member that is no schema
+                # is nothing to them, and 2020-12 wants schemas there.
+                for k in [k for k, v in sub.items() if not isinstance(v, dict | bool)]:
+                    why = "a member of $defs that is no schema (nothing can use it)"
+                    self.out.ignored.append((f"{old}/{_esc(k)}", k, why))
+                sub = {k: v for k, v in sub.items() if isinstance(v, dict | bool)}
             target: dict[str, Any] = dict.fromkeys(sub)
             for k, v in sub.items():
                 self.push(v, f"{old}/{_esc(k)}", f"{new}/{_esc(k)}", target, k)
@@ -422,6 +507,17 @@ class _At:
 _ANNOTATION_SHAPES: dict[str, tuple[type, Any]] = {
     "examples": (list, lambda value: [value]),
     "deprecated": (bool, lambda value: True),  # "deprecated": "use b instead" says it is deprecated
+}
+
+
+# Other annotations of the wrong shape are dropped; they are not looked for in 2020-12 documents, whose meta-schema
+# check reports them (a document of an older dialect is walked anyway).
+_TEXT_ANNOTATIONS: dict[str, type] = {
+    "title": str,
+    "description": str,
+    "$comment": str,
+    "readOnly": bool,
+    "writeOnly": bool,
 }
 
 

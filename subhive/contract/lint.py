@@ -493,12 +493,11 @@ class _SchemaChecks:
         keywords the document's dialect ignores (siblings of $ref before 2019-09, 2020-12 keywords in draft-07)."""
         if isinstance(doc, TranslatedDocument):
             for at, keyword, kind in doc.translation.mended:
-                shape = "an array" if keyword == "examples" else "true or false"
+                shape, read = _ANNOTATION_READ.get(keyword, ("text", "left out"))
                 self.warnings.add(
                     Problem(
                         "schema.annotation_shape",
-                        f"{keyword!r} is a {kind}, not {shape}; read as "
-                        + ("a list of that one example" if keyword == "examples" else "true (deprecated)"),
+                        f"{keyword!r} is a {kind}, not {shape}; read as {read}",
                         doc.original_location(at),
                         f"write {keyword!r} as {shape}"
                         + (' (put the reason in "description")' if keyword == "deprecated" else "")
@@ -734,6 +733,8 @@ class _SchemaChecks:
     # --- runtime validator -------------------------------------------------------------------------------
 
     def _check_runtime(self, refs: list[SchemaRef]) -> None:
+        if not self._check_translations():
+            return  # said where, in the file; the builds below would only repeat it at the manifest
         # One build for all schemas first (it shares the compiled documents); one per schema only to say
         # which one fails.
         uris = {self._uri(ref): ref for ref in refs}
@@ -751,6 +752,36 @@ class _SchemaChecks:
                         "(a regex only Python accepts, or an $id that is not a valid URI)",
                     )
                 )
+
+    def _check_translations(self) -> bool:
+        """Every translation must be a valid 2020-12 schema: bundles (what the bus validates with) are compiled
+        from it, and a part the original's meta-schema never looked at (a plain container a reference points
+        into) may hold what 2020-12 refuses. The validator does not check documents it reaches by reference
+        itself. True when all are valid."""
+        ok = True
+        for doc in self.documents.documents():
+            if not isinstance(doc, TranslatedDocument) or looks_like(doc.data) or _rs_meta_ok(doc.data):
+                continue
+            ok = False
+            try:
+                jsonschema_rs.meta.validate(doc.data)
+            except jsonschema_rs.ValidationError as exc:
+                self.problems.add(
+                    Problem(
+                        "schema.runtime_rejects",
+                        _shorten(f"read as draft 2020-12, the schema is refused: {exc.message}"),
+                        locate(doc, join_pointer("", *exc.instance_path)),
+                        f"subhive reads a {doc.translation.dialect} schema as the draft 2020-12 schema meaning the "
+                        "same (docs/contracts.md#dialects); fix the value there so that both dialects accept it",
+                    )
+                )
+            except Exception as exc:  # a referencing error
+                self.problems.add(
+                    Problem(
+                        "schema.runtime_rejects", _shorten(str(exc).splitlines()[0]), locate(doc, ""), "fix the schema"
+                    )
+                )
+        return ok
 
     def _uri(self, ref: SchemaRef) -> str:
         uri = ref.document.path.absolute().as_uri()
@@ -783,6 +814,15 @@ def _not_a_schema_hint(doc: SourceDocument, found: NotASchema) -> str:
         "`subhive contract import` (planned) will do"
     )
 
+
+# Annotations of the wrong shape the translation mends: the shape they need, and how they are read instead
+# (any other is left out: title, description and $comment need text, readOnly and writeOnly true or false).
+_ANNOTATION_READ = {
+    "examples": ("an array", "a list of that one example"),
+    "deprecated": ("true or false", "true (deprecated)"),
+    "readOnly": ("true or false", "left out"),
+    "writeOnly": ("true or false", "left out"),
+}
 
 # Keywords of neighbouring languages met in real schemas, and what to write instead.
 _FOREIGN = {

@@ -529,3 +529,41 @@ def test_lint_gives_located_problems_for_any_document_of_any_dialect(tmp_path: P
         assert found.code.startswith(("schema.", "input.", "manifest."))
         assert found.location.file == str(path)
         assert found.hint
+
+
+# -- what a draft-07 meta-schema never looks at: "$defs" (unknown there) and plain containers ------------------
+
+
+def test_a_reference_into_a_plain_container_reads_its_target_in_the_documents_dialect(tmp_path: Path) -> None:
+    schema: dict[str, Any] = {
+        "$schema": D7,
+        "$defs": {"lib": {"generic": {"pair": {"items": [{"type": "string"}], "additionalItems": False}}}},
+        "properties": {"a": {"$ref": "#/$defs/lib/generic/pair"}},
+    }
+    translated = translate(schema).schema
+    assert translated["$defs"]["lib"]["generic"]["pair"] == {"prefixItems": [{"type": "string"}], "items": False}
+    assert schema["$defs"]["lib"]["generic"]["pair"]["items"] == [{"type": "string"}]  # the original is untouched
+    root = _contract(tmp_path, "s.json", {"s.json": schema})
+    runtime = jsonschema_rs.validator_for(bundle_contract(load_contract(root)).schemas["events.order_placed.payload"])
+    assert runtime.is_valid({"a": ["x"]})
+    assert not runtime.is_valid({"a": ["x", "y"]})  # draft-07's additionalItems: false
+
+
+def test_annotations_the_dialect_never_checked_are_mended_and_real_errors_there_are_refused(tmp_path: Path) -> None:
+    schema = {
+        "$schema": D7,
+        "$defs": {"a": {"type": "string", "description": None}},
+        "properties": {"a": {"$ref": "#/$defs/a"}},
+    }
+    root = _contract(tmp_path, "s.json", {"s.json": schema})
+    result = lint_paths([root])
+    assert result.ok, result.problems
+    assert [(w.code, w.location.pointer) for w in result.warnings] == [
+        ("schema.annotation_shape", "/$defs/a/description")
+    ]
+    jsonschema_rs.validator_for(bundle_contract(load_contract(root)).schemas["events.order_placed.payload"])
+    # A wrong type name under draft-07's "$defs" is no draft-07 error, but the 2020-12 reading cannot take it.
+    broken = {**schema, "$defs": {"a": {"type": "strin"}}}
+    (root / "s.json").write_text(json.dumps(broken, indent=2))
+    result = lint_paths([root])
+    assert [(p.code, p.location.pointer) for p in result.problems] == [("schema.runtime_rejects", "/$defs/a/type")]
