@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, Location
 from ..workspace import ROOT_HIVE
 from ._cycles import leaf_cycles, merge_mutual
 from ._discover import discover, read_file
-from ._imports import Extracted, JvmFile, Language, extract, language_of, symbols_used
+from ._imports import Extracted, JvmFile, Language, extract, language_of, paths_named, symbols_used
 from ._model import Budget, Crossing, Cycle, DecompositionPlan, HivePlan, PlanStats
 from ._naming import HiveNames, contract_for
 from ._resolve import Resolver
@@ -55,7 +56,7 @@ def decompose(
     root = _check_root(path)
     listing = discover(root, exclude)
     say(f"listed {len(listing.paths):,} files ({listing.source})")
-    graph, extracted, side_files, skipped, languages, hints = _read(root, listing.paths, budget, say)
+    graph, extracted, side_files, skipped, languages, linking = _read(root, listing.paths, budget, say)
     skipped.update(listing.skipped)
     if not graph.paths:
         shown = ", ".join(f"{count} {reason}" for reason, count in sorted(skipped.items()))
@@ -65,7 +66,7 @@ def decompose(
             location=Location(file=str(root)),
             hint="point at a repository with files; in a git checkout only tracked files count",
         )
-    edges, unresolved, symbols = _link(graph, extracted, side_files, hints, str(root))
+    edges, unresolved, symbols = _link(graph, extracted, side_files, linking, str(root))
     graph.imports = [(i, j) for i, j in edges if graph.roles[i] is not Role.tests]
     say(f"import graph: {len(graph.paths):,} files, {len(edges):,} edges")
     tree = split(graph, budget, strategy)
@@ -148,6 +149,15 @@ def _warnings(tree: Node, graph: Graph, budget: Budget) -> list[str]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class Linking:
+    """What reading the files found besides imports: per file, the names used from each import specifier
+    (JS/TS, Go) and the file paths named in its strings (for owners)."""
+
+    hints: dict[int, dict[str, tuple[str, ...]]]
+    references: dict[int, tuple[str, ...]]
+
+
 def _check_root(path: str | Path) -> Path:
     root = Path(os.path.abspath(path))
     if not os.path.lexists(root):
@@ -176,9 +186,7 @@ def _check_root(path: str | Path) -> Path:
 
 def _read(
     root: Path, paths: list[str], budget: Budget, say: Progress
-) -> tuple[
-    Graph, list[Extracted | None], dict[str, str], Counter[str], dict[str, int], dict[int, dict[str, tuple[str, ...]]]
-]:
+) -> tuple[Graph, list[Extracted | None], dict[str, str], Counter[str], dict[str, int], Linking]:
     kept: list[str] = []
     sizes: list[int] = []
     roles: list[Role] = []
@@ -187,6 +195,7 @@ def _read(
     skipped: Counter[str] = Counter()
     languages: Counter[str] = Counter()
     hints: dict[int, dict[str, tuple[str, ...]]] = {}
+    references: dict[int, tuple[str, ...]] = {}
     for count, path in enumerate(paths, 1):
         if count % _PROGRESS_EVERY == 0:
             say(f"read {count:,}/{len(paths):,} files")
@@ -204,6 +213,9 @@ def _read(
         if language is not None and result.text is not None:
             found = extract(language, result.text)
             extracted.append(found)
+            named = paths_named(result.text)
+            if named:
+                references[len(kept) - 1] = named
             if language in _HINTED and found and isinstance(found, tuple):
                 used = symbols_used(language, result.text, tuple(f for f in found if isinstance(f, str)))
                 if used:
@@ -212,14 +224,14 @@ def _read(
         else:
             extracted.append(None)
     graph = Graph(kept, sizes, roles, [{} for _ in kept])
-    return graph, extracted, side_files, skipped, dict(languages), hints
+    return graph, extracted, side_files, skipped, dict(languages), Linking(hints, references)
 
 
 def _link(
     graph: Graph,
     extracted: list[Extracted | None],
     side_files: dict[str, str],
-    hints: dict[int, dict[str, tuple[str, ...]]],
+    linking: Linking,
     root: str = "",
 ) -> tuple[list[tuple[int, int]], int, dict[tuple[int, int], tuple[str, ...]]]:
     """Resolve every file's imports; fill ``graph.adjacency``; return the directed import edges.
@@ -247,7 +259,7 @@ def _link(
     for i, found in enumerate(extracted):
         if not found:
             continue
-        targets = resolver.resolve(i, found, hints.get(i))
+        targets = resolver.resolve(i, found, linking.hints.get(i))
         edges.extend((i, j) for j in targets)
         for j, names in resolver.symbols.items():
             if names:
@@ -257,7 +269,7 @@ def _link(
         anchor = resolver.cohesion(i, found)
         if anchor is not None:  # files of one Go or JVM package belong together without importing each other
             tie(i, anchor)
-    for i, owner in _owners(graph.paths):
+    for i, owner in _owners(graph.paths, linking.references):
         tie(i, owner)
     return edges, resolver.unresolved, symbols
 
@@ -275,9 +287,12 @@ def _subjects(graph: Graph, targets: list[int]) -> list[int]:
 _ENTRY_STEMS = ("__init__", "index", "mod", "lib", "main", "package-info", "doc")
 
 
-def _owners(paths: Sequence[str]) -> list[tuple[int, int]]:
+def _owners(paths: Sequence[str], references: Mapping[int, tuple[str, ...]]) -> list[tuple[int, int]]:
     """Each file whose imports are not read (templates, translations, fixtures, configs, docs, assets) and
-    the code file that owns it: the entry file of the nearest directory at or above it holding code."""
+    the code that owns it: the code files naming it by path in a string (``render("cart/list.html")``), when
+    any does and the path names one file only; else the entry file of the nearest directory at or above it
+    holding code."""
+    referenced = _referenced(paths, references)
     anchors: dict[str, int] = {}
     for i, path in enumerate(paths):
         if language_of(path) is None:
@@ -290,6 +305,9 @@ def _owners(paths: Sequence[str]) -> list[tuple[int, int]]:
     for i, path in enumerate(paths):
         if language_of(path) is not None:
             continue
+        if i in referenced:
+            out.extend((i, code) for code in referenced[i])
+            continue
         directory = path.rpartition("/")[0]
         while True:
             owner = anchors.get(directory)
@@ -299,6 +317,27 @@ def _owners(paths: Sequence[str]) -> list[tuple[int, int]]:
             if not directory:
                 break
             directory = directory.rpartition("/")[0]
+    return out
+
+
+def _referenced(paths: Sequence[str], references: Mapping[int, tuple[str, ...]]) -> dict[int, list[int]]:
+    """Non-code file -> the code files whose strings name it: a string matches the one non-code file whose
+    path ends with it (up to its last three segments); a string naming several files names none."""
+    if not references:
+        return {}
+    by_suffix: dict[str, list[int]] = {}
+    for i, path in enumerate(paths):
+        if language_of(path) is None:
+            parts = path.split("/")
+            for depth in range(1, min(3, len(parts)) + 1):
+                by_suffix.setdefault("/".join(parts[-depth:]), []).append(i)
+    out: dict[int, list[int]] = {}
+    for code, strings in sorted(references.items()):
+        for text in strings:
+            key = "/".join(text.removeprefix("./").split("/")[-3:])
+            found = by_suffix.get(key)
+            if found is not None and len(found) == 1 and code not in out.get(found[0], []):
+                out.setdefault(found[0], []).append(code)
     return out
 
 

@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["JvmFile", "Language", "PyImport", "extract", "language_of", "symbols_used"]
+__all__ = ["JvmFile", "Language", "PyImport", "extract", "language_of", "paths_named", "symbols_used"]
 
 
 class Language(StrEnum):
@@ -220,3 +220,22 @@ def symbols_used(language: Language, text: str, specs: tuple[str, ...]) -> dict[
         if names:
             out[spec] = tuple(dict.fromkeys((*out.get(spec, ()), *names)))
     return out
+
+
+#: A string literal that looks like a path to a file without imports: a template, a translation, a config...
+_NAMED_PATH = re.compile(
+    r"""['"`]((?:\.{0,2}/)?[\w.@-]+(?:/[\w.@-]+)*\.(?:html?|jinja2?|j2|hbs|ejs|mustache|tmpl|tpl|txt|md|json|ya?ml|toml"""
+    r"""|ini|cfg|conf|csv|xml|sql|po|svg|png|jpe?g|gif|css|scss|graphql|gql|proto))['"`]"""
+)
+
+
+def paths_named(text: str) -> tuple[str, ...]:
+    """The file paths a source file names in its strings (``"cart/list.html"``, ``'./schema.sql'``), to find
+    the code that owns a file without imports. Only strings with a known non-code extension.
+
+    >>> paths_named("render('shop/cart.html'); open(\\"./schema.sql\\"); x = 'a.b'")
+    ('shop/cart.html', './schema.sql')
+    """
+    if "." not in text:
+        return ()
+    return tuple(dict.fromkeys(sys.intern(m.group(1)) for m in _NAMED_PATH.finditer(text)))

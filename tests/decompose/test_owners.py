@@ -62,3 +62,27 @@ def test_a_test_joins_what_it_tests_and_its_edges_are_never_contracts(tmp_path: 
     assert plan.stats.test_edges == 6
     assert plan.stats.test_edges_cut == 1  # test_cart -> users/m1, counted apart
     assert plan.stats.edges_cut == sum(len(c.edges) for c in plan.crossings)
+
+
+def test_a_file_named_by_path_in_code_goes_with_that_code(tmp_path: Path) -> None:
+    # top-level templates/ and sql/ directories hold no code: the views and the store naming them own them,
+    # not manage.py at the root (the nearest directory holding code)
+    files: dict[str, str | bytes] = {
+        "manage.py": "import os\n",
+        "settings.py": "DEBUG = True\n",
+        "shop/__init__.py": "",
+        "shop/views.py": "def page():\n    return render('cart/list.html'), render(\"cart/item.html\")\n",
+        "shop/models.py": "",
+        "store/__init__.py": "",
+        "store/db.py": "SCHEMA = open('sql/schema.sql').read()\n",
+        "store/pool.py": "",
+        "templates/cart/list.html": "<ul></ul>\n",
+        "templates/cart/item.html": "<li></li>\n",
+        "sql/schema.sql": "create table t (id int);\n",
+        "README.md": "# shop\n",
+    }
+    plan = decompose(write_tree(tmp_path / "repo", files), Budget(max_files=5))
+    owner = plan.leaf_of()
+    assert owner["templates/cart/list.html"] == owner["templates/cart/item.html"] == owner["shop/views.py"]
+    assert owner["sql/schema.sql"] == owner["store/db.py"]
+    assert owner["shop/views.py"] != owner["store/db.py"]
