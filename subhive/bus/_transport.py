@@ -763,7 +763,7 @@ class NatsTransport:
                     reply, refusal, failure = await self._call(handler, payload, msg)
             else:
                 attributes = _attributes(msg.subject, "process", "process", where)
-                with span(f"process {msg.subject}", "server", attributes, parent=parent) as at:
+                with span(f"process {msg.subject}", "server", attributes, parent=parent or "") as at:
                     reply, refusal, failure = await self._call(handler, payload, msg)
                     if refusal is not None:
                         at.fail(refusal.code, refusal.message)
@@ -1089,7 +1089,7 @@ class NatsTransport:
                 failed = await self._run_event(callback, payload, msg, where)
         else:
             attributes = _attributes(msg.subject, "process", "process", where)
-            with span(f"process {msg.subject}", "consumer", attributes, parent=parent) as at:
+            with span(f"process {msg.subject}", "consumer", attributes, parent=parent or "") as at:
                 failed = await self._run_event(callback, payload, msg, where)
                 if failed:
                     at.fail(failed)

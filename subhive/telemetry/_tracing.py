@@ -192,9 +192,14 @@ def start_span(
     if tracer is None:
         return None
     from opentelemetry import trace
+    from opentelemetry.context import Context
 
+    context: Context | None = None  # OpenTelemetry's current one
     source = parse_traceparent(parent) if parent is not None else current_traceparent()
-    context = trace.set_span_in_context(trace.NonRecordingSpan(_span_context(source))) if source else None
+    if source is not None:
+        context = trace.set_span_in_context(trace.NonRecordingSpan(_span_context(source)))
+    elif parent is not None:
+        context = Context()  # a missing or invalid incoming traceparent starts a new trace, as continue_trace does
     otel_span = tracer.start_span(name, context=context, kind=trace.SpanKind(_KINDS.index(kind)), attributes=attributes)
     return SpanHandle(_traceparent(otel_span), otel_span)
 

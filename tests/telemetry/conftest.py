@@ -79,3 +79,9 @@ def backend(server: EmbeddedServer, tmp_path: Path) -> Iterator[Backend]:
 def finished(exporter: InMemorySpanExporter) -> list[dict[str, Any]]:
     """This process's finished spans, as the backend reports its own."""
     return dump(exporter.get_finished_spans())
+
+
+def one(spans: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    """The one span of ``kind`` named ``name``."""
+    [found] = [s for s in spans if s["kind"] == kind and s["name"] == name]
+    return found

@@ -3,6 +3,7 @@ the current trace only inside its block; a subject's metric labels name the cont
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -12,7 +13,7 @@ from subhive.bus import event_subject, op_subject
 from subhive.telemetry import span
 from subhive.telemetry._metrics import _member
 
-from .conftest import finished
+from .conftest import finished, one
 
 HEX = "0123456789abcdef"
 ids = st.text(HEX, min_size=32, max_size=32).filter(lambda s: set(s) != {"0"})
@@ -40,3 +41,13 @@ def test_a_span_is_the_child_of_the_traceparent_it_is_given(
 def test_a_subjects_labels_name_its_contract_member(contract: str, major: int, member: str, sender: str) -> None:
     assert _member(op_subject(contract, major, member, sender)) == (contract, str(major), "request", member)
     assert _member(event_subject(contract, major, member)) == (contract, str(major), "event", member)
+
+
+@pytest.mark.parametrize("incoming", ["", "garbage", "00-00000000000000000000000000000000-00f067aa0ba902b7-01"])
+def test_a_missing_or_invalid_incoming_traceparent_starts_a_new_trace(
+    traced: InMemorySpanExporter, incoming: str
+) -> None:
+    with span("the subscriber's own work", "internal") as outer, span("x", "consumer", parent=incoming) as handled:
+        assert current_traceparent() == handled.traceparent
+    assert handled.traceparent.split("-")[1] != outer.traceparent.split("-")[1]
+    assert one(finished(traced), "consumer", "x")["parent_id"] is None

@@ -20,12 +20,7 @@ from tests.bus._kit import letters, loose, provision, until
 from tests.kit import run
 
 from ._otlp import receiver, spans_by_service
-from .conftest import Backend, finished
-
-
-def one(spans: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
-    [found] = [s for s in spans if s["kind"] == kind and s["name"] == name]
-    return found
+from .conftest import Backend, finished, one
 
 
 def own(traceparent: str) -> tuple[str, str]:
