@@ -10,13 +10,17 @@ targets >= 99% accepted). For the accepted schemas, each positive (``test/<name>
 (``negative_test/<name>/``) document is validated the way the bus validates (the bundled draft 2020-12
 translation, jsonschema-rs, formats not asserted here so that the comparison is about dialects), and compared
 with python-jsonschema's validator of the schema's own dialect on the schema as written: ``agreement`` is the
-share of documents both judge alike (the translation is meant to make it 1.0).
+share of documents both judge alike (the translation is meant to make it 1.0). Last, consecutive versions of
+one schema in the catalog (``foo-1.2.json`` then ``foo-1.3.json``) are compared with ``schema diff``'s
+engine: ``version_pairs_diffed`` counts the pairs compared without an error (issue #16 targets >= 99%).
 """
 
 from __future__ import annotations
 
 import collections
+import itertools
 import json
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -28,7 +32,11 @@ from _common import parser, render
 from jsonschema.validators import validator_for
 
 from subhive.codegen.bundle import bundle
+from subhive.compat import diff_files
 from subhive.contract import lint_paths, load_schema_file
+from subhive.errors import SubhiveError
+
+_VERSIONED = re.compile(r"(.+?)[-_.]?v?(\d+(?:\.\d+)*)(?:\.x)?(-preview)?$")
 
 
 def _document(path: Path) -> Any:
@@ -58,6 +66,19 @@ def _agreement(src: Path, schema: Path, counts: collections.Counter[str]) -> Non
             counts["documents_agreeing"] += agree
 
 
+def _version_pairs(schemas: list[Path]) -> list[tuple[Path, Path]]:
+    families: dict[str, list[tuple[tuple[int, ...], Path]]] = collections.defaultdict(list)
+    for schema in schemas:
+        match = _VERSIONED.match(schema.stem)
+        if match:
+            families[match.group(1)].append((tuple(int(n) for n in match.group(2).split(".")), schema))
+    pairs: list[tuple[Path, Path]] = []
+    for versions in families.values():
+        versions.sort()
+        pairs += [(old, new) for (_, old), (_, new) in itertools.pairwise(versions)]
+    return pairs
+
+
 def main(argv: list[str] | None = None) -> int:
     args_parser = parser(__doc__.splitlines()[0])
     args_parser.add_argument("--src", type=Path, required=True, help="SchemaStore's src/ directory")
@@ -71,6 +92,13 @@ def main(argv: list[str] | None = None) -> int:
         if result.ok:
             counts["accepted"] += 1
             _agreement(args.src, schema, counts)
+    pairs = _version_pairs(schemas)
+    for old, new in pairs:
+        try:
+            diff_files(old, new)
+        except SubhiveError:
+            continue
+        counts["version_pairs_diffed"] += 1
     figures: dict[str, Any] = {
         "schemas": len(schemas),
         "accepted": counts["accepted"],
@@ -79,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         "test_documents": counts["documents"],
         "agreement": counts["documents_agreeing"] / max(1, counts["documents"]),
         "documents_skipped": counts["documents_skipped"],
+        "version_pairs": len(pairs),
+        "version_pairs_diffed": counts["version_pairs_diffed"],
     }
     print(render("SchemaStore catalog", figures, as_json=args.json))
     return 0
