@@ -6,6 +6,7 @@ See docs/decompose.md.
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -269,9 +270,38 @@ def _link(
         anchor = resolver.cohesion(i, found)
         if anchor is not None:  # files of one Go or JVM package belong together without importing each other
             tie(i, anchor)
-    for i, owner in _owners(graph.paths, linking.references):
-        tie(i, owner)
+    for i, other in (*_owners(graph.paths, linking.references), *_namesakes(graph), *_namesakes(graph)):
+        tie(i, other)  # a namesake twice: the name says more than one import
     return edges, resolver.unresolved, symbols
+
+
+_TEST_AFFIXES = re.compile(r"^(?:test_(?P<a>.+)|(?P<b>.+?)(?:_test|\.test|\.spec|_spec|Tests?|Spec))$")
+
+
+def _namesakes(graph: Graph) -> list[tuple[int, int]]:
+    """A test file and the source it is named after, beside it (``cart_test.go`` and ``cart.go``,
+    ``Cart.test.ts`` and ``Cart.ts``, ``CartTest.java`` and ``Cart.java``, ``test_cart.py`` and ``cart.py``):
+    Go and Java tests import nothing from their own package, so only the name says what they test."""
+    by_stem: dict[tuple[str, str], int] = {}
+    for i, path in enumerate(graph.paths):
+        if graph.roles[i] is not Role.tests:
+            directory, _, name = path.rpartition("/")
+            stem, dot, ext = name.rpartition(".")
+            if dot:
+                by_stem.setdefault((directory, stem + "." + ext), i)
+    out: list[tuple[int, int]] = []
+    for i, path in enumerate(graph.paths):
+        if graph.roles[i] is not Role.tests:
+            continue
+        directory, _, name = path.rpartition("/")
+        stem, dot, ext = name.rpartition(".")
+        match = _TEST_AFFIXES.match(stem) if dot else None
+        if match is None:
+            continue
+        subject = by_stem.get((directory, (match.group("a") or match.group("b")) + "." + ext))
+        if subject is not None:
+            out.append((i, subject))
+    return out
 
 
 def _subjects(graph: Graph, targets: list[int]) -> list[int]:

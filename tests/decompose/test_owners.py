@@ -86,3 +86,15 @@ def test_a_file_named_by_path_in_code_goes_with_that_code(tmp_path: Path) -> Non
     assert owner["templates/cart/list.html"] == owner["templates/cart/item.html"] == owner["shop/views.py"]
     assert owner["sql/schema.sql"] == owner["store/db.py"]
     assert owner["shop/views.py"] != owner["store/db.py"]
+
+
+def test_go_tests_join_the_file_they_are_named_after(tmp_path: Path) -> None:
+    # one Go package too big for a leaf, whose tests import nothing from it (same package): in path order
+    # y_test.go would sit with y_util.go; its name says it tests y.go
+    files: dict[str, str | bytes] = {"go.mod": "module example.com/shop\n"}
+    for name in ("x", "x_util", "y", "y_util", "x_test", "y_test"):
+        files[f"shop/{name}.go"] = "package shop\n"
+    plan = decompose(write_tree(tmp_path / "repo", files), Budget(max_files=2))
+    owner = plan.leaf_of()
+    assert owner["shop/x_test.go"] == owner["shop/x.go"]
+    assert owner["shop/y_test.go"] == owner["shop/y.go"]
