@@ -1,5 +1,5 @@
-"""The recursive split: a tree whose leaves each fit the budget, cut where the import graph is thin.
-The steps and why: docs/decompose.md#how-the-split-works and docs/decisions/0020-decompose-communities.md.
+"""The recursive split: a tree whose leaves each fit the budget, cut where the import graph is thin and never
+through a unit that fits. The steps and why: docs/decompose.md#how-the-split-works, decisions 0020 and 0078.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ class Strategy(StrEnum):
 @dataclass(slots=True)
 class Graph:
     """Files in path order with their sizes and roles, and ``adjacency[i][j]``: the weight between i and j
-    (import edges in either direction, plus ties inside a Go or JVM package); symmetric, no self-loops."""
+    (import edges in either direction, plus ties: inside a Go or JVM package, a file to its owner, a test to
+    its subjects); symmetric, no self-loops."""
 
     paths: Sequence[str]
     sizes: Sequence[int]
@@ -50,7 +51,7 @@ class Node:
     files: list[int]
     children: list[Node] = field(default_factory=list)
     #: The directory holding the node's files when the split made it ('' for the root); refinement may
-    #: later move single files in from elsewhere, but the node stays named after this directory.
+    #: later move atoms in from elsewhere (the plan then names a leaf after where most of its files are).
     directory: str = ""
 
     @property
@@ -287,7 +288,8 @@ class _Splitter:
 
 
 class _Packer:
-    """Greedy packing of one node's units: by coupling, then small leftovers by role and position."""
+    """Greedy packing of one node's parts: by coupling, then small leftovers by coupling and position, then
+    uncoupled siblings side by side."""
 
     def __init__(self, splitter: _Splitter, units: list[_Unit]) -> None:
         self.s = splitter
