@@ -44,6 +44,8 @@ class ApiSettings:
 class Backend:
     server: RootServer
     settings: ApiSettings
+    #: Server-Sent-Events text of recent frames by seq, made once for every client (bounded: see _events).
+    sse: dict[int, bytes] = field(default_factory=dict)
 
 
 def _backend(request: Request) -> Backend:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Depends, Header, Query
-from fastapi.sse import EventSourceResponse, ServerSentEvent
+from fastapi.responses import StreamingResponse
 
 from ..root_hive import Conflict, NotFound
-from ._deps import PAGE_DEFAULT, PREFIX, Cursor, Limit, Root, page
+from ._deps import PAGE_DEFAULT, PREFIX, Backend, Cursor, Limit, Root, page
 from ._models import FrameOut, Page, TurnOut
 from ._openapi import errors
 
@@ -102,28 +103,62 @@ async def _resume_at(
     return cursor, last
 
 
+#: Frames whose SSE text is kept for the next clients: a burst reaches every follower from this cache.
+SSE_CACHE = 8192
+#: The schema of one event, as OpenAPI 3.2 describes SSE items (FastAPI's, for the document).
+_EVENT = {
+    "type": "object",
+    "properties": {"data": {"type": "string"}, "id": {"type": "string"}},
+    "description": "`id`: the frame's seq; `data`: the frame as JSON {seq, kind, time, data}.",
+}
+
+
 @router.get(
     "/events",
     tags=["events"],
-    response_class=EventSourceResponse,
+    response_class=StreamingResponse,
     responses={
         **errors(409, 422),
-        200: {"description": "Frames as events: `id` the seq, `data` the frame as JSON (its `kind` inside)."},
+        200: {
+            "description": "Frames as events: `id` the seq, `data` the frame as JSON (its `kind` inside).",
+            "content": {"text/event-stream": {"itemSchema": _EVENT}},
+        },
     },
 )
 async def events(
     backend: Root,
     resume: Annotated[tuple[int, int], Depends(_resume_at)],
     follow: Annotated[bool, Query(description="Keep streaming live frames (false: the backlog, then end).")] = True,
-) -> AsyncIterator[ServerSentEvent]:
+) -> StreamingResponse:
     """The root's frames over Server-Sent Events; a reconnecting EventSource resumes from Last-Event-ID."""
     cursor, last = resume
-    if not follow and cursor >= last:
+    return StreamingResponse(
+        _stream(backend, cursor, None if follow else last),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _stream(backend: Backend, cursor: int, until: int | None) -> AsyncIterator[bytes]:
+    """Each run of frames as one write; each frame's text made once for all clients (``backend.sse``)."""
+    if until is not None and cursor >= until:
         return
-    async for frames in backend.server.follow(cursor):
-        for frame in frames:
-            if not follow and frame.seq > last:
-                return
-            yield ServerSentEvent(id=str(frame.seq), data=frame.to_dict())  # no event name: onmessage gets all
-            if not follow and frame.seq >= last:
-                return
+    cache = backend.sse
+    async for run in backend.server.follow(cursor):
+        chunk = []
+        for seq, body in run:
+            if until is not None and seq > until:
+                break
+            text = cache.get(seq)
+            if text is None:
+                frame = backend.server.frame_of(body)
+                data = json.dumps(frame.to_dict(), separators=(",", ":"), ensure_ascii=False)
+                text = cache[seq] = f"id: {seq}\ndata: {data}\n\n".encode()
+                if len(cache) > SSE_CACHE:  # oldest first: frames arrive in seq order
+                    for old in list(cache)[: len(cache) - SSE_CACHE]:
+                        del cache[old]
+            chunk.append(text)
+        if chunk:
+            yield b"".join(chunk)
+        if until is not None and run and run[-1][0] >= until:
+            return

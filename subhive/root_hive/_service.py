@@ -839,15 +839,18 @@ class RootServer:
         """Run ``fn(root)`` on the engine's worker in the next group commit; return once it is durable."""
         return await self._engine.call(lambda: fn(self.root))
 
-    async def follow(self, after: int) -> AsyncIterator[list[Frame]]:
-        """Runs of frames after ``after`` (the backlog, then live ones) until the server stops; the frames'
-        ``data`` as watchers see it. Check ``after`` first (``root.frames_since``): this does not."""
+    async def follow(self, after: int) -> AsyncIterator[list[tuple[int, bytes]]]:
+        """Runs of frames after ``after`` (the backlog, then live ones) until the server stops, as ``(seq, body)``:
+        the serialised ``Frame`` message every watcher shares (decode with :meth:`frame_of`, once per frame and not
+        per watcher). Check ``after`` first (``root.frames_since``): this does not."""
         async for run in _follow_window(self._engine, after):
-            frames = []
-            for encoded in run:
-                message = pb.Frame.FromString(encoded.body)
-                frames.append(_Frame(message.seq, message.kind, json.loads(message.data_json), message.time))
-            yield frames
+            yield [(encoded.seq, encoded.body) for encoded in run]
+
+    @staticmethod
+    def frame_of(body: bytes) -> Frame:
+        """The frame a :meth:`follow` body holds, its ``data`` as watchers see it."""
+        message = pb.Frame.FromString(body)
+        return _Frame(message.seq, message.kind, json.loads(message.data_json), message.time)
 
     async def __aenter__(self) -> RootServer:
         return self
