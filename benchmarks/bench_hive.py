@@ -18,7 +18,9 @@ Measured in the same run, each next to its baseline:
   above 1 is slower);
 * ``subhive up``: seconds to every hive ready (the ``ready`` event's ``seconds``, from ``up --format
   json``) for each example workspace under ``examples/`` (run in a temporary copy) and for a generated
-  workspace of ``--hives`` sub-hives of mixed kinds (db, backend, ui, custom in turn); then ``subhive down``.
+  workspace of ``--hives`` sub-hives of mixed kinds (db, backend, ui, custom in turn); then, at rest, memory
+  per hive process (PSS and RSS), the whole tree's CPU as a share of one core, and ``subhive status``'s
+  time (issue #17's targets for 500 hives: <= 20 MB per idle hive, < 0.05 of a core); then ``subhive down``.
 
 The runtime measurements run ``--rounds`` times, raw and ours back to back; rates are medians, a ratio is the
 median of the rounds' ratios (ours/raw) with its spread (lowest, highest), since the machine is shared.
@@ -312,6 +314,7 @@ def time_up(workspace: Path, label: str) -> dict[str, Any]:
             f"up_{label}_hives_phase_s": _hives_phase(workspace),
             f"up_{label}_command_s": round(wall, 3),
         }
+        out |= idle_tree(workspace, label)
     finally:
         start = time.perf_counter()
         cli(workspace, "down", timeout=300)
@@ -320,6 +323,53 @@ def time_up(workspace: Path, label: str) -> dict[str, Any]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
     return out
+
+
+def idle_tree(workspace: Path, label: str, *, seconds: float = 5.0) -> dict[str, Any]:
+    """The running tree at rest: memory per hive process (PSS, which shares the pages of common libraries
+    fairly, and RSS), the CPU every process of the tree takes over ``seconds`` as a share of one core, and how
+    long ``subhive status`` takes (median of 3)."""
+    pids = tree_pids(workspace)
+    hives = [pid for pid in pids if b"subhive.hive" in _read(Path(f"/proc/{pid}/cmdline"))]
+    pss = [_memory_kib(pid, "Pss:") for pid in hives]
+    rss = [_memory_kib(pid, "Rss:") for pid in hives]
+    before, start = _cpu_ticks(pids), time.perf_counter()
+    time.sleep(seconds)
+    ticks, wall = _cpu_ticks(pids) - before, time.perf_counter() - start
+    status = []
+    for _ in range(3):
+        began = time.perf_counter()
+        cli(workspace, "status", "--format", "json", timeout=120)
+        status.append(time.perf_counter() - began)
+    return {
+        f"idle_{label}_hive_pss_mib": round(statistics.median(pss) / 1024, 1) if pss else 0,
+        f"idle_{label}_hive_rss_mib": round(statistics.median(rss) / 1024, 1) if rss else 0,
+        f"idle_{label}_tree_cpu_share_of_a_core": round(ticks / os.sysconf("SC_CLK_TCK") / wall, 3),
+        f"status_{label}_s": round(statistics.median(status), 3),
+    }
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _memory_kib(pid: int, field: str) -> int:
+    for line in _read(Path(f"/proc/{pid}/smaps_rollup")).decode(errors="replace").splitlines():
+        if line.startswith(field):
+            return int(line.split()[1])
+    return 0
+
+
+def _cpu_ticks(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        fields = _read(Path(f"/proc/{pid}/stat")).decode(errors="replace").rsplit(")", 1)[-1].split()
+        if len(fields) > 13:
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total
 
 
 def _hives_phase(workspace: Path) -> float:
