@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..decompose import Budget, Crossing, DecompositionPlan, HivePlan, decompose, render_picture, write_workspace
 from ..errors import InputError, Location
@@ -87,13 +88,13 @@ def decompose_command(
     Example: subhive decompose . --max-files 150 --explain
     """
     budget = Budget(max_files, max_bytes)
-    started = time.perf_counter()
-
-    def progress(message: str) -> None:
-        if not quiet:
-            err_console.print(f"[dim]decompose: {message} ({time.perf_counter() - started:.1f}s)[/]")
-
-    plan = decompose(path, budget, exclude=tuple(exclude or ()), progress=progress)
+    reporter = _Reporter(quiet=quiet)
+    try:
+        plan = decompose(
+            path, budget, exclude=tuple(exclude or ()), progress=reporter.message, reading=reporter.reading
+        )
+    finally:
+        reporter.close()
     for warning in plan.warnings:
         err_console.print(f"[yellow]warning[/]: {warning}", highlight=False)
     if picture is not None:
@@ -111,6 +112,47 @@ def decompose_command(
     sys.stdout.flush()
     if written is not None:
         _report_written(written)
+
+
+#: A progress bar for reading only on trees this large (on a terminal); smaller ones are read in a blink.
+_BAR_FROM = 2_000
+
+
+class _Reporter:
+    """Progress on stderr: a line per stage, and on a terminal a bar while a large tree's files are read."""
+
+    def __init__(self, *, quiet: bool) -> None:
+        self.quiet = quiet
+        self.started = time.perf_counter()
+        self.bar: Progress | None = None
+        if not quiet and err_console.is_terminal:
+            self.bar = Progress(
+                TextColumn("decompose: {task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=err_console,
+                transient=True,
+            )
+
+    def message(self, text: str) -> None:
+        if not self.quiet:
+            console = self.bar.console if self.bar is not None else err_console
+            console.print(f"[dim]decompose: {text} ({time.perf_counter() - self.started:.1f}s)[/]")
+
+    def reading(self, done: int, total: int) -> None:
+        if self.bar is None or total < _BAR_FROM:
+            return
+        if not self.bar.tasks:
+            self.bar.add_task("reading files", total=total)
+            self.bar.start()
+        self.bar.update(self.bar.tasks[0].id, completed=done)
+        if done == total:
+            self.bar.stop()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def _write_picture(plan: DecompositionPlan, target: Path) -> None:

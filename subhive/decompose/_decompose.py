@@ -27,8 +27,10 @@ from ._units import find_units, split_units
 __all__ = ["decompose"]
 
 Progress = Callable[[str], None]
+Reading = Callable[[int, int], None]
 _SIDE_FILES = frozenset({"go.mod", "package.json", "tsconfig.json", "Cargo.toml", "compile_commands.json"})
 _PROGRESS_EVERY = 20_000
+_READING_EVERY = 500
 #: Languages whose import lines alone do not say which names are used: read from the text (symbols_used).
 _HINTED = frozenset({Language.javascript, Language.typescript, Language.go})
 
@@ -40,12 +42,14 @@ def decompose(
     exclude: Sequence[str] = (),
     strategy: Strategy | str = Strategy.graph,
     progress: Progress | None = None,
+    reading: Reading | None = None,
 ) -> DecompositionPlan:
     """Plan the sub-hives of the repository at ``path`` so that every leaf fits ``budget``.
 
     Raises :class:`InputError` when ``path`` does not exist (``decompose.not_found``), is not a directory
     (``decompose.not_a_directory``), cannot be listed (``decompose.unreadable``) or holds no file to plan
-    (``decompose.empty``). Files it cannot use are skipped and counted, never fatal.
+    (``decompose.empty``). Files it cannot use are skipped and counted, never fatal. ``progress`` hears what
+    is done, a line at a time; ``reading(done, total)`` how many files were read so far, for a progress bar.
 
     >>> plan = decompose("shop", Budget(max_files=50))  # doctest: +SKIP
     >>> plan.stats.edges_total, plan.stats.edges_cut  # doctest: +SKIP
@@ -57,7 +61,9 @@ def decompose(
     root = _check_root(path)
     listing = discover(root, exclude)
     say(f"listed {len(listing.paths):,} files ({listing.source})")
-    graph, extracted, side_files, skipped, languages, linking = _read(root, listing.paths, budget, say)
+    graph, extracted, side_files, skipped, languages, linking = _read(
+        root, listing.paths, budget, say, reading or (lambda _done, _total: None)
+    )
     skipped.update(listing.skipped)
     if not graph.paths:
         shown = ", ".join(f"{count} {reason}" for reason, count in sorted(skipped.items()))
@@ -186,7 +192,7 @@ def _check_root(path: str | Path) -> Path:
 
 
 def _read(
-    root: Path, paths: list[str], budget: Budget, say: Progress
+    root: Path, paths: list[str], budget: Budget, say: Progress, reading: Reading
 ) -> tuple[Graph, list[Extracted | None], dict[str, str], Counter[str], dict[str, int], Linking]:
     kept: list[str] = []
     sizes: list[int] = []
@@ -200,6 +206,8 @@ def _read(
     for count, path in enumerate(paths, 1):
         if count % _PROGRESS_EVERY == 0:
             say(f"read {count:,}/{len(paths):,} files")
+        if count % _READING_EVERY == 0 or count == len(paths):
+            reading(count, len(paths))
         language = language_of(path)
         side = path.rpartition("/")[2] in _SIDE_FILES
         result = read_file(root / path, limit=budget.max_bytes, want_text=language is not None or side)

@@ -154,3 +154,10 @@ def test_names_come_from_the_directories_a_maintainer_knows(tmp_path: Path) -> N
     assert flat == ["flat_alpha_bravo", "flat_charlie_delta", "flat_echo_foxtrot"]
     again = decompose(write_tree(tmp_path / "shop-repo", files), Budget(max_files=3))
     assert [hive.name for hive in again.hives] == names
+
+
+def test_reading_reports_how_many_files_were_read(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "repo", {f"d{n // 100}/m{n}.py": "" for n in range(1200)})
+    seen: list[tuple[int, int]] = []
+    decompose(repo, Budget(max_files=500), reading=lambda done, total: seen.append((done, total)))
+    assert seen == [(500, 1200), (1000, 1200), (1200, 1200)]
