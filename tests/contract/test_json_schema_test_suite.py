@@ -27,4 +27,3 @@ def test_every_test_of_the_suite_passes_or_is_listed_with_its_reason(suite: str)
     required = [o for o in outcomes if o.part == "required"]
     assert len(required) > 600
     assert sum(o.passed for o in required) / len(required) > 0.98
-
