@@ -291,7 +291,7 @@ async def _run_on_bus(
             on_frame=on_frame,
             repair=is_repair_prompt(prompt),
         )
-        quorum = quorum_for(manifest, spec, hive_dir=hive_dir, board=board, records=transcript.board)
+        quorum = quorum_for(manifest, spec, hive_dir=hive_dir, board=board, records=transcript.board, root=root)
         built = build_agent(
             spec,
             hive=hive,

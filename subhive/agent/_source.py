@@ -199,7 +199,14 @@ class AgentSource:
         """``propose_critical`` over the hive's board, its voters the hive's agents (``[quorum]``)."""
         if self.manifest is None:
             return None
-        return quorum_for(self.manifest, self.spec, hive_dir=self.hive_dir, board=ctx.board, records=transcript.board)
+        return quorum_for(
+            self.manifest,
+            self.spec,
+            hive_dir=self.hive_dir,
+            board=ctx.board,
+            records=transcript.board,
+            root=getattr(ctx, "root", None),
+        )
 
     def _review(self, ctx: Any, transcript: BoardTranscript) -> Review | None:
         """The hive's debate over this agent's changes (``[review]``): its frames on the board and, under

@@ -5,6 +5,7 @@ proposed value only (never another voter's answer), and answers the value it sta
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -17,6 +18,8 @@ from ._loop import Agent, FrameSink
 from ._tools import Tool, ToolError, schema_object
 
 __all__ = ["QuorumTool", "agent_voter", "json_answer", "quorum_for"]
+
+log = logging.getLogger(__name__)
 
 #: The tools a voter keeps from its manifest: it reads the hive to check the value, and changes nothing.
 _READ_ONLY = ("list_files", "read_file", "search", "board_read")
@@ -59,10 +62,14 @@ class QuorumTool:
     the hive's voter agents decide it in a round (:class:`~subhive.hive.QuorumWrites`). ``agents`` are the voters
     the framework runs (closed with :meth:`close`)."""
 
-    def __init__(self, quorum: QuorumWrites, agents: Mapping[str, Agent], *, proposer: str) -> None:
+    def __init__(
+        self, quorum: QuorumWrites, agents: Mapping[str, Agent], *, proposer: str, root: Any = None, hive: str = ""
+    ) -> None:
         self.quorum = quorum
         self.agents = dict(agents)
         self.proposer = proposer
+        #: A ``RootClient``: an escalated round becomes a repair proposal a person sees (``subhive approvals``).
+        self.root, self.hive = root, hive
         self.tool = Tool(
             "propose_critical",
             "Propose a value for a critical key of the hive's blackboard: the hive's voters are asked, each on "
@@ -82,7 +89,28 @@ class QuorumTool:
             )
         voters = {f"agent:{name}": agent_voter(agent) for name, agent in self.agents.items()}
         round_id, outcome = await self.quorum.decide(key, arguments["value"], voters, proposer=self.proposer)
-        return {"round": round_id, **outcome.to_dict()}
+        answer = {"round": round_id, **outcome.to_dict()}
+        if not outcome.accepted and self.root is not None:
+            answer["repair"] = await self._escalate(key, round_id, answer)
+        return answer
+
+    async def _escalate(self, key: str, round_id: str, answer: dict[str, Any]) -> str:
+        """The round's disagreement, with each voter's value, as a repair proposal at the root; its id, or ""
+        when the root could not be reached (the round stays on the board either way)."""
+        from ..bus import kv_bucket
+
+        try:
+            approval = await self.root.propose_repair(
+                code="quorum.escalated",
+                message=f"no quorum for critical key {key} (round {round_id}): {answer.get('reason', '')}",
+                subject=f"$KV.{kv_bucket(self.hive)}.{key}" if self.hive else "",
+                sample=json.dumps(answer, ensure_ascii=False, default=str),
+                hive=self.hive or None,  # the admin's client must name it; a hive's own may
+            )
+        except Exception as exc:  # the round stays on the board; the tool's answer says it was not proposed
+            log.warning("quorum round %s on %s escalated, but the root refused it: %s", round_id, key, exc)
+            return ""
+        return str(approval.id)
 
     async def close(self) -> None:
         for agent in self.agents.values():
@@ -96,10 +124,12 @@ def quorum_for(
     hive_dir: Path,
     board: KvBlackboard,
     records: KvBlackboard,
+    root: Any = None,
 ) -> QuorumTool | None:
     """The ``propose_critical`` tool of ``author`` in ``manifest``'s hive, or None when the author does not list
     it or the hive has no ``[quorum]``. The voters are the hive's agents named ``agent:NAME`` in ``voters``,
-    each built from its own ``[agents.NAME]`` with its read-only tools only."""
+    each built from its own ``[agents.NAME]`` with its read-only tools only. With ``root``, a round without a
+    quorum is also proposed as a repair there."""
     from ._build import build_agent
 
     spec = manifest.quorum
@@ -113,4 +143,6 @@ def quorum_for(
             role = declared[name]
             tools = {t: "allow" for t in role.tools if t in _READ_ONLY}
             agents[name] = build_agent(replace(role, tools=tools), hive=manifest.name, hive_dir=hive_dir, board=board)
-    return QuorumTool(QuorumWrites(spec, board, records), agents, proposer=f"agent:{author.name}")
+    return QuorumTool(
+        QuorumWrites(spec, board, records), agents, proposer=f"agent:{author.name}", root=root, hive=manifest.name
+    )

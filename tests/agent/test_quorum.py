@@ -12,7 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from subhive.agent import RecordedRequest, ScriptedServer, Step, ToolBox, ToolCall, agent_voter, board_tools
+from subhive.agent import (
+    RecordedRequest,
+    ScriptedServer,
+    Step,
+    ToolBox,
+    ToolCall,
+    agent_voter,
+    board_tools,
+)
+from subhive.agent._vote import QuorumTool
 from subhive.bus import EmbeddedServer
 from subhive.hive import (
     QUORUM_ROUNDS,
@@ -23,7 +32,9 @@ from subhive.hive import (
     ensure_blackboard,
     tally,
 )
-from subhive.workspace import QuorumSpec
+from subhive.root_hive._client import RootClient, admin_token_of
+from subhive.root_hive._service import RootServer
+from subhive.workspace import Kind, QuorumSpec, init_workspace, new_subhive
 from tests.kit import run
 
 from .conftest import make_agent
@@ -253,3 +264,56 @@ def test_an_agent_proposes_a_critical_write_and_the_hives_voters_decide(
     assert written.writer == f"quorum:{outcome['round']}"
     assert board[f"{QUORUM_ROUNDS}.{outcome['round']}"].value["proposer"] == "agent:finder"
     assert board[transcript_key("finder", result.turn)].value["status"] == "completed"
+
+
+def test_a_round_without_quorum_becomes_a_repair_at_the_root_with_every_voters_value(
+    server: EmbeddedServer, tmp_path: Path
+) -> None:
+    """propose_critical under a root: a round the liars split is proposed there as a repair (quorum.escalated)
+    that names the key, with each voter's value in its sample, so a person decides; nothing is written."""
+    root_dir = tmp_path / "ws"
+    init_workspace(root_dir)
+    new_subhive("notes", Kind.backend, start=root_dir)
+    honest, lie = {"version": "1.2.0"}, {"version": "9.9.9"}
+    servers = scripted_voters({"agent:h1": honest, "agent:h2": honest, "agent:l1": lie, "agent:l2": {"v": 0}})
+    for _name, s in servers:
+        s.start()
+
+    async def scenario() -> tuple[dict[str, Any], list[Any], Any]:
+        nc = await nats.connect(server.url)
+        agents = {name.removeprefix("agent:"): make_agent(s) for name, s in servers}
+        try:
+            await ensure_blackboard(nc.jetstream(), "notes")
+            board = await KvBlackboard.open(nc.jetstream(), "notes")
+            async with (
+                await RootServer.start(root_dir) as root,
+                RootClient(root.address, admin_token_of(root_dir)) as admin,
+            ):
+                tool = QuorumTool(
+                    QuorumWrites(QuorumSpec(("decisions.*",), f=1), board),
+                    agents,
+                    proposer="agent:finder",
+                    root=admin,
+                    hive="notes",
+                )
+                answer = await tool._run({"key": "decisions.rollback", "value": honest})
+                repairs = await admin.approvals(kind="repair")
+            return answer, repairs, await board.get("decisions.rollback")
+        finally:
+            for agent in agents.values():
+                await agent.close()
+            await nc.close()
+
+    try:
+        answer, repairs, written = run(scenario())
+    finally:
+        for _name, s in servers:
+            s.stop()
+    assert answer["outcome"] == "escalated"
+    assert written is None
+    [repair] = repairs
+    assert answer["repair"] == repair.id
+    assert repair.repair.code == "quorum.escalated"
+    assert repair.repair.subject == "$KV.bb_notes.decisions.rollback"
+    sample = json.loads(repair.repair.sample)
+    assert sample["votes"] == {"agent:h1": honest, "agent:h2": honest, "agent:l1": lie, "agent:l2": {"v": 0}}
