@@ -7,6 +7,7 @@ dead letters answer 503, which the tests check; ``test_bus_routes.py`` runs them
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import io
 import json
@@ -197,7 +198,9 @@ def _seed_tree(ws: Path) -> None:
             await root.propose_tool_call(hive="web", agent="helper", tool="write_file", arguments="{}", turn="w1")
             await root.report_frames([AgentStep("helper", "w1", 1, "turn.started", "{}", 1.0)], hive="web")
 
-    asyncio.run(seed())
+    # In a thread of its own: a test module may hold Playwright's event loop open in this one.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, seed()).result(timeout=60)
 
 
 @pytest.fixture(scope="module")

@@ -134,3 +134,26 @@ def test_live_events_and_an_agents_turn(api: Api, page: Page, shots: Path) -> No
     page.get_by_role("link", name="Dead letters").click()
     expect(main).to_contain_text("subhive up --detach")
     page.screenshot(path=shots / "deadletters.png", full_page=True)
+
+
+def test_a_running_tree_its_boards_and_dead_letters(tree: Api, page: Page, shots: Path) -> None:
+    page.goto(f"{tree.url}/console/")
+    expect(page.get_by_test_id("tree")).to_contain_text("ready")
+    expect(page.get_by_role("main")).to_contain_text("The tree is up")
+    page.screenshot(path=shots / "tree-up.png", full_page=True)
+
+    page.get_by_role("link", name="Boards").click()
+    page.get_by_label("Hive").select_option("web")
+    main = page.get_by_role("main")
+    expect(main).to_contain_text("tasks.t1")
+    page.get_by_role("button", name="History of tasks.t1").click()
+    expect(main).to_contain_text("rev 1 by ada")
+    expect(main).to_contain_text('"status":"open"')
+    expect(main).to_contain_text('"status":"done"')
+    page.screenshot(path=shots / "board.png", full_page=True)
+
+    page.get_by_role("link", name="Dead letters").click()
+    page.get_by_role("button", name="Show db:1").click()
+    expect(main).to_contain_text("payload.invalid")
+    expect(main).to_contain_text('"note": "été"')  # the bytes as text, accents intact
+    page.screenshot(path=shots / "deadletters-up.png", full_page=True)

@@ -10,6 +10,7 @@ const byInput = document.getElementById("by");
 let lastSeq = 0;
 const eventLog = []; // newest first, at most 200
 let onFrame = null; // the current page's reaction to a live frame
+let refresh = null; // the tree page's next look at health
 
 tokenInput.value = sessionStorage.getItem("subhive.token") || "";
 byInput.value = localStorage.getItem("subhive.by") || "";
@@ -108,6 +109,8 @@ async function treePage() {
     h("p", { class: "muted" }, tree.up ? "The tree is up: health is live." : "The tree is not up (subhive up starts it)."),
     h("div", { class: "tree", "data-testid": "tree" }, h("ul", {}, tree.hives.map(node))));
   onFrame = debounce(() => route(), 500);
+  // Health lives in the hives' heartbeats, not in frames: look again every few seconds while the tree is shown.
+  if (tree.up) refresh = setTimeout(() => { if (location.hash.startsWith("#/tree") || !location.hash) route(); }, 5000);
 }
 
 function approvalCard(a) {
@@ -227,8 +230,13 @@ async function boardsPage(params) {
 async function showHistory(hive, key, into) {
   into.replaceChildren(h("h3", {}, `History of ${key}`));
   try {
-    into.append(await paged(`/boards/${hive}/history?key=${encodeURIComponent(key)}`, (e) =>
-      h("p", {}, `rev ${e.revision} by ${e.writer} ${when(e.time)}: `, h("code", {}, JSON.stringify(e.value))), "Never written."));
+    const answer = await api(`/boards/${hive}/history?key=${encodeURIComponent(key)}&limit=500`);
+    const revisions = answer.revisions.items;
+    into.append(
+      ...revisions.map((e) => h("p", {}, `rev ${e.revision} by ${e.writer} ${when(e.time)}: `, h("code", {}, JSON.stringify(e.value)))),
+      ...answer.broken.map((b) => h("p", { class: "problem" }, `rev ${b.revision}: ${b.reason} [${b.code}]`)),
+      revisions.length ? "" : h("p", { class: "muted" }, "Never written."),
+      answer.revisions.next_cursor ? h("p", { class: "muted" }, "Older revisions beyond the first 500 are not shown.") : "");
   } catch (e) { into.append(problemView(e)); }
 }
 
@@ -298,6 +306,7 @@ async function route() {
   const [name, ...rest] = path.split("/");
   const params = new URLSearchParams(query || "");
   onFrame = null;
+  clearTimeout(refresh);
   for (const link of document.querySelectorAll("nav a")) {
     link.toggleAttribute("aria-current", link.getAttribute("href") === `#/${name}`);
     if (link.getAttribute("href") === `#/${name}`) link.setAttribute("aria-current", "page");
