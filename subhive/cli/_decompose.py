@@ -220,12 +220,17 @@ def render_text(plan: DecompositionPlan, *, files: bool = False, explain: bool =
             shown = ", ".join(consumers[:_CONSUMERS_SHOWN])
             more = f" and {len(consumers) - _CONSUMERS_SHOWN} more" if len(consumers) > _CONSUMERS_SHOWN else ""
             lines.append(f"  {contract} served by {provider} to {shown}{more} ({count:,} edges)")
+    by_pair = {(c.consumer, c.provider): c for c in plan.crossings}
     for cycle in plan.cycles:
         consumer, provider, count = cycle.weakest
         lines.append(
             f"cycle: {' <-> '.join(cycle.hives)} import each other and do not fit one leaf; "
-            f"weakest link {consumer} -> {provider} ({count:,} edges)"
+            f"weakest link {consumer} -> {provider} ({count:,} edges), the first to cut:"
         )
+        edges = by_pair[(consumer, provider)].edges
+        lines.extend(f"  {source} -> {target}" for source, target in edges[:_EDGES_SHOWN])
+        if len(edges) > _EDGES_SHOWN:
+            lines.append(f"  ... {len(edges) - _EDGES_SHOWN:,} more")
     if explain:
         lines.extend(explain_boundaries(plan))
     elif crossings:

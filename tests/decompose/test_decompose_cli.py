@@ -185,3 +185,23 @@ def test_picture_is_a_self_contained_treemap_with_the_heaviest_crossings(
     assert code == 2
     assert json.loads(out)["error"] == "decompose.picture_unwritable"
     assert "Traceback" not in err
+
+
+def test_a_cycle_is_named_with_the_edges_of_its_weakest_link(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    for package, other, first in (("orders", "billing", "b0"), ("billing", "orders", "o1")):
+        (repo / package).mkdir(parents=True)
+        for n in range(4):
+            name = f"{package[0]}{n}"
+            own = f"from {package} import {package[0]}0\n" if n else f"from {other} import {first}\n"
+            (repo / package / f"{name}.py").write_text(own)
+    (repo / "orders" / "o2.py").write_text("from billing import b0\nfrom billing import b1\n")
+    code, out, _ = cli(capsys, "decompose", str(repo), "--max-files", "4", "-q")
+    assert code == 0
+    assert (
+        "cycle: billing <-> orders import each other and do not fit one leaf; weakest link billing -> orders (1 edges)"
+        in out
+    )
+    assert "  billing/b0.py -> orders/o1.py\n" in out
