@@ -639,8 +639,8 @@ class _Refiner:
         return moved
 
     def absorb_small(self, floor: int) -> None:
-        """A leaf that refinement left with fewer than ``floor`` files joins, whole, the leaf it is most
-        coupled to when that has room: no one-file hives."""
+        """A leaf left with fewer than ``floor`` files joins, whole, the leaf it is most coupled to when that
+        has room, else the nearest leaf in tree order that has: no one-file hives."""
         members: dict[int, list[int]] = {}
         for k, leaf in enumerate(self.owner):
             members.setdefault(leaf, []).append(k)
@@ -653,9 +653,13 @@ class _Refiner:
                 for other, weight in self._toward(k).items():
                     if other != leaf:
                         toward[other] = toward.get(other, 0) + weight
-            for target in sorted(toward, key=lambda t: (-toward[t], t)):
+            # the most coupled leaf with room, else the nearest in tree order (leaves are listed in that order)
+            coupled = sorted(toward, key=lambda t: (-toward[t], t))
+            nearby = sorted((t for t in range(len(self.counts)) if t != leaf), key=lambda t: (abs(t - leaf), t))
+            for target in (*coupled, *nearby):
                 if (
-                    self.counts[target] + self.counts[leaf] <= self.budget.max_files
+                    self.counts[target] > 0
+                    and self.counts[target] + self.counts[leaf] <= self.budget.max_files
                     and self.sizes[target] + self.sizes[leaf] <= self.budget.max_bytes
                 ):
                     for k in items:
