@@ -5,6 +5,7 @@ through a unit that fits. The steps and why: docs/decompose.md#how-the-split-wor
 from __future__ import annotations
 
 import heapq
+import itertools
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -655,8 +656,8 @@ class _Refiner:
                         toward[other] = toward.get(other, 0) + weight
             # the most coupled leaf with room, else the nearest in tree order (leaves are listed in that order)
             coupled = sorted(toward, key=lambda t: (-toward[t], t))
-            nearby = sorted((t for t in range(len(self.counts)) if t != leaf), key=lambda t: (abs(t - leaf), t))
-            for target in (*coupled, *nearby):
+            nearby = (t for d in range(1, len(self.counts)) for t in (leaf - d, leaf + d) if 0 <= t < len(self.counts))
+            for target in itertools.chain(coupled, nearby):
                 if (
                     self.counts[target] > 0
                     and self.counts[target] + self.counts[leaf] <= self.budget.max_files
