@@ -121,7 +121,8 @@ def serve(ws: Path, hive_token: str) -> Iterator[Api]:
         yield Api(started["http"], token, ws, hive_token)
     finally:
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 0
+        _, err = proc.communicate(timeout=20)  # drains and closes both pipes
+        assert proc.returncode == 0, err
 
 
 @pytest.fixture
