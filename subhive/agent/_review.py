@@ -355,9 +355,10 @@ class Review:
         ``reasoning``, ``strongest_objection``, ``evidence``, ``signals`` and the transcript."""
         rid = review_id(tool, arguments)
         kept = await self.records.get(review_key(self.author, rid)) if self.records is not None else None
-        if kept is not None and isinstance(kept.value, dict) and "verdict" in kept.value:
+        if kept is not None and isinstance(kept.value, dict) and kept.value.get("verdict") in ("approve", "reject"):
             # The same call reviewed before: a parked turn that is woken checks its call again, and the same
-            # change proposed again gets the same verdict, without a second debate.
+            # change proposed again gets the same verdict, without a second debate. An `undecided` one (the
+            # judge gave none: its model was down, say) is debated again rather than kept.
             self.last = kept.value
             return kept.value
         frames = _Frames(self.author, rid, self.records, self.on_frame)

@@ -113,6 +113,12 @@ class _Tree:
         if wildcard is not None and wildcard not in self.serves[hive]:
             # A request: to the hive that serves the operation, or to the hub's mock provider when none does.
             providers = sorted(h for h, subs in self.serves.items() if wildcard in subs and h != hive)
+            if len(providers) > 1:  # the consumer could import from one only, and the hub would reach both
+                raise UsageError(
+                    f"{', '.join(providers)} all serve {wildcard}: one operation has one provider",
+                    code="bus.provider_conflict",
+                    hint="a contract is provided by one hive (more processes of it share the work)",
+                )
             provider = providers[0] if providers else HUB_ACCOUNT
             self.accounts[provider].exports[("service", wildcard)].add(hive)
             self.accounts[hive].imports.add(("service", provider, subject, ""))

@@ -4,6 +4,7 @@ server's configuration holds only public keys, so nothing written for the server
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -55,9 +56,19 @@ def seed_file(path: Path) -> NKey:
     if not path.exists():
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            out.write(seed)
+        # Written whole under another name, then linked into place: a crash leaves no empty seed behind, and of
+        # two processes making it at once the first wins and the second reads the first's.
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(seed)
+                out.flush()
+                os.fsync(out.fileno())
+            with contextlib.suppress(FileExistsError):
+                os.link(temporary, path)
+        finally:
+            temporary.unlink(missing_ok=True)
     try:
         seed = path.read_bytes().strip()
     except OSError as exc:

@@ -294,6 +294,9 @@ class KvBlackboard:
             ack = await self._publish(key, data, headers)
         except nats.js.errors.APIError as exc:
             if exc.err_code in _WRONG_LAST and expected_revision is not None:
+                landed = await self._landed(key, headers[_MSG_ID])
+                if landed is not None:
+                    return landed
                 raise RevisionConflict(key, expected_revision) from None
             if exc.err_code in _FULL:
                 raise BlackboardError(
@@ -313,6 +316,16 @@ class KvBlackboard:
                 hint="is the NATS server up, and the bucket created?",
             ) from None
         return ack.seq
+
+    async def _landed(self, key: str, msg_id: str) -> int | None:
+        """The revision of this very write if a retry's conflict is with itself: a first attempt stored it but
+        its answer was lost, and a single server checks the expected revision before the duplicate id (a
+        cluster answers "duplicate" instead). None when the key's latest revision is someone else's."""
+        try:
+            msg = await self._js.get_msg(self._stream, subject=self._prefix + key)
+        except nats.js.errors.NotFoundError:
+            return None
+        return msg.seq if (msg.headers or {}).get(_MSG_ID) == msg_id else None
 
     async def _publish(self, key: str, data: bytes, headers: dict[str, str]) -> PubAck:
         deadline = time.monotonic() + self.failover

@@ -20,6 +20,9 @@ _SYNC = ("always", "interval")
 #: Seconds a hive retries a durable publish or a board write while a cluster elects a leader (5-9 s measured
 #: after losing a node, more after a full restart with state).
 DEFAULT_FAILOVER = 30.0
+#: A retry must come while the streams still remember its message id (their duplicate window, 120 s, less a
+#: request's timeout), or a write that did land would be stored again.
+MAX_FAILOVER = 110.0
 
 Report = Callable[[str, str, str, str], None]
 
@@ -40,8 +43,8 @@ class NatsSettings:
             raise ValueError(f"nodes must be one of {_NODES}, not {self.nodes!r}")
         if self.sync not in _SYNC:
             raise ValueError(f"sync must be one of {_SYNC}, not {self.sync!r}")
-        if self.failover is not None and not (math.isfinite(self.failover) and 0 <= self.failover <= 600):
-            raise ValueError(f"failover must be 0 to 600 seconds, not {self.failover!r}")
+        if self.failover is not None and not (math.isfinite(self.failover) and 0 <= self.failover <= MAX_FAILOVER):
+            raise ValueError(f"failover must be 0 to {MAX_FAILOVER:g} seconds, not {self.failover!r}")
 
     @property
     def clustered(self) -> bool:
@@ -108,7 +111,12 @@ class NatsSettings:
 def _seconds(value: Any, pointer: str, report: Report) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 600:
-        report(pointer, "workspace.nats_failover", f"failover = {value!r} is not 0 to 600 seconds", "e.g. 30")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= MAX_FAILOVER:
+        report(
+            pointer,
+            "workspace.nats_failover",
+            f"failover = {value!r} is not 0 to {MAX_FAILOVER:g} seconds",
+            "e.g. 30; a retry must come while the streams remember the message id (2 minutes)",
+        )
         return None
     return float(value)

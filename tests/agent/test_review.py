@@ -355,3 +355,34 @@ def test_a_call_reviewed_before_gets_its_verdict_without_a_second_debate(
         assert len(judge.chat_requests()) == 1
     assert again == first
     assert again["verdict"] == "reject"
+
+
+def test_an_undecided_review_is_debated_again_rather_than_kept(tmp_path: Path, server: EmbeddedServer) -> None:
+    """The judge's model refused once (no verdict: the person would decide alone); proposing the same change
+    again debates it again instead of reusing "undecided" for good."""
+    (tmp_path / "app.py").write_text("x = 1\n")
+    verdict = {"verdict": "reject", "reasoning": "no", "strongest_objection": "x", "evidence": []}
+
+    async def scenario(roles: ScriptedServer, judge: ScriptedServer) -> tuple[Any, Any]:
+        nc = await nats.connect(server.url)
+        try:
+            await ensure_blackboard(nc.jetstream(), "notes")
+            board = await KvBlackboard.open(nc.jetstream(), "notes")
+            agents = {"critic": make_agent(roles), "devil": make_agent(roles), "judge": make_agent(judge)}
+            review = Review(SPEC, agents, author="helper", files=FileSlice(tmp_path), board=board, records=board)
+            first = await review.run("propose_diff", '{"diff": "d"}', "d")
+            again = await review.run("propose_diff", '{"diff": "d"}', "d")
+            await review.close()
+            return first, again
+        finally:
+            await nc.close()
+
+    debate = [position("reject", "no"), position("reject", "no")]
+    with (
+        ScriptedServer(debate * 2) as roles,
+        ScriptedServer([Step.fail(400, "bad request"), Step.say(json.dumps(verdict))]) as judge,
+    ):
+        first, again = run(scenario(roles, judge))
+        assert len(judge.chat_requests()) == 2  # asked again
+    assert first["verdict"] == "undecided"
+    assert again["verdict"] == "reject"

@@ -32,10 +32,11 @@ OPERATIONS = {(c, 1): ["place", "cancel"] for c in CONTRACTS}
 EVENTS = {(c, 1): ["done"] for c in CONTRACTS}
 HIVES = ["web", "backend", "db", "ui"]
 
-# Each hive provides and consumes some contracts (major 1); a contract provided by nobody is the mock's.
+# Each hive provides and consumes some contracts (major 1); a contract has at most one provider (the manifests
+# allow no more: hive.provides_conflict), and one provided by nobody is the mock's.
 trees = st.fixed_dictionaries(
     {hive: st.tuples(st.sets(st.sampled_from(CONTRACTS)), st.sets(st.sampled_from(CONTRACTS))) for hive in HIVES}
-)
+).filter(lambda tree: all(sum(c in provides for provides, _ in tree.values()) <= 1 for c in CONTRACTS))
 
 
 def _accounts(tree: dict[str, tuple[set[str], set[str]]]) -> dict[str, dict[str, object]]:
@@ -90,7 +91,7 @@ def test_every_import_is_exported_to_that_account_alone_and_no_export_is_public(
                 for e in accounts[hive].get("imports", [])  # type: ignore[attr-defined]
                 if "service" in e and e["service"]["subject"] == f"subhive.{contract}.v1.op.place.{hive}"
             }
-            assert sources == {sorted(wanted)[0]}
+            assert sources == set(wanted)
 
 
 def test_the_real_server_accepts_the_accounts_of_a_tree(tmp_path: Path) -> None:
@@ -176,3 +177,14 @@ def test_a_broken_public_key_or_seed_file_is_refused_with_its_code(tmp_path: Pat
     made = seed_file(tmp_path / "fresh" / "web.nk")
     assert made == seed_file(tmp_path / "fresh" / "web.nk")  # made once, read back the same
     assert (tmp_path / "fresh" / "web.nk").stat().st_mode & 0o777 == 0o600
+
+
+def test_two_providers_of_one_operation_are_refused() -> None:
+    """A consumer could import the operation from one of them only, and the hub would reach both."""
+    from subhive.errors import UsageError
+
+    tree = {"web": ({"orders"}, set()), "backend": ({"orders"}, set()), "db": (set(), {"orders"}), "ui": (set(), set())}
+    with pytest.raises(UsageError) as refused:
+        _accounts(tree)
+    assert refused.value.code == "bus.provider_conflict"
+    assert "backend, web" in str(refused.value)

@@ -99,6 +99,7 @@ def test_hive_toml_reads_back_what_was_written(tmp_path: Path) -> None:
         ('[workspace]\nname = "shop"\n[nats]\nnodes = 2\n', "workspace.nats_nodes", 4),
         ('[workspace]\nname = "shop"\n[nats]\nsync = "never"\n', "workspace.nats_sync", 4),
         ('[workspace]\nname = "shop"\n[nats]\nfailover = -1\n', "workspace.nats_failover", 4),
+        ('[workspace]\nname = "shop"\n[nats]\nfailover = 200\n', "workspace.nats_failover", 4),  # past dedupe
         ('name = "shop"\n', "workspace.unknown_key", 1),
         ("[workspace]\nformat = 1\n", "workspace.missing_key", 1),
     ],
