@@ -611,7 +611,8 @@ def _print_root_line(
 ) -> None:
     """Up; up with the root process down; a supervisor lost, with what it left running unsupervised; or not up."""
     if running:
-        where = f"[dim](NATS {escape(str(running.get('nats')))}, root {escape(str(running.get('root')))})[/]"
+        console = f", console {escape(str(running['http']))}/console/" if running.get("http") else ""
+        where = f"[dim](NATS {escape(str(running.get('nats')))}, root {escape(str(running.get('root')))}{console})[/]"
         if running.get("state") != "starting" and not processes.get("root", {}).get("alive"):
             out_console.print(
                 f"[bold]root[/]  [red]up, but the root process is down[/] {where} [dim](the supervisor restarts it)[/]"

@@ -5,6 +5,9 @@ and a replay that needs the admin token and is recorded with who asked."""
 from __future__ import annotations
 
 import base64
+import os
+import subprocess
+import sys
 
 from tests.http.conftest import LETTER_BYTES, Api, call
 
@@ -18,6 +21,19 @@ def test_the_tree_shows_each_hive_ready(tree: Api) -> None:
     health |= {c["name"]: c["health"] for h in answer["hives"] for c in h["children"]}
     assert health == {"backend": "ready", "db": "ready", "web": "ready"}
     assert call(tree, "GET", "/api/v1/health").json()["up"] is True
+
+
+def test_status_names_the_console(tree: Api) -> None:
+    shown = subprocess.run(
+        [sys.executable, "-m", "subhive", "status", "-C", str(tree.workspace)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")} | {"COLUMNS": "400"},
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert f"console {tree.url}/console/" in shown.stdout
 
 
 def test_a_board_and_the_history_of_a_key(tree: Api) -> None:
