@@ -23,6 +23,9 @@ from ._scripted import estimate_tokens
 __all__ = ["MEMORY_PREFIX", "AgentMemory", "memory_note", "select_memories", "settled"]
 
 MEMORY_PREFIX = "agent-memory"
+#: Per turn, the entries it was given and whether a change of it failed: a turn that parks, or whose hive dies,
+#: is resumed by another process, which must settle the same entries (``agent-memory-turns.<agent>.<turn>``).
+GIVEN_PREFIX = "agent-memory-turns"
 _WORD = re.compile(r"[a-z0-9_./-]{3,}")
 _LEARNT_FROM = ("propose_diff", "propose_contract")
 #: Stops that are no end of a turn: its outcome is not known yet.
@@ -188,16 +191,40 @@ class AgentMemory:
         if frame.kind == "turn.started":
             self._prompt = str(data.get("prompt") or "")
             self._failed = False
+            await self._keep_given(frame.turn)
+        elif frame.kind == "turn.resumed":
+            await self._restore_given(frame.turn)
         elif frame.kind == "tool.call" and data.get("name") in _LEARNT_FROM:
             self._calls[str(data.get("id"))] = data
         elif frame.kind == "tool.result" and data.get("name") in _LEARNT_FROM:
             call = self._calls.pop(str(data.get("id")), {})
-            self._failed = self._failed or not data.get("ok")
+            if not data.get("ok") and not self._failed:
+                self._failed = True
+                await self._keep_given(frame.turn)
             text = _outcome(str(data["name"]), call.get("arguments", ""), data, self._prompt)
             if text:
                 await self.remember(str(data["name"]), text, turn=frame.turn)
         elif frame.kind == "turn.stopped":
             await self._stopped(frame)
+
+    def _given_key(self, turn: str) -> str:
+        return f"{GIVEN_PREFIX}.{self.agent}.{re.sub(r'[^A-Za-z0-9_-]', '_', turn) or 'turn'}"
+
+    async def _keep_given(self, turn: str) -> None:
+        """What this turn must settle when it stops, on the board: whoever resumes it settles the same."""
+        if self._given or self._failed:
+            await self.board.put(
+                self._given_key(turn),
+                {"given": self._given, "failed": self._failed, "prompt": self._prompt[:600]},
+                writer=f"agent:{self.agent}",
+            )
+
+    async def _restore_given(self, turn: str) -> None:
+        kept = await self.board.get(self._given_key(turn))
+        if kept is not None and isinstance(kept.value, dict) and not kept.value.get("settled"):
+            self._given = [str(k) for k in kept.value.get("given") or []]
+            self._failed = self._failed or bool(kept.value.get("failed"))
+            self._prompt = self._prompt or str(kept.value.get("prompt") or "")
 
     async def _stopped(self, frame: Frame) -> None:
         stop = frame.data.get("stop") or {}
@@ -205,6 +232,10 @@ class AgentMemory:
             return
         given, self._given = self._given, []
         await self.settle(given, stop.get("code") == "completed" and not self._failed, turn=frame.turn)
+        if given:  # settled once: a second resume of the same turn must not move them again
+            await self.board.put(
+                self._given_key(frame.turn), {"given": given, "settled": True}, writer=f"agent:{self.agent}"
+            )
         if stop.get("code") != "completed":
             await self.remember(
                 "stop",

@@ -145,3 +145,47 @@ def test_a_lesson_given_to_turns_that_end_well_gains_confidence(tmp_path: Path, 
     assert [h["event"] for h in entry["history"]] == ["learnt", "helped", "helped"]
     assert round(entry["confidence"], 6) == 0.7
     assert entry["pruned"] is False
+
+
+def test_a_turn_resumed_by_another_process_settles_the_entries_it_was_given(server: EmbeddedServer) -> None:
+    """A turn is given a lesson, parks (or its hive dies) and is resumed by a process that never recalled it:
+    the entries it was given, and a change that failed before the pause, are on the board, so the resumed turn's
+    end moves the same lesson's confidence; a second resume of that turn moves it no further."""
+    import time
+
+    from subhive.agent import Frame
+
+    def frame(kind: str, seq: int, **data: Any) -> Frame:
+        return Frame(kind, "t-1", seq, data, time.time())
+
+    async def scenario() -> tuple[float, float, list[str]]:
+        nc = await nats.connect(server.url)
+        try:
+            await ensure_blackboard(nc.jetstream(), "notes")
+            board = await KvBlackboard.open(nc.jetstream(), "notes")
+            first = AgentMemory(board, "helper")
+            key = await first.remember("propose_diff", "the parser lives in parser.py; fix it there")
+            assert await first.recall("fix the parser", 500)
+            await first(frame("turn.started", 0, prompt="fix the parser"))
+            await first(frame("tool.call", 1, name="propose_diff", id="c1", arguments="{}"))
+            await first(frame("tool.result", 2, name="propose_diff", id="c1", ok=False, content="conflict"))
+            await first(frame("turn.parked", 3))
+            before = (await board.get(key)).value["confidence"]  # type: ignore[union-attr]
+            resumed = AgentMemory(board, "helper")  # another process: no recall
+            await resumed(frame("turn.resumed", 4))
+            await resumed(frame("turn.stopped", 5, stop={"code": "completed", "message": ""}))
+            after = await board.get(key)
+            again = AgentMemory(board, "helper")
+            await again(frame("turn.resumed", 6))
+            await again(frame("turn.stopped", 7, stop={"code": "completed", "message": ""}))
+            final = await board.get(key)
+            assert after is not None
+            assert final is not None
+            assert final.value["confidence"] == after.value["confidence"]  # settled once
+            return before, after.value["confidence"], [h["event"] for h in after.value["history"]]
+        finally:
+            await nc.close()
+
+    before, after, events = run(scenario())
+    assert after < before  # the change failed before the pause: the lesson did not help
+    assert events[-1] in ("failed", "pruned")
