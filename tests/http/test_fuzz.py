@@ -178,7 +178,7 @@ def test_every_operation_holds_to_the_document(tree: Api) -> None:
         check()
 
 
-def test_call_sequences_along_the_links_hold_to_the_document(tree: Api) -> None:
+def test_call_sequences_along_the_links_hold_to_the_document(tree: Api, tmp_path: Path) -> None:
     """schemathesis's own runner (its CLI, as CI would call it) for the stateful phase: it follows the links with
     the ids the lists answered, and copes with a server whose state the sequences change, where a bare Hypothesis
     state machine reports that as flaky data. The event stream is left out: it follows for ever (see above)."""
@@ -203,7 +203,13 @@ def test_call_sequences_along_the_links_hold_to_the_document(tree: Api) -> None:
         *(["--generation-deterministic"] if os.environ.get("CI") else []),
     ]
     ran = subprocess.run(
-        command, capture_output=True, text=True, timeout=300, check=False, env={**os.environ, "NO_COLOR": "1"}
+        command,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=tmp_path,
+        env={**os.environ, "NO_COLOR": "1"},
     )
     assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-2000:]
     summary = re.search(r"(\d+) generated, (\d+) passed", ran.stdout)
