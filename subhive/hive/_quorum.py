@@ -16,12 +16,12 @@ import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import InputError, Location
 from ..workspace import QuorumSpec
-from ._blackboard import KvBlackboard
+from ._blackboard import KvBlackboard, RevisionConflict
 from ._knowledge import key_matches
 
 __all__ = [
@@ -57,8 +57,9 @@ def equivalent(value: Any, rule: str) -> str:
 
 @dataclass(frozen=True)
 class QuorumOutcome:
-    """What a round came to: ``accepted`` (with ``value``) or ``escalated`` (``reason``: ``quorum.too_few_voters``
-    or ``quorum.no_agreement``), with every counted vote and the largest agreeing group's size."""
+    """What a round came to: ``accepted`` (with ``value``) or ``escalated`` (``reason``: ``quorum.too_few_voters``,
+    ``quorum.no_agreement``, or ``quorum.overtaken`` when the key changed while the voters were asked), with every
+    counted vote and the largest agreeing group's size."""
 
     accepted: bool
     value: Any
@@ -143,6 +144,9 @@ class QuorumWrites:
                 hint="declare its pattern in [quorum] keys, or write it as usual",
             )
         round_id = f"{int(time.time() * 1000):013d}-{secrets.token_hex(3)}"
+        # The value is written only over what the voters judged against: a round that another round (or any
+        # writer) overtook meanwhile writes nothing, instead of the last one to finish winning.
+        current = await self.board.get(key)
         names = sorted(voters)
         answers = await asyncio.gather(*(voters[n](key, proposed) for n in names), return_exceptions=True)
         votes = {n: a for n, a in zip(names, answers, strict=True) if not isinstance(a, BaseException)}
@@ -164,6 +168,15 @@ class QuorumWrites:
             **outcome.to_dict(),
         }
         if outcome.accepted:
-            record["revision"] = await self.board.put(key, outcome.value, writer=f"quorum:{round_id}")
+            try:
+                record["revision"] = await self.board.put(
+                    key,
+                    outcome.value,
+                    writer=f"quorum:{round_id}",
+                    expected_revision=current.revision if current is not None else 0,
+                )
+            except RevisionConflict:
+                outcome = replace(outcome, accepted=False, reason="quorum.overtaken")
+                record.update(outcome.to_dict())
         await self.records.put(f"{QUORUM_ROUNDS}.{round_id}", record, writer=f"quorum:{round_id}")
         return round_id, outcome

@@ -317,3 +317,37 @@ def test_a_round_without_quorum_becomes_a_repair_at_the_root_with_every_voters_v
     assert repair.repair.subject == "$KV.bb_notes.decisions.rollback"
     sample = json.loads(repair.repair.sample)
     assert sample["votes"] == {"agent:h1": honest, "agent:h2": honest, "agent:l1": lie, "agent:l2": {"v": 0}}
+
+
+def test_of_two_rounds_on_one_key_the_one_overtaken_writes_nothing(server: EmbeddedServer) -> None:
+    """Two rounds run at once on one critical key, both agreed: the one finishing first writes, the other was
+    judged against a value that is gone and writes nothing (``quorum.overtaken``), rather than the last one to
+    finish silently winning."""
+    import asyncio
+
+    def voters(value: Any, delay: float) -> dict[str, Any]:
+        async def vote(key: str, proposed: Any) -> Any:
+            await asyncio.sleep(delay)
+            return value
+
+        return {f"agent:v{i}": vote for i in range(4)}
+
+    async def scenario() -> tuple[Any, Any, Any]:
+        nc = await nats.connect(server.url)
+        try:
+            await ensure_blackboard(nc.jetstream(), "notes")
+            board = await KvBlackboard.open(nc.jetstream(), "notes")
+            quorum = QuorumWrites(QuorumSpec(("decisions.*",), f=1), board)
+            slow = quorum.decide("decisions.release", {"v": "slow"}, voters({"v": "slow"}, 0.3), proposer="a")
+            fast = quorum.decide("decisions.release", {"v": "fast"}, voters({"v": "fast"}, 0.05), proposer="b")
+            (_, slow_outcome), (_, fast_outcome) = await asyncio.gather(slow, fast)
+            return slow_outcome, fast_outcome, await board.get("decisions.release")
+        finally:
+            await nc.close()
+
+    slow, fast, written = run(scenario())
+    assert fast.accepted
+    assert not slow.accepted
+    assert slow.reason == "quorum.overtaken"
+    assert written is not None
+    assert written.value == {"v": "fast"}
