@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +47,8 @@ class Backend:
     settings: ApiSettings
     #: Server-Sent-Events text of recent frames by seq, made once for every client (bounded: see _events).
     sse: dict[int, bytes] = field(default_factory=dict)
+    #: Set when the API stops: every event stream ends at once instead of holding the shutdown up.
+    closing: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 def _backend(request: Request) -> Backend:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Annotated
@@ -140,25 +142,50 @@ async def events(
 
 
 async def _stream(backend: Backend, cursor: int, until: int | None) -> AsyncIterator[bytes]:
-    """Each run of frames as one write; each frame's text made once for all clients (``backend.sse``)."""
+    """Each run of frames as one write; each frame's text made once for all clients (``backend.sse``). Ends
+    when the root stops, at ``until``, or when the API stops (``backend.closing``)."""
     if until is not None and cursor >= until:
         return
+    runs = backend.server.follow(cursor)
+    closing = asyncio.ensure_future(backend.closing.wait())
+    following: asyncio.Future[list[tuple[int, bytes]]] | None = None
+    try:
+        while True:
+            following = asyncio.ensure_future(anext(runs))
+            await asyncio.wait((following, closing), return_when=asyncio.FIRST_COMPLETED)
+            if not following.done():
+                return  # the API stops
+            try:
+                run = following.result()
+            except StopAsyncIteration:
+                return
+            chunk = _texts(backend, run, until)
+            if chunk:
+                yield b"".join(chunk)
+            if until is not None and run and run[-1][0] >= until:
+                return
+    finally:  # also when the client went away (the server cancels this generator)
+        closing.cancel()
+        if following is not None and not following.done():
+            following.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await following  # the generator must be idle before it is closed
+        await runs.aclose()
+
+
+def _texts(backend: Backend, run: list[tuple[int, bytes]], until: int | None) -> list[bytes]:
     cache = backend.sse
-    async for run in backend.server.follow(cursor):
-        chunk = []
-        for seq, body in run:
-            if until is not None and seq > until:
-                break
-            text = cache.get(seq)
-            if text is None:
-                frame = backend.server.frame_of(body)
-                data = json.dumps(frame.to_dict(), separators=(",", ":"), ensure_ascii=False)
-                text = cache[seq] = f"id: {seq}\ndata: {data}\n\n".encode()
-                if len(cache) > SSE_CACHE:  # oldest first: frames arrive in seq order
-                    for old in list(cache)[: len(cache) - SSE_CACHE]:
-                        del cache[old]
-            chunk.append(text)
-        if chunk:
-            yield b"".join(chunk)
-        if until is not None and run and run[-1][0] >= until:
-            return
+    chunk = []
+    for seq, body in run:
+        if until is not None and seq > until:
+            break
+        text = cache.get(seq)
+        if text is None:
+            frame = backend.server.frame_of(body)
+            data = json.dumps(frame.to_dict(), separators=(",", ":"), ensure_ascii=False)
+            text = cache[seq] = f"id: {seq}\ndata: {data}\n\n".encode()
+            if len(cache) > SSE_CACHE:  # oldest first: frames arrive in seq order
+                for old in list(cache)[: len(cache) - SSE_CACHE]:
+                    del cache[old]
+        chunk.append(text)
+    return chunk

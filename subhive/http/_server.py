@@ -33,8 +33,11 @@ class _Uvicorn(uvicorn.Server):
 class ApiServer:
     """The HTTP API of a running root: ``await ApiServer.start(root_server, settings)``, then ``url``."""
 
-    def __init__(self, server: uvicorn.Server, task: asyncio.Task[None], sock: socket.socket) -> None:
+    def __init__(
+        self, server: uvicorn.Server, task: asyncio.Task[None], sock: socket.socket, closing: asyncio.Event
+    ) -> None:
         self._server = server
+        self._closing = closing
         self._task = task
         self._socket = sock
         host, port = sock.getsockname()[:2]
@@ -76,8 +79,9 @@ class ApiServer:
                 code="http.bind_failed",
                 hint="choose another --http-port, or stop the process that holds it",
             ) from None
+        app = create_app(root, settings)
         config = uvicorn.Config(
-            create_app(root, settings),
+            app,
             log_level="warning",
             access_log=False,
             lifespan="off",
@@ -93,10 +97,12 @@ class ApiServer:
                 task.result()
                 raise InputError("the HTTP API did not start", code="http.start_failed")
             await asyncio.sleep(0.01)
-        return cls(server, task, sock)
+        return cls(server, task, sock, app.state.backend.closing)
 
     async def stop(self) -> None:
-        """Stop accepting, give open requests (and event streams) a second, then close."""
+        """End the event streams (each client sees its stream end, and an EventSource reconnects later), give
+        open requests a second, then close."""
+        self._closing.set()
         self._server.should_exit = True
         with contextlib.suppress(asyncio.CancelledError):
             await self._task

@@ -13,7 +13,7 @@ import logging
 import os
 import queue
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -839,7 +839,7 @@ class RootServer:
         """Run ``fn(root)`` on the engine's worker in the next group commit; return once it is durable."""
         return await self._engine.call(lambda: fn(self.root))
 
-    async def follow(self, after: int) -> AsyncIterator[list[tuple[int, bytes]]]:
+    async def follow(self, after: int) -> AsyncGenerator[list[tuple[int, bytes]], None]:
         """Runs of frames after ``after`` (the backlog, then live ones) until the server stops, as ``(seq, body)``:
         the serialised ``Frame`` message every watcher shares (decode with :meth:`frame_of`, once per frame and not
         per watcher). Check ``after`` first (``root.frames_since``): this does not."""

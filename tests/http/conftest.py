@@ -123,6 +123,7 @@ def serve(ws: Path, hive_token: str) -> Iterator[Api]:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)  # drains and closes both pipes
         assert proc.returncode == 0, err
+        assert "Traceback" not in err, err
 
 
 @pytest.fixture

@@ -3,9 +3,12 @@ who decided, the diff ``subhive contract diff`` gives, pagination, problem detai
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import time
 import urllib.parse
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +18,7 @@ from hypothesis import strategies as st
 from subhive.compat.contract_check import check_contract
 from subhive.contract import load_contract
 from subhive.http._deps import page
-from tests.http.conftest import Answer, Api, call
+from tests.http.conftest import Answer, Api, call, make_api_workspace, serve
 
 PROBLEM = "application/problem+json"
 
@@ -255,6 +258,25 @@ def test_live_frames_arrive_on_an_open_stream(api: Api) -> None:
         assert (int(event["id"]), frame["seq"], frame["kind"]) == (last + 1, last + 1, "approval_decided")
         data = frame["data"]
         assert (data["approval_id"], data["status"], data["by"]) == ("r-1", "rejected", "admin")
+    finally:
+        conn.close()
+
+
+def test_a_stopping_root_ends_open_streams_at_once(tmp_path: Path) -> None:
+    ws, hive_token = make_api_workspace(tmp_path)
+    running = serve(ws, hive_token)
+    api = next(running)
+    where = urllib.parse.urlsplit(api.url)
+    conn = http.client.HTTPConnection(where.hostname or "", where.port, timeout=10)
+    try:
+        conn.request("GET", "/api/v1/events")  # the backlog, then it waits for live frames
+        stream = conn.getresponse()
+        assert stream.readline().startswith(b"id: 1")
+        started = time.monotonic()
+        with contextlib.suppress(StopIteration):
+            next(running)  # SIGTERM: exit code 0 and no traceback (serve checks both)
+        assert stream.read() is not None  # the stream ended: the chunked body is complete
+        assert time.monotonic() - started < 5
     finally:
         conn.close()
 
