@@ -38,6 +38,8 @@ class Api:
     token: str
     workspace: Path
     hive_token: str
+    #: The root's gRPC address (hives and agents talk to it there).
+    grpc: str = ""
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,7 @@ def serve(ws: Path, hive_token: str) -> Iterator[Api]:
         assert line, proc.stderr.read() if proc.stderr else "no output"
         started = json.loads(line)
         token = Path(started["admin_token_file"]).read_text().strip()
-        yield Api(started["http"], token, ws, hive_token)
+        yield Api(started["http"], token, ws, hive_token, started["address"])
     finally:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)  # drains and closes both pipes
@@ -227,6 +229,6 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
         _seed_tree(ws)
         token = (ws / ".subhive" / "root" / "admin.token").read_text().strip()
         hive_token = (ws / ".subhive" / "tokens" / "web.token").read_text().strip()
-        yield Api(str(record["http"]), token, ws, hive_token)
+        yield Api(str(record["http"]), token, ws, hive_token, str(record["root"]))
     finally:
         _subhive(ws, "down")

@@ -157,3 +157,49 @@ def test_a_running_tree_its_boards_and_dead_letters(tree: Api, page: Page, shots
     expect(main).to_contain_text("payload.invalid")
     expect(main).to_contain_text('"note": "été"')  # the bytes as text, accents intact
     page.screenshot(path=shots / "deadletters-up.png", full_page=True)
+
+
+def test_approving_an_agents_diff_changes_the_file(api: Api, page: Page, shots: Path) -> None:
+    """An agent of backend proposes a diff (its policy: ask); the person reads it in the inbox and approves;
+    the agent, waiting at the root, applies it: the file on disk changes."""
+    import asyncio
+    import concurrent.futures
+    import difflib
+
+    from subhive.agent import FileSlice, ScriptedServer, Step, ToolBox, diff_tool, root_approver
+    from subhive.root_hive import RootClient
+    from tests.agent.conftest import make_agent
+
+    files = api.workspace / "backend_files"
+    files.mkdir()
+    (files / "notes.txt").write_text("hello\n")
+    diff = "".join(difflib.unified_diff(["hello\n"], ["hello, hive\n"], fromfile="a/notes.txt", tofile="b/notes.txt"))
+
+    async def agent_turn(server: ScriptedServer) -> str:
+        async with RootClient(api.grpc, api.hive_token) as backend:
+            approver = root_approver(backend, agent="helper", turn="turn-9", poll=0.05)
+            tools = ToolBox([diff_tool(FileSlice(files))], {"propose_diff": "ask"}, approver=approver)
+            agent = make_agent(server, tools)
+            try:
+                result = await agent.run_turn("fix the note", turn_id="turn-9")
+            finally:
+                await agent.close()
+            return str(result.stop.code)
+
+    with (
+        ScriptedServer([Step.call(("propose_diff", {"diff": diff})), Step.say("done")]) as model,
+        concurrent.futures.ThreadPoolExecutor(1) as pool,
+    ):
+        turn = pool.submit(asyncio.run, agent_turn(model))
+        page.goto(f"{api.url}/console/#/approvals")
+        page.get_by_label("Admin token").fill(api.token)
+        page.get_by_label("Admin token").press("Tab")
+        card = page.locator("[data-approval=t-2]")  # t-1 was there before
+        expect(card).to_contain_text("backend: helper wants propose_diff", timeout=30_000)
+        expect(card.get_by_label("What propose_diff would do")).to_contain_text("+hello, hive")
+        page.screenshot(path=shots / "approve-diff.png", full_page=True)
+        assert (files / "notes.txt").read_text() == "hello\n"  # nothing applied before the person says so
+        page.get_by_role("button", name="Approve t-2").click()
+        expect(page.get_by_role("status").filter(has_text="t-2:")).to_contain_text("approved")
+        assert turn.result(timeout=30) == "completed"
+    assert (files / "notes.txt").read_text() == "hello, hive\n"

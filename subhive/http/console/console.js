@@ -141,7 +141,7 @@ function approvalCard(a) {
     h("h3", {}, a.id, " ", badge(a.status), " ", h("span", {}, subject)),
     h("p", {}, a.message),
     details.length ? h("ul", {}, details) : "",
-    a.tool_call ? h("pre", {}, a.tool_call.arguments) : "",
+    a.tool_call ? h("pre", { "aria-label": `What ${a.tool_call.tool} would do` }, toolArguments(a.tool_call.arguments)) : "",
     a.repair ? h("pre", {}, JSON.stringify(a.repair, null, 2)) : "",
     a.status === "pending"
       ? h("div", { class: "row" },
@@ -154,6 +154,17 @@ function approvalCard(a) {
           } }, `Reject ${a.id}`))
       : h("p", { class: "muted" }, `${a.status} ${when(a.decided)} by ${a.decided_by || "?"}: ${a.decision}`),
     result);
+}
+
+// A diff reads as a diff; other arguments as indented JSON (the exact text when it is not JSON).
+function toolArguments(text) {
+  try {
+    const value = JSON.parse(text);
+    if (value && typeof value.diff === "string") return value.diff;
+    return JSON.stringify(value, null, 2);
+  } catch (e) {
+    return text;
+  }
 }
 
 async function approvalsPage(params) {
