@@ -150,6 +150,28 @@ WEB_LETTER_SUBJECT = "subhive.dlq.web.backend_api.v0.ev.nothing_happened"
 LETTER_BYTES = b'{"key": "", "note": "\xc3\xa9t\xc3\xa9"}'
 
 
+#: Appended to the scaffolded db's knowledge: a source answering put_record (the starter answers nothing).
+STORE_SOURCE = """
+
+from subhive.hive import Reply
+
+
+class Store:
+    name = "store"
+    triggers = ()
+    operations = ("db_storage.put_record",)
+    priority = 5
+
+    async def activate(self, entry, ctx):
+        return [Reply({"revision": 1})]
+
+
+SOURCES = (*SOURCES, Store())
+"""
+#: A put_record request backend sent that db failed on once: valid, so a replay is answered.
+VALID_PUT = b'{"collection": "notes", "id": "n-1", "data": {"text": "hello"}}'
+
+
 def _subhive(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")} | {"PYTHONPATH": str(REPO)}
     return subprocess.run(
@@ -161,6 +183,33 @@ def _subhive(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
         cwd=ws,
         check=False,
     )
+
+
+def keep_put_record_letter(ws: Path, data: bytes) -> None:
+    """A put_record request backend sent, kept in db's dead letters as failed (what the transport keeps)."""
+    import asyncio
+
+    from subhive.bus import op_subject
+    from subhive.up import framework_endpoint
+
+    endpoint = framework_endpoint(ws)
+    assert endpoint is not None
+
+    async def keep() -> None:
+        nc = await endpoint.connect_once()
+        try:
+            headers = {
+                "Subhive-Dlq-Code": "handler.failed",
+                "Subhive-Dlq-Subject": op_subject("db_storage", 0, "put_record", "backend"),
+                "Subhive-Dlq-Headers": json.dumps({"Subhive-Sender": "backend"}),
+            }
+            await nc.jetstream().publish(LETTER_SUBJECT, data, headers=headers)
+        finally:
+            await nc.close()
+
+    # In a thread of its own: a test module may hold Playwright's event loop open in this one.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, keep()).result(timeout=60)
 
 
 def _seed_tree(ws: Path) -> None:
@@ -219,6 +268,8 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
         assert main(["init", str(ws)]) == 0
         for name, kind in (("db", "db"), ("backend", "backend"), ("web", "ui")):
             assert main(["new", name, "--kind", kind, "-C", str(ws)]) == 0
+    with (ws / "subhives" / "db" / "db_hive" / "knowledge.py").open("a", encoding="utf-8") as knowledge:
+        knowledge.write(STORE_SOURCE)  # so that a replayed request finds a provider that answers it
     try:
         started = _subhive(ws, "up", "--detach")
         assert started.returncode == 0, started.stderr

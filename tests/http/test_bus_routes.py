@@ -82,9 +82,9 @@ def test_a_replay_needs_the_admin_token_and_is_recorded(tree: Api) -> None:
     assert call(tree, "POST", path, token=tree.hive_token).json()["code"] == "auth.not_admin"
     assert call(tree, "GET", "/api/v1/deadletters/db:1").json()["replays"] == []
     replayed = call(tree, "POST", path, body={"by": "ada"}, token=tree.token)
-    # The scaffolded db hive answers none of its operations (its log says so: "no knowledge source answers
-    # ... requests get bus.not_served"), so the replayed request finds nobody: the API says so as a problem,
-    # and nothing was sent, so nothing is recorded. A replay that reaches a provider is tested in tests/bus.
-    assert (replayed.status, replayed.json()["code"]) == (409, "bus.not_served")
-    assert "db:1 was not replayed" in replayed.json()["detail"]
-    assert call(tree, "GET", "/api/v1/deadletters/db:1").json()["replays"] == []
+    assert replayed.status == 200, replayed.body
+    # db:1's bytes break the contract: db (which answers put_record here) refuses them again, and says so.
+    assert replayed.json()["by"] == "ada"
+    assert "refused again (payload.invalid)" in replayed.json()["result"]
+    (replay,) = call(tree, "GET", "/api/v1/deadletters/db:1").json()["replays"]
+    assert (replay["by"], replay["result"]) == ("ada", replayed.json()["result"])

@@ -1,7 +1,8 @@
 """The web console in a real browser: Debian's Chromium driven by Playwright (its own browser download does
 not work here; ``scripts/_chromium.sh`` installs the package when missing) against ``subhive root`` serving
 the console and the API. Stories a person follows: read the tree, approve a breaking contract and see it
-published with its diff, refuse to reject without a reason, follow a live event, read an agent's turn. Each
+published with its diff, refuse to reject without a reason, follow a live event, read an agent's turn, replay
+a dead letter and see it handled, approve an agent's diff and see the file change. Each
 page's screenshot is saved (``SUBHIVE_SCREENSHOTS``, else the test's temporary directory)."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from tests.http.conftest import Api, call
+from tests.http.conftest import VALID_PUT, Api, call, keep_put_record_letter
 
 CHROMIUM = "/usr/bin/chromium"
 #: What Chromium needs on these machines: no sandbox as root, and no background traffic to a closed network.
@@ -157,6 +158,23 @@ def test_a_running_tree_its_boards_and_dead_letters(tree: Api, page: Page, shots
     expect(main).to_contain_text("payload.invalid")
     expect(main).to_contain_text('"note": "été"')  # the bytes as text, accents intact
     page.screenshot(path=shots / "deadletters-up.png", full_page=True)
+
+
+def test_replaying_a_dead_letter_gets_it_handled(tree: Api, page: Page, shots: Path) -> None:
+    """A request db failed on once is kept; a person replays it from the console, db answers it this time, and
+    the replay is recorded with who asked for it."""
+    keep_put_record_letter(tree.workspace, VALID_PUT)
+    page.goto(f"{tree.url}/console/#/deadletters")
+    page.get_by_label("Admin token").fill(tree.token)
+    page.get_by_label("Admin token").press("Tab")
+    page.get_by_label("Your name").fill("ada")
+    page.get_by_label("Your name").press("Tab")
+    page.get_by_role("button", name="Replay db:2").click()
+    expect(page.get_by_role("status").filter(has_text="db:2:")).to_contain_text("answered")
+    page.screenshot(path=shots / "deadletter-replayed.png", full_page=True)
+    (replay,) = call(tree, "GET", "/api/v1/deadletters/db:2").json()["replays"]
+    assert replay["by"] == "ada"
+    assert replay["result"].endswith("answered")
 
 
 def test_approving_an_agents_diff_changes_the_file(api: Api, page: Page, shots: Path) -> None:
