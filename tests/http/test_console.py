@@ -1,21 +1,26 @@
 """The web console in a real browser: Debian's Chromium driven by Playwright (its own browser download does
 not work here; ``scripts/_chromium.sh`` installs the package when missing) against ``subhive root`` serving
 the console and the API. Stories a person follows: read the tree, approve a breaking contract and see it
-published with its diff, refuse to reject without a reason, follow a live event, read an agent's turn, replay
+published with its diff (and, on a running tree, picked up by it), refuse to reject without a reason, follow a live event, read an agent's turn, replay
 a dead letter and see it handled, approve an agent's diff and see the file change. Each
 page's screenshot is saved (``SUBHIVE_SCREENSHOTS``, else the test's temporary directory)."""
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator
+import shutil
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.http.conftest import VALID_PUT, Api, call, keep_put_record_letter
 
+T = TypeVar("T")
 CHROMIUM = "/usr/bin/chromium"
 #: What Chromium needs on these machines: no sandbox as root, and no background traffic to a closed network.
 FLAGS = [
@@ -221,3 +226,75 @@ def test_approving_an_agents_diff_changes_the_file(api: Api, page: Page, shots: 
         expect(page.get_by_role("status").filter(has_text="t-2:")).to_contain_text("approved")
         assert turn.result(timeout=30) == "completed"
     assert (files / "notes.txt").read_text() == "hello, hive\n"
+
+
+def test_a_breaking_version_approved_in_the_console_is_picked_up_by_the_running_tree(
+    tree: Api, page: Page, shots: Path
+) -> None:
+    """db's contract gets a breaking 1.0.0 while the tree runs: `up` proposes it and it waits for a person, who
+    approves it in the console; the tree follows (db restarted on stubs for both majors) and the console shows
+    the new version with its diff, and db ready again."""
+    ws = tree.workspace
+    progress = ws / ".subhive" / "up" / "progress.jsonl"
+    mark = len(progress.read_text(encoding="utf-8").splitlines())
+    new = ws / "contracts" / "db_storage" / "1.0.0"
+    shutil.copytree(ws / "contracts" / "db_storage" / "0.1.0", new)
+    manifest = new / "contract.yaml"
+    manifest.write_text(manifest.read_text().replace("version: 0.1.0", "version: 1.0.0"))
+    schemas = json.loads((new / "schemas.json").read_text())
+    schemas["$defs"]["PutRecordInput"]["required"].append("expected_revision")  # breaking for senders
+    (new / "schemas.json").write_text(json.dumps(schemas, indent=2))
+
+    def pending() -> str | None:
+        items = call(tree, "GET", "/api/v1/approvals?status=pending&kind=contract").json()["items"]
+        return next((a["id"] for a in items if (a["contract"], a["version"]) == ("db_storage", "1.0.0")), None)
+
+    approval = _until(pending, "up to propose db_storage 1.0.0")
+    page.goto(f"{tree.url}/console/#/approvals")
+    page.get_by_label("Admin token").fill(tree.token)
+    page.get_by_label("Admin token").press("Tab")
+    page.get_by_label("Your name").fill("ada")
+    page.get_by_label("Your name").press("Tab")
+    expect(page.locator(f"[data-approval={approval}]")).to_contain_text("required.added")
+    page.get_by_role("button", name=f"Approve {approval}").click()
+    expect(page.get_by_role("status").filter(has_text=f"{approval}:")).to_contain_text("accepted")
+
+    def reloaded() -> bool:
+        later = progress.read_text(encoding="utf-8").splitlines()[mark:]
+        return any(json.loads(line).get("event") == "hive.reloaded" and "db:" in line for line in later)
+
+    _until(reloaded, "the tree to restart db on its new stubs")
+    assert (ws / "stubs" / "db" / "db_storage_v1").is_dir()
+    assert (ws / "stubs" / "db" / "db_storage_v0").is_dir()  # backend still uses 0.x
+    page.goto(f"{tree.url}/console/#/contracts/db_storage")
+    diff = page.get_by_test_id("diff")
+    expect(diff).to_contain_text("0.1.0 → 1.0.0")
+    expect(diff).to_contain_text("required.added")
+    page.goto(f"{tree.url}/console/")
+    expect(page.get_by_test_id("tree")).to_contain_text("db")
+    _until(lambda: _health(tree, "db") == "ready", "db ready again")
+    page.reload()
+    expect(page.get_by_test_id("tree")).not_to_contain_text("restarting")
+    page.screenshot(path=shots / "tree-followed.png", full_page=True)
+
+
+def _health(tree: Api, hive: str) -> str | None:
+    def find(nodes: list[dict[str, Any]]) -> str | None:
+        for node in nodes:
+            if node["name"] == hive:
+                return node.get("health")
+            found = find(node.get("children") or [])
+            if found:
+                return found
+        return None
+
+    return find(call(tree, "GET", "/api/v1/hives").json()["hives"])
+
+
+def _until(check: Callable[[], T | None], what: str, timeout: float = 60.0) -> T:
+    deadline = time.monotonic() + timeout
+    while not (result := check()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+    return result
