@@ -448,7 +448,9 @@ class NatsTransport:
                 at.fail(exc.code, exc.message)
                 raise
 
-    async def _request(self, route: _Route, operation: str, payload: Any, traceparent: str | None) -> Any:
+    async def _request(
+        self, route: _Route, operation: str, payload: Any, traceparent: str | None, *, again: bool = False
+    ) -> Any:
         contract = route.contract
         data = self._encoded(route, payload)
         subject = route.target.subject
@@ -464,6 +466,11 @@ class NatsTransport:
                 hint="start the provider hive (subhive up) or serve its mock",
             ) from None
         except ConnectionLost:
+            if operation in contract.idempotent and not again:
+                # Its provider promised that handling it twice is handling it once: send it once more, on the
+                # connection coming back (nats-py holds it until then), instead of leaving the caller to guess.
+                self.stats.retried += 1
+                return await self._request(route, operation, payload, traceparent, again=True)
             raise BusError(
                 f"{subject}: the connection to NATS was lost while the request waited; it may or may not have "
                 "been handled",

@@ -219,7 +219,11 @@ def _build(workspace: Workspace, entry: LockEntry, result: CodegenResult) -> _Bu
         "provider": contract.provider,
         "hash": entry.hash,
         "operations": {
-            op.name: {"input": f"operations.{op.name}.input", "output": f"operations.{op.name}.output"}
+            op.name: {
+                "input": f"operations.{op.name}.input",
+                "output": f"operations.{op.name}.output",
+                **({"idempotent": True} if op.idempotent else {}),  # absent otherwise: older stubs stay current
+            }
             for op in contract.operations.values()
         },
         "events": {ev.name: f"events.{ev.name}.payload" for ev in contract.events.values()},

@@ -23,6 +23,8 @@ __all__ = ["CONTRACT_CODES", "ContractCheck", "PartVerdict", "check_contract"]
 CONTRACT_CODES: dict[str, str] = {
     "operation.added": "a request/reply operation was added (additive)",
     "operation.removed": "a request/reply operation was removed: consumers calling it break",
+    "operation.idempotent_added": "an operation became idempotent: consumers may now send it again (additive)",
+    "operation.idempotent_removed": "an operation is no longer idempotent: consumers that send it again break",
     "event.added": "an event was added (additive)",
     "event.removed": "an event was removed: consumers subscribed to it never hear from it again",
     "grpc.added": "a gRPC service was added (additive)",
@@ -185,6 +187,15 @@ def _operations(new: Contract, old: Contract, shape: list[Change]) -> Iterator[P
         )
     for name in sorted(new.operations.keys() & old.operations.keys()):
         before, after = old.operations[name], new.operations[name]
+        if before.idempotent != after.idempotent:
+            shape.append(
+                _shape_change(
+                    "operation.idempotent_added" if after.idempotent else "operation.idempotent_removed",
+                    f"/operations/{name}/idempotent",
+                    f"operation {name!r} is {'now' if after.idempotent else 'no longer'} idempotent",
+                    compatible=after.idempotent,
+                )
+            )
         if before.description != after.description:
             shape.append(
                 _shape_change(

@@ -33,7 +33,7 @@ SERVICE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 _VERSION_LIKE = re.compile(r"v?\d+(\.\d+)*([-+].*)?\Z")
 
 _TOP_KEYS = ("contract", "version", "provider", "description", "operations", "events", "grpc")
-_OPERATION_KEYS = ("description", "input", "output")
+_OPERATION_KEYS = ("description", "input", "output", "idempotent")
 _EVENT_KEYS = ("description", "payload")
 _GRPC_KEYS = ("proto", "service")
 
@@ -324,8 +324,17 @@ def _operations(draft: ManifestDraft, data: dict[Any, Any]) -> None:
         _unknown_keys(draft, entry, pointer, _OPERATION_KEYS)
         description = _description(draft, entry, pointer)
         refs = [_schema_ref(draft, entry, pointer, k, f"operation {key!r}") for k in ("input", "output")]
+        idempotent = entry.get("idempotent", False)
+        if not isinstance(idempotent, bool):
+            draft.problem(
+                join_pointer(pointer, "idempotent"),
+                "manifest.type",
+                f"idempotent must be true or false, not a {_kind(idempotent)}",
+                "idempotent: true promises that handling a request twice does what handling it once does",
+            )
+            idempotent = False
         if name is not None and refs[0] is not None and refs[1] is not None:
-            draft.operations[name] = Operation(name, description, refs[0], refs[1])
+            draft.operations[name] = Operation(name, description, refs[0], refs[1], idempotent)
 
 
 def _events(draft: ManifestDraft, data: dict[Any, Any]) -> None:

@@ -76,12 +76,15 @@ class SchemaRef:
 
 @dataclass(frozen=True, slots=True)
 class Operation:
-    """A request/reply operation: the consumer sends ``input``, the provider answers with ``output``."""
+    """A request/reply operation: the consumer sends ``input``, the provider answers with ``output``.
+    ``idempotent``: the provider promises that handling one request twice does what handling it once does, so
+    the framework may send it again when the connection drops before the answer (docs/contracts.md)."""
 
     name: str
     description: str
     input: SchemaRef
     output: SchemaRef
+    idempotent: bool = False
 
 
 @dataclass(frozen=True, slots=True)

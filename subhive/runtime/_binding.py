@@ -79,6 +79,8 @@ class ContractBinding:
     events: Mapping[str, str]
     schemas: Mapping[str, Any]
     hash: str = ""
+    #: Operations whose provider promises that a request handled twice is handled once (sent again on a drop).
+    idempotent: frozenset[str] = frozenset()
     _validators: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -106,6 +108,7 @@ class ContractBinding:
             events=dict(data["events"]),
             schemas=dict(data["schemas"]),
             hash=data.get("hash", ""),
+            idempotent=frozenset(k for k, v in data["operations"].items() if v.get("idempotent") is True),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -114,7 +117,10 @@ class ContractBinding:
             "version": str(self.version),
             "provider": self.provider,
             "hash": self.hash,
-            "operations": {k: {"input": i, "output": o} for k, (i, o) in sorted(self.operations.items())},
+            "operations": {
+                k: {"input": i, "output": o, **({"idempotent": True} if k in self.idempotent else {})}
+                for k, (i, o) in sorted(self.operations.items())
+            },
             "events": dict(sorted(self.events.items())),
             "schemas": dict(sorted(self.schemas.items())),
         }

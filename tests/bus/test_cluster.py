@@ -192,3 +192,48 @@ def test_a_request_waiting_on_a_node_that_dies_fails_at_once_as_retryable(cluste
             await web.close()
 
     assert run(scenario(), timeout=60) == "bus.unavailable"
+
+
+def test_an_idempotent_request_caught_on_a_dying_node_is_sent_again_and_answered(cluster: EmbeddedCluster) -> None:
+    """The operation is idempotent (its contract says so): when web's node dies while the request waits, the
+    transport sends it once more on the connection that comes back, and the caller gets the answer."""
+    from subhive.bus import BusEndpoint
+    from subhive.runtime import ContractBinding
+
+    data = orders().to_dict()
+    data["operations"]["place_order"]["idempotent"] = True
+    idempotent = ContractBinding.from_dict(data)
+    assert idempotent.idempotent == frozenset({"place_order"})
+    handled: list[Any] = []
+
+    async def slow(payload: Any) -> Any:
+        handled.append(payload)
+        await asyncio.sleep(1.0)
+        return {"order_id": f"o-{len(handled)}"}
+
+    async def scenario() -> tuple[Any, int]:
+        admin = await _admin(cluster)
+        await _provision(admin)
+        await admin.close()
+        provider_node, *others = cluster.nodes
+        backend = await NatsTransport.connect(provider_node.endpoint("backend", PASSWORDS["backend"]), "backend")
+        endpoint = BusEndpoint([n.url for n in others], user="web", password=PASSWORDS["web"])
+        web = await NatsTransport.connect(endpoint, "web", request_timeout=30.0)
+        try:
+            await backend.serve(idempotent, {"place_order": slow})
+            waiting = asyncio.create_task(web.request(idempotent, "place_order", {"sku": "A-1", "qty": 1}))
+            await asyncio.sleep(0.4)
+            port = web.connection.connected_url.port if web.connection.connected_url else None
+            (dying,) = [n for n in others if n.url.endswith(f":{port}")]
+            dying.kill()
+            async with asyncio.timeout(20):
+                answer = await waiting
+            return answer, web.stats.retried
+        finally:
+            await backend.close()
+            await web.close()
+
+    answer, retried = run(scenario(), timeout=60)
+    assert answer["order_id"].startswith("o-")
+    assert retried == 1
+    assert len(handled) >= 1

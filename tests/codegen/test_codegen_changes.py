@@ -96,3 +96,30 @@ def test_an_unwritable_stubs_directory_is_a_clear_error(shop: Path, capsys: pyte
     assert "codegen.unwritable" in err
     assert "stubs/web" in err
     assert (shop / "stubs" / "web").read_text() == "in the way"
+
+
+def test_an_operation_made_idempotent_reaches_the_stubs_binding(shop: Path) -> None:
+    """``idempotent: true`` is an additive promise (1.2.0): the generated contract.json carries it, so the bus
+    may send such a request again on a dropped connection; the operations without it say nothing new."""
+    from subhive.runtime import ContractBinding
+
+    directory = shop / "contracts" / "orders" / "1.2.0"
+    shutil.copytree(shop / "contracts" / "orders" / "1.1.0", directory)
+    manifest = directory / "contract.yaml"
+    text = manifest.read_text().replace("version: 1.1.0", "version: 1.2.0")
+    manifest.write_text(
+        text.replace(
+            "    description: Read one order by id.\n", "    description: Read one order by id.\n    idempotent: true\n"
+        )
+    )
+    engine = RootHive.open(shop)
+    try:
+        assert engine.propose("backend", contract_files(directory)).status == "accepted"
+    finally:
+        engine.close()
+    generate_stubs(open_workspace(shop))
+    path = shop / "stubs/web/orders_v1/contract.json"
+    operations = json.loads(path.read_text())["operations"]
+    assert operations["get_order"]["idempotent"] is True
+    assert "idempotent" not in operations["place_order"]
+    assert ContractBinding.load(path).idempotent == frozenset({"get_order"})

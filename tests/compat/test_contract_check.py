@@ -158,3 +158,31 @@ def test_example_contracts_in_the_repository() -> None:
     assert not refused.semver_ok
     assert [c.code for _, c in refused.offending()] == ["operation.removed"]
     assert refused.suggested_version() == Version(2, 0, 0)
+
+
+def test_promising_idempotence_is_additive_and_withdrawing_it_breaks(tmp_path: Path) -> None:
+    """``idempotent: true`` lets consumers (and the bus, on a dropped connection) send a request again: adding
+    the promise adds to the interface, taking it back breaks whoever relied on it."""
+    promised = orders_manifest("1.1.0")
+    promised["operations"]["place_order"]["idempotent"] = True
+    added = check(*versions(tmp_path / "a", "1.1.0", manifest=promised))
+    assert added.compatible
+    assert added.required_bump is Bump.MINOR
+    assert load_contract(write_contract(tmp_path / "p", promised, BASE_FILES)).operations["place_order"].idempotent
+
+    old = write_contract(tmp_path / "b" / "old", promised, BASE_FILES)
+    new = write_contract(tmp_path / "b" / "new", orders_manifest("1.2.0"), BASE_FILES)
+    withdrawn = check(old, new)
+    assert [c.code for _, c in withdrawn.offending()] == ["operation.idempotent_removed"]
+    assert withdrawn.required_bump is Bump.MAJOR
+
+
+def test_idempotent_must_be_true_or_false(tmp_path: Path) -> None:
+    from subhive.errors import ContractInvalid
+
+    manifest = orders_manifest("1.0.0")
+    manifest["operations"]["place_order"]["idempotent"] = "yes"
+    with pytest.raises(ContractInvalid) as caught:
+        load_contract(write_contract(tmp_path, manifest, BASE_FILES))
+    [problem] = caught.value.problems
+    assert (problem.code, problem.location.pointer) == ("manifest.type", "/operations/place_order/idempotent")
