@@ -11,6 +11,7 @@ from urllib.parse import unquote, urljoin
 
 import jsonschema_rs
 
+from .. import _metaschemas
 from .._dialects import Translation, dialect_of, looks_like, translate
 from ..errors import InputError, Location, SubhiveError
 
@@ -229,6 +230,9 @@ class Library:
             ptr = index.ids.get(absolute, index.ids.get(docpart))
             if ptr is not None:
                 resource = ptr
+            elif _metaschemas.is_bundled(absolute):  # a dialect's meta-schema: bundled, never fetched
+                meta = self._metaschema(absolute)
+                return self._in_doc(meta, "", meta.written(unquote(fragment)), node, ref)
             elif _SCHEME.match(absolute) or _SCHEME.match(docpart):
                 return Unresolved(
                     "ref.remote.unprovable", f"$ref {ref!r} names a remote schema; subhive never fetches schemas"
@@ -253,6 +257,14 @@ class Library:
         except LookupError as exc:
             raise _broken(site, ref, str(exc)) from exc
         return Node(doc, ptr, ptr, value, _resource_along(doc.root, ptr))
+
+    def _metaschema(self, uri: str) -> Doc:
+        path = _metaschemas.metaschema_path(uri)
+        key = (0, str(path))
+        doc = self._docs.get(key)
+        if doc is None:
+            doc = self._docs[key] = self.new_doc(_metaschemas.metaschema(uri), name=uri)
+        return doc
 
     def _external(self, node: Node, docpart: str, ref: str) -> Doc | Unresolved:
         resolver = node.doc.resolver

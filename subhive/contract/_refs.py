@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import quote, unquote, urldefrag, urljoin, urlsplit
 from urllib.request import url2pathname
 
+from .. import _metaschemas
 from .._dialects import Translation, translate
 from .._source import SourceDocument, join_pointer, parse_document
 from ..errors import InputError, Location
@@ -293,6 +294,7 @@ class SchemaDocuments:
         self._resolvers: dict[int, RefResolver] = {}
         self._resolved: dict[tuple[int, str, str], Target] = {}
         self._files: dict[str, Path | str] = {}  # absolute path named by a $ref -> path to read, or "outside"
+        self._metaschemas: dict[Path, SourceDocument] = {}  # bundled meta-schemas read so far (not documents())
         #: document id -> {pointer of a $ref: the reference as the other file's 2020-12 translation needs it}
         self.moved_refs: dict[int, dict[str, str]] = {}
 
@@ -419,6 +421,11 @@ class SchemaDocuments:
         index = self.index(doc)
         if uri in index.aliases:
             return self._within(doc, index, uri, fragment, site=site, where=where)
+        bundled = _metaschemas.metaschema_path(uri)
+        if bundled is not None:  # a dialect's meta-schema: bundled, never fetched (decision 0095)
+            meta = self._metaschema(bundled)
+            index = self.index(meta)
+            return self._within(meta, index, index.uri, fragment, site=site, where=where, moved=True)
         parts = urlsplit(uri)
         # An absolute URI names an $id of this document or nothing: subhive has no registry of schemas by
         # $id (as the brief says: a "urn:" not defined in-document is remote). Files are named by path.
@@ -458,6 +465,14 @@ class SchemaDocuments:
                 hint="write the reference so that it names one schema wherever it occurs",
             )
         return next(iter(targets.values()))
+
+    def _metaschema(self, path: Path) -> SourceDocument:
+        doc = self._metaschemas.get(path)
+        if doc is None:
+            doc = parse_document(path.read_bytes(), path)
+            translation = translate(doc.data, text=doc.text)
+            doc = self._metaschemas[path] = TranslatedDocument(doc, translation) if not translation.identity else doc
+        return doc
 
     def _in_file(self, path: Path, fragment: str, site: RefSite, where: Callable[[], Location]) -> Target:
         key = os.path.normpath(path)

@@ -22,6 +22,7 @@ from google.protobuf.descriptor_pb2 import FileDescriptorSet
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from .. import _metaschemas
 from .._dialects import DEFAULT_DIALECT, KEYWORDS, META_URIS, NotASchema, dialect_of, looks_like, walk_unknown
 from .._source import SourceDocument, join_pointer
 from ..errors import ContractInvalid, InputError, Location, Problem
@@ -789,7 +790,9 @@ class _SchemaChecks:
 
     def _build(self, schema: dict[str, Any]) -> str | None:
         try:
-            jsonschema_rs.validator_for(schema, retriever=self._retrieve)
+            # The bundled meta-schemas are registered up front: jsonschema-rs asks no retriever for json-schema.org.
+            registry = jsonschema_rs.Registry(_metaschemas.resources(), retriever=self._retrieve)
+            jsonschema_rs.validator_for(schema, registry=registry, retriever=self._retrieve)
         except Exception as exc:  # jsonschema_rs.ValidationError, or a retriever refusal it wraps
             return str(exc).splitlines()[0]
         return None

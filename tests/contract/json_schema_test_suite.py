@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema_rs
 
 from subhive._dialects import DRAFT4, DRAFT6, DRAFT7, DRAFT2019, DRAFT2020, translate
+from subhive._metaschemas import resources
 
 DATA = Path(__file__).parent.parent / "data" / "json-schema-test-suite"
 #: The suite's directory for each dialect.
@@ -60,6 +61,14 @@ def _retriever(dialect: str) -> Any:
     return retrieve
 
 
+@cache
+def _registry(dialect: str) -> jsonschema_rs.Registry:
+    # The bundled meta-schemas (subhive/_metaschemas.py), each in its own dialect's meaning, as subhive resolves them.
+    # So are the suite's custom meta-schemas: jsonschema-rs asks no retriever for a $schema it lacks.
+    metas = [(REMOTE + name, d) for name, d in _load("remotes").items() if isinstance(d, dict) and "$vocabulary" in d]
+    return jsonschema_rs.Registry([*resources(), *metas], retriever=_retriever(dialect))
+
+
 def run(suite: str) -> Iterator[Outcome]:
     """Every test of one dialect's suite, run through the translation and jsonschema-rs."""
     dialect = SUITES[suite]
@@ -68,7 +77,9 @@ def run(suite: str) -> Iterator[Outcome]:
         for case in cases:
             try:
                 schema = translate(case["schema"], dialect).schema
-                validator = jsonschema_rs.validator_for(schema, validate_formats=True, retriever=_retriever(dialect))
+                validator = jsonschema_rs.validator_for(
+                    schema, validate_formats=True, registry=_registry(dialect), retriever=_retriever(dialect)
+                )
                 error = None
             except Exception as exc:  # any failure to compile is this case's outcome, reported with its reason
                 validator, error = None, str(exc).splitlines()[0]
