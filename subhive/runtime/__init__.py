@@ -8,12 +8,38 @@ See docs/codegen.md#using-the-stubs.
     >>> await OrdersClient(transport).place_order(PlaceOrderInput(...))        # doctest: +SKIP
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._binding import ContractBinding, PayloadInvalid, UnknownOperation
-from ._mock import MockProvider
-from ._mockdata import InstanceGenerator, Unsatisfiable
 from ._transport import EventCallback, Handler, LocalTransport, NotServed, Refusal, Subscription, Transport
 from ._typed import OnEvent, PinnedAnswer, to_payload, typed_callback, typed_handler
-from ._verify import ContractViolation, VerifyReport, verify_provider
+
+if TYPE_CHECKING:
+    from ._mock import MockProvider
+    from ._mockdata import InstanceGenerator, Unsatisfiable
+    from ._verify import ContractViolation, VerifyReport, verify_provider
+
+# Mocks and contract tests need the contract loader (and jsonschema); a running hive needs neither, and every
+# hive process imports this package: they load on first use (memory per idle hive, issue #17).
+_LAZY = {
+    "MockProvider": "._mock",
+    "InstanceGenerator": "._mockdata",
+    "Unsatisfiable": "._mockdata",
+    "ContractViolation": "._verify",
+    "VerifyReport": "._verify",
+    "verify_provider": "._verify",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "ContractBinding",
