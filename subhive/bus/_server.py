@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -81,6 +82,9 @@ class ServerConfig:
     #: Unique per node of a cluster: JetStream's replicas know each other by it.
     server_name: str = "subhive"
     cluster: ClusterRoutes | None = None
+    #: The server's certificate chain and key (PEM): clients then connect with ``tls://`` and check it.
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
     binary: Path | None = None
     start_timeout: float = 10.0
     stop_timeout: float = 5.0
@@ -105,6 +109,8 @@ class ServerConfig:
             )
         if self.start_timeout <= 0 or self.stop_timeout <= 0:
             _config_error("start_timeout and stop_timeout must be positive", "use a few seconds")
+        if (self.tls_cert is None) != (self.tls_key is None):
+            _config_error("TLS needs both a certificate and its key", "give tls_cert and tls_key, or neither")
 
     @property
     def url_host(self) -> str:
@@ -128,6 +134,13 @@ class ServerConfig:
             if self.sync_always:
                 lines.append('  sync_interval: "always"')
             lines.append("}")
+        if self.tls_cert is not None and self.tls_key is not None:
+            lines += [
+                "tls {",
+                f"  cert_file: {json.dumps(str(self.tls_cert))}",
+                f"  key_file: {json.dumps(str(self.tls_key))}",
+                "}",
+            ]
         if self.cluster is not None:
             lines += self.cluster.render(self.url_host)
         if self.accounts is not None:
@@ -165,6 +178,9 @@ class BusEndpoint:
     password: str | None = field(default=None, repr=False)
     #: A file holding the user's NKey seed (instead of a user and password).
     nkey_seed: Path | None = None
+    #: The CA (PEM) that signed the servers' certificates, for a server that speaks TLS and is not trusted by
+    #: the system's CAs; ``tls://`` URLs use TLS either way.
+    tls_ca: Path | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.servers, str) or not self.servers:
@@ -185,12 +201,15 @@ class BusEndpoint:
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, servers: list[str] | None = None) -> BusEndpoint:
         """Where and as whom a process ``subhive up`` started connects: ``SUBHIVE_NATS_URL`` (comma-separated, or
-        ``servers``), and ``SUBHIVE_NATS_NKEY`` (a seed file) or ``SUBHIVE_NATS_USER``/``SUBHIVE_NATS_PASSWORD``."""
+        ``servers``), and ``SUBHIVE_NATS_NKEY`` (a seed file) or ``SUBHIVE_NATS_USER``/``SUBHIVE_NATS_PASSWORD``;
+        ``SUBHIVE_NATS_CA`` names the CA of servers that speak TLS."""
         urls = servers or [u for u in env.get("SUBHIVE_NATS_URL", "nats://127.0.0.1:4222").split(",") if u]
-        seed = env.get("SUBHIVE_NATS_NKEY")
+        seed, ca = env.get("SUBHIVE_NATS_NKEY"), env.get("SUBHIVE_NATS_CA")
+        tls_ca = Path(ca) if ca else None
         if seed:
-            return cls(urls, nkey_seed=Path(seed))
-        return cls(urls, user=env.get("SUBHIVE_NATS_USER") or None, password=env.get("SUBHIVE_NATS_PASSWORD") or None)
+            return cls(urls, nkey_seed=Path(seed), tls_ca=tls_ca)
+        user, password = env.get("SUBHIVE_NATS_USER") or None, env.get("SUBHIVE_NATS_PASSWORD") or None
+        return cls(urls, user=user, password=password, tls_ca=tls_ca)
 
     def connect_options(self) -> dict[str, object]:
         """Keyword arguments for ``nats.connect(**endpoint.connect_options())``."""
@@ -200,7 +219,21 @@ class BusEndpoint:
             options["password"] = self.password
         if self.nkey_seed is not None:
             options["nkeys_seed"] = str(self.nkey_seed)
+        if self.tls_ca is not None:
+            options["tls"] = self._tls_context(self.tls_ca)
         return options
+
+    @staticmethod
+    def _tls_context(ca: Path) -> ssl.SSLContext:
+        try:
+            return ssl.create_default_context(cafile=str(ca))
+        except (OSError, ssl.SSLError) as exc:
+            raise InputError(
+                f"cannot use {ca} as the NATS servers' CA: {getattr(exc, 'strerror', None) or exc}",
+                code="bus.tls_invalid",
+                location=Location(file=str(ca)),
+                hint="a PEM file with the certificate that signed the servers' (SUBHIVE_NATS_CA)",
+            ) from None
 
     async def connect_once(self, *, timeout: float = 5.0) -> Client:
         """A connection for a short job (a CLI command): no reconnecting, and a first connection bounded by
@@ -506,7 +539,7 @@ class EmbeddedServer:
         return None
 
     async def _answers(self, url: str) -> bool:
-        host, _, port = url.removeprefix("nats://").rpartition(":")
+        host, _, port = url.partition("://")[2].rpartition(":")  # nats:// or, with TLS, tls://
         try:
             reader, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), int(port)), 1.0)
         except (TimeoutError, OSError):

@@ -327,6 +327,12 @@ def join_command(
     creds: Annotated[
         Path, typer.Option("--creds", help="A file from `subhive creds HIVE --out FILE`.", show_default=False)
     ],
+    nats_ca: Annotated[
+        Path | None,
+        typer.Option(
+            "--nats-ca", help="The CA of NATS servers that speak TLS (else SUBHIVE_NATS_CA).", show_default=False
+        ),
+    ] = None,
     workspace: WorkspaceOption = Path("."),
 ) -> None:
     """Run one hive here, in the foreground, joining a tree that runs elsewhere: it connects to the NATS
@@ -336,6 +342,7 @@ def join_command(
     Example: subhive join --creds backend.creds
     """
     import asyncio
+    import os
     import signal
 
     from ..up import HiveCredentials, join
@@ -344,7 +351,8 @@ def join_command(
     credentials = HiveCredentials.read(creds)
     ws = find_root(workspace)
     err_console.print(f"joining as {escape(credentials.hive)} on {escape(', '.join(credentials.nats))}")
-    stopped_by = asyncio.run(join(ws, credentials))
+    ca = nats_ca or (Path(os.environ["SUBHIVE_NATS_CA"]) if os.environ.get("SUBHIVE_NATS_CA") else None)
+    stopped_by = asyncio.run(join(ws, credentials, tls_ca=ca))
     err_console.print(f"{escape(credentials.hive)} left the tree")
     if stopped_by == signal.SIGINT:
         raise typer.Exit(130)

@@ -146,9 +146,9 @@ def _nats_settings(workspace: Path) -> float:
     return open_workspace(workspace).config.nats.failover_seconds
 
 
-async def join(workspace: Path, credentials: HiveCredentials) -> signal.Signals:
+async def join(workspace: Path, credentials: HiveCredentials, *, tls_ca: Path | None = None) -> signal.Signals:
     """Run ``credentials.hive`` from ``workspace``'s files until SIGINT or SIGTERM (returned), connected as the
-    credentials say."""
+    credentials say (``tls_ca``: the CA of NATS servers that speak TLS)."""
     from ..bus import BusEndpoint
     from ..hive import serve_hive
 
@@ -157,7 +157,7 @@ async def join(workspace: Path, credentials: HiveCredentials) -> signal.Signals:
         _write_private(seed, credentials.nkey_seed)
         keys = Path(private) / f"{credentials.hive}.json"
         _write_private(keys, json.dumps(credentials.grpc_keys))
-        endpoint = BusEndpoint(list(credentials.nats), nkey_seed=seed)
+        endpoint = BusEndpoint(list(credentials.nats), nkey_seed=seed, tls_ca=tls_ca)
         return await serve_hive(
             workspace,
             credentials.hive,

@@ -379,3 +379,38 @@ def test_streams_of_a_server_without_accounts_are_kept_when_it_restarts_with_the
     finally:
         with_accounts.stop_sync()
     assert not (store / "jetstream" / "$G").exists()
+
+
+def test_a_server_that_speaks_tls_is_reached_with_its_ca_and_refused_without(
+    tmp_path: Path, start_nats: StartServer
+) -> None:
+    """TLS when configured: the server presents its certificate; a client given the CA that signed it
+    (``tls_ca``, ``SUBHIVE_NATS_CA``) connects and works, one without it is refused, a CA file that is not
+    one is an error naming it."""
+    from subhive.bus import BusError
+    from tests.kit import self_signed
+
+    tls = self_signed(tmp_path, "nats")
+    server = start_nats(tls_cert=tls.cert_file, tls_key=tls.key_file)
+    url = server.url.replace("nats://", "tls://")
+
+    async def scenario() -> tuple[bytes, str]:
+        trusted = await BusEndpoint.from_env({"SUBHIVE_NATS_CA": str(tls.cert_file)}, servers=[url]).connect_once()
+        try:
+            sub = await trusted.subscribe("over.tls")
+            await trusted.publish("over.tls", b"private")
+            got = (await sub.next_msg(timeout=2)).data
+        finally:
+            await trusted.close()
+        with pytest.raises(BusError) as refused:
+            await BusEndpoint([url]).connect_once(timeout=3)
+        return got, refused.value.code
+
+    got, code = run(scenario())
+    assert got == b"private"
+    assert code == "bus.unavailable"
+    (tmp_path / "not-a-ca.pem").write_text("nonsense")
+    with pytest.raises(InputError) as bad:
+        BusEndpoint([url], tls_ca=tmp_path / "not-a-ca.pem").connect_options()
+    assert bad.value.code == "bus.tls_invalid"
+    assert "not-a-ca.pem" in str(bad.value)
