@@ -234,6 +234,9 @@ class Library:
                 meta = self._metaschema(absolute)
                 return self._in_doc(meta, "", meta.written(unquote(fragment)), node, ref)
             elif _SCHEME.match(absolute) or _SCHEME.match(docpart):
+                placed = self._placed_by_id(node, absolute, ref)  # the file its $id places it at (decision 0096)
+                if placed is not None:
+                    return self._in_doc(placed, "", placed.written(unquote(fragment)), node, ref)
                 return Unresolved(
                     "ref.remote.unprovable", f"$ref {ref!r} names a remote schema; subhive never fetches schemas"
                 )
@@ -257,6 +260,20 @@ class Library:
         except LookupError as exc:
             raise _broken(site, ref, str(exc)) from exc
         return Node(doc, ptr, ptr, value, _resource_along(doc.root, ptr))
+
+    def _placed_by_id(self, node: Node, absolute: str, ref: str) -> Doc | None:
+        """The document the contract loader finds for an absolute URL by the referring document's ``$id``, or
+        None when it places none there (then the reference is remote)."""
+        # Only the contract loader's resolver is given URLs: it never fetches (another might).
+        if not getattr(node.doc.resolver, "resolves_urls_offline", False):
+            return None
+        try:
+            found = self._external(node, absolute, ref)
+        except InputError as exc:
+            if exc.code == "schema.ref_remote":
+                return None
+            raise
+        return found if isinstance(found, Doc) else None
 
     def _metaschema(self, uri: str) -> Doc:
         path = _metaschemas.metaschema_path(uri)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import copy
 import os
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import quote, unquote, urldefrag, urljoin, urlsplit
 from urllib.request import url2pathname
 
@@ -427,8 +428,13 @@ class SchemaDocuments:
             index = self.index(meta)
             return self._within(meta, index, index.uri, fragment, site=site, where=where, moved=True)
         parts = urlsplit(uri)
-        # An absolute URI names an $id of this document or nothing: subhive has no registry of schemas by
-        # $id (as the brief says: a "urn:" not defined in-document is remote). Files are named by path.
+        if parts.scheme != "file" or parts.netloc:
+            by_id = _by_id(doc, index.root_base, uri)
+            if by_id is not None:  # the file at the same place relative to this one as the URL to its $id
+                path, lookup = by_id
+                return self._in_file(path, fragment, site=site, where=where, lookup=lookup)
+        # An absolute URI names an $id of this document, the file its $id places it at, or nothing: subhive
+        # has no registry of schemas by $id (a "urn:" not defined in-document is remote).
         if parts.scheme != "file" or parts.netloc:
             hint = (
                 "subhive never fetches schemas: copy the schema into the contract directory and refer to it "
@@ -436,6 +442,7 @@ class SchemaDocuments:
             )
             if not scheme:
                 hint += f" (this relative reference was resolved against the $id {site.base!r})"
+            hint += "; " + _lookups(doc, index.root_base, uri)
             raise InputError(
                 f"{site.keyword} {ref!r} points outside the contract ({uri})",
                 code="schema.ref_remote",
@@ -474,14 +481,16 @@ class SchemaDocuments:
             doc = self._metaschemas[path] = TranslatedDocument(doc, translation) if not translation.identity else doc
         return doc
 
-    def _in_file(self, path: Path, fragment: str, site: RefSite, where: Callable[[], Location]) -> Target:
+    def _in_file(
+        self, path: Path, fragment: str, site: RefSite, where: Callable[[], Location], lookup: str = ""
+    ) -> Target:
         key = os.path.normpath(path)
         found = self._files.get(key)
         if found is None:
             found = self._files[key] = self._check_file(Path(key))
         if isinstance(found, str):
             raise InputError(
-                f"{site.keyword} {site.ref!r} leaves the contract directory",
+                f"{site.keyword} {site.ref!r} leaves the contract directory{lookup}",
                 code="schema.ref_escape",
                 location=where(),
                 hint="keep every schema a contract uses inside its directory; copy "
@@ -489,10 +498,11 @@ class SchemaDocuments:
             )
         if not self.files.is_file(found):
             raise InputError(
-                f"{site.keyword} {site.ref!r}: file {_relative(found, self._root)} not found",
+                f"{site.keyword} {site.ref!r}: file {_relative(found, self._root)} not found{lookup}",
                 code="schema.ref_unresolved",
                 location=where(),
-                hint="check the file name; references are relative to the referring file",
+                hint="check the file name; references are relative to the referring file (or to its $id, which "
+                "names the file's own place: docs/contracts.md#schemas)",
             )
         try:
             other = self.load(found)
@@ -561,6 +571,29 @@ class SchemaDocuments:
         return Target(doc, pointer)
 
 
+def _by_id(doc: SourceDocument, root_id: str, uri: str) -> tuple[Path, str] | None:
+    """The file ``uri`` names when the referring document's root ``$id`` is its own URL (decision 0096): the
+    path from the ``$id``'s directory to ``uri``, taken from the document's directory. None when ``uri`` is not
+    on the same host as that ``$id`` (or either is no hierarchical URL)."""
+    base, target = urlsplit(root_id), urlsplit(uri)
+    if not base.netloc or base.scheme == "file" or (base.scheme, base.netloc) != (target.scheme, target.netloc):
+        return None
+    if target.query or not target.path.startswith("/"):
+        return None
+    relative = posixpath.relpath(unquote(target.path), posixpath.dirname(unquote(base.path)) or "/")
+    path = Path(os.path.abspath(doc.path)).parent / Path(*relative.split("/"))
+    lookup = f" (looked for it where the $id {root_id!r} of {doc.path.name} places {uri!r})"
+    return Path(os.path.normpath(path)), lookup
+
+
+def _lookups(doc: SourceDocument, root_id: str, uri: str) -> str:
+    """What was tried for an absolute ``uri``, for the error that says it was not found."""
+    tried = "looked for an $id of this document"
+    if urlsplit(root_id).netloc and not root_id.startswith("file:"):
+        return f"{tried}, and for a file where the $id {root_id!r} of {doc.path.name} would place it (another host)"
+    return f"{tried}; {doc.path.name} has no http(s) $id to place files by (decision 0096)"
+
+
 def _check_expansion(doc: SourceDocument) -> None:
     """Refuse YAML whose aliases expand it far beyond its text (a "billion laughs" document): every check
     and validator would walk the expanded tree. Without aliases a document has fewer values than characters."""
@@ -606,6 +639,9 @@ class RefResolver:
     """
 
     __slots__ = ("_cache", "_documents", "document")
+    #: Absolute URLs may be passed: they resolve to bundled meta-schemas or to files placed by ``$id``, or fail
+    #: with ``schema.ref_remote``; nothing is ever fetched (the diff engine asks only resolvers that say so).
+    resolves_urls_offline: ClassVar[bool] = True
 
     def __init__(self, documents: SchemaDocuments, document: SourceDocument) -> None:
         self._documents = documents

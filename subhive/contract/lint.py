@@ -790,12 +790,20 @@ class _SchemaChecks:
 
     def _build(self, schema: dict[str, Any]) -> str | None:
         try:
-            # The bundled meta-schemas are registered up front: jsonschema-rs asks no retriever for json-schema.org.
-            registry = jsonschema_rs.Registry(_metaschemas.resources(), retriever=self._retrieve)
-            jsonschema_rs.validator_for(schema, registry=registry, retriever=self._retrieve)
+            jsonschema_rs.validator_for(schema, registry=self._registry(), retriever=self._retrieve)
         except Exception as exc:  # jsonschema_rs.ValidationError, or a retriever refusal it wraps
             return str(exc).splitlines()[0]
         return None
+
+    def _registry(self) -> jsonschema_rs.Registry:
+        """Every document registered up front, with the bundled meta-schemas: jsonschema-rs asks no retriever for
+        json-schema.org, nor for what a retrieved document refers to. If one of them breaks the registry, the
+        retriever alone finds them, so that the build that fails names the schema that reaches the broken one."""
+        known = [(d.path.absolute().as_uri(), self.documents.runtime_data(d)) for d in self.documents.documents()]
+        try:
+            return jsonschema_rs.Registry([*_metaschemas.resources(), *known], retriever=self._retrieve)
+        except Exception:  # jsonschema_rs.ReferencingError and the like: reported by the build itself
+            return jsonschema_rs.Registry(_metaschemas.resources(), retriever=self._retrieve)
 
     def _retrieve(self, uri: str) -> Any:
         base = urldefrag(uri)[0]
