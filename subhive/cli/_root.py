@@ -430,6 +430,8 @@ def approvals_show(
         out_console.print(f"  {escape(a.message)}")
     if a.decision:
         out_console.print(f"  decision: {escape(a.decision)}")
+    if a.decided_by:
+        out_console.print(f"  decided by {escape(a.decided_by)} {_when(a.decided or 0.0)}")
     if a.tool_call is not None:  # exactly what will run if approved
         out_console.print(
             f"  turn {escape(a.tool_call.turn or '-')}, call {escape(a.tool_call.call_id or '-')}; arguments:"
@@ -457,7 +459,9 @@ def approvals_show(
 @approvals_app.command("approve")
 def approvals_approve(
     approval_id: Annotated[str, typer.Argument(metavar="ID", help="The approval's id.", show_default=False)],
+    *,
     note: Annotated[str, typer.Option("--note", help="Why it is approved (kept with the decision).")] = "",
+    by: Annotated[str | None, typer.Option("--by", help="Who approves (default: your login name).")] = None,
     workspace: WorkspaceOption = Path("."),
     root: RootOption = None,
     fmt: FormatOption = Format.text,
@@ -471,7 +475,7 @@ def approvals_approve(
     """
     from ..root_hive import AlreadyDecided
 
-    decided = _with_root(workspace, root, lambda r: r.approve(approval_id, note=note))
+    decided = _with_root(workspace, root, lambda r: r.approve(approval_id, note=note, by=_who(by)))
     if isinstance(decided, AlreadyDecided):
         _print_already(decided.approval, fmt)
         return
@@ -498,7 +502,9 @@ def approvals_approve(
 @approvals_app.command("reject")
 def approvals_reject(
     approval_id: Annotated[str, typer.Argument(metavar="ID", help="The approval's id.", show_default=False)],
+    *,
     reason: Annotated[str, typer.Option("--reason", help="Why (the proposer sees it).", show_default=False)],
+    by: Annotated[str | None, typer.Option("--by", help="Who rejects (default: your login name).")] = None,
     workspace: WorkspaceOption = Path("."),
     root: RootOption = None,
     fmt: FormatOption = Format.text,
@@ -512,7 +518,7 @@ def approvals_reject(
     """
     from ..root_hive import AlreadyDecided
 
-    decided = _with_root(workspace, root, lambda r: r.reject(approval_id, reason=reason))
+    decided = _with_root(workspace, root, lambda r: r.reject(approval_id, reason=reason, by=_who(by)))
     if isinstance(decided, AlreadyDecided):
         _print_already(decided.approval, fmt)
         return
@@ -522,6 +528,18 @@ def approvals_reject(
         out_console.print(f"{escape(decided.id)}: [red]rejected[/]: {_subject_of(decided)}; nothing was published")
         if decided.decision:
             out_console.print(f"  reason: {escape(decided.decision)}")
+
+
+def _who(by: str | None) -> str:
+    """Who decides, as recorded with the decision: ``--by``, else the login name (never a secret)."""
+    if by is not None:
+        return by.strip()
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name in this environment
+        return ""
 
 
 def _print_already(a: Approval, fmt: Format) -> None:

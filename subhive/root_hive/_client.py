@@ -189,13 +189,17 @@ class RootClient:
     async def approval(self, approval_id: str) -> Approval:
         return _approval(await self._unary(self._stub.GetApproval, pb.GetApprovalRequest(id=approval_id)))
 
-    async def approve(self, approval_id: str, *, note: str = "") -> ProposalOutcome:
+    async def approve(self, approval_id: str, *, note: str = "", by: str = "") -> ProposalOutcome:
         """Approve a pending proposal (admin token): its new major is published beside the old one. For a
-        repair approval, the outcome has ``kind`` ``"repair"``, code ``repair.accepted`` and no version."""
-        return _outcome(await self._unary(self._stub.Approve, pb.ApproveRequest(id=approval_id, note=note)))
+        repair approval, the outcome has ``kind`` ``"repair"``, code ``repair.accepted`` and no version.
+        ``by`` names who approves, recorded with the decision (root-hive 1.5.0)."""
+        request = pb.ApproveRequest(id=approval_id, note=note, by=by)
+        return _outcome(await self._unary(self._stub.Approve, request))
 
-    async def reject(self, approval_id: str, *, reason: str) -> Approval:
-        return _approval(await self._unary(self._stub.Reject, pb.RejectRequest(id=approval_id, reason=reason)))
+    async def reject(self, approval_id: str, *, reason: str, by: str = "") -> Approval:
+        """Reject a pending proposal with ``reason`` (admin token); ``by`` as for :meth:`approve`."""
+        request = pb.RejectRequest(id=approval_id, reason=reason, by=by)
+        return _approval(await self._unary(self._stub.Reject, request))
 
     async def propose_repair(
         self,
@@ -467,6 +471,7 @@ def _approval(reply: pb.Approval) -> Approval:
         hash=reply.hash,
         decision=reply.decision,
         decided=reply.decided or None,
+        decided_by=reply.decided_by,
         kind=kind,
         repair=repair,
         tool_call=tool_call,

@@ -310,7 +310,7 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
 
         def op(caller: Caller) -> pb.ProposalOutcome:
             _require_admin(caller, "approve proposals")
-            return _outcome_pb(self.root.approve(request.id, admin_token=token, note=request.note))
+            return _outcome_pb(self.root.approve(request.id, admin_token=token, note=request.note, by=request.by))
 
         return await self._do(context, op)
 
@@ -319,7 +319,9 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
 
         def op(caller: Caller) -> pb.Approval:
             _require_admin(caller, "reject proposals")
-            return _approval_pb(self.root.reject(request.id, admin_token=token, reason=request.reason))
+            return _approval_pb(
+                self.root.reject(request.id, admin_token=token, reason=request.reason, by=request.by)
+            )
 
         return await self._do(context, op)
 
@@ -613,6 +615,7 @@ def _approval_pb(approval: Approval) -> pb.Approval:
         decision=approval.decision,
         decided=approval.decided or 0.0,
         kind=approval.kind,
+        decided_by=approval.decided_by,
     )
     if approval.repair is not None:
         r = approval.repair

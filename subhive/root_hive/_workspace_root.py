@@ -205,8 +205,8 @@ class WorkspaceRoot:
             return await client.approval(approval_id)
         return self._local().approval(approval_id)
 
-    async def approve(self, approval_id: str, *, note: str = "") -> ProposalOutcome | AlreadyDecided:
-        """Approve (the admin's decision): the version is published, or a repair acknowledged.
+    async def approve(self, approval_id: str, *, note: str = "", by: str = "") -> ProposalOutcome | AlreadyDecided:
+        """Approve (the admin's decision, ``by`` whom): the version is published, or a repair acknowledged.
 
         Approving what is already approved is :class:`AlreadyDecided`; what was rejected raises
         :class:`Conflict` (``approval.decided``).
@@ -214,9 +214,9 @@ class WorkspaceRoot:
         try:
             client = self._remote()
             if client is not None:
-                return await client.approve(approval_id, note=note)
+                return await client.approve(approval_id, note=note, by=by)
             engine = self._local()
-            outcome = engine.approve(approval_id, admin_token=engine.admin_token(), note=note)
+            outcome = engine.approve(approval_id, admin_token=engine.admin_token(), note=note, by=by)
             error = outcome.error()
             if error is not None:
                 raise error
@@ -227,8 +227,8 @@ class WorkspaceRoot:
                 raise
         return await self._already(approval_id, "approved")
 
-    async def reject(self, approval_id: str, *, reason: str) -> Approval | AlreadyDecided:
-        """Reject (the admin's decision, with a ``reason`` the proposer sees); nothing is published.
+    async def reject(self, approval_id: str, *, reason: str, by: str = "") -> Approval | AlreadyDecided:
+        """Reject (the admin's decision, ``by`` whom, with a ``reason`` the proposer sees); nothing is published.
 
         Rejecting what is already rejected is :class:`AlreadyDecided`; what was approved raises
         :class:`Conflict` (``approval.decided``).
@@ -236,9 +236,9 @@ class WorkspaceRoot:
         try:
             client = self._remote()
             if client is not None:
-                return await client.reject(approval_id, reason=reason)
+                return await client.reject(approval_id, reason=reason, by=by)
             engine = self._local()
-            return engine.reject(approval_id, admin_token=engine.admin_token(), reason=reason)
+            return engine.reject(approval_id, admin_token=engine.admin_token(), reason=reason, by=by)
         except SubhiveError as exc:
             if exc.code != "approval.decided":
                 raise

@@ -125,3 +125,20 @@ def test_the_same_rules_hold_against_a_running_root(
     assert (code, "already approved" in out) == (0, True)
     code, _, err = cli(capsys, "approvals", "reject", pid, "--reason", "no", "-C", ws)
     assert (code, "[approval.decided]" in err) == (1, True)
+
+
+@pytest.mark.parametrize("where", ["workspace", "running root"])
+def test_who_decided_is_recorded_and_shown(
+    workspace: Path, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    """``--by`` names who decides (default: the login name); over gRPC too (root-hive 1.5.0)."""
+    if where == "running root":
+        request.getfixturevalue("running_root")
+    ws = str(workspace)
+    pid = _pending(workspace, capsys)
+    assert cli(capsys, "approvals", "approve", pid, "--by", "ada", "-C", ws)[0] == 0
+    code, out, _ = cli(capsys, "approvals", "show", pid, "-C", ws, "--format", "json")
+    assert code == 0
+    assert json.loads(out)["decided_by"] == "ada"
+    code, out, _ = cli(capsys, "approvals", "show", pid, "-C", ws)
+    assert "decided by ada" in out

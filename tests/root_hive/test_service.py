@@ -75,7 +75,7 @@ def test_generated_modules_say_do_not_edit_and_import_their_sibling_relatively()
         assert (
             (here / name)
             .read_text()
-            .startswith("# Generated from contracts/root-hive/1.4.0/root_hive.proto; do not edit.\n")
+            .startswith("# Generated from contracts/root-hive/1.5.0/root_hive.proto; do not edit.\n")
         )
     grpc_module = (here / "root_hive_pb2_grpc.py").read_text()
     assert "from . import root_hive_pb2 as root__hive__pb2" in grpc_module
@@ -93,6 +93,7 @@ def test_the_root_hive_contract_passes_lint() -> None:
         ("root-hive", "1.2.0"),
         ("root-hive", "1.3.0"),
         ("root-hive", "1.4.0"),
+        ("root-hive", "1.5.0"),
     ]
 
 
@@ -135,6 +136,17 @@ def test_root_hive_1_4_0_only_adds_reported_agent_steps_so_it_is_an_honest_minor
 
     base = REPO / "contracts" / "root-hive"
     check = check_contract(load_contract(base / "1.4.0"), load_contract(base / "1.3.0"))
+    assert check.semver_ok
+    assert check.compatible
+    assert str(check.required_bump) == "minor"
+
+
+def test_root_hive_1_5_0_only_adds_who_decided_so_it_is_an_honest_minor() -> None:
+    from subhive.compat.contract_check import check_contract
+    from subhive.contract import load_contract
+
+    base = REPO / "contracts" / "root-hive"
+    check = check_contract(load_contract(base / "1.5.0"), load_contract(base / "1.4.0"))
     assert check.semver_ok
     assert check.compatible
     assert str(check.required_bump) == "minor"

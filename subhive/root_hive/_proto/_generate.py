@@ -1,4 +1,4 @@
-"""Regenerate the root hive's protobuf and gRPC modules from ``contracts/root-hive/1.4.0/root_hive.proto``.
+"""Regenerate the root hive's protobuf and gRPC modules from ``contracts/root-hive/1.5.0/root_hive.proto``.
 
     .venv/bin/python -m subhive.root_hive._proto._generate           # rewrite the generated files
     .venv/bin/python -m subhive.root_hive._proto._generate --check   # exit 1 if they are stale
@@ -22,11 +22,11 @@ from pathlib import Path
 __all__ = ["GENERATED", "PROTO", "generate"]
 
 _HERE = Path(__file__).resolve().parent
-PROTO = _HERE.parents[2] / "contracts" / "root-hive" / "1.4.0" / "root_hive.proto"
+PROTO = _HERE.parents[2] / "contracts" / "root-hive" / "1.5.0" / "root_hive.proto"
 GENERATED = ("root_hive_pb2.py", "root_hive_pb2.pyi", "root_hive_pb2_grpc.py", "root_hive_pb2_grpc.pyi")
 
 _HEADER = (
-    "# Generated from contracts/root-hive/1.4.0/root_hive.proto; do not edit.\n"
+    "# Generated from contracts/root-hive/1.5.0/root_hive.proto; do not edit.\n"
     "# Regenerate with: python -m subhive.root_hive._proto._generate\n"
     "# ruff: noqa\n"
     # mypy-protobuf targets every grpc stub version: some ignores and overloads are moot here.

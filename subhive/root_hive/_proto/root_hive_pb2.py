@@ -1,4 +1,4 @@
-# Generated from contracts/root-hive/1.4.0/root_hive.proto; do not edit.
+# Generated from contracts/root-hive/1.5.0/root_hive.proto; do not edit.
 # Regenerate with: python -m subhive.root_hive._proto._generate
 # ruff: noqa
 # mypy: disable-error-code="unused-ignore,overload-cannot-match"
@@ -28,7 +28,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0froot_hive.proto\x12\x0fsubhive.root.v1\"Q\n\x13RegisterHiveRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0e\n\x06parent\x18\x03 \x01(\t\x12\x0e\n\x06rotate\x18\x04 \x01(\x08\"0\n\x11RegisterHiveReply\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\"\xb8\x01\n\x16ProposeContractRequest\x12\x41\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x32.subhive.root.v1.ProposeContractRequest.FilesEntry\x12\x17\n\x0f\x61nnouncement_id\x18\x02 \x01(\t\x12\x14\n\x0con_behalf_of\x18\x03 \x01(\t\x1a,\n\nFilesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c:\x02\x38\x01\"c\n\x07Problem\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x0c\n\x04\x66ile\x18\x03 \x01(\t\x12\x0c\n\x04line\x18\x04 \x01(\r\x12\x0f\n\x07pointer\x18\x05 \x01(\t\x12\x0c\n\x04hint\x18\x06 \x01(\t\"\xdc\x01\n\x0fProposalOutcome\x12\n\n\x02id\x18\x01 \x01(\t\x12\x10\n\x08\x63ontract\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x12\n\ncheck_json\x18\x05 \x01(\t\x12*\n\x08problems\x18\x06 \x03(\x0b\x32\x18.subhive.root.v1.Problem\x12\x0f\n\x07message\x18\x07 \x01(\t\x12\x0c\n\x04\x63ode\x18\x08 \x01(\t\x12\x0c\n\x04hash\x18\t \x01(\t\x12\x0f\n\x07\x61warded\x18\n \x03(\t\x12\x0c\n\x04kind\x18\x0b \x01(\t\"c\n\x19\x44\x65\x63lareRequirementRequest\x12\x10\n\x08\x63ontract\x18\x01 \x01(\t\x12\x10\n\x08versions\x18\x02 \x01(\t\x12\x12\n\noperations\x18\x03 \x03(\t\x12\x0e\n\x06\x66ields\x18\x04 \x03(\t\"H\n\x17\x44\x65\x63lareRequirementReply\x12\x14\n\x0csatisfied_by\x18\x01 \x01(\t\x12\x17\n\x0f\x61nnouncement_id\x18\x02 \x01(\t\"$\n\x14ListContractsRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\xd0\x01\n\x0bVersionInfo\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x0c\n\x04hash\x18\x02 \x01(\t\x12\x10\n\x08provider\x18\x03 \x01(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\x12>\n\tconsumers\x18\x05 \x03(\x0b\x32+.subhive.root.v1.VersionInfo.ConsumersEntry\x12\x0e\n\x06intact\x18\x06 \x01(\x08\x1a\x30\n\x0e\x43onsumersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"L\n\x0c\x43ontractInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12.\n\x08versions\x18\x02 \x03(\x0b\x32\x1c.subhive.root.v1.VersionInfo\"F\n\x12ListContractsReply\x12\x30\n\tcontracts\x18\x01 \x03(\x0b\x32\x1d.subhive.root.v1.ContractInfo\"4\n\x14ListApprovalsRequest\x12\x0e\n\x06status\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\"\xb7\x02\n\x08\x41pproval\x12\n\n\x02id\x18\x01 \x01(\t\x12\x10\n\x08\x63ontract\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x10\n\x08proposer\x18\x04 \x01(\t\x12\x12\n\ncheck_json\x18\x05 \x01(\t\x12\x0f\n\x07\x63reated\x18\x06 \x01(\x01\x12\x0e\n\x06status\x18\x07 \x01(\t\x12\x0e\n\x06reason\x18\x08 \x01(\t\x12\x0f\n\x07message\x18\t \x01(\t\x12\x0c\n\x04hash\x18\n \x01(\t\x12\x10\n\x08\x64\x65\x63ision\x18\x0b \x01(\t\x12\x0f\n\x07\x64\x65\x63ided\x18\x0c \x01(\x01\x12\x0c\n\x04kind\x18\r \x01(\t\x12\'\n\x06repair\x18\x0e \x01(\x0b\x32\x17.subhive.root.v1.Repair\x12,\n\ttool_call\x18\x0f \x01(\x0b\x32\x19.subhive.root.v1.ToolCall\"Y\n\x08ToolCall\x12\r\n\x05\x61gent\x18\x01 \x01(\t\x12\x0c\n\x04tool\x18\x02 \x01(\t\x12\x11\n\targuments\x18\x03 \x01(\t\x12\x0c\n\x04turn\x18\x04 \x01(\t\x12\x0f\n\x07\x63\x61ll_id\x18\x05 \x01(\t\"l\n\x06Repair\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x11\n\toperation\x18\x02 \x01(\t\x12\x0f\n\x07subject\x18\x03 \x01(\t\x12\r\n\x05\x63ount\x18\x04 \x01(\r\x12\x0e\n\x06sample\x18\x05 \x01(\x0c\x12\x11\n\tlast_seen\x18\x06 \x01(\x01\"B\n\x12ListApprovalsReply\x12,\n\tapprovals\x18\x01 \x03(\x0b\x32\x19.subhive.root.v1.Approval\" \n\x12GetApprovalRequest\x12\n\n\x02id\x18\x01 \x01(\t\"*\n\x0e\x41pproveRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04note\x18\x02 \x01(\t\"+\n\rRejectRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x12\n\x10GetStatusRequest\"\xcc\x01\n\x08HiveNode\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0e\n\x06parent\x18\x03 \x01(\t\x12\x10\n\x08provides\x18\x04 \x03(\t\x12\'\n\x08\x63onsumes\x18\x05 \x03(\x0b\x32\x15.subhive.root.v1.Need\x12+\n\x08\x63hildren\x18\x06 \x03(\x0b\x32\x19.subhive.root.v1.HiveNode\x12,\n\tendpoints\x18\x07 \x03(\x0b\x32\x19.subhive.root.v1.Endpoint\"Y\n\x04Need\x12\x10\n\x08\x63ontract\x18\x01 \x01(\t\x12\x10\n\x08versions\x18\x02 \x01(\t\x12\x14\n\x0csatisfied_by\x18\x03 \x01(\t\x12\x17\n\x0f\x61nnouncement_id\x18\x04 \x01(\t\":\n\x0eGetStatusReply\x12(\n\x05hives\x18\x01 \x03(\x0b\x32\x19.subhive.root.v1.HiveNode\"#\n\x12WatchEventsRequest\x12\r\n\x05\x61\x66ter\x18\x01 \x01(\x04\"4\n\nFrameBatch\x12&\n\x06\x66rames\x18\x01 \x03(\x0b\x32\x16.subhive.root.v1.Frame\"C\n\x05\x46rame\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x11\n\tdata_json\x18\x03 \x01(\t\x12\x0c\n\x04time\x18\x04 \x01(\x01\"s\n\x17RegisterEndpointRequest\x12\x10\n\x08\x63ontract\x18\x01 \x01(\t\x12\r\n\x05major\x18\x02 \x01(\r\x12\x0f\n\x07\x61\x64\x64ress\x18\x03 \x01(\t\x12\x10\n\x08services\x18\x04 \x03(\t\x12\x14\n\x0con_behalf_of\x18\x05 \x01(\t\"s\n\x08\x45ndpoint\x12\x10\n\x08\x63ontract\x18\x01 \x01(\t\x12\r\n\x05major\x18\x02 \x01(\r\x12\x0f\n\x07\x61\x64\x64ress\x18\x03 \x01(\t\x12\x10\n\x08provider\x18\x04 \x01(\t\x12\x0f\n\x07service\x18\x05 \x01(\t\x12\x12\n\nregistered\x18\x06 \x01(\x01\"I\n\x15RemoveEndpointRequest\x12\x10\n\x08\x63ontract\x18\x01 \x01(\t\x12\r\n\x05major\x18\x02 \x01(\r\x12\x0f\n\x07\x61\x64\x64ress\x18\x03 \x01(\t\"&\n\x13RemoveEndpointReply\x12\x0f\n\x07removed\x18\x01 \x01(\x08\"8\n\x15LookupEndpointRequest\x12\x10\n\x08\x63ontract\x18\x01 \x01(\t\x12\r\n\x05major\x18\x02 \x01(\r\"\x98\x01\n\x14ProposeRepairRequest\x12\x0c\n\x04hive\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x10\n\x08\x63ontract\x18\x03 \x01(\t\x12\x11\n\toperation\x18\x04 \x01(\t\x12\x0f\n\x07subject\x18\x05 \x01(\t\x12\r\n\x05\x63ount\x18\x06 \x01(\r\x12\x0f\n\x07message\x18\x07 \x01(\t\x12\x0e\n\x06sample\x18\x08 \x01(\x0c\"u\n\x16ProposeToolCallRequest\x12\x0c\n\x04hive\x18\x01 \x01(\t\x12\r\n\x05\x61gent\x18\x02 \x01(\t\x12\x0c\n\x04tool\x18\x03 \x01(\t\x12\x11\n\targuments\x18\x04 \x01(\t\x12\x0c\n\x04turn\x18\x05 \x01(\t\x12\x0f\n\x07\x63\x61ll_id\x18\x06 \x01(\t\"N\n\x13ReportFramesRequest\x12\x0c\n\x04hive\x18\x01 \x01(\t\x12)\n\x05steps\x18\x02 \x03(\x0b\x32\x1a.subhive.root.v1.AgentStep\"e\n\tAgentStep\x12\r\n\x05\x61gent\x18\x01 \x01(\t\x12\x0c\n\x04turn\x18\x02 \x01(\t\x12\x0c\n\x04step\x18\x03 \x01(\r\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x11\n\tdata_json\x18\x05 \x01(\t\x12\x0c\n\x04time\x18\x06 \x01(\x01\"8\n\x11ReportFramesReply\x12\x11\n\tfirst_seq\x18\x01 \x01(\x04\x12\x10\n\x08last_seq\x18\x02 \x01(\x04\x32\xd4\x0b\n\x08RootHive\x12X\n\x0cRegisterHive\x12$.subhive.root.v1.RegisterHiveRequest\x1a\".subhive.root.v1.RegisterHiveReply\x12\\\n\x0fProposeContract\x12\'.subhive.root.v1.ProposeContractRequest\x1a .subhive.root.v1.ProposalOutcome\x12j\n\x12\x44\x65\x63lareRequirement\x12*.subhive.root.v1.DeclareRequirementRequest\x1a(.subhive.root.v1.DeclareRequirementReply\x12[\n\rListContracts\x12%.subhive.root.v1.ListContractsRequest\x1a#.subhive.root.v1.ListContractsReply\x12[\n\rListApprovals\x12%.subhive.root.v1.ListApprovalsRequest\x1a#.subhive.root.v1.ListApprovalsReply\x12M\n\x0bGetApproval\x12#.subhive.root.v1.GetApprovalRequest\x1a\x19.subhive.root.v1.Approval\x12L\n\x07\x41pprove\x12\x1f.subhive.root.v1.ApproveRequest\x1a .subhive.root.v1.ProposalOutcome\x12\x43\n\x06Reject\x12\x1e.subhive.root.v1.RejectRequest\x1a\x19.subhive.root.v1.Approval\x12O\n\tGetStatus\x12!.subhive.root.v1.GetStatusRequest\x1a\x1f.subhive.root.v1.GetStatusReply\x12L\n\x0bWatchEvents\x12#.subhive.root.v1.WatchEventsRequest\x1a\x16.subhive.root.v1.Frame0\x01\x12W\n\x11WatchEventBatches\x12#.subhive.root.v1.WatchEventsRequest\x1a\x1b.subhive.root.v1.FrameBatch0\x01\x12W\n\x10RegisterEndpoint\x12(.subhive.root.v1.RegisterEndpointRequest\x1a\x19.subhive.root.v1.Endpoint\x12^\n\x0eRemoveEndpoint\x12&.subhive.root.v1.RemoveEndpointRequest\x1a$.subhive.root.v1.RemoveEndpointReply\x12S\n\x0eLookupEndpoint\x12&.subhive.root.v1.LookupEndpointRequest\x1a\x19.subhive.root.v1.Endpoint\x12Q\n\rProposeRepair\x12%.subhive.root.v1.ProposeRepairRequest\x1a\x19.subhive.root.v1.Approval\x12U\n\x0fProposeToolCall\x12\'.subhive.root.v1.ProposeToolCallRequest\x1a\x19.subhive.root.v1.Approval\x12X\n\x0cReportFrames\x12$.subhive.root.v1.ReportFramesRequest\x1a\".subhive.root.v1.ReportFramesReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0froot_hive.proto\x12\x0fsubhive.root.v1\"Q\n\x13RegisterHiveRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0e\n\x06parent\x18\x03 \x01(\t\x12\x0e\n\x06rotate\x18\x04 \x01(\x08\"0\n\x11RegisterHiveReply\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\"\xb8\x01\n\x16ProposeContractRequest\x12\x41\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x32.subhive.root.v1.ProposeContractRequest.FilesEntry\x12\x17\n\x0f\x61nnouncement_id\x18\x02 \x01(\t\x12\x14\n\x0con_behalf_of\x18\x03 \x01(\t\x1a,\n\nFilesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c:\x02\x38\x01\"c\n\x07Problem\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x0c\n\x04\x66ile\x18\x03 \x01(\t\x12\x0c\n\x04line\x18\x04 \x01(\r\x12\x0f\n\x07pointer\x18\x05 \x01(\t\x12\x0c\n\x04hint\x18\x06 \x01(\t\"\xdc\x01\n\x0fProposalOutcome\x12\n\n\x02id\x18\x01 \x01(\t\x12\x10\n\x08\x63ontract\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x12\n\ncheck_json\x18\x05 \x01(\t\x12*\n\x08problems\x18\x06 \x03(\x0b\x32\x18.subhive.root.v1.Problem\x12\x0f\n\x07message\x18\x07 \x01(\t\x12\x0c\n\x04\x63ode\x18\x08 \x01(\t\x12\x0c\n\x04hash\x18\t \x01(\t\x12\x0f\n\x07\x61warded\x18\n \x03(\t\x12\x0c\n\x04kind\x18\x0b \x01(\t\"c\n\x19\x44\x65\x63lareRequirementRequest\x12\x10\n\x08\x63ontract\x18\x01 \x01(\t\x12\x10\n\x08versions\x18\x02 \x01(\t\x12\x12\n\noperations\x18\x03 \x03(\t\x12\x0e\n\x06\x66ields\x18\x04 \x03(\t\"H\n\x17\x44\x65\x63lareRequirementReply\x12\x14\n\x0csatisfied_by\x18\x01 \x01(\t\x12\x17\n\x0f\x61nnouncement_id\x18\x02 \x01(\t\"$\n\x14ListContractsRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\xd0\x01\n\x0bVersionInfo\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x0c\n\x04hash\x18\x02 \x01(\t\x12\x10\n\x08provider\x18\x03 \x01(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\x12>\n\tconsumers\x18\x05 \x03(\x0b\x32+.subhive.root.v1.VersionInfo.ConsumersEntry\x12\x0e\n\x06intact\x18\x06 \x01(\x08\x1a\x30\n\x0e\x43onsumersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"L\n\x0c\x43ontractInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12.\n\x08versions\x18\x02 \x03(\x0b\x32\x1c.subhive.root.v1.VersionInfo\"F\n\x12ListContractsReply\x12\x30\n\tcontracts\x18\x01 \x03(\x0b\x32\x1d.subhive.root.v1.ContractInfo\"4\n\x14ListApprovalsRequest\x12\x0e\n\x06status\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\"\xcb\x02\n\x08\x41pproval\x12\n\n\x02id\x18\x01 \x01(\t\x12\x10\n\x08\x63ontract\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x10\n\x08proposer\x18\x04 \x01(\t\x12\x12\n\ncheck_json\x18\x05 \x01(\t\x12\x0f\n\x07\x63reated\x18\x06 \x01(\x01\x12\x0e\n\x06status\x18\x07 \x01(\t\x12\x0e\n\x06reason\x18\x08 \x01(\t\x12\x0f\n\x07message\x18\t \x01(\t\x12\x0c\n\x04hash\x18\n \x01(\t\x12\x10\n\x08\x64\x65\x63ision\x18\x0b \x01(\t\x12\x0f\n\x07\x64\x65\x63ided\x18\x0c \x01(\x01\x12\x0c\n\x04kind\x18\r \x01(\t\x12\'\n\x06repair\x18\x0e \x01(\x0b\x32\x17.subhive.root.v1.Repair\x12,\n\ttool_call\x18\x0f \x01(\x0b\x32\x19.subhive.root.v1.ToolCall\x12\x12\n\ndecided_by\x18\x10 \x01(\t\"Y\n\x08ToolCall\x12\r\n\x05\x61gent\x18\x01 \x01(\t\x12\x0c\n\x04tool\x18\x02 \x01(\t\x12\x11\n\targuments\x18\x03 \x01(\t\x12\x0c\n\x04turn\x18\x04 \x01(\t\x12\x0f\n\x07\x63\x61ll_id\x18\x05 \x01(\t\"l\n\x06Repair\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x11\n\toperation\x18\x02 \x01(\t\x12\x0f\n\x07subject\x18\x03 \x01(\t\x12\r\n\x05\x63ount\x18\x04 \x01(\r\x12\x0e\n\x06sample\x18\x05 \x01(\x0c\x12\x11\n\tlast_seen\x18\x06 \x01(\x01\"B\n\x12ListApprovalsReply\x12,\n\tapprovals\x18\x01 \x03(\x0b\x32\x19.subhive.root.v1.Approval\" \n\x12GetApprovalRequest\x12\n\n\x02id\x18\x01 \x01(\t\"6\n\x0e\x41pproveRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04note\x18\x02 \x01(\t\x12\n\n\x02\x62y\x18\x03 \x01(\t\"7\n\rRejectRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\n\n\x02\x62y\x18\x03 \x01(\t\"\x12\n\x10GetStatusRequest\"\xcc\x01\n\x08HiveNode\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0e\n\x06parent\x18\x03 \x01(\t\x12\x10\n\x08provides\x18\x04 \x03(\t\x12\'\n\x08\x63onsumes\x18\x05 \x03(\x0b\x32\x15.subhive.root.v1.Need\x12+\n\x08\x63hildren\x18\x06 \x03(\x0b\x32\x19.subhive.root.v1.HiveNode\x12,\n\tendpoints\x18\x07 \x03(\x0b\x32\x19.subhive.root.v1.Endpoint\"Y\n\x04Need\x12\x10\n\x08\x63ontract\x18\x01 \x01(\t\x12\x10\n\x08versions\x18\x02 \x01(\t\x12\x14\n\x0csatisfied_by\x18\x03 \x01(\t\x12\x17\n\x0f\x61nnouncement_id\x18\x04 \x01(\t\":\n\x0eGetStatusReply\x12(\n\x05hives\x18\x01 \x03(\x0b\x32\x19.subhive.root.v1.HiveNode\"#\n\x12WatchEventsRequest\x12\r\n\x05\x61\x66ter\x18\x01 \x01(\x04\"4\n\nFrameBatch\x12&\n\x06\x66rames\x18\x01 \x03(\x0b\x32\x16.subhive.root.v1.Frame\"C\n\x05\x46rame\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x11\n\tdata_json\x18\x03 \x01(\t\x12\x0c\n\x04time\x18\x04 \x01(\x01\"s\n\x17RegisterEndpointRequest\x12\x10\n\x08\x63ontract\x18\x01 \x01(\t\x12\r\n\x05major\x18\x02 \x01(\r\x12\x0f\n\x07\x61\x64\x64ress\x18\x03 \x01(\t\x12\x10\n\x08services\x18\x04 \x03(\t\x12\x14\n\x0con_behalf_of\x18\x05 \x01(\t\"s\n\x08\x45ndpoint\x12\x10\n\x08\x63ontract\x18\x01 \x01(\t\x12\r\n\x05major\x18\x02 \x01(\r\x12\x0f\n\x07\x61\x64\x64ress\x18\x03 \x01(\t\x12\x10\n\x08provider\x18\x04 \x01(\t\x12\x0f\n\x07service\x18\x05 \x01(\t\x12\x12\n\nregistered\x18\x06 \x01(\x01\"I\n\x15RemoveEndpointRequest\x12\x10\n\x08\x63ontract\x18\x01 \x01(\t\x12\r\n\x05major\x18\x02 \x01(\r\x12\x0f\n\x07\x61\x64\x64ress\x18\x03 \x01(\t\"&\n\x13RemoveEndpointReply\x12\x0f\n\x07removed\x18\x01 \x01(\x08\"8\n\x15LookupEndpointRequest\x12\x10\n\x08\x63ontract\x18\x01 \x01(\t\x12\r\n\x05major\x18\x02 \x01(\r\"\x98\x01\n\x14ProposeRepairRequest\x12\x0c\n\x04hive\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x10\n\x08\x63ontract\x18\x03 \x01(\t\x12\x11\n\toperation\x18\x04 \x01(\t\x12\x0f\n\x07subject\x18\x05 \x01(\t\x12\r\n\x05\x63ount\x18\x06 \x01(\r\x12\x0f\n\x07message\x18\x07 \x01(\t\x12\x0e\n\x06sample\x18\x08 \x01(\x0c\"u\n\x16ProposeToolCallRequest\x12\x0c\n\x04hive\x18\x01 \x01(\t\x12\r\n\x05\x61gent\x18\x02 \x01(\t\x12\x0c\n\x04tool\x18\x03 \x01(\t\x12\x11\n\targuments\x18\x04 \x01(\t\x12\x0c\n\x04turn\x18\x05 \x01(\t\x12\x0f\n\x07\x63\x61ll_id\x18\x06 \x01(\t\"N\n\x13ReportFramesRequest\x12\x0c\n\x04hive\x18\x01 \x01(\t\x12)\n\x05steps\x18\x02 \x03(\x0b\x32\x1a.subhive.root.v1.AgentStep\"e\n\tAgentStep\x12\r\n\x05\x61gent\x18\x01 \x01(\t\x12\x0c\n\x04turn\x18\x02 \x01(\t\x12\x0c\n\x04step\x18\x03 \x01(\r\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x11\n\tdata_json\x18\x05 \x01(\t\x12\x0c\n\x04time\x18\x06 \x01(\x01\"8\n\x11ReportFramesReply\x12\x11\n\tfirst_seq\x18\x01 \x01(\x04\x12\x10\n\x08last_seq\x18\x02 \x01(\x04\x32\xd4\x0b\n\x08RootHive\x12X\n\x0cRegisterHive\x12$.subhive.root.v1.RegisterHiveRequest\x1a\".subhive.root.v1.RegisterHiveReply\x12\\\n\x0fProposeContract\x12\'.subhive.root.v1.ProposeContractRequest\x1a .subhive.root.v1.ProposalOutcome\x12j\n\x12\x44\x65\x63lareRequirement\x12*.subhive.root.v1.DeclareRequirementRequest\x1a(.subhive.root.v1.DeclareRequirementReply\x12[\n\rListContracts\x12%.subhive.root.v1.ListContractsRequest\x1a#.subhive.root.v1.ListContractsReply\x12[\n\rListApprovals\x12%.subhive.root.v1.ListApprovalsRequest\x1a#.subhive.root.v1.ListApprovalsReply\x12M\n\x0bGetApproval\x12#.subhive.root.v1.GetApprovalRequest\x1a\x19.subhive.root.v1.Approval\x12L\n\x07\x41pprove\x12\x1f.subhive.root.v1.ApproveRequest\x1a .subhive.root.v1.ProposalOutcome\x12\x43\n\x06Reject\x12\x1e.subhive.root.v1.RejectRequest\x1a\x19.subhive.root.v1.Approval\x12O\n\tGetStatus\x12!.subhive.root.v1.GetStatusRequest\x1a\x1f.subhive.root.v1.GetStatusReply\x12L\n\x0bWatchEvents\x12#.subhive.root.v1.WatchEventsRequest\x1a\x16.subhive.root.v1.Frame0\x01\x12W\n\x11WatchEventBatches\x12#.subhive.root.v1.WatchEventsRequest\x1a\x1b.subhive.root.v1.FrameBatch0\x01\x12W\n\x10RegisterEndpoint\x12(.subhive.root.v1.RegisterEndpointRequest\x1a\x19.subhive.root.v1.Endpoint\x12^\n\x0eRemoveEndpoint\x12&.subhive.root.v1.RemoveEndpointRequest\x1a$.subhive.root.v1.RemoveEndpointReply\x12S\n\x0eLookupEndpoint\x12&.subhive.root.v1.LookupEndpointRequest\x1a\x19.subhive.root.v1.Endpoint\x12Q\n\rProposeRepair\x12%.subhive.root.v1.ProposeRepairRequest\x1a\x19.subhive.root.v1.Approval\x12U\n\x0fProposeToolCall\x12\'.subhive.root.v1.ProposeToolCallRequest\x1a\x19.subhive.root.v1.Approval\x12X\n\x0cReportFrames\x12$.subhive.root.v1.ReportFramesRequest\x1a\".subhive.root.v1.ReportFramesReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -68,53 +68,53 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTAPPROVALSREQUEST']._serialized_start=1254
   _globals['_LISTAPPROVALSREQUEST']._serialized_end=1306
   _globals['_APPROVAL']._serialized_start=1309
-  _globals['_APPROVAL']._serialized_end=1620
-  _globals['_TOOLCALL']._serialized_start=1622
-  _globals['_TOOLCALL']._serialized_end=1711
-  _globals['_REPAIR']._serialized_start=1713
-  _globals['_REPAIR']._serialized_end=1821
-  _globals['_LISTAPPROVALSREPLY']._serialized_start=1823
-  _globals['_LISTAPPROVALSREPLY']._serialized_end=1889
-  _globals['_GETAPPROVALREQUEST']._serialized_start=1891
-  _globals['_GETAPPROVALREQUEST']._serialized_end=1923
-  _globals['_APPROVEREQUEST']._serialized_start=1925
-  _globals['_APPROVEREQUEST']._serialized_end=1967
-  _globals['_REJECTREQUEST']._serialized_start=1969
-  _globals['_REJECTREQUEST']._serialized_end=2012
-  _globals['_GETSTATUSREQUEST']._serialized_start=2014
-  _globals['_GETSTATUSREQUEST']._serialized_end=2032
-  _globals['_HIVENODE']._serialized_start=2035
-  _globals['_HIVENODE']._serialized_end=2239
-  _globals['_NEED']._serialized_start=2241
-  _globals['_NEED']._serialized_end=2330
-  _globals['_GETSTATUSREPLY']._serialized_start=2332
-  _globals['_GETSTATUSREPLY']._serialized_end=2390
-  _globals['_WATCHEVENTSREQUEST']._serialized_start=2392
-  _globals['_WATCHEVENTSREQUEST']._serialized_end=2427
-  _globals['_FRAMEBATCH']._serialized_start=2429
-  _globals['_FRAMEBATCH']._serialized_end=2481
-  _globals['_FRAME']._serialized_start=2483
-  _globals['_FRAME']._serialized_end=2550
-  _globals['_REGISTERENDPOINTREQUEST']._serialized_start=2552
-  _globals['_REGISTERENDPOINTREQUEST']._serialized_end=2667
-  _globals['_ENDPOINT']._serialized_start=2669
-  _globals['_ENDPOINT']._serialized_end=2784
-  _globals['_REMOVEENDPOINTREQUEST']._serialized_start=2786
-  _globals['_REMOVEENDPOINTREQUEST']._serialized_end=2859
-  _globals['_REMOVEENDPOINTREPLY']._serialized_start=2861
-  _globals['_REMOVEENDPOINTREPLY']._serialized_end=2899
-  _globals['_LOOKUPENDPOINTREQUEST']._serialized_start=2901
-  _globals['_LOOKUPENDPOINTREQUEST']._serialized_end=2957
-  _globals['_PROPOSEREPAIRREQUEST']._serialized_start=2960
-  _globals['_PROPOSEREPAIRREQUEST']._serialized_end=3112
-  _globals['_PROPOSETOOLCALLREQUEST']._serialized_start=3114
-  _globals['_PROPOSETOOLCALLREQUEST']._serialized_end=3231
-  _globals['_REPORTFRAMESREQUEST']._serialized_start=3233
-  _globals['_REPORTFRAMESREQUEST']._serialized_end=3311
-  _globals['_AGENTSTEP']._serialized_start=3313
-  _globals['_AGENTSTEP']._serialized_end=3414
-  _globals['_REPORTFRAMESREPLY']._serialized_start=3416
-  _globals['_REPORTFRAMESREPLY']._serialized_end=3472
-  _globals['_ROOTHIVE']._serialized_start=3475
-  _globals['_ROOTHIVE']._serialized_end=4967
+  _globals['_APPROVAL']._serialized_end=1640
+  _globals['_TOOLCALL']._serialized_start=1642
+  _globals['_TOOLCALL']._serialized_end=1731
+  _globals['_REPAIR']._serialized_start=1733
+  _globals['_REPAIR']._serialized_end=1841
+  _globals['_LISTAPPROVALSREPLY']._serialized_start=1843
+  _globals['_LISTAPPROVALSREPLY']._serialized_end=1909
+  _globals['_GETAPPROVALREQUEST']._serialized_start=1911
+  _globals['_GETAPPROVALREQUEST']._serialized_end=1943
+  _globals['_APPROVEREQUEST']._serialized_start=1945
+  _globals['_APPROVEREQUEST']._serialized_end=1999
+  _globals['_REJECTREQUEST']._serialized_start=2001
+  _globals['_REJECTREQUEST']._serialized_end=2056
+  _globals['_GETSTATUSREQUEST']._serialized_start=2058
+  _globals['_GETSTATUSREQUEST']._serialized_end=2076
+  _globals['_HIVENODE']._serialized_start=2079
+  _globals['_HIVENODE']._serialized_end=2283
+  _globals['_NEED']._serialized_start=2285
+  _globals['_NEED']._serialized_end=2374
+  _globals['_GETSTATUSREPLY']._serialized_start=2376
+  _globals['_GETSTATUSREPLY']._serialized_end=2434
+  _globals['_WATCHEVENTSREQUEST']._serialized_start=2436
+  _globals['_WATCHEVENTSREQUEST']._serialized_end=2471
+  _globals['_FRAMEBATCH']._serialized_start=2473
+  _globals['_FRAMEBATCH']._serialized_end=2525
+  _globals['_FRAME']._serialized_start=2527
+  _globals['_FRAME']._serialized_end=2594
+  _globals['_REGISTERENDPOINTREQUEST']._serialized_start=2596
+  _globals['_REGISTERENDPOINTREQUEST']._serialized_end=2711
+  _globals['_ENDPOINT']._serialized_start=2713
+  _globals['_ENDPOINT']._serialized_end=2828
+  _globals['_REMOVEENDPOINTREQUEST']._serialized_start=2830
+  _globals['_REMOVEENDPOINTREQUEST']._serialized_end=2903
+  _globals['_REMOVEENDPOINTREPLY']._serialized_start=2905
+  _globals['_REMOVEENDPOINTREPLY']._serialized_end=2943
+  _globals['_LOOKUPENDPOINTREQUEST']._serialized_start=2945
+  _globals['_LOOKUPENDPOINTREQUEST']._serialized_end=3001
+  _globals['_PROPOSEREPAIRREQUEST']._serialized_start=3004
+  _globals['_PROPOSEREPAIRREQUEST']._serialized_end=3156
+  _globals['_PROPOSETOOLCALLREQUEST']._serialized_start=3158
+  _globals['_PROPOSETOOLCALLREQUEST']._serialized_end=3275
+  _globals['_REPORTFRAMESREQUEST']._serialized_start=3277
+  _globals['_REPORTFRAMESREQUEST']._serialized_end=3355
+  _globals['_AGENTSTEP']._serialized_start=3357
+  _globals['_AGENTSTEP']._serialized_end=3458
+  _globals['_REPORTFRAMESREPLY']._serialized_start=3460
+  _globals['_REPORTFRAMESREPLY']._serialized_end=3516
+  _globals['_ROOTHIVE']._serialized_start=3519
+  _globals['_ROOTHIVE']._serialized_end=5011
 # @@protoc_insertion_point(module_scope)

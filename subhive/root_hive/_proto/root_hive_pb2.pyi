@@ -1,4 +1,4 @@
-# Generated from contracts/root-hive/1.4.0/root_hive.proto; do not edit.
+# Generated from contracts/root-hive/1.5.0/root_hive.proto; do not edit.
 # Regenerate with: python -m subhive.root_hive._proto._generate
 # ruff: noqa
 # mypy: disable-error-code="unused-ignore,overload-cannot-match"
@@ -449,6 +449,7 @@ class Approval(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     REPAIR_FIELD_NUMBER: _builtins.int
     TOOL_CALL_FIELD_NUMBER: _builtins.int
+    DECIDED_BY_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     contract: _builtins.str
     version: _builtins.str
@@ -468,6 +469,8 @@ class Approval(_message.Message):
     """when it was decided; 0 while pending"""
     kind: _builtins.str
     """"contract" (also when empty) | "repair" (1.2.0) | "tool" (1.3.0); for the last two"""
+    decided_by: _builtins.str
+    """1.5.0: who decided, as they named themselves (empty while pending, or not said)"""
     @_builtins.property
     def repair(self) -> Global___Repair:
         """version, check_json and hash are empty
@@ -496,10 +499,11 @@ class Approval(_message.Message):
         kind: _builtins.str = ...,
         repair: Global___Repair | None = ...,
         tool_call: Global___ToolCall | None = ...,
+        decided_by: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["repair", b"repair", "tool_call", b"tool_call"]
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["check_json", b"check_json", "contract", b"contract", "created", b"created", "decided", b"decided", "decision", b"decision", "hash", b"hash", "id", b"id", "kind", b"kind", "message", b"message", "proposer", b"proposer", "reason", b"reason", "repair", b"repair", "status", b"status", "tool_call", b"tool_call", "version", b"version"]
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["check_json", b"check_json", "contract", b"contract", "created", b"created", "decided", b"decided", "decided_by", b"decided_by", "decision", b"decision", "hash", b"hash", "id", b"id", "kind", b"kind", "message", b"message", "proposer", b"proposer", "reason", b"reason", "repair", b"repair", "status", b"status", "tool_call", b"tool_call", "version", b"version"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -630,17 +634,21 @@ class ApproveRequest(_message.Message):
 
     ID_FIELD_NUMBER: _builtins.int
     NOTE_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     note: _builtins.str
+    by: _builtins.str
+    """1.5.0: who approves, as they name themselves (recorded with the decision)"""
     def __init__(
         self,
         *,
         id: _builtins.str = ...,
         note: _builtins.str = ...,
+        by: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "note", b"note"]
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "id", b"id", "note", b"note"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -652,17 +660,21 @@ class RejectRequest(_message.Message):
 
     ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     reason: _builtins.str
+    by: _builtins.str
+    """1.5.0: who rejects"""
     def __init__(
         self,
         *,
         id: _builtins.str = ...,
         reason: _builtins.str = ...,
+        by: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "reason", b"reason"]
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "id", b"id", "reason", b"reason"]
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

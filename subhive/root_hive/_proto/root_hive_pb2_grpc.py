@@ -1,4 +1,4 @@
-# Generated from contracts/root-hive/1.4.0/root_hive.proto; do not edit.
+# Generated from contracts/root-hive/1.5.0/root_hive.proto; do not edit.
 # Regenerate with: python -m subhive.root_hive._proto._generate
 # ruff: noqa
 # mypy: disable-error-code="unused-ignore,overload-cannot-match"
