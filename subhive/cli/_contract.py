@@ -238,6 +238,64 @@ def _print_check(result: ContractCheck, *, semver: bool) -> None:
                 )
 
 
+@contract_app.command("import")
+def import_(
+    document: Annotated[
+        Path, typer.Argument(help="An OpenAPI 3.0/3.1 or AsyncAPI 2.x/3.0 document (YAML or JSON).", show_default=False)
+    ],
+    name: Annotated[str | None, typer.Option("--name", help="The contract's name (default: from info.title).")] = None,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="The hive that serves it (default: the contract's name).")
+    ] = None,
+    version: Annotated[str | None, typer.Option("--version", help="X.Y.Z (default: info.version).")] = None,
+    out: Annotated[Path, typer.Option("--out", help="The contracts directory to write into.")] = Path("contracts"),
+) -> None:
+    """Turn an OpenAPI or AsyncAPI document into a new contract version: OUT/NAME/VERSION/.
+
+    OpenAPI operations become operations (input: their parameters and JSON body, output: the 2XX JSON reply);
+    AsyncAPI messages become events. Relative $refs to other files are followed, never URLs. Every problem in
+    the document is listed with its file and JSON pointer (exit 2) and nothing is written.
+
+    Example: subhive contract import petstore.yaml --provider pets --out contracts/
+    """
+    from ..contract._import import import_document
+
+    result = import_document(document, out=out, name=name, provider=provider, version=version)
+    print_problems(result.warnings, label="[yellow]warning[/]")
+    err_console.print(
+        f"[green]ok[/]: wrote {escape(str(result.directory))}: {len(result.operations)} operations, "
+        f"{len(result.events)} events"
+    )
+
+
+@contract_app.command("export")
+def export(
+    asyncapi: Annotated[bool, typer.Option("--asyncapi", help="Write an AsyncAPI 3.0 document.")] = False,
+    out: Annotated[Path | None, typer.Option("--out", help="The file to write (default: standard output).")] = None,
+    workspace: Annotated[Path, typer.Option("--workspace", "-C", help="Look for hive.toml from here upwards.")] = Path(
+        "."
+    ),
+) -> None:
+    """Describe the workspace's accepted contracts (contracts.lock) as an AsyncAPI 3.0 document: a channel per NATS
+    subject, the headers the bus sets, the message schemas.
+
+    Example: subhive contract export --asyncapi --out asyncapi.yaml
+    """
+    from ..contract._export_asyncapi import export_asyncapi, render
+
+    if not asyncapi:
+        raise InputError(
+            "say which format to export", code="usage.missing_option", hint="subhive contract export --asyncapi"
+        )
+    document = export_asyncapi(workspace)
+    text = render(document, json_output=out is not None and out.suffix == ".json")
+    if out is None:
+        out_console.file.write(text)
+    else:
+        out.write_text(text, encoding="utf-8")
+        err_console.print(f"[green]ok[/]: wrote {escape(str(out))}: {len(document['channels'])} channels")
+
+
 # `propose` and `list` talk to the root hive; they live with the other root commands in _root.py.
 from ._root import contract_list, contract_propose  # noqa: E402 - registered last, after the local commands
 
