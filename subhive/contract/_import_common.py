@@ -17,7 +17,7 @@ from urllib.parse import unquote
 
 import yaml
 
-from .._dialects import DRAFT7, META_URIS, translate
+from .._dialects import DRAFT7, META_URIS, looks_like, translate
 from .._source import SourceDocument, escape_pointer_token, load_document
 from ..errors import ContractInvalid, InputError, Location, Problem
 
@@ -154,7 +154,7 @@ class Importer:
         for key, value in node.items():
             at = f"{pointer}/{escape_pointer_token(key)}"
             if key == "$ref" and isinstance(value, str):
-                found = self.target(value, file, pointer)
+                found = self.schema_target(value, file, pointer)
                 out[key] = "#/$defs/" + escape_pointer_token(self.define(*found)) if found else "#"
             elif key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas") and isinstance(
                 value, dict
@@ -172,6 +172,18 @@ class Importer:
             else:
                 out[key] = value
         return out
+
+    def schema_target(self, ref: str, file: Path, pointer: str) -> tuple[Path, str] | None:
+        """Like :meth:`target`, for a ``$ref`` in a schema: a whole OpenAPI or AsyncAPI document is no schema (read
+        as one it would accept anything)."""
+        found = self.target(ref, file, pointer)
+        if found is not None and not found[1] and looks_like(self.docs[found[0]].data) is not None:  # type: ignore[union-attr]
+            self.problem(
+                "import.ref_invalid", f"$ref {ref!r} names a whole OpenAPI/AsyncAPI document, not a schema",
+                file, pointer + "/$ref", "point into it: other.yaml#/components/schemas/Name",
+            )  # fmt: skip
+            return None
+        return found
 
     def define(self, file: Path, pointer: str, name: str | None = None) -> str:
         """The ``$defs`` name of the schema at ``file``/``pointer``, gathering it on first use."""
@@ -209,8 +221,8 @@ class Importer:
     def put(self, schema_node: Any, file: Path, pointer: str, name: str) -> str:
         """The ``$defs`` name for a schema written in place (an operation's body): the definition a lone ``$ref``
         names, else a new one called ``name``."""
-        if isinstance(schema_node, dict) and set(schema_node) == {"$ref"}:
-            found = self.target(schema_node["$ref"], file, pointer)
+        if isinstance(schema_node, dict) and set(schema_node) == {"$ref"} and isinstance(schema_node["$ref"], str):
+            found = self.schema_target(schema_node["$ref"], file, pointer)
             return self.define(*found) if found else self.add({}, name, file, pointer)
         return self.add(self.schema(schema_node, file, pointer), name, file, pointer)
 

@@ -35,13 +35,17 @@ def import_openapi(imp: Importer, data: dict[str, Any], file: Path) -> tuple[dic
     for path, raw_item in paths.items():
         item, item_file, item_at = imp.follow(raw_item, file, "/paths/" + escape_pointer_token(path))
         if not isinstance(item, dict):
+            if item is not None:
+                imp.problem("import.document_invalid", "a path item must be an object", item_file, item_at)
             continue
         shared = item.get("parameters") or []
         for method in _METHODS:
             op = item.get(method)
-            if not isinstance(op, dict):
-                continue
             at = f"{item_at}/{method}"
+            if not isinstance(op, dict):
+                if op is not None:
+                    imp.problem("import.document_invalid", "an operation must be an object", item_file, at)
+                continue
             name = snake(op["operationId"]) if isinstance(op.get("operationId"), str) else snake(f"{method} {path}")
             if not name:
                 imp.problem(

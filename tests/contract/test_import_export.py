@@ -214,6 +214,14 @@ def test_an_unsupported_payload_format_and_a_non_document(capsys: pytest.Capture
     assert code == 2
     assert "/channels/a/publish/message/schemaFormat" in err
     assert "[import.schema_format]" in err
+    whole = tmp_path / "whole.yaml"  # "$ref: '#'" would read the AsyncAPI document itself as a schema
+    whole.write_text(
+        "asyncapi: 3.0.0\ninfo: {title: w, version: 1.0.0}\nchannels:\n  a:\n    messages:\n      m:\n"
+        "        payload: {$ref: '#'}\n"
+    )
+    code, _, err = cli(capsys, "contract", "import", str(whole), "--out", str(tmp_path / "c"))
+    assert code == 2
+    assert f"{whole}:7 /channels/a/messages/m/payload/$ref: $ref '#' names a whole OpenAPI/AsyncAPI document" in err
     swagger = tmp_path / "swagger.json"
     swagger.write_text('{"swagger": "2.0", "info": {"title": "s", "version": "1"}, "paths": {}}')
     code, _, err = cli(capsys, "contract", "import", str(swagger), "--out", str(tmp_path / "c"))
