@@ -398,3 +398,51 @@ def test_every_event_schema_survives_import_export_import(payloads: list[dict[st
         for key, schema in before.items():
             assert _same(after[key], schema), key
             assert _same(schema, {"$schema": schema["$schema"], **payloads[int(key.split(".")[1][1:])]}), key
+
+
+def _places(node: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [at]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out += _places(value, (*at, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            out += _places(value, (*at, i))
+    return out
+
+
+_ODD = st.sampled_from(
+    [None, 1, "x", [], {}, True, [1], {"$ref": "#/nope"}, {"$ref": "#"}, {"$ref": 3}, {"a": 1}, {"$ref": "../x.json"}]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    fixture=st.sampled_from(["petstore30.yaml", "petstore31.json", "asyncapi26.yaml", "asyncapi30.yaml"]),
+    data=st.data(),
+)
+def test_any_broken_document_ends_in_a_contract_or_problems_never_a_crash(fixture: str, data: st.DataObject) -> None:
+    """Whatever value replaces whatever part of a real document, reading it ends in a contract or in problems
+    that each name the file and a JSON pointer: never another exception."""
+    from subhive.contract._import import read_document
+    from subhive.errors import SubhiveError
+
+    document = yaml.safe_load((FIXTURES / fixture).read_text())
+    for _ in range(data.draw(st.integers(1, 3))):
+        place = data.draw(st.sampled_from(_places(document)[1:]))
+        node = document
+        for token in place[:-1]:
+            node = node[token]
+        node[place[-1]] = json.loads(json.dumps(data.draw(_ODD)))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, "doc.json")
+        path.write_text(json.dumps(document))
+        try:
+            read_document(path, version="1.0.0")
+        except SubhiveError as exc:
+            refused: SubhiveError | None = exc
+        else:
+            refused = None
+    if refused is not None:
+        assert refused.problems
+        assert all(p.location.file and p.location.pointer is not None for p in refused.problems), refused.problems
