@@ -42,6 +42,7 @@ def _headers(contract: str, major: int, sender: dict[str, Any]) -> dict[str, Any
 def export_asyncapi(start: Path) -> dict[str, Any]:
     """The AsyncAPI 3.0 document of the accepted contracts of the workspace holding ``start``: for each contract and
     major, the highest accepted version."""
+    from ..bus import event_subject, op_subject  # the bus's own subjects, so the document cannot drift from them
     from ..codegen.bundle import bundle_contract
     from ..root_hive import LOCK_FILE, Lock
     from ..workspace import open_workspace
@@ -71,7 +72,6 @@ def export_asyncapi(start: Path) -> dict[str, Any]:
             problems.extend(exc.problems)
             continue
         schemas = bundle_contract(contract).schemas
-        base = f"subhive.{name}.v{major}"
         tag = f"{name}-v{major}"
         for op in contract.operations.values():
             request, reply = f"{tag}-op-{op.name}", f"{tag}-op-{op.name}-reply"
@@ -85,7 +85,7 @@ def export_asyncapi(start: Path) -> dict[str, Any]:
                 reply, f"{op.name}_reply", op.description, schemas[f"operations.{op.name}.output"], None
             )
             channels[request] = {
-                "address": f"{base}.op.{op.name}.{{sender}}",
+                "address": op_subject(name, major, op.name).removesuffix("*") + "{sender}",
                 "title": f"{name} v{major} {op.name}",
                 "messages": {"request": {"$ref": f"#/components/messages/{request}"}},
                 "parameters": {"sender": {"description": "The hive sending the request."}},
@@ -117,7 +117,7 @@ def export_asyncapi(start: Path) -> dict[str, Any]:
                                                                                   "may publish the event)."}),
             )  # fmt: skip
             channels[channel] = {
-                "address": f"{base}.ev.{event.name}",
+                "address": event_subject(name, major, event.name),
                 "title": f"{name} v{major} {event.name}",
                 "messages": {"event": {"$ref": f"#/components/messages/{channel}"}},
                 **({"description": event.description} if event.description else {}),
@@ -163,7 +163,7 @@ def _message(
 def _rebased(node: Any, base: str) -> Any:
     if isinstance(node, dict):
         return {
-            k: base + v[1:] if k == "$ref" and isinstance(v, str) and v.startswith("#/") else _rebased(v, base)
+            k: base + v[1:] if k == "$ref" and isinstance(v, str) and v.startswith("#") else _rebased(v, base)
             for k, v in node.items()
         }
     if isinstance(node, list):

@@ -446,3 +446,29 @@ def test_any_broken_document_ends_in_a_contract_or_problems_never_a_crash(fixtur
     if refused is not None:
         assert refused.problems
         assert all(p.location.file and p.location.pointer is not None for p in refused.problems), refused.problems
+
+
+def test_export_to_standard_output_as_json_and_an_empty_lock(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root = make_workspace(tmp_path)
+    code, _, err = cli(capsys, "contract", "export", "--asyncapi", "-C", str(root))
+    assert code == 2
+    assert "[export.empty]" in err
+    code, _, err = cli(capsys, "contract", "export", "-C", str(root))
+    assert code == 2
+    assert "--asyncapi" in err
+    code, _, err = cli(
+        capsys, "contract", "import", str(FIXTURES / "asyncapi30.yaml"), "--out", str(root / "contracts")
+    )
+    assert code == 0, err
+    accept_all(root)
+    code, out, err = cli(capsys, "contract", "export", "--asyncapi", "-C", str(root))
+    assert code == 0, err
+    document = yaml.safe_load(out)
+    assert sorted(document["channels"]) == ["lights-v0-ev-dimmed", "lights-v0-ev-light_measured"]
+    target = tmp_path / "lights.json"
+    code, _, err = cli(capsys, "contract", "export", "--asyncapi", "-C", str(root), "--out", str(target))
+    assert code == 0, err
+    assert json.loads(target.read_text()) == document
+    assert official_errors(document) == []
