@@ -4,6 +4,7 @@ What is checked, in which order and why: docs/lint.md#how-schemas-are-checked; p
 
 from __future__ import annotations
 
+import copy
 import difflib
 import os
 import re
@@ -19,11 +20,12 @@ from urllib.request import url2pathname
 
 import jsonschema_rs
 from google.protobuf.descriptor_pb2 import FileDescriptorSet
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError, best_match
 
 from .. import _metaschemas
 from .._dialects import DEFAULT_DIALECT, KEYWORDS, META_URIS, NotASchema, dialect_of, looks_like, walk_unknown
+from .._ecma_regex import EcmaRegexError, to_python
 from .._source import SourceDocument, join_pointer
 from ..errors import ContractInvalid, InputError, Location, Problem
 from ._files import FileSource, MemoryFiles
@@ -333,14 +335,30 @@ class _Problems:
 def _meta_validator() -> Draft202012Validator:
     # Built once: creating it compiles the meta-schema's own $refs. FORMAT_CHECKER makes "regex" checked,
     # exactly as Draft202012Validator.check_schema does.
-    return Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return Draft202012Validator(
+        Draft202012Validator.META_SCHEMA, format_checker=_ecma(Draft202012Validator.FORMAT_CHECKER)
+    )
+
+
+def _ecma(checker: FormatChecker) -> FormatChecker:
+    """``checker`` with "regex" meaning ECMA-262, as JSON Schema says (not Python's re): decision 0097."""
+    ecma = copy.copy(checker)
+    ecma.checkers = {**checker.checkers, "regex": (_check_ecma_regex, (EcmaRegexError,))}
+    return ecma
+
+
+def _check_ecma_regex(instance: object) -> bool:
+    if isinstance(instance, str):
+        to_python(instance)  # raises EcmaRegexError, saying why
+    return True
 
 
 @lru_cache(maxsize=4096)
 def _python_regex_ok(pattern: str) -> bool:
+    """The pattern is ECMA-262 that subhive reads exactly (translated to Python's re for lint and mock data)."""
     try:
-        re.compile(pattern)
-    except (re.error, RecursionError, OverflowError):
+        to_python(pattern)
+    except EcmaRegexError:
         return False
     return True
 
@@ -876,7 +894,7 @@ def _dialect_validator(dialect: str) -> Any:
     from jsonschema.validators import validator_for
 
     cls = validator_for({"$schema": META_URIS[dialect]})
-    return cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
+    return cls(cls.META_SCHEMA, format_checker=_ecma(cls.FORMAT_CHECKER))
 
 
 def _legacy_keyword(data: dict[str, Any]) -> tuple[str, str, str] | None:
@@ -896,10 +914,8 @@ def _legacy_keyword(data: dict[str, Any]) -> tuple[str, str, str] | None:
 
 def _meta_hint(error: ValidationError, keyword: str | None, dialect: str = "2020-12") -> str:
     if error.validator == "format" and error.validator_value == "regex":
-        return (
-            "write a regular expression both Python's re and ECMA-262 accept (no \\p{...} classes, no "
-            "possessive quantifiers)"
-        )
+        why = f"{error.cause.reason}; " if isinstance(error.cause, EcmaRegexError) else ""
+        return f"{why}patterns are ECMA-262 regular expressions (docs/contracts.md#patterns)"
     if keyword:
         return (
             f"'{keyword}' does not follow the JSON Schema {dialect} meta-schema; see "

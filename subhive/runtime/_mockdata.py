@@ -16,6 +16,7 @@ from urllib.parse import quote, unquote, urljoin
 
 import jsonschema_rs
 
+from .._ecma_regex import EcmaRegexError, compile_ecma
 from ..contract import SUBSCHEMA_KEYWORDS, SUBSCHEMA_LIST_KEYWORDS
 from ..errors import InputError, Location
 
@@ -756,7 +757,7 @@ def _parse_regex(pattern: str) -> tuple[Any, re.Pattern[str]] | None:
         return None
     if pattern not in _PARSED:
         try:
-            _PARSED[pattern] = (sre_parse.parse(pattern), compiled)
+            _PARSED[pattern] = (sre_parse.parse(compiled.pattern), compiled)
         except (re.error, OverflowError, RecursionError):
             _PARSED[pattern] = None
     result: tuple[Any, re.Pattern[str]] | None = _PARSED[pattern]
@@ -766,9 +767,9 @@ def _parse_regex(pattern: str) -> tuple[Any, re.Pattern[str]] | None:
 def _compiled(pattern: str) -> re.Pattern[str] | None:
     if pattern not in _COMPILED:
         try:
-            _COMPILED[pattern] = re.compile(pattern)
-        except (re.error, OverflowError, RecursionError):
-            _COMPILED[pattern] = None  # ECMA-only syntax: the validator still judges the candidates
+            _COMPILED[pattern] = compile_ecma(pattern)  # ECMA-262 read as such (\d is ASCII, $ the very end)
+        except EcmaRegexError:
+            _COMPILED[pattern] = None  # no exact Python reading (\p{...}): the validator still judges the candidates
     return _COMPILED[pattern]
 
 

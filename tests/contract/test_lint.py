@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from subhive.contract import lint_paths
+from subhive.contract.lint import _ecma
 from subhive.errors import Problem
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -549,7 +550,10 @@ _targeted = st.fixed_dictionaries(
     },
 )
 _schemas = st.one_of(st.dictionaries(st.sampled_from(_KEYWORDS), _values, max_size=4), _targeted)
-_META = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+# python-jsonschema's meta-schema check with "regex" meaning ECMA-262 (not Python's re), as lint reads it.
+_META = Draft202012Validator(
+    Draft202012Validator.META_SCHEMA, format_checker=_ecma(Draft202012Validator.FORMAT_CHECKER)
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
