@@ -137,6 +137,10 @@ def dialect_of(uri: Any) -> str | None:
     return _BY_URI.get(uri.split("://", 1)[1].rstrip("#"))
 
 
+# Keywords no package.json has at its root but a schema usually does.
+_SCHEMA_SIGNS = ("type", "properties", "$ref", "$defs", "definitions", "allOf", "anyOf", "oneOf", "items", "enum")
+
+
 @dataclass(frozen=True, slots=True)
 class NotASchema:
     """What a document given as a schema really is: ``code`` (``schema.openapi_document``...) and its name."""
@@ -162,16 +166,22 @@ def looks_like(data: Any) -> NotASchema | None:
         return NotASchema("schema.openapi_document", f"a Swagger (OpenAPI) {data['swagger']} document")
     if isinstance(data.get("asyncapi"), str):
         return NotASchema("schema.asyncapi_document", f"an AsyncAPI {data['asyncapi']} document")
+    if _package_json(data):
+        return NotASchema("schema.package_json", "a package.json (an npm package manifest)")
+    return None
+
+
+def _package_json(data: dict[str, Any]) -> bool:
+    if "$schema" in data or any(k in data for k in _SCHEMA_SIGNS):
+        return False  # a schema that happens to carry name/version/license annotations
     npm = ("scripts", "devDependencies", "peerDependencies", "main", "private", "author", "license", "engines")
     deps = data.get("dependencies")
     npm_deps = isinstance(deps, dict) and bool(deps) and all(isinstance(v, str) for v in deps.values())
-    if (
+    return (
         isinstance(data.get("name"), str)
         and isinstance(data.get("version"), str)
         and (npm_deps or any(k in data for k in npm))
-    ):
-        return NotASchema("schema.package_json", "a package.json (an npm package manifest)")
-    return None
+    )
 
 
 @dataclass(slots=True)
@@ -232,7 +242,7 @@ def translate(data: Any, default: str = DEFAULT_DIALECT, *, text: str | None = N
     # A 2020-12 document is used as it is, unless its $schema is spelt otherwise (http, no "#": then written
     # canonically for the validators) or something inside it needs translating.
     canonical = not isinstance(data, dict) or data.get("$schema", _CANONICAL) in (_CANONICAL, _CANONICAL + "#")
-    if dialect == DRAFT2020 and canonical and (_plain(text) or not _needs_walk(data)):
+    if dialect == DRAFT2020 and canonical and (_plain(text, data) or not _needs_walk(data)):
         return Translation(dialect, data, data)
     out = Translation(dialect, None, data)
     holder: list[Any] = [None]
@@ -351,9 +361,20 @@ def _moved_ref(out: Translation, ref: str, resource: str) -> str:
 _Task = tuple[Any, str, str, str, Any, Any, tuple[str, bool]]
 
 
-def _plain(text: str | None) -> bool:
-    """The source names no nested ``$schema`` and none of the annotations ``_needs_walk`` looks for."""
-    return text is not None and text.count("$schema") <= 1 and "examples" not in text and "deprecated" not in text
+def _roots_schema(data: Any) -> int:
+    """1 when the document's root names its dialect, else 0: the ``$schema`` occurrences that are not nested."""
+    return int(isinstance(data, dict) and "$schema" in data)
+
+
+def _plain(text: str | None, data: Any) -> bool:
+    """The source names no nested ``$schema`` (a root without one defaults to 2020-12, so any occurrence is an
+    embedded resource's) and none of the annotations ``_needs_walk`` looks for."""
+    return (
+        text is not None
+        and text.count("$schema") <= _roots_schema(data)
+        and "examples" not in text
+        and "deprecated" not in text
+    )
 
 
 def _needs_walk(data: Any) -> bool:
@@ -365,7 +386,7 @@ def _needs_walk(data: Any) -> bool:
     except (TypeError, ValueError):  # not JSON (a big integer, a non-string key): the walk below says
         pass
     else:
-        if raw.count(b'"$schema"') <= 1 and b'"examples"' not in raw and b'"deprecated"' not in raw:
+        if raw.count(b'"$schema"') <= _roots_schema(data) and b'"examples"' not in raw and b'"deprecated"' not in raw:
             return False
     stack = [data]
     root = True
@@ -381,6 +402,15 @@ def _needs_walk(data: Any) -> bool:
     return False
 
 
+def _starts_resource(value: dict[str, Any], dialect: str) -> bool:
+    """Whether this subschema is the root of a schema resource: an ``$id`` (``id`` in draft-04) with a URI part.
+    A fragment-only id (``"#foo"``) is an anchor, and in draft-04 to -07 an id beside ``$ref`` is ignored."""
+    ident = value.get("id" if dialect == DRAFT4 else "$id")
+    if not isinstance(ident, str) or not ident or ident.startswith("#"):
+        return False
+    return not (dialect in (DRAFT4, DRAFT6, DRAFT7) and "$ref" in value)
+
+
 class _At:
     """One schema object being translated; its subschemas are pushed on ``stack`` to be written into ``result``."""
 
@@ -392,7 +422,7 @@ class _At:
         self.out = walk.out
         self.stack = walk.stack
         self.result: dict[str, Any] = {}
-        if self.old == "" or "$id" in value or (self.dialect == DRAFT4 and "id" in value):  # a schema resource's root
+        if self.old == "" or _starts_resource(value, self.dialect):  # a schema resource's root
             resource = (self.old, self.dialect == DRAFT2019 and value.get("$recursiveAnchor") is True)
         self.resource = resource
 

@@ -567,3 +567,69 @@ def test_annotations_the_dialect_never_checked_are_mended_and_real_errors_there_
     (root / "s.json").write_text(json.dumps(broken, indent=2))
     result = lint_paths([root])
     assert [(p.code, p.location.pointer) for p in result.problems] == [("schema.runtime_rejects", "/$defs/a/type")]
+
+
+@pytest.mark.parametrize("root_names_its_dialect", [False, True])
+@pytest.mark.parametrize(
+    ("embedded", "instances"),
+    [
+        (  # draft-07 ignores the siblings of $ref: maxLength does not apply
+            {
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "$id": "http://x/old.json",
+                "definitions": {"s": {"type": "string"}},
+                "allOf": [{"$ref": "#/definitions/s", "maxLength": 2}],
+            },
+            ["abcd", 3],
+        ),
+        (  # draft-04's boolean exclusiveMaximum
+            {
+                "$schema": "http://json-schema.org/draft-04/schema#",
+                "id": "http://x/o4.json",
+                "type": "number",
+                "maximum": 5,
+                "exclusiveMaximum": True,
+            },
+            [5, 4],
+        ),
+    ],
+)
+def test_an_older_dialect_embedded_under_a_root_without_schema_is_read_with_its_own_meaning(
+    root_names_its_dialect: bool, embedded: dict[str, Any], instances: list[Any]
+) -> None:
+    """A document without ``$schema`` is 2020-12; an embedded resource naming an older dialect is still that
+    dialect: the translation accepts exactly what the original does under its own validator."""
+    root = {"$schema": "https://json-schema.org/draft/2020-12/schema"} if root_names_its_dialect else {}
+    document = {**root, "$defs": {"old": embedded}, "$ref": "#/$defs/old"}
+    translated = translate(document, text=json.dumps(document)).schema
+    for instance in instances:
+        assert jsonschema_rs.validator_for(translated).is_valid(instance) == validator_for(document)(document).is_valid(
+            instance
+        ), instance
+
+
+@pytest.mark.parametrize(
+    ("dialect_uri", "id_keyword"),
+    [("http://json-schema.org/draft-07/schema#", "$id"), ("http://json-schema.org/draft-04/schema#", "id")],
+)
+@pytest.mark.parametrize("beside", ["anchor", "ref sibling"])
+def test_a_fragment_id_or_an_id_beside_ref_starts_no_resource(dialect_uri: str, id_keyword: str, beside: str) -> None:
+    """References below an anchor-only id, or below an id that draft-04..07 ignore next to $ref, still point
+    into the document's root: they follow the keywords the translation moved."""
+    holder: dict[str, Any] = {"properties": {"a": {"$ref": "#/definitions/t/additionalItems"}}}
+    if beside == "anchor":
+        holder[id_keyword] = "#U"
+        document: dict[str, Any] = {"$ref": "#/definitions/u"}
+    else:
+        holder = {"allOf": [holder]}
+        document = {"$ref": "#/definitions/w"}
+    definitions: dict[str, Any] = {
+        "t": {"items": [{"type": "string"}], "additionalItems": {"type": "integer"}},
+        "u": holder,
+        "w": {"$ref": "#/definitions/u", id_keyword: "http://x/ignored.json"},
+    }
+    document = {"$schema": dialect_uri, "definitions": definitions, **document}
+    translated = translate(document).schema
+    for instance in ({"a": 1}, {"a": "x"}):
+        expected = validator_for(document)(document).is_valid(instance)
+        assert jsonschema_rs.validator_for(translated).is_valid(instance) == expected, instance

@@ -295,3 +295,20 @@ def test_schema_diff_refuses_a_bad_pointer(
     exit_code, _, err = cli(capsys, "schema", "diff", str(tmp_path / name), str(tmp_path / name))
     assert exit_code == 2
     assert code in err
+
+
+def test_a_schema_that_carries_name_version_and_license_annotations_is_still_a_schema() -> None:
+    """Real schemas sometimes annotate their root with name, version and license: they are no package.json."""
+    from subhive._dialects import looks_like
+
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "name": "config",
+        "version": "2.1.0",
+        "license": "MIT",
+        "type": "object",
+        "properties": {"port": {"type": "integer"}},
+    }
+    assert looks_like(schema) is None
+    assert looks_like({k: v for k, v in schema.items() if k != "$schema"}) is None  # the keywords say so too
+    assert looks_like({"name": "shop", "version": "1.0.0", "license": "MIT"}) is not None  # a manifest's shape
