@@ -3,6 +3,7 @@ See docs/bus.md.
 """
 
 from subhive.bus._accounts import HUB_ACCOUNT, AccountsConfig, accounts_config
+from subhive.bus._asyncapi import export_asyncapi, render_asyncapi
 from subhive.bus._cluster import EmbeddedCluster, jetstream_ready
 from subhive.bus._consumers import (
     BOARD_ACK_WAIT,
@@ -99,6 +100,7 @@ __all__ = [
     "event_consumer",
     "event_stream",
     "event_subject",
+    "export_asyncapi",
     "find_server_binary",
     "hive_permissions",
     "inbox_prefix",
@@ -107,6 +109,7 @@ __all__ = [
     "op_subject",
     "propose_repair",
     "public_key_of",
+    "render_asyncapi",
     "replay_subject",
     "report_to_root",
     "seed_file",

@@ -258,7 +258,7 @@ def import_(
 
     Example: subhive contract import petstore.yaml --provider pets --out contracts/
     """
-    from ..contract._import import import_document
+    from ..contract import import_document
 
     result = import_document(document, out=out, name=name, provider=provider, version=version)
     print_problems(result.warnings, label="[yellow]warning[/]")
@@ -281,14 +281,14 @@ def export(
 
     Example: subhive contract export --asyncapi --out asyncapi.yaml
     """
-    from ..contract._export_asyncapi import export_asyncapi, render
+    from ..bus import export_asyncapi, render_asyncapi
 
     if not asyncapi:
         raise InputError(
             "say which format to export", code="usage.missing_option", hint="subhive contract export --asyncapi"
         )
     document = export_asyncapi(workspace)
-    text = render(document, json_output=out is not None and out.suffix == ".json")
+    text = render_asyncapi(document, json_output=out is not None and out.suffix == ".json")
     if out is None:
         out_console.file.write(text)
     else:

@@ -428,10 +428,7 @@ def approvals_show(
     )
     if a.message:
         out_console.print(f"  {escape(a.message)}")
-    if a.decision:
-        out_console.print(f"  decision: {escape(a.decision)}")
-    if a.decided_by:
-        out_console.print(f"  decided by {escape(a.decided_by)} {_when(a.decided or 0.0)}")
+    _print_decision(a)
     if a.tool_call is not None:  # exactly what will run if approved
         out_console.print(
             f"  turn {escape(a.tool_call.turn or '-')}, call {escape(a.tool_call.call_id or '-')}; arguments:"
@@ -528,6 +525,13 @@ def approvals_reject(
         out_console.print(f"{escape(decided.id)}: [red]rejected[/]: {_subject_of(decided)}; nothing was published")
         if decided.decision:
             out_console.print(f"  reason: {escape(decided.decision)}")
+
+
+def _print_decision(a: Approval) -> None:
+    if a.decision:
+        out_console.print(f"  decision: {escape(a.decision)}")
+    if a.decided_by:
+        out_console.print(f"  decided by {escape(a.decided_by)} {_when(a.decided or 0.0)}")
 
 
 def _who(by: str | None) -> str:

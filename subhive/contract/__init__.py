@@ -8,6 +8,7 @@
 True
 """
 
+from ._import import import_document, read_document
 from ._model import Contract, Event, GrpcSpec, Operation, SchemaRef
 from ._refs import (
     SUBSCHEMA_KEYWORDS,
@@ -33,10 +34,12 @@ __all__ = [
     "SchemaDocuments",
     "SchemaRef",
     "Target",
+    "import_document",
     "lint_contract",
     "lint_paths",
     "load_contract",
     "load_contract_files",
     "load_schema_file",
+    "read_document",
     "resolve_pointer",
 ]

@@ -319,9 +319,7 @@ class RootHiveServicer(pb_grpc.RootHiveServicer):
 
         def op(caller: Caller) -> pb.Approval:
             _require_admin(caller, "reject proposals")
-            return _approval_pb(
-                self.root.reject(request.id, admin_token=token, reason=request.reason, by=request.by)
-            )
+            return _approval_pb(self.root.reject(request.id, admin_token=token, reason=request.reason, by=request.by))
 
         return await self._do(context, op)
 

@@ -371,8 +371,8 @@ _SCHEMAS = st.recursive(
 def test_every_event_schema_survives_import_export_import(payloads: list[dict[str, Any]]) -> None:
     """For any payload schemas of an AsyncAPI 2.6 document: imported, accepted, exported to AsyncAPI 3.0 and imported
     again, each event validates exactly what it did (the same bundle up to $defs names)."""
-    from subhive.contract._export_asyncapi import export_asyncapi
-    from subhive.contract._import import import_document
+    from subhive.bus import export_asyncapi
+    from subhive.contract import import_document
 
     document = {
         "asyncapi": "2.6.0",
@@ -424,7 +424,7 @@ _ODD = st.sampled_from(
 def test_any_broken_document_ends_in_a_contract_or_problems_never_a_crash(fixture: str, data: st.DataObject) -> None:
     """Whatever value replaces whatever part of a real document, reading it ends in a contract or in problems
     that each name the file and a JSON pointer: never another exception."""
-    from subhive.contract._import import read_document
+    from subhive.contract import read_document
     from subhive.errors import SubhiveError
 
     document = yaml.safe_load((FIXTURES / fixture).read_text())

@@ -1,9 +1,10 @@
 """The web console in a real browser: Debian's Chromium driven by Playwright (its own browser download does
 not work here; ``scripts/_chromium.sh`` installs the package when missing) against ``subhive root`` serving
 the console and the API. Stories a person follows: read the tree, approve a breaking contract and see it
-published with its diff (and, on a running tree, picked up by it), refuse to reject without a reason, follow a live event, read an agent's turn, replay
-a dead letter and see it handled, approve an agent's diff and see the file change. Each
-page's screenshot is saved (``SUBHIVE_SCREENSHOTS``, else the test's temporary directory)."""
+published with its diff (and, on a running tree, picked up by it), refuse to reject without a reason, follow
+a live event, read an agent's turn, replay a dead letter and see it handled, approve an agent's diff and see
+the file change. Each page's screenshot is saved (``SUBHIVE_SCREENSHOTS``, else the test's temporary
+directory)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ import yaml
 
 from ..errors import ContractInvalid, InputError, Problem, SubhiveError
 
-__all__ = ["PAYLOAD_FORMAT", "export_asyncapi", "render"]
+__all__ = ["PAYLOAD_FORMAT", "export_asyncapi", "render_asyncapi"]
 
 #: The payload schemas are draft 2020-12 (what the bus validates), named as such in a Multi Format Schema Object.
 PAYLOAD_FORMAT = "application/schema+json;version=2020-12"
@@ -42,11 +42,11 @@ def _headers(contract: str, major: int, sender: dict[str, Any]) -> dict[str, Any
 def export_asyncapi(start: Path) -> dict[str, Any]:
     """The AsyncAPI 3.0 document of the accepted contracts of the workspace holding ``start``: for each contract and
     major, the highest accepted version."""
-    from ..bus import event_subject, op_subject  # the bus's own subjects, so the document cannot drift from them
     from ..codegen.bundle import bundle_contract
+    from ..contract import load_contract
     from ..root_hive import LOCK_FILE, Lock
     from ..workspace import open_workspace
-    from .lint import load_contract
+    from ._permissions import event_subject, op_subject  # the bus's own subjects: the document cannot drift
 
     ws = open_workspace(start)
     lock_path = ws.root / LOCK_FILE
@@ -171,7 +171,7 @@ def _rebased(node: Any, base: str) -> Any:
     return node
 
 
-def render(document: dict[str, Any], *, json_output: bool = False) -> str:
+def render_asyncapi(document: dict[str, Any], *, json_output: bool = False) -> str:
     """YAML (or JSON) text of an exported document."""
     if json_output:
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
