@@ -82,7 +82,10 @@ class JvmFile:
 
 Extracted = tuple[PyImport, ...] | tuple[str, ...] | JvmFile
 
-_PY = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]+))", re.M)
+# Unclosed parentheses run to the end once (a file of unclosed constructs must not cost quadratic time).
+_PY = re.compile(
+    r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*(?:\)|\Z)|[^\n#;]*)|import[ \t]+([^\n#;]+))", re.M
+)
 _PY_AS = re.compile(r"\s+as\s+\w+")
 _JS = re.compile(r"""(?:\bfrom|\bimport|\brequire\s*\(|\bimport\s*\()\s*(['"`])([^'"`\n]{1,300})\1""")
 _RUST_MOD = re.compile(r"^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?mod[ \t]+(\w+)[ \t]*;", re.M)
@@ -97,7 +100,7 @@ _PHP_USE = re.compile(r"^[ \t]*use[ \t]+(?:function[ \t]+|const[ \t]+)?\\?([\w\\
 _PHP_INCLUDE = re.compile(
     r"""\b(?:require|include)(?:_once)?[ \t(]*(?:__DIR__[ \t]*\.[ \t]*)?['"]([^'"\n]+\.php)['"]"""
 )
-_GO_BLOCK = re.compile(r"^import\s*\(([^)]*)\)", re.M)
+_GO_BLOCK = re.compile(r"^import\s*\(([^)]*)(?:\)|\Z)", re.M)
 _GO_SINGLE = re.compile(r'^import[ \t]+(?:[\w.]+[ \t]+)?"([^"\n]+)"', re.M)
 _GO_PATH = re.compile(r'"([^"\n]+)"')
 _JVM_PACKAGE = re.compile(r"^[ \t]*package[ \t]+([\w.]+)", re.M)

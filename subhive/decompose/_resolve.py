@@ -19,7 +19,8 @@ _MORE = (".rs", ".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".rb",
 _JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".vue", ".svelte", ".json")
 _JS_STRIP = re.compile(r"\.(m|c)?js$")
 _ROOT_DIRS = frozenset({"", "src", "lib", "Lib"})
-_JSON_COMMENTS = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
+# An unclosed comment runs to the end once (not again from every later "/*": quadratic on hostile input).
+_JSON_COMMENTS = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?(?:\*/|\Z)', re.S)
 _GO_MODULE = re.compile(r"^module[ \t]+\"?([^\s\"]+)", re.M)
 #: ``replace a/b => ./b`` (alone or inside a ``replace ( ... )`` block): a module served from a directory here
 _GO_REPLACE = re.compile(r"^[ \t]*(?:replace[ \t]+)?([^\s()]+)(?:[ \t]+v[^\s]+)?[ \t]+=>[ \t]+(\.{1,2}/[^\s]*)", re.M)

@@ -213,7 +213,14 @@ class HiveRuntime:
         if self._metrics_address is not None:
             host, _, port = self._metrics_address.rpartition(":")
             collector = HiveCollector(self.hive, self._bus_stats, self._controller_stats)
-            self.metrics = await serve_metrics(collector, host.strip("[]"), int(port))
+            try:
+                self.metrics = await serve_metrics(collector, host.strip("[]"), int(port))
+            except (OSError, ValueError) as exc:  # a port taken (an inherited fixed address), a bad address
+                raise InputError(
+                    f"hive {self.hive} cannot serve its metrics on {self._metrics_address}: {exc}",
+                    code="metrics.unavailable",
+                    hint="unset SUBHIVE_METRICS_ADDRESS, or give each hive its own port (port 0 picks a free one)",
+                ) from None
         self.state = "ready"
         if self._status_file is not None:
             await self.write_status()

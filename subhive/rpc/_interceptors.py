@@ -16,7 +16,7 @@ import grpc
 
 from ..errors import SubhiveError
 from ..root_hive import abort_with, error_details, status_of
-from ..telemetry import SpanHandle, span, start_span
+from ..telemetry import TRACING, SpanHandle, span, start_span
 from ._auth import CallerCheck
 from ._keys import HIVE_HEADER, TOKEN_HEADER, Keys
 from ._trace import TRACEPARENT, new_traceparent, outgoing_traceparent, parse_traceparent
@@ -185,13 +185,14 @@ def _refusing(error: SubhiveError) -> grpc.RpcMethodHandler[Any, Any]:
 
 def _incoming(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
     """The incoming ``traceparent`` if valid, else a new trace: never the server task's own context, which
-    is whatever was current when the server started."""
+    is whatever was current when the server started. While tracing, a new trace is "" (the server span is
+    then a root, not the child of a parent that never existed); otherwise a fresh traceparent to continue."""
     for key, value in metadata or ():
         if key == TRACEPARENT:
             found = parse_traceparent(value.decode("ascii", "replace") if isinstance(value, bytes) else value)
             if found:
                 return found
-    return new_traceparent()
+    return "" if TRACING.tracer is not None else new_traceparent()
 
 
 def _text(value: str | bytes | None) -> str | None:

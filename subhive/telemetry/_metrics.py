@@ -206,7 +206,8 @@ class MetricsServer:
         self._collector = collector
         self._registry: Any = None
         host, port = server.sockets[0].getsockname()[:2]
-        self.url = f"http://{host}:{port}/metrics"
+        shown = f"[{host}]" if ":" in host else host  # an IPv6 address in a URL is bracketed
+        self.url = f"http://{shown}:{port}/metrics"
 
     def render(self) -> bytes:
         """The metrics in Prometheus's text format."""

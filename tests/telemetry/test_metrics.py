@@ -147,6 +147,28 @@ def test_a_bad_metrics_address_is_named(server: EmbeddedServer, tmp_path: Path, 
     assert "host:port" in failed.value.message
 
 
+def test_a_metrics_port_already_taken_is_a_clear_error(server: EmbeddedServer, tmp_path: Path) -> None:
+    """An inherited fixed address that another hive already holds: the hive says so, no traceback."""
+    import socket
+
+    workspace = solo_workspace(tmp_path)
+
+    async def scenario() -> None:
+        nc = await nats.connect(server.url)
+        await ensure_blackboard(nc.jetstream(), "solo")
+        await nc.close()
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            address = f"127.0.0.1:{taken.getsockname()[1]}"
+            with pytest.raises(InputError) as failed:
+                await HiveRuntime.start(workspace, "solo", server.endpoint(), metrics=address)
+            assert failed.value.code == "metrics.unavailable"
+            assert address in failed.value.message
+
+    run(scenario(), timeout=60)
+
+
 LAZY = """
 import asyncio, sys, urllib.request
 from subhive.telemetry import HiveCollector, serve_metrics

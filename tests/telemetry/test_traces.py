@@ -191,3 +191,29 @@ def test_a_dead_letter_names_the_trace_and_span_the_viewer_shows(
     assert {(s["parent_id"], s["status"], s["attributes"]["error.type"]) for s in handled} == {
         (publish["span_id"], "ERROR", "handler.failed")
     }
+
+
+def test_a_grpc_call_without_a_trace_starts_one_at_the_server(traced: InMemorySpanExporter) -> None:
+    """A caller that sends no traceparent (a plain channel): the server span is a root, not the child of a
+    parent that never existed (a trace viewer would show it as orphaned)."""
+    from subhive.rpc._interceptors import ProviderInterceptor
+
+    async def scenario() -> None:
+        async def echo(request: bytes, context: Any) -> bytes:
+            return request
+
+        handlers = grpc.method_handlers_generic_handler("t.S", {"Echo": grpc.unary_unary_rpc_method_handler(echo)})
+        server = grpc.aio.server(interceptors=[ProviderInterceptor("p")])
+        server.add_generic_rpc_handlers((handlers,))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                echo_call: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary("/t.S/Echo")
+                assert await echo_call(b"hi") == b"hi"
+        finally:
+            await server.stop(0)
+
+    run(scenario())
+    (served,) = [s for s in traced.get_finished_spans() if s.name == "t.S/Echo"]
+    assert served.parent is None
