@@ -38,9 +38,10 @@ class _Entry:
 class _Frame:
     """One pair being compared: where it sits in the recursion and what its result depends on."""
 
-    __slots__ = ("assumed", "flip", "guard", "low", "mark", "provisional")
+    __slots__ = ("assumed", "flip", "guard", "low", "mark", "pair", "provisional")
 
-    def __init__(self, guard: int, flip: int, index: int, mark: int) -> None:
+    def __init__(self, guard: int, flip: int, index: int, mark: int, pair: tuple[str, str] = ("", "")) -> None:
+        self.pair = pair  # (old key, new key): where each side is, to tell which side a cycle unfolded
         self.guard = guard
         self.flip = flip
         self.low = index  # lowest stack index whose assumption this result depends on
@@ -182,6 +183,9 @@ class Engine:
             top = self._stack[-1]
             top.low = min(top.low, index)
             return CLEAN  # the co-inductive assumption, confirmed or dropped when the frame completes
+        unguarded = self._unguarded(index, new)
+        if unguarded is not None:
+            return unguarded
         return result_of(
             [
                 Change(
@@ -195,9 +199,46 @@ class Engine:
             ]
         )
 
+    def _unguarded(self, index: int, new: Node) -> Result | None:
+        """The co-inductive assumption for a cycle that stays on the same instance (through allOf, anyOf,
+        then/else, dependentSchemas or $ref only), in the directions where it is sound; None for none.
+
+        The runtime validator reads such a cycle as its greatest fixed point (a subschema met again on the same
+        instance holds), and for greatest fixed points assuming OLD within NEW on a revisit is sound when NEW
+        unfolded at least once on the way (every use of the assumption is then under a step of NEW's own
+        definition), and when nothing on the way is non-monotone (not and if flip, and are refused before;
+        oneOf is checked here). Backward needs NEW to have moved, forward OLD. Decision 0098.
+        """
+        frames = self._stack[index:]
+        if any("/oneOf/" in side + "/" for f in frames for side in f.pair):
+            return None
+        start_old, start_new = frames[0].pair
+        back = any(f.pair[1] != start_new for f in frames[1:])
+        fwd = any(f.pair[0] != start_old for f in frames[1:])
+        if not (back or fwd):
+            return None
+        frames[0].assumed = True
+        top = self._stack[-1]
+        top.low = min(top.low, index)
+        if back and fwd:
+            return CLEAN
+        unfolded, still = ("NEW", "OLD") if back else ("OLD", "NEW")
+        return result_of(
+            [
+                Change(
+                    "ref.cycle.unprovable",
+                    new.own_path,
+                    back,
+                    fwd,
+                    f"a reference loops back on the same instance and only {unfolded} unfolded on the way; "
+                    f"{still} meeting itself proves nothing in that direction",
+                )
+            ]
+        )
+
     def _compute(self, key: _Key, old: Node, new: Node) -> Result:
         index = len(self._stack)
-        frame = _Frame(self._guard, self._flip, index, self._prov_made)
+        frame = _Frame(self._guard, self._flip, index, self._prov_made, (old.key, new.key))
         self._stack.append(frame)
         self._active[key] = index
         try:

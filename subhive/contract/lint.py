@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache, partial
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urldefrag, urlsplit
@@ -338,6 +339,12 @@ def _meta_validator() -> Draft202012Validator:
     return Draft202012Validator(
         Draft202012Validator.META_SCHEMA, format_checker=_ecma(Draft202012Validator.FORMAT_CHECKER)
     )
+
+
+# Keywords applying a subschema to the same instance, and those among them that are not monotone (a cycle
+# through one has no fixed point the validator could settle on).
+_IN_PLACE_KEYWORDS = frozenset({"allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas"})
+_NON_MONOTONE = frozenset({"not", "if", "oneOf"})
 
 
 def _ecma(checker: FormatChecker) -> FormatChecker:
@@ -739,13 +746,31 @@ class _SchemaChecks:
         doc, site = min((v for _, v in loop if v is not None), key=lambda v: (str(v[0].path), v[1].pointer))
         files = {n[0] for n in nodes}
         chain = " -> ".join((f"{self._by_id[d].path.name}#{p}" if len(files) > 1 else f"#{p}") for d, p in nodes)
+        # The keywords the cycle applies in place (a $ref step has none): decision 0098.
+        steps = {b[1][len(a[1]) + 1 :].split("/", 1)[0] for a, b in pairwise(nodes) if a[0] == b[0]}
+        steps &= _IN_PLACE_KEYWORDS
+        negating = sorted(steps & _NON_MONOTONE)
+        if steps and not negating:
+            self.warnings.add(
+                Problem(
+                    "schema.ref_cycle_unguarded",
+                    f"$ref cycle on the same instance: {chain}",
+                    locate(doc, site.pointer),
+                    "it is read as jsonschema-rs validates it: a subschema met again on the same instance holds (so "
+                    "anyOf: [X, <this cycle>] accepts everything); recurse inside a property or an item if that is "
+                    "not what you mean",
+                )
+            )
+            return
+        why = f" through {', '.join(negating)}" if negating else ""
         self.problems.add(
             Problem(
                 "schema.ref_cycle",
-                f"unguarded $ref cycle: {chain}",
+                f"unguarded $ref cycle{why}: {chain}",
                 locate(doc, site.pointer),
                 "a cycle that never goes through 'properties', 'items' (or another keyword that descends into the "
-                "instance) makes validation loop forever; recurse inside a property or an item instead",
+                "instance) and that passes through not, if or oneOf (or only through $refs) has no meaning: an "
+                "instance would have to match a schema because it does not; recurse inside a property or an item",
             )
         )
 

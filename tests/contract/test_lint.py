@@ -77,7 +77,7 @@ EXPECTED: dict[str, list[tuple[str, str, int | None, str | None]]] = {
     "ref_missing_anchor": [("schema.ref_unresolved", "in.json", 4, "/properties/id/$ref")],
     "ref_cycle_self": [("schema.ref_cycle", "in.json", 3, "/$ref")],
     # in.json#/$defs/A -allOf-> b.json -anyOf-> in.json#/$defs/A: reported at the first $ref by file name
-    "ref_cycle_across_files": [("schema.ref_cycle", "b.json", 4, "/anyOf/1/$ref")],
+    "ref_cycle_across_files": [("schema.ref_cycle", "b.json", 4, "/oneOf/1/$ref")],
     "runtime_rejects_id": [("schema.runtime_rejects", "in.json", 1, "")],
     "no_manifest": [("contract.no_manifest", "no_manifest", None, None)],
     "proto_does_not_compile": [("proto.compile", "orders.proto", 4, None)],
@@ -295,15 +295,18 @@ def test_rpc_names_are_checked_and_the_service_found(tmp_path: Path) -> None:
         ({"properties": {"next": {"$ref": "#"}}}, []),
         ({"items": {"$ref": "#/$defs/A"}, "$defs": {"A": {"anyOf": [{"type": "null"}, {"$ref": "#"}]}}}, []),
         ({"$defs": {"T": {"type": "object", "additionalProperties": {"$ref": "#/$defs/T"}}}, "$ref": "#/$defs/T"}, []),
-        # cycles through keywords that apply to the same instance never end
+        # cycles on the same instance with no meaning: only $refs, or through not, if or oneOf
         ({"$ref": "#"}, [("schema.ref_cycle", "/$ref")]),
         (
-            {"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"allOf": [{"$ref": "#/$defs/A"}]}}},
+            {"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"oneOf": [{"$ref": "#/$defs/A"}]}}},
             [("schema.ref_cycle", "/$defs/A/$ref")],
         ),  # reported at the cycle's first $ref in the document
         ({"not": {"$ref": "#"}}, [("schema.ref_cycle", "/not/$ref")]),
-        ({"if": {"type": "string"}, "then": {"$ref": "#"}}, [("schema.ref_cycle", "/then/$ref")]),
-        ({"dependentSchemas": {"a": {"$ref": "#"}}}, [("schema.ref_cycle", "/dependentSchemas/a/$ref")]),
+        ({"if": {"$ref": "#"}, "then": {"type": "string"}}, [("schema.ref_cycle", "/if/$ref")]),
+        # through allOf, anyOf, then, else, dependentSchemas: read as the runtime does (a lint warning, tested in
+        # tests/compat/test_jsonschema_recursive.py)
+        ({"if": {"type": "string"}, "then": {"$ref": "#"}}, []),
+        ({"dependentSchemas": {"a": {"$ref": "#"}}}, []),
         (
             {"$dynamicAnchor": "node", "oneOf": [{"$dynamicRef": "#node"}]},
             [("schema.ref_cycle", "/oneOf/0/$dynamicRef")],
