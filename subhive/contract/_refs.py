@@ -432,6 +432,11 @@ class SchemaDocuments:
             by_id = _by_id(doc, index.root_base, uri)
             if by_id is not None:  # the file at the same place relative to this one as the URL to its $id
                 path, lookup = by_id
+                named = path.with_name(path.name + ".json")
+                if not path.suffix and not self.files.is_file(path) and self.files.is_file(named):
+                    path = named  # catalogs serve "https://json.schemastore.org/feed-1" from feed-1.json
+                elif not path.suffix:
+                    lookup = lookup[:-1] + f", then {named.name})"
                 return self._in_file(path, fragment, site=site, where=where, lookup=lookup)
         # An absolute URI names an $id of this document, the file its $id places it at, or nothing: subhive
         # has no registry of schemas by $id (a "urn:" not defined in-document is remote).

@@ -843,6 +843,8 @@ class _SchemaChecks:
         json-schema.org, nor for what a retrieved document refers to. If one of them breaks the registry, the
         retriever alone finds them, so that the build that fails names the schema that reaches the broken one."""
         known = [(d.path.absolute().as_uri(), self.documents.runtime_data(d)) for d in self.documents.documents()]
+        # A catalog's "https://json.schemastore.org/feed-1" is feed-1.json (as the loader reads it, decision 0096).
+        known += [(uri.removesuffix(".json"), data) for uri, data in known if uri.endswith(".json")]
         try:
             return jsonschema_rs.Registry([*_metaschemas.resources(), *known], retriever=self._retrieve)
         except Exception:  # jsonschema_rs.ReferencingError and the like: reported by the build itself
@@ -851,7 +853,9 @@ class _SchemaChecks:
     def _retrieve(self, uri: str) -> Any:
         base = urldefrag(uri)[0]
         for doc in self.documents.documents():
-            if base in self.documents.index(doc).aliases:
+            aliases = self.documents.index(doc).aliases
+            # "https://json.schemastore.org/feed-1" names feed-1.json, as the loader reads it (decision 0096)
+            if base in aliases or (not base.endswith(".json") and base + ".json" in aliases):
                 return self.documents.runtime_data(doc)
         parts = urlsplit(base)
         if parts.scheme == "file" and not parts.netloc:

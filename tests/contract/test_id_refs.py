@@ -120,3 +120,21 @@ def test_an_id_cannot_lead_out_of_the_contract_directory(tmp_path: Path) -> None
     result = lint_paths([root])
     assert [p.code for p in result.problems] == ["schema.ref_escape"]
     assert f"places '{HOST}outside.json'" in result.problems[0].message
+
+
+def test_a_url_without_json_names_the_json_file_as_catalogs_serve_it(tmp_path: Path) -> None:
+    files = _catalog(0)
+    files["foo.json"]["properties"]["b"] = {"$ref": "bar#/definitions/b"}  # SchemaStore's "feed-1" is feed-1.json
+    _write(tmp_path, files)
+    assert lint_paths([tmp_path / "foo.json"]).ok
+    narrower = _catalog(0)
+    narrower["bar.json"]["definitions"]["b"]["minimum"] = 2
+    narrower["foo.json"]["properties"]["b"] = {"$ref": "bar#/definitions/b"}
+    _write(tmp_path / "v2", narrower)
+    report = diff_files(tmp_path / "foo.json", tmp_path / "v2" / "foo.json")
+    assert (report.backward, report.forward) == (False, True)
+    files["foo.json"]["properties"]["b"] = {"$ref": "baz#/definitions/b"}
+    _write(tmp_path, files)
+    [problem] = lint_paths([tmp_path / "foo.json"]).problems
+    assert problem.code == "schema.ref_unresolved"
+    assert f"places '{HOST}baz', then baz.json" in problem.message
