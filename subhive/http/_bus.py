@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import SubhiveError
 from ..root_hive import NotFound
-from ._deps import PAGE_DEFAULT, PREFIX, Admin, Backend, Cursor, Limit, Root, page
+from ._deps import PAGE_DEFAULT, PREFIX, Admin, Backend, Cursor, Limit, Reader, Root, page
 from ._models import (
     BoardEntry,
     BoardHistory,
@@ -101,8 +101,10 @@ def _broken(broken: Any) -> BrokenEntry:
     )
 
 
-@router.get("/boards/{hive}", tags=["boards"], responses=errors(404, 422, 503))
-async def board(backend: Root, hive: HivePath, limit: Limit = PAGE_DEFAULT, cursor: Cursor = None) -> BoardOut:
+@router.get("/boards/{hive}", tags=["boards"], responses=errors(401, 403, 404, 422, 503))
+async def board(
+    backend: Root, hive: HivePath, token: Reader, limit: Limit = PAGE_DEFAULT, cursor: Cursor = None
+) -> BoardOut:
     """A running hive's blackboard: the latest value of each key (by key), with who wrote it."""
     from ..hive import BrokenValue
 
@@ -123,10 +125,12 @@ async def board(backend: Root, hive: HivePath, limit: Limit = PAGE_DEFAULT, curs
     return await _on_bus(backend, read, code="board.not_running")
 
 
-@router.get("/boards/{hive}/history", tags=["boards"], responses=errors(404, 422, 503))
+@router.get("/boards/{hive}/history", tags=["boards"], responses=errors(401, 403, 404, 422, 503))
 async def board_history(
     backend: Root,
     hive: HivePath,
+    *,
+    token: Reader,
     key: Annotated[str, Query(pattern=KEY_PATTERN, max_length=512, description="The key, e.g. tasks.t1.")],
     limit: Limit = PAGE_DEFAULT,
     cursor: Cursor = None,
@@ -167,9 +171,10 @@ async def _letters(backend: Backend, work: Callable[[DeadLetters], Awaitable[T]]
     return await _on_bus(backend, run, code="deadletter.not_running")
 
 
-@router.get("/deadletters", tags=["dead letters"], responses=errors(422, 503))
+@router.get("/deadletters", tags=["dead letters"], responses=errors(401, 403, 422, 503))
 async def list_dead_letters(
     backend: Root,
+    token: Reader,
     hive: Annotated[str | None, Query(pattern=HIVE_PATTERN, description="Only this hive's.")] = None,
     limit: Limit = PAGE_DEFAULT,
     cursor: Cursor = None,
@@ -183,8 +188,8 @@ async def list_dead_letters(
     )
 
 
-@router.get("/deadletters/{letter_id}", tags=["dead letters"], responses=errors(404, 409, 422, 503))
-async def get_dead_letter(backend: Root, letter_id: LetterId) -> DeadLetterDetail:
+@router.get("/deadletters/{letter_id}", tags=["dead letters"], responses=errors(401, 403, 404, 409, 422, 503))
+async def get_dead_letter(backend: Root, letter_id: LetterId, token: Reader) -> DeadLetterDetail:
     """One dead letter: why it was refused, its original headers, and its exact bytes."""
     letter = await _letters(backend, lambda dl: dl.get(letter_id))
     return DeadLetterDetail.model_validate(
@@ -201,11 +206,11 @@ async def get_dead_letter(backend: Root, letter_id: LetterId) -> DeadLetterDetai
     tags=["dead letters"],
     response_class=Response,
     responses={
-        **errors(404, 409, 422, 503),
+        **errors(401, 403, 404, 409, 422, 503),
         200: {"content": {"application/octet-stream": {}}, "description": "The exact bytes."},
     },
 )
-async def dead_letter_payload(backend: Root, letter_id: LetterId) -> Response:
+async def dead_letter_payload(backend: Root, letter_id: LetterId, token: Reader) -> Response:
     """The refused message's bytes, exactly as they were sent."""
     letter = await _letters(backend, lambda dl: dl.get(letter_id))
     return Response(letter.data, media_type="application/octet-stream")

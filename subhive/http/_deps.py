@@ -62,9 +62,19 @@ _bearer = HTTPBearer(auto_error=False, description="The admin token (.subhive/ro
 
 async def _admin(backend: Root, credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]) -> str:
     """Every call that changes state carries the admin token; a hive's token is known but not enough."""
+    return await _check_admin(backend, credentials, "this call changes state")
+
+
+async def _reader(backend: Root, credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]) -> str:
+    """Reading what hives keep (board values, dead letters' bytes) takes the admin token too: the API reads them
+    with the framework's own NATS identity, which no other local user may borrow through it."""
+    return await _check_admin(backend, credentials, "this call reads what the hives keep")
+
+
+async def _check_admin(backend: Root, credentials: HTTPAuthorizationCredentials | None, why: str) -> str:
     if credentials is None or not credentials.credentials.strip():
         raise Unauthenticated(
-            "this call changes state: send 'Authorization: Bearer <admin token>'",
+            f"{why}: send 'Authorization: Bearer <admin token>'",
             code="auth.missing",
             hint="the admin token is in .subhive/root/admin.token (owner-only)",
         )
@@ -91,6 +101,8 @@ def _is_hive_token(root: RootHive, token: str) -> bool:
 
 #: The admin token, checked.
 Admin = Annotated[str, Depends(_admin)]
+#: The admin token, checked, for reading boards and dead letters.
+Reader = Annotated[str, Depends(_reader)]
 Limit = Annotated[int, Query(ge=1, le=PAGE_MAX, description="Items per page.")]
 Cursor = Annotated[
     str | None,

@@ -48,14 +48,19 @@ def test_the_document_is_openapi_3_1_and_every_error_is_one_problem_shape(shared
                 if int(status) >= 400:
                     errors += 1
                     assert response["content"] == {PROBLEM: {"schema": {"$ref": "#/components/schemas/ProblemDetails"}}}
-            if operation.get("security"):  # exactly the calls that change state need the token
+            if operation.get("security"):  # the calls that change state, and the reads of what hives keep
                 assert {"401", "403"} <= set(operation["responses"])
     assert errors > 20
-    changing = {f"{m} {p}" for p, ops in doc["paths"].items() for m, op in ops.items() if op.get("security")}
-    assert changing == {
+    guarded = {f"{m} {p}" for p, ops in doc["paths"].items() for m, op in ops.items() if op.get("security")}
+    assert guarded == {
         "post /api/v1/approvals/{approval_id}/approve",
         "post /api/v1/approvals/{approval_id}/reject",
         "post /api/v1/deadletters/{letter_id}/replay",
+        "get /api/v1/boards/{hive}",
+        "get /api/v1/boards/{hive}/history",
+        "get /api/v1/deadletters",
+        "get /api/v1/deadletters/{letter_id}",
+        "get /api/v1/deadletters/{letter_id}/payload",
     }
 
 
@@ -159,10 +164,10 @@ def test_unknown_routes_and_methods_are_problems_too(shared_api: Api) -> None:
 
 
 def test_boards_and_dead_letters_need_the_tree_up(shared_api: Api) -> None:
-    body = _problem(call(shared_api, "GET", "/api/v1/boards/ui"), 503, "board.not_running")
+    body = _problem(call(shared_api, "GET", "/api/v1/boards/ui", token=shared_api.token), 503, "board.not_running")
     assert body["hint"] == "start it: subhive up --detach"
-    _problem(call(shared_api, "GET", "/api/v1/deadletters"), 503, "deadletter.not_running")
-    _problem(call(shared_api, "GET", "/api/v1/deadletters/ui:1"), 503, "deadletter.not_running")
+    _problem(call(shared_api, "GET", "/api/v1/deadletters", token=shared_api.token), 503, "deadletter.not_running")
+    _problem(call(shared_api, "GET", "/api/v1/deadletters/ui:1", token=shared_api.token), 503, "deadletter.not_running")
 
 
 # -- deciding -----------------------------------------------------------------------------------------------

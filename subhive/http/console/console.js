@@ -51,10 +51,9 @@ async function api(path, options = {}) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(options.body);
   }
-  if (init.method !== "GET") {
-    const token = tokenInput.value.trim();
-    if (token) init.headers.Authorization = `Bearer ${token}`;
-  }
+  // Changes, and reads of what hives keep (boards, dead letters), need the admin token: send it when given.
+  const token = tokenInput.value.trim();
+  if (token) init.headers.Authorization = `Bearer ${token}`;
   const response = await fetch(API + path, init);
   const body = await response.json().catch(() => ({ detail: `${response.status} ${response.statusText}` }));
   if (!response.ok) throw new Problem(body);
