@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from subhive._ecma_regex import EcmaRegexError, to_python
 from subhive.compat.jsonschema import diff_schemas
 from subhive.contract import lint_paths
+from subhive.runtime._mockdata import InstanceGenerator
 
 # One construct each that Python's re lacks or reads differently, and plain ones around them.
 ATOMS = [
@@ -111,3 +112,12 @@ def test_a_pattern_lint_refuses_names_why(tmp_path: Path) -> None:
     path.write_text(json.dumps({"type": "string", "pattern": "^\\p{Lu}\\A"}))
     result = lint_paths([path])
     assert [(p.code, p.location.pointer) for p in result.problems] == [("schema.meta", "/pattern")]
+
+
+@pytest.mark.parametrize("pattern", ["^(?<y>\\d{4})-\\cJ$", "^[\\s\\S]{2}x$", "^\\u{1F600}.$"])
+def test_mock_data_samples_ecma_patterns_by_their_translation(pattern: str) -> None:
+    schema = {"type": "string", "pattern": pattern}
+    runtime = _rs(pattern)
+    instances = InstanceGenerator(schema).instances(20, seed=3)
+    assert len(set(instances)) > 1
+    assert all(runtime.is_valid(x) and re.search(to_python(pattern), x) for x in instances), instances
