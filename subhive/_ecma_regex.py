@@ -143,7 +143,7 @@ class _Translator:
             raise EcmaRegexError("Unicode property classes (\\p{...}) have no exact Python equivalent", at)
         if e.isascii() and e.isalnum():
             raise EcmaRegexError(f"\\{e} is no ECMA-262 escape", at)
-        return "\\" + e  # an escaped syntax character (\/ \. \- ...) is that character
+        return re.escape(e)  # an escaped syntax character (\/ \. \- ...) is that character, spelled one way
 
     def _unicode(self, at: int) -> str:
         src = self.src

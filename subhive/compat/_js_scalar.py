@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from .._ecma_regex import EcmaRegexError, to_python
 from ._js_docs import Node
 from ._js_pair import Facts, Pair
 from ._js_values import NUMBER, is_integral, jkey, json_equal, kind_of, kinds_of_type, runtime_accepts, type_names
@@ -354,9 +355,20 @@ def _holds_string_assertion(p: Pair, facts: Facts, keyword: str, value: Any) -> 
     return value in facts.values(keyword)
 
 
+def _same_pattern(old: Any, new: Any) -> bool:
+    """Two ECMA-262 patterns written differently that read the same (``\\d`` and ``[0-9]``, ``\\/`` and ``/``):
+    their Python translations are equal. Sound: the translation is exact (subhive._ecma_regex)."""
+    if not (isinstance(old, str) and isinstance(new, str)):
+        return False
+    try:
+        return to_python(old) == to_python(new)
+    except EcmaRegexError:
+        return False
+
+
 def _diff_string_assertion(p: Pair, keyword: str) -> None:
     vo, vn = p.ok.get(keyword), p.nk.get(keyword)
-    if vo == vn:
+    if vo == vn or (keyword == "pattern" and _same_pattern(vo, vn)):
         return
     back = vn is None or _holds_string_assertion(p, p.A, keyword, vn)
     fwd = vo is None or _holds_string_assertion(p, p.B, keyword, vo)

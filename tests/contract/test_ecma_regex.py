@@ -121,3 +121,18 @@ def test_mock_data_samples_ecma_patterns_by_their_translation(pattern: str) -> N
     instances = InstanceGenerator(schema).instances(20, seed=3)
     assert len(set(instances)) > 1
     assert all(runtime.is_valid(x) and re.search(to_python(pattern), x) for x in instances), instances
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "same"),
+    [
+        ("^\\d+$", "^[0-9]+$", True),  # \d is ASCII in ECMA-262: the same pattern
+        ("a\\/b", "a/b", True),
+        ("^\\d+$", "^\\w+$", False),
+        ("^a.$", "^a[^\\n\\r\\u2028\\u2029]$", False),  # the same in ECMA-262, not in jsonschema-rs (its . has \r)
+    ],
+)
+def test_patterns_that_read_the_same_are_no_change_and_others_stay_breaking(old: str, new: str, same: bool) -> None:
+    report = diff_schemas({"type": "string", "pattern": old}, {"type": "string", "pattern": new})
+    assert (report.backward, report.forward) == (same, same)
+    assert [c.code for c in report.changes] == ([] if same else ["pattern.changed.unprovable"])
