@@ -392,6 +392,7 @@ class _SchemaChecks:
         self._edges: dict[tuple[int, str], list[tuple[tuple[int, str], tuple[SourceDocument, RefSite] | None]]] = {}
         self._by_id: dict[int, SourceDocument] = {}
         self._cycles: set[frozenset[tuple[int, str]]] = set()
+        self._rs_registry: jsonschema_rs.Registry | None = None  # built once, for every jsonschema-rs build
 
     def run(self, refs: Sequence[tuple[SchemaRef, Callable[[], Location] | None]]) -> None:
         """Check ``refs``, each with where the manifest names it (computed only if there is a problem)."""
@@ -842,6 +843,11 @@ class _SchemaChecks:
         """Every document registered up front, with the bundled meta-schemas: jsonschema-rs asks no retriever for
         json-schema.org, nor for what a retrieved document refers to. If one of them breaks the registry, the
         retriever alone finds them, so that the build that fails names the schema that reaches the broken one."""
+        if self._rs_registry is None:
+            self._rs_registry = self._new_registry()
+        return self._rs_registry
+
+    def _new_registry(self) -> jsonschema_rs.Registry:
         known = [(d.path.absolute().as_uri(), self.documents.runtime_data(d)) for d in self.documents.documents()]
         # A catalog's "https://json.schemastore.org/feed-1" is feed-1.json (as the loader reads it, decision 0096).
         known += [(uri.removesuffix(".json"), data) for uri, data in known if uri.endswith(".json")]
