@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -84,8 +85,25 @@ def translated_metaschema(uri: str) -> Any:
     return _translation(_path(uri)).schema
 
 
+def resources(paths: Iterable[Path] | None = None) -> list[tuple[str, Any]]:
+    """``(URI, translated meta-schema)`` for a validator's registry: jsonschema-rs never asks its retriever for
+    json-schema.org URLs, so they must be registered beforehand. ``paths``: the bundled files a contract reached
+    (see ``SchemaDocuments.bundled``), with the vocabularies of their dialect; None: all of them. Translating
+    all costs ~50 ms, so a process registers only what it needs."""
+    table = sorted(_table().values())
+    if paths is None:
+        chosen = table
+    else:
+        families = {_family(p) for p in paths}
+        chosen = [p for p in table if _family(p) in families]
+    return [_resource(p) for p in chosen]
+
+
+def _family(path: Path) -> str:
+    """``2020-12`` for 2020-12.json and 2020-12-meta-core.json: a dialect's meta-schema refers to its vocabularies."""
+    return path.stem.split("-meta-", 1)[0]
+
+
 @cache
-def resources() -> tuple[tuple[str, Any], ...]:
-    """``(URI, translated meta-schema)`` for every bundled document, for a validator's registry: jsonschema-rs
-    never asks its retriever for json-schema.org URLs, so they must be in the registry beforehand."""
-    return tuple((_canonical(path).rstrip("#"), translated_metaschema(_canonical(path))) for path in _table().values())
+def _resource(path: Path) -> tuple[str, Any]:
+    return _canonical(path).rstrip("#"), _translation(path).schema

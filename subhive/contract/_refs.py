@@ -384,6 +384,10 @@ class SchemaDocuments:
         """Every document read so far, in the order it was read."""
         return list(self._documents.values())
 
+    def bundled(self) -> list[Path]:
+        """The bundled meta-schemas references reached so far (subhive/metaschemas/): not documents of the contract."""
+        return list(self._metaschemas)
+
     # --- references ------------------------------------------------------------------------------------
 
     def resolve(self, doc: SourceDocument, site: RefSite) -> Target:

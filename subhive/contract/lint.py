@@ -851,10 +851,11 @@ class _SchemaChecks:
         known = [(d.path.absolute().as_uri(), self.documents.runtime_data(d)) for d in self.documents.documents()]
         # A catalog's "https://json.schemastore.org/feed-1" is feed-1.json (as the loader reads it, decision 0096).
         known += [(uri.removesuffix(".json"), data) for uri, data in known if uri.endswith(".json")]
+        metas = _metaschemas.resources(self.documents.bundled())
         try:
-            return jsonschema_rs.Registry([*_metaschemas.resources(), *known], retriever=self._retrieve)
+            return jsonschema_rs.Registry([*metas, *known], retriever=self._retrieve)
         except Exception:  # jsonschema_rs.ReferencingError and the like: reported by the build itself
-            return jsonschema_rs.Registry(_metaschemas.resources(), retriever=self._retrieve)
+            return jsonschema_rs.Registry(metas, retriever=self._retrieve)
 
     def _retrieve(self, uri: str) -> Any:
         base = urldefrag(uri)[0]

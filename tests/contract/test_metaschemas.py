@@ -92,3 +92,11 @@ def test_a_contract_holding_a_schema_lints_clean_and_validates_it_by_the_meta_sc
     # draft-04 wants at least one name in "required", and a boolean exclusiveMaximum
     assert not validator.is_valid({"shape": {"required": []}})
     assert not validator.is_valid({"shape": {"exclusiveMaximum": 3}})
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_schema_referring_to_any_meta_schema_lints_clean(tmp_path: Path, dialect: str) -> None:
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps({"type": "object", "properties": {"schema": {"$ref": META_URIS[dialect]}}}))
+    result = lint_paths([path])
+    assert result.ok, result.problems
