@@ -67,7 +67,7 @@ def _data(hive: str, step: AgentStep, index: int) -> dict[str, Any]:
         raise InputError(f"{where}: step must count from 1, not {step.step!r}", code="agent_frames.step")
     if not isinstance(step.time, float | int) or not math.isfinite(step.time):
         raise InputError(f"{where}: time must be a finite number of seconds", code="agent_frames.time")
-    if len(step.data_json.encode("utf-8")) > STEP_BYTES_MAX:
+    if len(step.data_json.encode("utf-8", "surrogatepass")) > STEP_BYTES_MAX:
         raise InputError(
             f"{where}: the step's data is larger than {STEP_BYTES_MAX} bytes",
             code="agent_frames.too_large",
@@ -79,4 +79,12 @@ def _data(hive: str, step: AgentStep, index: int) -> dict[str, Any]:
         raise InputError(f"{where}: data_json is not JSON: {exc}", code="agent_frames.data") from None
     if not isinstance(data, dict):
         raise InputError(f"{where}: data_json must be a JSON object", code="agent_frames.data")
+    try:  # a lone surrogate ("\ud800", escaped or not) is valid JSON text but no Unicode text to keep
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(
+            f"{where}: data_json holds a lone surrogate, which is not text",
+            code="agent_frames.data",
+            hint="send text as UTF-8 (subhive.agent does)",
+        ) from None
     return {"hive": hive, "agent": step.agent, "turn": step.turn, "step": step.step, "time": step.time, "data": data}

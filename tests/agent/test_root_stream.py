@@ -201,6 +201,18 @@ def test_a_batch_with_one_malformed_step_adds_no_frame(kinds: list[str], bad: st
         assert [f.data["step"] for f in good] == list(range(1, len(kinds) + 1))
 
 
+@pytest.mark.parametrize("data_json", ['{"text": "\\ud800"}', '{"text": "\ud800"}'])
+def test_a_step_with_a_lone_surrogate_is_refused_cleanly(data_json: str) -> None:
+    """Escaped or raw, a lone surrogate is JSON but no text: the batch is refused with its code, not a crash."""
+    with tempfile.TemporaryDirectory() as tmp, RootHive.open(make_workspace(Path(tmp))) as root:
+        root.register_hive("notes")
+        last = root.last_seq
+        with pytest.raises(InputError) as refused:
+            root.report_frames("notes", [AgentStep("helper", "t1", 1, "model.reply", data_json, 1.0)])
+        assert refused.value.code == "agent_frames.data"
+        assert root.last_seq == last
+
+
 def test_a_hive_turn_run_with_the_root_reports_its_steps_for_that_hive(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
