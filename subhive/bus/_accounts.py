@@ -95,8 +95,16 @@ class _Tree:
         self.accounts: dict[str, _Account] = {HUB_ACCOUNT: _Account(users=[_user(ADMIN_USER, admin)])}
         for hive in sorted(users):
             self.accounts[hive] = _Account()
-        self.serves = {hive: set(p.subscribe) for hive, (_, p) in users.items()}
-        self.emits = {hive: set(p.publish) for hive, (_, p) in users.items()}
+        # Who may subscribe to, and who may publish on, each granted subject: looked up once per subject rather
+        # than by scanning every hive (a tree of hundreds of hives re-renders this at every lock change).
+        self.subscribers: dict[str, list[str]] = defaultdict(list)
+        self.publishers: dict[str, list[str]] = defaultdict(list)
+        for hive in sorted(users):
+            _, permissions = users[hive]
+            for subject in permissions.subscribe:
+                self.subscribers[subject].append(hive)
+            for subject in permissions.publish:
+                self.publishers[subject].append(hive)
 
     def link(self, kind: str, exporter: str, subject: str, importer: str, *, local: str = "") -> None:
         self.accounts[exporter].exports[(kind, subject)].add(importer)
@@ -110,9 +118,9 @@ class _Tree:
             self.accounts[hive].mappings[subject] = local  # the server checks the mapped subject
             self.link("service", HUB_ACCOUNT, subject, hive, local=local)
             return local
-        if wildcard is not None and wildcard not in self.serves[hive]:
+        if wildcard is not None and hive not in self.subscribers.get(wildcard, ()):
             # A request: to the hive that serves the operation, or to the hub's mock provider when none does.
-            providers = sorted(h for h, subs in self.serves.items() if wildcard in subs and h != hive)
+            providers = self.subscribers.get(wildcard, [])
             if len(providers) > 1:  # the consumer could import from one only, and the hub would reach both
                 raise UsageError(
                     f"{', '.join(providers)} all serve {wildcard}: one operation has one provider",
@@ -134,10 +142,9 @@ class _Tree:
                 self.link("stream", HUB_ACCOUNT, f"{inbox_prefix(hive)}.{part}.>", hive)
         elif _is_op_wildcard(subject):
             self.link("service", hive, subject, HUB_ACCOUNT)  # the framework replays dead-lettered requests
-        elif _is_event(subject) and subject not in self.emits[hive]:
+        elif _is_event(subject) and hive not in self.publishers.get(subject, ()):
             # Events as plain messages (a transport without durable events) come from their publisher.
-            publishers = sorted(h for h, pubs in self.emits.items() if subject in pubs and h != hive)
-            for publisher in publishers or [HUB_ACCOUNT]:
+            for publisher in self.publishers.get(subject) or [HUB_ACCOUNT]:
                 self.link("stream", publisher, subject, hive)
 
 
