@@ -28,7 +28,7 @@ from subhive.bus._deadletter import (
     ensure_dead_letter_streams,
 )
 from subhive.bus._lock_grants import BusPlan, bus_plan
-from subhive.bus._nkeys import NKey, public_key_of, seed_file
+from subhive.bus._nkeys import NKey, nkey_of, public_key_of
 from subhive.bus._permissions import (
     ADMIN_USER,
     DLQ_STREAM,
@@ -106,12 +106,12 @@ __all__ = [
     "inbox_prefix",
     "jetstream_ready",
     "kv_bucket",
+    "nkey_of",
     "op_subject",
     "propose_repair",
     "public_key_of",
     "render_asyncapi",
     "replay_subject",
     "report_to_root",
-    "seed_file",
     "sender_of",
 ]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from subhive.errors import InputError, Location
 
-__all__ = ["NKey", "public_key_of", "seed_file"]
+__all__ = ["NKey", "nkey_of", "public_key_of"]
 
 # A user's public key: "U" and 55 more base32 characters.
 _PUBLIC = re.compile(r"U[A-Z2-7]{55}")
@@ -49,7 +49,7 @@ def public_key_of(seed: bytes) -> NKey:
         ) from None
 
 
-def seed_file(path: Path) -> NKey:
+def nkey_of(path: Path) -> NKey:
     """The public key of the user seed in ``path``, made (owner-only, 0600) if the file does not exist yet."""
     import nkeys
 

@@ -391,7 +391,7 @@ class Supervisor:
     # -- NATS ---------------------------------------------------------------------------------------------
 
     async def _start_nats(self, hives: dict[str, Any]) -> None:
-        from ..bus import ADMIN_USER, EmbeddedCluster, EmbeddedServer, ServerConfig, bus_plan, seed_file
+        from ..bus import ADMIN_USER, EmbeddedCluster, EmbeddedServer, ServerConfig, bus_plan, nkey_of
         from ..root_hive import Lock
 
         assert self.workspace is not None
@@ -400,7 +400,7 @@ class Supervisor:
         # One NKey per identity, each seed in its own owner-only file; the server's configuration holds only
         # public keys. A password file of an older release goes: those passwords open nothing any more.
         self.layout.creds_file.unlink(missing_ok=True)
-        self._admin = seed_file(self.layout.seed_file(ADMIN_USER))
+        self._admin = nkey_of(self.layout.seed_file(ADMIN_USER))
         self._new_identities(list(hives))
         settings = self.workspace.config.nats
         config = ServerConfig(
@@ -646,11 +646,11 @@ class Supervisor:
 
     def _new_identities(self, names: list[str]) -> None:
         """The NKey of each hive in ``names`` that has none yet (its seed made, owner-only, on first use)."""
-        from ..bus import seed_file
+        from ..bus import nkey_of
 
         for name in names:
             if name not in self._keys:
-                self._keys[name] = seed_file(self.layout.seed_file(name))
+                self._keys[name] = nkey_of(self.layout.seed_file(name))
 
     def _admin_endpoint(self) -> Any:
         """NATS as the framework (the admin NKey)."""

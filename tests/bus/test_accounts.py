@@ -23,7 +23,7 @@ from subhive.bus import (
     accounts_config,
     find_server_binary,
     hive_permissions,
-    seed_file,
+    nkey_of,
 )
 from tests.kit import StartServer, run
 
@@ -116,7 +116,7 @@ def test_hives_and_the_framework_log_in_with_nkeys_and_keep_their_grants(
     """NKey users (what `subhive up` makes): the configuration holds public keys only; a seed logs in as its hive
     with that hive's grants, and a seed the server does not know is refused."""
     seeds = {name: tmp_path / f"{name}.nk" for name in ("web", "backend", ADMIN_USER, "stranger")}
-    keys = {name: seed_file(path) for name, path in seeds.items()}
+    keys = {name: nkey_of(path) for name, path in seeds.items()}
     users = {
         "web": (keys["web"], hive_permissions("web", {}, {"orders": [1]}, OPERATIONS, EVENTS)),
         "backend": (keys["backend"], hive_permissions("backend", {"orders": [1]}, {}, OPERATIONS, EVENTS)),
@@ -171,11 +171,11 @@ def test_a_broken_public_key_or_seed_file_is_refused_with_its_code(tmp_path: Pat
     garbage = tmp_path / "garbage.nk"
     garbage.write_text("SUNOTASEED")
     with pytest.raises(InputError) as bad_seed:
-        seed_file(garbage)
+        nkey_of(garbage)
     assert bad_key.value.code == bad_seed.value.code == "bus.nkey_invalid"
     assert "SUNOTASEED" not in str(bad_seed.value)  # a secret never lands in an error message
-    made = seed_file(tmp_path / "fresh" / "web.nk")
-    assert made == seed_file(tmp_path / "fresh" / "web.nk")  # made once, read back the same
+    made = nkey_of(tmp_path / "fresh" / "web.nk")
+    assert made == nkey_of(tmp_path / "fresh" / "web.nk")  # made once, read back the same
     assert (tmp_path / "fresh" / "web.nk").stat().st_mode & 0o777 == 0o600
 
 
