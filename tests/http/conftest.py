@@ -185,11 +185,21 @@ def _subhive(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _put_record_letter(code: str) -> dict[str, str]:
+    """The headers the transport keeps with a put_record request from backend that db refused (``code``)."""
+    from subhive.bus import op_subject
+
+    return {
+        "Subhive-Dlq-Code": code,
+        "Subhive-Dlq-Subject": op_subject("db_storage", 0, "put_record", "backend"),
+        "Subhive-Dlq-Headers": json.dumps({"Subhive-Sender": "backend"}),
+    }
+
+
 def keep_put_record_letter(ws: Path, data: bytes) -> None:
     """A put_record request backend sent, kept in db's dead letters as failed (what the transport keeps)."""
     import asyncio
 
-    from subhive.bus import op_subject
     from subhive.up import framework_endpoint
 
     endpoint = framework_endpoint(ws)
@@ -198,12 +208,7 @@ def keep_put_record_letter(ws: Path, data: bytes) -> None:
     async def keep() -> None:
         nc = await endpoint.connect_once()
         try:
-            headers = {
-                "Subhive-Dlq-Code": "handler.failed",
-                "Subhive-Dlq-Subject": op_subject("db_storage", 0, "put_record", "backend"),
-                "Subhive-Dlq-Headers": json.dumps({"Subhive-Sender": "backend"}),
-            }
-            await nc.jetstream().publish(LETTER_SUBJECT, data, headers=headers)
+            await nc.jetstream().publish(LETTER_SUBJECT, data, headers=_put_record_letter("handler.failed"))
         finally:
             await nc.close()
 
@@ -216,7 +221,7 @@ def _seed_tree(ws: Path) -> None:
     """One dead letter in db's stream, one value on web's board, a repair and a tool call pending, a turn."""
     import asyncio
 
-    from subhive.bus import DeadLetters, op_subject
+    from subhive.bus import DeadLetters
     from subhive.hive import BoardSchema, KvBlackboard
     from subhive.root_hive import RootClient, admin_token_of
     from subhive.up import framework_endpoint, running_supervisor
@@ -229,12 +234,8 @@ def _seed_tree(ws: Path) -> None:
     async def seed() -> None:
         nc = await endpoint.connect_once()
         try:
-            headers = {  # a request backend (db_storage's consumer) sent, which db refused: the lock lets it replay
-                "Subhive-Dlq-Code": "payload.invalid",
-                "Subhive-Dlq-Subject": op_subject("db_storage", 0, "put_record", "backend"),
-                "Subhive-Dlq-Headers": json.dumps({"Subhive-Sender": "backend"}),
-            }
-            await nc.jetstream().publish(LETTER_SUBJECT, LETTER_BYTES, headers=headers)
+            # A request backend (db_storage's consumer) sent, which db refused: the lock lets it replay.
+            await nc.jetstream().publish(LETTER_SUBJECT, LETTER_BYTES, headers=_put_record_letter("payload.invalid"))
             assert len(await DeadLetters(nc).list("db")) == 1
             # And web:1, an event web never consumed: a bare "1" is ambiguous, and its replay is refused.
             await nc.jetstream().publish(WEB_LETTER_SUBJECT, b"{}", headers={"Subhive-Dlq-Code": "payload.invalid"})

@@ -11,17 +11,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.http.conftest import VALID_PUT, Api, call, keep_put_record_letter
+from tests.up._tree import wait_for
 
-T = TypeVar("T")
 CHROMIUM = "/usr/bin/chromium"
 #: What Chromium needs on these machines: no sandbox as root, and no background traffic to a closed network.
 FLAGS = [
@@ -259,7 +258,7 @@ def test_a_breaking_version_approved_in_the_console_is_picked_up_by_the_running_
         items = call(tree, "GET", "/api/v1/approvals?status=pending&kind=contract").json()["items"]
         return next((a["id"] for a in items if (a["contract"], a["version"]) == ("db_storage", "1.0.0")), None)
 
-    approval = _until(pending, "up to propose db_storage 1.0.0")
+    approval = wait_for(pending, "up to propose db_storage 1.0.0")
     page.goto(f"{tree.url}/console/#/approvals")
     page.get_by_label("Admin token").fill(tree.token)
     page.get_by_label("Admin token").press("Tab")
@@ -273,7 +272,7 @@ def test_a_breaking_version_approved_in_the_console_is_picked_up_by_the_running_
         later = progress.read_text(encoding="utf-8").splitlines()[mark:]
         return any(json.loads(line).get("event") == "hive.reloaded" and "db:" in line for line in later)
 
-    _until(reloaded, "the tree to restart db on its new stubs")
+    wait_for(reloaded, "the tree to restart db on its new stubs")
     assert (ws / "stubs" / "db" / "db_storage_v1").is_dir()
     assert (ws / "stubs" / "db" / "db_storage_v0").is_dir()  # backend still uses 0.x
     page.goto(f"{tree.url}/console/#/contracts/db_storage")
@@ -282,7 +281,7 @@ def test_a_breaking_version_approved_in_the_console_is_picked_up_by_the_running_
     expect(diff).to_contain_text("required.added")
     page.goto(f"{tree.url}/console/")
     expect(page.get_by_test_id("tree")).to_contain_text("db")
-    _until(lambda: _health(tree, "db") == "ready", "db ready again")
+    wait_for(lambda: _health(tree, "db") == "ready", "db ready again")
     page.reload()
     expect(page.get_by_test_id("tree")).not_to_contain_text("restarting")
     page.screenshot(path=shots / "tree-followed.png", full_page=True)
@@ -299,12 +298,3 @@ def _health(tree: Api, hive: str) -> str | None:
         return None
 
     return find(call(tree, "GET", "/api/v1/hives").json()["hives"])
-
-
-def _until(check: Callable[[], T | None], what: str, timeout: float = 60.0) -> T:
-    deadline = time.monotonic() + timeout
-    while not (result := check()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.2)
-    return result
