@@ -27,6 +27,7 @@ from subhive.bus._deadletter import (
     ensure_dead_letter_stream,
     ensure_dead_letter_streams,
 )
+from subhive.bus._failover import through_failover
 from subhive.bus._lock_grants import BusPlan, bus_plan
 from subhive.bus._nkeys import NKey, nkey_of, public_key_of
 from subhive.bus._permissions import (
@@ -114,4 +115,5 @@ __all__ = [
     "replay_subject",
     "report_to_root",
     "sender_of",
+    "through_failover",
 ]

@@ -32,6 +32,7 @@ from ._codec import PayloadError, decode, encode
 from ._consumers import HANDLER_ATTEMPTS, bind_consumer, event_consumer
 from ._deadletter import publish_dead_letter
 from ._deadlines import Deadlines, Late
+from ._failover import through_failover
 from ._fastpub import Frames, Target
 from ._inbox import ConnectionLost, Inbox
 from ._keep_backoff import KeepBackoff
@@ -55,8 +56,6 @@ __all__ = ["BusStats", "Failure", "NatsTransport"]
 MAX_DELIVER = HANDLER_ATTEMPTS
 #: Seconds after a reconnect during which JetStream's silence means "still starting", not "no stream".
 _WARMUP = 10.0
-# Between retries of a durable publish through a leader election.
-_FAILOVER_PAUSE = 0.1
 #: Round trips to the server (PING/PONG) after a subscription before it counts as accepted, and the seconds
 #: those past the second may take in all (see :meth:`NatsTransport._confirm`).
 _CONFIRM_ROUND_TRIPS = 4
@@ -597,18 +596,16 @@ class NatsTransport:
     async def _store(self, subject: str, data: bytes, headers: dict[str, str]) -> None:
         """One durable publish, acknowledged by its stream; with ``failover``, retried with the same headers
         (message id included) while no stream answers, until ``failover`` seconds have passed."""
-        deadline = time.monotonic() + self.failover
-        while True:
+
+        async def attempt() -> None:
             call = self._js.publish(subject, data, headers=headers, timeout=self.request_timeout)
-            try:
-                await (call if subject in self._allowed else self._violations.guard(call, subject))
-                self._allowed.add(subject)
-                return
-            except (NoStreamResponseError, NatsTimeout, NoRespondersError):
-                if time.monotonic() >= deadline or self._violations.seen:
-                    raise
-                self.stats.retried += 1
-                await asyncio.sleep(_FAILOVER_PAUSE)
+            await (call if subject in self._allowed else self._violations.guard(call, subject))
+            self._allowed.add(subject)
+
+        def retried() -> None:
+            self.stats.retried += 1
+
+        await through_failover(attempt, self.failover, give_up=lambda: bool(self._violations.seen), on_retry=retried)
 
     def _unavailable(self) -> bool:
         """Whether the connection is down, or came back so recently that JetStream may still be starting."""

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import nats.errors
@@ -19,7 +18,7 @@ from nats.js import JetStreamContext
 from nats.js.api import DiscardPolicy, PubAck, RawStreamMsg, StorageType, StreamConfig
 
 from .._trace import current_traceparent
-from ..bus import board_consumer, ensure_consumers, kv_bucket
+from ..bus import board_consumer, ensure_consumers, kv_bucket, through_failover
 from ..errors import InputError, Location, SubhiveError
 from ._board_schema import BoardSchema
 from ._knowledge import Entry, Write, check_key, check_key_pattern
@@ -41,7 +40,6 @@ H_TRACE = "traceparent"
 H_DEPTH = "Subhive-Depth"
 _EXPECTED = "Nats-Expected-Last-Subject-Sequence"
 _MSG_ID = "Nats-Msg-Id"
-_FAILOVER_PAUSE = 0.1
 #: What a bucket may hold before it refuses writes (history included).
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 # JetStream's "wrong last sequence" errors: the compare-and-set lost.
@@ -328,16 +326,12 @@ class KvBlackboard:
         return msg.seq if (msg.headers or {}).get(_MSG_ID) == msg_id else None
 
     async def _publish(self, key: str, data: bytes, headers: dict[str, str]) -> PubAck:
-        deadline = time.monotonic() + self.failover
-        while True:
-            try:
-                return await self._js.publish(
-                    self._prefix + key, data, stream=self._stream, headers=headers, timeout=self._timeout
-                )
-            except (nats.errors.TimeoutError, nats.errors.NoRespondersError, nats.js.errors.NoStreamResponseError):
-                if time.monotonic() >= deadline:
-                    raise
-                await asyncio.sleep(_FAILOVER_PAUSE)
+        def attempt() -> Awaitable[PubAck]:
+            return self._js.publish(
+                self._prefix + key, data, stream=self._stream, headers=headers, timeout=self._timeout
+            )
+
+        return await through_failover(attempt, self.failover)
 
     async def apply(self, write: Write, *, writer: str, depth: int = 0) -> int:
         """:meth:`put` for a :class:`Write` a knowledge source returned."""
