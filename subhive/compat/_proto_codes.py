@@ -48,7 +48,7 @@ CODES: dict[str, str] = {
     "field.moved_out_of_oneof": "a field left a oneof: old readers keep only one of new data's fields",
     "field.oneof_changed": "the set of existing fields sharing a field's oneof changed",
     "field.features_changed": "an editions feature of a field changed that the engine cannot judge",
-    "field.option_changed": "a field option that steers generated code only changed (ctype, jstype)",
+    "field.option_changed": "a field option steering generated code only changed (ctype, jstype, Java UTF-8 checks)",
     # enums
     "enum.added": "an enum type was added (additive)",
     "enum.removed": "an enum type was removed",
@@ -139,7 +139,9 @@ RULES: dict[str, Rule] = {
     "field.moved_out_of_oneof": _rule("wire", None, "FIELD_SAME_ONEOF"),
     "field.oneof_changed": _rule("wire", None, "FIELD_SAME_ONEOF"),
     "field.features_changed": _rule("wire", None),
-    "field.option_changed": _rule("wire", "package", "FIELD_SAME_JSTYPE", "FIELD_SAME_CPP_STRING_TYPE"),
+    "field.option_changed": _rule(
+        "wire", "package", "FIELD_SAME_JSTYPE", "FIELD_SAME_CPP_STRING_TYPE", "FIELD_SAME_JAVA_UTF8_VALIDATION"
+    ),
     "enum.added": _rule("wire", None),
     "enum.removed": _rule("runtime", "package", "ENUM_NO_DELETE", "PACKAGE_ENUM_NO_DELETE"),
     "enum.closedness_changed": _rule("wire", "package", "ENUM_SAME_TYPE"),

@@ -72,24 +72,6 @@ _SPECIAL_JSON = frozenset(
     )
 )
 
-# Custom options extend these: they annotate the schema at compile time and never appear in messages, so
-# adding or removing one changes no encoding.
-_DESCRIPTOR_OPTIONS = frozenset(
-    "google.protobuf." + n
-    for n in (
-        "FileOptions",
-        "MessageOptions",
-        "FieldOptions",
-        "OneofOptions",
-        "EnumOptions",
-        "EnumValueOptions",
-        "ServiceOptions",
-        "MethodOptions",
-        "ExtensionRangeOptions",
-        "FeatureSet",
-    )
-)
-
 _TYPE_NAMES = {getattr(FD, n): n.removeprefix("TYPE_").lower() for n in dir(FD) if n.startswith("TYPE_")}
 
 
@@ -270,7 +252,7 @@ class _Diff:
             if name in old.services:
                 declared.append(("service", name, old.services[name].file, service.file))
         for key, file in new.extension_files.items():
-            if key in old.extension_files and key[0] not in _DESCRIPTOR_OPTIONS:
+            if key in old.extension_files:
                 declared.append(("extension", new.extensions[key].full_name, old.extension_files[key], file))
         for kind, name, was, now in sorted(declared, key=lambda d: d[1]):
             if renamed.get(was, was) != now:
@@ -506,7 +488,9 @@ class _Diff:
             self.value_type(before, after, path)
             self.default(before, after, path)
             self.utf8(before, after, path)
-        for (option, was), (_, now) in zip(before.code_options, after.code_options, strict=True):
+        was_options, now_options = dict(before.code_options), dict(after.code_options)
+        for option in sorted(was_options.keys() & now_options.keys()):
+            was, now = was_options[option], now_options[option]
             if was != now:
                 self.add(
                     "field.option_changed",
@@ -908,9 +892,10 @@ class _Diff:
 
     def extensions(self) -> None:
         old, new = self.old, self.new
+        # Custom options (extensions of google.protobuf.*Options) are judged like any extension: their values
+        # are encoded in the descriptors that reflection, gRPC server reflection and option readers decode at
+        # run time (decision 0112). Setting or clearing an option's value on an element is not compared.
         for key, before in old.extensions.items():
-            if key[0] in _DESCRIPTOR_OPTIONS:
-                continue
             after = new.extensions.get(key)
             if after is None:
                 if self._reported(old.extension_files[key], old, new):
@@ -933,7 +918,7 @@ class _Diff:
                 )
             self.field_pair(before, after, after.full_name, renamed=True)
         for key, after in new.extensions.items():
-            added = key not in old.extensions and key[0] not in _DESCRIPTOR_OPTIONS
+            added = key not in old.extensions
             if added and self._reported(new.extension_files[key], new, old):
                 self.add(
                     "extension.added",

@@ -81,7 +81,7 @@ class FieldModel:
     is_map: bool
     features: bytes  # resolved features the rules do not model, serialized for comparison
     where: str
-    code_options: tuple[tuple[str, str], ...] = ()  # options that steer generated code only (ctype, jstype)
+    code_options: tuple[tuple[str, str], ...] = ()  # options that steer generated code only (ctype, jstype, ...)
 
 
 @dataclass(frozen=True, slots=True)
@@ -398,12 +398,21 @@ class _Builder:
 
 
 def _field_code_options(fd: FieldDescriptor) -> tuple[tuple[str, str], ...]:
-    """The effective ``ctype`` and ``jstype`` (their defaults when unset): C++ and JavaScript code only."""
+    """The effective ``ctype`` and ``jstype`` (their defaults when unset): C++ and JavaScript code only; for a
+    string field (or a map with string keys or values) also whether generated Java code checks UTF-8: the
+    file's ``java_string_check_utf8``, so a message moved to a file without it changes too."""
     options = descriptor_pb2.FieldOptions.FromString(fd.GetOptions().SerializeToString())
-    return (
+    found = [
         ("ctype", descriptor_pb2.FieldOptions.CType.Name(options.ctype)),
         ("jstype", descriptor_pb2.FieldOptions.JSType.Name(options.jstype)),
-    )
+    ]
+    entry = fd.message_type if fd.message_type is not None and fd.message_type.GetOptions().map_entry else None
+    strings = [fd] if entry is None else list(entry.fields)  # a map's key and value are its entry's fields
+    if any(f.type == FieldDescriptor.TYPE_STRING for f in strings):
+        declared_in = fd.file  # type: ignore[attr-defined]  # present at run time, missing from the stubs
+        file_options = descriptor_pb2.FileOptions.FromString(declared_in.GetOptions().SerializeToString())
+        found.append(("java_string_check_utf8", str(file_options.java_string_check_utf8).lower()))
+    return tuple(found)
 
 
 def _features(fd: FieldDescriptor) -> descriptor_pb2.FeatureSet:

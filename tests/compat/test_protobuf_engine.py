@@ -352,11 +352,38 @@ def test_a_renamed_field_loses_its_value_in_json(tmp_path: Path) -> None:
     assert new.FromString(old(note="n").SerializeToString()).remark == "n"
 
 
-def test_custom_options_are_annotations_not_data(tmp_path: Path) -> None:
-    option = (
-        'import "google/protobuf/descriptor.proto";\nextend google.protobuf.FieldOptions { string unit = 50001; }\n'
-    )
+_OPTION = 'import "google/protobuf/descriptor.proto";\nextend google.protobuf.FieldOptions { %s unit = 50001; }\n'
+
+
+def test_setting_or_clearing_a_custom_option_value_is_not_compared(tmp_path: Path) -> None:
     old, new = pair(
-        tmp_path, option + 'message A { int32 weight = 1 [(unit) = "kg"]; }\n', "message A { int32 weight = 1; }\n"
+        tmp_path,
+        _OPTION % "string" + 'message A { int32 weight = 1 [(unit) = "kg"]; }\n',
+        _OPTION % "string" + "message A { int32 weight = 1; }\n",
     )
     assert diff_protos(old, new).changes == ()
+
+
+def test_a_custom_option_definition_is_judged_like_any_extension(tmp_path: Path) -> None:
+    """Option values travel inside descriptors that reflection reads at run time: a type change misreads them."""
+    old, new = pair(tmp_path, _OPTION % "string" + "message A {}\n", _OPTION % "int32" + "message A {}\n")
+    changes = {c.code: c for c in diff_protos(old, new).changes}
+    assert "field.type_changed" in changes
+    changed = changes["field.type_changed"]
+    assert (changed.path, changed.backward, changed.forward) == ("shop.v1.unit", False, False)
+    gone = diff_protos(old, pair(tmp_path / "gone", "", "message A {}\n")[1]).changes
+    assert [(c.code, c.path) for c in gone] == [("extension.removed", "shop.v1.unit")]
+
+
+def test_dropping_java_utf8_checks_changes_the_generated_code_of_string_fields(tmp_path: Path) -> None:
+    checked = 'syntax = "proto2";\npackage shop.v1;\noption java_string_check_utf8 = true;\n'
+    plain = 'syntax = "proto2";\npackage shop.v1;\n'
+    body = "message A { optional string name = 1; map<string, int32> tags = 2; optional int32 n = 3; }\n"
+    old, new = pair(tmp_path, body, body, head=checked)
+    new = write(tmp_path / "new", "shop.proto", plain + body)
+    package = diff_protos(old, new, rules="PACKAGE").changes
+    assert sorted((c.code, c.path) for c in package if not (c.backward and c.forward)) == [
+        ("field.option_changed", "shop.v1.A.name"),
+        ("field.option_changed", "shop.v1.A.tags"),
+    ]
+    assert all(c.backward and c.forward for c in diff_protos(old, new).changes)  # the encodings are the same
