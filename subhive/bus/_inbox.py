@@ -1,12 +1,14 @@
 """Replies to a hive's requests: one wildcard inbox subscription per connection, one future per request.
-Unlike nats-py's ``request``, it sends pre-encoded frames and avoids ``asyncio.wait_for``'s extra event-loop turn
-per reply (Python 3.11), using only nats-py's public API.
+Unlike nats-py's ``request``, it sends pre-encoded frames, avoids ``asyncio.wait_for``'s extra event-loop turn
+per reply (Python 3.11) and keeps no timer per request: one sweeper task expires the requests past their
+deadline (docs/decisions/0114-request-deadlines-swept.md). Only nats-py's public API.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 
 from nats.aio.client import Client
 from nats.aio.msg import Msg
@@ -16,9 +18,11 @@ from nats.js.api import Header
 
 from ._fastpub import Frames, Target
 
-__all__ = ["ConnectionLost", "Inbox"]
+__all__ = ["SWEEP", "ConnectionLost", "Inbox"]
 
 _NO_RESPONDERS = "503"  # the status the server sends to a request's inbox when nobody listens on the subject
+#: Seconds between two sweeps while requests wait: a request times out at most this late.
+SWEEP = 0.025
 
 
 class ConnectionLost(Exception):
@@ -32,6 +36,9 @@ class Inbox:
         self._nc = nc
         self._prefix = ""
         self._waiting: dict[str, asyncio.Future[Msg]] = {}
+        #: When each waiting request times out (``time.monotonic``), in the order they were sent.
+        self._due: dict[str, float] = {}
+        self._sweeper: asyncio.Task[None] | None = None
         self._tokens = itertools.count()
 
     async def request(
@@ -45,15 +52,15 @@ class Inbox:
         token = f"{next(self._tokens):x}"
         future: asyncio.Future[Msg] = asyncio.get_running_loop().create_future()
         self._waiting[token] = future
+        self._due[token] = time.monotonic() + timeout
+        if self._sweeper is None:
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
         try:
             await frames.send(target, data, reply=f"{self._prefix}{token}".encode(), traceparent=traceparent)
-            timer = asyncio.get_running_loop().call_later(timeout, _expire, future)
-            try:
-                msg = await future
-            finally:
-                timer.cancel()
+            msg = await future
         finally:
             self._waiting.pop(token, None)
+            self._due.pop(token, None)
         if not msg.data and msg.headers and msg.headers.get(Header.STATUS) == _NO_RESPONDERS:
             raise NoRespondersError
         return msg
@@ -64,6 +71,23 @@ class Inbox:
         for future in self._waiting.values():
             if not future.done():
                 future.set_exception(ConnectionLost())
+
+    async def _sweep(self) -> None:
+        """While requests wait, time out those past their deadline every :data:`SWEEP` seconds. A timer per
+        request costs more than the rest of the client's side of a small request (made, cancelled, and left in
+        the loop's heap until it would have fired)."""
+        try:
+            while self._due:
+                now = time.monotonic()
+                for token, due in list(self._due.items()):
+                    if due <= now:
+                        future = self._waiting.get(token)
+                        if future is not None and not future.done():
+                            future.set_exception(NatsTimeout())
+                        del self._due[token]  # answered or not, the caller's finally has nothing left to do
+                await asyncio.sleep(min(SWEEP, max(0.0, min(self._due.values(), default=now) - now)))
+        finally:
+            self._sweeper = None
 
     async def _start(self) -> None:
         # The prefix is set before subscribing, so a concurrent first request does not subscribe a second
@@ -79,8 +103,3 @@ class Inbox:
         future = self._waiting.pop(msg.subject[len(self._prefix) :], None)
         if future is not None and not future.done():
             future.set_result(msg)
-
-
-def _expire(future: asyncio.Future[Msg]) -> None:
-    if not future.done():
-        future.set_exception(NatsTimeout())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -18,6 +19,7 @@ from nats.aio.client import Client
 from subhive._trace import continue_trace, parse_traceparent
 from subhive.bus import BusError, EmbeddedServer, NatsTransport, ServerConfig, _fastpub
 from subhive.bus._fastpub import Frames, supported
+from subhive.bus._inbox import SWEEP
 from subhive.runtime import NotServed
 from tests.kit import StartServer, run
 
@@ -211,6 +213,50 @@ def test_a_request_nobody_answers_in_time_is_a_timeout_and_leaves_nothing_waitin
     assert error.code == "bus.timeout"
     assert error.location.subject == "subhive.orders.v1.op.place_order.web"
     assert waiting == 0
+
+
+def test_requests_past_their_deadline_time_out_among_answered_ones_and_the_sweeper_stops(
+    server: EmbeddedServer,
+) -> None:
+    """One sweeper, not a timer per request (decision 0114): each stuck request fails on time, within one
+    sweep of its deadline, the answered ones are not disturbed, and nothing is left waiting or sweeping."""
+    release = asyncio.Event()
+
+    async def handler(payload: Any) -> Any:
+        if payload["qty"] % 2:
+            await release.wait()  # odd quantities never get an answer in time
+        return {"order_id": f"o-{payload['qty']}"}
+
+    async def scenario() -> tuple[list[Any], list[float], int, bool]:
+        backend = await NatsTransport.connect(server.endpoint(), "backend")
+        web = await NatsTransport.connect(server.endpoint(), "web", request_timeout=0.3)
+        try:
+            await backend.serve(orders(), {"place_order": handler})
+            started = time.monotonic()
+            failed_at: list[float] = []
+
+            async def ask(qty: int) -> Any:
+                try:
+                    return await web.request(orders(), "place_order", {"sku": "A-1", "qty": qty})
+                except BusError as exc:
+                    failed_at.append(time.monotonic() - started)
+                    return exc.code
+
+            outcomes = await asyncio.gather(*(ask(q) for q in range(1, 11)))
+            release.set()
+            await asyncio.sleep(0)
+            sweeping = web._inbox._sweeper is not None
+            return outcomes, failed_at, len(web._inbox._waiting) + len(web._inbox._due), sweeping
+        finally:
+            await web.close()
+            await backend.close()
+
+    outcomes, failed_at, left, sweeping = run(scenario())
+    assert outcomes == ["bus.timeout" if q % 2 else {"order_id": f"o-{q}"} for q in range(1, 11)]
+    assert len(failed_at) == 5
+    assert all(0.3 <= t < 0.3 + SWEEP + 0.25 for t in failed_at), failed_at  # on time: one sweep, some slack
+    assert left == 0
+    assert not sweeping
 
 
 def test_a_client_whose_mirrored_code_differs_takes_the_public_path(server: EmbeddedServer) -> None:
