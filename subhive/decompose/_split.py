@@ -5,13 +5,13 @@ through a unit that fits. The steps and why: docs/decompose.md#how-the-split-wor
 from __future__ import annotations
 
 import heapq
-import itertools
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ._model import Budget
+from ._refine import refine
 from ._roles import Role
 from ._units import atoms, find_units, home_paths
 
@@ -114,7 +114,8 @@ class _Splitter:
         if self.strategy is Strategy.graph:
             units = find_units(self.graph.paths)
             atom = atoms(units, self.graph.sizes, self.budget.max_files, self.budget.max_bytes)
-            _refine(tree, self.graph, self.budget, atom)
+            refine(list(tree.leaves()), self.graph, self.budget, atom)
+            prune(tree)
         return tree
 
     # --- sizes
@@ -472,46 +473,6 @@ def _communities(files: list[int], adjacency: Sequence[dict[int, int]]) -> list[
     return sorted(groups.values(), key=lambda g: g[0])
 
 
-_PASSES = 8
-
-
-def _refine(tree: Node, graph: Graph, budget: Budget, atom: Sequence[int]) -> None:
-    """Move atoms (a unit kept whole, or a single file outside any fitting unit) to the leaf they are most
-    coupled to while that lowers the cut and the leaf has room, and swap pairs of atoms between two full
-    leaves that each want the other's (greedy Fiduccia-Mattheyses-style passes): the coupling overrides a
-    plain directory where it is clearly stronger, never a unit. A leaf is never emptied, so the tree keeps
-    its shape."""
-    leaves = list(tree.leaves())
-    if len(leaves) < 2:
-        return
-    leaf_of = [0] * len(graph.paths)
-    for index, leaf in enumerate(leaves):
-        for f in leaf.files:
-            leaf_of[f] = index
-    members: dict[int, list[int]] = {}
-    for f, key in enumerate(atom):
-        members.setdefault(key, []).append(f)
-    items: list[list[int]] = []
-    for key in sorted(members, key=lambda k: members[k][0]):
-        files = members[key]
-        if len({leaf_of[f] for f in files}) == 1:
-            items.append(files)
-        else:  # cannot happen for a fitting unit; kept safe: its files move one by one
-            items.extend([f] for f in files)
-    refiner = _Refiner(graph, budget, items, [leaf_of[item[0]] for item in items], len(leaves))
-    for _ in range(_PASSES):
-        if not refiner.move_pass() + refiner.swap_pass():
-            break
-    refiner.absorb_small(max(2, budget.max_files // 10))
-    for leaf in leaves:
-        leaf.files.clear()
-    for k, item in enumerate(items):
-        leaves[refiner.owner[k]].files.extend(item)
-    for leaf in leaves:
-        leaf.files.sort()
-    prune(tree)
-
-
 def prune(node: Node) -> None:
     """Drop emptied leaves; an inner node left with one child takes that child's place."""
     kept: list[Node] = []
@@ -524,183 +485,3 @@ def prune(node: Node) -> None:
         if child.files or child.children:
             kept.append(child)
     node.children = kept
-
-
-class _Refiner:
-    """Moves and swaps of items (groups of files that move together) between leaves."""
-
-    def __init__(self, graph: Graph, budget: Budget, items: list[list[int]], owner: list[int], leaves: int) -> None:
-        self.budget = budget
-        self.owner = owner
-        self.item_count = [len(item) for item in items]
-        self.item_size = [sum(graph.sizes[f] for f in item) for item in items]
-        self.adjacency = _quotient(items, graph.adjacency)
-        self.counts = [0] * leaves
-        self.sizes = [0] * leaves
-        for k, leaf in enumerate(owner):
-            self.counts[leaf] += self.item_count[k]
-            self.sizes[leaf] += self.item_size[k]
-        item_of = [0] * len(graph.paths)
-        for k, item in enumerate(items):
-            for f in item:
-                item_of[f] = k
-        #: directed import weights between items, and between leaves
-        self.out_edges: list[dict[int, int]] = [{} for _ in items]
-        self.in_edges: list[dict[int, int]] = [{} for _ in items]
-        self.between: dict[tuple[int, int], int] = {}
-        for i, j in graph.imports:
-            a, b = item_of[i], item_of[j]
-            if a != b:
-                self.out_edges[a][b] = self.out_edges[a].get(b, 0) + 1
-                self.in_edges[b][a] = self.in_edges[b].get(a, 0) + 1
-                x, y = owner[a], owner[b]
-                if x != y:
-                    self.between[(x, y)] = self.between.get((x, y), 0) + 1
-        #: (from leaf, to leaf) -> items that would gain by moving so but found no room, by the last move pass
-        self.blocked: dict[tuple[int, int], list[int]] = {}
-
-    def _room(self, leaf: int, k: int) -> bool:
-        return (
-            self.counts[leaf] + self.item_count[k] <= self.budget.max_files
-            and self.sizes[leaf] + self.item_size[k] <= self.budget.max_bytes
-        )
-
-    def _mutual_after(self, k: int, to: int) -> bool:
-        """Whether moving item ``k`` to leaf ``to`` would make ``to`` and some leaf import each other both ways
-        where they did not."""
-        here, owner, between = self.owner[k], self.owner, self.between
-        out_by: dict[int, int] = {}
-        in_by: dict[int, int] = {}
-        for m, c in self.out_edges[k].items():
-            out_by[owner[m]] = out_by.get(owner[m], 0) + c
-        for m, c in self.in_edges[k].items():
-            in_by[owner[m]] = in_by.get(owner[m], 0) + c
-        for leaf in set(out_by) | set(in_by):
-            if leaf == to:
-                continue
-            forward, backward = between.get((to, leaf), 0), between.get((leaf, to), 0)
-            if forward and backward:
-                continue  # already both ways
-            new_forward = forward + out_by.get(leaf, 0) - (in_by.get(to, 0) if leaf == here else 0)
-            new_backward = backward + in_by.get(leaf, 0) - (out_by.get(to, 0) if leaf == here else 0)
-            if new_forward > 0 and new_backward > 0:
-                return True
-        return False
-
-    def _move(self, k: int, to: int) -> None:
-        here = self.owner[k]
-        between, owner = self.between, self.owner
-        for m, c in self.out_edges[k].items():
-            if owner[m] != here:
-                between[(here, owner[m])] -= c
-            if owner[m] != to:
-                between[(to, owner[m])] = between.get((to, owner[m]), 0) + c
-        for m, c in self.in_edges[k].items():
-            if owner[m] != here:
-                between[(owner[m], here)] -= c
-            if owner[m] != to:
-                between[(owner[m], to)] = between.get((owner[m], to), 0) + c
-        self.owner[k] = to
-        self.counts[here] -= self.item_count[k]
-        self.counts[to] += self.item_count[k]
-        self.sizes[here] -= self.item_size[k]
-        self.sizes[to] += self.item_size[k]
-
-    def _toward(self, k: int) -> dict[int, int]:
-        owner = self.owner
-        toward: dict[int, int] = {}
-        for neighbour, weight in self.adjacency[k].items():
-            leaf = owner[neighbour]
-            toward[leaf] = toward.get(leaf, 0) + weight
-        return toward
-
-    def move_pass(self) -> int:
-        moved = 0
-        self.blocked = {}
-        for k, row in enumerate(self.adjacency):
-            here = self.owner[k]
-            if not row or self.counts[here] <= self.item_count[k]:
-                continue
-            toward = self._toward(k)
-            stay = toward.get(here, 0)
-            best, gain = here, 0
-            wanted, wanted_gain = here, 0
-            for leaf, weight in sorted(toward.items()):
-                if leaf == here or weight - stay <= 0:
-                    continue
-                if weight - stay > wanted_gain:
-                    wanted, wanted_gain = leaf, weight - stay
-                if weight - stay > gain and self._room(leaf, k) and not self._mutual_after(k, leaf):
-                    best, gain = leaf, weight - stay
-            if best != here:
-                self._move(k, best)
-                moved += 1
-            elif wanted != here:
-                self.blocked.setdefault((here, wanted), []).append(k)
-        return moved
-
-    def absorb_small(self, floor: int) -> None:
-        """A leaf left with fewer than ``floor`` files joins, whole, the leaf it is most coupled to when that
-        has room, else the nearest leaf in tree order that has: no one-file hives."""
-        members: dict[int, list[int]] = {}
-        for k, leaf in enumerate(self.owner):
-            members.setdefault(leaf, []).append(k)
-        for leaf in sorted(members):
-            items = members[leaf]
-            if not 0 < self.counts[leaf] < floor:
-                continue
-            toward: dict[int, int] = {}
-            for k in items:
-                for other, weight in self._toward(k).items():
-                    if other != leaf:
-                        toward[other] = toward.get(other, 0) + weight
-            # the most coupled leaf with room, else the nearest in tree order (leaves are listed in that order)
-            coupled = sorted(toward, key=lambda t: (-toward[t], t))
-            nearby = (t for d in range(1, len(self.counts)) for t in (leaf - d, leaf + d) if 0 <= t < len(self.counts))
-            for target in itertools.chain(coupled, nearby):
-                if (
-                    self.counts[target] > 0
-                    and self.counts[target] + self.counts[leaf] <= self.budget.max_files
-                    and self.sizes[target] + self.sizes[leaf] <= self.budget.max_bytes
-                ):
-                    for k in items:
-                        self._move(k, target)
-                    members.setdefault(target, []).extend(items)
-                    break
-
-    def swap_pass(self) -> int:
-        """Exchange items between two leaves that each hold items wanting the other, when both still fit
-        and the cut drops."""
-        swapped = 0
-        max_bytes, max_files = self.budget.max_bytes, self.budget.max_files
-        for (a, b), forward in sorted(self.blocked.items()):
-            if a > b or (b, a) not in self.blocked:
-                continue
-            backward = list(self.blocked[(b, a)])
-            for f in forward:
-                if self.owner[f] != a:
-                    continue
-                for h in backward:
-                    if self.owner[h] != b:
-                        continue
-                    delta = self.item_size[h] - self.item_size[f]
-                    count = self.item_count[h] - self.item_count[f]
-                    if self.sizes[a] + delta > max_bytes or self.sizes[b] - delta > max_bytes:
-                        continue
-                    if self.counts[a] + count > max_files or self.counts[b] - count > max_files:
-                        continue
-                    if self._swap_gain(f, h, a, b) > 0 and not self._mutual_after(f, b):
-                        self._move(f, b)
-                        if self._mutual_after(h, a):
-                            self._move(f, a)
-                            continue
-                        self._move(h, a)
-                        backward.remove(h)
-                        swapped += 1
-                        break
-        return swapped
-
-    def _swap_gain(self, f: int, h: int, a: int, b: int) -> int:
-        toward_f, toward_h = self._toward(f), self._toward(h)
-        between = self.adjacency[f].get(h, 0)
-        return (toward_f.get(b, 0) - toward_f.get(a, 0)) + (toward_h.get(a, 0) - toward_h.get(b, 0)) - 2 * between

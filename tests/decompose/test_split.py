@@ -163,9 +163,9 @@ def test_communities_replace_directories_where_the_coupling_says_otherwise() -> 
 
 
 def test_a_leaf_left_tiny_joins_the_nearest_leaf_with_room_even_uncoupled() -> None:
-    from subhive.decompose._split import _Refiner
+    from subhive.decompose._refine import Refiner
 
     graph = graph_of(["a/0.py", "b/1.py", "b/2.py", "c/3.py"], [])
-    refiner = _Refiner(graph, Budget(max_files=3), [[0], [1], [2], [3]], [0, 1, 1, 2], 3)
+    refiner = Refiner(graph, Budget(max_files=3), [[0], [1], [2], [3]], [0, 1, 1, 2], 3)
     refiner.absorb_small(2)
     assert refiner.owner == [1, 1, 1, 2]  # a's file joins b (nearest, room for one); c's finds no room left

@@ -1,0 +1,312 @@
+"""Refinement of a split: whole atoms move between leaves where that cuts fewer import edges. Fiduccia-Mattheyses
+passes (the best move first, even a losing one, then back to the best point of the pass), evictions (an atom
+makes room in a full leaf by moving out one that costs less to move) and, last, tiny leaves joining their
+neighbours. Why and what it costs: docs/decompose.md#how-the-split-works, decisions 0078, 0079 and 0125.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ._model import Budget
+
+if TYPE_CHECKING:
+    from ._split import Graph, Node
+
+__all__ = ["refine"]
+
+#: What one import edge from code between two leaves weighs against one tie (a test to its subjects, a file
+#: to its owner, the files of one Go or JVM package): the import edges become contracts, the ties only keep
+#: files where a maintainer expects them (decision 0125).
+PRODUCTION = 8
+TIE = 1
+#: Rounds of FM passes and evictions; a pass stops after this many moves that did not beat its best point.
+_ROUNDS = 8
+_WINDOW = 200
+#: A move that makes two leaves import each other both ways is refused unless it lowers the cut by at least
+#: this many production edges (decision 0125): a cyclic pair of contracts costs more than a few edges.
+CYCLE_MARGIN = 8
+
+
+def refine(leaves: list[Node], graph: Graph, budget: Budget, atom: Sequence[int]) -> None:
+    """Move atoms (a unit kept whole, or a single file outside any fitting unit) between ``leaves`` while that
+    lowers the weighted cut and the receiving leaf has room; then a leaf under a tenth of the budget joins the
+    leaf it is most coupled to. Leaves may be emptied (the caller prunes them); a unit is never cut."""
+    if len(leaves) < 2:
+        return
+    leaf_of = [0] * len(graph.paths)
+    for index, leaf in enumerate(leaves):
+        for f in leaf.files:
+            leaf_of[f] = index
+    members: dict[int, list[int]] = {}
+    for f, key in enumerate(atom):
+        members.setdefault(key, []).append(f)
+    items: list[list[int]] = []
+    for key in sorted(members, key=lambda k: members[k][0]):
+        files = members[key]
+        if len({leaf_of[f] for f in files}) == 1:
+            items.append(files)
+        else:  # cannot happen for a fitting unit; kept safe: its files move one by one
+            items.extend([f] for f in files)
+    refiner = Refiner(graph, budget, items, [leaf_of[item[0]] for item in items], len(leaves))
+    for _ in range(_ROUNDS):
+        if refiner.fm_pass() + refiner.evict_pass() <= 0:
+            break
+    refiner.absorb_small(max(2, budget.max_files // 10))
+    for leaf in leaves:
+        leaf.files.clear()
+    for k, item in enumerate(items):
+        leaves[refiner.owner[k]].files.extend(item)
+    for leaf in leaves:
+        leaf.files.sort()
+
+
+def weights(graph: Graph, items: list[list[int]]) -> list[dict[int, int]]:
+    """The weight between items: :data:`PRODUCTION` per import edge from code, :data:`TIE` per other tie."""
+    item_of = [0] * len(graph.paths)
+    for k, item in enumerate(items):
+        for f in item:
+            item_of[f] = k
+    production: dict[tuple[int, int], int] = {}
+    for i, j in graph.imports:
+        key = (i, j) if i < j else (j, i)
+        production[key] = production.get(key, 0) + 1
+    out: list[dict[int, int]] = [{} for _ in items]
+    for i, row in enumerate(graph.adjacency):
+        a = item_of[i]
+        for j, w in row.items():
+            b = item_of[j]
+            if a == b:
+                continue
+            imports = production.get((i, j) if i < j else (j, i), 0)
+            out[a][b] = out[a].get(b, 0) + PRODUCTION * imports + TIE * (w - imports)
+    return out
+
+
+class Refiner:
+    """Moves of items (groups of files that move together) between leaves, keeping per leaf its files and
+    bytes, and the directed production imports between leaves (for the cycle rule)."""
+
+    def __init__(self, graph: Graph, budget: Budget, items: list[list[int]], owner: list[int], leaves: int) -> None:
+        self.budget = budget
+        self.owner = owner
+        self.item_count = [len(item) for item in items]
+        self.item_size = [sum(graph.sizes[f] for f in item) for item in items]
+        self.adjacency = weights(graph, items)
+        self.counts = [0] * leaves
+        self.sizes = [0] * leaves
+        self.members: list[set[int]] = [set() for _ in range(leaves)]
+        for k, leaf in enumerate(owner):
+            self.counts[leaf] += self.item_count[k]
+            self.sizes[leaf] += self.item_size[k]
+            self.members[leaf].add(k)
+        item_of = [0] * len(graph.paths)
+        for k, item in enumerate(items):
+            for f in item:
+                item_of[f] = k
+        #: directed import weights between items, and between leaves
+        self.out_edges: list[dict[int, int]] = [{} for _ in items]
+        self.in_edges: list[dict[int, int]] = [{} for _ in items]
+        self.between: dict[tuple[int, int], int] = {}
+        for i, j in graph.imports:
+            a, b = item_of[i], item_of[j]
+            if a != b:
+                self.out_edges[a][b] = self.out_edges[a].get(b, 0) + 1
+                self.in_edges[b][a] = self.in_edges[b].get(a, 0) + 1
+                x, y = owner[a], owner[b]
+                if x != y:
+                    self.between[(x, y)] = self.between.get((x, y), 0) + 1
+
+    # --- the state
+
+    def _room(self, leaf: int, k: int, leaving: int = -1) -> bool:
+        """Whether leaf ``leaf`` has room for item ``k`` (once item ``leaving``, if any, has left it)."""
+        count, size = self.item_count[k], self.item_size[k]
+        if leaving >= 0:
+            count -= self.item_count[leaving]
+            size -= self.item_size[leaving]
+        return self.counts[leaf] + count <= self.budget.max_files and self.sizes[leaf] + size <= self.budget.max_bytes
+
+    def _mutual_after(self, k: int, to: int) -> bool:
+        """Whether moving item ``k`` to leaf ``to`` would make ``to`` and some leaf import each other both ways
+        where they did not."""
+        here, owner, between = self.owner[k], self.owner, self.between
+        out_by: dict[int, int] = {}
+        in_by: dict[int, int] = {}
+        for m, c in self.out_edges[k].items():
+            out_by[owner[m]] = out_by.get(owner[m], 0) + c
+        for m, c in self.in_edges[k].items():
+            in_by[owner[m]] = in_by.get(owner[m], 0) + c
+        for leaf in set(out_by) | set(in_by):
+            if leaf == to:
+                continue
+            forward, backward = between.get((to, leaf), 0), between.get((leaf, to), 0)
+            if forward and backward:
+                continue  # already both ways
+            new_forward = forward + out_by.get(leaf, 0) - (in_by.get(to, 0) if leaf == here else 0)
+            new_backward = backward + in_by.get(leaf, 0) - (out_by.get(to, 0) if leaf == here else 0)
+            if new_forward > 0 and new_backward > 0:
+                return True
+        return False
+
+    def _allowed(self, k: int, to: int, gain: int) -> bool:
+        return gain >= CYCLE_MARGIN * PRODUCTION or not self._mutual_after(k, to)
+
+    def _move(self, k: int, to: int) -> None:
+        here = self.owner[k]
+        between, owner = self.between, self.owner
+        for m, c in self.out_edges[k].items():
+            if owner[m] != here:
+                between[(here, owner[m])] -= c
+            if owner[m] != to:
+                between[(to, owner[m])] = between.get((to, owner[m]), 0) + c
+        for m, c in self.in_edges[k].items():
+            if owner[m] != here:
+                between[(owner[m], here)] -= c
+            if owner[m] != to:
+                between[(owner[m], to)] = between.get((owner[m], to), 0) + c
+        self.owner[k] = to
+        self.counts[here] -= self.item_count[k]
+        self.counts[to] += self.item_count[k]
+        self.sizes[here] -= self.item_size[k]
+        self.sizes[to] += self.item_size[k]
+        self.members[here].discard(k)
+        self.members[to].add(k)
+
+    def _toward(self, k: int) -> dict[int, int]:
+        owner = self.owner
+        toward: dict[int, int] = {}
+        for neighbour, weight in self.adjacency[k].items():
+            leaf = owner[neighbour]
+            toward[leaf] = toward.get(leaf, 0) + weight
+        return toward
+
+    # --- Fiduccia-Mattheyses
+
+    def _best_move(self, k: int) -> tuple[int, int] | None:
+        """The move of item ``k`` that gains most (possibly a loss) to a leaf with room: (gain, leaf)."""
+        here = self.owner[k]
+        toward = self._toward(k)
+        stay = toward.get(here, 0)
+        ranked = sorted(((w - stay, leaf) for leaf, w in toward.items() if leaf != here), key=lambda m: (-m[0], m[1]))
+        for gain, leaf in ranked:
+            if self._room(leaf, k) and self._allowed(k, leaf, gain):
+                return gain, leaf
+        return None
+
+    def fm_pass(self) -> int:
+        """One Fiduccia-Mattheyses pass: move the unlocked item with the best gain, even a loss, lock it, and
+        so on; then undo the moves after the best point reached. What the pass gained."""
+        locked = [False] * len(self.owner)
+        heap: list[tuple[int, int, int]] = []
+        for k, row in enumerate(self.adjacency):
+            if row:
+                self._queue(heap, k)
+        moves: list[tuple[int, int]] = []
+        gained = best_gain = best_length = 0
+        while heap and len(moves) - best_length <= _WINDOW:
+            negative, k, leaf = heapq.heappop(heap)
+            best = None if locked[k] else self._best_move(k)
+            if best is None:
+                continue
+            if best != (-negative, leaf):  # stale: queue it again with what it is worth now
+                heapq.heappush(heap, (-best[0], k, best[1]))
+                continue
+            moves.append((k, self.owner[k]))
+            self._move(k, leaf)
+            locked[k] = True
+            gained += best[0]
+            if gained > best_gain:
+                best_gain, best_length = gained, len(moves)
+            for neighbour in self.adjacency[k]:
+                if not locked[neighbour]:
+                    self._queue(heap, neighbour)
+        for k, back in reversed(moves[best_length:]):
+            self._move(k, back)
+        return best_gain
+
+    def _queue(self, heap: list[tuple[int, int, int]], k: int) -> None:
+        best = self._best_move(k)
+        if best is not None:
+            heapq.heappush(heap, (-best[0], k, best[1]))
+
+    # --- evictions
+
+    def evict_pass(self) -> int:
+        """An item pulled to a full leaf moves there when an item of that leaf can make room by moving out (to
+        a leaf it is coupled to, or into the first one's place) at a smaller loss. What the pass gained."""
+        gained = 0
+        for k, row in enumerate(self.adjacency):
+            if not row:
+                continue
+            here = self.owner[k]
+            toward = self._toward(k)
+            stay = toward.get(here, 0)
+            for want, leaf in sorted(
+                ((w - stay, t) for t, w in toward.items() if t != here), key=lambda m: (-m[0], m[1])
+            ):
+                if want <= 0 or self._room(leaf, k):
+                    break  # nothing to win here, or a plain move (the FM pass's business)
+                found = self._eviction(k, leaf, want, toward, stay)
+                if found is not None:
+                    gain, out, to = found
+                    self._move(out, to)
+                    if self._allowed(k, leaf, gain):
+                        self._move(k, leaf)
+                        gained += gain
+                        break
+                    self._move(out, leaf)
+        return gained
+
+    def _eviction(self, k: int, leaf: int, want: int, toward: dict[int, int], stay: int) -> tuple[int, int, int] | None:
+        """The item of ``leaf`` whose leaving makes room for ``k`` with the best net gain: (gain, item, to)."""
+        here = self.owner[k]
+        best: tuple[int, int, int] | None = None
+        for out in sorted(self.members[leaf]):
+            pull = self._toward(out)
+            keep = pull.get(leaf, 0)
+            if keep >= want or not self._room(leaf, k, leaving=out):
+                continue
+            between = self.adjacency[k].get(out, 0)
+            for to in sorted({t for t in pull if t != leaf} | {here}):
+                if not (self._room(to, out, leaving=k) if to == here else self._room(to, out)):
+                    continue
+                # out leaves first (it may move into k's place), then k arrives
+                gain = pull.get(to, 0) - keep + (toward[leaf] - between) - (stay + (between if to == here else 0))
+                if gain > 0 and (best is None or gain > best[0]) and self._allowed(out, to, gain):
+                    best = (gain, out, to)
+        return best
+
+    # --- tiny leaves
+
+    def absorb_small(self, floor: int) -> None:
+        """A leaf left with fewer than ``floor`` files joins, whole, the leaf it is most coupled to when that
+        has room, else the nearest leaf in tree order that has: no one-file hives."""
+        members: dict[int, list[int]] = {}
+        for k, leaf in enumerate(self.owner):
+            members.setdefault(leaf, []).append(k)
+        for leaf in sorted(members):
+            items = members[leaf]
+            if not 0 < self.counts[leaf] < floor:
+                continue
+            toward: dict[int, int] = {}
+            for k in items:
+                for other, weight in self._toward(k).items():
+                    if other != leaf:
+                        toward[other] = toward.get(other, 0) + weight
+            # the most coupled leaf with room, else the nearest in tree order (leaves are listed in that order)
+            coupled = sorted(toward, key=lambda t: (-toward[t], t))
+            nearby = (t for d in range(1, len(self.counts)) for t in (leaf - d, leaf + d) if 0 <= t < len(self.counts))
+            for target in itertools.chain(coupled, nearby):
+                if (
+                    self.counts[target] > 0
+                    and self.counts[target] + self.counts[leaf] <= self.budget.max_files
+                    and self.sizes[target] + self.sizes[leaf] <= self.budget.max_bytes
+                ):
+                    for k in items:
+                        self._move(k, target)
+                    members.setdefault(target, []).extend(items)
+                    break
