@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+import math
+from typing import Any, NamedTuple
 
 from ._js_docs import Node
+from ._js_logic import disjoint
 from ._js_pair import TRUE_NODE, Facts, Pair, Vacuous, changes_in
 from ._js_scalar import diff_bound, show
 from ._js_values import jkey
 from ._js_vocab import INPLACE, is_false
-
-if TYPE_CHECKING:
-    from ._js_engine import Engine
 
 __all__ = ["check_unevaluated", "diff_arrays", "is_evaluation_neutral"]
 
@@ -123,28 +122,32 @@ def _contains_side(node: Node, kw: dict[str, Any]) -> _Count:
 
 def _diff_contains(p: Pair) -> None:
     """Judge ``contains`` with its counts as a group: ``minContains`` grows with the ``contains`` schema
-    while ``maxContains`` shrinks with it."""
+    while ``maxContains`` shrinks with it. Each side's items count too: a side whose arrays always hold
+    enough matching items (prefixItems and items that imply the other contains, minItems) satisfies it."""
     old, new = _contains_side(p.o, p.ok), _contains_side(p.n, p.nk)
     if old.schema is None and new.schema is None:
         return
     vac = Vacuous(p, "array")
+    back = vac[0] or _contains_holds(p, 0, old, new)
+    fwd = vac[1] or _contains_holds(p, 1, new, old)
     if old.schema is not None and new.schema is not None and old.high is None and new.high is None:
         # Only lower counts: a wider contains schema can only count more items.
-        p.inner.append(p.eng.sub(old.schema, new.schema, guarded=True))
-        if old.low != new.low:
-            back = vac[0] or new.low == 0 or old.low >= new.low
-            fwd = vac[1] or old.low == 0 or new.low >= old.low
-            verb = "tightened" if new.low > old.low else "relaxed"
-            p.add(
-                f"min_contains.{verb}",
-                p.path("minContains"),
-                back,
-                fwd,
-                f"minContains {verb} from {old.low} to {new.low}",
-            )
-        return
-    back = vac[0] or _contains_holds(p.eng, p.A, old, new)
-    fwd = vac[1] or _contains_holds(p.eng, p.B, new, old)
+        result = p.eng.sub(old.schema, new.schema, guarded=True)
+        simple_back = vac[0] or new.low == 0 or (result.back and old.low >= new.low)
+        simple_fwd = vac[1] or old.low == 0 or (result.fwd and new.low >= old.low)
+        if (simple_back, simple_fwd) == (back or simple_back, fwd or simple_fwd):
+            # The schemas' own changes say it best (and the items did not prove more).
+            p.inner.append(result)
+            if old.low != new.low:
+                verb = "tightened" if new.low > old.low else "relaxed"
+                p.add(
+                    f"min_contains.{verb}",
+                    p.path("minContains"),
+                    simple_back,
+                    simple_fwd,
+                    f"minContains {verb} from {old.low} to {new.low}",
+                )
+            return
     for keyword, code, index in (
         ("contains", "contains", 0),
         ("minContains", "min_contains", 1),
@@ -160,7 +163,8 @@ def _diff_contains(p: Pair) -> None:
             p.path(keyword),
             back,
             fwd,
-            f"{keyword} {verb} ({show(vn if vn is not None else vo)}); contains and its counts are judged together",
+            f"{keyword} {verb} ({show(vn if vn is not None else vo)}); contains and its counts are judged "
+            "together, with the items each side guarantees",
         )
 
 
@@ -175,20 +179,45 @@ def _same_count_part(p: Pair, index: int, values: tuple[Any, Any], sides: tuple[
     return p.eng.sub(old.schema, new.schema, guarded=True).clean
 
 
-def _contains_holds(eng: Engine, facts: Facts, a: _Count, b: _Count) -> bool:
-    """Proven: every array satisfying side A's contains group satisfies side B's."""
+def _contains_holds(p: Pair, side: int, a: _Count, b: _Count) -> bool:
+    """Proven: every array of ``side`` (whose own contains group is ``a``) satisfies the group ``b``."""
     if b.schema is None or (b.low == 0 and b.high is None):
         return True
-    size_max = min(facts.values("maxItems"), default=None)
-    if a.schema is None:
-        return b.low == 0 and size_max is not None and size_max <= b.high
-    lower = b.low == 0 or (a.low >= b.low and eng.subset(a.schema, b.schema, guarded=True))
-    upper = (
-        b.high is None
-        or (size_max is not None and size_max <= b.high)
-        or (a.high is not None and a.high <= b.high and eng.subset(b.schema, a.schema, guarded=True, flipped=True))
+    lower = b.low == 0 or _at_least(p, side, a, b.schema) >= b.low
+    upper = b.high is None or _at_most(p, side, a, b.schema) <= b.high
+    return lower and upper
+
+
+def _at_least(p: Pair, side: int, a: _Count, goal: Node) -> int:
+    """How many items matching ``goal`` every array of ``side`` is proven to hold."""
+    eng = p.eng
+    facts, node, kw = (p.A, p.o, p.ok) if side == 0 else (p.B, p.n, p.nk)
+    best = a.low if a.schema is not None and eng.subset(a.schema, goal, guarded=True) else 0
+    length = max([*facts.values("minItems"), a.low if a.schema is not None else 0])
+    prefix = kw.get("prefixItems", [])
+    count = sum(
+        eng.subset(node.child(prefix[i], "prefixItems", i), goal, guarded=True) for i in range(min(length, len(prefix)))
     )
-    return bool(lower and upper)
+    if length > len(prefix):
+        rest, rest_kw = _effective_items(node, kw)
+        if rest_kw is not None and eng.subset(rest, goal, guarded=True):
+            count += length - len(prefix)
+    return max(best, count)
+
+
+def _at_most(p: Pair, side: int, a: _Count, goal: Node) -> float:
+    """How many items matching ``goal`` an array of ``side`` can hold at most (infinity: unbounded)."""
+    eng = p.eng
+    facts, node, kw = (p.A, p.o, p.ok) if side == 0 else (p.B, p.n, p.nk)
+    bounds: list[float] = [*facts.values("maxItems")]
+    if a.schema is not None and a.high is not None and eng.subset(goal, a.schema, guarded=True, flipped=True):
+        bounds.append(a.high)
+    # Items that cannot match do not count: with a tail that never matches, only the prefix can.
+    rest, rest_kw = _effective_items(node, kw)
+    if rest_kw is not None and (eng.is_empty(rest) or disjoint(eng, rest, goal)):
+        prefix = kw.get("prefixItems", [])
+        bounds.append(sum(not disjoint(eng, node.child(s, "prefixItems", i), goal) for i, s in enumerate(prefix)))
+    return min(bounds, default=math.inf)
 
 
 def _holds_size(p: Pair, facts: Facts, keyword: str, bound: Any) -> bool:

@@ -8,6 +8,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from ._js_arrays import is_evaluation_neutral
+from ._js_dependencies import always_has, diff_dependencies
 from ._js_docs import Node, Unresolved
 from ._js_pair import TRUE_NODE, Facts, Pair, Vacuous, changes_in
 from ._js_scalar import diff_bound, show
@@ -85,9 +86,10 @@ class _Side:
     those of the conjuncts (``members``). ``exact`` is False when that set is not fixed.
     """
 
-    def __init__(self, p: Pair, node: Node, kw: dict[str, Any]) -> None:
+    def __init__(self, p: Pair, node: Node, kw: dict[str, Any], side: int) -> None:
         self.p = p
         self.node = node
+        self.side = side
         self.props: dict[str, Any] = kw.get("properties", {})
         self.pats: dict[str, Any] = kw.get("patternProperties", {})
         self.names: set[str] = set(self.props)
@@ -146,11 +148,41 @@ class _Side:
         return out or [TRUE_NODE]
 
     @property
+    def facts(self) -> Facts:
+        return self.p.A if self.side == 0 else self.p.B
+
+    @property
     def allowed(self) -> list[str] | None:
-        """Every property name an instance may have, when that list is finite."""
+        """The property names the content model allows, when that list is finite."""
         if is_false(self.add.value) and self.add_kw is not None and not self.regexes and self.exact:
             return sorted(self.names)
         return None
+
+    def excluded(self, name: str) -> bool:
+        """Proven: no instance has property ``name``: the content model gives it a false schema (or leaves
+        it out of a closed model), or a ``propertyNames`` of a conjunct rejects it."""
+        eng = self.p.eng
+        if any(eng.is_empty(c) for c in self.hyp(name)):
+            return True
+        facts = self.facts
+        if any(is_false(kw.get("properties", {}).get(name)) for kw in facts.conj):
+            return True
+        return any(_rejects(goal, name) for goal in facts.values("propertyNames"))
+
+    def possible_names(self) -> list[str] | None:
+        """Every property name an instance may have, when that list is finite: the closed model's names,
+        or a ``propertyNames`` enumeration, less the names excluded anyway."""
+        facts = self.facts
+        if facts.finite is not None:
+            return sorted({k for v in facts.finite if isinstance(v, dict) for k in v})
+        candidates = self.allowed
+        for goal in facts.values("propertyNames"):
+            listed = _listed(goal)
+            if listed is not None:
+                candidates = listed if candidates is None else [n for n in candidates if n in listed]
+        if candidates is None:
+            return None
+        return [name for name in candidates if not self.excluded(name)]
 
     @property
     def model(self) -> str:
@@ -163,6 +195,32 @@ def _matches(side: _Side, regex: str, name: str) -> bool:
     return runtime_accepts({"pattern": regex}, name, pointer=side.node.path + "/patternProperties")
 
 
+def _rejects(goal: Any, name: str) -> bool:
+    """Proven: the ``propertyNames`` schema ``goal`` rejects ``name``."""
+    if isinstance(goal, bool):
+        return not goal
+    return isinstance(goal, dict) and not contains_ref(goal) and not runtime_accepts(goal, name)
+
+
+def _listed(goal: Any) -> list[str] | None:
+    """The names a ``propertyNames`` schema enumerates (``enum``/``const``), when it does."""
+    if goal is False:
+        return []
+    if not isinstance(goal, dict):
+        return None
+    values = [goal["const"]] if "const" in goal else goal.get("enum")
+    if not isinstance(values, list):
+        return None
+    return [v for v in values if isinstance(v, str) and not _rejects(goal, v)]
+
+
+def _model_covered(p: Pair, have: _Side, goal: _Side) -> bool:
+    """Proven by enumeration: ``have`` allows finitely many names, and for each one, whatever ``have``
+    allows for its value satisfies every schema ``goal``'s content model applies to it."""
+    names = have.possible_names()
+    return names is not None and all(_covers(p, have.hyp(name), goal.comps(name)) for name in names)
+
+
 def diff_objects(p: Pair) -> None:
     """Compare the content models: a property value must satisfy every schema that applies to its name (its
     ``properties`` entry, every matching ``patternProperties`` entry, ``additionalProperties`` when neither
@@ -170,7 +228,7 @@ def diff_objects(p: Pair) -> None:
     schemas are compared so that every name is covered whichever patterns it matches."""
     if p.keys.isdisjoint(_OBJECT_KEYS):
         return
-    so, sn = _Side(p, p.o, p.ok), _Side(p, p.n, p.nk)
+    so, sn = _Side(p, p.o, p.ok, 0), _Side(p, p.n, p.nk, 1)
     if (so.complex or sn.complex) and not (so.exact and sn.exact and so.regexes == sn.regexes):
         # Which names unevaluatedProperties covers is not fixed (or the patterns differ): compare the
         # rest as if it were absent; check_unevaluated then decides what is still provable.
@@ -190,8 +248,7 @@ def diff_objects(p: Pair) -> None:
     _diff_patterns(p, so, sn, vac)
     _diff_additional(p, so, sn, vac)
     _diff_required(p, vac)
-    _diff_dependent_required(p, vac)
-    _diff_dependent_schemas(p, vac)
+    diff_dependencies(p, vac, (so.excluded, sn.excluded))
     _diff_property_names(p, so, sn, vac)
     diff_bound(p, "minProperties", "min_properties", _holds_count, lower=True, what="objects")
     diff_bound(p, "maxProperties", "max_properties", _holds_count, lower=False, what="objects")
@@ -212,8 +269,8 @@ def _diff_properties(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
         in_o, in_n = name in so.props, name in sn.props
         if (in_o and in_n) or (not in_o and not in_n and so.governs(name) == sn.governs(name)):
             continue  # compared above, or an applicator's property whose treatment did not change
-        back = vac[0] or _covers(p, so.hyp(name), sn.comps(name))
-        fwd = vac[1] or _covers(p, sn.hyp(name), so.comps(name))
+        back = vac[0] or so.excluded(name) or _covers(p, so.hyp(name), sn.comps(name))
+        fwd = vac[1] or sn.excluded(name) or _covers(p, sn.hyp(name), so.comps(name))
         if in_n:
             p.add(
                 "property.added",
@@ -265,8 +322,8 @@ def _diff_patterns(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
     for regex in sn.pats:
         if regex not in so.pats:
             new = sn.pat(regex)
-            back = vac[0] or _pattern_covered(so, regex, new)
-            fwd = vac[1] or eng.subset(new, so.add, guarded=True)
+            back = vac[0] or _pattern_covered(so, regex, new) or _model_covered(p, so, sn)
+            fwd = vac[1] or eng.subset(new, so.add, guarded=True) or _model_covered(p, sn, so)
             p.add(
                 "pattern_property.added",
                 p.new_path("patternProperties", regex),
@@ -277,8 +334,8 @@ def _diff_patterns(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
     for regex in so.pats:
         if regex not in sn.pats:
             old = so.pat(regex)
-            back = vac[0] or eng.subset(old, sn.add, guarded=True)
-            fwd = vac[1] or _pattern_covered(sn, regex, old)
+            back = vac[0] or eng.subset(old, sn.add, guarded=True) or _model_covered(p, so, sn)
+            fwd = vac[1] or _pattern_covered(sn, regex, old) or _model_covered(p, sn, so)
             p.add(
                 "pattern_property.removed",
                 p.old_path("patternProperties", regex),
@@ -307,12 +364,17 @@ def _diff_additional(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
         return
     eng = p.eng
     if so.add_kw and sn.add_kw and isinstance(so.add.value, dict) and isinstance(sn.add.value, dict):
-        p.values.append(eng.sub(so.add, sn.add, guarded=True))
+        result = eng.sub(so.add, sn.add, guarded=True)
+        back = result.back or vac[0] or _model_covered(p, so, sn)
+        fwd = result.fwd or vac[1] or _model_covered(p, sn, so)
+        if (back, fwd) == (result.back, result.fwd):
+            p.values.append(result)  # the two schemas' own changes say it best
+            return
+    elif eng.same(so.add.value, sn.add.value):
         return
-    if eng.same(so.add.value, sn.add.value):
-        return
-    back = vac[0] or eng.subset(so.add, sn.add, guarded=True)
-    fwd = vac[1] or eng.subset(sn.add, so.add, guarded=True)
+    else:
+        back = vac[0] or eng.subset(so.add, sn.add, guarded=True) or _model_covered(p, so, sn)
+        fwd = vac[1] or eng.subset(sn.add, so.add, guarded=True) or _model_covered(p, sn, so)
     verb = "added" if so.add_kw is None else "removed" if sn.add_kw is None else "changed"
     keyword = sn.add_kw or so.add_kw or "additionalProperties"
     p.add(
@@ -324,14 +386,6 @@ def _diff_additional(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
     )
 
 
-def _always_has(facts: Facts, name: str) -> bool:
-    if "object" not in facts.types:
-        return True
-    if facts.finite is not None:
-        return all(name in v for v in facts.finite if isinstance(v, dict))
-    return any(name in required for required in facts.values("required"))
-
-
 def _diff_required(p: Pair, vac: Vacuous) -> None:
     ro, rn = p.ok.get("required", []), p.nk.get("required", [])
     if ro == rn:
@@ -341,7 +395,7 @@ def _diff_required(p: Pair, vac: Vacuous) -> None:
     for i, name in enumerate(rn):
         if name in so:
             continue
-        back = vac[0] or _always_has(p.A, name)
+        back = vac[0] or always_has(p.A, name)
         if isinstance(props.get(name), dict) and "default" in props[name]:
             p.add(
                 "required.added_with_default",
@@ -359,83 +413,30 @@ def _diff_required(p: Pair, vac: Vacuous) -> None:
                 "required.removed",
                 p.old_path("required", i),
                 True,
-                vac[1] or _always_has(p.B, name),
+                vac[1] or always_has(p.B, name),
                 f"property {name!r} is no longer required",
             )
     if so == sn:
         p.add("required.reordered", p.path("required"), True, True, "required names reordered; same set")
 
 
-def _has_with(facts: Facts, key: str, name: str) -> bool:
-    """Proven: every object with ``key`` also has ``name``."""
-    if "object" not in facts.types or key == name or _always_has(facts, name):
-        return True
-    if facts.finite is not None:
-        return all(name in v for v in facts.finite if isinstance(v, dict) and key in v)
-    return any(name in dependent.get(key, ()) for dependent in facts.values("dependentRequired"))
-
-
-def _diff_dependent_required(p: Pair, vac: Vacuous) -> None:
-    do, dn = p.ok.get("dependentRequired", {}), p.nk.get("dependentRequired", {})
-    if do == dn:
-        return
-    for key in dn:
-        for name in dn[key]:
-            if name not in do.get(key, ()):
-                p.add(
-                    "dependent_required.added",
-                    p.new_path("dependentRequired", key),
-                    vac[0] or _has_with(p.A, key, name),
-                    True,
-                    f"objects with {key!r} must now also have {name!r}",
-                )
-    for key in do:
-        for name in do[key]:
-            if name not in dn.get(key, ()):
-                p.add(
-                    "dependent_required.removed",
-                    p.old_path("dependentRequired", key),
-                    True,
-                    vac[1] or _has_with(p.B, key, name),
-                    f"objects with {key!r} no longer need {name!r}",
-                )
-
-
-def _diff_dependent_schemas(p: Pair, vac: Vacuous) -> None:
-    do, dn = p.ok.get("dependentSchemas", {}), p.nk.get("dependentSchemas", {})
-    eng = p.eng
-    for key in do:
-        old = p.o.child(do[key], "dependentSchemas", key)
-        if key in dn:
-            p.inner.append(eng.sub(old, p.n.child(dn[key], "dependentSchemas", key)))
-        else:
-            p.add(
-                "dependent_schema.removed",
-                p.old_path("dependentSchemas", key),
-                True,
-                vac[1] or eng.subset(p.n, old),
-                f"objects with {key!r} no longer need to match a schema",
-            )
-    for key in dn:
-        if key not in do:
-            new = p.n.child(dn[key], "dependentSchemas", key)
-            p.add(
-                "dependent_schema.added",
-                p.new_path("dependentSchemas", key),
-                vac[0] or eng.subset(p.o, new),
-                True,
-                f"objects with {key!r} must now match {show(dn[key])}",
-            )
-
-
-def _names_hold(p: Pair, side: _Side, facts: Facts, mine: Node | None, goal: Node | None) -> bool:
-    """Proven: every property name an instance of ``side`` can have satisfies ``goal``."""
+def _names_hold(p: Pair, side: _Side, mine: Node | None, goal: Node | None) -> bool:
+    """Proven: every property name an instance of ``side`` can have satisfies ``goal``: ``side``'s own
+    ``propertyNames`` implies it, or the names are limited anyway (a closed model, an enumeration) and each
+    one, or each pattern a closed model admits, satisfies it."""
     if goal is None or p.eng.subset(mine or TRUE_NODE, goal, guarded=True):
         return True
-    names: list[str] | None = side.allowed
-    if facts.finite is not None:
-        names = [k for v in facts.finite if isinstance(v, dict) for k in v]
-    return names is not None and _names_accepted(p, names, goal)
+    names = side.possible_names()
+    if names is not None:
+        return _names_accepted(p, names, goal)
+    if not (is_false(side.add.value) and side.add_kw is not None and side.exact):
+        return False
+    # A closed model with patterns: its names are the listed ones and those matching a pattern.
+    listed = [name for name in sorted(side.names) if not side.excluded(name)]
+    return _names_accepted(p, listed, goal) and all(
+        p.eng.subset(side.node.variant({"type": "string", "pattern": r}, f"name:{r}"), goal, guarded=True)
+        for r in sorted(side.regexes)
+    )
 
 
 def _names_accepted(p: Pair, names: list[str], goal: Node) -> bool:
@@ -447,17 +448,32 @@ def _names_accepted(p: Pair, names: list[str], goal: Node) -> bool:
 
 
 def _diff_property_names(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
+    """propertyNames, judged against the names each side can have at all: narrowing it is compatible
+    when every name the old model allows (a closed model, an enumeration) still passes."""
     no, nn = p.old_child("propertyNames"), p.new_child("propertyNames")
     if no is None and nn is None:
         return
     if no is not None and nn is not None:
         if isinstance(no.value, dict) and isinstance(nn.value, dict):
-            p.inner.append(p.eng.sub(no, nn, guarded=True))
+            result = p.eng.sub(no, nn, guarded=True)
+            back = result.back or vac[0] or _names_hold(p, so, no, nn)
+            fwd = result.fwd or vac[1] or _names_hold(p, sn, nn, no)
+            if (back, fwd) == (result.back, result.fwd):
+                p.inner.append(result)  # the two schemas' own changes say it best
+                return
+            p.add(
+                "property_names.changed",
+                p.path("propertyNames"),
+                back,
+                fwd,
+                f"propertyNames changed to {show(nn.value)}; every name the "
+                f"{'old' if back and not result.back else 'new'} model allows passes both",
+            )
             return
         if no.value is nn.value:
             return
-    back = vac[0] or _names_hold(p, so, p.A, no, nn)
-    fwd = vac[1] or _names_hold(p, sn, p.B, nn, no)
+    back = vac[0] or _names_hold(p, so, no, nn)
+    fwd = vac[1] or _names_hold(p, sn, nn, no)
     verb = "added" if no is None else "removed" if nn is None else "changed"
     shown = show(nn.value) if nn is not None else show(no.value) if no is not None else ""
     p.add(
@@ -507,6 +523,7 @@ _VALIDITY_ONLY = (
     "format.",
     "required.",
     "dependent_required.",
+    "property_names.",
     "min_properties.",
     "max_properties.",
     "min_items.",

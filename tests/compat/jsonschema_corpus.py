@@ -1951,6 +1951,220 @@ _case(
     witness_backward=[1, 1.5],
     witness_forward=[1.5],
 )
+# ---------------------------------------------------------------------------------------------------------
+# propertyNames, dependencies and contains judged with what the rest of the schema already guarantees.
+_group = "object"
+_case(
+    "propertynames-excludes-removed-property",
+    obj({"forbidden": S}),
+    obj(propertyNames={"enum": ["allowed"]}),
+    False,
+    True,
+    "NEW objects never have 'forbidden', so OLD's schema for it cannot reject them; OLD allows other names",
+    witness_backward={"forbidden": "x"},
+)
+_case(
+    "propertynames-excludes-added-property",
+    obj(propertyNames={"enum": ["allowed"]}),
+    obj({"forbidden": S}),
+    True,
+    False,
+    "OLD objects never have 'forbidden', so its new schema holds for them",
+    witness_forward={"forbidden": "x"},
+)
+_case(
+    "propertynames-narrowed-closed-names-pass",
+    obj({"ab": S, "cd": S}, additionalProperties=False, propertyNames={"maxLength": 5}),
+    obj({"ab": S, "cd": S}, additionalProperties=False, propertyNames={"maxLength": 2}),
+    True,
+    True,
+    "the closed model only allows ab and cd, which both limits accept",
+)
+_case(
+    "propertynames-narrowed-closed-name-refused",
+    obj({"ab": S, "cd": S}, additionalProperties=False, propertyNames={"maxLength": 5}),
+    obj({"ab": S, "cd": S}, additionalProperties=False, propertyNames={"maxLength": 1}),
+    False,
+    True,
+    "ab is allowed by OLD's model and refused by NEW's propertyNames",
+    witness_backward={"ab": "x"},
+)
+_case(
+    "propertynames-added-enum-covers-closed",
+    obj({"a": S}, additionalProperties=False),
+    obj({"a": S}, additionalProperties=False, propertyNames={"enum": ["a", "b"]}),
+    True,
+    True,
+    "the only name OLD allows is in the enumeration",
+)
+_case(
+    "propertynames-added-same-pattern-as-closed-model",
+    obj(patternProperties={"^x-": S}, additionalProperties=False),
+    obj(patternProperties={"^x-": S}, additionalProperties=False, propertyNames={"pattern": "^x-"}),
+    True,
+    True,
+    "the closed model already limits names to the pattern propertyNames now states",
+    instances=({"x-a": "s"}, {"y": "s"}),
+)
+_case(
+    "propertynames-removed-closed-model-keeps-names",
+    obj({"a": S}, additionalProperties=False, propertyNames={"maxLength": 1}),
+    obj({"a": S}, additionalProperties=False),
+    True,
+    True,
+    "without propertyNames NEW still allows the name a only",
+)
+_case(
+    "additional-closed-under-enumerated-names",
+    obj({"a": S}, propertyNames={"enum": ["a"]}),
+    obj({"a": S}, propertyNames={"enum": ["a"]}, additionalProperties=False),
+    True,
+    True,
+    "propertyNames already allows a alone, so closing the model removes nothing",
+)
+_case(
+    "property-added-outside-enumerated-names",
+    obj(propertyNames={"enum": ["a"]}),
+    obj({"b": INT}, propertyNames={"enum": ["a"]}),
+    True,
+    True,
+    "b can never appear, so its schema constrains nothing",
+)
+_case(
+    "dependentrequired-to-dependentschemas",
+    obj(dependentRequired={"a": ["b"]}),
+    obj(dependentSchemas={"a": {"required": ["b"]}}),
+    True,
+    True,
+    "a dependent schema that only requires b says what dependentRequired said",
+)
+_case(
+    "dependentschemas-to-dependentrequired",
+    obj(dependentSchemas={"a": {"required": ["b"]}}),
+    obj(dependentRequired={"a": ["b"]}),
+    True,
+    True,
+    "the same dependency written the 2019-09 way",
+)
+_case(
+    "dependentschemas-to-dependentrequired-extended",
+    obj(dependentSchemas={"a": {"required": ["b"]}}),
+    obj(dependentRequired={"a": ["b", "c"]}),
+    False,
+    True,
+    "a with b but without c refused",
+    witness_backward={"a": 1, "b": 1},
+)
+_case(
+    "dependentrequired-added-key-never-present",
+    obj({"b": S}, additionalProperties=False),
+    obj({"b": S}, additionalProperties=False, dependentRequired={"a": ["b"]}),
+    True,
+    True,
+    "the closed model never allows a, so a dependency on it holds vacuously",
+)
+_case(
+    "dependentrequired-removed-key-never-present",
+    obj(propertyNames={"enum": ["b"]}, dependentRequired={"a": ["b"]}),
+    obj(propertyNames={"enum": ["b"]}),
+    True,
+    True,
+    "propertyNames never allows a on either side",
+)
+_case(
+    "dependentschemas-added-key-never-present",
+    obj({"b": S}, additionalProperties=False),
+    obj({"b": S}, additionalProperties=False, dependentSchemas={"a": {"required": ["c"]}}),
+    True,
+    True,
+    "a never appears, so its dependent schema never applies",
+)
+_case(
+    "dependentschemas-changed-key-never-present",
+    obj(propertyNames={"enum": ["b"]}, dependentSchemas={"a": {"minProperties": 2}}),
+    obj(propertyNames={"enum": ["b"]}, dependentSchemas={"a": {"minProperties": 3}}),
+    True,
+    True,
+    "the dependent schema narrowed, but a is never a property name here",
+)
+_case(
+    "dependentschemas-changed-narrowed",
+    obj(dependentSchemas={"a": {"maxProperties": 3}}),
+    obj(dependentSchemas={"a": {"maxProperties": 2}}),
+    False,
+    True,
+    "three properties next to a refused",
+    witness_backward={"a": 1, "b": 1, "c": 1},
+)
+_case(
+    "dependentschemas-added-implied-by-required",
+    obj(required=["b"]),
+    obj(required=["b"], dependentSchemas={"a": {"required": ["b"]}}),
+    True,
+    True,
+    "b is required anyway",
+)
+_group = "array"
+_case(
+    "contains-removed-guaranteed-by-prefix",
+    arr(contains=INT),
+    arr(prefixItems=[INT, S], items=False, minItems=1),
+    False,
+    True,
+    "NEW arrays always start with an integer, so they contain one; OLD allows a string first",
+    witness_backward=["a", 1],
+)
+_case(
+    "contains-added-guaranteed-by-items",
+    arr(items=INT, minItems=2),
+    arr(items=INT, minItems=2, contains=INT, minContains=2),
+    True,
+    True,
+    "every item is an integer and there are at least two",
+)
+_case(
+    "contains-narrowed-guaranteed-by-items",
+    arr(items=INT, minItems=1, contains=N),
+    arr(items=INT, minItems=1, contains=INT),
+    True,
+    True,
+    "items are integers anyway, and there is at least one",
+)
+_case(
+    "contains-narrowed-not-guaranteed",
+    arr(items=N, minItems=1, contains=N),
+    arr(items=N, minItems=1, contains=INT),
+    False,
+    True,
+    "[1.5] has no integer",
+    witness_backward=[1.5],
+)
+_case(
+    "mincontains-tightened-guaranteed-by-items",
+    arr(items=S, minItems=3, contains=S, minContains=1),
+    arr(items=S, minItems=3, contains=S, minContains=3),
+    True,
+    True,
+    "every item is a string and there are at least three",
+)
+_case(
+    "maxcontains-added-tail-never-matches",
+    arr(prefixItems=[S], items=INT),
+    arr(prefixItems=[S], items=INT, contains=S, minContains=0, maxContains=1),
+    True,
+    True,
+    "only the first item can be a string",
+    instances=(["a", 1, 2], ["a", "b"]),
+)
+_case(
+    "maxcontains-added-tail-may-match",
+    arr(prefixItems=[S]),
+    arr(prefixItems=[S], contains=S, minContains=0, maxContains=1),
+    False,
+    True,
+    "two strings refused",
+    witness_backward=["a", "b"],
+)
 _group = "string"
 _case(
     "maxlength-counts-code-points",
