@@ -1,4 +1,5 @@
-"""``python -m subhive.hive --workspace DIR --hive NAME``: one sub-hive's process, as ``subhive up`` starts it.
+"""``python -m subhive.hive --workspace DIR --hive NAME``: one sub-hive's process, as ``subhive up`` starts it;
+``--host NAME``: a process of several hives, which ``subhive up`` tells which to run (``_host.py``).
 Where to connect comes from the environment (:func:`_run`), never from argv, which ``ps`` shows. SIGTERM stops
 it cleanly. Exit codes: 0 stopped, 2 the hive cannot start (bad manifest, schema, knowledge module), 1 otherwise.
 """
@@ -43,8 +44,12 @@ async def _run(workspace: Path, hive: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m subhive.hive", description=__doc__.split("\n")[0])
     parser.add_argument("--workspace", type=Path, required=True)
-    parser.add_argument("--hive", required=True)
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--hive")
+    which.add_argument("--host", help="run the hives the supervisor names on stdin (several in one process)")
     args = parser.parse_args(argv)
+    if args.host is not None:
+        return _host_main(args.workspace)
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr, format=f"%(asctime)s {args.hive} %(levelname)s %(name)s: %(message)s"
     )
@@ -56,6 +61,18 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 0
     return 0
+
+
+def _host_main(workspace: Path) -> int:
+    from ._host import HiveLogs, serve_host
+
+    logs = HiveLogs(sys.stderr)
+    logs.setFormatter(logging.Formatter("%(asctime)s %(hive)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[logs])
+    try:
+        return asyncio.run(serve_host(workspace, sys.stdin.buffer, sys.stdout, logs))
+    except KeyboardInterrupt:
+        return 0
 
 
 if __name__ == "__main__":

@@ -38,8 +38,8 @@ __all__ = [
 
 #: Events after which ``start`` stops following.
 FINAL = frozenset({"ready", "failed", "stopped"})
-#: A heartbeat older than this means the hive stopped answering.
-STALE_AFTER = 5.0
+#: A heartbeat older than this means the hive stopped answering (an idle hive writes one every 5 s).
+STALE_AFTER = 15.0
 
 
 class UpFailed(SubhiveError):
@@ -296,9 +296,12 @@ def _recorded(record: dict[str, Any]) -> list[tuple[str, int]]:
         ),
         *([("mocks", record["mocks_pid"])] if record.get("mocks_pid") else []),
     ]
-    found += [
+    hives = [
         (name, info.get("pid")) for name, info in sorted((record.get("hives") or {}).items()) if isinstance(info, dict)
     ]
+    # Processes of several hives each (decision 0117): their hives name the same pid, but one may run none now.
+    hosts = record["hosts"] if isinstance(record.get("hosts"), dict) else {}
+    found += hives + [(name, pid) for name, pid in sorted(hosts.items()) if pid not in {p for _, p in hives}]
     return [(name, pid) for name, pid in found if isinstance(pid, int) and not isinstance(pid, bool)]
 
 

@@ -22,6 +22,7 @@ from typing import IO, Any
 from ..errors import InputError, Location, SubhiveError
 from ..workspace import Workspace, open_workspace
 from ._follow import QUICK_EXIT, SAME_FAILURES, Snapshot, TreeChange, refused_requirements, tree_stamp
+from ._hosts import Host, HostedRun, group_hives
 from ._layout import UpLayout, process_start, read_json, workspace_id, write_json
 
 __all__ = ["Supervisor", "UpOptions", "start_waves"]
@@ -56,7 +57,7 @@ class _Child:
     argv: list[str]
     env: dict[str, str]
     log_path: Path
-    process: subprocess.Popen[bytes] | None = None
+    process: subprocess.Popen[bytes] | HostedRun | None = None
     started: float = 0.0
     restarts: int = 0
     backoff: float = BACKOFF_FIRST
@@ -69,11 +70,19 @@ class _Child:
     log_offset: int = 0
     #: The id of a `subhive restart` request this run answers once it is ready (or exits).
     request: str | None = None
+    #: The host process this hive runs in, with others (``[up] hives_per_process``); None: its own process.
+    host: Host | None = None
+    #: What the host is handed for this hive alone: its seed file, root token, heartbeat and key files.
+    secrets: dict[str, str] = field(default_factory=dict)
 
     def launch(self, cwd: Path) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as out:
             self.log_offset = _mark_start(out, self.name)
+            if self.host is not None:
+                self.process = self.host.start_hive(self.name, {**self.secrets, "log": str(self.log_path)})
+                self.started = time.monotonic()
+                return
             # Its own session: a Ctrl-C in the terminal that ran `subhive up` reaches the supervisor only,
             # which then stops the children in order.
             self.process = subprocess.Popen(
@@ -107,6 +116,9 @@ class Supervisor:
         self.options = options or UpOptions()
         self.workspace: Workspace | None = None
         self.hives: dict[str, _Child] = {}
+        #: Processes that run several hives (``[up] hives_per_process``), by name, and which host runs which hive.
+        self.hosts: dict[str, Host] = {}
+        self._host_of: dict[str, str] = {}
         self.root: _Child | None = None
         #: Mock providers of what hives consume and no hive here provides (subhive.up._mocks), by package.
         self.mocks: _Child | None = None
@@ -165,6 +177,7 @@ class Supervisor:
         live = [
             os.getpid(),
             *(c.pid for c in (self.root, self.mocks, *self.hives.values()) if c is not None),
+            *(h.pid for h in self.hosts.values()),
             *(self.nats.pids if self.nats is not None else []),
         ]
         starts: dict[int, int] = {}
@@ -188,6 +201,8 @@ class Supervisor:
                 "root_pid": self.root.pid if self.root is not None else None,
                 "mocks_pid": self.mocks.pid if self.mocks is not None else None,
                 "hives": hives,
+                # Each host process (several hives in one): `down` stops one that runs no hive just now too.
+                "hosts": {name: host.pid for name, host in sorted(self.hosts.items()) if host.pid is not None},
                 "starts": {str(pid): start for pid, start in sorted(starts.items())},
             },
         )
@@ -553,8 +568,11 @@ class Supervisor:
         for name in change.removed if change is not None else []:
             child = self.hives.pop(name, None)
             self._consumed.pop(name, None)
+            self._host_of.pop(name, None)
             if child is not None and child.process is not None:
                 await _terminate([child.process], self.options.stop_timeout)
+            if child is not None and child.host is not None and child.host.idle:  # its last hive: free the memory
+                await asyncio.to_thread(child.host.stop, self.options.stop_timeout)
             self.emit("hive.removed", f"{name}: its directory is gone; stopped", hive=name)
         for name in touched:
             await self._restart(self.hives[name])
@@ -744,6 +762,17 @@ class Supervisor:
     # -- hives --------------------------------------------------------------------------------------------
 
     async def _start_hives(self, hives: dict[str, Any]) -> None:
+        assert self.workspace is not None
+        per_process = self.workspace.config.up.per_process(len(hives))
+        for host, names in group_hives({name: m.parent for name, m in hives.items()}, per_process).items():
+            self._host_of.update(dict.fromkeys(names, host))
+        if per_process > 1:
+            processes = len(set(self._host_of.values()))
+            self.emit(
+                "hives.grouped",
+                f"{len(hives)} hives in {processes} processes, up to {per_process} siblings each",
+                per_process=per_process,
+            )
         # Providers first: a consumer's experts may call a contract the moment they start (work left on the
         # board from the last run), and a provider that is not there yet would only cost them a retry.
         deadline = time.monotonic() + self.options.ready_timeout  # for all waves together, as --help says
@@ -760,20 +789,24 @@ class Supervisor:
             status.unlink(missing_ok=True)
             token_file = self.layout.workspace / TOKENS_DIR / f"{name}.token"
             token = token_file.read_text(encoding="utf-8").strip() if token_file.exists() else ""
-            env = _child_env(
-                SUBHIVE_NATS_URL=",".join(self.nats.urls),
-                SUBHIVE_NATS_FAILOVER=str(self.workspace.config.nats.failover_seconds if self.workspace else 0),
-                SUBHIVE_NATS_NKEY=str(self.layout.seed_file(name)),  # its own seed, no other
-                SUBHIVE_ROOT=self.root_address,
-                SUBHIVE_TOKEN=token,
-                SUBHIVE_STATUS_FILE=str(status),
-                SUBHIVE_GRPC_KEYS=str(self.layout.keys_dir / f"{name}.json"),
-            )
+            secrets = {
+                "nkey": str(self.layout.seed_file(name)),  # its own seed, no other
+                "token": token,
+                "status": str(status),
+                "grpc_keys": str(self.layout.keys_dir / f"{name}.json"),
+            }
             child = _Child(
                 name,
                 [sys.executable, "-m", "subhive.hive", "--workspace", str(self.layout.workspace), "--hive", name],
-                env,
+                self._hive_env(
+                    SUBHIVE_NATS_NKEY=secrets["nkey"],
+                    SUBHIVE_TOKEN=token,
+                    SUBHIVE_STATUS_FILE=secrets["status"],
+                    SUBHIVE_GRPC_KEYS=secrets["grpc_keys"],
+                ),
                 self.layout.log_file(name),
+                host=self._host_for(name),
+                secrets=secrets,
             )
             self.hives[name] = child
             child.launch(self.layout.workspace)
@@ -806,6 +839,42 @@ class Supervisor:
                     hint="see their logs: subhive logs HIVE",
                 )
             await asyncio.sleep(0.05)
+
+    def _hive_env(self, **secrets: str) -> dict[str, str]:
+        """A hive process's environment: where to connect, and (for a process of one hive) its secrets."""
+        return _child_env(
+            SUBHIVE_NATS_URL=",".join(self.nats.urls),
+            SUBHIVE_NATS_FAILOVER=str(self.workspace.config.nats.failover_seconds if self.workspace else 0),
+            SUBHIVE_ROOT=self.root_address,
+            **secrets,
+        )
+
+    def _host_for(self, hive: str) -> Host | None:
+        """The host process ``hive`` runs in (made on first use), or None when it runs in its own process. A
+        hive added while the tree runs joins a host of its siblings that has room, or a new one."""
+        assert self.workspace is not None
+        name = self._host_of.get(hive)
+        if name is None and hive not in self.hives:
+            per_process = self.workspace.config.up.per_process(len(self._host_of) + len(self.hives) + 1)
+            manifest = self.workspace.hives().hives.get(hive)
+            if per_process <= 1 or manifest is None:
+                return None
+            taken = {h: list(self._host_of.values()).count(h) for h in set(self._host_of.values())}
+            n = 1
+            while taken.get(f"host.{manifest.parent}.{n}", 0) >= per_process:
+                n += 1
+            name = self._host_of[hive] = f"host.{manifest.parent}.{n}"
+        if name is None:
+            return None
+        if name not in self.hosts:
+            self.hosts[name] = Host(
+                name,
+                [sys.executable, "-m", "subhive.hive", "--workspace", str(self.layout.workspace), "--host", name],
+                self._hive_env(),
+                self.layout.log_file(name),
+                self.layout.workspace,
+            )
+        return self.hosts[name]
 
     async def _watch(self) -> None:
         """Restart what exits, until told to stop."""
@@ -860,7 +929,8 @@ class Supervisor:
                 child.backoff = BACKOFF_FIRST
             return False
         if process is not None:
-            code = process.returncode
+            code = process.poll()
+            assert code is not None
             child.exits.append(code)
             child.process = None
             child.next_start = now + child.backoff
@@ -991,13 +1061,15 @@ class Supervisor:
             [c.process for c in [*self.hives.values(), *([self.mocks] if self.mocks else [])] if c.process is not None],
             self.options.stop_timeout,
         )
+        # Their hives have stopped (or their host was killed): what is left of each host exits on SIGTERM.
+        await asyncio.gather(*(asyncio.to_thread(h.stop, self.options.stop_timeout) for h in self.hosts.values()))
         if self.root is not None and self.root.process is not None:
             await _terminate([self.root.process], self.options.stop_timeout)
         if self.nats is not None:
             await self.nats.stop()
 
 
-async def _terminate(processes: list[subprocess.Popen[bytes]], timeout: float) -> None:
+async def _terminate(processes: list[subprocess.Popen[bytes] | HostedRun], timeout: float) -> None:
     """SIGTERM all, wait up to ``timeout`` together, SIGKILL what is left, reap everything."""
     for process in processes:
         if process.poll() is None:

@@ -30,6 +30,7 @@ from ._plan import FileAction, Plan, PlannedFile, apply_plan
 from ._ranges import VersionRange
 from ._scaffold import init_workspace, new_hive_files, new_subhive, plan_init, plan_new
 from ._toml import TomlDocument, read_toml
+from ._up import UpSettings
 from ._workspace import (
     WORKSPACE_FILE,
     HiveTree,
@@ -71,6 +72,7 @@ __all__ = [
     "ReviewSpec",
     "SubhiveManifest",
     "TomlDocument",
+    "UpSettings",
     "VersionRange",
     "Workspace",
     "WorkspaceConfig",

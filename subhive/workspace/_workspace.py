@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._id_roots import read_schemas_table
 from ..compat.proto_settings import DEFAULT_BREAKING, BreakingRules, read_protobuf_table
 from ..errors import InputError, Location, Problem
 from ._limits import DeadLetterLimits
 from ._manifest import MANIFEST_NAME, ROOT_HIVE, ManifestInvalid, SubhiveManifest, parse_manifest
 from ._nats import NatsSettings
 from ._toml import TomlDocument, read_toml, toml_string
+from ._up import UpSettings
 
 __all__ = [
     "WORKSPACE_FILE",
@@ -36,7 +36,7 @@ WORKSPACE_FILE = "hive.toml"
 WORKSPACE_FORMAT = 1
 #: Workspace names may end up in NATS account, stream and bucket names: one subject token.
 WORKSPACE_NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
-_TOP_KEYS = ("workspace", "dead_letters", "protobuf", "nats", "schemas")
+_TOP_KEYS = ("workspace", "dead_letters", "protobuf", "nats", "up")
 _WORKSPACE_KEYS = ("name", "format", "description")
 
 
@@ -55,6 +55,8 @@ class WorkspaceConfig:
     breaking: BreakingRules = DEFAULT_BREAKING
     #: ``[nats]``: one embedded server or a local cluster, and its durability (docs/cluster.md).
     nats: NatsSettings = field(default_factory=NatsSettings)
+    #: ``[up]``: how many hives share a process (docs/up.md#large-trees).
+    up: UpSettings = field(default_factory=UpSettings)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not WORKSPACE_NAME_RE.match(self.name):
@@ -78,6 +80,7 @@ class WorkspaceConfig:
             + (f"\n{self.dead_letters.to_toml()}" if self.dead_letters.is_set else "")
             + self._protobuf_toml()
             + (f"\n{self.nats.to_toml()}" if self.nats.is_set else "")
+            + (f"\n{self.up.to_toml()}" if self.up.is_set else "")
         )
 
     def _protobuf_toml(self) -> str:
@@ -231,14 +234,13 @@ def _config(document: TomlDocument, problems: list[Problem]) -> WorkspaceConfig 
                 f"unknown key {key!r}",
                 f"did you mean [{close[0]}]?"
                 if close
-                else "hive.toml holds a [workspace] table and optional [dead_letters], [protobuf] and [nats] "
-                "tables, and [schemas] (docs/workspace.md)",
+                else "hive.toml holds a [workspace] table and optional [dead_letters], [protobuf], [nats] and [up] "
+                "tables (docs/workspace.md)",
             )
     dead_letters = _dead_letters(data.get("dead_letters", {}), problem)
     nats = NatsSettings.read(data.get("nats", {}), "/nats", problem)
+    up = UpSettings.read(data.get("up", {}), "/up", problem)
     protobuf = read_protobuf_table(data.get("protobuf", {}), document.path.parent, problem)
-    # [schemas] id_roots: checked here; subhive.contract reads it where $refs are resolved (decision 0107).
-    read_schemas_table(data.get("schemas", {}), document.path.parent, problem)
     raw_paths = data.get("protobuf", {}).get("proto_paths", []) if isinstance(data.get("protobuf"), dict) else []
     table = data.get("workspace")
     if not isinstance(table, dict):
@@ -285,7 +287,7 @@ def _config(document: TomlDocument, problems: list[Problem]) -> WorkspaceConfig 
     if problems or name is None:
         return None
     return WorkspaceConfig(
-        name, WORKSPACE_FORMAT, str(description), dead_letters, tuple(raw_paths), protobuf.breaking, nats
+        name, WORKSPACE_FORMAT, str(description), dead_letters, tuple(raw_paths), protobuf.breaking, nats, up
     )
 
 

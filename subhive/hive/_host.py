@@ -1,0 +1,202 @@
+"""Several hives in one process: ``python -m subhive.hive --workspace DIR --host NAME``, as ``subhive up`` starts
+it when ``[up] hives_per_process`` groups hives (docs/decisions/0117-hives-share-a-host-process.md).
+
+Each hive keeps its own :class:`HiveRuntime`: its own NATS connection as its own NKey, its own root token, gRPC
+keys, heartbeat file and log file. The supervisor drives the host on stdin, one JSON object a line:
+
+    {"op": "start", "hive": "db", "run": 3, "nkey": ".../db.nk", "token": "...", "status": ".../db.json",
+     "grpc_keys": ".../db.json", "log": ".../db.log"}
+    {"op": "stop", "hive": "db", "run": 3}
+
+and the host answers on stdout when a hive's run ends, with the exit code a process of its own would have had
+(0 stopped, 2 it cannot start, 1 anything else): ``{"hive": "db", "run": 3, "exit": 2}``. A hive that fails
+ends alone; its siblings run on. SIGTERM stops every hive cleanly, then the host exits 0. Where to connect
+comes from the environment (``SUBHIVE_NATS_URL``, ``SUBHIVE_ROOT``, ...); the secrets come only on stdin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import json
+import logging
+import os
+import signal
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from ..bus import BusEndpoint
+from ..errors import SubhiveError
+from ..rpc import KeyFile
+from ._runtime import HiveRuntime
+
+__all__ = ["HiveLogs", "current_hive", "serve_host"]
+
+log = logging.getLogger("subhive.host")
+
+#: The hive the running code works for: set in each hive's task, inherited by every task it starts (its NATS
+#: connection's, its controller's, its gRPC server's), so its log records reach its own log file.
+current_hive: contextvars.ContextVar[str | None] = contextvars.ContextVar("subhive_hive", default=None)
+
+
+class HiveLogs(logging.Handler):
+    """Routes each log record to the log file of the hive it was written for (:data:`current_hive`); records of
+    no hive go to the host's own stream (its log)."""
+
+    def __init__(self, fallback: IO[str]) -> None:
+        super().__init__()
+        self.fallback = fallback
+        self.files: dict[str, IO[str]] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        hive = current_hive.get()
+        record.hive = hive or "host"
+        try:
+            stream = self.files.get(hive or "", self.fallback)
+            stream.write(self.format(record) + "\n")
+            stream.flush()
+        except Exception:  # a full disk must not take a hive down
+            self.handleError(record)
+
+    def open(self, hive: str, path: Path) -> IO[str]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        stream = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
+        self.files[hive] = stream
+        return stream
+
+    def close_hive(self, hive: str) -> None:
+        stream = self.files.pop(hive, None)
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+@dataclass
+class _Run:
+    hive: str
+    run: int
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[int] | None = None
+
+
+class _Host:
+    def __init__(self, workspace: Path, logs: HiveLogs, out: IO[str]) -> None:
+        self.workspace = workspace
+        self.logs = logs
+        self.out = out
+        self.runs: dict[str, _Run] = {}
+        self.stopping = asyncio.Event()
+
+    def say(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError, ValueError):  # the supervisor went away: nobody listens
+            self.out.write(json.dumps(message) + "\n")
+            self.out.flush()
+
+    def command(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+            op, hive = message["op"], str(message["hive"])
+        except (ValueError, KeyError, TypeError):
+            log.error("ignoring a command that is not understood: %r", line[:200])
+            return
+        if op == "start":
+            self.start(hive, message)
+        elif op == "stop":
+            current = self.runs.get(hive)
+            if current is not None and current.run == message.get("run", current.run):
+                current.stop.set()
+        else:
+            log.error("ignoring an unknown command %r", op)
+
+    def start(self, hive: str, spec: dict[str, Any]) -> None:
+        if hive in self.runs:  # a start for a hive that still runs: the supervisor stops it first, always
+            log.error("%s is already running here; start ignored", hive)
+            return
+        run = _Run(hive, int(spec.get("run", 0)))
+        self.runs[hive] = run
+        context = contextvars.copy_context()
+        context.run(current_hive.set, hive)
+        run.task = asyncio.get_running_loop().create_task(self._serve(run, spec), name=f"hive-{hive}", context=context)
+
+    async def _serve(self, run: _Run, spec: dict[str, Any]) -> int:
+        """One hive's whole run: start, serve until told to stop, stop; its exit code as a process's."""
+        stream = self.logs.open(run.hive, Path(spec["log"])) if spec.get("log") else None
+        code = 0
+        try:
+            self._forget_modules(run.hive)
+            env = {**os.environ, "SUBHIVE_NATS_NKEY": str(spec["nkey"])}
+            keys = spec.get("grpc_keys")
+            status = spec.get("status")
+            runtime = await HiveRuntime.start(
+                self.workspace,
+                run.hive,
+                BusEndpoint.from_env(env),
+                root_address=os.environ.get("SUBHIVE_ROOT"),
+                token=spec.get("token") or None,
+                status_file=Path(status) if status else None,
+                grpc_keys=KeyFile(Path(keys)) if keys else None,
+                failover=float(os.environ.get("SUBHIVE_NATS_FAILOVER") or 0),
+            )
+            try:
+                await run.stop.wait()
+            finally:
+                await runtime.stop()
+        except SubhiveError as exc:  # what `python -m subhive.hive` prints, in this hive's log
+            if stream is not None:
+                stream.write(f"error: {exc.code}: {exc}" + (f"\nhint: {exc.hint}" if exc.hint else "") + "\n")
+            code = exc.exit_code
+        except Exception:
+            log.error("the hive failed:\n%s", traceback.format_exc().rstrip())
+            code = 1
+        finally:
+            self.runs.pop(run.hive, None)
+            self.logs.close_hive(run.hive)
+            self.say({"hive": run.hive, "run": run.run, "exit": code})
+        return code
+
+    def _forget_modules(self, hive: str) -> None:
+        """Drop what an earlier run of this hive imported (its knowledge module, its stubs), so that a restart
+        here loads the files as they are now, as a new process would."""
+        mine = [(self.workspace / "subhives" / hive).resolve(), (self.workspace / "stubs" / hive).resolve()]
+        for name, module in list(sys.modules.items()):
+            origin = getattr(module, "__file__", None)
+            if origin and any(Path(origin).resolve().is_relative_to(d) for d in mine):
+                del sys.modules[name]
+
+    async def stop_all(self) -> None:
+        runs = list(self.runs.values())
+        for run in runs:
+            run.stop.set()
+        await asyncio.gather(*(r.task for r in runs if r.task is not None), return_exceptions=True)
+
+
+async def serve_host(workspace: Path, stdin: IO[bytes], stdout: IO[str], logs: HiveLogs) -> int:
+    """Run hives as the supervisor's commands on ``stdin`` say, until SIGTERM or SIGINT; returns 0.
+
+    The end of ``stdin`` (the supervisor died) stops nothing: like hives in their own processes, they run on
+    until ``subhive down`` finds them."""
+    loop = asyncio.get_running_loop()
+    host = _Host(workspace, logs, stdout)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, host.stopping.set)
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+
+    async def read() -> None:
+        while line := await reader.readline():
+            if line.strip():
+                host.command(line)
+
+    commands = asyncio.create_task(read(), name="host-commands")
+    try:
+        await host.stopping.wait()
+    finally:
+        commands.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await commands
+        await host.stop_all()
+    return 0
