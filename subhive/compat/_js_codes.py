@@ -150,6 +150,7 @@ CODES: dict[str, str] = {
     "not.removed": "not was removed",
     "conditional.added": "if/then/else was added",
     "conditional.removed": "if/then/else was removed",
+    "conditional.changed": "the if condition changed; proven case by case in the directions marked",
     "conditional.changed.unprovable": "the if condition changed; not provable",
     "conditional.then.added": "then was added under an unchanged if",
     "conditional.then.removed": "then was removed under an unchanged if",

@@ -510,6 +510,7 @@ class Engine:
             kw = value if isinstance(value, dict) else _EMPTY_KW
             types = self._types(node, set())
             facts = Facts(kw, types, finite_values(kw, types), self._conjuncts(node))
+            _js_scalar.sharpen(facts)  # ranges read as the values they list, enums as filtered by bounds
             self._facts[key] = facts
         return facts
 

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from ._js_docs import Node, Unresolved
 from ._js_pair import TRUE_NODE, Pair, Result, Reversed
-from ._js_scalar import show
-from ._js_values import NUMBER, canonical_text, jkey
+from ._js_scalar import admitter, bounds_disjoint, show
+from ._js_values import NUMBER, canonical_text
 from ._js_vocab import is_pure
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ def _diff_branches(
     results: list[Result] = []
     # Unless its branches are disjoint on both sides, oneOf exclusivity reads each pair in both
     # directions, so recursion through it must count as negation.
-    mixed = keyword == "oneOf" and not (pairwise_disjoint(eng, olds) and pairwise_disjoint(eng, news))
+    mixed = keyword == "oneOf" and not (pairwise_disjoint(eng, olds, p.o) and pairwise_disjoint(eng, news, p.n))
     for i, j in pairs:
         result = eng.sub(olds[i], news[j], flipped=mixed)
         results.append(result)
@@ -154,7 +154,7 @@ def _diff_branches(
     if any(i != j for i, j in pairs) and not removed and not added and virtual is None:
         p.add(f"{code}.reordered", p.path(keyword), True, True, f"{keyword} branches reordered")
     if keyword == "oneOf" and (removed or added or not all(r.back and r.fwd for r in results)):
-        _exclusivity(p, olds, news, results, removed=bool(removed), added=bool(added))
+        _exclusivity(p, olds, news, pairs, results, removed=bool(removed), added=bool(added))
 
 
 def _conjuncts(p: Pair, olds: list[Node], news: list[Node], removed: list[int], added: list[int]) -> None:
@@ -183,7 +183,7 @@ def _whole_added_or_removed(p: Pair, keyword: str, olds: list[Node] | None, news
         if keyword == "allOf":
             back = all(eng.subset(p.o, b) for b in news)
         else:
-            back = covered(eng, p.o, news) and (keyword == "anyOf" or pairwise_disjoint(eng, news))
+            back = covered(eng, p.o, news) and (keyword == "anyOf" or _one_of_each(eng, p.o, news))
         p.add(
             f"{code}.added",
             p.new_path(keyword),
@@ -195,7 +195,7 @@ def _whole_added_or_removed(p: Pair, keyword: str, olds: list[Node] | None, news
         if keyword == "allOf":
             fwd = all(eng.subset(p.n, a) for a in olds)
         else:
-            fwd = covered(eng, p.n, olds) and (keyword == "anyOf" or pairwise_disjoint(eng, olds))
+            fwd = covered(eng, p.n, olds) and (keyword == "anyOf" or _one_of_each(eng, p.n, olds))
         p.add(f"{code}.removed", p.old_path(keyword), True, fwd, f"{keyword} removed")
 
 
@@ -204,13 +204,29 @@ def _how(keyword: str) -> str:
 
 
 def _exclusivity(
-    p: Pair, olds: list[Node], news: list[Node], results: list[Result], *, removed: bool, added: bool
+    p: Pair,
+    olds: list[Node],
+    news: list[Node],
+    pairs: list[tuple[int, int]],
+    results: list[Result],
+    *,
+    removed: bool,
+    added: bool,
 ) -> None:
     eng = p.eng
     # Backward needs every old instance to match exactly one new branch: the new branches are disjoint,
-    # or no branch was added and every paired new branch lies inside its old one.
-    back = (not added and all(r.fwd for r in results)) or pairwise_disjoint(eng, news)
-    fwd = (not removed and all(r.back for r in results)) or pairwise_disjoint(eng, olds)
+    # or no branch was added and every paired new branch lies inside its old one, or each old branch
+    # lands in one new branch and stays clear of the others (_partitioned).
+    back = (
+        (not added and all(r.fwd for r in results))
+        or pairwise_disjoint(eng, news, p.o)
+        or _partitioned(eng, p.o, olds, news, {i: (j, r.back, r.fwd) for (i, j), r in zip(pairs, results, strict=True)})
+    )
+    fwd = (
+        (not removed and all(r.back for r in results))
+        or pairwise_disjoint(eng, olds, p.n)
+        or _partitioned(eng, p.n, news, olds, {j: (i, r.fwd, r.back) for (i, j), r in zip(pairs, results, strict=True)})
+    )
     if not (back and fwd):
         p.add(
             "one_of.exclusivity.unprovable",
@@ -222,13 +238,47 @@ def _exclusivity(
         )
 
 
-def covered(eng: Engine, x: Node, ys: list[Node]) -> bool:
-    """Proven: every instance of ``x`` matches some schema in ``ys`` (splitting ``x`` by type if needed)."""
+def _partitioned(
+    eng: Engine, ctx: Node, srcs: list[Node], dsts: list[Node], paired: dict[int, tuple[int, bool, bool]]
+) -> bool:
+    """Proven: an instance of ``ctx`` matching exactly one of ``srcs`` matches exactly one of ``dsts``.
+
+    ``paired[i] = (j, inside, outside)``: source branch i was compared with destination branch j, ``inside``
+    proves srcs[i] within dsts[j], ``outside`` dsts[j] within srcs[i]. Each source branch must lie inside
+    some destination branch and meet no other one: either the two are disjoint, or the other one lies inside
+    a different source branch, which an instance of srcs[i] does not match (oneOf is exclusive). The
+    subsets read oneOf's exclusivity negatively, so they are computed as under negation (decision 0100).
+    """
+    if len(srcs) * len(dsts) > _MAX_DISJOINT_BRANCHES:
+        return False
+    within = {paired[i][0]: i for i in paired if paired[i][2]}  # destination j lies inside source i
+    for i, src in enumerate(srcs):
+        home = paired.get(i)
+        homes = [home[0]] if home is not None and home[1] else []
+        homes = homes or [j for j, dst in enumerate(dsts) if eng.subset(src, dst, flipped=True)][:1]
+        if not homes:
+            return False
+        j = homes[0]
+        for k, other in enumerate(dsts):
+            if k == j or (k in within and within[k] != i):
+                continue
+            if not disjoint(eng, src, other, ctx=ctx):
+                return False
+    return True
+
+
+def covered(eng: Engine, x: Node, ys: list[Node], depth: int = 0) -> bool:
+    """Proven: every instance of ``x`` matches some schema in ``ys`` (splitting ``x`` by its own anyOf/oneOf
+    branches or by type if needed)."""
     if any(eng.subset(x, y) for y in ys):
         return True
     x = eng.follow(x)
     if not isinstance(x.value, dict | bool):
         return False
+    for keyword in ("anyOf", "oneOf") if depth < 2 else ():  # every instance of x matches one of its branches
+        branches = eng.children(x, keyword)
+        if branches and all(covered(eng, branch, ys, depth + 1) for branch in branches):
+            return True
     names = _type_names(eng.facts(x).types)
     if len(names) < 2:
         return False
@@ -246,49 +296,114 @@ def _type_names(kinds: frozenset[str]) -> list[str]:
 # -- disjointness ---------------------------------------------------------------------------------------
 
 
-def pairwise_disjoint(eng: Engine, nodes: list[Node]) -> bool:
+def pairwise_disjoint(eng: Engine, nodes: list[Node], ctx: Node | None = None) -> bool:
+    """Proven: no instance (of ``ctx``, when given) is valid under two of ``nodes``."""
     if len(nodes) > _MAX_DISJOINT_BRANCHES:
         return False
-    return all(disjoint(eng, nodes[i], nodes[j]) for i in range(len(nodes)) for j in range(i + 1, len(nodes)))
+    return all(disjoint(eng, nodes[i], nodes[j], ctx=ctx) for i in range(len(nodes)) for j in range(i + 1, len(nodes)))
 
 
-def disjoint(eng: Engine, x: Node, y: Node, depth: int = 0) -> bool:
-    """Proven: no instance is valid under both ``x`` and ``y``."""
+def _one_of_each(eng: Engine, x: Node, ys: list[Node]) -> bool:
+    """Proven, given every instance of ``x`` matches some of ``ys``: it matches only one."""
+    x = eng.follow(x)
+    return pairwise_disjoint(eng, ys, x) or all(
+        _partitioned(eng, x, [x.variant(value, name) if name else x], ys, {}) for name, value in _by_type(eng, x)
+    )
+
+
+def _by_type(eng: Engine, x: Node) -> list[tuple[str, dict[str, Any]]]:
+    """``x`` split by instance type (as :func:`covered` splits it), or ``x`` whole."""
+    x = eng.follow(x)
+    names = _type_names(eng.facts(x).types)
+    if len(names) < 2 or not isinstance(x.value, dict | bool):
+        return [("", {})]
+    base = x.value if isinstance(x.value, dict) else {}
+    return [(name, {**base, "type": name}) for name in names]
+
+
+def disjoint(eng: Engine, x: Node, y: Node, depth: int = 0, *, ctx: Node | None = None) -> bool:
+    """Proven: no instance (of ``ctx``, when given: the schema around x and y) is valid under both."""
     x, y = eng.follow(x), eng.follow(y)
     if eng.is_empty(x) or eng.is_empty(y):
         return True
     fx, fy = eng.facts(x), eng.facts(y)
-    if not fx.types & fy.types:
+    kinds = fx.types & fy.types & (eng.facts(eng.follow(ctx)).types if ctx is not None else fx.types)
+    if not kinds or bounds_disjoint(fx, fy):
         return True
-    if (
-        fx.finite is not None
-        and fy.finite is not None
-        and not ({jkey(v) for v in fx.finite} & {jkey(v) for v in fy.finite})
-    ):
-        return True
+    # A finite side whose every value the other side's own keywords refuse (an enum member outside a range,
+    # a const failing a pattern): checked by the runtime validator, value by value.
+    for finite, other in ((fx, fy), (fy, fx)):
+        if finite.finite is not None:
+            admits = admitter(other)
+            if not any(admits(v) for v in finite.finite):
+                return True
     if depth >= 2:
         return False
     return (
-        _discriminated(eng, x, y, depth)
-        or _discriminated(eng, y, x, depth)
-        or any(disjoint(eng, b, y, depth + 1) for b in eng.children(x, "allOf"))
-        or any(disjoint(eng, x, b, depth + 1) for b in eng.children(y, "allOf"))
+        _discriminated(eng, x, y, depth, ctx)
+        or _discriminated(eng, y, x, depth, ctx)
+        or any(disjoint(eng, b, y, depth + 1, ctx=ctx) for b in eng.children(x, "allOf"))
+        or any(disjoint(eng, x, b, depth + 1, ctx=ctx) for b in eng.children(y, "allOf"))
+        or _every_branch_disjoint(eng, x, y, depth, ctx)
+        or _every_branch_disjoint(eng, y, x, depth, ctx)
     )
 
 
-def _discriminated(eng: Engine, x: Node, y: Node, depth: int) -> bool:
-    """x only accepts objects with a required property whose schema is disjoint from y's for it."""
-    if not isinstance(x.value, dict) or not isinstance(y.value, dict) or eng.facts(x).types != {"object"}:
-        return False
-    xp, yp = x.value.get("properties", {}), y.value.get("properties", {})
-    for name in x.value.get("required", ()):
-        if (
-            name in xp
-            and name in yp
-            and disjoint(eng, x.child(xp[name], "properties", name), y.child(yp[name], "properties", name), depth + 1)
-        ):
+def _every_branch_disjoint(eng: Engine, x: Node, y: Node, depth: int, ctx: Node | None) -> bool:
+    """An instance of x matches some anyOf/oneOf branch of x; none of them meets y."""
+    for keyword in ("anyOf", "oneOf"):
+        branches = eng.children(x, keyword)
+        if branches and all(disjoint(eng, b, y, depth + 1, ctx=ctx) for b in branches):
             return True
     return False
+
+
+def _discriminated(eng: Engine, x: Node, y: Node, depth: int, ctx: Node | None) -> bool:
+    """x only accepts objects with a required property whose schema is disjoint from y's for it.
+
+    ``type``, ``required`` and ``properties`` may come from any conjunct (an allOf branch, a $ref base) or
+    from ``ctx`` (the schema around a oneOf, when both x and y are its branches): each one holds of every
+    instance in question."""
+    parts = [x] if ctx is None else [x, eng.follow(ctx)]
+    kinds = eng.facts(x).types
+    for part in parts[1:]:
+        kinds = kinds & eng.facts(part).types
+    if kinds != {"object"}:
+        return False
+    required = {
+        n for part in parts for kw in eng.facts(part).conj for n in kw.get("required", ()) if isinstance(n, str)
+    }
+    xp: dict[str, list[Node]] = {}
+    for part in parts:
+        for name, schemas in _property_schemas(eng, part).items():
+            xp.setdefault(name, []).extend(schemas)
+    yp = _property_schemas(eng, y)
+    return any(
+        disjoint(eng, a, b, depth + 1)
+        for name in sorted(required & xp.keys() & yp.keys())
+        for a in xp[name]
+        for b in yp[name]
+    )
+
+
+def _property_schemas(eng: Engine, node: Node) -> dict[str, list[Node]]:
+    """The schemas each named property must match, from every conjunct of ``node`` that says."""
+    out: dict[str, list[Node]] = {}
+    for part in _conjunct_nodes(eng, node):
+        props = part.value.get("properties") if isinstance(part.value, dict) else None
+        if isinstance(props, dict):
+            for name, schema in props.items():
+                out.setdefault(name, []).append(part.child(schema, "properties", name))
+    return out
+
+
+def _conjunct_nodes(eng: Engine, node: Node, depth: int = 0) -> list[Node]:
+    node = eng.follow(node)
+    out = [node]
+    if depth < 2:
+        for branch in eng.children(node, "allOf"):
+            out += _conjunct_nodes(eng, branch, depth + 1)
+    return out
 
 
 # -- not, if/then/else, $ref beside other keywords, legacy dependencies ---------------------------------
@@ -331,14 +446,7 @@ def _diff_conditional(p: Pair) -> None:
         return
     cond = eng.sub(po["if"], pn["if"], flipped=True)
     if not (cond.back and cond.fwd):
-        p.add(
-            "conditional.changed.unprovable",
-            p.path("if"),
-            False,
-            False,
-            "the if condition changed; which of then/else applies to an instance may change, so neither "
-            "direction is proven",
-        )
+        _condition_changed(p, po, pn)
         return
     p.inner.append(cond)
     for part in ("then", "else"):
@@ -357,14 +465,82 @@ def _diff_conditional(p: Pair) -> None:
             )
 
 
+def _condition_changed(p: Pair, po: dict[str, Node | None], pn: dict[str, Node | None]) -> None:
+    """A changed ``if``: each side is (if and then) or (not if and else); prove it case by case."""
+    back = _implies(p.eng, po, pn, p.ok.get("type"))
+    fwd = _implies(p.eng, pn, po, p.nk.get("type"))
+    p.add(
+        "conditional.changed" if back or fwd else "conditional.changed.unprovable",
+        p.path("if"),
+        back,
+        fwd,
+        _CONDITION_CHANGED[(back, fwd)],
+    )
+
+
+_CONDITION_CHANGED = {
+    (True, True): "the if condition changed, but each instance lands in a branch that accepts it alike",
+    (True, False): "the if condition changed; every instance valid before stays valid (proven case by case), "
+    "but which of then/else applies may change and admit new ones",
+    (False, True): "the if condition changed; every instance valid now was valid before (proven case by case), "
+    "but which of then/else applies may change and reject old ones",
+    (False, False): "the if condition changed; which of then/else applies to an instance may change, so neither "
+    "direction is proven",
+}
+
+
+def _implies(eng: Engine, a: dict[str, Node | None], b: dict[str, Node | None], kinds: Any) -> bool:
+    """Proven: an instance satisfying conditional ``a`` satisfies conditional ``b`` (decision 0101).
+
+    An instance matching a's if satisfies a's then, and b accepts it when that then lies inside both of b's
+    branches, or inside b's then while a's if lies inside b's, or inside b's else while the two ifs are
+    disjoint. One failing a's if satisfies a's else, and b accepts it when that else lies inside both of b's
+    branches, or inside b's else while b's if lies inside a's (so b's if fails too). Absent then/else accept
+    everything. The ifs are read positively and negatively, so they are compared as under negation, and
+    only on instances of the schema around them: ``kinds`` is its ``type``, which the instance in question
+    (valid under a's schema) has.
+    """
+    a_if, b_if = _typed(a["if"] or TRUE_NODE, kinds), _typed(b["if"] or TRUE_NODE, kinds)
+    a_then, a_else = a["then"] or TRUE_NODE, a["else"] or TRUE_NODE
+    b_then, b_else = b["then"] or TRUE_NODE, b["else"] or TRUE_NODE
+    then_case = (
+        (eng.subset(a_then, b_then) and eng.subset(a_then, b_else))
+        or (eng.subset(a_then, b_then) and eng.subset(a_if, b_if, flipped=True))
+        or (eng.subset(a_then, b_else) and disjoint(eng, a_if, b_if))
+    )
+    return then_case and (
+        (eng.subset(a_else, b_then) and eng.subset(a_else, b_else))
+        or (eng.subset(a_else, b_else) and eng.subset(b_if, a_if, flipped=True))
+    )
+
+
+def _typed(node: Node, kinds: Any) -> Node:
+    """``node`` restricted to the instance types ``kinds`` (a ``type`` value), when it has no type itself."""
+    if kinds is None or not isinstance(node.value, dict) or "type" in node.value or "$ref" in node.value:
+        return node
+    return node.variant({**node.value, "type": kinds}, "type=" + canonical_text(kinds))
+
+
 def _conditional_added_or_removed(p: Pair, po: dict[str, Node | None], pn: dict[str, Node | None]) -> None:
     eng = p.eng
     if pn["if"] is not None:
-        back = all(eng.subset(p.o, branch) for branch in (pn["then"], pn["else"]) if branch is not None)
-        p.add("conditional.added", p.new_path("if"), back, True, "if/then/else added")
+        p.add("conditional.added", p.new_path("if"), _entails(eng, p.o, pn), True, "if/then/else added")
     else:
-        fwd = all(eng.subset(p.n, branch) for branch in (po["then"], po["else"]) if branch is not None)
-        p.add("conditional.removed", p.old_path("if"), True, fwd, "if/then/else removed")
+        p.add("conditional.removed", p.old_path("if"), True, _entails(eng, p.n, po), "if/then/else removed")
+
+
+def _entails(eng: Engine, x: Node, cond: dict[str, Node | None]) -> bool:
+    """Proven: every instance of ``x`` satisfies the conditional ``cond``. When x's instances all match the
+    if (or none does), only then (else) must hold: a discriminator the if tests settles which."""
+    cond_if = cond["if"] or TRUE_NODE
+    then, otherwise = cond["then"], cond["else"]
+    then_ok = then is None or eng.subset(x, then)
+    else_ok = otherwise is None or eng.subset(x, otherwise)
+    if then_ok and else_ok:
+        return True
+    if then_ok and eng.subset(x, cond_if, flipped=True):
+        return True
+    return else_ok and disjoint(eng, x, cond_if)
 
 
 def _target(p: Pair, node: Node, side: str) -> Node | None:

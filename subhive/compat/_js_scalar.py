@@ -9,13 +9,34 @@ from collections.abc import Callable
 from typing import Any
 
 from .._ecma_regex import EcmaRegexError, to_python
+from ..errors import InputError
 from ._js_docs import Node
 from ._js_pair import Facts, Pair
-from ._js_values import NUMBER, is_integral, jkey, json_equal, kind_of, kinds_of_type, runtime_accepts, type_names
+from ._js_values import (
+    NUMBER,
+    as_number,
+    is_integral,
+    jkey,
+    json_equal,
+    kind_of,
+    kinds_of_type,
+    runtime_accepts,
+    type_names,
+)
 from ._js_vocab import ANNOTATIONS, ASSERTIONS, DEFS, IDENTIFIERS, unknown_keyword, validation_keys
 from ._report import Change
 
-__all__ = ["annotation_changes", "diff_annotations", "diff_numbers", "diff_strings", "diff_values", "show"]
+__all__ = [
+    "admitter",
+    "annotation_changes",
+    "bounds_disjoint",
+    "diff_annotations",
+    "diff_numbers",
+    "diff_strings",
+    "diff_values",
+    "sharpen",
+    "show",
+]
 
 
 def show(value: Any, limit: int = 60) -> str:
@@ -383,3 +404,136 @@ def _diff_string_assertion(p: Pair, keyword: str) -> None:
         else "formats are asserted at run time and cannot be compared"
     )
     p.add(code, p.path(keyword), back, fwd, f"{keyword} changed from {show(vo)} to {show(vn)}; {why}")
+
+
+# -- sharper facts --------------------------------------------------------------------------------------
+
+#: Keywords whose values hold no subschema: a fragment of them validates one value exactly as the runtime
+#: does, so filtering candidate values through it keeps every value the subschema can accept. (type, enum
+#: and const are checked natively: a large enum would make every fragment key expensive.)
+_VALUE_KEYS = (
+    "multipleOf",
+    "minimum",
+    "exclusiveMinimum",
+    "maximum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "required",
+    "dependentRequired",
+)
+_MAX_RANGE = 64  # integer ranges up to this size are listed as values (enough for every enum-like range)
+
+
+def sharpen(facts: Facts) -> None:
+    """Narrow ``facts`` (in place) where the keywords pin the accepted values down, still over-approximating.
+
+    ``finite`` comes from an enum or const in any conjunct (not only the node's own), or from number bounds
+    (``{"type": "integer", "minimum": 1, "maximum": 3}`` is ``[1, 2, 3]``, a number bounded to one point is
+    that point); its members are then filtered through every conjunct's value keywords by the runtime
+    validator. ``types`` keeps only the kinds of those values, and loses fractional numbers under an integral
+    ``multipleOf``. So a range and the enum listing it read alike in both directions (decision 0099).
+    """
+    values = facts.finite
+    if values is None:
+        values = _conjunct_values(facts)
+    if values is None and facts.types and facts.types <= NUMBER:
+        values = _range_values(facts)
+    if values is not None:
+        check = _checker(facts)
+        values = [v for v in values if check(v)]
+        facts.finite = values
+        facts.types = facts.types & {kind_of(v) for v in values}
+    if "frac" in facts.types and any(is_integral(m) and m != 0 for m in facts.values("multipleOf")):
+        facts.types = facts.types - {"frac"}  # a multiple of an integer is an integer
+
+
+def admitter(facts: Facts) -> Callable[[Any], bool]:
+    """A test that answers False only when proven: no instance equal to the value is valid under the
+    subschema ``facts`` describe (``facts`` already sharpened)."""
+    if facts.finite is not None:
+        keys = {jkey(v) for v in facts.finite}
+        return lambda value: jkey(value) in keys
+    return _checker(facts)
+
+
+def _checker(facts: Facts) -> Callable[[Any], bool]:
+    members = [{jkey(v) for v in kw["enum"]} for kw in facts.conj if isinstance(kw.get("enum"), list)]
+    members += [{jkey(kw["const"])} for kw in facts.conj if "const" in kw]
+    fragments = [f for f in ({k: kw[k] for k in _VALUE_KEYS if k in kw} for kw in facts.conj) if f]
+    types = facts.types
+
+    def check(value: Any) -> bool:
+        if kind_of(value) not in types:
+            return False
+        key = jkey(value)
+        return all(key in m for m in members) and all(_accepts(f, value) for f in fragments)
+
+    return check
+
+
+def _accepts(fragment: dict[str, Any], value: Any) -> bool:
+    try:
+        return runtime_accepts(fragment, value)
+    except InputError:
+        return True  # a keyword the runtime cannot compile is reported where it is compared
+
+
+def _conjunct_values(facts: Facts) -> list[Any] | None:
+    for kw in facts.conj:
+        if "const" in kw:
+            return [kw["const"]]
+        if isinstance(kw.get("enum"), list):
+            return list({jkey(v): v for v in kw["enum"]}.values())
+    return None
+
+
+def _range_values(facts: Facts) -> list[Any] | None:
+    low, high = _number_bound(facts, True), _number_bound(facts, False)
+    if low is None or high is None:
+        return None
+    (lo, lo_excl), (hi, hi_excl) = low, high
+    if lo > hi or (lo == hi and (lo_excl or hi_excl)):
+        return []
+    if lo == hi:
+        return [lo]
+    if facts.types == {"int"} and isinstance(lo, int) and isinstance(hi, int) and hi - lo < _MAX_RANGE:
+        return list(range(lo, hi + 1))  # _number_bound made integer bounds inclusive integers
+    return None
+
+
+def bounds_disjoint(fx: Facts, fy: Facts) -> bool:
+    """Proven by bounds alone: for every kind both admit, the two ranges of that kind cannot meet
+    (``maxLength`` 0 against ``minLength`` 1, ``maximum`` 2 against ``exclusiveMinimum`` 2, ...)."""
+    kinds = {"number" if k in NUMBER else k for k in fx.types & fy.types}
+    return all(_kind_disjoint(fx, fy, kind) or _kind_disjoint(fy, fx, kind) for kind in kinds)
+
+
+_COUNTS = {
+    "string": ("minLength", "maxLength"),
+    "array": ("minItems", "maxItems"),
+    "object": ("minProperties", "maxProperties"),
+}
+
+
+def _kind_disjoint(fx: Facts, fy: Facts, kind: str) -> bool:
+    """x's lower bound for ``kind`` lies above y's upper bound."""
+    if kind == "number":
+        low, high = _number_bound(fx, True), _number_bound(fy, False)
+        if low is None or high is None:
+            return False
+        (lo, lo_excl), (hi, hi_excl) = low, high
+        return bool(lo > hi or (lo == hi and (lo_excl or hi_excl)))
+    names = _COUNTS.get(kind)
+    if names is None:
+        return False
+    lows = [v for v in fx.values(names[0]) if as_number(v) is not None]
+    highs = [v for v in fy.values(names[1]) if as_number(v) is not None]
+    return bool(lows and highs and max(lows) > min(highs))

@@ -346,7 +346,6 @@ _case(
     True,
     True,
     "1.0 is an integer in 2020-12, so integer == number with multipleOf 1",
-    sound_only=True,
     instances=(1.0, 2.0, 1e15, -3.0),
 )
 _case(
@@ -493,7 +492,6 @@ _case(
     True,
     True,
     "null is the only instance of type null",
-    sound_only=True,
 )
 _case("null-member-added", {"enum": ["a"]}, {"enum": ["a", None]}, True, False, "null added", witness_forward=None)
 _case("enum-to-type", {"enum": [1]}, INT, True, False, "every integer accepted", witness_forward=2)
@@ -648,7 +646,6 @@ _case(
     True,
     True,
     "for integers, >= 5 and > 4 are the same",
-    sound_only=True,
     instances=(4.5, 5, 4),
 )
 _case(
@@ -668,7 +665,6 @@ _case(
     True,
     True,
     "minimum only applies to numbers, and no string is a number",
-    sound_only=True,
 )
 _case(
     "range-shifted",
@@ -1510,7 +1506,6 @@ _case(
     False,
     "old: non-integer numbers; new: all numbers",
     witness_forward=1,
-    sound_only=True,
 )
 _KIND_A = obj({"kind": {"const": "a"}, "x": S}, required=["kind"])
 _KIND_B = obj({"kind": {"const": "b"}, "y": INT}, required=["kind"])
@@ -1567,7 +1562,6 @@ _case(
     True,
     True,
     "allOf of constraints equals their conjunction",
-    sound_only=True,
 )
 _case("not-added", S, {"type": "string", "not": {"const": "x"}}, False, True, '"x" refused', witness_backward="x")
 _case("not-removed", {"type": "string", "not": {"const": "x"}}, S, True, False, '"x" allowed', witness_forward="x")
@@ -1583,8 +1577,7 @@ _case(
     witness_backward=2,
     witness_forward=1,
 )
-# Adding or removing a whole conditional adds or removes one conjunct, so one direction is provable; the rules
-# allow an engine to call any conditional change unprovable, hence sound_only.
+# Adding or removing a whole conditional adds or removes one conjunct, so one direction is provable.
 _case(
     "if-then-added",
     obj(),
@@ -1593,7 +1586,6 @@ _case(
     True,
     "a new conjunct only narrows: a without b refused",
     witness_backward={"a": 1},
-    sound_only=True,
 )
 _IF = {"if": {"required": ["a"]}, "then": {"required": ["b"]}}
 _case(
@@ -1633,7 +1625,6 @@ _case(
     False,
     "dropping a conjunct only widens: a without b allowed",
     witness_forward={"a": 1},
-    sound_only=True,
 )
 _case(
     "else-added",
@@ -1643,7 +1634,6 @@ _case(
     True,
     "else under an unchanged if only narrows: objects without a now need c",
     witness_backward={},
-    sound_only=True,
 )
 _case(
     "anyof-to-oneof-overlap",
@@ -1653,7 +1643,6 @@ _case(
     True,
     "exactly-one implies at-least-one; 1 matches two branches",
     witness_backward=1,
-    sound_only=True,
 )
 _case(
     "anyof-object-branch-widened",
@@ -1663,6 +1652,278 @@ _case(
     False,
     "a may be an integer",
     witness_forward={"a": 1},
+)
+_group = "enum"
+
+
+def _kind_of(kind: str) -> dict[str, Any]:
+    """An untyped schema requiring a ``kind`` property equal to ``kind`` (a discriminator test)."""
+    return {"properties": {"kind": {"const": kind}}, "required": ["kind"]}
+
+
+# Values pinned down by bounds read as the enum listing them, both ways (decision 0099).
+_RANGE_1_3: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 3}
+_case("integer-range-to-enum", _RANGE_1_3, {"enum": [1, 2, 3]}, True, True, "integers 1..3 are exactly 1, 2, 3")
+_case("enum-to-integer-range", {"enum": [1, 2, 3]}, _RANGE_1_3, True, True, "the enum lists the range")
+_case(
+    "integer-range-to-enum-missing-member",
+    _RANGE_1_3,
+    {"enum": [1, 3]},
+    False,
+    True,
+    "2 is in the range, not in the enum",
+    witness_backward=2,
+)
+_case(
+    "integer-range-to-wider-enum",
+    {"type": "integer", "minimum": 1, "maximum": 2},
+    {"enum": [1, 2, 3]},
+    True,
+    False,
+    "3 added",
+    witness_forward=3,
+)
+_case(
+    "exclusive-integer-range-to-enum",
+    {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 3},
+    {"enum": [1, 2]},
+    True,
+    True,
+    "integers strictly between 0 and 3 are 1 and 2",
+)
+_case(
+    "stepped-range-to-enum",
+    {"type": "integer", "minimum": 0, "maximum": 10, "multipleOf": 5},
+    {"enum": [0, 5, 10]},
+    True,
+    True,
+    "multiples of 5 from 0 to 10",
+    instances=(5, 7, 10, 15),
+)
+_case(
+    "number-range-is-not-finite",
+    {"type": "number", "minimum": 1, "maximum": 3},
+    {"enum": [1, 2, 3]},
+    False,
+    True,
+    "numbers between 1 and 3 include 1.5",
+    witness_backward=1.5,
+)
+_case(
+    "number-singleton-to-const",
+    {"type": "number", "minimum": 2, "maximum": 2},
+    {"const": 2},
+    True,
+    True,
+    "a number bounded to one point is that point",
+)
+_case(
+    "const-to-number-singleton",
+    {"const": 2},
+    {"type": "number", "minimum": 2, "maximum": 2},
+    True,
+    True,
+    "the const is the one number in the bounds",
+)
+_case(
+    "float-const-to-integer-singleton",
+    {"const": 2.0},
+    {"type": "integer", "minimum": 2, "maximum": 2},
+    True,
+    True,
+    "2.0 is the integer 2 in JSON Schema",
+)
+_case(
+    "integer-singleton-to-number-singleton",
+    {"type": "integer", "minimum": 4, "maximum": 4},
+    {"type": "number", "minimum": 4, "maximum": 4},
+    True,
+    True,
+    "the only number in [4, 4] is an integer",
+)
+_case(
+    "enum-member-outside-bounds",
+    {"type": "number", "enum": [1]},
+    {"type": "number", "enum": [0, 1], "minimum": 1},
+    True,
+    True,
+    "the added member 0 fails minimum, so nothing new is accepted",
+)
+_case(
+    "enum-member-added-beyond-maximum",
+    {"enum": ["a", 1]},
+    {"enum": ["a", 1, 5], "maximum": 3},
+    True,
+    True,
+    "5 fails maximum; maximum constrains no string",
+)
+_case(
+    "enum-within-new-bounds",
+    {"enum": [1, 2, 3]},
+    {"type": "integer", "minimum": 0, "maximum": 5},
+    True,
+    False,
+    "every member lies within the bounds; 4 is new",
+    witness_forward=4,
+)
+_group = "numeric"
+_case(
+    "empty-integer-range-to-false",
+    {"type": "integer", "minimum": 2.5, "maximum": 2.7},
+    False,
+    True,
+    True,
+    "no integer lies between 2.5 and 2.7",
+)
+_case(
+    "empty-exclusive-range-to-false",
+    num(minimum=2, exclusiveMaximum=2),
+    False,
+    True,
+    True,
+    "no number is >= 2 and < 2",
+)
+_group = "compose"
+# oneOf partitions: each old branch lands in one new branch and stays clear of the others (decision 0100).
+_case(
+    "oneof-partition-object-extra-union",
+    obj(maxProperties=0),
+    {"oneOf": [obj(), {"anyOf": [obj(minProperties=1), S]}]},
+    True,
+    False,
+    "{} matches the first branch only; strings are new",
+    witness_forward="a",
+)
+_case(
+    "oneof-partition-string-extra-union",
+    string(maxLength=0),
+    {"oneOf": [S, {"anyOf": [string(minLength=1), N]}]},
+    True,
+    False,
+    '"" matches the first branch only; numbers are new',
+    witness_forward=1,
+)
+_KIND_BASE = obj({"kind": S}, required=["kind"])
+_case(
+    "oneof-context-discriminator-widened",
+    {**_KIND_BASE, "oneOf": [{"properties": {"kind": {"const": "a"}, "x": string(maxLength=3)}}, _kind_of("b")]},
+    {**_KIND_BASE, "oneOf": [{"properties": {"kind": {"const": "a"}, "x": string(maxLength=5)}}, _kind_of("b")]},
+    True,
+    False,
+    "type and required sit beside the oneOf; the kind constants keep the branches apart",
+    witness_forward={"kind": "a", "x": "abcd"},
+)
+_SHAPES = {"Base": _KIND_BASE}
+
+
+def _shape(kind: str, x: Any) -> dict[str, Any]:
+    return {"allOf": [{"$ref": "#/$defs/Base"}], "properties": {"kind": {"const": kind}, "x": x}}
+
+
+_case(
+    "oneof-base-discriminator-widened",
+    {"oneOf": [_shape("a", {"type": "integer", "maximum": 5}), _shape("b", S)], "$defs": _SHAPES},
+    {"oneOf": [_shape("a", {"type": "integer", "maximum": 10}), _shape("b", S)], "$defs": _SHAPES},
+    True,
+    False,
+    "the discriminator is required by a shared base reached through allOf and $ref",
+    witness_forward={"kind": "a", "x": 7},
+)
+_case(
+    "oneof-ranges-widened",
+    {"oneOf": [{"type": "integer", "maximum": 0}, {"type": "integer", "minimum": 1, "maximum": 10}]},
+    {"oneOf": [{"type": "integer", "maximum": 0}, {"type": "integer", "minimum": 1}]},
+    True,
+    False,
+    "the ranges cannot meet; 11 is new",
+    witness_forward=11,
+)
+_case(
+    "oneof-const-beside-pattern-widened",
+    {"oneOf": [{"const": "a"}, string(pattern="^b", maxLength=3)]},
+    {"oneOf": [{"const": "a"}, string(pattern="^b")]},
+    True,
+    False,
+    '"a" fails the pattern, so the branches stay apart; "bbbb" is new',
+    witness_forward="bbbb",
+    instances=("b", "bbb"),
+)
+_case(
+    "oneof-to-anyof-discriminated",
+    {"oneOf": [_KIND_A, _KIND_B]},
+    {"anyOf": [_KIND_A, _KIND_B]},
+    True,
+    True,
+    "with disjoint branches, exactly one and at least one agree",
+)
+_case(
+    "anyof-to-oneof-discriminated",
+    {"anyOf": [_KIND_A, _KIND_B]},
+    {"oneOf": [_KIND_A, _KIND_B]},
+    True,
+    True,
+    "with disjoint branches, at least one and exactly one agree",
+)
+_case(
+    "oneof-added-beside-discriminator",
+    obj({"kind": {"const": "a"}}, required=["kind"]),
+    obj({"kind": {"const": "a"}}, required=["kind"], oneOf=[_kind_of("a"), _kind_of("b")]),
+    True,
+    True,
+    "every old instance matches the first branch and never the second",
+)
+# if/then/else with a changed if, proven case by case (decision 0101).
+_case(
+    "if-discriminator-widened",
+    obj(**{"if": _kind_of("a"), "then": {"required": ["x"]}}),
+    obj(**{"if": obj({"kind": {"enum": ["a", "b"]}}, required=["kind"]), "then": {"required": ["x"]}}),
+    False,
+    True,
+    "kind b now needs x too",
+    witness_backward={"kind": "b"},
+)
+_case(
+    "if-discriminator-narrowed",
+    obj(**{"if": obj({"kind": {"enum": ["a", "b"]}}, required=["kind"]), "then": {"required": ["x"]}}),
+    obj(**{"if": _kind_of("a"), "then": {"required": ["x"]}}),
+    True,
+    False,
+    "kind b no longer needs x",
+    witness_forward={"kind": "b"},
+)
+_case(
+    "if-changed-same-branches",
+    obj(**{"if": _kind_of("a"), "then": {"required": ["x"]}, "else": {"required": ["x"]}}),
+    obj(**{"if": _kind_of("b"), "then": {"required": ["x"]}, "else": {"required": ["x"]}}),
+    True,
+    True,
+    "then and else ask the same, so which applies does not matter",
+)
+_case(
+    "if-discriminator-swapped",
+    obj(**{"if": _kind_of("a"), "then": {"required": ["x"]}, "else": {"required": ["y"]}}),
+    obj(**{"if": _kind_of("b"), "then": {"required": ["y"]}, "else": {"required": ["x"]}}),
+    False,
+    False,
+    "kind c needed y and now needs x",
+    witness_backward={"kind": "c", "y": 1},
+    witness_forward={"kind": "c", "x": 1},
+)
+_case(
+    "if-added-other-discriminator",
+    obj({"kind": {"const": "b"}}, required=["kind"]),
+    obj({"kind": {"const": "b"}}, required=["kind"], **{"if": _kind_of("a"), "then": {"required": ["x"]}}),
+    True,
+    True,
+    "no old instance has kind a, so the new then never applies",
+)
+_case(
+    "if-removed-other-discriminator",
+    obj({"kind": {"const": "b"}}, required=["kind"], **{"if": _kind_of("a"), "then": {"required": ["x"]}}),
+    obj({"kind": {"const": "b"}}, required=["kind"]),
+    True,
+    True,
+    "the removed then applied to no instance",
 )
 
 # ---------------------------------------------------------------------------------------------------------
