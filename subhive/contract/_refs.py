@@ -17,6 +17,7 @@ from urllib.request import url2pathname
 
 from .. import _metaschemas
 from .._dialects import Translation, translate
+from .._id_roots import IdRoot, IdRoots, id_roots_for
 from .._source import SourceDocument, join_pointer, parse_document
 from ..errors import InputError, Location
 from ._files import DiskFiles, FileSource
@@ -296,6 +297,11 @@ class SchemaDocuments:
         self._resolved: dict[tuple[int, str, str], Target] = {}
         self._files: dict[str, Path | str] = {}  # absolute path named by a $ref -> path to read, or "outside"
         self._metaschemas: dict[Path, SourceDocument] = {}  # bundled meta-schemas read so far (not documents())
+        self._id_roots: IdRoots | None = None  # [schemas] id_roots and --id-root: read on the first URL
+        self._admitted: set[str] = set()  # files outside the directory that an id root maps a URL to
+        #: URL -> the document an id root or an ``$id`` placed it at (for validators that look URLs up).
+        self.placed: dict[str, SourceDocument] = {}
+        self._non_uri: dict[int, dict[str, str]] = {}  # document id -> non_uri_refs of it
         #: document id -> {pointer of a $ref: the reference as the other file's 2020-12 translation needs it}
         self.moved_refs: dict[int, dict[str, str]] = {}
 
@@ -309,7 +315,8 @@ class SchemaDocuments:
         if key in self._failures:
             raise self._failures[key]
         try:
-            doc = parse_document(self.files.read(Path(path)), Path(path))
+            source = self.files if key not in self._admitted else DiskFiles(Path(key).parent)
+            doc = parse_document(source.read(Path(path)), Path(path))
             if doc.is_yaml:
                 _check_expansion(doc)
         except InputError as exc:
@@ -371,8 +378,13 @@ class SchemaDocuments:
 
     def runtime_data(self, doc: SourceDocument) -> Any:
         """``doc.data`` for a validator that resolves references itself: with every reference into another
-        file's moved keyword (see ``moved_refs``) rewritten to where the translation has it."""
-        moved = self.moved_refs.get(id(doc))
+        file's moved keyword (see ``moved_refs``) rewritten to where the translation has it, and every reference
+        holding characters a URI may not (``#/definitions/TopLevel<Spec>``) percent-encoded, which names the
+        same place (a fragment is percent-decoded before it is read as a JSON pointer)."""
+        escaped = self._non_uri.get(id(doc))
+        if escaped is None:
+            escaped = self._non_uri[id(doc)] = non_uri_refs(self.index(doc))
+        moved = {**escaped, **self.moved_refs.get(id(doc), {})}
         if not moved:
             return doc.data
         data = copy.deepcopy(doc.data)
@@ -433,37 +445,123 @@ class SchemaDocuments:
             return self._within(meta, index, index.uri, fragment, site=site, where=where, moved=True)
         parts = urlsplit(uri)
         if parts.scheme != "file" or parts.netloc:
-            by_id = _by_id(doc, index.root_base, uri)
-            if by_id is not None:  # the file at the same place relative to this one as the URL to its $id
-                path, lookup = by_id
-                named = path.with_name(path.name + ".json")
-                if not path.suffix and not self.files.is_file(path) and self.files.is_file(named):
-                    path = named  # catalogs serve "https://json.schemastore.org/feed-1" from feed-1.json
-                elif not path.suffix:
-                    lookup = lookup[:-1] + f", then {named.name})"
-                return self._in_file(path, fragment, site=site, where=where, lookup=lookup)
-        # An absolute URI names an $id of this document, the file its $id places it at, or nothing: subhive
-        # has no registry of schemas by $id (a "urn:" not defined in-document is remote).
-        if parts.scheme != "file" or parts.netloc:
-            hint = (
-                "subhive never fetches schemas: copy the schema into the contract directory and refer to it "
-                "by a relative path"
-            )
-            if not scheme:
-                hint += f" (this relative reference was resolved against the $id {site.base!r})"
-            hint += "; " + _lookups(doc, index.root_base, uri)
-            raise InputError(
-                f"{site.keyword} {ref!r} points outside the contract ({uri})",
-                code="schema.ref_remote",
-                location=where(),
-                hint=hint,
-            )
+            return self._by_url(doc, index, uri, fragment, site=site, where=where)
         target = self._in_file(Path(url2pathname(parts.path)), fragment, site=site, where=where)
         if isinstance(target.document, TranslatedDocument) and target.pointer != fragment and fragment.startswith("/"):
             # Written against the other file as it reads; its translation moved the keyword (items -> prefixItems).
             moved = "#" + quote(target.pointer, safe="/~$!&'()*+,;=:@")
             self.moved_refs.setdefault(id(doc), {})[site.pointer] = ref.partition("#")[0] + moved
         return target
+
+    def _by_url(
+        self,
+        doc: SourceDocument,
+        index: DocumentIndex,
+        uri: str,
+        fragment: str,
+        *,
+        site: RefSite,
+        where: Callable[[], Location],
+    ) -> Target:
+        """An absolute URL that is no ``$id`` of ``doc`` and no meta-schema: the file an id root maps it to
+        (decision 0107), else the file the referring document's ``$id`` places it at (decision 0096)."""
+        tried: list[str] = []
+        for root, path in self._ids().places(uri):
+            found = self._mapped(root, path, tried, site=site, where=where)
+            if found is not None:
+                target = self._in_root(found, root, fragment, site=site, where=where)
+                self.placed.setdefault(uri, target.document)
+                return target
+        by_id = _by_id(doc, index.root_base, uri)
+        if by_id is not None:  # the file at the same place relative to this one as the URL to its $id
+            path, lookup = by_id
+            named = path.with_name(path.name + ".json")
+            if not path.suffix and not self.files.is_file(path) and self.files.is_file(named):
+                path = named  # catalogs serve "https://json.schemastore.org/feed-1" from feed-1.json
+            elif not path.suffix:
+                lookup = lookup[:-1] + f", then {named.name})"
+            if tried:
+                lookup = f" (looked for {'; then '.join(tried)}; then for it{lookup.removeprefix(' (looked for it')}"
+            target = self._in_file(path, fragment, site=site, where=where, lookup=lookup)
+            self.placed.setdefault(uri, target.document)
+            return target
+        # An absolute URI names an $id of this document, a mapped file, the file its $id places it at, or
+        # nothing: subhive has no registry of schemas by $id (a "urn:" not defined in-document is remote).
+        if tried:
+            raise InputError(
+                f"{site.keyword} {site.ref!r} does not resolve: looked for {'; then '.join(tried)}",
+                code="schema.ref_unresolved",
+                location=where(),
+                hint="check the file name, or the id root that maps the URL (docs/contracts.md#schemas)",
+            )
+        hint = (
+            "subhive never fetches schemas: copy the schema into the contract directory and refer to it by a "
+            "relative path"
+        )
+        if not urlsplit(site.ref).scheme:
+            hint += f" (this relative reference was resolved against the $id {site.base!r})"
+        hint += (
+            "; "
+            + _lookups(doc, index.root_base, uri)
+            + "; or map its prefix to a local directory: [schemas] id_roots in hive.toml, or --id-root PREFIX=DIR"
+        )
+        raise InputError(
+            f"{site.keyword} {site.ref!r} points outside the contract ({uri})",
+            code="schema.ref_remote",
+            location=where(),
+            hint=hint,
+        )
+
+    def _ids(self) -> IdRoots:
+        if self._id_roots is None:
+            self._id_roots = id_roots_for(self._root)
+        return self._id_roots
+
+    def _mapped(
+        self, root: IdRoot, path: Path, tried: list[str], *, site: RefSite, where: Callable[[], Location]
+    ) -> Path | None:
+        """The file to read for ``path``, which ``root`` maps a URL to (None, and the lookup noted, when it is
+        missing); a path climbing out of the root's directory is ``schema.ref_escape``."""
+        if root.is_tree and not (
+            _inside(path, root.path) and _inside(Path(os.path.realpath(path)), Path(os.path.realpath(root.path)))
+        ):
+            raise InputError(
+                f"{site.keyword} {site.ref!r} leaves the directory of the id root {root.describe()}",
+                code="schema.ref_escape",
+                location=where(),
+                hint="a URL below a mapped prefix must name a file inside the mapped directory",
+            )
+        candidates = [path]
+        if root.is_tree and not path.suffix:
+            candidates.append(path.with_name(path.name + ".json"))  # "…/feed-1" is served from feed-1.json
+        for candidate in candidates:
+            # Inside the contract directory, its own files (a proposal's map of files); outside, the disk.
+            if self.files.is_file(candidate) if _inside(candidate, self._root) else candidate.is_file():
+                return candidate
+        shown = " or ".join(_shown(c) for c in candidates)
+        tried.append(f"{shown} (id root {root.describe()})")
+        return None
+
+    def _in_root(
+        self, path: Path, root: IdRoot, fragment: str, *, site: RefSite, where: Callable[[], Location]
+    ) -> Target:
+        """A file an id root maps a URL to: inside the contract directory, read like any of its files;
+        outside it (a directory the workspace or the command line names), read from disk."""
+        if _inside(path, self._root):
+            return self._in_file(path, fragment, site=site, where=where)
+        key = os.path.normpath(path)
+        self._admitted.add(key)
+        try:
+            other = self.load(Path(key))
+        except InputError as exc:
+            raise InputError(
+                f"{site.keyword} {site.ref!r}: {key} cannot be read ({exc.code})",
+                code="schema.ref_unresolved",
+                location=where(),
+                hint=f"fix the referenced file first (mapped by the id root {root.describe()})",
+            ) from exc
+        index = self.index(other)
+        return self._within(other, index, index.uri, fragment, site=site, where=where, moved=True)
 
     def resolve_ref(self, doc: SourceDocument, ref: str) -> Target:
         """Resolve ``ref`` as written in ``doc``. When ``doc`` holds that exact reference, it is resolved against
@@ -629,6 +727,27 @@ def _relative(path: Path, root: Path) -> str:
         return str(Path(os.path.abspath(path)).relative_to(root))
     except ValueError:
         return str(path)
+
+
+# What RFC 3986 allows in a URI reference besides letters, digits and "-._~" (which ``quote`` keeps anyway).
+_URI_SAFE = "!$&'()*+,;=:@/?#%"
+
+
+def non_uri_refs(index: DocumentIndex) -> dict[str, str]:
+    """{pointer of a ``$ref``: the reference percent-encoded} for each reference holding characters a URI may not
+    (``<``, ``>``, spaces, ``|``...). Validators that parse references as URIs (jsonschema-rs) refuse those."""
+    found: dict[str, str] = {}
+    for site in index.refs:
+        quoted = quote(site.ref, safe=_URI_SAFE)
+        if quoted != site.ref:
+            found[site.pointer] = quoted
+    return found
+
+
+def _shown(path: Path) -> str:
+    """``path`` as a user running the command would type it: relative to the current directory when below it."""
+    relative = os.path.relpath(path)
+    return relative if not relative.startswith("..") else str(path)
 
 
 def _pointer_hint(index: DocumentIndex) -> str:

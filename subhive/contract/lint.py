@@ -32,7 +32,16 @@ from ..errors import ContractInvalid, InputError, Location, Problem
 from ._files import FileSource, MemoryFiles
 from ._load import MANIFEST_NAME, SCHEMA_SUFFIXES, ManifestDraft, contract_directory, read_manifest
 from ._model import Contract, GrpcSpec, SchemaRef
-from ._refs import RefSite, SchemaDocuments, Target, TranslatedDocument, locate, resolve_pointer, translated_pointer
+from ._refs import (
+    RefSite,
+    SchemaDocuments,
+    Target,
+    TranslatedDocument,
+    locate,
+    non_uri_refs,
+    resolve_pointer,
+    translated_pointer,
+)
 
 __all__ = ["LintResult", "lint_contract", "lint_paths", "load_contract", "load_contract_files", "load_schema_file"]
 
@@ -502,6 +511,19 @@ class _SchemaChecks:
                     f"$id {value!r} is not a URI reference",
                     locate(doc, pointer),
                     "an $id is a URI such as 'urn:shop:money' or 'https://example.com/order.json'; or remove it",
+                )
+            )
+        not_uri = non_uri_refs(index)
+        if not_uri:  # one warning a document: generated schemas have hundreds (vega-lite's TopLevel<Spec>)
+            pointer, quoted = min(not_uri.items())
+            more = f" (and {len(not_uri) - 1} more references)" if len(not_uri) > 1 else ""
+            self.warnings.add(
+                Problem(
+                    "schema.ref_not_uri",
+                    f"$ref {resolve_pointer(doc.data, pointer)!r} holds characters a URI may not{more}",
+                    locate(doc, pointer),
+                    f"read as its percent-encoded form {quoted!r}, which names the same place and which every "
+                    "validator accepts; write it so",
                 )
             )
         for parent, children in index.in_place.items():
