@@ -8,11 +8,12 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from .._id_roots import extra_id_roots
 from ..compat.contract_check import ContractCheck, check_contract
 from ..compat.proto_settings import extra_proto_paths
 from ..errors import CheckFailed, ContractInvalid, InputError, Problem, SubhiveError
 from ._output import Format, change_effect, err_console, fail_check, out_console, print_json, print_problems
-from ._schema import ProtoPathOption, print_report
+from ._schema import IdRootOption, ProtoPathOption, print_report
 
 contract_app = typer.Typer(help="Lint, compare and check versioned contracts.", no_args_is_help=True)
 
@@ -29,6 +30,7 @@ def lint(
     ],
     fmt: FormatOption = Format.text,
     proto_path: ProtoPathOption = None,
+    id_root: IdRootOption = None,
 ) -> None:
     """Check contracts fully: manifest, semver, schemas against their dialect's meta-schema, $refs, .proto files.
 
@@ -36,11 +38,12 @@ def lint(
     JSON pointer, and says how to fix it.
 
     Example: subhive contract lint contracts/
+    Example: subhive contract lint schemas/json/package.json --id-root https://www.schemastore.org/=schemas/json
     """
     from ..contract import LintResult, lint_paths
     from ._manifests import manifest_problems
 
-    with extra_proto_paths(proto_path or ()):
+    with extra_proto_paths(proto_path or ()), extra_id_roots(id_root or ()):
         result = lint_paths(paths)
     # Inside a workspace, its sub-hive manifests too: a broken one hides its hive from every other command.
     manifests = manifest_problems(paths[0] if paths[0].is_dir() else paths[0].parent) if paths else ()

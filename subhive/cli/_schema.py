@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from .._id_roots import extra_id_roots
 from ..compat import Change, DiffReport, Direction, diff_files
 from ..compat.proto_settings import BreakingRules
 from ..errors import CheckFailed, UsageError
@@ -21,6 +22,18 @@ ProtoPathOption = Annotated[
         "-I",
         help="A directory to search for .proto imports (repeatable, searched in order, before the "
         "workspace's proto_paths, the well-known types and googleapis' common protos).",
+        show_default=False,
+    ),
+]
+
+#: ``--id-root PREFIX=DIR``, repeatable: where ``$ref`` URLs below PREFIX find their files (decision 0107).
+IdRootOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--id-root",
+        help="PREFIX=DIR: a $ref URL below PREFIX names the file at the same relative path under DIR (repeatable; "
+        "tried before the workspace's [schemas] id_roots). A PREFIX not ending in '/' maps one URL to one file.",
+        metavar="PREFIX=DIR",
         show_default=False,
     ),
 ]
@@ -54,6 +67,7 @@ def diff(
             show_default=False,
         ),
     ] = None,
+    id_root: IdRootOption = None,
 ) -> None:
     """Compare two versions of a schema, change by change, per direction.
 
@@ -62,6 +76,7 @@ def diff(
 
     Example: subhive schema diff v1/order.json v2/order.json --format json
     Example: subhive schema diff v1/orders.proto v2/orders.proto -I third_party/googleapis --breaking WIRE_JSON
+    Example: subhive schema diff old/foo.json new/foo.json --id-root https://json.schemastore.org/=schemas/json
     """
     if rules is not None and old.suffix.lower() != ".proto":
         raise UsageError(
@@ -69,7 +84,8 @@ def diff(
             code="usage.option_not_applicable",
             hint="JSON Schema changes are judged by what instances each version accepts",
         )
-    report = diff_files(old, new, proto_paths=proto_path or (), breaking=rules)
+    with extra_id_roots(id_root or ()):
+        report = diff_files(old, new, proto_paths=proto_path or (), breaking=rules)
     if fmt is Format.json:
         print_json(report.to_dict())
     else:

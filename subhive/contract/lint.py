@@ -873,6 +873,8 @@ class _SchemaChecks:
         known = [(d.path.absolute().as_uri(), self.documents.runtime_data(d)) for d in self.documents.documents()]
         # A catalog's "https://json.schemastore.org/feed-1" is feed-1.json (as the loader reads it, decision 0096).
         known += [(uri.removesuffix(".json"), data) for uri, data in known if uri.endswith(".json")]
+        # URLs an id root (decision 0107) or an $id placed at a file whose own $id is another (or none).
+        known += [(uri, self.documents.runtime_data(d)) for uri, d in self.documents.placed.items()]
         metas = _metaschemas.resources(self.documents.bundled())
         try:
             return jsonschema_rs.Registry([*metas, *known], retriever=self._retrieve)
@@ -881,6 +883,9 @@ class _SchemaChecks:
 
     def _retrieve(self, uri: str) -> Any:
         base = urldefrag(uri)[0]
+        placed = self.documents.placed.get(base)
+        if placed is not None:  # mapped by an id root or placed by an $id (decisions 0096, 0107)
+            return self.documents.runtime_data(placed)
         for doc in self.documents.documents():
             aliases = self.documents.index(doc).aliases
             # "https://json.schemastore.org/feed-1" names feed-1.json, as the loader reads it (decision 0096)

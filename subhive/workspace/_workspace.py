@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._id_roots import read_schemas_table
 from ..compat.proto_settings import DEFAULT_BREAKING, BreakingRules, read_protobuf_table
 from ..errors import InputError, Location, Problem
 from ._limits import DeadLetterLimits
@@ -36,7 +37,7 @@ WORKSPACE_FILE = "hive.toml"
 WORKSPACE_FORMAT = 1
 #: Workspace names may end up in NATS account, stream and bucket names: one subject token.
 WORKSPACE_NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
-_TOP_KEYS = ("workspace", "dead_letters", "protobuf", "nats", "up")
+_TOP_KEYS = ("workspace", "dead_letters", "protobuf", "nats", "up", "schemas")
 _WORKSPACE_KEYS = ("name", "format", "description")
 
 
@@ -235,12 +236,14 @@ def _config(document: TomlDocument, problems: list[Problem]) -> WorkspaceConfig 
                 f"did you mean [{close[0]}]?"
                 if close
                 else "hive.toml holds a [workspace] table and optional [dead_letters], [protobuf], [nats] and [up] "
-                "tables (docs/workspace.md)",
+                "tables, and [schemas] (docs/workspace.md)",
             )
     dead_letters = _dead_letters(data.get("dead_letters", {}), problem)
     nats = NatsSettings.read(data.get("nats", {}), "/nats", problem)
     up = UpSettings.read(data.get("up", {}), "/up", problem)
     protobuf = read_protobuf_table(data.get("protobuf", {}), document.path.parent, problem)
+    # [schemas] id_roots: checked here; subhive.contract reads it where $refs are resolved (decision 0107).
+    read_schemas_table(data.get("schemas", {}), document.path.parent, problem)
     raw_paths = data.get("protobuf", {}).get("proto_paths", []) if isinstance(data.get("protobuf"), dict) else []
     table = data.get("workspace")
     if not isinstance(table, dict):
