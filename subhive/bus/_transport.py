@@ -806,7 +806,7 @@ class NatsTransport:
             else:
                 # A reply goes to the one inbox that asked, for the contract it asked about: headers would tell
                 # the caller nothing new, and nats-py parses them byte by byte. No Subhive-Error means success.
-                await self._nc.publish(msg.reply, data)
+                await self._frames.reply(msg.reply, data)
                 self.stats.sent += 1
         if refusal is None:
             return

@@ -8,17 +8,20 @@ import asyncio
 import contextlib
 import re
 import time
+from importlib.metadata import version
 from types import SimpleNamespace
 from typing import Any
 
 import nats
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from nats import errors
 from nats.aio.client import Client
 
 from subhive._trace import continue_trace, parse_traceparent
-from subhive.bus import BusError, EmbeddedServer, NatsTransport, ServerConfig, _fastpub
-from subhive.bus._fastpub import Frames, supported
+from subhive.bus import BusError, EmbeddedServer, NatsTransport, RemoteError, ServerConfig, _fastpub
+from subhive.bus._fastpub import VERIFIED_NATS_PY, Frames, parse_header_lines, supported
 from subhive.bus._inbox import SWEEP
 from subhive.runtime import NotServed
 from tests.kit import StartServer, run
@@ -50,14 +53,92 @@ def _parse(frame: bytes) -> tuple[list[bytes], dict[str, str], bytes]:
 
 
 def test_the_installed_nats_py_takes_the_fast_path(server: EmbeddedServer) -> None:
-    async def scenario() -> tuple[bool, bool]:
+    async def scenario() -> tuple[bool, bool, bool]:
         nc = await nats.connect(server.url)
         try:
-            return supported(nc), Frames(nc, "web").fast
+            fast = Frames(nc, "web").fast
+            return supported(nc), fast, nc._parse_header_lines is parse_header_lines
         finally:
             await nc.close()
 
-    assert run(scenario()) == (True, True)
+    installed = version("nats-py")
+    assert run(scenario()) == (True, True, True), (
+        f"nats-py {installed} is installed; subhive.bus._fastpub was verified against {VERIFIED_NATS_PY} only and "
+        "falls back to nats-py's public API on this one (slower, same bytes). Read the nats-py code it mirrors "
+        "(_MIRRORED), then update the digests, VERIFIED_NATS_PY and the pin in pyproject.toml"
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from([b"Subhive-Sender: web", b"traceparent:00-x", b"A :b", b"a b: c", b"", b":", b"\xff: x"]),
+            st.binary(max_size=24),
+            st.text(alphabet=" \t\x0b\x0c\x1c:ab\xe9\u3000", max_size=12).map(lambda t: t.encode()),
+        ),
+        max_size=6,
+    ).map(b"\r\n".join)
+)
+def test_headers_are_read_as_nats_py_reads_them(raw: bytes) -> None:
+    assert parse_header_lines(raw) == Client._parse_header_lines(raw)
+
+
+def test_a_reply_frame_is_byte_for_byte_what_nats_py_would_send(server: EmbeddedServer) -> None:
+    async def scenario() -> list[bytes]:
+        nc = await nats.connect(server.url)
+        written: list[bytes] = []
+        transport = nc._transport
+        assert transport is not None  # connected
+        real = transport.writelines
+
+        def spy(chunks: list[bytes]) -> None:
+            written.extend(bytes(chunk) for chunk in chunks if chunk.startswith(b"PUB"))
+            real(chunks)
+
+        transport.writelines = spy  # type: ignore[method-assign,assignment]  # a spy on this one connection
+        frames = Frames(nc, "backend")
+        try:
+            for data in (b'{"order_id":"o-1"}', b""):
+                await frames.reply("_INBOX_web.abc.7", data)
+                await nc.flush()
+                await nc.publish("_INBOX_web.abc.7", data)
+                await nc.flush()
+        finally:
+            await nc.close()
+        return written
+
+    written = run(scenario())
+    assert (
+        written
+        == [b'PUB _INBOX_web.abc.7  18\r\n{"order_id":"o-1"}\r\n'] * 2 + [b"PUB _INBOX_web.abc.7  0\r\n\r\n"] * 2
+    )
+
+
+def test_a_reply_over_the_servers_limit_is_an_error_reply_not_silence(server: EmbeddedServer) -> None:
+    """A reply frame makes the checks nats-py's publish makes: too large for the server, the caller hears why."""
+
+    async def huge(payload: Any) -> Any:
+        return {"order_id": "x" * (2 * 1024 * 1024)}
+
+    async def scenario() -> tuple[RemoteError, float]:
+        backend = await NatsTransport.connect(server.endpoint(), "backend")
+        web = await NatsTransport.connect(server.endpoint(), "web")
+        try:
+            assert backend._frames.fast
+            await backend.serve(orders(), {"place_order": huge})
+            started = time.monotonic()
+            with pytest.raises(RemoteError) as caught:
+                await web.request(orders(), "place_order", {"sku": "A-1", "qty": 1})
+            return caught.value, time.monotonic() - started
+        finally:
+            await web.close()
+            await backend.close()
+
+    error, took = run(scenario())
+    assert error.code == "handler.failed"
+    assert "MaxPayloadError" in error.message
+    assert took < 4  # answered, not the 5 s timeout
 
 
 def test_internals_that_are_not_there_mean_the_public_api() -> None:
