@@ -193,6 +193,7 @@ class Side:
     web: BusEndpoint
     backend: BusEndpoint
     durable: bool  # whether JetStream is reachable by the web side (not across accounts)
+    servers: list[int]  # the nats-server processes' pids
 
 
 async def raw_connect(endpoint: BusEndpoint, hive: str) -> Client:
@@ -304,8 +305,8 @@ async def measure_request(side: Side, size: str, args: Any) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def provider_hive(endpoint: BusEndpoint) -> AsyncIterator[None]:
-    """The provider hive in a process of its own, serving ``hive`` until the block ends."""
+async def provider_hive(endpoint: BusEndpoint) -> AsyncIterator[int]:
+    """The provider hive in a process of its own, serving ``hive`` until the block ends; yields its pid."""
     env = {**os.environ, PASSWORD_ENV: endpoint.password or ""}
     command = [sys.executable, __file__, "--serve-hive", endpoint.servers[0], "--user", endpoint.user or ""]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, env=env)
@@ -314,7 +315,7 @@ async def provider_hive(endpoint: BusEndpoint) -> AsyncIterator[None]:
         ready = await asyncio.to_thread(proc.stdout.readline)
         if ready.strip() != b"ready":
             raise RuntimeError(f"the provider hive did not start (exit code {proc.wait(10)})")
-        yield
+        yield proc.pid
     finally:
         proc.terminate()
         proc.wait(10)
@@ -334,30 +335,73 @@ async def serve_hive(url: str, user: str) -> None:
     await asyncio.Event().wait()
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_of(pids: list[int]) -> float:
+    """CPU seconds the processes ``pids`` have used (user and system), from /proc."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of stat(5)
+    return total / _TICK
+
+
+@contextlib.contextmanager
+def _system_cpu(costs: list[float], count: int, pids: list[int]) -> Iterator[None]:
+    """Append the CPU microseconds per call that this process and ``pids`` (the provider hive, nats-server)
+    spent in the block: the whole round trip's work, whichever process did it."""
+    start, others = time.process_time(), _cpu_of(pids)
+    yield
+    costs.append((time.process_time() - start + _cpu_of(pids) - others) / count * 1e6)
+
+
 async def measure_hive(side: Side, size: str, args: Any) -> dict[str, Any]:
-    """A validated hive round trip: the same provider process, asked by raw nats-py and by NatsTransport."""
+    """A validated hive round trip: the same provider process, asked by bare raw nats-py, by raw nats-py doing
+    the client's part of the contract (the floor), and by NatsTransport."""
     body = payload(size)
     data = orjson.dumps(body)
+    valid = jsonschema_rs.validator_for(ORDER, validate_formats=True).is_valid
     raw = await raw_connect(side.web, "web")
     hive = await NatsTransport.connect(side.web, "web")
+
+    async def bare() -> None:
+        await raw.request(HIVE, data, headers=HEADERS, timeout=5)
+
+    async def floor() -> None:
+        if not valid(body):
+            raise AssertionError("the benchmark's payload is valid")
+        reply = await raw.request(HIVE, orjson.dumps(body), headers=HEADERS, timeout=5)
+        if not valid(orjson.loads(reply.data)):
+            raise AssertionError("the benchmark's payload is valid")
+
+    async def ours() -> None:
+        await hive.request(BENCH, "hive", body)
+
     out: dict[str, Any] = {}
     try:
-        async with provider_hive(side.backend):
+        async with provider_hive(side.backend) as pid:
             answered = await raw.request(HIVE, data, headers=HEADERS, timeout=5)
             if answered.headers:  # an error reply: the hive refused what raw nats-py sent
                 raise RuntimeError(f"the provider hive refused the raw request: {answered.data!r}")
-            await hive.request(BENCH, "hive", body)
+            await ours()
+            pids = [pid, *side.servers]
             for width, count in ((IN_FLIGHT, args.in_flight), (1, args.requests)):
-                raw_rt, ours_rt = [], []
+                rates: dict[str, list[float]] = {"raw": [], "floor": [], "ours": []}
+                costs: dict[str, list[float]] = {"raw": [], "floor": [], "ours": []}
                 for _ in range(args.rounds):
-                    raw_rt.append(
-                        await in_flight(count, width, lambda: raw.request(HIVE, data, headers=HEADERS, timeout=5))
-                    )
-                    ours_rt.append(await in_flight(count, width, lambda: hive.request(BENCH, "hive", body)))
+                    for name, one in (("raw", bare), ("floor", floor), ("ours", ours)):
+                        with _system_cpu(costs[name], count, pids):
+                            rates[name].append(await in_flight(count, width, one))
+                # Cost per call, inverted: a ratio above 1 is less CPU than raw, as for rates.
+                speeds = {name: [1 / c for c in values] for name, values in costs.items()}
                 out |= {
-                    f"hive{width}_raw_per_s": _rate(raw_rt),
-                    f"hive{width}_ours_per_s": _rate(ours_rt),
-                    **_ratio(f"hive{width}_ratio", raw_rt, ours_rt),
+                    **{f"hive{width}_{name}_per_s": _rate(values) for name, values in rates.items()},
+                    **_ratio(f"hive{width}_ratio", rates["raw"], rates["ours"]),
+                    **_ratio(f"hive{width}_floor_ratio", rates["floor"], rates["ours"]),
+                    **{f"hive{width}_{name}_cpu_us": round(statistics.median(v), 1) for name, v in costs.items()},
+                    **_ratio(f"hive{width}_cpu_ratio", speeds["raw"], speeds["ours"]),
+                    **_ratio(f"hive{width}_floor_cpu_ratio", speeds["floor"], speeds["ours"]),
                 }
     finally:
         await hive.close()
@@ -423,7 +467,7 @@ async def run_mode(mode: str, store: Path, args: Any) -> dict[str, Any]:
     if mode == "cluster":
         cluster = await EmbeddedCluster.start(config, nodes=3)
         stop: Callable[[], Awaitable[None]] = cluster.stop
-        side = Side(cluster.nodes[0].endpoint(), cluster.nodes[1].endpoint(), durable=True)
+        side = Side(cluster.nodes[0].endpoint(), cluster.nodes[1].endpoint(), True, cluster.pids)
         admin = await nats.connect(cluster.urls)
         await jetstream_ready(admin)
         await ensure_event_streams(admin.jetstream(), [("bench", 1)], replicas=3)
@@ -432,7 +476,7 @@ async def run_mode(mode: str, store: Path, args: Any) -> dict[str, Any]:
         server = await EmbeddedServer.start(ServerConfig(store, max_payload=config.max_payload, accounts=accounts))
         stop = server.stop
         if accounts is None:
-            side = Side(server.endpoint(), server.endpoint(), durable=True)
+            side = Side(server.endpoint(), server.endpoint(), True, server.pids)
             admin = await nats.connect(server.url)
             await ensure_event_streams(admin.jetstream(), [("bench", 1)])
         else:
@@ -440,7 +484,8 @@ async def run_mode(mode: str, store: Path, args: Any) -> dict[str, Any]:
             side = Side(
                 server.endpoint("web", str(users["web"][0])),
                 server.endpoint("backend", str(users["backend"][0])),
-                durable=False,
+                False,
+                server.pids,
             )
             admin = await nats.connect(server.url, user="_admin", password=str(accounts.admin_password))
     try:
