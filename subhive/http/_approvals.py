@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from fastapi import APIRouter, Body
 from pydantic import BaseModel, Field
 
-from ._deps import PAGE_DEFAULT, PREFIX, Admin, Cursor, Limit, Root, page
+from ._deps import PAGE_DEFAULT, PREFIX, Admin, KeyCursor, Limit, Root, page_after
 from ._models import ApprovalOut, OutcomeOut, Page
 from ._openapi import errors
+
+if TYPE_CHECKING:
+    from ..root_hive import Approval
 
 __all__ = ["router"]
 
@@ -34,12 +37,18 @@ async def list_approvals(
     status: Literal["pending", "approved", "rejected", "all"] = "pending",
     kind: Literal["contract", "repair", "tool", "all"] = "all",
     limit: Limit = PAGE_DEFAULT,
-    cursor: Cursor = None,
+    cursor: KeyCursor = None,
 ) -> Page[ApprovalOut]:
-    """Approvals, oldest first: contract versions, repairs, agents' tool calls (a file diff is one)."""
+    """Approvals, oldest first: contract versions, repairs, agents' tool calls (a file diff is one). The pages
+    stay whole while approvals are decided or proposed between them."""
     found = await backend.server.call(lambda r: r.approvals(status, kind=kind))
-    items, next_cursor = page(found, limit, cursor)
+    items, next_cursor = page_after(found, _oldest_first, limit, cursor)
     return Page[ApprovalOut](items=[ApprovalOut.model_validate(a.to_dict()) for a in items], next_cursor=next_cursor)
+
+
+def _oldest_first(approval: Approval) -> str:
+    """Sorts by creation (microseconds, zero-padded), then id: the page key of an approval."""
+    return f"{round(approval.created * 1_000_000):020d}~{approval.id}"
 
 
 @router.get("/approvals/{approval_id}", responses=errors(404))

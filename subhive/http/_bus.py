@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import SubhiveError
 from ..root_hive import NotFound
-from ._deps import PAGE_DEFAULT, PREFIX, Admin, Backend, Cursor, Limit, Reader, Root, page
+from ._deps import PAGE_DEFAULT, PREFIX, Admin, Backend, Cursor, KeyCursor, Limit, Reader, Root, page, page_after
 from ._models import (
     BoardEntry,
     BoardHistory,
@@ -103,14 +103,15 @@ def _broken(broken: Any) -> BrokenEntry:
 
 @router.get("/boards/{hive}", tags=["boards"], responses=errors(401, 403, 404, 422, 503))
 async def board(
-    backend: Root, hive: HivePath, token: Reader, limit: Limit = PAGE_DEFAULT, cursor: Cursor = None
+    backend: Root, hive: HivePath, token: Reader, limit: Limit = PAGE_DEFAULT, cursor: KeyCursor = None
 ) -> BoardOut:
-    """A running hive's blackboard: the latest value of each key (by key), with who wrote it."""
+    """A running hive's blackboard: the latest value of each key (by key), with who wrote it. A page starts
+    after the previous page's last key, so keys written or deleted meanwhile shift nothing."""
     from ..hive import BrokenValue
 
     async def read(nc: Client) -> BoardOut:
         kv = await _board(backend, nc, hive)
-        keys, next_cursor = page(await kv.keys(), limit, cursor)
+        keys, next_cursor = page_after(await kv.keys(), str, limit, cursor)
         entries, broken = [], []
         for key in keys:
             try:

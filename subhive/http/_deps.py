@@ -18,7 +18,20 @@ if TYPE_CHECKING:
     from ..bus import BusEndpoint
     from ..root_hive import RootHive, RootServer
 
-__all__ = ["PAGE_DEFAULT", "PAGE_MAX", "PREFIX", "Admin", "ApiSettings", "Backend", "Cursor", "Limit", "Root", "page"]
+__all__ = [
+    "PAGE_DEFAULT",
+    "PAGE_MAX",
+    "PREFIX",
+    "Admin",
+    "ApiSettings",
+    "Backend",
+    "Cursor",
+    "KeyCursor",
+    "Limit",
+    "Root",
+    "page",
+    "page_after",
+]
 
 T = TypeVar("T")
 PREFIX = "/api/v1"
@@ -110,9 +123,35 @@ Cursor = Annotated[
 ]
 
 
+#: The cursor of a list whose items may come and go anywhere (pending approvals, a board's keys): the sort
+#: key of the last item shown, so a page never skips or repeats an item when others arrive or leave.
+KeyCursor = Annotated[
+    str | None,
+    Query(
+        pattern=r"^k[-/_=.~a-zA-Z0-9]{1,1024}$",
+        description="The `next_cursor` of the previous page; omit it for the first.",
+    ),
+]
+
+
 def page(items: Sequence[T], limit: int, cursor: str | None) -> tuple[list[T], str | None]:
     """One page of ``items`` and the cursor of the next (None after the last). The cursor is opaque to
-    callers: today the offset, which a list that grows only at its end keeps stable."""
+    callers: the offset, which a list that grows only at its end keeps stable (decision 0076)."""
     start = int(cursor or 0)
     chunk = list(items[start : start + limit])
     return chunk, str(start + limit) if start + limit < len(items) else None
+
+
+def page_after(
+    items: Sequence[T], key: Callable[[T], str], limit: int, cursor: str | None
+) -> tuple[list[T], str | None]:
+    """One page of ``items`` in the order of ``key`` after the item the cursor names, and the next page's cursor
+    (None after the last). ``key`` gives each item a unique string of the cursor's characters (a board key, a
+    zero-padded time and an id) and the cursor is the last shown item's key: items added or removed before it
+    do not shift what comes after, so nothing is skipped or shown twice."""
+    ordered = sorted(items, key=key)
+    if cursor is not None:
+        after = cursor[1:]
+        ordered = [item for item in ordered if key(item) > after]
+    chunk = ordered[:limit]
+    return chunk, "k" + key(chunk[-1]) if len(ordered) > limit else None

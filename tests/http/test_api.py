@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from subhive.compat.contract_check import check_contract
 from subhive.contract import load_contract
-from subhive.http._deps import page
+from subhive.http._deps import page, page_after
 from tests.http.conftest import Answer, Api, call, make_api_workspace, serve
 
 PROBLEM = "application/problem+json"
@@ -143,6 +143,7 @@ def test_pages_follow_their_cursors_to_the_whole_list(shared_api: Api) -> None:
     _problem(call(shared_api, "GET", "/api/v1/approvals?limit=0"), 422, "http.invalid_request")
     _problem(call(shared_api, "GET", "/api/v1/approvals?limit=501"), 422, "http.invalid_request")
     _problem(call(shared_api, "GET", "/api/v1/approvals?cursor=abc"), 422, "http.invalid_request")
+    _problem(call(shared_api, "GET", "/api/v1/approvals?cursor=2"), 422, "http.invalid_request")  # an offset
 
 
 @given(st.lists(st.integers(), max_size=40), st.integers(min_value=1, max_value=12))
@@ -156,6 +157,33 @@ def test_walking_the_cursors_gives_every_item_once_in_order(items: list[int], li
         if cursor is None:
             break
     assert seen == items
+
+
+@given(
+    st.lists(st.text(max_size=3), unique=True, max_size=30),
+    st.integers(min_value=1, max_value=6),
+    st.data(),
+)
+def test_key_cursors_never_skip_or_repeat_while_the_list_changes(
+    keys: list[str], limit: int, data: st.DataObject
+) -> None:
+    """Items decided or written between pages (pending approvals, board keys) shift nothing: every item present
+    from the first page to the last is shown exactly once, in order."""
+    current, kept, seen = set(keys), set(keys), []
+    cursor: str | None = None
+    for turn in range(len(keys) + 10):  # at most 6 items are added
+        chunk, cursor = page_after(sorted(current), str, limit, cursor)
+        assert len(chunk) <= limit
+        seen += chunk
+        if cursor is None:
+            break
+        removed = data.draw(st.sets(st.sampled_from(sorted(current)))) if current else set()
+        added = data.draw(st.sets(st.text(max_size=3), max_size=2)) if turn < 3 else set()
+        kept -= removed
+        current = (current - removed) | added
+    assert cursor is None
+    assert seen == sorted(set(seen))  # in order, nothing twice
+    assert kept <= set(seen)
 
 
 def test_unknown_routes_and_methods_are_problems_too(shared_api: Api) -> None:

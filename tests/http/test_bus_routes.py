@@ -60,6 +60,20 @@ def test_a_board_and_the_history_of_a_key(tree: Api) -> None:
     assert (bad.status, bad.json()["problems"][0]["pointer"]) == (422, "/key")
 
 
+def test_a_board_pages_by_key(tree: Api) -> None:
+    whole = [e["key"] for e in call(tree, "GET", "/api/v1/boards/web", token=tree.token).json()["entries"]["items"]]
+    seen, cursor = [], ""
+    for _ in range(len(whole) + 1):
+        page = call(tree, "GET", f"/api/v1/boards/web?limit=1{cursor}", token=tree.token).json()["entries"]
+        seen += [e["key"] for e in page["items"]]
+        if page["next_cursor"] is None:
+            break
+        assert page["next_cursor"] == "k" + seen[-1]  # the last key shown: later pages start after it
+        cursor = "&cursor=" + page["next_cursor"]
+    assert seen == whole
+    assert len(whole) >= 2
+
+
 def test_a_dead_letter_keeps_its_exact_bytes(tree: Api) -> None:
     (letter,) = call(tree, "GET", "/api/v1/deadletters?hive=db", token=tree.token).json()["items"]
     assert (letter["id"], letter["code"], letter["size"]) == ("db:1", "payload.invalid", len(LETTER_BYTES))
