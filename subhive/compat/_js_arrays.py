@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._js_docs import Node
+from ._js_docs import Node, Unresolved
+from ._js_evaluation import BRANCHING, ITEM_KEYWORDS, branches_evaluate_nothing
 from ._js_logic import disjoint
 from ._js_pair import TRUE_NODE, Facts, Pair, Vacuous, changes_in
 from ._js_scalar import diff_bound, show
 from ._js_values import jkey
 from ._js_vocab import INPLACE, is_false
+
+if TYPE_CHECKING:
+    from ._js_engine import Engine
 
 __all__ = ["check_unevaluated", "diff_arrays", "is_evaluation_neutral"]
 
@@ -44,10 +48,47 @@ def _complex(kw: dict[str, Any]) -> bool:
     return "unevaluatedItems" in kw and "items" not in kw and ("contains" in kw or any(k in kw for k in INPLACE))
 
 
-def _effective_items(node: Node, kw: dict[str, Any]) -> tuple[Node, str | None]:
+def _scope(eng: Engine, node: Node, kw: dict[str, Any]) -> bool | None:
+    """For unevaluatedItems next to applicators: True when the conjuncts (allOf, $ref) evaluate every item
+    (unevaluatedItems is moot), False when they evaluate none past ``node``'s own prefixItems (it acts as
+    ``items``), None when that depends on the instance (contains, or a branch that evaluates items)."""
+    own = len(kw.get("prefixItems", []))
+    seen = {(node.doc.uid, node.key)}
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        value = current.value
+        if "contains" in value or (
+            any(k in value for k in BRANCHING) and not branches_evaluate_nothing(eng, current, ITEM_KEYWORDS)
+        ):
+            return None
+        nexts = eng.children(current, "allOf")
+        if "$ref" in value:
+            target = eng.deref(current)
+            if isinstance(target, Unresolved):
+                return None
+            nexts.append(target)
+        for member in (eng.follow(n) for n in nexts):
+            if not isinstance(member.value, dict) or (member.doc.uid, member.key) in seen:
+                continue
+            seen.add((member.doc.uid, member.key))
+            if "items" in member.value or "unevaluatedItems" in member.value:
+                return True
+            if len(member.value.get("prefixItems", [])) > own:
+                return None
+            todo.append(member)
+    return False
+
+
+def _inexact(eng: Engine, node: Node, kw: dict[str, Any]) -> bool:
+    """unevaluatedItems whose reach depends on the instance: compared only while nothing else changes."""
+    return _complex(kw) and _scope(eng, node, kw) is None
+
+
+def _effective_items(eng: Engine, node: Node, kw: dict[str, Any]) -> tuple[Node, str | None]:
     if "items" in kw:
         return node.child(kw["items"], "items"), "items"
-    if "unevaluatedItems" in kw and not _complex(kw):
+    if "unevaluatedItems" in kw and (not _complex(kw) or _scope(eng, node, kw) is False):
         return node.child(kw["unevaluatedItems"], "unevaluatedItems"), "unevaluatedItems"
     return TRUE_NODE, None
 
@@ -57,8 +98,8 @@ def _diff_items(p: Pair) -> None:
     ``items`` (or a plain ``unevaluatedItems``, which means the same when nothing else evaluates items)."""
     eng = p.eng
     po, pn = p.ok.get("prefixItems", []), p.nk.get("prefixItems", [])
-    io, io_kw = _effective_items(p.o, p.ok)
-    in_, in_kw = _effective_items(p.n, p.nk)
+    io, io_kw = _effective_items(eng, p.o, p.ok)
+    in_, in_kw = _effective_items(eng, p.n, p.nk)
     vac = Vacuous(p, "array")
     max_o, max_n = p.ok.get("maxItems"), p.nk.get("maxItems")
     for i in range(max(len(po), len(pn))):
@@ -199,7 +240,7 @@ def _at_least(p: Pair, side: int, a: _Count, goal: Node) -> int:
         eng.subset(node.child(prefix[i], "prefixItems", i), goal, guarded=True) for i in range(min(length, len(prefix)))
     )
     if length > len(prefix):
-        rest, rest_kw = _effective_items(node, kw)
+        rest, rest_kw = _effective_items(eng, node, kw)
         if rest_kw is not None and eng.subset(rest, goal, guarded=True):
             count += length - len(prefix)
     return max(best, count)
@@ -213,7 +254,7 @@ def _at_most(p: Pair, side: int, a: _Count, goal: Node) -> float:
     if a.schema is not None and a.high is not None and eng.subset(goal, a.schema, guarded=True, flipped=True):
         bounds.append(a.high)
     # Items that cannot match do not count: with a tail that never matches, only the prefix can.
-    rest, rest_kw = _effective_items(node, kw)
+    rest, rest_kw = _effective_items(eng, node, kw)
     if rest_kw is not None and (eng.is_empty(rest) or disjoint(eng, rest, goal)):
         prefix = kw.get("prefixItems", [])
         bounds.append(sum(not disjoint(eng, node.child(s, "prefixItems", i), goal) for i, s in enumerate(prefix)))
@@ -274,7 +315,7 @@ def check_unevaluated(p: Pair) -> None:
     """unevaluatedItems next to applicators or contains: sound only when nothing else changed."""
     if "unevaluatedItems" not in p.keys:
         return
-    co, cn = _complex(p.ok), _complex(p.nk)
+    co, cn = _inexact(p.eng, p.o, p.ok), _inexact(p.eng, p.n, p.nk)
     in_o, in_n = "unevaluatedItems" in p.ok, "unevaluatedItems" in p.nk
     if not (co or cn):
         if (

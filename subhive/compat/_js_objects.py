@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ._js_arrays import is_evaluation_neutral
 from ._js_dependencies import always_has, diff_dependencies
 from ._js_docs import Node, Unresolved
+from ._js_evaluation import BRANCHING, PROPERTY_KEYWORDS, branches_evaluate_nothing
 from ._js_pair import TRUE_NODE, Facts, Pair, Vacuous, changes_in
 from ._js_scalar import diff_bound, show
 from ._js_values import contains_ref, json_equal, runtime_accepts
@@ -41,14 +42,12 @@ def _complex(kw: dict[str, Any]) -> bool:
     return "unevaluatedProperties" in kw and "additionalProperties" not in kw and any(k in kw for k in INPLACE)
 
 
-_BRANCHING = ("anyOf", "oneOf", "if", "dependentSchemas", "dependencies", "$dynamicRef", "$recursiveRef")
-
-
 def _evaluators(eng: Engine, node: Node) -> tuple[list[Node], bool] | None:
     """The in-place conjuncts whose annotations unevaluatedProperties at ``node`` sees, when they are
-    fixed: only ``allOf`` and ``$ref`` lead to them, so each one validates whenever ``node`` does and all
-    of their property names count as evaluated. Returns (conjuncts, evaluates everything), or None when
-    which names are evaluated depends on the instance (anyOf, oneOf, if, ... anywhere in between).
+    fixed: ``allOf`` and ``$ref`` lead to them, so each one validates whenever ``node`` does and all of
+    their property names count as evaluated; anyOf, oneOf, if, ... on the way are allowed when no branch
+    can evaluate a property. Returns (conjuncts, evaluates everything), or None when which names are
+    evaluated depends on the instance.
     """
     members: list[Node] = []
     seen = {(node.doc.uid, node.key)}
@@ -57,8 +56,8 @@ def _evaluators(eng: Engine, node: Node) -> tuple[list[Node], bool] | None:
     while todo:
         current = todo.pop()
         value = current.value
-        if any(k in value for k in _BRANCHING):
-            return None
+        if any(k in value for k in BRANCHING) and not branches_evaluate_nothing(eng, current, PROPERTY_KEYWORDS):
+            return None  # which names the branches evaluate depends on the instance
         nexts = eng.children(current, "allOf")
         if "$ref" in value:
             target = eng.deref(current)

@@ -2426,6 +2426,61 @@ _case(
     "two strings refused",
     witness_backward=["a", "b"],
 )
+_group = "object"
+_case(
+    "unevaluated-anyof-without-properties-property-added",
+    obj({"a": S, "b": S}, anyOf=[{"required": ["a"]}, {"required": ["b"]}], unevaluatedProperties=False),
+    obj({"a": S, "b": S, "c": S}, anyOf=[{"required": ["a"]}, {"required": ["b"]}], unevaluatedProperties=False),
+    True,
+    False,
+    "the anyOf branches evaluate no property, so unevaluatedProperties acts as additionalProperties; c allowed",
+    witness_forward={"a": "x", "c": "y"},
+)
+_case(
+    "unevaluated-oneof-without-properties-to-additional",
+    obj({"a": S}, oneOf=[{"required": ["a"]}, {"minProperties": 2}], unevaluatedProperties=False),
+    obj({"a": S}, oneOf=[{"required": ["a"]}, {"minProperties": 2}], additionalProperties=False),
+    True,
+    True,
+    "no branch evaluates a property: unevaluatedProperties false means additionalProperties false here",
+)
+_case(
+    "unevaluated-if-without-properties-property-removed",
+    obj({"a": S, "b": INT}, unevaluatedProperties=False, **{"if": {"required": ["a"]}, "then": {"required": ["b"]}}),
+    obj({"a": S}, unevaluatedProperties=False, **{"if": {"required": ["a"]}, "then": {"required": ["b"]}}),
+    False,
+    True,
+    "b can no longer be present, and then still requires it next to a",
+    witness_backward={"b": 1},
+)
+_group = "array"
+_case(
+    "unevaluateditems-allof-prefix-added",
+    arr(prefixItems=[S], allOf=[{"minItems": 1}], unevaluatedItems=False),
+    arr(prefixItems=[S, INT], allOf=[{"minItems": 1}], unevaluatedItems=False),
+    True,
+    False,
+    "the allOf evaluates no item, so unevaluatedItems acts as items; a second integer item allowed",
+    witness_forward=["a", 1],
+)
+_case(
+    "unevaluateditems-anyof-without-items-prefix-added",
+    arr(prefixItems=[S], anyOf=[{"minItems": 1}, {"maxItems": 0}], unevaluatedItems=False),
+    arr(prefixItems=[S, S], anyOf=[{"minItems": 1}, {"maxItems": 0}], unevaluatedItems=False),
+    True,
+    False,
+    "no anyOf branch evaluates items; a second string allowed",
+    witness_forward=["a", "b"],
+)
+_case(
+    "unevaluateditems-moot-removed",
+    arr(allOf=[{"items": S}], unevaluatedItems=False),
+    arr(allOf=[{"items": S}]),
+    True,
+    True,
+    "the allOf's items evaluates every item, so unevaluatedItems never applied",
+    instances=(["a"], [1], []),
+)
 _group = "string"
 _case(
     "maxlength-counts-code-points",
