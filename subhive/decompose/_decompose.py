@@ -19,6 +19,7 @@ from ._discover import discover, read_file
 from ._imports import Extracted, JvmFile, Language, extract, language_of, paths_named, symbols_used
 from ._model import Budget, Crossing, Cycle, DecompositionPlan, HivePlan, PlanStats
 from ._naming import HiveNames, contract_for
+from ._refine import CYCLE_MARGIN
 from ._resolve import Resolver
 from ._roles import Role, classify, dominant_role
 from ._split import Graph, Node, Strategy, split
@@ -112,7 +113,7 @@ def decompose(
         tuple(crossings),
         stats,
         tuple(cycles),
-        tuple(_warnings(tree, graph, budget)),
+        tuple(_warnings(tree, graph, budget) + _cycles_made(tree, graph, hives, leaf_of, pairs)),
     )
 
 
@@ -153,6 +154,32 @@ def _warnings(tree: Node, graph: Graph, budget: Budget) -> list[str]:
         f"the byte budget ({budget.max_bytes:,} bytes) binds before the file budget ({budget.max_files:,} files): "
         f"{bound:,} hive(s) within the file budget were split for their bytes; raise --max-bytes if that is not "
         "what you meant"
+    ]
+
+
+#: How many pairs a warning names.
+_PAIRS_NAMED = 5
+
+
+def _cycles_made(
+    tree: Node, graph: Graph, hives: list[HivePlan], leaf_of: Mapping[str, int], pairs: set[tuple[str, str]]
+) -> list[str]:
+    """The pairs of leaves importing each other both ways because a refinement move was worth it (decision
+    0125): said, so a person sees which cycles were a choice."""
+    made: set[tuple[str, str]] = set()
+    for a, b in tree.made_mutual:
+        if a.files and b.files:  # neither merged away since
+            x, y = (hives[leaf_of[graph.paths[leaf.files[0]]]].name for leaf in (a, b))
+            if x != y and (x, y) in pairs and (y, x) in pairs:
+                made.add((min(x, y), max(x, y)))
+    if not made:
+        return []
+    named = ", ".join(f"{x} <-> {y}" for x, y in sorted(made)[:_PAIRS_NAMED])
+    more = f" and {len(made) - _PAIRS_NAMED:,} more" if len(made) > _PAIRS_NAMED else ""
+    return [
+        f"refinement made {len(made):,} pair(s) of hives import each other both ways, where moving code cut at "
+        f"least {CYCLE_MARGIN} import edges more than keeping them one-way would: {named}{more} (listed in cycles; "
+        "cut by hand the ones not worth a cyclic contract)"
     ]
 
 

@@ -31,12 +31,13 @@ _WINDOW = 200
 CYCLE_MARGIN = 8
 
 
-def refine(leaves: list[Node], graph: Graph, budget: Budget, atom: Sequence[int]) -> None:
+def refine(leaves: list[Node], graph: Graph, budget: Budget, atom: Sequence[int]) -> list[tuple[int, int]]:
     """Move atoms (a unit kept whole, or a single file outside any fitting unit) between ``leaves`` while that
     lowers the weighted cut and the receiving leaf has room; then a leaf under a tenth of the budget joins the
-    leaf it is most coupled to. Leaves may be emptied (the caller prunes them); a unit is never cut."""
+    leaf it is most coupled to. Leaves may be emptied (the caller prunes them); a unit is never cut. Returns
+    the pairs of leaves (indexes, ascending) that now import each other both ways and did not before."""
     if len(leaves) < 2:
-        return
+        return []
     leaf_of = [0] * len(graph.paths)
     for index, leaf in enumerate(leaves):
         for f in leaf.files:
@@ -52,6 +53,7 @@ def refine(leaves: list[Node], graph: Graph, budget: Budget, atom: Sequence[int]
         else:  # cannot happen for a fitting unit; kept safe: its files move one by one
             items.extend([f] for f in files)
     refiner = Refiner(graph, budget, items, [leaf_of[item[0]] for item in items], len(leaves))
+    before = refiner.mutual_pairs()
     for _ in range(_ROUNDS):
         if refiner.fm_pass() + refiner.evict_pass() <= 0:
             break
@@ -62,6 +64,7 @@ def refine(leaves: list[Node], graph: Graph, budget: Budget, atom: Sequence[int]
         leaves[refiner.owner[k]].files.extend(item)
     for leaf in leaves:
         leaf.files.sort()
+    return sorted(refiner.mutual_pairs() - before)
 
 
 def weights(graph: Graph, items: list[list[int]]) -> list[dict[int, int]]:
@@ -96,6 +99,9 @@ class Refiner:
         self.item_count = [len(item) for item in items]
         self.item_size = [sum(graph.sizes[f] for f in item) for item in items]
         self.adjacency = weights(graph, items)
+        self._towards: dict[int, dict[int, int]] = {}
+        #: items whose neighbourhood changed since the last FM pass began: only they can have a new best move
+        self._dirty: set[int] = set(range(len(items)))
         self.counts = [0] * leaves
         self.sizes = [0] * leaves
         self.members: list[set[int]] = [set() for _ in range(leaves)]
@@ -122,6 +128,11 @@ class Refiner:
 
     # --- the state
 
+    def mutual_pairs(self) -> set[tuple[int, int]]:
+        """The pairs of leaves (a < b) importing each other both ways."""
+        between = self.between
+        return {(a, b) for (a, b), n in between.items() if a < b and n > 0 and between.get((b, a), 0) > 0}
+
     def _room(self, leaf: int, k: int, leaving: int = -1) -> bool:
         """Whether leaf ``leaf`` has room for item ``k`` (once item ``leaving``, if any, has left it)."""
         count, size = self.item_count[k], self.item_size[k]
@@ -130,17 +141,25 @@ class Refiner:
             size -= self.item_size[leaving]
         return self.counts[leaf] + count <= self.budget.max_files and self.sizes[leaf] + size <= self.budget.max_bytes
 
-    def _mutual_after(self, k: int, to: int) -> bool:
-        """Whether moving item ``k`` to leaf ``to`` would make ``to`` and some leaf import each other both ways
-        where they did not."""
-        here, owner, between = self.owner[k], self.owner, self.between
+    def _by_leaf(self, k: int) -> tuple[dict[int, int], dict[int, int]]:
+        """Item ``k``'s production imports per leaf: to each leaf, and from each leaf."""
+        owner = self.owner
         out_by: dict[int, int] = {}
         in_by: dict[int, int] = {}
         for m, c in self.out_edges[k].items():
             out_by[owner[m]] = out_by.get(owner[m], 0) + c
         for m, c in self.in_edges[k].items():
             in_by[owner[m]] = in_by.get(owner[m], 0) + c
-        for leaf in set(out_by) | set(in_by):
+        return out_by, in_by
+
+    def _mutual_after(self, k: int, to: int, by_leaf: tuple[dict[int, int], dict[int, int]] | None = None) -> bool:
+        """Whether moving item ``k`` to leaf ``to`` would make ``to`` and some leaf import each other both ways
+        where they did not (``by_leaf``: :meth:`_by_leaf`, when already known)."""
+        if not self.out_edges[k] and not self.in_edges[k]:
+            return False
+        here, between = self.owner[k], self.between
+        out_by, in_by = by_leaf or self._by_leaf(k)
+        for leaf in out_by.keys() | in_by.keys():
             if leaf == to:
                 continue
             forward, backward = between.get((to, leaf), 0), between.get((leaf, to), 0)
@@ -175,13 +194,23 @@ class Refiner:
         self.sizes[to] += self.item_size[k]
         self.members[here].discard(k)
         self.members[to].add(k)
+        towards, dirty = self._towards, self._dirty
+        towards.pop(k, None)
+        dirty.add(k)
+        for neighbour in self.adjacency[k]:
+            towards.pop(neighbour, None)
+            dirty.add(neighbour)
 
     def _toward(self, k: int) -> dict[int, int]:
-        owner = self.owner
-        toward: dict[int, int] = {}
-        for neighbour, weight in self.adjacency[k].items():
-            leaf = owner[neighbour]
-            toward[leaf] = toward.get(leaf, 0) + weight
+        """Item ``k``'s weight to each leaf (kept until it or a neighbour moves; never to be changed)."""
+        toward = self._towards.get(k)
+        if toward is None:
+            owner = self.owner
+            toward = {}
+            for neighbour, weight in self.adjacency[k].items():
+                leaf = owner[neighbour]
+                toward[leaf] = toward.get(leaf, 0) + weight
+            self._towards[k] = toward
         return toward
 
     # --- Fiduccia-Mattheyses
@@ -192,9 +221,15 @@ class Refiner:
         toward = self._toward(k)
         stay = toward.get(here, 0)
         ranked = sorted(((w - stay, leaf) for leaf, w in toward.items() if leaf != here), key=lambda m: (-m[0], m[1]))
+        by_leaf = None
         for gain, leaf in ranked:
-            if self._room(leaf, k) and self._allowed(k, leaf, gain):
-                return gain, leaf
+            if not self._room(leaf, k):
+                continue
+            if gain < CYCLE_MARGIN * PRODUCTION and (self.out_edges[k] or self.in_edges[k]):
+                by_leaf = by_leaf or self._by_leaf(k)
+                if self._mutual_after(k, leaf, by_leaf):
+                    continue
+            return gain, leaf
         return None
 
     def fm_pass(self) -> int:
@@ -202,8 +237,9 @@ class Refiner:
         so on; then undo the moves after the best point reached. What the pass gained."""
         locked = [False] * len(self.owner)
         heap: list[tuple[int, int, int]] = []
-        for k, row in enumerate(self.adjacency):
-            if row:
+        candidates, self._dirty = sorted(self._dirty), set()
+        for k in candidates:
+            if self.adjacency[k]:
                 self._queue(heap, k)
         moves: list[tuple[int, int]] = []
         gained = best_gain = best_length = 0

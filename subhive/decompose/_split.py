@@ -54,6 +54,9 @@ class Node:
     #: The directory holding the node's files when the split made it ('' for the root); refinement may
     #: later move atoms in from elsewhere (the plan then names a leaf after where most of its files are).
     directory: str = ""
+    #: On the root: pairs of leaves that refinement made import each other both ways, each by a move that cut
+    #: clearly fewer edges (decision 0125); a leaf emptied later (merged, pruned) has no files left.
+    made_mutual: list[tuple[Node, Node]] = field(default_factory=list)
 
     @property
     def leaf(self) -> bool:
@@ -114,7 +117,9 @@ class _Splitter:
         if self.strategy is Strategy.graph:
             units = find_units(self.graph.paths)
             atom = atoms(units, self.graph.sizes, self.budget.max_files, self.budget.max_bytes)
-            refine(list(tree.leaves()), self.graph, self.budget, atom)
+            leaves = list(tree.leaves())
+            made = refine(leaves, self.graph, self.budget, atom)
+            tree.made_mutual = [(leaves[a], leaves[b]) for a, b in made]
             prune(tree)
         return tree
 
