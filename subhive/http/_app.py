@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import _approvals, _bus, _events, _tree
 from ._deps import ApiSettings, Backend
@@ -54,6 +54,40 @@ class LoopbackHostOnly:
         await self.app(scope, receive, send)
 
 
+#: Sent with every answer: the console runs only its own files (no inline script or style, nothing from
+#: elsewhere) and may not be framed, so another page can neither inject into it nor overlay it (clickjacking
+#: the approve button).
+SECURITY_HEADERS = (
+    (
+        b"content-security-policy",
+        b"default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; "
+        b"frame-ancestors 'none'",
+    ),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+)
+
+
+class SecurityHeaders:
+    """Add :data:`SECURITY_HEADERS` to every HTTP answer."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
 def create_app(server: RootServer, settings: ApiSettings) -> FastAPI:
     """The API over ``server`` (a started :class:`~subhive.root_hive.RootServer`)."""
     app = FastAPI(
@@ -66,6 +100,7 @@ def create_app(server: RootServer, settings: ApiSettings) -> FastAPI:
     )
     app.state.backend = Backend(server, settings)
     app.add_middleware(LoopbackHostOnly)
+    app.add_middleware(SecurityHeaders)
     for module in (_tree, _approvals, _bus, _events):
         app.include_router(module.router)
     app.mount("/console", StaticFiles(directory=CONSOLE, html=True), name="console")

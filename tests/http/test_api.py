@@ -186,6 +186,15 @@ def test_key_cursors_never_skip_or_repeat_while_the_list_changes(
     assert kept <= set(seen)
 
 
+def test_every_answer_forbids_framing_and_foreign_scripts(shared_api: Api) -> None:
+    for path in ("/console/", "/console/console.js", "/api/v1/hives", "/api/v1/nothing"):
+        headers = call(shared_api, "GET", path).headers
+        policy = {d.split()[0]: d.split()[1:] for d in headers["content-security-policy"].split("; ")}
+        assert policy["default-src"] == ["'self'"]
+        assert policy["frame-ancestors"] == ["'none'"]
+        assert (headers["x-frame-options"], headers["x-content-type-options"]) == ("DENY", "nosniff")
+
+
 def test_unknown_routes_and_methods_are_problems_too(shared_api: Api) -> None:
     _problem(call(shared_api, "GET", "/api/v1/nothing"), 404, "http.not_found")
     _problem(call(shared_api, "DELETE", "/api/v1/approvals"), 405, "http.method_not_allowed")

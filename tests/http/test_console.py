@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
 
 from tests.http.conftest import VALID_PUT, Api, call, keep_put_record_letter
 from tests.up._tree import wait_for
@@ -50,10 +50,13 @@ def page(browser: Browser) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": 1366, "height": 768})  # a laptop's screen
     page = context.new_page()
     page.set_default_timeout(10_000)
+    blocked: list[str] = []  # the console must run under its own Content-Security-Policy
+    page.on("console", lambda m: blocked.append(m.text) if "Content Security Policy" in m.text else None)
     try:
         yield page
     finally:
         context.close()
+    assert blocked == []
 
 
 @pytest.fixture
@@ -142,6 +145,25 @@ def test_live_events_and_an_agents_turn(api: Api, page: Page, shots: Path) -> No
     page.get_by_role("link", name="Dead letters").click()
     expect(main).to_contain_text("subhive up --detach")
     page.screenshot(path=shots / "deadletters.png", full_page=True)
+
+
+def test_the_live_stream_follows_again_after_the_root_refuses_a_resume(api: Api, page: Page) -> None:
+    """A 409 (the root restarted with another history) closes an EventSource for good: the console must ask
+    the root where its log stands and follow from there instead of saying "reconnecting" forever."""
+    refused: list[str] = []
+
+    def refuse_once(route: Route) -> None:
+        if refused:
+            route.continue_()
+            return
+        refused.append(route.request.url)
+        problem = {"type": "urn:subhive:error:frames.token_ahead", "status": 409, "code": "frames.token_ahead"}
+        route.fulfill(status=409, content_type="application/problem+json", body=json.dumps(problem))
+
+    page.route("**/api/v1/events?*", refuse_once)
+    page.goto(f"{api.url}/console/#/events")
+    expect(page.locator("#live")).to_contain_text("live (after #", timeout=15_000)
+    assert len(refused) == 1
 
 
 def test_a_running_tree_its_boards_and_dead_letters(tree: Api, page: Page, shots: Path) -> None:

@@ -329,11 +329,24 @@ async function route() {
   }
 }
 
+// EventSource retries by itself after a dropped connection, but gives up for good when an answer is not a
+// stream (409 frames.token_ahead: the root restarted with another history; 503 while it starts). Then the
+// console asks the root where its log stands and follows from there, trying again until it answers.
+const RETRY_MS = 2000;
+
 async function connect() {
-  try { lastSeq = (await api("/health")).last_seq; } catch (e) { live.textContent = "the root does not answer"; return; }
+  try { lastSeq = (await api("/health")).last_seq; } catch (e) {
+    live.textContent = "the root does not answer; retrying…";
+    setTimeout(connect, RETRY_MS);
+    return;
+  }
   const source = new EventSource(`${API}/events?after=${lastSeq}`);
   source.onopen = () => { live.textContent = `live (after #${lastSeq})`; };
-  source.onerror = () => { live.textContent = "reconnecting…"; };
+  source.onerror = () => {
+    if (source.readyState !== EventSource.CLOSED) { live.textContent = "reconnecting…"; return; }
+    live.textContent = "the event stream ended; following the root's log again…";
+    setTimeout(connect, RETRY_MS);
+  };
   source.onmessage = (message) => {
     const frame = JSON.parse(message.data);
     lastSeq = frame.seq;
