@@ -176,12 +176,18 @@ def parse_id_root(option: str, base: Path | None = None) -> IdRoot:
     Raises :class:`~subhive.errors.InputError` when it is malformed or ``DIR`` does not exist.
     """
     prefix, sep, target = option.partition("=")
-    hint = "write --id-root PREFIX=DIR, e.g. --id-root https://json.schemastore.org/=schemas/json"
     if not sep or not target:
-        raise InputError(f"--id-root {option!r} is not PREFIX=DIR", code="usage.id_root", hint=hint)
-    entry, why = _entry(prefix, target, base if base is not None else Path.cwd(), "--id-root")
+        raise InputError(f"--id-root {option!r} is not PREFIX=DIR", code="usage.id_root", hint=_OPTION_HINT)
+    return _option_entry(prefix, target, base)
+
+
+_OPTION_HINT = "write --id-root PREFIX=DIR, e.g. --id-root https://json.schemastore.org/=schemas/json"
+
+
+def _option_entry(prefix: str, target: str | Path, base: Path | None = None) -> IdRoot:
+    entry, why = _entry(prefix, str(target), base if base is not None else Path.cwd(), "--id-root")
     if entry is None:
-        raise InputError(f"--id-root {option!r}: {why}", code="usage.id_root", hint=hint)
+        raise InputError(f"--id-root {prefix}={target}: {why}", code="usage.id_root", hint=_OPTION_HINT)
     return entry
 
 
@@ -199,7 +205,7 @@ def extra_id_roots(options: Mapping[str, str | Path] | tuple[IdRoot, ...] | list
     in-process root judges a proposal on threads of its own.
     """
     if isinstance(options, Mapping):
-        entries = tuple(parse_id_root(f"{prefix}={target}") for prefix, target in options.items())
+        entries = tuple(_option_entry(prefix, target) for prefix, target in options.items())
     else:
         entries = tuple(o if isinstance(o, IdRoot) else parse_id_root(o) for o in options)
     with _EXTRA_LOCK:
