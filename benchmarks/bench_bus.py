@@ -25,14 +25,18 @@ Measured for a ~40 byte and a ~4 KB payload (``--sizes``):
   the raw round trip plus the contract's work on both ends (validate and encode the request, decode and
   validate it and the reply, decode and validate the reply), measured in the same run;
 * ``hive``: a validated hive round trip: a provider hive in a process of its own (NatsTransport, as ``up``
-  runs it) answering 32 requests in flight (``hive32``, target >= 0.95) and one at a time (``hive1``), from
-  NatsTransport.request against raw ``nc.request`` of the same bytes and headers to the same hive;
+  runs it) answering 32 requests in flight (``hive32``, target >= 0.95) and one at a time (``hive1``), asked
+  by NatsTransport.request, by raw ``nc.request`` of the same bytes and headers (``raw``), and by raw nats-py
+  doing the client's part of the contract (``floor``: validate and encode the request, decode and validate
+  the reply). ``*_cpu_us``: the CPU that this process, the provider hive and nats-server spent per call;
 * ``durable`` (not in ``accounts``): NatsTransport.publish to JetStream (acknowledged) against ``js.publish``.
 
 Each measurement runs ``--rounds`` times, raw and ours back to back; rates are medians, a ratio is the median
 of the rounds' ratios with its spread (``*_spread``: lowest, highest), since the machine is shared.
-``*_cpu_ratio`` compares the CPU time of this process instead of the clock: what the bus itself adds, without
-nats-server's (or the provider process's) share or the neighbours' load.
+``*_cpu_ratio`` compares CPU time instead of the clock (this process's; for ``hive``, every process's): the
+work the bus adds, which the neighbours' load does not move as it moves the clock. ``missed`` lists the 4 KB
+targets not met; ``missed_against_floor`` the same targets taken against the floors, i.e. what the bus adds
+beyond the work its contract requires (decision 0116).
 """
 
 from __future__ import annotations
@@ -87,6 +91,8 @@ ORDER = {
 #: ``place``: the in-process provider; ``echo``: the raw responder; ``hive``: the provider hive's process.
 OPERATIONS = ("place", "echo", "hive")
 TARGETS = {"publish_floor_ratio": 0.8, "request_ratio": 0.85, "hive32_ratio": 0.95}
+#: The same targets against the floors (publish's is one already).
+FLOOR_TARGETS = {"publish_floor_ratio": 0.8, "request_floor_ratio": 0.85, "hive32_floor_ratio": 0.95}
 IN_FLIGHT = 32
 PASSWORD_ENV = "SUBHIVE_BENCH_PASSWORD"
 
@@ -509,14 +515,19 @@ async def main_async(args: Any) -> dict[str, Any]:
                 single, accounts = figures[f"single_{size}_{kind}_per_s"], figures[f"accounts_{size}_{kind}_per_s"]
                 figures[f"accounts_{size}_{kind}_vs_single"] = round(accounts / single, 3)
     figures["targets"] = ", ".join(f"{name} >= {floor}" for name, floor in TARGETS.items()) + " (4 KB, every mode)"
-    figures["missed"] = [
-        f"{mode}_4kb_{name}"
-        for mode in args.modes
-        for name, floor in TARGETS.items()
-        if f"{mode}_4kb_{name}" in figures and figures[f"{mode}_4kb_{name}"] < floor
-    ]
+    figures["missed"] = _missed(figures, args.modes, TARGETS)
+    figures["missed_against_floor"] = _missed(figures, args.modes, FLOOR_TARGETS)
     figures["within_targets"] = not figures["missed"]
     return figures
+
+
+def _missed(figures: dict[str, Any], modes: list[str], targets: dict[str, float]) -> list[str]:
+    return [
+        f"{mode}_4kb_{name}"
+        for mode in modes
+        for name, floor in targets.items()
+        if f"{mode}_4kb_{name}" in figures and figures[f"{mode}_4kb_{name}"] < floor
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
