@@ -93,8 +93,19 @@ class Refiner:
     """Moves of items (groups of files that move together) between leaves, keeping per leaf its files and
     bytes, and the directed production imports between leaves (for the cycle rule)."""
 
-    def __init__(self, graph: Graph, budget: Budget, items: list[list[int]], owner: list[int], leaves: int) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        budget: Budget,
+        items: list[list[int]],
+        owner: list[int],
+        leaves: int,
+        *,
+        margin: int = CYCLE_MARGIN,
+    ) -> None:
         self.budget = budget
+        #: the least gain, in weight, of a move allowed to make a mutual pair
+        self.margin = margin * PRODUCTION
         self.owner = owner
         self.item_count = [len(item) for item in items]
         self.item_size = [sum(graph.sizes[f] for f in item) for item in items]
@@ -172,7 +183,7 @@ class Refiner:
         return False
 
     def _allowed(self, k: int, to: int, gain: int) -> bool:
-        return gain >= CYCLE_MARGIN * PRODUCTION or not self._mutual_after(k, to)
+        return gain >= self.margin or not self._mutual_after(k, to)
 
     def _move(self, k: int, to: int) -> None:
         here = self.owner[k]
@@ -225,7 +236,7 @@ class Refiner:
         for gain, leaf in ranked:
             if not self._room(leaf, k):
                 continue
-            if gain < CYCLE_MARGIN * PRODUCTION and (self.out_edges[k] or self.in_edges[k]):
+            if gain < self.margin and (self.out_edges[k] or self.in_edges[k]):
                 by_leaf = by_leaf or self._by_leaf(k)
                 if self._mutual_after(k, leaf, by_leaf):
                     continue
