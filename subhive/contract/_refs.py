@@ -463,15 +463,10 @@ class SchemaDocuments:
         site: RefSite,
         where: Callable[[], Location],
     ) -> Target:
-        """An absolute URL that is no ``$id`` of ``doc`` and no meta-schema: the file an id root maps it to
-        (decision 0107), else the file the referring document's ``$id`` places it at (decision 0096)."""
+        """An absolute URL that is no ``$id`` of ``doc`` and no meta-schema: the file the referring document's
+        ``$id`` places it at (decision 0096), else the file an id root maps it to (decision 0107)."""
         tried: list[str] = []
-        for root, path in self._ids().places(uri):
-            found = self._mapped(root, path, tried, site=site, where=where)
-            if found is not None:
-                target = self._in_root(found, root, fragment, site=site, where=where)
-                self.placed.setdefault(uri, target.document)
-                return target
+        places = self._ids().places(uri)
         by_id = _by_id(doc, index.root_base, uri)
         if by_id is not None:  # the file at the same place relative to this one as the URL to its $id
             path, lookup = by_id
@@ -480,11 +475,17 @@ class SchemaDocuments:
                 path = named  # catalogs serve "https://json.schemastore.org/feed-1" from feed-1.json
             elif not path.suffix:
                 lookup = lookup[:-1] + f", then {named.name})"
-            if tried:
-                lookup = f" (looked for {'; then '.join(tried)}; then for it{lookup.removeprefix(' (looked for it')}"
-            target = self._in_file(path, fragment, site=site, where=where, lookup=lookup)
-            self.placed.setdefault(uri, target.document)
-            return target
+            inside = _inside(path, self._root)
+            if not places or (inside and self.files.is_file(path)):  # found, or nothing else to try
+                return self._remember(
+                    uri, doc, site, self._in_file(path, fragment, site=site, where=where, lookup=lookup)
+                )
+            outside = "" if inside else ", outside the contract directory"
+            tried.append(f"{_shown(path)} (where the $id {index.root_base!r} of {doc.path.name} places it{outside})")
+        for root, path in places:
+            found = self._mapped(root, path, tried, site=site, where=where)
+            if found is not None:
+                return self._remember(uri, doc, site, self._in_root(found, root, fragment, site=site, where=where))
         # An absolute URI names an $id of this document, a mapped file, the file its $id places it at, or
         # nothing: subhive has no registry of schemas by $id (a "urn:" not defined in-document is remote).
         if tried:
@@ -511,6 +512,14 @@ class SchemaDocuments:
             location=where(),
             hint=hint,
         )
+
+    def _remember(self, uri: str, doc: SourceDocument, site: RefSite, target: Target) -> Target:
+        """Note the document ``uri`` names, for validators that look URLs up; a relative reference also by the
+        URL it has against the referring file's own (jsonschema-rs may resolve it against that)."""
+        self.placed.setdefault(uri, target.document)
+        if not urlsplit(site.ref).scheme:
+            self.placed.setdefault(urldefrag(join_uri(_file_uri(doc.path), site.ref))[0], target.document)
+        return target
 
     def _ids(self) -> IdRoots:
         if self._id_roots is None:

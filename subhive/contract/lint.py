@@ -874,7 +874,8 @@ class _SchemaChecks:
         # A catalog's "https://json.schemastore.org/feed-1" is feed-1.json (as the loader reads it, decision 0096).
         known += [(uri.removesuffix(".json"), data) for uri, data in known if uri.endswith(".json")]
         # URLs an id root (decision 0107) or an $id placed at a file whose own $id is another (or none).
-        known += [(uri, self.documents.runtime_data(d)) for uri, d in self.documents.placed.items()]
+        named = {uri for uri, _ in known}  # a file keeps its own URI: a URL placed there is that file anyway
+        known += [(uri, self.documents.runtime_data(d)) for uri, d in self.documents.placed.items() if uri not in named]
         metas = _metaschemas.resources(self.documents.bundled())
         try:
             return jsonschema_rs.Registry([*metas, *known], retriever=self._retrieve)

@@ -193,3 +193,20 @@ def test_a_broken_schemas_table_is_an_error_naming_hive_toml_and_the_key(tmp_pat
         "/schemas/id_root",
     )
     assert "did you mean 'id_roots'?" in (error.hint or "")
+
+
+def test_a_neighbour_the_id_places_comes_first_and_the_id_root_fills_in(tmp_path: Path) -> None:
+    host = "https://catalog.example.com/"
+    foo = {"$id": host + "foo.json", "properties": {"x": {"$ref": "bar.json#/$defs/x"}}}
+    _write(tmp_path / "a", {"foo.json": foo, "bar.json": {"$defs": {"x": {"type": "integer", "minimum": 0}}}})
+    _write(tmp_path / "b", {"bar.json": {"$defs": {"x": {"type": "integer", "minimum": 5}}}})
+    path = tmp_path / "a" / "foo.json"
+    with extra_id_roots({host: tmp_path / "b"}):
+        assert lint_paths([path]).ok
+        beside = jsonschema_rs.validator_for(bundle(load_schema_file(path)))
+        (tmp_path / "a" / "bar.json").unlink()
+        result = lint_paths([path])  # jsonschema-rs finds b/bar.json too, by the URL and by the file's own
+        assert result.ok, result.problems
+        mapped = jsonschema_rs.validator_for(bundle(load_schema_file(path)))
+    assert beside.is_valid({"x": 1})
+    assert not mapped.is_valid({"x": 1})
