@@ -174,10 +174,10 @@ def _diff_contains(p: Pair) -> None:
     if old.schema is not None and new.schema is not None and old.high is None and new.high is None:
         # Only lower counts: a wider contains schema can only count more items.
         result = p.eng.sub(old.schema, new.schema, guarded=True)
-        simple_back = vac[0] or new.low == 0 or (result.back and old.low >= new.low)
-        simple_fwd = vac[1] or old.low == 0 or (result.fwd and new.low >= old.low)
-        if (simple_back, simple_fwd) == (back or simple_back, fwd or simple_fwd):
-            # The schemas' own changes say it best (and the items did not prove more).
+        simple_back = vac[0] or new.low == 0 or old.low >= new.low
+        simple_fwd = vac[1] or old.low == 0 or new.low >= old.low
+        if (result.back and simple_back, result.fwd and simple_fwd) == (back, fwd):
+            # The schemas' own changes say it best, and the items prove nothing more.
             p.inner.append(result)
             if old.low != new.low:
                 verb = "tightened" if new.low > old.low else "relaxed"

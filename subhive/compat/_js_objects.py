@@ -174,6 +174,8 @@ class _Side:
         facts = self.facts
         if facts.finite is not None:
             return sorted({k for v in facts.finite if isinstance(v, dict) for k in v})
+        if 0 in facts.values("maxProperties"):
+            return []
         candidates = self.allowed
         for goal in facts.values("propertyNames"):
             listed = _listed(goal)
@@ -503,6 +505,9 @@ def _at_most(kw: dict[str, Any], bound: Any) -> bool:
     """This keyword dict alone allows at most ``bound`` properties."""
     if kw.get("maxProperties", bound + 1) <= bound:
         return True
+    listed = _listed(kw.get("propertyNames"))
+    if listed is not None and len(listed) <= bound:
+        return True  # propertyNames enumerates the names an object may have
     rest = kw.get("additionalProperties", kw.get("unevaluatedProperties") if not _complex(kw) else None)
     closed = is_false(rest) and not kw.get("patternProperties")
     return closed and len(kw.get("properties", {})) <= bound

@@ -2365,6 +2365,31 @@ _case(
     True,
     "b is required anyway",
 )
+_case(
+    "propertynames-false-from-maxproperties-zero",
+    obj(maxProperties=0),
+    obj(propertyNames=False),
+    True,
+    True,
+    "both accept the empty object only",
+)
+_case(
+    "maxproperties-added-under-enumerated-names",
+    obj(propertyNames={"enum": ["a", "b"]}),
+    obj(propertyNames={"enum": ["a", "b"]}, maxProperties=2),
+    True,
+    True,
+    "only two names exist, so no object has more than two properties",
+)
+_case(
+    "maxproperties-added-above-enumerated-names",
+    obj(propertyNames={"enum": ["a", "b", "c"]}),
+    obj(propertyNames={"enum": ["a", "b", "c"]}, maxProperties=2),
+    False,
+    True,
+    "three names allow three properties",
+    witness_backward={"a": 1, "b": 1, "c": 1},
+)
 _group = "array"
 _case(
     "contains-removed-guaranteed-by-prefix",
@@ -2480,6 +2505,15 @@ _case(
     True,
     "the allOf's items evaluates every item, so unevaluatedItems never applied",
     instances=(["a"], [1], []),
+)
+_case(
+    "mincontains-zero-with-narrowed-contains",
+    arr(contains=N),
+    arr(contains=INT, minContains=0),
+    True,
+    False,
+    "minContains 0 makes the narrower contains vacuous; NEW accepts [] too",
+    witness_forward=[],
 )
 _group = "string"
 _case(
