@@ -121,7 +121,7 @@ def time_pages(port: int, last_seq: int, rounds: int, versions: int, letters: in
         "versions_last": f"/api/v1/contracts/bench/versions?limit=100&cursor={max(0, versions - 100)}",
         "approvals": "/api/v1/approvals?status=all",
         "letters_first": "/api/v1/deadletters?limit=100",
-        "letters_last": f"/api/v1/deadletters?limit=100&cursor={max(0, letters - 100)}",
+        "letters_last": f"/api/v1/deadletters?limit=100&cursor=kSUBHIVE_DLQ_h000.{max(0, letters - 100)}",
         "letter": f"/api/v1/deadletters/h000:{max(1, letters // 2)}",
         "events_backlog": f"/api/v1/events?follow=false&after={max(0, last_seq - 100)}",
     }

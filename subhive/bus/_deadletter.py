@@ -477,21 +477,34 @@ class DeadLetters:
                 found[hive] = found.get(hive, 0) + stream.state.messages
         return found
 
-    async def list(self, hive: str | None = None, *, limit: int = 1000) -> list[DeadLetter]:
-        """Dead letters oldest first, of one hive or all, at most ``limit``, with their replays."""
+    async def list(
+        self, hive: str | None = None, *, limit: int = 1000, after: Mapping[str, int] | None = None
+    ) -> list[DeadLetter]:
+        """Dead letters oldest first, of one hive or all, at most ``limit``, with their replays.
+
+        ``after`` maps a stream to the last sequence already seen in it (:meth:`positions` of the previous
+        page): each stream is read from the next one, so a deep page costs what a first page costs."""
         found: list[DeadLetter] = []
         for stream in await self._streams():
             name = stream.config.name or ""
             if not stream.state.messages or (hive and name not in (DLQ_STREAM, dlq_stream(hive))):
                 continue
-            found += await self._read(name, dlq_subject(hive) if hive else _ALL, limit)
+            start = (after or {}).get(name, 0) + 1
+            found += await self._read(name, dlq_subject(hive) if hive else _ALL, limit, start)
         found.sort(key=lambda d: (d.time or datetime.min.replace(tzinfo=UTC), d.stream, d.seq))
         return found[:limit]
 
-    async def _read(self, stream: str, subject: str, limit: int) -> _Letters:
+    @staticmethod
+    def positions(letters: Iterable[DeadLetter], after: Mapping[str, int] | None = None) -> dict[str, int]:
+        """``after`` moved past ``letters``: per stream, the last sequence seen (the next page's ``after``)."""
+        moved = dict(after or {})
+        for letter in letters:
+            moved[letter.stream] = max(moved.get(letter.stream, 0), letter.seq)
+        return moved
+
+    async def _read(self, stream: str, subject: str, limit: int, seq: int = 1) -> _Letters:
         marks = await self._replays(stream)
         found: _Letters = []
-        seq = 1
         while len(found) < limit:
             try:
                 raw = await self._js.get_msg(stream, seq=seq, subject=subject, next=True)

@@ -172,20 +172,45 @@ async def _letters(backend: Backend, work: Callable[[DeadLetters], Awaitable[T]]
     return await _on_bus(backend, run, code="deadletter.not_running")
 
 
+#: Where each dead-letter stream's page ended: ``k`` then ``STREAM.SEQ`` pairs joined by ``~``. Reading
+#: resumes there in every stream, so the last page of 10,000 letters costs what the first does.
+LetterCursor = Annotated[
+    str | None,
+    Query(
+        pattern=r"^k[A-Za-z0-9_-]+\.[0-9]+(~[A-Za-z0-9_-]+\.[0-9]+)*$",
+        max_length=4000,
+        description="The `next_cursor` of the previous page; omit it for the first.",
+    ),
+]
+
+
+def _positions(cursor: str | None) -> dict[str, int]:
+    if cursor is None:
+        return {}
+    return {stream: int(seq) for stream, seq in (part.rsplit(".", 1) for part in cursor[1:].split("~"))}
+
+
+def _letter_cursor(positions: dict[str, int]) -> str:
+    return "k" + "~".join(f"{stream}.{seq}" for stream, seq in sorted(positions.items()))
+
+
 @router.get("/deadletters", tags=["dead letters"], responses=errors(401, 403, 422, 503))
 async def list_dead_letters(
     backend: Root,
     token: Reader,
     hive: Annotated[str | None, Query(pattern=HIVE_PATTERN, description="Only this hive's.")] = None,
     limit: Limit = PAGE_DEFAULT,
-    cursor: Cursor = None,
+    cursor: LetterCursor = None,
 ) -> Page[DeadLetterOut]:
     """Messages hives refused or failed to handle, oldest first (without their bytes)."""
-    start = int(cursor or 0)
-    found = await _letters(backend, lambda dl: dl.list(hive, limit=start + limit + 1))
+    from ..bus import DeadLetters
+
+    after = _positions(cursor)
+    found = await _letters(backend, lambda dl: dl.list(hive, limit=limit + 1, after=after))
+    shown = found[:limit]
     return Page[DeadLetterOut](
-        items=[DeadLetterOut.model_validate(d.to_dict()) for d in found[start : start + limit]],
-        next_cursor=str(start + limit) if len(found) > start + limit else None,
+        items=[DeadLetterOut.model_validate(d.to_dict()) for d in shown],
+        next_cursor=_letter_cursor(DeadLetters.positions(shown, after)) if len(found) > limit else None,
     )
 
 

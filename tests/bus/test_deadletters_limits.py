@@ -470,3 +470,35 @@ def test_a_hive_whose_stream_is_full_still_refuses_and_counts_what_it_could_not_
     assert codes == [("payload.invalid", "")]  # the sender still learns why, and is named no letter that is not
     assert after == before > 0  # nothing pushed out, nothing added
     assert (not_kept, kept) == (1, 0)  # and the hive counted the letter it could not keep
+
+
+def test_pages_resume_in_every_stream_where_the_last_page_ended(server: EmbeddedServer) -> None:
+    """Letters of two hives interleaved in time: walking the pages with ``positions`` gives the whole list,
+    oldest first, each letter once, and each page reads only from where the previous one stopped."""
+
+    async def scenario() -> tuple[list[str], list[str], list[dict[str, int]]]:
+        admin = await _admin(server)
+        try:
+            await ensure_dead_letter_streams(admin.jetstream(), list(HIVES))
+            for i in range(7):
+                await _refuse(admin, HIVES[i % 2], b'{"qty": 0, "n": %d}' % i)
+            letters = DeadLetters(admin)
+            whole = [d.id for d in await letters.list()]
+            walked: list[str] = []
+            cursors: list[dict[str, int]] = []
+            after: dict[str, int] = {}
+            for _ in range(10):
+                found = await letters.list(limit=3, after=after)
+                walked += [d.id for d in found]
+                after = DeadLetters.positions(found, after)
+                cursors.append(after)
+                if len(found) < 3:
+                    break
+            return whole, walked, cursors
+        finally:
+            await admin.close()
+
+    whole, walked, cursors = run(scenario())
+    assert len(whole) == 7
+    assert walked == whole
+    assert cursors[0] == {dlq_stream("backend"): 2, dlq_stream("web"): 1}  # backend:1, web:1, backend:2
