@@ -18,7 +18,7 @@ from ._cycles import leaf_cycles, merge_mutual
 from ._discover import discover, read_file
 from ._imports import Extracted, JvmFile, Language, extract, language_of, paths_named, symbols_used
 from ._model import Budget, Crossing, Cycle, DecompositionPlan, HivePlan, PlanStats
-from ._naming import HiveNames, contract_for
+from ._naming import HiveNames, contract_for, dominant_directory
 from ._refine import CYCLE_MARGIN
 from ._resolve import Resolver
 from ._roles import Role, classify, dominant_role
@@ -459,25 +459,6 @@ def _hives(tree: Node, graph: Graph, root: Path) -> list[HivePlan]:
 
     visit_all(tree.children, ROOT_HIVE, "\0", 1)
     return [hive for hive in out if hive is not None]
-
-
-def dominant_directory(paths: Sequence[str]) -> str:
-    """The deepest directory holding at least half of ``paths`` ('' for the repository's root).
-
-    >>> dominant_directory(["a/b/x.py", "a/b/y.py", "a/c/z.py"])
-    'a/b'
-    """
-    counts: Counter[str] = Counter()
-    for path in paths:
-        parts = path.split("/")[:-1]
-        for depth in range(1, len(parts) + 1):
-            counts["/".join(parts[:depth])] += 1
-    half = (len(paths) + 1) // 2
-    best = ""
-    for directory, count in counts.items():
-        if count >= half and (directory.count("/"), directory) > (best.count("/") if best else -1, best):
-            best = directory
-    return best
 
 
 def _wanted(paths: list[str], directory: str, above: str, repository: str, *, shared: bool) -> list[str]:

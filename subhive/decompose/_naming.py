@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import keyword
 import re
+from collections import Counter
+from collections.abc import Sequence
 
 from ..workspace import MAX_HIVE_NAME as MAX_HIVE_NAME_LENGTH
 from ..workspace import ROOT_HIVE, check_hive_name
 from ._roles import Role
 
-__all__ = ["HiveNames", "contract_for", "sanitise"]
+__all__ = ["HiveNames", "contract_for", "dominant_directory", "sanitise"]
 
 _NOT_NAME = re.compile(r"[^a-z0-9]+")
 
@@ -82,3 +84,22 @@ def contract_for(hive: str, role: Role) -> str:
     """The contract a hive of the plan provides to the hives importing it: ``<hive>_storage`` for a db hive
     (as ``subhive new --kind db`` names it), else ``<hive>_api``."""
     return f"{hive}_storage" if role is Role.db else f"{hive}_api"
+
+
+def dominant_directory(paths: Sequence[str]) -> str:
+    """The deepest directory holding at least half of ``paths`` ('' for the repository's root).
+
+    >>> dominant_directory(["a/b/x.py", "a/b/y.py", "a/c/z.py"])
+    'a/b'
+    """
+    counts: Counter[str] = Counter()
+    for path in paths:
+        parts = path.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            counts["/".join(parts[:depth])] += 1
+    half = (len(paths) + 1) // 2
+    best = ""
+    for directory, count in counts.items():
+        if count >= half and (directory.count("/"), directory) > (best.count("/") if best else -1, best):
+            best = directory
+    return best

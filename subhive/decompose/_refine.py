@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ._model import Budget
+from ._naming import dominant_directory
 
 if TYPE_CHECKING:
     from ._split import Graph, Node
 
-__all__ = ["refine"]
+__all__ = ["refine", "regraft"]
 
 #: What one import edge from code between two leaves weighs against one tie (a test to its subjects, a file
 #: to its owner, the files of one Go or JVM package): the import edges become contracts, the ties only keep
@@ -65,6 +66,37 @@ def refine(leaves: list[Node], graph: Graph, budget: Budget, atom: Sequence[int]
     for leaf in leaves:
         leaf.files.sort()
     return sorted(refiner.mutual_pairs() - before)
+
+
+def regraft(tree: Node, paths: Sequence[str]) -> None:
+    """A leaf whose files now lie mostly in a directory outside its parent's moves under the deepest inner
+    hive whose directory holds that one (the root, if none), so the tree still reads like the directories;
+    the caller prunes the inner hives left with one child."""
+    inner: list[tuple[Node, int]] = []
+    leaves: list[tuple[Node, Node]] = []
+
+    def visit(node: Node, depth: int) -> None:
+        inner.append((node, depth))
+        for child in node.children:
+            if child.leaf:
+                leaves.append((child, node))
+            else:
+                visit(child, depth + 1)
+
+    visit(tree, 0)
+    for leaf, parent in leaves:
+        where = dominant_directory([paths[f] for f in leaf.files])
+        if not leaf.files or _within(where, parent.directory):
+            continue
+        holders = [(node, depth) for node, depth in inner if node is tree or _within(where, node.directory)]
+        target = max(holders, key=lambda h: (h[0].directory.count("/") if h[0].directory else -1, h[1]))[0]
+        if target is not parent:
+            parent.children = [child for child in parent.children if child is not leaf]
+            target.children.append(leaf)
+
+
+def _within(path: str, directory: str) -> bool:
+    return not directory or path == directory or path.startswith(directory + "/")
 
 
 def weights(graph: Graph, items: list[list[int]]) -> list[dict[int, int]]:

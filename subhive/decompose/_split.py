@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ._model import Budget
-from ._refine import refine
+from ._refine import refine, regraft
 from ._roles import Role
 from ._units import atoms, find_units, home_paths
 
@@ -120,6 +120,8 @@ class _Splitter:
             leaves = list(tree.leaves())
             made = refine(leaves, self.graph, self.budget, atom)
             tree.made_mutual = [(leaves[a], leaves[b]) for a, b in made]
+            prune(tree)
+            regraft(tree, self.graph.paths)
             prune(tree)
         return tree
 

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from subhive.decompose import Budget, Graph, Role, decompose
-from subhive.decompose._refine import CYCLE_MARGIN, PRODUCTION, Refiner, weights
+from subhive.decompose._refine import CYCLE_MARGIN, PRODUCTION, Refiner, regraft, weights
+from subhive.decompose._split import Node, prune
 from tests.decompose._fixtures import write_tree
 
 
@@ -166,3 +167,19 @@ def test_a_layout_whose_directories_fight_its_imports_beats_the_packed_directory
     assert len({owner[p] for p in ("y/h.js", "x/b.js", "x/c.js", "x/d.js")}) == 1
     assert len({owner[p] for p in ("lib/package.json", "lib/index.js", "lib/util.js")}) == 1
     assert all(leaf.file_count <= 4 for leaf in plan.leaves())
+
+
+def test_a_leaf_filled_from_another_directory_moves_under_it_so_the_tree_reads_like_the_directories() -> None:
+    paths = ["a/0.py", "a/1.py", "a/2.py", "b/c/3.py", "b/c/4.py", "b/d/5.py", "b/d/6.py"]
+    # refinement filled a's second leaf with b/c's files: it belongs below b
+    strays = Node([2, 3, 4])
+    a = Node([], [Node([0, 1], [], "a"), strays], "a")
+    b = Node([], [Node([5, 6], [], "b/d")], "b")
+    tree = Node([], [a, b])
+    regraft(tree, paths)
+    assert a.children == [Node([0, 1], [], "a")]
+    assert [child.files for child in b.children] == [[5, 6], [2, 3, 4]]
+    assert b.children[1] is strays
+    prune(tree)  # a is left with one child: the child takes its place
+    assert [child.files for child in tree.children] == [[0, 1], []]
+    assert [[leaf.files for leaf in child.leaves()] for child in tree.children] == [[[0, 1]], [[5, 6], [2, 3, 4]]]
