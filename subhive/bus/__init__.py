@@ -2,7 +2,7 @@
 See docs/bus.md.
 """
 
-from subhive.bus._accounts import HUB_ACCOUNT, AccountsConfig, accounts_config
+from subhive.bus._accounts import HUB_ACCOUNT, AccountsConfig, accounts_config, installable_accounts
 from subhive.bus._asyncapi import export_asyncapi, render_asyncapi
 from subhive.bus._cluster import EmbeddedCluster, jetstream_ready
 from subhive.bus._consumers import (
@@ -27,6 +27,7 @@ from subhive.bus._deadletter import (
     ensure_dead_letter_stream,
     ensure_dead_letter_streams,
 )
+from subhive.bus._external import ExternalCluster
 from subhive.bus._failover import through_failover
 from subhive.bus._lock_grants import BusPlan, bus_plan
 from subhive.bus._nkeys import NKey, nkey_of, public_key_of
@@ -74,6 +75,7 @@ __all__ = [
     "Deliveries",
     "EmbeddedCluster",
     "EmbeddedServer",
+    "ExternalCluster",
     "Failure",
     "FullnessAlarm",
     "NKey",
@@ -105,6 +107,7 @@ __all__ = [
     "find_server_binary",
     "hive_permissions",
     "inbox_prefix",
+    "installable_accounts",
     "jetstream_ready",
     "kv_bucket",
     "nkey_of",

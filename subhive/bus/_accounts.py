@@ -10,6 +10,7 @@ account, where nothing but the requester's own imports can carry it further.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Mapping
@@ -23,7 +24,15 @@ from ._permissions import ADMIN_USER, Permissions, check_hive, check_password, i
 #: How a user proves who it is: a password, or an NKey (only its public key is in the configuration).
 Credential = str | NKey
 
-__all__ = ["HUB_ACCOUNT", "JS_API_LOCAL", "AccountsConfig", "Credential", "accounts_config"]
+__all__ = [
+    "ACCOUNTS_MARK",
+    "HUB_ACCOUNT",
+    "JS_API_LOCAL",
+    "AccountsConfig",
+    "Credential",
+    "accounts_config",
+    "installable_accounts",
+]
 
 #: The framework's account: the admin user, every stream and consumer (JetStream is enabled here alone), the
 #: mock providers. Hive names are lower case, so no hive's account can take this name.
@@ -34,6 +43,10 @@ HUB_ACCOUNT = "SUBHIVE"
 #: letter, so no contract's subjects can meet this prefix.
 JS_API_LOCAL = "subhive._js.API"
 _JS_API = "$JS.API."
+#: What the accounts installed on a cluster someone else runs say about themselves (decision 0121): in the hub
+#: account, ``<mark>.digest`` is mapped to ``<mark>.<digest of the accounts>``, so the framework learns which
+#: accounts a cluster holds by publishing one message to itself. No hive is given this subject.
+ACCOUNTS_MARK = "subhive._accounts"
 # Subjects only the hub serves: publish acks of streams and buckets, acks of consumers, dead letters.
 _HUB_SERVICES = ("$KV.", "$JS.ACK.", "subhive.dlq.")
 
@@ -191,6 +204,11 @@ class AccountsConfig:
     def render(self) -> str:
         return accounts_config(self.users, admin_password=self.admin_password)
 
+    @property
+    def digest(self) -> str:
+        """What these accounts are, in 32 hex digits: equal digests, equal accounts, users and grants."""
+        return hashlib.sha256(self.render().encode()).hexdigest()[:32]
+
 
 def accounts_config(users: Mapping[str, tuple[Credential, Permissions]], *, admin_password: Credential) -> str:
     """The ``accounts { ... }`` block of the server configuration: the hub account (:data:`HUB_ACCOUNT`) with
@@ -213,11 +231,35 @@ def accounts_config(users: Mapping[str, tuple[Credential, Permissions]], *, admi
             raise UsageError(
                 f"the permissions of hive {hive} are not a Permissions object", code="bus.permissions_invalid"
             )
-    accounts = _build(users, admin_password)
+    lines = ",\n".join(_entries(_build(users, admin_password)))
+    return f"accounts {{\n{lines}\n}}"
+
+
+def _entries(accounts: dict[str, _Account]) -> list[str]:
     # JSON is a subset of the server's configuration syntax, and quoting keeps "$JS..." from being read as
     # a variable reference.
-    lines = ",\n".join(
+    return [
         f"  {json.dumps(name)}: {json.dumps(account.render(jetstream=name == HUB_ACCOUNT))}"
         for name, account in accounts.items()
-    )
-    return f"accounts {{\n{lines}\n}}"
+    ]
+
+
+def installable_accounts(config: AccountsConfig, *, source: str = "") -> str:
+    """The accounts of ``config`` as lines to ``include`` inside the ``accounts { }`` block of a cluster someone
+    else runs (beside that cluster's own accounts): one account a line, no passwords when the users are NKeys,
+    and in the hub account the mapping that tells the framework which accounts are installed
+    (:data:`ACCOUNTS_MARK`). ``source`` is said in the heading comment (the workspace they come from).
+
+    >>> text = installable_accounts(AccountsConfig({}, admin_password="adm1n-token"))
+    >>> [line.split(":")[0] for line in text.splitlines() if not line.startswith("#")]
+    ['  "SUBHIVE"']
+    >>> "subhive._accounts.digest" in text
+    True
+    """
+    accounts = _build(config.users, config.admin_password)
+    accounts[HUB_ACCOUNT].mappings[f"{ACCOUNTS_MARK}.digest"] = f"{ACCOUNTS_MARK}.{config.digest}"
+    heading = [
+        f"# subhive accounts{f' of {source}' if source else ''}, digest {config.digest}: made by `subhive nats",
+        "# accounts`; include it inside the accounts { } block of every node, then reload them (docs/cluster.md).",
+    ]
+    return "\n".join(heading + _entries(accounts)) + "\n"

@@ -22,6 +22,7 @@ from ._contract import contract_app
 from ._deadletters import deadletters_app
 from ._decompose import decompose_command
 from ._memory import memory_app
+from ._nats import nats_app
 from ._output import Format, err_console, print_error
 from ._root import approvals_app, root_command, status_command, watch_command
 from ._schema import schema_app
@@ -49,6 +50,7 @@ app.add_typer(deadletters_app, name="deadletters")
 app.add_typer(board_app, name="board")
 app.add_typer(memory_app, name="memory")
 app.add_typer(agent_app, name="agent")
+app.add_typer(nats_app, name="nats")
 app.command("root")(root_command)
 app.command("status")(status_command)
 app.command("watch")(watch_command)

@@ -15,6 +15,7 @@ from ._control import (
     runtime_status,
     start,
 )
+from ._external import external_cluster, tree_accounts, workspace_accounts
 from ._join import HiveCredentials, export_credentials, join
 from ._layout import UpLayout, pid_alive
 from ._restart import RestartFailed, request_restart
@@ -30,6 +31,7 @@ __all__ = [
     "UpOptions",
     "down",
     "export_credentials",
+    "external_cluster",
     "follow",
     "framework_endpoint",
     "join",
@@ -41,4 +43,6 @@ __all__ = [
     "runtime_status",
     "start",
     "start_waves",
+    "tree_accounts",
+    "workspace_accounts",
 ]

@@ -418,6 +418,9 @@ class Supervisor:
         self._admin = nkey_of(self.layout.seed_file(ADMIN_USER))
         self._new_identities(list(hives))
         settings = self.workspace.config.nats
+        if settings.external:
+            await self._join_nats(plan, hives)
+            return
         config = ServerConfig(
             self.layout.nats_dir,
             port=self.options.nats_port,
@@ -439,6 +442,26 @@ class Supervisor:
             self.nats = await EmbeddedServer.start(config)
             where = self.nats.url
         self.emit("nats.started", f"NATS: {where} (JetStream in {self.layout.nats_dir})", url=",".join(self.nats.urls))
+        await self._provision(plan, hives, added=list(hives))
+        self._record("starting")
+
+    async def _join_nats(self, plan: Any, hives: dict[str, Any]) -> None:
+        """``[nats] urls``: a cluster someone else runs, started, reloaded and stopped by its operator; it must
+        hold this tree's accounts already (decision 0121), then the framework provisions as on its own servers."""
+        from ._external import external_cluster
+
+        assert self.workspace is not None
+        if self.options.nats_port:
+            raise SubhiveError(
+                f"--nats-port {self.options.nats_port} names a server up starts, but hive.toml names a cluster it "
+                "joins ([nats] urls)",
+                code="up.nats_port_cluster",
+                hint="leave out --nats-port",
+            )
+        self.nats = external_cluster(self.layout, self.workspace.config.nats)
+        await self.nats.check(self._accounts(plan, hives), source=str(self.layout.workspace))
+        urls = ",".join(self.nats.urls)
+        self.emit("nats.joined", f"NATS: the cluster at {urls}, which down leaves running", url=urls, external=True)
         await self._provision(plan, hives, added=list(hives))
         self._record("starting")
 
@@ -487,13 +510,9 @@ class Supervisor:
 
     def _accounts(self, plan: Any, hives: dict[str, Any]) -> Any:
         """One NATS user per hive, with the permissions the lock gives it (none yet: its own board only)."""
-        from ..bus import AccountsConfig, Permissions, hive_permissions
+        from ._external import tree_accounts
 
-        users: dict[str, tuple[str, Permissions]] = {
-            name: (self._keys[name], plan.permissions.get(name) or hive_permissions(name, {}, {}, {}, {}))
-            for name in hives
-        }
-        return AccountsConfig(users, admin_password=self._admin)
+        return tree_accounts(plan, hives, self._keys, self._admin)
 
     def _issue_grpc_keys(self, hives: dict[str, Any]) -> None:
         """Each hive's gRPC tokens, from the lock, in its own 0600 file (rewritten only when they change; a
