@@ -342,7 +342,9 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
     for name, info in sorted((record.get("hives") or {}).items()):
         beat = read_json(layout.status_file(name)) or {}
         pid = info.get("pid")
-        if not _ours(record, pid, workspace):
+        if info.get("elsewhere"):  # [up] elsewhere: processes of it run on other machines (its connections say)
+            health = "elsewhere"
+        elif not _ours(record, pid, workspace):
             # "stopped": it failed the same way on each start, so up stopped restarting it (its record says why).
             health = "stopped" if info.get("failed") else "restarting" if info.get("exits") else "down"
         elif record.get("state") == "starting" and beat.get("state") != "ready":

@@ -151,6 +151,8 @@ class Supervisor:
         #: The start time of each pid this run recorded (see _record), and the workspace it runs (device, inode).
         self._starts: dict[int, int] = {}
         self._workspace_id = workspace_id(self.layout.workspace)
+        #: Hives that run on other machines ([up] elsewhere): up makes all they need but starts no process of them.
+        self._elsewhere: list[str] = []
 
     # -- reporting ----------------------------------------------------------------------------------------
 
@@ -172,6 +174,7 @@ class Supervisor:
             }
             for name, child in sorted(self.hives.items())
         }
+        hives |= {name: {"pid": None, "restarts": 0, "exits": [], "elsewhere": True} for name in self._elsewhere}
         # Each live pid's start time, which `down` and `status` compare before they call a recorded pid ours
         # (subhive.up._control). Exact: a child not yet reaped keeps its pid (``_Child.pid`` is None once reaped).
         live = [
@@ -256,6 +259,7 @@ class Supervisor:
     async def _start_all(self) -> None:
         self.workspace = open_workspace(self.layout.workspace)
         hives = _checked_hives(self.workspace)
+        self._elsewhere = _elsewhere(self.workspace, hives)
         self._snapshot, self._tree_stamp = Snapshot.read(self.workspace.root), tree_stamp(self.workspace.root)
         self._consumed = {name: _consumes(m) for name, m in hives.items()}
         await self._start_root()
@@ -266,7 +270,8 @@ class Supervisor:
         self._issue_grpc_keys(hives)
         await self._start_nats(hives)
         await self._run_mocks(hives)  # before the hives: a consumer may call the moment it starts
-        await self._start_hives(hives)
+        # Hives that run elsewhere (subhive join) got their identities, accounts, boards and keys above.
+        await self._start_hives({name: m for name, m in hives.items() if name not in self._elsewhere})
 
     # -- root ---------------------------------------------------------------------------------------------
 
@@ -550,7 +555,11 @@ class Supervisor:
             problems = [p for p in result.problems if p.code != "codegen.not_in_lock"]  # those run without
             if problems:
                 raise SubhiveError(problems[0].message, code=problems[0].code, hint=problems[0].hint)
-            hives = {name: m for name, m in self.workspace.hives().hives.items() if name in self.hives or name in added}
+            hives = {
+                name: m
+                for name, m in self.workspace.hives().hives.items()
+                if name in self.hives or name in added or name in self._elsewhere
+            }
             self._new_identities(added)
             plan = bus_plan(self.workspace, Lock.load(self.layout.workspace))
             await self.nats.reload(self._accounts(plan, hives))
@@ -1153,6 +1162,21 @@ def start_waves(hives: dict[str, Any]) -> list[list[str]]:
 
 def _consumes(manifest: Any) -> dict[str, str]:
     return {need.contract: str(need.versions) for need in manifest.consumes}
+
+
+def _elsewhere(workspace: Workspace, hives: dict[str, Any]) -> list[str]:
+    """The hives ``[up] elsewhere`` names; ``up.unknown_hive`` for a name the tree does not have."""
+    names = list(workspace.config.up.elsewhere)
+    for name in names:
+        if name not in hives:
+            raise InputError(
+                f"[up] elsewhere names {name!r}, which is no hive of this workspace "
+                f"(it has: {', '.join(sorted(hives))})",
+                code="up.unknown_hive",
+                location=Location(file=str(workspace.root / "hive.toml"), pointer="/up/elsewhere"),
+                hint="name hives of subhives/ that run on other machines (subhive join)",
+            )
+    return sorted(names)
 
 
 def _checked_hives(workspace: Workspace) -> dict[str, Any]:

@@ -5,6 +5,7 @@ hives in one process for a large one (docs/up.md#large-trees, docs/decisions/011
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -12,7 +13,7 @@ from .._source import join_pointer
 
 __all__ = ["AUTO_GROUP", "AUTO_SHARED_FROM", "MAX_PER_PROCESS", "UP_KEYS", "UpSettings"]
 
-UP_KEYS = ("hives_per_process",)
+UP_KEYS = ("hives_per_process", "elsewhere")
 #: ``"auto"`` keeps one process per hive up to this many hives; a larger tree shares processes.
 AUTO_SHARED_FROM = 24
 #: ``"auto"``: hives per shared process (measured: ~32 MiB for the first hive of a process, ~4 MiB for each more).
@@ -27,9 +28,14 @@ Report = Callable[[str, str, str, str], None]
 class UpSettings:
     """``hives_per_process``: ``None`` (``"auto"``, the default) runs each hive in its own process for a tree of
     up to :data:`AUTO_SHARED_FROM` hives and groups of :data:`AUTO_GROUP` above; ``1`` always one process per
-    hive; ``N`` up to N hives per process. Hives share a process only with siblings (the same parent)."""
+    hive; ``N`` up to N hives per process. Hives share a process only with siblings (the same parent).
+
+    ``elsewhere``: hives ``up`` starts no process of, because they run on other machines or containers
+    (``subhive creds`` and ``subhive join``): their identities, accounts, boards and keys are made all the same
+    (docs/up.md#a-hive-that-runs-elsewhere, decision 0122)."""
 
     hives_per_process: int | None = None
+    elsewhere: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         n = self.hives_per_process
@@ -51,7 +57,10 @@ class UpSettings:
         return self != UpSettings()
 
     def to_toml(self) -> str:
-        return f"[up]\nhives_per_process = {self.hives_per_process}\n"
+        text = f"[up]\nhives_per_process = {self.hives_per_process}\n"
+        if self.elsewhere:
+            text += f"elsewhere = [{', '.join(json.dumps(h) for h in self.elsewhere)}]\n"
+        return text
 
     @classmethod
     def read(cls, table: object, pointer: str, report: Report) -> UpSettings:
@@ -69,9 +78,10 @@ class UpSettings:
                     f"unknown key {key!r}",
                     f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(UP_KEYS)}",
                 )
+        elsewhere = _elsewhere(table.get("elsewhere", []), join_pointer(pointer, "elsewhere"), report)
         value = table.get("hives_per_process", "auto")
         if value == "auto":
-            return cls()
+            return cls(elsewhere=elsewhere)
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PER_PROCESS:
             report(
                 join_pointer(pointer, "hives_per_process"),
@@ -80,5 +90,17 @@ class UpSettings:
                 '1 runs each hive in its own process; 16 lets up to 16 sibling hives share one; "auto" (the default) '
                 f"shares from {AUTO_SHARED_FROM + 1} hives on",
             )
-            return cls()
-        return cls(value)
+            return cls(elsewhere=elsewhere)
+        return cls(value, elsewhere)
+
+
+def _elsewhere(value: object, pointer: str, report: Report) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(h, str) and h for h in value):
+        report(
+            pointer,
+            "workspace.up_elsewhere",
+            f"elsewhere = {value!r} is not a list of hive names",
+            'e.g. elsewhere = ["db"]: hives that run on another machine, joined with subhive join',
+        )
+        return ()
+    return tuple(value)

@@ -146,3 +146,18 @@ def _healthy(port: int) -> bool:
             return bool(answer.status == 200)
     except OSError:
         return False
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "notes"
+
+
+def notes_workspace(where: Path) -> Path:
+    """A fresh copy of the notes example: its sources, without what a run made (lock, stubs, state)."""
+    import shutil
+
+    workspace = where.resolve()
+    shutil.copytree(EXAMPLE, workspace, ignore=shutil.ignore_patterns(".subhive", "contracts.lock", "changes"))
+    for made in (workspace / "stubs").iterdir():
+        if made.is_dir():
+            shutil.rmtree(made)
+    return workspace

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,20 +19,8 @@ import pytest
 from subhive.bus import ADMIN_USER
 from subhive.up import UpLayout
 
-from ._nats_nodes import OperatorCluster
+from ._nats_nodes import OperatorCluster, notes_workspace
 from ._tree import Ran, assert_clean_error, processes_of, subhive, tail, tear_down, up, wait_for
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "notes"
-
-
-def notes_workspace(where: Path) -> Path:
-    """A fresh copy of the notes example: its sources, without what a run made (lock, stubs, state)."""
-    workspace = where.resolve()
-    shutil.copytree(EXAMPLE, workspace, ignore=shutil.ignore_patterns(".subhive", "contracts.lock", "changes"))
-    for made in (workspace / "stubs").iterdir():
-        if made.is_dir():
-            shutil.rmtree(made)
-    return workspace
 
 
 @pytest.fixture
