@@ -13,6 +13,7 @@ from fastapi import Depends, Query, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ..root_hive import PermissionDenied, Unauthenticated
+from ._turns import TurnIndex
 
 if TYPE_CHECKING:
     from ..bus import BusEndpoint
@@ -62,6 +63,8 @@ class Backend:
     sse: dict[int, bytes] = field(default_factory=dict)
     #: Set when the API stops: every event stream ends at once instead of holding the shutdown up.
     closing: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Agents' turns, indexed as frames are committed (filled on first use).
+    turns: TurnIndex = field(default_factory=TurnIndex)
 
 
 def _backend(request: Request) -> Backend:

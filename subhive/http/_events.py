@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import StreamingResponse
@@ -15,9 +15,6 @@ from ..root_hive import Conflict, NotFound
 from ._deps import PAGE_DEFAULT, PREFIX, Backend, Cursor, Limit, Root, page
 from ._models import FrameOut, Page, TurnOut
 from ._openapi import errors
-
-if TYPE_CHECKING:
-    from ..root_hive import RootHive
 
 __all__ = ["router"]
 
@@ -29,7 +26,7 @@ async def list_turns(
     backend: Root, hive: str | None = None, limit: Limit = PAGE_DEFAULT, cursor: Cursor = None
 ) -> Page[TurnOut]:
     """Agents' turns in the order they started, from their steps on the event stream."""
-    turns = await backend.server.call(lambda r: _turns(r, hive))
+    turns = (await backend.turns.attach(backend.server)).turns(hive)
     items, next_cursor = page(turns, limit, cursor)
     return Page[TurnOut](items=items, next_cursor=next_cursor)
 
@@ -43,45 +40,11 @@ async def turn_frames(
     cursor: Cursor = None,
 ) -> Page[FrameOut]:
     """One turn's steps in order: model replies, tool calls and their results, approvals asked."""
-    frames = await backend.server.call(lambda r: _turn_frames(r, hive, turn))
+    frames = (await backend.turns.attach(backend.server)).frames(hive, turn)
     if not frames:
         raise NotFound(f"no turn {turn!r} of hive {hive!r}", code="turn.unknown", hint="GET /api/v1/turns")
     items, next_cursor = page(frames, limit, cursor)
     return Page[FrameOut](items=items, next_cursor=next_cursor)
-
-
-def _agent_frames(root: RootHive) -> list[FrameOut]:
-    return [FrameOut.model_validate(f.to_dict()) for f in root.frames_since(0) if f.kind.startswith("agent.")]
-
-
-def _turns(root: RootHive, hive: str | None) -> list[TurnOut]:
-    turns: dict[tuple[str, str], TurnOut] = {}
-    for frame in _agent_frames(root):
-        data = frame.data
-        if hive is not None and data.get("hive") != hive:
-            continue
-        key = (str(data.get("hive")), str(data.get("turn")))
-        kind = frame.kind.removeprefix("agent.")
-        found = turns.get(key)
-        if found is None:
-            turns[key] = TurnOut(
-                hive=key[0],
-                agent=str(data.get("agent")),
-                turn=key[1],
-                steps=1,
-                first_seq=frame.seq,
-                last_seq=frame.seq,
-                started=frame.time,
-                last_kind=kind,
-            )
-        else:
-            found.steps += 1
-            found.last_seq, found.last_kind = frame.seq, kind
-    return list(turns.values())
-
-
-def _turn_frames(root: RootHive, hive: str, turn: str) -> list[FrameOut]:
-    return [f for f in _agent_frames(root) if f.data.get("hive") == hive and f.data.get("turn") == turn]
 
 
 async def _resume_at(

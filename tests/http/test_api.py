@@ -3,6 +3,7 @@ who decided, the diff ``subhive contract diff`` gives, pagination, problem detai
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import http.client
 import json
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from subhive.compat.contract_check import check_contract
 from subhive.contract import load_contract
 from subhive.http._deps import page, page_after
+from subhive.root_hive import AgentStep, RootClient
 from tests.http.conftest import Answer, Api, call, make_api_workspace, serve
 
 PROBLEM = "application/problem+json"
@@ -126,6 +128,20 @@ def test_agent_turns_and_their_frames(shared_api: Api) -> None:
     ]
     _problem(call(shared_api, "GET", "/api/v1/turns/frames?hive=ui&turn=t9"), 404, "turn.unknown")
     assert call(shared_api, "GET", "/api/v1/turns?hive=backend").json()["items"] == []
+
+
+def test_turns_follow_frames_committed_after_the_first_read(api: Api) -> None:
+    assert [t["steps"] for t in call(api, "GET", "/api/v1/turns").json()["items"]] == [2]
+
+    async def report() -> None:
+        async with RootClient(api.grpc, api.hive_token) as root:
+            await root.report_frames([AgentStep("coder", "b1", 1, "turn.started", "{}", 3.0)], hive="backend")
+
+    asyncio.run(report())
+    turns = call(api, "GET", "/api/v1/turns").json()["items"]
+    assert [(t["hive"], t["turn"], t["steps"]) for t in turns] == [("ui", "t1", 2), ("backend", "b1", 1)]
+    (frame,) = call(api, "GET", "/api/v1/turns/frames?hive=backend&turn=b1").json()["items"]
+    assert (frame["kind"], frame["data"]["agent"]) == ("agent.turn.started", "coder")
 
 
 def test_pages_follow_their_cursors_to_the_whole_list(shared_api: Api) -> None:
