@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import os
 import statistics
 import subprocess
@@ -466,41 +467,38 @@ def _accounts() -> AccountsConfig:
     )
 
 
-async def run_mode(mode: str, store: Path, args: Any) -> dict[str, Any]:
-    """Start ``mode``'s servers, measure every size, stop them."""
+async def _start(mode: str, store: Path) -> tuple[EmbeddedServer | EmbeddedCluster, Side]:
+    """``mode``'s servers, and how each side connects to them."""
     config = ServerConfig(store, max_payload=8 * 1024 * 1024)
-    figures: dict[str, Any] = {}
     if mode == "cluster":
         cluster = await EmbeddedCluster.start(config, nodes=3)
-        stop: Callable[[], Awaitable[None]] = cluster.stop
-        side = Side(cluster.nodes[0].endpoint(), cluster.nodes[1].endpoint(), True, cluster.pids)
-        admin = await nats.connect(cluster.urls)
-        await jetstream_ready(admin)
-        await ensure_event_streams(admin.jetstream(), [("bench", 1)], replicas=3)
-    else:
-        accounts = _accounts() if mode == "accounts" else None
-        server = await EmbeddedServer.start(ServerConfig(store, max_payload=config.max_payload, accounts=accounts))
-        stop = server.stop
-        if accounts is None:
-            side = Side(server.endpoint(), server.endpoint(), True, server.pids)
-            admin = await nats.connect(server.url)
-            await ensure_event_streams(admin.jetstream(), [("bench", 1)])
-        else:
-            users = dict(accounts.users)
-            side = Side(
-                server.endpoint("web", str(users["web"][0])),
-                server.endpoint("backend", str(users["backend"][0])),
-                False,
-                server.pids,
-            )
-            admin = await nats.connect(server.url, user="_admin", password=str(accounts.admin_password))
+        return cluster, Side(cluster.nodes[0].endpoint(), cluster.nodes[1].endpoint(), True, cluster.pids)
+    if mode == "single":
+        server = await EmbeddedServer.start(config)
+        return server, Side(server.endpoint(), server.endpoint(), True, server.pids)
+    accounts = _accounts()
+    server = await EmbeddedServer.start(dataclasses.replace(config, accounts=accounts))
+    web, backend = (str(accounts.users[hive][0]) for hive in ("web", "backend"))
+    return server, Side(server.endpoint("web", web), server.endpoint("backend", backend), False, server.pids)
+
+
+async def run_mode(mode: str, store: Path, args: Any) -> dict[str, Any]:
+    """Start ``mode``'s servers, measure every size, stop them."""
+    bus, side = await _start(mode, store)
+    figures: dict[str, Any] = {}
     try:
+        if side.durable:
+            admin = await nats.connect(bus.urls)
+            try:
+                await jetstream_ready(admin)  # a cluster elects its meta leader first
+                await ensure_event_streams(admin.jetstream(), [("bench", 1)], replicas=len(side.servers))
+            finally:
+                await admin.close()
         for size in args.sizes:
             for key, value in (await measure(side, size, args)).items():
                 figures[f"{mode}_{size}_{key}"] = value
     finally:
-        await admin.close()
-        await stop()
+        await bus.stop()
     return figures
 
 
