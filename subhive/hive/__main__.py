@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     which.add_argument("--host", help="run the hives the supervisor names on stdin (several in one process)")
     args = parser.parse_args(argv)
     if args.host is not None:
-        return _host_main(args.workspace)
+        return _host_main(args.workspace, args.host)
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr, format=f"%(asctime)s {args.hive} %(levelname)s %(name)s: %(message)s"
     )
@@ -63,14 +63,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _host_main(workspace: Path) -> int:
+def _host_main(workspace: Path, name: str) -> int:
     from ._host import HiveLogs, serve_host
 
     logs = HiveLogs(sys.stderr)
     logs.setFormatter(logging.Formatter("%(asctime)s %(hive)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[logs])
     try:
-        return asyncio.run(serve_host(workspace, sys.stdin.buffer, sys.stdout, logs))
+        return asyncio.run(serve_host(workspace, name, sys.stdin.buffer, sys.stdout, logs))
     except KeyboardInterrupt:
         return 0
 

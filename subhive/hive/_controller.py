@@ -40,6 +40,8 @@ EscalationKind = Literal["loop", "stall", "failure"]
 CONSUMER = BOARD_CONSUMER
 _SAMPLE_MAX = 4096
 _ACK_WAIT = BOARD_ACK_WAIT
+#: Seconds a reader waits for a delivery before it looks again (the wait ends at once when one arrives).
+IDLE_WAIT = 60.0
 
 
 class KnowledgeSourceFailed(SubhiveError):
@@ -192,6 +194,8 @@ class Controller:
         self._failures: Counter[tuple[str, str]] = Counter()
         self._busy = 0
         self._pending_writes = 0
+        #: Board writes read so far: a heartbeat that sees it unchanged knows the board is as it last measured it.
+        self.board_writes_seen = 0
         self._inflight: set[asyncio.Task[None]] = set()
         self._parked: dict[asyncio.Task[None], _Activation] = {}
         self._pull: Any = None
@@ -505,7 +509,8 @@ class Controller:
         prefix = f"$KV.{kv_bucket(self.board.hive)}."
         while True:
             try:
-                messages = await pull.fetch(batch=64, timeout=1.0)
+                # A long wait: an idle hive must not wake every second (stop() cancels this task).
+                messages = await pull.fetch(batch=64, timeout=IDLE_WAIT)
             except TimeoutError:  # nats-py raises its own and asyncio's: nothing new on the board
                 continue
             except nats.errors.ConnectionClosedError:
@@ -514,6 +519,7 @@ class Controller:
                 log.warning("reading the board of %s: %s; trying again", self.board.hive, exc)
                 await asyncio.sleep(0.2)  # the durable consumer keeps our place
                 continue
+            self.board_writes_seen += len(messages)
             for msg in messages:
                 self._pending_writes += 1
                 self._idle.clear()

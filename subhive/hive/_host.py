@@ -32,11 +32,15 @@ from typing import IO, Any
 from ..bus import BusEndpoint
 from ..errors import SubhiveError
 from ..rpc import KeyFile
+from ..telemetry import configure_tracing, shutdown_tracing
 from ._runtime import HiveRuntime
 
 __all__ = ["HiveLogs", "current_hive", "serve_host"]
 
 log = logging.getLogger("subhive.host")
+#: Hives of one host that start at the same time. Their start is mostly Python work on the one event loop
+#: (imports, schemas, stubs): more at once only makes each one's NATS handshake wait, up to its timeout.
+STARTING_AT_ONCE = 4
 
 #: The hive the running code works for: set in each hive's task, inherited by every task it starts (its NATS
 #: connection's, its controller's, its gRPC server's), so its log records reach its own log file.
@@ -90,6 +94,7 @@ class _Host:
         self.out = out
         self.runs: dict[str, _Run] = {}
         self.stopping = asyncio.Event()
+        self.starting = asyncio.Semaphore(STARTING_AT_ONCE)
 
     def say(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(OSError, ValueError):  # the supervisor went away: nobody listens
@@ -131,16 +136,17 @@ class _Host:
             env = {**os.environ, "SUBHIVE_NATS_NKEY": str(spec["nkey"])}
             keys = spec.get("grpc_keys")
             status = spec.get("status")
-            runtime = await HiveRuntime.start(
-                self.workspace,
-                run.hive,
-                BusEndpoint.from_env(env),
-                root_address=os.environ.get("SUBHIVE_ROOT"),
-                token=spec.get("token") or None,
-                status_file=Path(status) if status else None,
-                grpc_keys=KeyFile(Path(keys)) if keys else None,
-                failover=float(os.environ.get("SUBHIVE_NATS_FAILOVER") or 0),
-            )
+            async with self.starting:
+                runtime = await HiveRuntime.start(
+                    self.workspace,
+                    run.hive,
+                    BusEndpoint.from_env(env),
+                    root_address=os.environ.get("SUBHIVE_ROOT"),
+                    token=spec.get("token") or None,
+                    status_file=Path(status) if status else None,
+                    grpc_keys=KeyFile(Path(keys)) if keys else None,
+                    failover=float(os.environ.get("SUBHIVE_NATS_FAILOVER") or 0),
+                )
             try:
                 await run.stop.wait()
             finally:
@@ -174,12 +180,14 @@ class _Host:
         await asyncio.gather(*(r.task for r in runs if r.task is not None), return_exceptions=True)
 
 
-async def serve_host(workspace: Path, stdin: IO[bytes], stdout: IO[str], logs: HiveLogs) -> int:
+async def serve_host(workspace: Path, name: str, stdin: IO[bytes], stdout: IO[str], logs: HiveLogs) -> int:
     """Run hives as the supervisor's commands on ``stdin`` say, until SIGTERM or SIGINT; returns 0.
 
     The end of ``stdin`` (the supervisor died) stops nothing: like hives in their own processes, they run on
-    until ``subhive down`` finds them."""
+    until ``subhive down`` finds them. Tracing (``OTEL_*``) is the process's: turned on once, as the host's
+    ``service.name``, so that no hive's stop turns it off for its siblings."""
     loop = asyncio.get_running_loop()
+    traces = configure_tracing(name)
     host = _Host(workspace, logs, stdout)
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, host.stopping.set)
@@ -199,4 +207,6 @@ async def serve_host(workspace: Path, stdin: IO[bytes], stdout: IO[str], logs: H
         with contextlib.suppress(asyncio.CancelledError):
             await commands
         await host.stop_all()
+        if traces:
+            shutdown_tracing()
     return 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import os
 import time
@@ -35,6 +36,10 @@ __all__ = ["HiveContext", "HiveRuntime"]
 
 log = logging.getLogger("subhive.hive")
 HEARTBEAT = 1.0
+#: At rest the heartbeat file is rewritten only this often (``subhive status`` calls a hive unresponsive after
+#: 15 s without one): hundreds of idle hives must not each write a file and ask NATS for their board's size
+#: every second (docs/decisions/0118-idle-hives-stay-idle.md).
+KEEPALIVE = 5.0
 #: Message rates are averaged over this many heartbeats.
 RATE_WINDOW = 10
 
@@ -104,7 +109,8 @@ class HiveRuntime:
         self._keys: Any = None
         self._subscriptions: list[Any] = []
         self._grpc: list[Any] = []
-        self._heartbeat: asyncio.Task[None] | None = None
+        self._beating = asyncio.Lock()  # one beat at a time; stop() waits for the one under way
+        self._written = 0.0  # when the heartbeat file was last written or touched (time.monotonic)
         self._transport_options: dict[str, float] = {}
         self._status_file: Path | None = None
         #: Set when the hive declares an agent with ``repairs = true`` and has a root (decision 0053).
@@ -113,6 +119,9 @@ class HiveRuntime:
         #: What crossed the hive's boundary, by kind and contract member: "answered notes_api.create_note".
         self.flows: Counter[str] = Counter()
         self._samples: deque[tuple[float, int, int]] = deque(maxlen=RATE_WINDOW + 1)
+        #: What the last heartbeat file said, in short (see _fingerprint), and the board's size then.
+        self._last_beat: tuple[Any, ...] = ()
+        self._board_size: dict[str, int] | None = None
         #: The hive's Prometheus endpoint (docs/observability.md#metrics), when it serves one.
         self.metrics: MetricsServer | None = None
         self._metrics_address: str | None = None
@@ -224,7 +233,7 @@ class HiveRuntime:
         self.state = "ready"
         if self._status_file is not None:
             await self.write_status()
-            self._heartbeat = asyncio.create_task(self._beat())
+            _heartbeats().add(self)
         log.info(
             "hive %s ready: %d knowledge sources, %d contracts", self.hive, len(knowledge.sources), len(self.bindings)
         )
@@ -322,6 +331,9 @@ class HiveRuntime:
         now = time.monotonic()
         if stats is not None:
             self._samples.append((now, stats.sent, stats.received))
+            # Rates over the last RATE_WINDOW seconds, however often a heartbeat was written meanwhile.
+            while len(self._samples) > 2 and now - self._samples[1][0] >= RATE_WINDOW * HEARTBEAT:
+                self._samples.popleft()
         first = self._samples[0] if self._samples else (now, 0, 0)
         span = max(now - first[0], 1e-9)
         rates = {
@@ -361,29 +373,67 @@ class HiveRuntime:
     def _controller_stats(self) -> Any:
         return self.controller.stats if self.controller else None
 
+    def _fingerprint(self) -> tuple[Any, ...]:
+        """What the heartbeat reports that can change, cheaply: equal twice means nothing happened between."""
+        stats = self.transport.stats if self.transport else None
+        controller = self.controller
+        return (
+            self.state,
+            (stats.sent, stats.received, stats.dead_lettered, stats.retried, stats.dead_letter_blocked)
+            if stats
+            else (),
+            sum(stats.refused.values()) if stats else 0,
+            (controller.board_writes_seen, controller.stats.activations, controller.stats.failures)
+            if controller
+            else (),
+            (controller.stats.parked, controller.stats.escalations, len(controller.stats.quarantined))
+            if controller
+            else (),
+            sum(self.flows.values()),
+        )
+
     async def write_status(self) -> None:
         if self._status_file is None:
             return
+        fingerprint = self._fingerprint()
         data = self.status()
         if self.board is not None:
-            with contextlib.suppress(Exception):
-                keys, revisions, size = await self.board.size()
-                data["blackboard"] = {"keys": keys, "revisions": revisions, "bytes": size}
+            # The board's size costs NATS a stream lookup and a scan of its keys: only when it may have changed.
+            seen_before = self._last_beat[3] if self._last_beat else None
+            if self._board_size is None or fingerprint[3] != seen_before:
+                with contextlib.suppress(Exception):
+                    keys, revisions, size = await self.board.size()
+                    self._board_size = {"keys": keys, "revisions": revisions, "bytes": size}
+            if self._board_size is not None:
+                data["blackboard"] = self._board_size
+        self._last_beat = fingerprint
         write_json(self._status_file, data)
+        self._written = time.monotonic()
 
-    async def _beat(self) -> None:
-        while True:
-            await asyncio.sleep(HEARTBEAT)
-            with contextlib.suppress(Exception):
+    async def beat(self) -> None:
+        """One heartbeat: a look (in memory) at whether anything changed; the file is written when it did, and
+        touched every :data:`KEEPALIVE` seconds anyway (its time is what tells a live hive from a stuck one)."""
+        async with self._beating:
+            if self.state != "ready" or self._status_file is None:
+                return
+            now = time.monotonic()
+            if self._fingerprint() != self._last_beat:
                 await self.write_status()
+            elif now - self._written >= KEEPALIVE:
+                try:
+                    os.utime(self._status_file)
+                except OSError:  # removed (a restart on its way): write it whole
+                    await self.write_status()
+            else:
+                return
+            self._written = now
 
     async def stop(self) -> None:
         """Stop serving, let activations in flight finish their writes, close the connection."""
         self.state = "stopping"
-        if self._heartbeat is not None:
-            self._heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._heartbeat
+        _heartbeats().discard(self)
+        async with self._beating:  # a beat under way ends before the last heartbeat below is written
+            pass
         for server in self._grpc:
             with contextlib.suppress(Exception):
                 await server.stop()
@@ -410,6 +460,44 @@ class HiveRuntime:
             with contextlib.suppress(OSError):
                 data = self.status()
                 write_json(self._status_file, data)
+
+
+class _Heartbeats:
+    """One task beats for every runtime of an event loop: a process of many hives wakes once a second, not once
+    per hive (decision 0118)."""
+
+    def __init__(self) -> None:
+        self.runtimes: dict[HiveRuntime, None] = {}  # in start order
+        self.task: asyncio.Task[None] | None = None
+
+    def add(self, runtime: HiveRuntime) -> None:
+        self.runtimes[runtime] = None
+        if self.task is None or self.task.done():
+            # A context of its own: not the context of the hive that happened to start first (its log, say).
+            self.task = asyncio.get_running_loop().create_task(
+                self._run(), name="subhive-heartbeats", context=contextvars.Context()
+            )
+
+    def discard(self, runtime: HiveRuntime) -> None:
+        self.runtimes.pop(runtime, None)
+
+    async def _run(self) -> None:
+        while self.runtimes:
+            await asyncio.sleep(HEARTBEAT)
+            for runtime in list(self.runtimes):
+                with contextlib.suppress(Exception):  # a beat that fails is tried again a second later
+                    await runtime.beat()
+        self.task = None
+
+
+_BEATS: dict[asyncio.AbstractEventLoop, _Heartbeats] = {}
+
+
+def _heartbeats() -> _Heartbeats:
+    loop = asyncio.get_running_loop()
+    for old in [other for other in _BEATS if other.is_closed()]:  # a test's finished loop
+        del _BEATS[old]
+    return _BEATS.setdefault(loop, _Heartbeats())
 
 
 def _metrics_address(given: str | None, status_file: Path | None) -> str | None:

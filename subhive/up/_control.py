@@ -349,7 +349,7 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
             health = "stopped" if info.get("failed") else "restarting" if info.get("exits") else "down"
         elif record.get("state") == "starting" and beat.get("state") != "ready":
             health = "starting"
-        elif beat.get("pid") != pid or now - float(beat.get("updated") or 0) > STALE_AFTER:
+        elif beat.get("pid") != pid or now - _beat_time(layout.status_file(name), beat) > STALE_AFTER:
             health = "unresponsive"
         else:
             health = str(beat.get("state") or "unknown")
@@ -388,6 +388,16 @@ def runtime_status(workspace: Path) -> dict[str, Any] | None:
             if info["dead_letter_blocked"]
         ],
     }
+
+
+def _beat_time(path: Path, beat: dict[str, Any]) -> float:
+    """When the hive last said it is alive: what its heartbeat says, or later, when it touched the file (an idle
+    hive touches it rather than write the same again: decision 0118)."""
+    try:
+        touched = path.stat().st_mtime
+    except OSError:
+        touched = 0.0
+    return max(float(beat.get("updated") or 0), touched)
 
 
 def _connections(record: dict[str, Any]) -> dict[str, list[str]]:

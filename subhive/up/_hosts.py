@@ -61,6 +61,7 @@ class Host:
         self._runs = 0
         #: Started and not yet ended runs here (what :meth:`idle` counts).
         self.active: set[tuple[str, int]] = set()
+        self._looked = 0.0
 
     @property
     def pid(self) -> int | None:
@@ -121,6 +122,17 @@ class Host:
         except (BrokenPipeError, OSError, ValueError):  # it died meanwhile: its runs end with its exit code
             pass
 
+    def ended(self, process: subprocess.Popen[bytes]) -> bool:
+        """Whether ``process`` exited; asked of the system at most every 0.1 s for all the runs it holds (the
+        supervisor polls each hive five times a second)."""
+        if process.returncode is not None:
+            return True
+        now = time.monotonic()
+        if now - self._looked < 0.1:
+            return False
+        self._looked = now
+        return process.poll() is not None
+
     def kill(self, process: subprocess.Popen[bytes]) -> None:
         """SIGKILL the host process (a hive that would not stop in time): every run in it ends."""
         if process.poll() is None:
@@ -174,7 +186,7 @@ class HostedRun:
     def poll(self) -> int | None:
         if self.returncode is None:
             code = self.host.exits.get((self.hive, self.run))
-            if code is None and self.process.poll() is not None:
+            if code is None and self.host.ended(self.process):
                 # The host is gone: its last reports may still be on their way through the pipe.
                 time.sleep(0.01)
                 code = self.host.exits.get((self.hive, self.run), self.process.returncode)

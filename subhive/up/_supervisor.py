@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -33,8 +34,15 @@ BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 30.0
 HEALTHY_AFTER = 60.0
 _POLL = 0.2
-#: Seconds between two looks at how full the hives' dead-letter streams are.
+#: Seconds between two looks at how full the hives' dead-letter streams are; while nothing changes, the looks
+#: grow apart up to DLQ_CHECK_MAX (each costs NATS a list of every hive's stream: decision 0118).
 DLQ_CHECK = 3.0
+DLQ_CHECK_MAX = 10.0
+#: Hives for which the workspace is looked at once a second; a larger tree is looked at every
+#: hives / TREE_LOOKS_PER_SECOND seconds (each look stats every manifest and contract file).
+TREE_LOOKS_PER_SECOND = 100
+#: Provisioning requests (a hive's stream, board, consumer) in flight at once on the admin connection.
+PROVISION_AT_ONCE = 16
 # Tries (0.2 s apart) at provisioning replicated streams while a new cluster settles.
 _PLACEMENT_TRIES = 50
 
@@ -138,6 +146,8 @@ class Supervisor:
         self._started = time.monotonic()
         self._dlq_alarm: Any = None
         self._dlq_next = 0.0
+        self._dlq_every = DLQ_CHECK
+        self._dlq_seen: list[Any] = []
         # Following the workspace while it runs (docs/up.md, "Changing a running tree"):
         self._snapshot = Snapshot()
         self._tree_stamp: tuple[tuple[str, int, int], ...] = ()
@@ -477,6 +487,7 @@ class Supervisor:
 
         from ..bus import (
             ensure_consumers,
+            ensure_dead_letter_stream,
             ensure_dead_letter_streams,
             ensure_event_streams,
             jetstream_ready,
@@ -496,14 +507,14 @@ class Supervisor:
                     await ensure_event_streams(js, plan.streams, replicas=replicas)
                     # Each hive's own dead-letter stream, with its limits (subhive.toml over hive.toml over defaults).
                     default = self.workspace.config.dead_letters
-                    await ensure_dead_letter_streams(
-                        js,
-                        {name: m.dead_letters.over(default) for name, m in hives.items()},
-                        default=default,
-                        replicas=replicas,
+                    await ensure_dead_letter_streams(js, {}, default=default, replicas=replicas)  # the shared ones
+                    # Hundreds of hives: many requests in flight at once, not one round trip after another.
+                    await _bounded(
+                        ensure_dead_letter_stream(js, name, m.dead_letters.over(default), replicas=replicas)
+                        for name, m in sorted(hives.items())
                     )
-                    for name in added:
-                        await ensure_blackboard(js, name, replicas=replicas)  # with its controller's consumer
+                    # Each board with its controller's consumer.
+                    await _bounded(ensure_blackboard(js, name, replicas=replicas) for name in added)
                     await ensure_consumers(js, plan.consumers)  # hives may not create consumers: the framework does
                     return
                 except nats.js.errors.APIError:
@@ -622,7 +633,8 @@ class Supervisor:
 
         assert self.workspace is not None
         self._ticks += 1
-        if self._ticks % 5 and not (lock_moved and self._tree_refused):
+        every = max(5, round(5 * len(self.hives) / TREE_LOOKS_PER_SECOND))  # in ticks of _POLL (0.2 s)
+        if self._ticks % every and not (lock_moved and self._tree_refused):
             return None
         root = self.workspace.root
         stamp = tree_stamp(root)
@@ -866,7 +878,8 @@ class Supervisor:
                     code="up.timeout",
                     hint="see their logs: subhive logs HIVE",
                 )
-            await asyncio.sleep(0.05)
+            # Each look reads every waiting hive's heartbeat: for hundreds of hives, look less often.
+            await asyncio.sleep(0.05 if len(waiting) < 50 else 0.25)
 
     def _hive_env(self, **secrets: str) -> dict[str, str]:
         """A hive process's environment: where to connect, and (for a process of one hive) its secrets."""
@@ -1060,7 +1073,6 @@ class Supervisor:
         (``deadletters.near_full``, ``deadletters.full``; ``subhive status`` shows the same)."""
         if self.nats is None or now < self._dlq_next:
             return
-        self._dlq_next = now + DLQ_CHECK
         from ..bus import DeadLetters, FullnessAlarm
 
         self._dlq_alarm = self._dlq_alarm or FullnessAlarm()
@@ -1071,7 +1083,11 @@ class Supervisor:
             finally:
                 await nc.close()
         except Exception:  # NATS restarting or busy: the next check says it
+            self._dlq_next = now + DLQ_CHECK
             return
+        # Soon again while dead letters come in; further apart while they stay as they are.
+        self._dlq_every = DLQ_CHECK if usages != self._dlq_seen else min(self._dlq_every * 2, DLQ_CHECK_MAX)
+        self._dlq_seen, self._dlq_next = usages, now + self._dlq_every
         for usage in self._dlq_alarm.rises(usages):
             self.emit(
                 f"deadletters.{usage.level}",
@@ -1095,6 +1111,20 @@ class Supervisor:
             await _terminate([self.root.process], self.options.stop_timeout)
         if self.nats is not None:
             await self.nats.stop()
+
+
+async def _bounded(calls: Iterable[Coroutine[Any, Any, Any]], at_once: int = PROVISION_AT_ONCE) -> None:
+    """Await ``calls``, up to ``at_once`` at a time; the first failure is raised once the others ended."""
+    gate = asyncio.Semaphore(at_once)
+
+    async def gated(call: Coroutine[Any, Any, Any]) -> None:
+        async with gate:
+            await call
+
+    results = await asyncio.gather(*(gated(call) for call in calls), return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
 
 
 async def _terminate(processes: list[subprocess.Popen[bytes] | HostedRun], timeout: float) -> None:
