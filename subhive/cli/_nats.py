@@ -31,6 +31,14 @@ def accounts_command(
         Path | None,
         typer.Option("--out", "-o", help="Write them to this file (else print them).", show_default=False),
     ] = None,
+    negotiate: Annotated[
+        bool,
+        typer.Option(
+            "--negotiate",
+            help="First negotiate the contracts as up would (the root runs for a moment), so a new workspace's "
+            "accounts are the ones its first up needs.",
+        ),
+    ] = False,
     workspace: WorkspaceOption = Path("."),
     fmt: FormatOption = Format.text,
 ) -> None:
@@ -46,6 +54,14 @@ def accounts_command(
     from ..workspace import find_root
 
     root = find_root(workspace)
+    if negotiate:
+        import asyncio
+
+        from ..up import negotiate as negotiate_contracts
+
+        versions = asyncio.run(negotiate_contracts(root))
+        if fmt is Format.text:
+            err_console.print(f"negotiated: {escape(', '.join(versions) or 'no contract')}")
     accounts = workspace_accounts(root)
     text = installable_accounts(accounts, source=str(root))
     if out is None:

@@ -65,6 +65,15 @@ def up_command(
     ready_timeout: Annotated[
         float, typer.Option("--ready-timeout", min=1.0, help="Seconds every hive gets to become ready.")
     ] = 120.0,
+    creds_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--creds-dir",
+            help="Once ready, write the credentials of each [up] elsewhere hive to DIR/HIVE/HIVE.creds "
+            "(for `subhive join` on other machines or containers).",
+            show_default=False,
+        ),
+    ] = None,
     fmt: FormatOption = Format.text,
 ) -> None:
     """Start the workspace: NATS, the root hive and every sub-hive, each its own process.
@@ -92,6 +101,12 @@ def up_command(
         )
     except KeyboardInterrupt:
         _interrupted_start(ws)
+    if creds_dir is not None:
+        from ..up import write_elsewhere_credentials
+
+        for path in write_elsewhere_credentials(ws, creds_dir):
+            if fmt is Format.text:
+                err_console.print(f"wrote {escape(str(path))} (0600): subhive join --creds {escape(str(path))}")
     if fmt is Format.json:
         print_json({"ready": True, "seconds": ready.get("seconds"), "hives": ready.get("hives", [])})
     if detach:

@@ -15,8 +15,8 @@ from ._control import (
     runtime_status,
     start,
 )
-from ._external import external_cluster, tree_accounts, workspace_accounts
-from ._join import HiveCredentials, export_credentials, join
+from ._external import external_cluster, negotiate, tree_accounts, workspace_accounts
+from ._join import HiveCredentials, export_credentials, join, write_elsewhere_credentials
 from ._layout import UpLayout, pid_alive
 from ._restart import RestartFailed, request_restart
 from ._supervisor import Supervisor, UpOptions, start_waves
@@ -36,6 +36,7 @@ __all__ = [
     "framework_endpoint",
     "join",
     "lost_supervisor",
+    "negotiate",
     "pid_alive",
     "recorded_processes",
     "request_restart",
@@ -45,4 +46,5 @@ __all__ = [
     "start_waves",
     "tree_accounts",
     "workspace_accounts",
+    "write_elsewhere_credentials",
 ]

@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import ContractInvalid
 from ._layout import UpLayout
 
-__all__ = ["external_cluster", "tree_accounts", "workspace_accounts"]
+__all__ = ["external_cluster", "negotiate", "tree_accounts", "workspace_accounts"]
 
 
 def tree_accounts(plan: Any, hives: Mapping[str, Any], keys: Mapping[str, Any], admin: Any) -> Any:
@@ -54,3 +54,25 @@ def external_cluster(layout: UpLayout, settings: Any) -> Any:
         accounts_file=layout.nats_dir / "accounts.conf",
         monitor_urls=list(settings.monitor),
     )
+
+
+async def negotiate(workspace: Path) -> list[str]:
+    """What ``up`` does first, alone: start the root on loopback, propose the providers' contract versions the
+    lock does not hold, wait for the lock, stop the root. So a new workspace's accounts can be installed on a
+    cluster before its first ``up`` (``subhive nats accounts --negotiate``). Returns the lock's versions."""
+    from ..root_hive import Lock
+    from ..workspace import open_workspace
+    from ._control import running_supervisor
+    from ._supervisor import Supervisor, _checked_hives, _terminate
+
+    if running_supervisor(workspace) is None:  # else its root negotiated already (and owns the root's state)
+        supervisor = Supervisor(workspace)
+        supervisor.workspace = open_workspace(workspace)
+        hives = _checked_hives(supervisor.workspace)
+        try:
+            await supervisor._start_root()
+            await supervisor._negotiate(hives)
+        finally:
+            if supervisor.root is not None and supervisor.root.process is not None:
+                await _terminate([supervisor.root.process], 5.0)
+    return sorted(f"{entry.name} {entry.version}" for entry in Lock.load(workspace))

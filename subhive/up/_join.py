@@ -20,7 +20,7 @@ from ..errors import InputError, Location, SubhiveError
 from ._control import running_supervisor
 from ._layout import UpLayout
 
-__all__ = ["CREDENTIALS_FORMAT", "HiveCredentials", "export_credentials", "join"]
+__all__ = ["CREDENTIALS_FORMAT", "HiveCredentials", "export_credentials", "join", "write_elsewhere_credentials"]
 
 #: The layout version of a credentials file; a newer one is refused with "upgrade subhive".
 CREDENTIALS_FORMAT = 1
@@ -138,6 +138,20 @@ def export_credentials(workspace: Path, hive: str) -> HiveCredentials:
         failover=settings,
         grpc_keys=read_json(layout.keys_dir / f"{hive}.json") or {},
     )
+
+
+def write_elsewhere_credentials(workspace: Path, directory: Path) -> list[Path]:
+    """The credentials of each hive ``[up] elsewhere`` names, each in its own owner-only directory
+    ``<directory>/<hive>/<hive>.creds`` (what a container of that hive mounts, and nothing of the others')."""
+    from ..workspace import open_workspace
+
+    written = []
+    for hive in open_workspace(workspace).config.up.elsewhere:
+        path = directory / hive / f"{hive}.creds"
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        export_credentials(workspace, hive).write(path)
+        written.append(path)
+    return written
 
 
 def _nats_settings(workspace: Path) -> float:

@@ -12,42 +12,15 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from subhive.up import UpLayout
 
 from ._nats_nodes import OperatorCluster, notes_workspace
-from ._tree import Ran, finish, processes_of, subhive, tail, tear_down, up, wait_for
+from ._tree import finish, processes_of, subhive, tail, tear_down, up, wait_for
 
 HIVES = ("db", "backend", "ui")  # providers first
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[OperatorCluster]:
-    nodes = OperatorCluster(tmp_path / "operator")
-    try:
-        nodes.start()
-        yield nodes
-    finally:
-        nodes.stop()
-
-
-def up_on(cluster: OperatorCluster, workspace: Path) -> Ran:
-    """``up`` on the operator's cluster, installing the accounts it asks for as an operator would."""
-    ran = up(workspace)
-    for _ in range(2):  # missing accounts (a new workspace), then nats-server's first reload that leaves imports
-        if ran.code == 0:
-            break
-        assert "up.nats_accounts_missing" in ran.err or "up.nats_accounts_unwired" in ran.err, ran.err
-        made = subhive(workspace, "nats", "accounts", "--out", str(cluster.accounts_file))
-        assert made.code == 0, made
-        cluster.reload()
-        ran = up(workspace)
-    return ran
 
 
 def _status(workspace: Path) -> dict[str, Any]:
@@ -67,33 +40,39 @@ def _board(workspace: Path, hive: str) -> dict[str, Any]:
     return {entry["key"]: entry for entry in json.loads(ran.out)["entries"]}
 
 
-def test_each_hive_joins_from_its_own_directory_with_only_its_credentials(
-    cluster: OperatorCluster, tmp_path: Path
-) -> None:
+def test_each_hive_joins_from_its_own_directory_with_only_its_credentials(tmp_path: Path) -> None:
     root = notes_workspace(tmp_path / "root")
+    cluster = OperatorCluster(tmp_path / "operator")
     with (root / "hive.toml").open("a", encoding="utf-8") as config:
-        config.write(
-            f"\n[nats]\nurls = {json.dumps(cluster.urls)}\nmonitor = {json.dumps(cluster.monitor_urls)}\n"
-            f"\n[up]\nelsewhere = {json.dumps(list(HIVES))}\n"
-        )
+        config.write(f"\n[up]\nelsewhere = {json.dumps(list(HIVES))}\n")
     joined: dict[str, subprocess.Popen[str]] = {}
     try:
-        ran = up_on(cluster, root)
+        # As in docker/compose.yaml: the accounts (negotiated first) exist before the nodes start.
+        cluster.base.mkdir()
+        made = subhive(root, "nats", "accounts", "--negotiate", "--out", str(cluster.accounts_file))
+        assert made.code == 0, made
+        assert "negotiated: notes_api 1.0.0, notes_store 1.0.0" in made.err
+        cluster.start()
+        with (root / "hive.toml").open("a", encoding="utf-8") as config:
+            config.write(f"\n[nats]\nurls = {json.dumps(cluster.urls)}\nmonitor = {json.dumps(cluster.monitor_urls)}\n")
+        creds = tmp_path / "creds"
+        ran = up(root, "--creds-dir", str(creds))
         assert ran.code == 0, ran.err + tail(UpLayout(root).log_file("supervisor"))
         # The root runs here and no hive: each is the job of a machine of its own.
         assert {info["health"] for info in _status(root)["hives"].values()} == {"elsewhere"}
+        assert sorted(p.relative_to(creds).as_posix() for p in creds.rglob("*.creds")) == [
+            f"{hive}/{hive}.creds" for hive in sorted(HIVES)
+        ]
 
         env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")}
         for hive in HIVES:
             host = tmp_path / "hosts" / hive
-            creds = host / f"{hive}.creds"
             host.mkdir(parents=True)
-            made = subhive(root, "creds", hive, "--out", str(creds))
-            assert made.code == 0, made
+            own = shutil.copy(creds / hive / f"{hive}.creds", host)  # only its own
             # Its own checkout of the workspace, with the stubs up generated; none of the root's state.
             shutil.copytree(root, host / "ws", ignore=shutil.ignore_patterns(".subhive"))
             joined[hive] = subprocess.Popen(
-                [sys.executable, "-m", "subhive", "join", "--creds", str(creds), "-C", str(host / "ws")],
+                [sys.executable, "-m", "subhive", "join", "--creds", str(own), "-C", str(host / "ws")],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -139,3 +118,4 @@ def test_each_hive_joins_from_its_own_directory_with_only_its_credentials(
                 process.kill()
             process.communicate(timeout=30)
         tear_down(root)
+        cluster.stop()
