@@ -57,7 +57,10 @@ class UpSettings:
         return self != UpSettings()
 
     def to_toml(self) -> str:
-        text = f"[up]\nhives_per_process = {self.hives_per_process}\n"
+        auto = self.hives_per_process is None
+        text = "[up]\n" + (
+            'hives_per_process = "auto"\n' if auto else f"hives_per_process = {self.hives_per_process}\n"
+        )
         if self.elsewhere:
             text += f"elsewhere = [{', '.join(json.dumps(h) for h in self.elsewhere)}]\n"
         return text

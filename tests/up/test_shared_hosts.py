@@ -16,6 +16,7 @@ import io
 import json
 import os
 import signal
+import tomllib
 import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -257,3 +258,12 @@ def test_hives_per_process_is_checked_where_it_is_written(tmp_path: Path) -> Non
     assert UpSettings().per_process(3) == 1
     assert UpSettings().per_process(500) > 1
     assert UpSettings(8).per_process(3) == 8
+
+
+@given(st.one_of(st.none(), st.integers(1, 64)), st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)))
+def test_up_settings_read_back_what_they_write(per_process: int | None, elsewhere: list[str]) -> None:
+    settings = UpSettings(per_process, tuple(dict.fromkeys(elsewhere)))
+    problems: list[tuple[str, ...]] = []
+    table = tomllib.loads(settings.to_toml())["up"]
+    assert UpSettings.read(table, "/up", lambda *said: problems.append(said)) == settings
+    assert problems == []
