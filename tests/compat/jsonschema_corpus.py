@@ -1849,6 +1849,36 @@ _case(
     instances=("b", "bbb"),
 )
 _case(
+    "oneof-branch-narrowed-into-overlap",
+    {"oneOf": [N, S]},
+    {"oneOf": [INT, {"type": ["number", "string", "null"]}]},
+    False,
+    False,
+    "1 matches both new branches; null is new",
+    witness_backward=1,
+    witness_forward=None,
+)
+_case(
+    "oneof-lengths-touch",
+    string(maxLength=3),
+    {"oneOf": [S, string(minLength=3), NULL]},
+    False,
+    False,
+    '"abc" matches two new branches; null is new',
+    witness_backward="abc",
+    witness_forward=None,
+)
+_case(
+    "oneof-enum-meets-pattern",
+    {"enum": ["a", "b"]},
+    {"oneOf": [{"enum": ["a", "b"]}, string(pattern="^b")]},
+    False,
+    False,
+    '"b" matches both new branches; "bc" is new',
+    witness_backward="b",
+    witness_forward="bc",
+)
+_case(
     "oneof-to-anyof-discriminated",
     {"oneOf": [_KIND_A, _KIND_B]},
     {"anyOf": [_KIND_A, _KIND_B]},
@@ -1908,6 +1938,36 @@ _case(
     "kind c needed y and now needs x",
     witness_backward={"kind": "c", "y": 1},
     witness_forward={"kind": "c", "x": 1},
+)
+_case(
+    "if-moved-then-meets-stricter-else",
+    obj(**{"if": _kind_of("a"), "then": {"required": ["x"]}, "else": {"required": ["x", "y"]}}),
+    obj(**{"if": _kind_of("b"), "then": {"required": ["x"]}, "else": {"required": ["x", "y"]}}),
+    False,
+    False,
+    "kind a falls to the else that also needs y now; kind b the other way",
+    witness_backward={"kind": "a", "x": 1},
+    witness_forward={"kind": "b", "x": 1},
+)
+_case(
+    "if-moved-else-meets-stricter-then",
+    obj(**{"if": _kind_of("a"), "then": {"required": ["x", "y"]}, "else": {"required": ["x"]}}),
+    obj(**{"if": _kind_of("b"), "then": {"required": ["x", "y"]}, "else": {"required": ["x"]}}),
+    False,
+    False,
+    "kind b now meets the then that needs y; kind a the other way",
+    witness_backward={"kind": "b", "x": 1},
+    witness_forward={"kind": "a", "x": 1},
+)
+_case(
+    "if-widened-then-meets-other-then",
+    obj(**{"if": _kind_of("a"), "then": {"required": ["y"]}, "else": {"required": ["x", "y"]}}),
+    obj(**{"if": {"required": ["kind"]}, "then": {"required": ["x"]}, "else": {"required": ["y"]}}),
+    False,
+    False,
+    "kind a still meets the new if, whose then needs x instead of y",
+    witness_backward={"kind": "a", "y": 1},
+    witness_forward={"kind": "b", "x": 1},
 )
 _case(
     "if-added-other-discriminator",
