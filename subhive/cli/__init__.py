@@ -15,51 +15,52 @@ from typing import Annotated
 import typer
 
 from ..errors import SubhiveError
-from ._agent import agent_app
-from ._board import board_app
-from ._codegen import codegen_command
-from ._contract import contract_app
-from ._deadletters import deadletters_app
-from ._decompose import decompose_command
-from ._memory import memory_app
-from ._nats import nats_app
+from ._lazy import LazyGroup, Where
 from ._output import Format, err_console, print_error
-from ._root import approvals_app, root_command, status_command, watch_command
-from ._schema import schema_app
-from ._up import creds_command, down_command, join_command, logs_command, restart_command, up_command
-from ._workspace import init_command, new_command
 
 __all__ = ["app", "main"]
 
+#: Every command, in the order ``subhive --help`` lists them: its module is imported only when it runs (or when
+#: help or completion lists them all), so ``subhive schema diff`` pays for no gRPC, NATS or agents (decision 0110).
+COMMANDS: dict[str, Where] = {
+    "init": ("subhive.cli._workspace", "init_command"),
+    "new": ("subhive.cli._workspace", "new_command"),
+    "codegen": ("subhive.cli._codegen", "codegen_command"),
+    "decompose": ("subhive.cli._decompose", "decompose_command"),
+    "root": ("subhive.cli._root", "root_command"),
+    "status": ("subhive.cli._root", "status_command"),
+    "watch": ("subhive.cli._root", "watch_command"),
+    "up": ("subhive.cli._up", "up_command"),
+    "down": ("subhive.cli._up", "down_command"),
+    "logs": ("subhive.cli._up", "logs_command"),
+    "restart": ("subhive.cli._up", "restart_command"),
+    "creds": ("subhive.cli._up", "creds_command"),
+    "join": ("subhive.cli._up", "join_command"),
+    "version": ("subhive.cli", "version"),
+    "contract": ("subhive.cli._contract", "contract_app"),
+    "schema": ("subhive.cli._schema", "schema_app"),
+    "approvals": ("subhive.cli._root", "approvals_app"),
+    "deadletters": ("subhive.cli._deadletters", "deadletters_app"),
+    "board": ("subhive.cli._board", "board_app"),
+    "memory": ("subhive.cli._memory", "memory_app"),
+    "agent": ("subhive.cli._agent", "agent_app"),
+    "nats": ("subhive.cli._nats", "nats_app"),
+}
+
+
+class _Subhive(LazyGroup):
+    lazy_commands = COMMANDS
+
+
 app = typer.Typer(
     name="subhive",
+    cls=_Subhive,
     help="Contract-first sub-hives for multi-agent work on large codebases.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.add_typer(contract_app, name="contract")
-app.add_typer(schema_app, name="schema")
-app.command("init")(init_command)
-app.command("new")(new_command)
-app.command("codegen")(codegen_command)
-app.command("decompose")(decompose_command)
-app.add_typer(approvals_app, name="approvals")
-app.add_typer(deadletters_app, name="deadletters")
-app.add_typer(board_app, name="board")
-app.add_typer(memory_app, name="memory")
-app.add_typer(agent_app, name="agent")
-app.add_typer(nats_app, name="nats")
-app.command("root")(root_command)
-app.command("status")(status_command)
-app.command("watch")(watch_command)
-app.command("up")(up_command)
-app.command("down")(down_command)
-app.command("logs")(logs_command)
-app.command("restart")(restart_command)
-app.command("creds")(creds_command)
-app.command("join")(join_command)
 
 
 def _installed_version() -> str:
@@ -95,7 +96,6 @@ def _root_options(
     """Contract-first sub-hives for multi-agent work on large codebases."""
 
 
-@app.command("version")
 def version() -> None:
     """Print the installed subhive version (as `subhive --version` does).
 

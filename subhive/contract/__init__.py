@@ -8,7 +8,9 @@
 True
 """
 
-from ._import import import_document, read_document
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from ._model import Contract, Event, GrpcSpec, Operation, SchemaRef
 from ._refs import (
     SUBSCHEMA_KEYWORDS,
@@ -20,6 +22,9 @@ from ._refs import (
     resolve_pointer,
 )
 from .lint import LintResult, lint_contract, lint_paths, load_contract, load_contract_files, load_schema_file
+
+if TYPE_CHECKING:
+    from ._import import import_document, read_document
 
 __all__ = [
     "SUBSCHEMA_KEYWORDS",
@@ -43,3 +48,12 @@ __all__ = [
     "read_document",
     "resolve_pointer",
 ]
+
+# The OpenAPI/AsyncAPI importers load when asked for: ``schema diff`` and ``contract lint`` never need them.
+_LAZY = {"import_document": "._import", "read_document": "._import"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

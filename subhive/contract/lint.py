@@ -15,14 +15,11 @@ from dataclasses import dataclass, replace
 from functools import cache, lru_cache, partial
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urldefrag, urlsplit
 from urllib.request import url2pathname
 
 import jsonschema_rs
-from google.protobuf.descriptor_pb2 import FileDescriptorSet
-from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import ValidationError, best_match
 
 from .. import _metaschemas
 from .._dialects import DEFAULT_DIALECT, KEYWORDS, META_URIS, NotASchema, dialect_of, looks_like, walk_unknown
@@ -42,6 +39,11 @@ from ._refs import (
     resolve_pointer,
     translated_pointer,
 )
+
+if TYPE_CHECKING:  # python-jsonschema and protobuf load where they are used: most lints need neither (decision 0110)
+    from google.protobuf.descriptor_pb2 import FileDescriptorSet
+    from jsonschema import Draft202012Validator, FormatChecker
+    from jsonschema.exceptions import ValidationError
 
 __all__ = ["LintResult", "lint_contract", "lint_paths", "load_contract", "load_contract_files", "load_schema_file"]
 
@@ -345,6 +347,8 @@ class _Problems:
 def _meta_validator() -> Draft202012Validator:
     # Built once: creating it compiles the meta-schema's own $refs. FORMAT_CHECKER makes "regex" checked,
     # exactly as Draft202012Validator.check_schema does.
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(
         Draft202012Validator.META_SCHEMA, format_checker=_ecma(Draft202012Validator.FORMAT_CHECKER)
     )
@@ -944,6 +948,8 @@ def _meta_problem(doc: SourceDocument, base: str, error: ValidationError) -> Pro
 
 
 def _best(error: ValidationError) -> ValidationError:
+    from jsonschema.exceptions import best_match
+
     best: ValidationError = best_match([error])
     # anyOf/oneOf in the meta-schema (e.g. "type": a name or a list of names) explain nothing by themselves;
     # an enum or const branch names the allowed values, which is what a reader needs.
