@@ -390,6 +390,49 @@ def _rs_meta_ok(schema: Any) -> bool:
         return False
 
 
+@cache
+def _rs_dialect_validator(dialect: str) -> Any:
+    """jsonschema-rs's validator of ``dialect``'s meta-schema, formats not asserted (None if it cannot build one)."""
+    try:
+        return jsonschema_rs.validator_for(_metaschemas.metaschema(META_URIS[dialect]), validate_formats=False)
+    except Exception:  # then python-jsonschema checks every document of that dialect, as before
+        return None
+
+
+def _rs_dialect_ok(dialect: str, schema: Any) -> bool:
+    """Proven: python-jsonschema's check of ``schema`` against ``dialect``'s meta-schema finds nothing.
+
+    The same meta-schema validated natively (~100 times faster on SchemaStore's catalog); the one format
+    python-jsonschema asserts there, "regex", is checked first as it does (ECMA-262, decision 0097) on every
+    string that could be a pattern. Any doubt (invalid, an error) leaves the verdict and its messages to
+    python-jsonschema."""
+    validator = _rs_dialect_validator(dialect)
+    if validator is None or not all(_python_regex_ok(p) for p in _pattern_strings(schema)):
+        return False
+    try:
+        return bool(validator.is_valid(schema))
+    except Exception:  # e.g. nested too deeply for it
+        return False
+
+
+def _pattern_strings(schema: Any) -> Iterator[str]:
+    """Every ``pattern`` string value and ``patternProperties`` key anywhere in ``schema`` (a superset of the
+    strings the meta-schema's format "regex" applies to: more only means python-jsonschema checks more often)."""
+    todo = [schema]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            pattern = value.get("pattern")
+            if isinstance(pattern, str):
+                yield pattern
+            props = value.get("patternProperties")
+            if isinstance(props, dict):
+                yield from (key for key in props if isinstance(key, str))
+            todo.extend(value.values())
+        elif isinstance(value, list):
+            todo.extend(value)
+
+
 class _SchemaChecks:
     """Checks the schema documents a contract names and every document their ``$ref``s reach."""
 
@@ -693,6 +736,8 @@ class _SchemaChecks:
         where = doc.original_location if own else doc.location
         try:
             schema = resolve_pointer(doc.original if own else doc.data, written)
+            if own and _rs_dialect_ok(dialect, schema):
+                return  # what python-jsonschema checks holds: it would find nothing (decision 0111)
             errors = list((_dialect_validator(dialect) if own else _meta_validator()).iter_errors(schema))
         except RecursionError:
             self.problems.add(
