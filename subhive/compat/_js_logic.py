@@ -126,8 +126,9 @@ def _diff_branches(
     pairs, removed, added = _pair(eng, olds, news)
     results: list[Result] = []
     # Unless its branches are disjoint on both sides, oneOf exclusivity reads each pair in both
-    # directions, so recursion through it must count as negation.
-    mixed = keyword == "oneOf" and not (pairwise_disjoint(eng, olds, p.o) and pairwise_disjoint(eng, news, p.n))
+    # directions, so recursion through it must count as negation. Each side's branches are judged on the
+    # instances _exclusivity proves things about: the new ones on old instances, the old ones on new ones.
+    mixed = keyword == "oneOf" and not (pairwise_disjoint(eng, news, p.o) and pairwise_disjoint(eng, olds, p.n))
     for i, j in pairs:
         result = eng.sub(olds[i], news[j], flipped=mixed)
         results.append(result)
