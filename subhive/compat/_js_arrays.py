@@ -311,12 +311,21 @@ def is_evaluation_neutral(code: str) -> bool:
     )
 
 
+def _live(eng: Engine, node: Node, kw: dict[str, Any]) -> bool:
+    """unevaluatedItems can reject something here: next to items, or to a conjunct that evaluates every
+    item, it is moot (as good as absent)."""
+    if "unevaluatedItems" not in kw or "items" in kw:
+        return False
+    return not (_complex(kw) and _scope(eng, node, kw) is True)
+
+
 def check_unevaluated(p: Pair) -> None:
     """unevaluatedItems next to applicators or contains: sound only when nothing else changed."""
     if "unevaluatedItems" not in p.keys:
         return
     co, cn = _inexact(p.eng, p.o, p.ok), _inexact(p.eng, p.n, p.nk)
     in_o, in_n = "unevaluatedItems" in p.ok, "unevaluatedItems" in p.nk
+    live_o, live_n = _live(p.eng, p.o, p.ok), _live(p.eng, p.n, p.nk)
     if not (co or cn):
         if (
             in_o
@@ -333,7 +342,7 @@ def check_unevaluated(p: Pair) -> None:
                 "unevaluatedItems changed, but items already evaluates every item here",
             )
         return
-    if co and not in_n:
+    if co and not live_n:
         p.add(
             "unevaluated_items.removed",
             p.old_path("unevaluatedItems"),
@@ -343,7 +352,7 @@ def check_unevaluated(p: Pair) -> None:
             "narrowing back is not proven",
         )
         return
-    if cn and not in_o:
+    if cn and not live_o:
         p.add(
             "unevaluated_items.added",
             p.new_path("unevaluatedItems"),

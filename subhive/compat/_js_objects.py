@@ -542,12 +542,22 @@ _VALIDITY_ONLY = (
 )
 
 
+def _live(eng: Engine, node: Node, kw: dict[str, Any]) -> bool:
+    """unevaluatedProperties can reject something here: next to additionalProperties, or to a conjunct
+    that evaluates every property, it is moot (as good as absent)."""
+    if "unevaluatedProperties" not in kw or "additionalProperties" in kw:
+        return False
+    found = _evaluators(eng, node) if _complex(kw) else None
+    return found is None or not found[1]
+
+
 def check_unevaluated(p: Pair) -> None:
     """unevaluatedProperties next to applicators: sound only when nothing that evaluates changed."""
     if "unevaluatedProperties" not in p.keys or p.exact_unevaluated:
         return  # absent, or already compared exactly by diff_objects
     co, cn = _complex(p.ok), _complex(p.nk)
     in_o, in_n = "unevaluatedProperties" in p.ok, "unevaluatedProperties" in p.nk
+    live_o, live_n = _live(p.eng, p.o, p.ok), _live(p.eng, p.n, p.nk)
     if not (co or cn):
         if (
             in_o
@@ -564,7 +574,7 @@ def check_unevaluated(p: Pair) -> None:
                 "unevaluatedProperties changed, but additionalProperties already evaluates every property here",
             )
         return
-    if co and not in_n:
+    if co and not live_n:
         p.add(
             "unevaluated_properties.removed",
             p.old_path("unevaluatedProperties"),
@@ -574,7 +584,7 @@ def check_unevaluated(p: Pair) -> None:
             "narrowing back is not proven",
         )
         return
-    if cn and not in_o:
+    if cn and not live_o:
         p.add(
             "unevaluated_properties.added",
             p.new_path("unevaluatedProperties"),

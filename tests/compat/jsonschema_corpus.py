@@ -2538,6 +2538,32 @@ _case(
     "b can no longer be present, and then still requires it next to a",
     witness_backward={"b": 1},
 )
+_case(
+    "unevaluated-moot-then-live-next-to-anyof",
+    obj(
+        anyOf=[{"properties": {"c": INT}}, {"required": ["a"]}],
+        unevaluatedProperties=False,
+        additionalProperties=True,
+    ),
+    obj(anyOf=[{"properties": {"c": INT}}, {"required": ["a"]}], unevaluatedProperties=False),
+    False,
+    True,
+    "next to additionalProperties, unevaluatedProperties was moot; without it, b is unevaluated and refused",
+    witness_backward={"b": 1},
+)
+_case(
+    "unevaluated-live-then-moot-next-to-anyof",
+    obj(anyOf=[{"properties": {"c": INT}}, {"required": ["a"]}], unevaluatedProperties=False),
+    obj(
+        anyOf=[{"properties": {"c": INT}}, {"required": ["a"]}],
+        unevaluatedProperties=False,
+        additionalProperties=True,
+    ),
+    True,
+    False,
+    "additionalProperties true evaluates b, so unevaluatedProperties no longer refuses it",
+    witness_forward={"b": 1},
+)
 _group = "array"
 _case(
     "unevaluateditems-allof-prefix-added",
@@ -2565,6 +2591,33 @@ _case(
     True,
     "the allOf's items evaluates every item, so unevaluatedItems never applied",
     instances=(["a"], [1], []),
+)
+_case(
+    "unevaluateditems-moot-then-live-next-to-allof",
+    arr(allOf=[{"minItems": 1}], unevaluatedItems=S, items=True),
+    arr(allOf=[{"minItems": 1}], unevaluatedItems=S),
+    False,
+    True,
+    "items true made unevaluatedItems moot; without it every item must be a string",
+    witness_backward=[1],
+)
+_case(
+    "unevaluateditems-moot-then-live-next-to-contains",
+    arr(contains={}, unevaluatedItems=False, items=True),
+    arr(contains=S, unevaluatedItems=False),
+    False,
+    True,
+    "only the items contains matched are evaluated now, so 1 is refused",
+    witness_backward=[1, "a"],
+)
+_case(
+    "unevaluateditems-live-then-moot-next-to-contains",
+    arr(contains=S, unevaluatedItems=False),
+    arr(contains={}, unevaluatedItems=False, items=True),
+    True,
+    False,
+    "items true evaluates every item: a non-string next to a string is allowed",
+    witness_forward=[1, "a"],
 )
 _case(
     "mincontains-zero-with-narrowed-contains",
