@@ -86,6 +86,9 @@ class ServerConfig:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     binary: Path | None = None
+    #: JetStream's storage budget in bytes; None: nats-server's own, 75% of the disk's free space. Every stream's
+    #: ``max_bytes`` is reserved against it when the stream is made (decision 0119).
+    max_file_store: int | None = None
     start_timeout: float = 10.0
     stop_timeout: float = 5.0
 
@@ -133,6 +136,8 @@ class ServerConfig:
             lines.append(f"  store_dir: {json.dumps(str(self.store_dir))}")
             if self.sync_always:
                 lines.append('  sync_interval: "always"')
+            if self.max_file_store is not None:
+                lines.append(f"  max_file_store: {self.max_file_store}")
             lines.append("}")
         if self.tls_cert is not None and self.tls_key is not None:
             lines += [

@@ -441,6 +441,7 @@ class Supervisor:
             port=self.options.nats_port,
             accounts=self._accounts(plan, hives),
             sync_always=settings.sync == "always",
+            max_file_store=_store_budget(self.layout.nats_dir),
             monitor=True,  # on loopback: `status` counts each hive's connections (a replica that joined, say)
         )
         if settings.clustered:
@@ -1188,6 +1189,16 @@ def start_waves(hives: dict[str, Any]) -> list[list[str]]:
         waves.append(wave)
         started.update(wave)
     return waves
+
+
+def _store_budget(store: Path) -> int:
+    """JetStream's storage budget: the size of the disk the store is on (decision 0119). Each hive's board and
+    dead letters reserve their ``max_bytes`` against it; with nats-server's default (75% of what is free) a
+    few hundred hives' limits, ceilings that they hardly ever reach, already exceed it and the next hive's
+    streams are refused."""
+    store.mkdir(parents=True, exist_ok=True)
+    disk = os.statvfs(store)
+    return disk.f_blocks * disk.f_frsize
 
 
 def _consumes(manifest: Any) -> dict[str, str]:
