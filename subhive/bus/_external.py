@@ -17,6 +17,7 @@ from ._server import BusEndpoint
 __all__ = ["ExternalCluster"]
 
 _ASK_TIMEOUT = 3.0
+_JETSTREAM_TRIES = 5
 
 
 class ExternalCluster:
@@ -155,12 +156,19 @@ class ExternalCluster:
         except (OSError, nats.errors.Error, TimeoutError):
             return False
         try:
-            await nc.request(f"$JS.API.STREAM.INFO.KV_{kv_bucket(hive)}", b"", timeout=_ASK_TIMEOUT)
-        except (nats.errors.NoRespondersError, nats.errors.TimeoutError):
+            # No responders: the import is not wired. A timeout: JetStream may still be electing its leader
+            # (a cluster just started), so ask again for a while before calling it unwired.
+            for _ in range(_JETSTREAM_TRIES):
+                try:
+                    await nc.request(f"$JS.API.STREAM.INFO.KV_{kv_bucket(hive)}", b"", timeout=_ASK_TIMEOUT)
+                except nats.errors.NoRespondersError:
+                    return False
+                except nats.errors.TimeoutError:
+                    continue
+                return True
             return False
         finally:
             await nc.close()
-        return True
 
     async def _logs_in(self, seed: Path) -> bool:
         from ._wire import BusError
