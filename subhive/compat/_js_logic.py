@@ -360,14 +360,15 @@ def _every_branch_disjoint(eng: Engine, x: Node, y: Node, depth: int, ctx: Node 
 
 
 def _discriminated(eng: Engine, x: Node, y: Node, depth: int, ctx: Node | None) -> bool:
-    """x only accepts objects with a required property whose schema is disjoint from y's for it.
+    """Every instance of both x and y is an object, x requires a property, and x's schema for it is
+    disjoint from y's.
 
     ``type``, ``required`` and ``properties`` may come from any conjunct (an allOf branch, a $ref base) or
     from ``ctx`` (the schema around a oneOf, when both x and y are its branches): each one holds of every
     instance in question."""
     parts = [x] if ctx is None else [x, eng.follow(ctx)]
-    kinds = eng.facts(x).types
-    for part in parts[1:]:
+    kinds = eng.facts(y).types  # an instance of both x and y: an object if either side says so
+    for part in parts:
         kinds = kinds & eng.facts(part).types
     if kinds != {"object"}:
         return False

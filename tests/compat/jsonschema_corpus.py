@@ -1656,9 +1656,9 @@ _case(
 _group = "enum"
 
 
-def _kind_of(kind: str) -> dict[str, Any]:
-    """An untyped schema requiring a ``kind`` property equal to ``kind`` (a discriminator test)."""
-    return {"properties": {"kind": {"const": kind}}, "required": ["kind"]}
+def _kind_of(kind: str, name: str = "kind") -> dict[str, Any]:
+    """An untyped schema requiring a property ``name`` equal to ``kind`` (a discriminator test)."""
+    return {"properties": {name: {"const": kind}}, "required": [name]}
 
 
 # Values pinned down by bounds read as the enum listing them, both ways (decision 0099).
@@ -1984,6 +1984,32 @@ _case(
     True,
     True,
     "the removed then applied to no instance",
+)
+_TYPED_RULES = obj({"type": {"enum": ["a", "b"]}}, allOf=[{"if": _kind_of("a", "type"), "then": {"required": ["x"]}}])
+_TYPED_RULES_C = obj(
+    {"type": {"enum": ["a", "b", "c"]}},
+    allOf=[
+        {"if": _kind_of("a", "type"), "then": {"required": ["x"]}},
+        {"if": _kind_of("c", "type"), "then": {"required": ["y"]}},
+    ],
+)
+_case(
+    "allof-rule-for-new-discriminator",
+    _TYPED_RULES,
+    _TYPED_RULES_C,
+    True,
+    False,
+    "the added rule tests type c, which no old instance has (the if itself is untyped)",
+    witness_forward={"type": "c", "y": 1},
+)
+_case(
+    "allof-rule-for-dropped-discriminator",
+    _TYPED_RULES_C,
+    _TYPED_RULES,
+    False,
+    True,
+    "type c is refused now; the dropped rule applied to it only",
+    witness_backward={"type": "c", "y": 1},
 )
 
 # ---------------------------------------------------------------------------------------------------------
