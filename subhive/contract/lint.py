@@ -127,7 +127,7 @@ def load_schema_file(path: str | Path, pointer: str = "") -> SchemaRef:
             location=Location(file=str(path)),
             hint="check the path; it is resolved from the current directory",
         )
-    ref, problems, _ = _lint_schema_file(path, pointer)
+    ref, problems, _ = _lint_schema_file(path, pointer, warnings=False)
     if problems:
         raise ContractInvalid(problems, summary=_summary(path, problems))
     return ref
@@ -292,12 +292,15 @@ def _contract_root(path: Path) -> Path:
     return path.parent
 
 
-def _lint_schema_file(path: Path, pointer: str = "") -> tuple[SchemaRef, tuple[Problem, ...], tuple[Problem, ...]]:
+def _lint_schema_file(
+    path: Path, pointer: str = "", *, warnings: bool = True
+) -> tuple[SchemaRef, tuple[Problem, ...], tuple[Problem, ...]]:
+    """The file's schema, its problems and (unless ``warnings`` is False: nobody reads them) its warnings."""
     documents = SchemaDocuments(_contract_root(path))
     ref = SchemaRef(path, pointer, documents)
-    problems, warnings = _Problems(), _Problems()
-    _SchemaChecks(documents, problems, warnings).run([(ref, None)])
-    return ref, problems.sorted(), warnings.sorted()
+    problems, noted = _Problems(), (_Problems() if warnings else None)
+    _SchemaChecks(documents, problems, noted).run([(ref, None)])
+    return ref, problems.sorted(), (noted.sorted() if noted is not None else ())
 
 
 def _lint_proto_file(path: Path) -> tuple[Problem, ...]:
@@ -439,6 +442,9 @@ class _SchemaChecks:
     def __init__(self, documents: SchemaDocuments, problems: _Problems, warnings: _Problems | None = None) -> None:
         self.documents = documents
         self.problems = problems
+        # Without a list to fill, the warnings nobody reads are not looked for: their line numbers are most of
+        # what checking a large schema costs (``schema diff`` of two real files, docs/lint.md#speed).
+        self.noting = warnings is not None
         self.warnings = warnings if warnings is not None else _Problems()
         self._keywords_checked: set[tuple[int, str]] = set()  # (document, pointer) walked for unknown keywords
         self._done: set[int] = set()  # queued or processed
@@ -506,7 +512,7 @@ class _SchemaChecks:
 
     def _unknown_keywords(self, doc: SourceDocument, pointer: str) -> None:
         """Warn about keywords the schema's dialect does not define: validators ignore them silently."""
-        if (id(doc), pointer) in self._keywords_checked:
+        if not self.noting or (id(doc), pointer) in self._keywords_checked:
             return
         self._keywords_checked.add((id(doc), pointer))
         if isinstance(doc, TranslatedDocument):  # the keywords as written, in the file's own dialect
@@ -587,6 +593,8 @@ class _SchemaChecks:
     def _dialect_notes(self, doc: SourceDocument) -> None:
         """Warn where the dialect changes what a keyword means: an older keyword read as 2020-12 (no $schema), or
         keywords the document's dialect ignores (siblings of $ref before 2019-09, 2020-12 keywords in draft-07)."""
+        if not self.noting:
+            return
         if isinstance(doc, TranslatedDocument):
             for at, keyword, kind in doc.translation.mended:
                 shape, read = _ANNOTATION_READ.get(keyword, ("text", "left out"))
@@ -900,14 +908,8 @@ class _SchemaChecks:
         return ok
 
     def _uri(self, ref: SchemaRef) -> str:
-        uri = self._own_id(ref.document) or ref.document.path.absolute().as_uri()
+        uri = ref.document.path.absolute().as_uri()
         return uri + "#" + quote(ref.data_pointer, safe="/~$!&'()*+,;=:@") if ref.pointer else uri
-
-    def _own_id(self, doc: SourceDocument) -> str | None:
-        """The document's root ``$id`` when it is an absolute URL: jsonschema-rs resolves a document registered
-        under another URI inconsistently (references against that URI, nested ``$id``s against the root's)."""
-        base = self.documents.index(doc).root_base
-        return base if not base.startswith("file:") and urlsplit(base).scheme else None
 
     def _build(self, schema: dict[str, Any]) -> str | None:
         try:
@@ -925,18 +927,11 @@ class _SchemaChecks:
         return self._rs_registry
 
     def _new_registry(self) -> jsonschema_rs.Registry:
-        docs = self.documents.documents()
-        known = [(d.path.absolute().as_uri(), self.documents.runtime_data(d)) for d in docs]
-        own: dict[str, Any] = {}  # under its own $id too (the first document claiming one keeps it)
-        for (_, data), doc in zip(known, docs, strict=True):
-            if (ident := self._own_id(doc)) is not None:
-                own.setdefault(ident, data)
+        known = [(d.path.absolute().as_uri(), self.documents.runtime_data(d)) for d in self.documents.documents()]
         # A catalog's "https://json.schemastore.org/feed-1" is feed-1.json (as the loader reads it, decision 0096).
         known += [(uri.removesuffix(".json"), data) for uri, data in known if uri.endswith(".json")]
         # URLs an id root (decision 0107) or an $id placed at a file whose own $id is another (or none).
         named = {uri for uri, _ in known}  # a file keeps its own URI: a URL placed there is that file anyway
-        known += [(ident, data) for ident, data in own.items() if ident not in named]
-        named |= own.keys()
         known += [(uri, self.documents.runtime_data(d)) for uri, d in self.documents.placed.items() if uri not in named]
         metas = _metaschemas.resources(self.documents.bundled())
         try:

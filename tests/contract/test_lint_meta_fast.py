@@ -1,6 +1,7 @@
-"""Lint checks older dialects against their meta-schema natively first (decision 0111): whenever jsonschema-rs
-and the ECMA-262 pattern check pass a schema, python-jsonschema (the reference, and the source of the messages)
-finds nothing either, and every problem it reports still reaches the user."""
+"""Lint's shortcuts never change what it reports. Older dialects are checked against their meta-schema natively
+first (decision 0111): whenever jsonschema-rs and the ECMA-262 pattern check pass a schema, python-jsonschema
+(the reference, and the source of the messages) finds nothing either, and every problem it reports still reaches
+the user. Loading a schema file for a diff skips the warnings nobody reads, not a single problem."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from subhive._dialects import DRAFT4, DRAFT6, DRAFT7, DRAFT2019, META_URIS
-from subhive.contract import lint_paths
+from subhive.contract import lint_paths, load_schema_file
 from subhive.contract.lint import _dialect_validator, _rs_dialect_ok
+from subhive.errors import ContractInvalid
 
 OLDER = [DRAFT4, DRAFT6, DRAFT7, DRAFT2019]
 
@@ -72,3 +74,21 @@ def test_meta_schema_problems_are_still_reported_where_they_are(tmp_path: Path, 
         ("schema.meta", "/properties/a/pattern")
     ]
     assert _lint(tmp_path, {"$schema": uri, "properties": {"a": {"type": "string"}}}) == []
+
+
+def test_loading_a_schema_skips_warnings_yet_refuses_exactly_what_lint_refuses(tmp_path: Path) -> None:
+    # load_schema_file (what schema diff reads files with) does not look for warnings nobody reads.
+    uri = META_URIS[DRAFT7]
+    noted = {"$schema": uri, "markdownDescription": "x", "properties": {"a": {"type": "string", "examples": "x"}}}
+    path = tmp_path / "noted.json"
+    path.write_text(json.dumps(noted))
+    assert {w.code for w in lint_paths([path]).warnings} == {"schema.keyword_unknown", "schema.annotation_shape"}
+    assert load_schema_file(path).document.data["properties"]["a"] == {"type": "string", "examples": ["x"]}
+
+    broken = {**noted, "properties": {"a": {"type": "strin"}, "b": {"$ref": "#/definitions/missing"}}}
+    path.write_text(json.dumps(broken))
+    expected = lint_paths([path]).problems
+    assert len(expected) == 2
+    with pytest.raises(ContractInvalid) as raised:
+        load_schema_file(path)
+    assert raised.value.problems == expected
