@@ -437,15 +437,19 @@ def sharpen(facts: Facts) -> None:
 
     ``finite`` comes from an enum or const in any conjunct (not only the node's own), or from number bounds
     (``{"type": "integer", "minimum": 1, "maximum": 3}`` is ``[1, 2, 3]``, a number bounded to one point is
-    that point); its members are then filtered through every conjunct's value keywords by the runtime
-    validator. ``types`` keeps only the kinds of those values, and loses fractional numbers under an integral
-    ``multipleOf``. So a range and the enum listing it read alike in both directions (decision 0099).
+    that point, and ``null``/booleans join them when the type allows them too); its members are then filtered
+    through every conjunct's value keywords by the runtime validator. ``types`` keeps only the kinds of those
+    values, and loses fractional numbers under an integral ``multipleOf``. So a range and the enum listing it
+    read alike in both directions (decision 0099).
     """
     values = facts.finite
     if values is None:
         values = _conjunct_values(facts)
-    if values is None and facts.types and facts.types <= NUMBER:
-        values = _range_values(facts)
+    if values is None and facts.types & NUMBER and facts.types - NUMBER <= {"null", "boolean"}:
+        values = _range_values(facts)  # a nullable range too: null and booleans are finite already
+        if values is not None:
+            values += [None] if "null" in facts.types else []
+            values += [False, True] if "boolean" in facts.types else []
     if values is not None:
         check = _checker(facts)
         values = [v for v in values if check(v)]
@@ -504,7 +508,7 @@ def _range_values(facts: Facts) -> list[Any] | None:
         return []
     if lo == hi:
         return [lo]
-    if facts.types == {"int"} and isinstance(lo, int) and isinstance(hi, int) and hi - lo < _MAX_RANGE:
+    if facts.types & NUMBER == {"int"} and isinstance(lo, int) and isinstance(hi, int) and hi - lo < _MAX_RANGE:
         return list(range(lo, hi + 1))  # _number_bound made integer bounds inclusive integers
     return None
 

@@ -1666,6 +1666,23 @@ _RANGE_1_3: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 3}
 _case("integer-range-to-enum", _RANGE_1_3, {"enum": [1, 2, 3]}, True, True, "integers 1..3 are exactly 1, 2, 3")
 _case("enum-to-integer-range", {"enum": [1, 2, 3]}, _RANGE_1_3, True, True, "the enum lists the range")
 _case(
+    "nullable-range-to-enum",
+    {"type": ["integer", "null"], "minimum": 1, "maximum": 2},
+    {"enum": [None, 1, 2]},
+    True,
+    True,
+    "a nullable range lists its values and null",
+)
+_case(
+    "nullable-range-to-enum-without-null",
+    {"type": ["integer", "null"], "minimum": 1, "maximum": 2},
+    {"enum": [1, 2]},
+    False,
+    True,
+    "null is no longer accepted",
+    witness_backward=None,
+)
+_case(
     "integer-range-to-enum-missing-member",
     _RANGE_1_3,
     {"enum": [1, 3]},

@@ -982,6 +982,7 @@ REALISTIC: tuple[Json, ...] = (
     {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 3}, {"type": "null"}]},
     {"oneOf": [{"type": "integer", "maximum": 0}, {"type": "integer", "minimum": 1, "maximum": 4}, {"type": "string"}]},
     {"type": "number", "minimum": 2, "maximum": 2},
+    {"type": ["integer", "null"], "minimum": 0, "maximum": 2},
     {"enum": [1, 2, 3, "x"]},
     {"const": 2},
 )
@@ -989,7 +990,12 @@ REALISTIC: tuple[Json, ...] = (
 
 def _int_bounds(node: dict[str, Json]) -> tuple[int, int] | None:
     low, high = node.get("minimum"), node.get("maximum")
-    if node.get("type") == "integer" and isinstance(low, int) and isinstance(high, int) and 0 <= high - low <= 6:
+    if (
+        node.get("type") in ("integer", ["integer", "null"])
+        and type(low) is int
+        and type(high) is int
+        and 0 <= high - low <= 6
+    ):
         return low, high
     return None
 
@@ -1002,8 +1008,10 @@ def _rewrites(node: Json) -> list[Json]:
     rest = {k: v for k, v in node.items() if k not in ("type", "minimum", "maximum", "enum", "const")}
     bounds = _int_bounds(node)
     if bounds is not None:
-        out.append({**rest, "enum": list(range(bounds[0], bounds[1] + 1))})
-        out.append({**rest, "type": "number", "multipleOf": 1, "minimum": bounds[0], "maximum": bounds[1]})
+        nulls = [None] if node["type"] != "integer" else []
+        out.append({**rest, "enum": [*range(bounds[0], bounds[1] + 1), *nulls]})
+        kinds = "number" if not nulls else ["number", "null"]
+        out.append({**rest, "type": kinds, "multipleOf": 1, "minimum": bounds[0], "maximum": bounds[1]})
     members = node.get("enum")
     if isinstance(members, list) and members and all(type(m) is int for m in members):
         low, high = min(members), max(members)
