@@ -48,6 +48,8 @@ def test_up_elsewhere_names_hives(tmp_path: Path) -> None:
         ("[nats]\nreplicas = 3\n", "workspace.nats_external", "/nats/replicas"),
         ('[nats]\nmonitor = ["http://a:8222"]\n', "workspace.nats_external", "/nats/monitor"),
         ('[nats]\nurls = ["nats://a:4222"]\nmonitor = ["nats://a:8222"]\n', "workspace.nats_urls", "/nats/monitor"),
+        ('[nats]\nca = "certs/ca.pem"\n', "workspace.nats_external", "/nats/ca"),
+        ('[nats]\nurls = ["tls://a:4222"]\nca = 3\n', "workspace.nats_ca", "/nats/ca"),
         ('[up]\nelsewhere = "db"\n', "workspace.up_elsewhere", "/up/elsewhere"),
     ],
 )
@@ -62,7 +64,7 @@ def test_each_mistake_is_refused_where_it_is(tmp_path: Path, tables: str, code: 
 def test_settings_round_trip_through_their_toml(urls: list[str]) -> None:
     import tomllib
 
-    settings = NatsSettings(urls=tuple(urls), monitor=("http://m:8222",))
+    settings = NatsSettings(urls=tuple(urls), monitor=("http://m:8222",), ca="certs/ca.pem")
     problems: list[tuple[str, ...]] = []
     again = NatsSettings.read(
         tomllib.loads(settings.to_toml())["nats"], "/nats", lambda *problem: problems.append(problem)
