@@ -265,7 +265,10 @@ class BusEndpoint:
             raise BusError(
                 f"cannot reach the NATS server at {', '.join(self.servers)}: {exc}",
                 code="bus.unavailable",
-                hint="is it running? subhive status says",
+                hint="their certificate is not one this machine trusts: give the CA that signed it ([nats] ca in "
+                "hive.toml, SUBHIVE_NATS_CA, subhive join --nats-ca)"
+                if "CERTIFICATE_VERIFY_FAILED" in str(exc)
+                else "is it running? subhive status says",
             ) from None
 
 

@@ -908,8 +908,14 @@ class _SchemaChecks:
         return ok
 
     def _uri(self, ref: SchemaRef) -> str:
-        uri = ref.document.path.absolute().as_uri()
+        uri = self._own_id(ref.document) or ref.document.path.absolute().as_uri()
         return uri + "#" + quote(ref.data_pointer, safe="/~$!&'()*+,;=:@") if ref.pointer else uri
+
+    def _own_id(self, doc: SourceDocument) -> str | None:
+        """The document's root ``$id`` when it is an absolute URL: jsonschema-rs resolves a document registered
+        under another URI inconsistently (references against that URI, nested ``$id``s against the root's)."""
+        base = self.documents.index(doc).root_base
+        return base if not base.startswith("file:") and urlsplit(base).scheme else None
 
     def _build(self, schema: dict[str, Any]) -> str | None:
         try:
@@ -927,11 +933,18 @@ class _SchemaChecks:
         return self._rs_registry
 
     def _new_registry(self) -> jsonschema_rs.Registry:
-        known = [(d.path.absolute().as_uri(), self.documents.runtime_data(d)) for d in self.documents.documents()]
+        docs = self.documents.documents()
+        known = [(d.path.absolute().as_uri(), self.documents.runtime_data(d)) for d in docs]
+        own: dict[str, Any] = {}  # under its own $id too (the first document claiming one keeps it)
+        for (_, data), doc in zip(known, docs, strict=True):
+            if (ident := self._own_id(doc)) is not None:
+                own.setdefault(ident, data)
         # A catalog's "https://json.schemastore.org/feed-1" is feed-1.json (as the loader reads it, decision 0096).
         known += [(uri.removesuffix(".json"), data) for uri, data in known if uri.endswith(".json")]
         # URLs an id root (decision 0107) or an $id placed at a file whose own $id is another (or none).
         named = {uri for uri, _ in known}  # a file keeps its own URI: a URL placed there is that file anyway
+        known += [(ident, data) for ident, data in own.items() if ident not in named]
+        named |= own.keys()
         known += [(uri, self.documents.runtime_data(d)) for uri, d in self.documents.placed.items() if uri not in named]
         metas = _metaschemas.resources(self.documents.bundled())
         try:

@@ -437,7 +437,8 @@ def framework_endpoint(workspace: Path) -> BusEndpoint | None:
     if record is None or not record.get("nats") or not seed.is_file():
         return None
     urls = [u for u in str(record["nats"]).split(",") if u]  # every node of a cluster
-    return BusEndpoint(urls, nkey_seed=seed)
+    ca = record.get("nats_ca")  # a cluster up joined whose certificates its own CA signed ([nats] ca)
+    return BusEndpoint(urls, nkey_seed=seed, tls_ca=Path(ca) if ca else None)
 
 
 def _dead_letters(workspace: Path) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:

@@ -53,6 +53,7 @@ def external_cluster(layout: UpLayout, settings: Any) -> Any:
         seed_of=layout.seed_file,
         accounts_file=layout.nats_dir / "accounts.conf",
         monitor_urls=list(settings.monitor),
+        tls_ca=layout.workspace / settings.ca if settings.ca else None,
     )
 
 

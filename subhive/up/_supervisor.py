@@ -211,6 +211,7 @@ class Supervisor:
                 "nats_pid": self.nats.pid if self.nats is not None else None,
                 "nats_pids": self.nats.pids if self.nats is not None else [],
                 "nats_monitor": self.nats.monitor_urls if self.nats is not None else [],
+                "nats_ca": self._nats_ca_env().get("SUBHIVE_NATS_CA"),
                 "root_pid": self.root.pid if self.root is not None else None,
                 "mocks_pid": self.mocks.pid if self.mocks is not None else None,
                 "hives": hives,
@@ -711,6 +712,11 @@ class Supervisor:
             if name not in self._keys:
                 self._keys[name] = nkey_of(self.layout.seed_file(name))
 
+    def _nats_ca_env(self) -> dict[str, str]:
+        """``SUBHIVE_NATS_CA`` for the processes up starts, when the cluster it joined has a CA of its own."""
+        ca = getattr(self.nats, "tls_ca", None)
+        return {"SUBHIVE_NATS_CA": str(ca)} if ca is not None else {}
+
     def _admin_endpoint(self) -> Any:
         """NATS as the framework (the admin NKey)."""
         from ..bus import ADMIN_USER
@@ -760,6 +766,7 @@ class Supervisor:
             SUBHIVE_NATS_URL=",".join(self.nats.urls),
             SUBHIVE_NATS_NKEY=str(self.layout.seed_file(ADMIN_USER)),
             SUBHIVE_STATUS_FILE=str(status),
+            **self._nats_ca_env(),
         )
         self.mocks = _Child(
             "mocks",
@@ -888,6 +895,7 @@ class Supervisor:
             SUBHIVE_NATS_URL=",".join(self.nats.urls),
             SUBHIVE_NATS_FAILOVER=str(self.workspace.config.nats.failover_seconds if self.workspace else 0),
             SUBHIVE_ROOT=self.root_address,
+            **self._nats_ca_env(),
             **secrets,
         )
 

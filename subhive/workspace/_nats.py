@@ -15,7 +15,7 @@ from .._source import join_pointer
 
 __all__ = ["NATS_KEYS", "NatsSettings"]
 
-NATS_KEYS = ("nodes", "sync", "failover", "urls", "replicas", "monitor")
+NATS_KEYS = ("nodes", "sync", "failover", "urls", "replicas", "monitor", "ca")
 _NODES = (1, 3, 5)
 # JetStream keeps 1 to 5 copies; an even count survives no more node losses than the odd one below it.
 _REPLICAS = (1, 3, 5)
@@ -41,7 +41,8 @@ class NatsSettings:
     ``urls``: the client URLs of a NATS cluster someone else runs; ``up`` then starts no server and checks that
     the cluster holds the accounts ``subhive nats accounts`` writes (decision 0121). ``replica_count``
     (``replicas``) is the copies of every stream there, by default one per URL up to 3; ``monitor``: the
-    nodes' monitoring URLs, where ``status`` counts each hive's connections."""
+    nodes' monitoring URLs, where ``status`` counts each hive's connections; ``ca``: the CA (a PEM file, relative to
+    the workspace) that signed the nodes' certificates, for ``tls://`` URLs the system does not trust."""
 
     nodes: int = 1
     sync: str = "always"
@@ -49,6 +50,7 @@ class NatsSettings:
     urls: tuple[str, ...] = ()
     replica_count: int | None = None
     monitor: tuple[str, ...] = ()
+    ca: str | None = None
 
     def __post_init__(self) -> None:
         if self.nodes not in _NODES or isinstance(self.nodes, bool):
@@ -62,6 +64,8 @@ class NatsSettings:
                 raise ValueError(f"{url!r} is not a nats:// or tls:// URL")
         if self.urls and (self.nodes != 1 or self.sync != "always"):
             raise ValueError("nodes and sync describe servers up starts; with urls the cluster's operator sets them")
+        if self.ca is not None and not (self.urls and isinstance(self.ca, str) and self.ca):
+            raise ValueError(f"ca is a file name, and only with urls, not {self.ca!r}")
         if self.replica_count is not None and (not self.urls or self.replica_count not in _REPLICAS):
             raise ValueError(f"replicas is 1, 3 or 5, and only with urls, not {self.replica_count!r}")
 
@@ -100,6 +104,8 @@ class NatsSettings:
                 lines.append(f"replicas = {self.replica_count}")
             if self.monitor:
                 lines.append(f"monitor = [{', '.join(json.dumps(u) for u in self.monitor)}]")
+            if self.ca is not None:
+                lines.append(f"ca = {json.dumps(self.ca)}")
         else:
             lines += [f"nodes = {self.nodes}", f'sync = "{self.sync}"']
         if self.failover is not None:
@@ -140,16 +146,17 @@ class NatsSettings:
             )
             sync = "always"
         failover = _seconds(failover, join_pointer(pointer, "failover"), report)
-        urls, replicas, monitor = _external(table, pointer, report)
+        urls, replicas, monitor, ca = _external(table, pointer, report)
         if urls:
             nodes, sync = 1, "always"
-        return cls(int(nodes), str(sync), failover, urls, replicas, monitor)
+        return cls(int(nodes), str(sync), failover, urls, replicas, monitor, ca)
 
 
 def _external(
     table: Mapping[str, Any], pointer: str, report: Report
-) -> tuple[tuple[str, ...], int | None, tuple[str, ...]]:
-    """``urls``, ``replicas`` and ``monitor``: a cluster up joins; each problem reported, what is wrong left out."""
+) -> tuple[tuple[str, ...], int | None, tuple[str, ...], str | None]:
+    """``urls``, ``replicas``, ``monitor`` and ``ca``: a cluster up joins; each problem reported, what is wrong
+    left out."""
     urls = _urls(table.get("urls"), join_pointer(pointer, "urls"), report, ("nats", "tls"))
     monitor = _urls(table.get("monitor"), join_pointer(pointer, "monitor"), report, ("http", "https"))
     replicas = table.get("replicas")
@@ -161,6 +168,15 @@ def _external(
             "3 keeps every stream through the loss of one node (the default with 3 or more urls)",
         )
         replicas = None
+    ca = table.get("ca")
+    if ca is not None and (not isinstance(ca, str) or not ca):
+        report(
+            join_pointer(pointer, "ca"),
+            "workspace.nats_ca",
+            f"ca = {ca!r} is not a file name",
+            'e.g. ca = "certs/nats-ca.pem": the CA that signed the nodes\' certificates (PEM)',
+        )
+        ca = None
     if urls:
         for key in ("nodes", "sync"):
             if key in table:
@@ -171,7 +187,7 @@ def _external(
                     "leave it out: the cluster's operator sets it (docs/cluster.md#joining-a-cluster-you-run)",
                 )
     elif "urls" not in table:  # (urls that are wrong were said above)
-        for key in ("replicas", "monitor"):
+        for key in ("replicas", "monitor", "ca"):
             if key in table:
                 report(
                     join_pointer(pointer, key),
@@ -180,8 +196,8 @@ def _external(
                     "add urls = [...] naming that cluster's nodes, or leave it out",
                 )
     if not urls:
-        return (), None, ()
-    return urls, replicas, monitor
+        return (), None, (), None
+    return urls, replicas, monitor, ca
 
 
 def _is_url(url: object, schemes: tuple[str, ...] = _URL_SCHEMES) -> bool:

@@ -210,3 +210,19 @@ def test_a_neighbour_the_id_places_comes_first_and_the_id_root_fills_in(tmp_path
         mapped = jsonschema_rs.validator_for(bundle(load_schema_file(path)))
     assert beside.is_valid({"x": 1})
     assert not mapped.is_valid({"x": 1})
+
+
+def test_a_nested_relative_id_under_a_root_url_compiles_at_run_time(tmp_path: Path) -> None:
+    # SchemaStore's older jekyll.json: definitions carrying "$id": "nullable-boolean", referred to by that name.
+    schema = {
+        "$schema": D7,
+        "$id": JSON_HOST + "jekyll.json",
+        "definitions": {"nb": {"$id": "nullable-boolean", "type": ["boolean", "null"]}},
+        "properties": {"x": {"$ref": "nullable-boolean"}},
+    }
+    _write(tmp_path, {"jekyll.json": schema})
+    result = lint_paths([tmp_path / "jekyll.json"])
+    assert result.ok, result.problems
+    validator = jsonschema_rs.validator_for(bundle(load_schema_file(tmp_path / "jekyll.json")))
+    assert validator.is_valid({"x": None})
+    assert not validator.is_valid({"x": 1})

@@ -55,10 +55,13 @@ class OperatorCluster:
 
     base: Path
     nodes: list[Node] = field(default_factory=list)
+    #: The nodes' certificate and key (PEM): clients then connect with tls:// and check it.
+    tls: tuple[Path, Path] | None = None
 
     @property
     def urls(self) -> list[str]:
-        return [f"nats://127.0.0.1:{n.client}" for n in self.nodes]
+        scheme = "tls" if self.tls is not None else "nats"
+        return [f"{scheme}://127.0.0.1:{n.client}" for n in self.nodes]
 
     @property
     def monitor_urls(self) -> list[str]:
@@ -88,12 +91,14 @@ class OperatorCluster:
         for node in self.nodes:
             node.directory.mkdir(exist_ok=True)
             routes = ", ".join(f'"nats://127.0.0.1:{n.route}"' for n in self.nodes if n is not node)
+            tls = f'tls {{ cert_file: "{self.tls[0]}", key_file: "{self.tls[1]}" }}\n' if self.tls else ""
             node.config.write_text(
                 f'server_name: "{node.name}"\n'
                 f'listen: "127.0.0.1:{node.client}"\n'
                 f'http: "127.0.0.1:{node.http}"\n'
                 f'jetstream {{ store_dir: "{node.directory / "js"}" }}\n'
                 f'cluster {{ name: "ops", listen: "127.0.0.1:{node.route}", routes: [{routes}] }}\n'
+                f"{tls}"
                 f'accounts {{\n  {OPERATOR_ACCOUNT}\n  include "subhive.conf"\n}}\n'
             )
             with node.log.open("ab") as log:

@@ -19,6 +19,7 @@ import pytest
 from subhive.bus import ADMIN_USER
 from subhive.up import UpLayout
 
+from ..kit import self_signed
 from ._nats_nodes import OperatorCluster, notes_workspace
 from ._tree import Ran, assert_clean_error, processes_of, subhive, tail, tear_down, up, wait_for
 
@@ -141,3 +142,43 @@ async def _replicas(urls: list[str], seed: Path, stream: str) -> int:
         return 1 + len(info.replicas or []) if info is not None else 1
     finally:
         await nc.close()
+
+
+def test_up_joins_a_cluster_that_speaks_tls_with_its_own_ca(tmp_path: Path) -> None:
+    """``[nats] ca``: the framework, the hives up starts and the CLI all check the nodes' certificate with it."""
+    workspace = notes_workspace(tmp_path / "ws")
+    (workspace / "certs").mkdir()
+    tls = self_signed(workspace / "certs", "nats")
+    cluster = OperatorCluster(tmp_path / "operator", tls=(tls.cert_file, tls.key_file))
+    try:
+        cluster.base.mkdir()
+        made = subhive(workspace, "nats", "accounts", "--negotiate", "--out", str(cluster.accounts_file))
+        assert made.code == 0, made
+        cluster.start()
+        assert all(url.startswith("tls://") for url in cluster.urls)
+        toml = (workspace / "hive.toml").read_text(encoding="utf-8")
+        (workspace / "hive.toml").write_text(f"{toml}\n[nats]\nurls = {json.dumps(cluster.urls)}\n", encoding="utf-8")
+        untrusted = up(workspace)  # without its CA the nodes' certificate is not believed
+        assert_clean_error(untrusted, 2, "bus.unavailable")
+        assert "CERTIFICATE_VERIFY_FAILED" in untrusted.err
+        assert "[nats] ca" in untrusted.err  # the hint names the fix
+        assert processes_of(workspace) == {}
+        with (workspace / "hive.toml").open("a", encoding="utf-8") as config:
+            config.write('ca = "certs/nats.crt"\n')
+        ran = up(workspace)
+        assert ran.code == 0, ran.err + _context(workspace)
+        put = subhive(workspace, "board", "put", "ui", "drafts.tls", json.dumps({"text": "Sealed", "author": "lin"}))
+        assert put.code == 0, put
+        wait_for(
+            lambda: [k for k in _board(workspace, "ui") if k.startswith("feed.")],
+            "the note to come back over TLS",
+            60,
+            context=lambda: _context(workspace),
+        )
+        status = subhive(workspace, "status", "--format", "json")
+        assert {h: i["health"] for h, i in json.loads(status.out)["runtime"]["hives"].items()} == dict.fromkeys(
+            ("backend", "db", "ui"), "ready"
+        )
+    finally:
+        tear_down(workspace)
+        cluster.stop()
