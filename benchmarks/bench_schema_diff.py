@@ -16,12 +16,22 @@ machines and says how many compilations one compatibility check costs. python-js
 ``check_schema`` of both (the meta-schema check a proposal also gets) is shown too, timed on the first
 ``--meta-pairs`` pairs only because it is two orders of magnitude slower.
 Target: >= 500 pairs/s for the diff in one process.
+
+Real pairs (``--schemastore SRC``, the ``src/`` directory of a SchemaStore checkout, not vendored): consecutive
+versions kept side by side in its catalog (``foo-1.2.json`` then ``foo-1.3.json``), diffed by the engine alone
+(files loaded and linted before the clock starts, as a registry holds them) and by ``diff_files`` as a whole
+(reading, lint and diff: what one ``schema diff`` costs inside its process). Issue #16 targets no pair over 1 s;
+``real_slowest`` names the slowest.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import itertools
 import random
+import re
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,7 +42,10 @@ import jsonschema_rs
 from jsonschema import Draft202012Validator
 
 from benchmarks._common import latency, parser, rate, render, time_each
+from subhive.compat import diff_files
 from subhive.compat.jsonschema import diff_schemas
+from subhive.contract import SchemaRef, load_schema_file
+from subhive.errors import SubhiveError
 
 Schema = dict[str, Any]
 Pair = tuple[Schema, Schema]
@@ -193,11 +206,69 @@ def make_pairs(count: int, seed: int) -> list[Pair]:
     return pairs
 
 
+_VERSIONED = re.compile(r"(.+?)[-_.]?v?(\d+(?:\.\d+)*)(?:\.x)?(-preview)?$")
+
+
+def version_pairs(catalog: Path) -> list[tuple[Path, Path]]:
+    """Consecutive versions of one schema kept side by side in ``catalog`` (``foo-1.2.json``, ``foo-1.3.json``)."""
+    families: dict[str, list[tuple[tuple[int, ...], Path]]] = {}
+    for schema in sorted(catalog.glob("*.json")):
+        match = _VERSIONED.match(schema.stem)
+        if match:
+            version = tuple(int(n) for n in match.group(2).split("."))
+            families.setdefault(match.group(1), []).append((version, schema))
+    return [(old, new) for versions in families.values() for (_, old), (_, new) in itertools.pairwise(sorted(versions))]
+
+
+def real_figures(src: Path) -> dict[str, Any]:
+    """The engine alone and ``diff_files`` as a whole on SchemaStore's version pairs (see the module docstring)."""
+    pairs = version_pairs(src / "schemas" / "json")
+    loaded = []
+    for old, new in pairs:
+        try:
+            loaded.append((old, new, load_schema_file(old), load_schema_file(new)))
+        except SubhiveError:  # not readable offline as it is: counted, not timed
+            continue
+
+    def engine(item: tuple[Path, Path, SchemaRef, SchemaRef]) -> None:
+        _, _, a, b = item
+        with contextlib.suppress(SubhiveError):  # an unresolvable reference met inside: the pair still counts
+            diff_schemas(
+                a.document.data,
+                b.document.data,
+                old_resolver=a.resolver,
+                new_resolver=b.resolver,
+                old_pointer=a.pointer,
+                new_pointer=b.pointer,
+            )
+
+    def whole(item: tuple[Path, Path, SchemaRef, SchemaRef]) -> None:
+        with contextlib.suppress(SubhiveError):
+            diff_files(item[0], item[1])
+
+    engine(loaded[0])  # warm caches outside the timing
+    engine_times = time_each(engine, loaded)
+    whole_times = time_each(whole, loaded)
+    slowest = max(zip(engine_times, loaded, strict=True), key=lambda t: t[0])
+    return {
+        "real_pairs": len(pairs),
+        "real_pairs_loaded": len(loaded),
+        "real_pairs_per_s": round(rate(engine_times), 1),
+        "real_median_pair_per_s": round(1 / statistics.median(engine_times), 1),
+        **{f"real_{k}": v for k, v in latency(engine_times).items()},
+        "real_slowest": f"{slowest[1][0].name} -> {slowest[1][1].name}",
+        "real_pairs_over_1s": sum(t > 1 for t in engine_times),
+        "real_diff_files_pairs_per_s": round(rate(whole_times), 1),
+        **{f"real_diff_files_{k}": v for k, v in latency(whole_times).items()},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--pairs", type=int, default=1000, help="how many schema pairs (default 1000)")
     p.add_argument("--seed", type=int, default=20260101, help="generation seed (default 20260101)")
     p.add_argument("--meta-pairs", type=int, default=50, help="pairs for the check_schema reference (default 50)")
+    p.add_argument("--schemastore", type=Path, help="SchemaStore's src/ directory: real version pairs too")
     args = p.parse_args(argv)
 
     pairs = make_pairs(args.pairs, args.seed)
@@ -237,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
         "share_forward_compatible": round(sum(r.forward for r in reports) / len(reports), 3),
         "mean_changes_per_pair": round(sum(len(r.changes) for r in reports) / len(reports), 2),
     }
+    if args.schemastore is not None:
+        figures |= real_figures(args.schemastore)
     print(render("JSON Schema diff", figures, as_json=args.json))
     return 0
 
