@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from ..errors import SubhiveError
+from ._fast import schema_diff_arguments
 from ._lazy import LazyGroup, Where
 from ._output import Format, err_console, print_error
 
@@ -116,10 +117,19 @@ def _requested_format(argv: Sequence[str]) -> Format:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    # `schema diff` with arguments read exactly as typer reads them skips typer's parsing (decision 0110).
+    fast = None if "_SUBHIVE_COMPLETE" in os.environ else schema_diff_arguments(args)
     try:
-        # Standalone mode lets typer report usage errors (exit 2) and --help (exit 0) its own way; every
-        # way out of it is a SystemExit, which becomes the return value here.
-        app(args=args, prog_name="subhive", standalone_mode=True)
+        if fast is not None:
+            from ._schema import diff
+
+            diff(**fast)
+        else:
+            # Standalone mode lets typer report usage errors (exit 2) and --help (exit 0) its own way; every
+            # way out of it is a SystemExit, which becomes the return value here.
+            app(args=args, prog_name="subhive", standalone_mode=True)
+    except typer.Exit as exc:  # a command ending itself; typer's standalone mode turns it into SystemExit
+        return exc.exit_code
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except SubhiveError as exc:
