@@ -55,6 +55,8 @@ class HiveContext:
     root: Any = None
     #: The hive's gRPC credentials (``subhive.rpc.GrpcKeys`` or ``KeyFile``): sent on every call it makes.
     keys: Any = None
+    #: The CA that signed the providers' certificates, when they serve TLS (``[grpc] ca``).
+    ca_file: Path | None = None
     _channels: dict[tuple[str, int], Any] = field(default_factory=dict)
 
     async def get(self, key: str) -> Entry | None:
@@ -74,7 +76,9 @@ class HiveContext:
                     code="rpc.no_root",
                     hint="run the hive under `subhive up`",
                 )
-            self._channels[(contract, major)] = await connect_grpc(self.root, contract, major, keys=self.keys)
+            self._channels[(contract, major)] = await connect_grpc(
+                self.root, contract, major, keys=self.keys, ca_file=self.ca_file
+            )
         return self._channels[(contract, major)]
 
     async def close(self) -> None:
@@ -125,6 +129,10 @@ class HiveRuntime:
         #: The hive's Prometheus endpoint (docs/observability.md#metrics), when it serves one.
         self.metrics: MetricsServer | None = None
         self._metrics_address: str | None = None
+        #: Where its gRPC servers listen and the CA its clients verify with (``[grpc]``, decision 0123).
+        self._grpc_settings: Any = None
+        self._root_ca: Path | None = None
+        self._advertise: str | None = None
         self._traces = False  # this runtime turned tracing on (from OTEL_*), so it shuts it down
 
     @classmethod
@@ -143,6 +151,8 @@ class HiveRuntime:
         request_deadline: float | None = None,
         failover: float = 0.0,
         metrics: str | None = None,
+        root_ca: Path | None = None,
+        advertise: str | None = None,
     ) -> HiveRuntime:
         """``grpc_keys``: the hive's gRPC credentials, ``subhive.rpc.GrpcKeys`` or ``KeyFile`` (``subhive up``
         hands each hive its own file); without them the hive's gRPC calls are anonymous and a hive that serves
@@ -151,7 +161,10 @@ class HiveRuntime:
         ``failover``: seconds its event publishes and board writes retry through a cluster's leader election.
         ``metrics``: ``host:port`` of its Prometheus ``/metrics`` endpoint (port 0: a free one); by default
         ``SUBHIVE_METRICS_ADDRESS``, else a free loopback port when it writes a status file (under ``subhive up``),
-        else none; ``off``: none. Traces follow the ``OTEL_*`` variables (docs/observability.md)."""
+        else none; ``off``: none. Traces follow the ``OTEL_*`` variables (docs/observability.md).
+        Its gRPC servers listen as the workspace's ``[grpc]`` says, and its clients (of the root, of providers)
+        verify TLS with its ``ca``; ``root_ca`` replaces that CA, ``advertise`` the host it registers
+        (``subhive join`` on another machine)."""
         runtime = cls(hive)
         runtime._metrics_address = _metrics_address(metrics, status_file)
         runtime._transport_options = {
@@ -162,6 +175,7 @@ class HiveRuntime:
         runtime._transport_options["failover"] = failover
         runtime._status_file = status_file
         runtime._keys = grpc_keys
+        runtime._root_ca, runtime._advertise = root_ca, advertise
         try:
             await runtime._start(Path(workspace_root), endpoint, root_address, token, config)
         except BaseException:
@@ -199,10 +213,14 @@ class HiveRuntime:
         self.bindings = load_bindings(workspace.stubs_dir / self.hive)
         check_members(knowledge.sources, self.hive, self.bindings)
 
+        files = workspace.config.grpc.files(workspace.root)
+        self._grpc_settings = (workspace.config.grpc, files)
+        if self._root_ca is None and files is not None:
+            self._root_ca = files[2]
         if root_address:
             from ..root_hive import RootClient
 
-            self._root = RootClient(root_address, token)
+            self._root = RootClient(root_address, token, ca_file=self._root_ca)
             taker = next((spec.name for spec in manifest.agents if spec.repairs), None)
             if taker is not None:
                 self.repairs = RepairHandoff(workspace.root, self.hive, taker, root_address)
@@ -211,7 +229,7 @@ class HiveRuntime:
         )
         js = self.transport.connection.jetstream()
         self.board = await KvBlackboard.open(js, self.hive, schema, failover=self.transport.failover)
-        self.context = HiveContext(self.hive, self.board, self.transport, self._root, self._keys)
+        self.context = HiveContext(self.hive, self.board, self.transport, self._root, self._keys, self._root_ca)
         self.controller = Controller(
             self.board, knowledge.sources, config=config, context=self.context, on_escalation=self._escalate
         )
@@ -274,7 +292,11 @@ class HiveRuntime:
                     )
 
     async def _serve_grpc(self, services: Sequence[GrpcService]) -> None:
+        from ..root_hive import ServerTls
         from ..rpc import serve_grpc
+
+        settings, files = self._grpc_settings
+        tls = ServerTls(files[0], files[1]) if files is not None else None
 
         if self._root is None:
             raise InputError(
@@ -295,6 +317,9 @@ class HiveRuntime:
                 servicers,
                 keys=self._keys,
                 interceptors=[_CallCounter(self.flows, contract)],
+                host=settings.listen,
+                tls=tls,
+                advertise=self._advertise or settings.advertise,
             )
             self._grpc.append(server)
             self.endpoints.append(f"{contract} v{major} at {server.address}")

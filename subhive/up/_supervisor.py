@@ -163,6 +163,8 @@ class Supervisor:
         self._workspace_id = workspace_id(self.layout.workspace)
         #: Hives that run on other machines ([up] elsewhere): up makes all they need but starts no process of them.
         self._elsewhere: list[str] = []
+        #: The CA the root's certificate is verified with, when it serves TLS ([grpc]).
+        self._root_ca: Path | None = None
 
     # -- reporting ----------------------------------------------------------------------------------------
 
@@ -286,7 +288,9 @@ class Supervisor:
 
     # -- root ---------------------------------------------------------------------------------------------
 
-    async def _start_root(self) -> None:
+    async def _start_root(self, *, loopback: bool = False) -> None:
+        """Start the root where ``[grpc]`` says (``loopback``: on 127.0.0.1 whatever it says, for a moment's
+        negotiation), and keep the CA its clients verify it with."""
         port = self.options.root_port
         self.root = _Child(
             "root",
@@ -304,6 +308,7 @@ class Supervisor:
                 "0",
                 "-C",
                 str(self.layout.workspace),
+                *([] if loopback else self._root_listen()),
             ],
             _child_env(),
             self.layout.log_file("root"),
@@ -316,6 +321,20 @@ class Supervisor:
             address=self.root_address,
             http=self.root_http,
         )
+
+    def _root_listen(self) -> list[str]:
+        """``subhive root``'s options for ``[grpc]`` (decision 0123): the interface, the advertised host and the
+        certificate; the CA becomes every client's of the root here."""
+        assert self.workspace is not None
+        settings = self.workspace.config.grpc
+        argv = ["--host", settings.listen]
+        if settings.advertise is not None:
+            argv += ["--advertise", settings.advertise]
+        files = settings.files(self.layout.workspace)
+        if files is not None:
+            argv += ["--tls-cert", str(files[0]), "--tls-key", str(files[1])]
+            self._root_ca = files[2]
+        return argv
 
     async def _launch_root(self, child: _Child) -> str:
         """Start the root and read the address it prints; its errors (a port in use) become ours."""
@@ -359,7 +378,7 @@ class Supervisor:
             with contextlib.suppress(ValueError):
                 if name in providers:
                     drafts.append((name, Version.parse(directory.parent.name), directory.parent))
-        async with RootClient(self.root_address, admin_token_of(self.layout.workspace)) as root:
+        async with RootClient(self.root_address, admin_token_of(self.layout.workspace), ca_file=self._root_ca) as root:
             known = {(c.name, str(v.version)) for c in await root.contracts() for v in c.versions}
             for name, version, directory in sorted(drafts, key=lambda d: (d[0], d[1])):
                 if (name, str(version)) in known:
@@ -653,7 +672,7 @@ class Supervisor:
         refusal = list(tree.problems[:1])
         try:
             if not refusal:
-                async with RootClient(self.root_address, admin_token_of(root)) as client:
+                async with RootClient(self.root_address, admin_token_of(root), ca_file=self._root_ca) as client:
                     pending: dict[str, list[str]] = {}
                     for approval in await client.approvals("pending", kind="contract"):
                         pending.setdefault(approval.contract, []).append(approval.id)
@@ -695,7 +714,9 @@ class Supervisor:
         """Wait until contracts.lock on disk says what the root says: who consumes which version."""
         from ..root_hive import Lock, RootClient, admin_token_of
 
-        async with RootClient(self.root_address, admin_token_of(self.layout.workspace)) as client:
+        async with RootClient(
+            self.root_address, admin_token_of(self.layout.workspace), ca_file=self._root_ca
+        ) as client:
             wanted = {(c.name, str(v.version)): dict(v.consumers) for c in await client.contracts() for v in c.versions}
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
