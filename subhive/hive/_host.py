@@ -11,7 +11,8 @@ keys, heartbeat file and log file. The supervisor drives the host on stdin, one 
 and the host answers on stdout when a hive's run ends, with the exit code a process of its own would have had
 (0 stopped, 2 it cannot start, 1 anything else): ``{"hive": "db", "run": 3, "exit": 2}``. A hive that fails
 ends alone; its siblings run on. SIGTERM stops every hive cleanly, then the host exits 0. Where to connect
-comes from the environment (``SUBHIVE_NATS_URL``, ``SUBHIVE_ROOT``, ...); the secrets come only on stdin.
+comes with each start too (``nats_url``, ``root``, ``failover``: the host may start before NATS does), and
+the secrets come only there, never in the environment.
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ __all__ = ["HiveLogs", "current_hive", "serve_host"]
 log = logging.getLogger("subhive.host")
 #: Hives of one host that start at the same time. Their start is mostly Python work on the one event loop
 #: (imports, schemas, stubs): more at once only makes each one's NATS handshake wait, up to its timeout.
-STARTING_AT_ONCE = 4
+STARTING_AT_ONCE = 2
+#: Seconds a hive's first NATS handshake may take here. While dozens of hosts import and start on a few cores,
+#: each gets a sliver of a core; the server is known to run (up started it), so waiting beats failing the tree.
+CONNECT_TIMEOUT = 60.0
 
 #: The hive the running code works for: set in each hive's task, inherited by every task it starts (its NATS
 #: connection's, its controller's, its gRPC server's), so its log records reach its own log file.
@@ -133,7 +137,11 @@ class _Host:
         code = 0
         try:
             self._forget_modules(run.hive)
+            # Where to connect comes with the hive (the host may have started before NATS did), else from the
+            # environment.
             env = {**os.environ, "SUBHIVE_NATS_NKEY": str(spec["nkey"])}
+            if spec.get("nats_url"):
+                env["SUBHIVE_NATS_URL"] = str(spec["nats_url"])
             keys = spec.get("grpc_keys")
             status = spec.get("status")
             async with self.starting:
@@ -141,11 +149,12 @@ class _Host:
                     self.workspace,
                     run.hive,
                     BusEndpoint.from_env(env),
-                    root_address=os.environ.get("SUBHIVE_ROOT"),
+                    root_address=spec.get("root") or os.environ.get("SUBHIVE_ROOT"),
                     token=spec.get("token") or None,
                     status_file=Path(status) if status else None,
                     grpc_keys=KeyFile(Path(keys)) if keys else None,
-                    failover=float(os.environ.get("SUBHIVE_NATS_FAILOVER") or 0),
+                    failover=float(spec.get("failover") or os.environ.get("SUBHIVE_NATS_FAILOVER") or 0),
+                    connect_timeout=CONNECT_TIMEOUT,
                 )
             try:
                 await run.stop.wait()

@@ -151,6 +151,7 @@ class HiveRuntime:
         request_deadline: float | None = None,
         failover: float = 0.0,
         metrics: str | None = None,
+        connect_timeout: float | None = None,
         root_ca: Path | None = None,
         advertise: str | None = None,
     ) -> HiveRuntime:
@@ -159,6 +160,7 @@ class HiveRuntime:
         gRPC does not start (``rpc.no_keys``). ``event_deadline``, ``request_deadline``: seconds its event and
         request handlers may run before they count as failed (``handler.timeout``; NatsTransport's defaults).
         ``failover``: seconds its event publishes and board writes retry through a cluster's leader election.
+        ``connect_timeout``: seconds its first connection to NATS may take (NatsTransport's default).
         ``metrics``: ``host:port`` of its Prometheus ``/metrics`` endpoint (port 0: a free one); by default
         ``SUBHIVE_METRICS_ADDRESS``, else a free loopback port when it writes a status file (under ``subhive up``),
         else none; ``off``: none. Traces follow the ``OTEL_*`` variables (docs/observability.md).
@@ -173,6 +175,8 @@ class HiveRuntime:
             if value is not None
         }
         runtime._transport_options["failover"] = failover
+        if connect_timeout is not None:
+            runtime._transport_options["connect_timeout"] = connect_timeout
         runtime._status_file = status_file
         runtime._keys = grpc_keys
         runtime._root_ca, runtime._advertise = root_ca, advertise

@@ -97,13 +97,23 @@ class Host:
                     if process is self.process:
                         self.exits[(str(said["hive"]), int(said["run"]))] = int(said["exit"])
 
+    def ensure_running(self) -> subprocess.Popen[bytes]:
+        """The host process, started (again) when it is not running."""
+        with self._lock:
+            return self._running()
+
+    def _running(self) -> subprocess.Popen[bytes]:
+        if self.process is None or self.process.poll() is not None:
+            if self.process is not None:
+                self._reap()
+            self.process = self._launch()
+        return self.process
+
     def start_hive(self, hive: str, spec: dict[str, Any]) -> HostedRun:
         """Start ``hive`` here (the process first, when it is not running) with its own secrets in ``spec``."""
         with self._lock:
-            if self.process is None or self.process.poll() is not None:
-                if self.process is not None:
-                    self._reap()
-                self.process = self._launch()
+            self._running()
+            assert self.process is not None
             self._runs += 1
             run = HostedRun(self, hive, self._runs, self.process)
             self.active.add((hive, run.run))

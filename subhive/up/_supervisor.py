@@ -273,6 +273,7 @@ class Supervisor:
         self.workspace = open_workspace(self.layout.workspace)
         hives = _checked_hives(self.workspace)
         self._elsewhere = _elsewhere(self.workspace, hives)
+        self._group({name: m for name, m in hives.items() if name not in self._elsewhere})
         self._snapshot, self._tree_stamp = Snapshot.read(self.workspace.root), tree_stamp(self.workspace.root)
         self._consumed = {name: _consumes(m) for name, m in hives.items()}
         await self._start_root()
@@ -830,18 +831,23 @@ class Supervisor:
 
     # -- hives --------------------------------------------------------------------------------------------
 
-    async def _start_hives(self, hives: dict[str, Any]) -> None:
+    def _group(self, hives: dict[str, Any]) -> None:
+        """Which hives share a host process (decision 0117); the hosts start at once, so that their imports run
+        while the root negotiates, codegen writes stubs and NATS starts (their hives come later, on stdin)."""
         assert self.workspace is not None
         per_process = self.workspace.config.up.per_process(len(hives))
         for host, names in group_hives({name: m.parent for name, m in hives.items()}, per_process).items():
             self._host_of.update(dict.fromkeys(names, host))
         if per_process > 1:
-            processes = len(set(self._host_of.values()))
+            for name in sorted(set(self._host_of.values())):
+                self._host(name).ensure_running()
             self.emit(
                 "hives.grouped",
-                f"{len(hives)} hives in {processes} processes, up to {per_process} siblings each",
+                f"{len(hives)} hives in {len(self.hosts)} processes, up to {per_process} siblings each",
                 per_process=per_process,
             )
+
+    async def _start_hives(self, hives: dict[str, Any]) -> None:
         # Providers first: a consumer's experts may call a contract the moment they start (work left on the
         # board from the last run), and a provider that is not there yet would only cost them a retry.
         deadline = time.monotonic() + self.options.ready_timeout  # for all waves together, as --help says
@@ -863,6 +869,10 @@ class Supervisor:
                 "token": token,
                 "status": str(status),
                 "grpc_keys": str(self.layout.keys_dir / f"{name}.json"),
+                # Where to connect: a host may have started before NATS did.
+                "nats_url": ",".join(self.nats.urls),
+                "root": self.root_address,
+                "failover": str(self.workspace.config.nats.failover_seconds if self.workspace else 0),
             }
             child = _Child(
                 name,
@@ -935,13 +945,14 @@ class Supervisor:
             while taken.get(f"host.{manifest.parent}.{n}", 0) >= per_process:
                 n += 1
             name = self._host_of[hive] = f"host.{manifest.parent}.{n}"
-        if name is None:
-            return None
+        return None if name is None else self._host(name)
+
+    def _host(self, name: str) -> Host:
         if name not in self.hosts:
             self.hosts[name] = Host(
                 name,
                 [sys.executable, "-m", "subhive.hive", "--workspace", str(self.layout.workspace), "--host", name],
-                self._hive_env(),
+                _child_env(),  # addresses and secrets come with each hive's start, on its stdin
                 self.layout.log_file(name),
                 self.layout.workspace,
             )

@@ -31,7 +31,6 @@ NOT_FOR_SCHEMA_DIFF = (
     "nats",
     "openai",
     "pydantic",
-    "ssl",  # through urllib.request, which only a file: $ref needs
     "starlette",
     "uvicorn",
     "websockets",
