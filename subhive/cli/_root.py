@@ -106,6 +106,14 @@ def root_command(
     tls_key: Annotated[
         Path | None, typer.Option("--tls-key", help="The certificate's private key (PEM).", show_default=False)
     ] = None,
+    advertise: Annotated[
+        str | None,
+        typer.Option(
+            "--advertise",
+            help="The host the others dial, when it is not --host (e.g. with --host 0.0.0.0); its address says it.",
+            show_default=False,
+        ),
+    ] = None,
     http: Annotated[
         bool, typer.Option("--http/--no-http", help="Serve the HTTP API and its OpenAPI document (docs/http.md).")
     ] = True,
@@ -135,7 +143,7 @@ def root_command(
     ws = find_root(workspace)
 
     async def serve() -> None:
-        server = await RootServer.start(ws, host=host, port=port, codegen=codegen, tls=tls)
+        server = await RootServer.start(ws, host=host, port=port, codegen=codegen, tls=tls, advertise=advertise)
         try:
             api = await _start_http(server, ws, http_port) if http else None
         except BaseException:

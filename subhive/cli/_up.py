@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from rich.markup import escape
 
-from ..errors import InputError, SubhiveError
+from ..errors import InputError, Location, SubhiveError
 from ._output import Format, err_console, out_console, print_json
 
 if TYPE_CHECKING:
@@ -339,6 +339,7 @@ def creds_command(
 
 
 def join_command(
+    *,
     creds: Annotated[
         Path, typer.Option("--creds", help="A file from `subhive creds HIVE --out FILE`.", show_default=False)
     ],
@@ -348,13 +349,33 @@ def join_command(
             "--nats-ca", help="The CA of NATS servers that speak TLS (else SUBHIVE_NATS_CA).", show_default=False
         ),
     ] = None,
+    root: Annotated[
+        str | None,
+        typer.Option("--root", help="The root's address, instead of the one the credentials name.", show_default=False),
+    ] = None,
+    root_ca: Annotated[
+        Path | None,
+        typer.Option(
+            "--root-ca",
+            help="The CA of a root (and providers) that serve TLS, instead of the one the credentials bring.",
+            show_default=False,
+        ),
+    ] = None,
+    advertise: Annotated[
+        str | None,
+        typer.Option(
+            "--advertise",
+            help="The host others dial for this hive's gRPC servers (with [grpc] listen on every interface).",
+            show_default=False,
+        ),
+    ] = None,
     workspace: WorkspaceOption = Path("."),
 ) -> None:
     """Run one hive here, in the foreground, joining a tree that runs elsewhere: it connects to the NATS
     servers and the root the credentials name, and shares the hive's requests and events with any other
     process of it. SIGTERM stops it cleanly (exit 0); Ctrl-C too (exit 130).
 
-    Example: subhive join --creds backend.creds
+    Example: subhive join --creds backend.creds --advertise backend
     """
     import asyncio
     import os
@@ -367,7 +388,14 @@ def join_command(
     ws = find_root(workspace)
     err_console.print(f"joining as {escape(credentials.hive)} on {escape(', '.join(credentials.nats))}")
     ca = nats_ca or (Path(os.environ["SUBHIVE_NATS_CA"]) if os.environ.get("SUBHIVE_NATS_CA") else None)
-    stopped_by = asyncio.run(join(ws, credentials, tls_ca=ca))
+    if root_ca is not None and not root_ca.is_file():
+        raise InputError(
+            f"no CA file at {root_ca}",
+            code="up.creds_missing",
+            location=Location(file=str(root_ca)),
+            hint="give the PEM certificate that signed the root's (or leave --root-ca out: the credentials bring it)",
+        )
+    stopped_by = asyncio.run(join(ws, credentials, tls_ca=ca, root=root, root_ca=root_ca, advertise=advertise))
     err_console.print(f"{escape(credentials.hive)} left the tree")
     if stopped_by == signal.SIGINT:
         raise typer.Exit(130)

@@ -13,7 +13,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import quote, unquote, urldefrag, urljoin, urlsplit
-from urllib.request import url2pathname
 
 from .. import _metaschemas
 from .._dialects import Translation, translate
@@ -446,6 +445,8 @@ class SchemaDocuments:
         parts = urlsplit(uri)
         if parts.scheme != "file" or parts.netloc:
             return self._by_url(doc, index, uri, fragment, site=site, where=where)
+        from urllib.request import url2pathname  # urllib.request imports http, ssl, email: only here
+
         target = self._in_file(Path(url2pathname(parts.path)), fragment, site=site, where=where)
         if isinstance(target.document, TranslatedDocument) and target.pointer != fragment and fragment.startswith("/"):
             # Written against the other file as it reads; its translation moved the keyword (items -> prefixItems).

@@ -17,7 +17,6 @@ from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urldefrag, urlsplit
-from urllib.request import url2pathname
 
 import jsonschema_rs
 
@@ -964,6 +963,8 @@ class _SchemaChecks:
                 return self.documents.runtime_data(doc)
         parts = urlsplit(base)
         if parts.scheme == "file" and not parts.netloc:
+            from urllib.request import url2pathname  # urllib.request imports http, ssl, email: only here
+
             return self.documents.runtime_data(self.documents.load(Path(url2pathname(parts.path))))
         raise ValueError(f"{uri} is not part of the contract")
 

@@ -24,10 +24,12 @@ async def serve_hive(
     status_file: Path | None = None,
     grpc_keys: Path | None = None,
     failover: float = 0.0,
+    root_ca: Path | None = None,
+    advertise: str | None = None,
 ) -> signal.Signals:
     """Start the hive, serve until SIGINT or SIGTERM, then stop it cleanly (handlers in flight finish, the
     connection drains); returns the signal that stopped it. Raises what :meth:`HiveRuntime.start` raises when it
-    cannot start."""
+    cannot start. ``root_ca``, ``advertise``: as :meth:`HiveRuntime.start` takes them."""
     runtime = await HiveRuntime.start(
         workspace,
         hive,
@@ -37,6 +39,8 @@ async def serve_hive(
         status_file=status_file,
         grpc_keys=KeyFile(grpc_keys) if grpc_keys is not None else None,
         failover=failover,
+        root_ca=root_ca,
+        advertise=advertise,
     )
     loop = asyncio.get_running_loop()
     stopped: asyncio.Future[signal.Signals] = loop.create_future()

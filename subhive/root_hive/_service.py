@@ -731,6 +731,7 @@ class RootServer:
         root: RootHive | None = None,
         codegen: bool = True,
         tls: ServerTls | None = None,
+        advertise: str | None = None,
     ) -> RootServer:
         """Open the engine on ``workspace_root`` (unless ``root`` is given), listen, and record the address.
 
@@ -738,8 +739,9 @@ class RootServer:
         background (``subhive.codegen.CodegenTrigger``).
 
         ``port=0`` picks a free port; the chosen one is in :attr:`address`. A ``host`` other than loopback
-        needs ``tls`` (``root.insecure_address``); with it the root serves TLS only. Raises InputError when the
-        address cannot be bound or the certificate and key do not load.
+        needs ``tls`` (``root.insecure_address``); with it the root serves TLS only. ``advertise``: the host the
+        others dial (in :attr:`address` and the service file), when it is not ``host`` (e.g. on ``0.0.0.0``).
+        Raises InputError when the address cannot be bound or the certificate and key do not load.
         """
         check_listen_address(host, tls)
         credentials = tls.credentials() if tls is not None else None
@@ -782,7 +784,8 @@ class RootServer:
             raise
         await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
         await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
-        address = f"{host}:{bound}" if ":" not in host else f"[{host}]:{bound}"
+        shown = advertise or host
+        address = f"{shown}:{bound}" if ":" not in shown else f"[{shown.strip('[]')}]:{bound}"
         trigger = None
         if codegen:
             from ..codegen import CodegenTrigger

@@ -59,7 +59,8 @@ class WorkspaceRoot:
     Without a running root it opens the engine on the workspace for the duration (``running_only=True``
     refuses instead). ``token`` is what a running root is called with (default: the proposing hive's token
     file for :meth:`propose`, the admin token for the rest); in-process, the workspace's own files are the
-    authority. ``ca_file`` (default ``$SUBHIVE_ROOT_CA``) verifies a root that serves TLS.
+    authority. ``ca_file`` (default ``$SUBHIVE_ROOT_CA``, else the workspace's ``[grpc] ca``) verifies a root
+    that serves TLS.
     """
 
     def __init__(
@@ -76,7 +77,7 @@ class WorkspaceRoot:
         self._explicit = address
         self._token = token
         ca = ca_file or os.environ.get(CA_ENV)
-        self._ca_file = Path(ca) if ca else None
+        self._ca_file = Path(ca) if ca else _workspace_ca(self.workspace)
         self._make_listener = listener
         self._running_only = running_only
         #: The running root's address once entered; None while the engine runs in-process.
@@ -296,3 +297,15 @@ class WorkspaceRoot:
 
 def _accepted_hashes(infos: list[ContractInfo]) -> dict[tuple[str, Version], str]:
     return {(info.name, v.version): v.hash for info in infos for v in info.versions}
+
+
+def _workspace_ca(workspace: Path) -> Path | None:
+    """``[grpc] ca`` of the workspace's hive.toml, the CA of a root ``up`` serves with TLS (decision 0123); None
+    without one, or when hive.toml does not read (what needs it says so)."""
+    from ..workspace import open_workspace
+
+    try:
+        files = open_workspace(workspace).config.grpc.files(workspace)
+    except SubhiveError:
+        return None
+    return files[2] if files is not None else None

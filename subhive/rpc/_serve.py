@@ -86,6 +86,7 @@ async def serve_grpc(
     port: int = 0,
     tls: ServerTls | None = None,
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+    advertise: str | None = None,
 ) -> ProviderServer:
     """Serve ``servicers`` for ``contract`` v``major`` and register the address with ``root``.
 
@@ -95,11 +96,12 @@ async def serve_grpc(
     own) say which hives may call: the contract's consumers and the provider itself; others are refused
     (UNAUTHENTICATED, PERMISSION_DENIED) before any handler runs. ``anonymous=True`` instead lets any local
     process call, for a local experiment. ``tls`` (the server's certificate and key) makes it serve TLS only,
-    which a ``host`` that is not loopback needs: every call carries a token. ``interceptors`` run inside the
-    check, the trace and the error boundary. Raises :class:`~subhive.errors.UsageError` for no servicers and
-    for neither keys nor ``anonymous`` (``rpc.no_keys``), InputError ``rpc.insecure_address`` for a host
-    beyond loopback without ``tls`` and ``rpc.tls_invalid`` for a pair that does not load (before anything
-    opens), ``rpc.bind_failed`` when the address cannot be bound, and what the root raises (PermissionDenied
+    which a ``host`` that is not loopback needs: every call carries a token. ``advertise``: the host consumers
+    dial, registered with the root, when it is not ``host`` (e.g. serving on ``0.0.0.0``). ``interceptors``
+    run inside the check, the trace and the error boundary. Raises :class:`~subhive.errors.UsageError` for no
+    servicers and for neither keys nor ``anonymous`` (``rpc.no_keys``), InputError ``rpc.insecure_address``
+    for a host beyond loopback without ``tls`` and ``rpc.tls_invalid`` for a pair that does not load (before
+    anything opens), ``rpc.bind_failed`` when the address cannot be bound, and what the root raises (PermissionDenied
     ``auth.not_provider`` for a hive that does not provide the contract); the server is stopped then.
 
     >>> server = await serve_grpc(root, "inventory", 1, [(add_InventoryServicer_to_server, Inventory())],
@@ -126,6 +128,9 @@ async def serve_grpc(
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     address = _bind(server, host, port, credentials)
+    if advertise is not None:
+        port_bound = address.rsplit(":", 1)[1]
+        address = f"[{advertise.strip('[]')}]:{port_bound}" if ":" in advertise else f"{advertise}:{port_bound}"
     await server.start()
     try:
         for name in ("", *recorder.services):

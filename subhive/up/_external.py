@@ -71,7 +71,7 @@ async def negotiate(workspace: Path) -> list[str]:
         supervisor.workspace = open_workspace(workspace)
         hives = _checked_hives(supervisor.workspace)
         try:
-            await supervisor._start_root()
+            await supervisor._start_root(loopback=True)  # a moment's root, for this machine only
             await supervisor._negotiate(hives)
         finally:
             if supervisor.root is not None and supervisor.root.process is not None:

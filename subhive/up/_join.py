@@ -39,6 +39,9 @@ class HiveCredentials:
     token: str = field(repr=False)
     failover: float = 0.0
     grpc_keys: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: The PEM CA that signed the root's certificate (and the providers'), when the tree's gRPC serves TLS
+    #: (``[grpc]``); "" for a root on loopback. Optional in the file: older files have none.
+    root_ca: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +53,7 @@ class HiveCredentials:
             "token": self.token,
             "failover": self.failover,
             "grpc_keys": self.grpc_keys,
+            "root_ca": self.root_ca,
         }
 
     def write(self, path: Path) -> None:
@@ -85,6 +89,9 @@ class HiveCredentials:
             raise _invalid(path, "/failover", "must be a number of seconds, 0 or more")
         if not isinstance(data["grpc_keys"], dict):
             raise _invalid(path, "/grpc_keys", "must be an object")
+        root_ca = data.get("root_ca", "")
+        if not isinstance(root_ca, str) or (root_ca and "-----BEGIN CERTIFICATE-----" not in root_ca):
+            raise _invalid(path, "/root_ca", "must be a PEM certificate, or empty")
         return cls(
             data["hive"],
             tuple(nats),
@@ -93,6 +100,7 @@ class HiveCredentials:
             data["token"],
             float(failover),
             data["grpc_keys"],
+            root_ca,
         )
 
 
@@ -128,7 +136,7 @@ def export_credentials(workspace: Path, hive: str) -> HiveCredentials:
         )
     token_file = workspace / TOKENS_DIR / f"{hive}.token"
     token = token_file.read_text(encoding="utf-8").strip() if token_file.is_file() else ""
-    settings = _nats_settings(workspace)
+    settings, root_ca = _settings(workspace)
     return HiveCredentials(
         hive=hive,
         nats=tuple(u for u in str(record.get("nats") or "").split(",") if u),
@@ -137,6 +145,7 @@ def export_credentials(workspace: Path, hive: str) -> HiveCredentials:
         token=token,
         failover=settings,
         grpc_keys=read_json(layout.keys_dir / f"{hive}.json") or {},
+        root_ca=root_ca,
     )
 
 
@@ -154,15 +163,38 @@ def write_elsewhere_credentials(workspace: Path, directory: Path) -> list[Path]:
     return written
 
 
-def _nats_settings(workspace: Path) -> float:
+def _settings(workspace: Path) -> tuple[float, str]:
+    """The failover seconds, and the text of ``[grpc] ca`` (the CA a hive elsewhere verifies the root with)."""
     from ..workspace import open_workspace
 
-    return open_workspace(workspace).config.nats.failover_seconds
+    config = open_workspace(workspace).config
+    files = config.grpc.files(workspace)
+    if files is None:
+        return config.nats.failover_seconds, ""
+    try:
+        return config.nats.failover_seconds, files[2].read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"cannot read [grpc] ca {files[2]}: {exc}",
+            code="up.grpc_ca_missing",
+            location=Location(file=str(workspace / "hive.toml"), pointer="/grpc/ca"),
+            hint="point ca at the PEM certificate that signed the root's and the hives' certificates",
+        ) from None
 
 
-async def join(workspace: Path, credentials: HiveCredentials, *, tls_ca: Path | None = None) -> signal.Signals:
+async def join(
+    workspace: Path,
+    credentials: HiveCredentials,
+    *,
+    tls_ca: Path | None = None,
+    root: str | None = None,
+    root_ca: Path | None = None,
+    advertise: str | None = None,
+) -> signal.Signals:
     """Run ``credentials.hive`` from ``workspace``'s files until SIGINT or SIGTERM (returned), connected as the
-    credentials say (``tls_ca``: the CA of NATS servers that speak TLS)."""
+    credentials say (``tls_ca``: the CA of NATS servers that speak TLS). ``root`` and ``root_ca`` replace the
+    root's address and the CA the credentials bring (which verifies the root and the providers);
+    ``advertise``: the host this machine's gRPC servers are dialled at (``[grpc] listen`` on every interface)."""
     from ..bus import BusEndpoint
     from ..hive import serve_hive
 
@@ -172,14 +204,19 @@ async def join(workspace: Path, credentials: HiveCredentials, *, tls_ca: Path | 
         keys = Path(private) / f"{credentials.hive}.json"
         _write_private(keys, json.dumps(credentials.grpc_keys))
         endpoint = BusEndpoint(list(credentials.nats), nkey_seed=seed, tls_ca=tls_ca)
+        if root_ca is None and credentials.root_ca:
+            root_ca = Path(private) / "root-ca.pem"
+            _write_private(root_ca, credentials.root_ca)
         return await serve_hive(
             workspace,
             credentials.hive,
             endpoint,
-            root_address=credentials.root or None,
+            root_address=root or credentials.root or None,
             token=credentials.token or None,
             grpc_keys=keys if credentials.grpc_keys else None,
             failover=credentials.failover,
+            root_ca=root_ca,
+            advertise=advertise,
         )
 
 

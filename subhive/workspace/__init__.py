@@ -10,6 +10,7 @@ See docs/workspace.md; why sub-hives sit side by side: docs/decisions/0006-subhi
 
 from ._agents import AGENT_TOOLS, AgentBudgets, AgentModel, AgentSpec, AgentTrigger
 from ._checks import REVIEWED_CHANGES, MemorySpec, QuorumSpec, ReviewSpec
+from ._grpc import GrpcSettings
 from ._kinds import DEFAULT_RANGE, DRAFT_VERSION, KIND_DEFAULTS, KindDefaults
 from ._limits import DEFAULT_DEAD_LETTER_LIMITS, DeadLetterLimits, format_age, format_size
 from ._manifest import (
@@ -59,6 +60,7 @@ __all__ = [
     "Budgets",
     "DeadLetterLimits",
     "FileAction",
+    "GrpcSettings",
     "HiveTree",
     "Kind",
     "KindDefaults",

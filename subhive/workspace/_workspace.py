@@ -15,6 +15,7 @@ from typing import Any
 from .._id_roots import read_schemas_table
 from ..compat.proto_settings import DEFAULT_BREAKING, BreakingRules, read_protobuf_table
 from ..errors import InputError, Location, Problem
+from ._grpc import GrpcSettings
 from ._limits import DeadLetterLimits
 from ._manifest import MANIFEST_NAME, ROOT_HIVE, ManifestInvalid, SubhiveManifest, parse_manifest
 from ._nats import NatsSettings
@@ -37,7 +38,7 @@ WORKSPACE_FILE = "hive.toml"
 WORKSPACE_FORMAT = 1
 #: Workspace names may end up in NATS account, stream and bucket names: one subject token.
 WORKSPACE_NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
-_TOP_KEYS = ("workspace", "dead_letters", "protobuf", "nats", "up", "schemas")
+_TOP_KEYS = ("workspace", "dead_letters", "protobuf", "nats", "up", "grpc", "schemas")
 _WORKSPACE_KEYS = ("name", "format", "description")
 
 
@@ -58,6 +59,8 @@ class WorkspaceConfig:
     nats: NatsSettings = field(default_factory=NatsSettings)
     #: ``[up]``: how many hives share a process (docs/up.md#large-trees).
     up: UpSettings = field(default_factory=UpSettings)
+    #: ``[grpc]``: where the root's and the hives' gRPC servers listen, and their TLS (docs/cluster.md).
+    grpc: GrpcSettings = field(default_factory=GrpcSettings)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not WORKSPACE_NAME_RE.match(self.name):
@@ -82,6 +85,7 @@ class WorkspaceConfig:
             + self._protobuf_toml()
             + (f"\n{self.nats.to_toml()}" if self.nats.is_set else "")
             + (f"\n{self.up.to_toml()}" if self.up.is_set else "")
+            + (f"\n{self.grpc.to_toml()}" if self.grpc.is_set else "")
         )
 
     def _protobuf_toml(self) -> str:
@@ -235,12 +239,13 @@ def _config(document: TomlDocument, problems: list[Problem]) -> WorkspaceConfig 
                 f"unknown key {key!r}",
                 f"did you mean [{close[0]}]?"
                 if close
-                else "hive.toml holds a [workspace] table and optional [dead_letters], [protobuf], [nats] and [up] "
-                "tables, and [schemas] (docs/workspace.md)",
+                else "hive.toml holds a [workspace] table and optional [dead_letters], [protobuf], [nats], [up], "
+                "[grpc] and [schemas] tables (docs/workspace.md)",
             )
     dead_letters = _dead_letters(data.get("dead_letters", {}), problem)
     nats = NatsSettings.read(data.get("nats", {}), "/nats", problem)
     up = UpSettings.read(data.get("up", {}), "/up", problem)
+    grpc = GrpcSettings.read(data.get("grpc", {}), "/grpc", problem)
     protobuf = read_protobuf_table(data.get("protobuf", {}), document.path.parent, problem)
     # [schemas] id_roots: checked here; subhive.contract reads it where $refs are resolved (decision 0107).
     read_schemas_table(data.get("schemas", {}), document.path.parent, problem)
@@ -290,7 +295,7 @@ def _config(document: TomlDocument, problems: list[Problem]) -> WorkspaceConfig 
     if problems or name is None:
         return None
     return WorkspaceConfig(
-        name, WORKSPACE_FORMAT, str(description), dead_letters, tuple(raw_paths), protobuf.breaking, nats, up
+        name, WORKSPACE_FORMAT, str(description), dead_letters, tuple(raw_paths), protobuf.breaking, nats, up, grpc
     )
 
 

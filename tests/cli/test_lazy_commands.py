@@ -31,6 +31,7 @@ NOT_FOR_SCHEMA_DIFF = (
     "nats",
     "openai",
     "pydantic",
+    "ssl",  # through urllib.request, which only a file: $ref needs
     "starlette",
     "uvicorn",
     "websockets",
