@@ -1,11 +1,14 @@
 """The topology of ``docker/compose.yaml`` as separate processes that share nothing but URLs and credentials:
 three nats-server nodes (configured by this test), the root (``subhive up`` with ``[nats] urls`` and every
 hive ``[up] elsewhere``), and each hive of the notes example started by ``subhive join`` from its own working
-directory with only its credentials file. A note goes UI -> backend (a request) -> db (gRPC) and comes back as
-two events; ``status`` shows each hive joined from elsewhere; a hive stopped with SIGTERM leaves the tree."""
+directory with only its credentials file. The root and db's gRPC server serve TLS on 127.0.0.2 (standing for
+another interface, ``[grpc]``); the credentials bring the CA, so ui and backend need no ``[grpc]`` of their
+own. A note goes UI -> backend (a request) -> db (gRPC over TLS) and comes back as two events; ``status`` shows
+each hive joined from elsewhere; a hive stopped with SIGTERM leaves the tree."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -15,12 +18,32 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from subhive.root_hive import RootClient
 from subhive.up import UpLayout
 
+from ._certs import ca_and_cert
 from ._nats_nodes import OperatorCluster, notes_workspace
 from ._tree import finish, processes_of, subhive, tail, tear_down, up, wait_for
 
 HIVES = ("db", "backend", "ui")  # providers first
+
+
+async def _endpoint(root: str, token: str, ca: Path) -> str:
+    async with RootClient(root, token, ca_file=ca) as client:
+        return (await client.lookup_endpoint("notes_store", 1)).address
+
+
+async def _plain_call(address: str) -> grpc.StatusCode | None:
+    async with grpc.aio.insecure_channel(address) as channel:
+        try:
+            stub: Any = health_pb2_grpc.HealthStub(channel)
+            await stub.Check(health_pb2.HealthCheckRequest(), timeout=3)
+        except grpc.aio.AioRpcError as exc:
+            return exc.code()
+    return None
 
 
 def _status(workspace: Path) -> dict[str, Any]:
@@ -43,8 +66,10 @@ def _board(workspace: Path, hive: str) -> dict[str, Any]:
 def test_each_hive_joins_from_its_own_directory_with_only_its_credentials(tmp_path: Path) -> None:
     root = notes_workspace(tmp_path / "root")
     cluster = OperatorCluster(tmp_path / "operator")
+    certs = ca_and_cert(tmp_path / "tls", ips=("127.0.0.2",))
+    grpc_table = certs.grpc_table("127.0.0.2")
     with (root / "hive.toml").open("a", encoding="utf-8") as config:
-        config.write(f"\n[up]\nelsewhere = {json.dumps(list(HIVES))}\n")
+        config.write(f"\n[up]\nelsewhere = {json.dumps(list(HIVES))}\n{grpc_table}")
     joined: dict[str, subprocess.Popen[str]] = {}
     try:
         # As in docker/compose.yaml: the accounts (negotiated first) exist before the nodes start.
@@ -63,6 +88,10 @@ def test_each_hive_joins_from_its_own_directory_with_only_its_credentials(tmp_pa
         assert sorted(p.relative_to(creds).as_posix() for p in creds.rglob("*.creds")) == [
             f"{hive}/{hive}.creds" for hive in sorted(HIVES)
         ]
+        for hive in HIVES:  # the root's TLS address, and the CA to verify it with
+            written = json.loads((creds / hive / f"{hive}.creds").read_text(encoding="utf-8"))
+            assert written["root"].startswith("127.0.0.2:")
+            assert written["root_ca"] == certs.ca.read_text(encoding="utf-8")
 
         env = {k: v for k, v in os.environ.items() if not k.startswith("SUBHIVE_")}
         for hive in HIVES:
@@ -71,6 +100,9 @@ def test_each_hive_joins_from_its_own_directory_with_only_its_credentials(tmp_pa
             own = shutil.copy(creds / hive / f"{hive}.creds", host)  # only its own
             # Its own checkout of the workspace, with the stubs up generated; none of the root's state.
             shutil.copytree(root, host / "ws", ignore=shutil.ignore_patterns(".subhive"))
+            if hive != "db":  # only db serves gRPC (its own certificate); the others have the CA of their creds
+                toml = host / "ws" / "hive.toml"
+                toml.write_text(toml.read_text(encoding="utf-8").replace(grpc_table, ""), encoding="utf-8")
             joined[hive] = subprocess.Popen(
                 [sys.executable, "-m", "subhive", "join", "--creds", str(own), "-C", str(host / "ws")],
                 stdout=subprocess.PIPE,
@@ -97,6 +129,10 @@ def test_each_hive_joins_from_its_own_directory_with_only_its_credentials(tmp_pa
         assert len(feed) == 1
         assert any(k.startswith("records.") for k in _board(root, "db"))  # the backend reached db over gRPC
         status = _status(root)
+        db = json.loads((creds / "db" / "db.creds").read_text(encoding="utf-8"))
+        endpoint = asyncio.run(_endpoint(db["root"], db["token"], certs.ca))  # as db registered it, over TLS
+        assert endpoint.startswith("127.0.0.2:")
+        assert asyncio.run(_plain_call(endpoint)) == grpc.StatusCode.UNAVAILABLE  # it speaks TLS only
         assert status["nats"] == ",".join(cluster.urls)
         assert {h: len(info["connections"]) for h, info in status["hives"].items()} == dict.fromkeys(HIVES, 1)
 
