@@ -8,10 +8,11 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from ._js_docs import Node, Unresolved
-from ._js_pair import TRUE_NODE, Pair, Result, Reversed
+from ._js_pair import TRUE_NODE, Item, Pair, Result, Reversed
 from ._js_scalar import admitter, bounds_disjoint, show
-from ._js_values import NUMBER, canonical_text
+from ._js_values import NUMBER, canonical_text, contains_ref
 from ._js_vocab import is_pure
+from ._report import Change
 
 if TYPE_CHECKING:
     from ._js_engine import Engine
@@ -132,7 +133,9 @@ def _diff_branches(
     for i, j in pairs:
         result = eng.sub(olds[i], news[j], flipped=mixed)
         results.append(result)
-        p.inner.append(result)
+        p.inner += (
+            [result] if keyword == "allOf" else _covered_anyway(eng, result, olds[i], news[j], olds=olds, news=news)
+        )
     if keyword == "allOf":
         _conjuncts(p, olds, news, removed, added)
     else:
@@ -156,6 +159,28 @@ def _diff_branches(
         p.add(f"{code}.reordered", p.path(keyword), True, True, f"{keyword} branches reordered")
     if keyword == "oneOf" and (removed or added or not all(r.back and r.fwd for r in results)):
         _exclusivity(p, olds, news, pairs, results, removed=bool(removed), added=bool(added))
+
+
+def _covered_anyway(
+    eng: Engine, result: Result, old: Node, new: Node, *, olds: list[Node], news: list[Node]
+) -> list[Item]:
+    """A paired anyOf/oneOf branch result, with the directions the other side's branches cover anyway.
+
+    Pairing is only a way to explain a change: ``anyOf [integer, string]`` against ``anyOf [integer|string,
+    string]`` pairs integer with integer|string, which is not contained backward, yet every integer matches a
+    new branch. What the union proves is proven; the pair's changes are then listed with that direction set
+    (copied, not linked: it happens only where a branch was merged or split). oneOf's exclusivity is judged
+    apart, on the pair results as they are. Branches with references keep their pair result: comparing them
+    across would recurse into every pair of definitions.
+    """
+    if (result.back and result.fwd) or contains_ref(old.value) or contains_ref(new.value):
+        return [result]  # through references the cross comparisons would recurse into every definition pair
+    back = not result.back and covered(eng, old, news)
+    fwd = not result.fwd and covered(eng, new, olds)
+    if not (back or fwd):
+        return [result]
+    why = " (the branch is still covered by the other side's branches)"
+    return [Change(c.code, c.path, c.backward or back, c.forward or fwd, c.message + why) for c in result.changes]
 
 
 def _conjuncts(p: Pair, olds: list[Node], news: list[Node], removed: list[int], added: list[int]) -> None:

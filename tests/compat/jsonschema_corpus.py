@@ -1896,6 +1896,32 @@ _case(
     witness_forward="bc",
 )
 _case(
+    "anyof-branches-merged",
+    {"anyOf": [INT, S, NULL]},
+    {"anyOf": [{"type": ["integer", "string"]}, S, NULL]},
+    True,
+    True,
+    "integers and strings in one branch: the union is the same",
+)
+_case(
+    "anyof-branches-merged-wider",
+    {"anyOf": [INT, S]},
+    {"anyOf": [{"type": ["number", "string"]}, S]},
+    True,
+    False,
+    "the merged branch takes every number",
+    witness_forward=1.5,
+)
+_case(
+    "anyof-branch-split",
+    {"anyOf": [{"type": ["integer", "string"], "maxLength": 3}, NULL]},
+    {"anyOf": [INT, string(maxLength=3), NULL]},
+    True,
+    True,
+    "one branch per type, the same union",
+    instances=("abcd",),
+)
+_case(
     "oneof-to-anyof-discriminated",
     {"oneOf": [_KIND_A, _KIND_B]},
     {"anyOf": [_KIND_A, _KIND_B]},
@@ -2711,7 +2737,6 @@ _case(
     True,
     "strings now match both branches, so only integers stay valid",
     witness_backward="a",
-    sound_only=True,
 )
 _case(
     "not-ref-target-widened",
