@@ -120,7 +120,10 @@ def test_each_hive_container_gets_its_own_credentials_and_nothing_of_the_roots(c
         assert workspace["read_only"] is True
         assert f"{params['workspace']}/.subhive" in service["tmpfs"]  # every seed of the root's, masked
         assert "environment" not in service  # nothing but the credentials file
-        assert service["network_mode"] == "service:root"
+        assert "network_mode" not in service  # a network of its own: the root is dialled by name, over TLS
+        assert params["advertise"] == hive  # its gRPC servers are dialled by its service name
+        tls = _mount_at(service, "/run/subhive-tls")
+        assert (tls["source"], tls["read_only"], tls["volume"]["subpath"]) == ("tls", True, hive)
         assert service["depends_on"] == {"root": {"condition": "service_healthy"}}
 
 
@@ -216,5 +219,69 @@ def test_the_image_makes_the_volume_mount_points_its_user_writes() -> None:
         "/var/lib/subhive/accounts",
         "/var/lib/subhive/creds",
         "/var/lib/subhive/nats",
+        "/var/lib/subhive/tls",
     }
     assert "USER hive" in dockerfile
+
+
+def test_the_certs_service_makes_each_service_a_certificate_for_its_name(
+    compose: dict[str, Any], tmp_path: Path
+) -> None:
+    """make-certs.sh, run here as the certs service runs it: a certificate per service that serves gRPC, signed
+    by one CA, naming the host the others dial (the root's [grpc] advertise, each hive's --advertise); each
+    container mounts its own directory where [grpc] looks, and nothing mounts the CA's key."""
+    services = compose["services"]
+    certs = services["certs"]
+    script = _mount_at(certs, certs["entrypoint"][1])
+    assert certs["entrypoint"][0] == "sh"
+    out, *names = certs["command"]
+    assert (_mount_at(certs, out)["source"], _mount_at(certs, out)["read_only"]) == ("tls", False)
+    assert services["root"]["depends_on"]["certs"] == {"condition": "service_completed_successfully"}
+    assert sorted(names) == sorted(["root", *_joined(compose)])
+
+    workspace = tmp_path / "notes"
+    shutil.copytree(NOTES, workspace, ignore=shutil.ignore_patterns(".subhive", "contracts.lock"))
+    shutil.copy(DOCKER / "notes.hive.toml", workspace / "hive.toml")
+    grpc = open_workspace(workspace).config.grpc
+    assert grpc.listen == "0.0.0.0"
+    assert grpc.advertise == "root"
+    files = grpc.files(workspace)
+    assert files is not None
+    where = files[0].parent
+    assert all(f.parent == where for f in files)
+    for name in names:
+        mount = _mount_at(services[name], str(where))
+        assert (mount["source"], mount["read_only"], mount["volume"]["subpath"]) == ("tls", True, name)
+    for name, service in services.items():  # the CA's key stays in the volume's .ca, which no one mounts
+        for mount in _mounts(service):
+            assert mount.get("volume", {}).get("subpath", "") != ".ca", name
+            if mount["source"] == "tls" and name != "certs":
+                assert "subpath" in mount.get("volume", {}), name
+
+    made = tmp_path / "tls"
+    ran = subprocess.run(
+        ["sh", str(DOCKER / script["source"]), str(made), *names],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    for name in names:
+        directory = made / name
+        assert sorted(p.name for p in directory.iterdir()) == sorted(f.name for f in files)  # what [grpc] names
+        verified = subprocess.run(
+            ["openssl", "verify", "-CAfile", str(directory / "ca.pem"), str(directory / "cert.pem")],
+            check=False, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+        san = subprocess.run(
+            ["openssl", "x509", "-in", str(directory / "cert.pem"), "-noout", "-ext", "subjectAltName"],
+            capture_output=True, text=True, timeout=60, check=True,
+        ).stdout  # fmt: skip
+        assert f"DNS:{name}," in san
+        assert (directory / "key.pem").stat().st_mode & 0o077 == 0  # the key: its owner's only
+    first = (made / "db" / "cert.pem").read_bytes()
+    again = subprocess.run(["sh", str(DOCKER / script["source"]), str(made), *names], check=False, timeout=120)
+    assert again.returncode == 0
+    assert (made / "db" / "cert.pem").read_bytes() == first  # a restart keeps what the root handed out
