@@ -81,6 +81,11 @@ def test_credentials_of_a_hive_the_tree_does_not_have_are_refused(tree: Path, tm
         ("not json", "the file"),
         ('{"format": 1, "hive": "db"}', "/nats"),
         ('{"format": 9}', "/format"),
+        (  # the CA of a root that serves TLS ([grpc]): a PEM certificate, or nothing
+            '{"format": 1, "hive": "db", "nats": ["nats://127.0.0.1:1"], "nkey_seed": "S", "root": "127.0.0.2:1", '
+            '"token": "t", "failover": 0, "grpc_keys": {}, "root_ca": "not a certificate"}',
+            "/root_ca",
+        ),
     ],
 )
 def test_a_broken_credentials_file_is_refused_naming_what_is_wrong(
