@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import re._parser as sre_parser  # type: ignore[import-not-found]  # a match's minimum length
 from pathlib import Path
 
 import jsonschema_rs
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from subhive._ecma_regex import EcmaRegexError, to_python
@@ -47,11 +48,18 @@ def _rs(pattern: str) -> jsonschema_rs.Validator:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patterns(), st.lists(st.text(alphabet=st.sampled_from(ALPHABET), max_size=6), min_size=1, max_size=8))
+@example("a\\D+a*\\D+", ["aA", "aAb"])  # the runtime's short match, below
 def test_the_translation_matches_what_the_runtime_validator_matches(pattern: str, texts: list[str]) -> None:
     runtime = _rs(pattern)
     python = re.compile(to_python(pattern))
+    shortest = sre_parser.parse(to_python(pattern)).getwidth()[0]
     for text in texts:
         got, want = python.search(text) is not None, runtime.is_valid(text)
+        if want and len(text) < shortest:
+            # jsonschema-rs 0.60 matches some texts shorter than any match can be (`a\D+a*\D+` on "aA"):
+            # its bug, provable by length alone; the translation is right to refuse them.
+            assert not got, (pattern, text)
+            continue
         if ("\\b" in pattern or "\\B" in pattern) and any(ch.isalnum() and not ch.isascii() for ch in text):
             continue  # jsonschema-rs's \b is Unicode-aware; ECMA-262's (and the translation's) is ASCII
         if "." in pattern.replace("\\.", "") and not _RS_DOT_DIFFERS.isdisjoint(text):
