@@ -238,13 +238,13 @@ async def _escalate(workspace: Path, hive: str, result: TurnResult, client: Any)
 async def _root_client(workspace: Path) -> Any:
     """The running root with the admin's token, or None when no root answers."""
     from ..errors import SubhiveError
-    from ..root_hive import RootClient, admin_token_of, running_root_address
+    from ..root_hive import RootClient, admin_token_of, root_ca_of, running_root_address
 
     address = running_root_address(workspace)
     if address is None:
         return None
     try:
-        client = RootClient(address, admin_token_of(workspace))
+        client = RootClient(address, admin_token_of(workspace), ca_file=root_ca_of(workspace))
     except SubhiveError:
         return None
     if await client.healthy():

@@ -64,6 +64,7 @@ __all__ = [
     "error_details",
     "error_from_details",
     "is_loopback",
+    "root_ca_of",
     "running_root_address",
     "status_of",
 ]
@@ -81,7 +82,7 @@ if TYPE_CHECKING:
     from ._service import RootServer
     from ._status import abort_with, error_details, error_from_details, status_of
     from ._tls import ServerTls, channel_credentials, check_listen_address, is_loopback
-    from ._workspace_root import AlreadyDecided, FrameListener, WorkspaceRoot
+    from ._workspace_root import AlreadyDecided, FrameListener, WorkspaceRoot, root_ca_of
 
 # What loads on first use, by the module that has it: the engine is the heaviest import here, and a hive
 # process (which only talks to the root through its client) never needs it; the client and the gRPC status
@@ -107,6 +108,7 @@ _LAZY = {
     "WorkspaceRoot": "._workspace_root",
     "AlreadyDecided": "._workspace_root",
     "FrameListener": "._workspace_root",
+    "root_ca_of": "._workspace_root",
 }
 
 

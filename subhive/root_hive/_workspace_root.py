@@ -76,8 +76,7 @@ class WorkspaceRoot:
         self.workspace = find_root(workspace)
         self._explicit = address
         self._token = token
-        ca = ca_file or os.environ.get(CA_ENV)
-        self._ca_file = Path(ca) if ca else _workspace_ca(self.workspace)
+        self._ca_file = ca_file or root_ca_of(self.workspace)
         self._make_listener = listener
         self._running_only = running_only
         #: The running root's address once entered; None while the engine runs in-process.
@@ -299,11 +298,14 @@ def _accepted_hashes(infos: list[ContractInfo]) -> dict[tuple[str, Version], str
     return {(info.name, v.version): v.hash for info in infos for v in info.versions}
 
 
-def _workspace_ca(workspace: Path) -> Path | None:
-    """``[grpc] ca`` of the workspace's hive.toml, the CA of a root ``up`` serves with TLS (decision 0123); None
-    without one, or when hive.toml does not read (what needs it says so)."""
+def root_ca_of(workspace: Path) -> Path | None:
+    """The CA a client of ``workspace``'s root verifies it with: ``$SUBHIVE_ROOT_CA``, else ``[grpc] ca`` of its
+    hive.toml (a root ``up`` serves with TLS, decision 0123); None without one, or when hive.toml does not read
+    (what needs it says so)."""
     from ..workspace import open_workspace
 
+    if os.environ.get(CA_ENV):
+        return Path(os.environ[CA_ENV])
     try:
         files = open_workspace(workspace).config.grpc.files(workspace)
     except SubhiveError:

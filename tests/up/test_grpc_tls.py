@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from subhive.root_hive import RootClient
+from subhive.root_hive import RootClient, WorkspaceRoot, root_ca_of
 from subhive.up import UpLayout
 
 from ._certs import ca_and_cert
@@ -45,6 +45,12 @@ async def _root_healthy(address: str, ca: Path | None) -> bool:
         return await client.healthy(timeout=3)
 
 
+async def _found_by_the_cli(workspace: Path) -> str | None:
+    """Where the CLI's commands find the root: it answers only a client that verifies it with [grpc] ca."""
+    async with WorkspaceRoot(workspace, running_only=True) as root:
+        return root.address
+
+
 def _board(workspace: Path, hive: str) -> dict[str, object]:
     ran = subhive(workspace, "board", "show", hive, "--format", "json")
     assert ran.code == 0, ran
@@ -65,6 +71,8 @@ def test_up_serves_the_root_and_a_hive_contract_with_tls_beyond_loopback(tmp_pat
         assert asyncio.run(_plain_health(root)) == grpc.StatusCode.UNAVAILABLE  # no plain text spoken there
         assert asyncio.run(_root_healthy(root, certs.ca))
         assert not asyncio.run(_root_healthy(root, ca_and_cert(tmp_path / "other").ca))  # another CA: refused
+        assert root_ca_of(workspace) == certs.ca
+        assert asyncio.run(_found_by_the_cli(workspace)) == root
 
         # db provides notes_store over gRPC: registered at the TLS address, and the backend calls it there.
         status = subhive(workspace, "status", "--format", "json")  # the CLI verifies the root with [grpc] ca
