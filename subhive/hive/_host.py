@@ -97,6 +97,8 @@ class _Host:
         self.logs = logs
         self.out = out
         self.runs: dict[str, _Run] = {}
+        #: Hives that ran here before: a restart of one re-imports its modules.
+        self.started: set[str] = set()
         self.stopping = asyncio.Event()
         self.starting = asyncio.Semaphore(STARTING_AT_ONCE)
 
@@ -175,11 +177,18 @@ class _Host:
 
     def _forget_modules(self, hive: str) -> None:
         """Drop what an earlier run of this hive imported (its knowledge module, its stubs), so that a restart
-        here loads the files as they are now, as a new process would."""
-        mine = [(self.workspace / "subhives" / hive).resolve(), (self.workspace / "stubs" / hive).resolve()]
+        here loads the files as they are now, as a new process would. Nothing to drop on a first run."""
+        if hive not in self.started:
+            self.started.add(hive)
+            return
+        mine = tuple(
+            os.path.join(str(d), "")
+            for base in (self.workspace / "subhives" / hive, self.workspace / "stubs" / hive)
+            for d in {base, base.resolve()}
+        )
         for name, module in list(sys.modules.items()):
             origin = getattr(module, "__file__", None)
-            if origin and any(Path(origin).resolve().is_relative_to(d) for d in mine):
+            if origin and (origin.startswith(mine) or os.path.realpath(origin).startswith(mine)):
                 del sys.modules[name]
 
     async def stop_all(self) -> None:

@@ -198,8 +198,10 @@ class HiveRuntime:
         if TRACING.tracer is None:
             self._traces = configure_tracing(self.hive)
         workspace = open_workspace(root)
-        tree = workspace.hives()
-        manifest = tree.hives.get(self.hive)
+        manifest = _own_manifest(workspace, self.hive)
+        if manifest is None:  # read the whole tree to say why (its checks across hives included)
+            tree = workspace.hives()
+            manifest = tree.hives.get(self.hive)
         if manifest is None:
             problems = tree.problems_by_hive.get(self.hive)
             raise InputError(
@@ -527,6 +529,19 @@ def _heartbeats() -> _Heartbeats:
     for old in [other for other in _BEATS if other.is_closed()]:  # a test's finished loop
         del _BEATS[old]
     return _BEATS.setdefault(loop, _Heartbeats())
+
+
+def _own_manifest(workspace: Any, hive: str) -> Any:
+    """The hive's manifest when it reads cleanly on its own, else None. Reading only its own (not the tree's,
+    which ``up`` has checked) keeps a tree of N hives from parsing N manifests N times as it starts."""
+    from ..errors import SubhiveError
+    from ..workspace import load_manifest
+
+    try:
+        manifest = load_manifest(workspace.hive_dir(hive))
+    except SubhiveError:
+        return None
+    return manifest if manifest.name == hive else None
 
 
 def _metrics_address(given: str | None, status_file: Path | None) -> str | None:
