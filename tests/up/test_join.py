@@ -98,3 +98,14 @@ def test_a_broken_credentials_file_is_refused_naming_what_is_wrong(
     assert "up.creds_invalid" in ran.err
     assert pointer in ran.err
     assert "Traceback" not in ran.err
+
+
+def test_a_root_ca_that_is_not_there_is_refused_before_joining(tree: Path, tmp_path: Path) -> None:
+    creds = tmp_path / "db.creds"
+    made = subhive(tree, "creds", HIVE, "--out", str(creds))
+    assert made.code == 0, made
+    ran = subhive(tree, "join", "--creds", str(creds), "--root-ca", str(tmp_path / "missing-ca.pem"))
+    assert ran.code == 2, ran
+    assert "[up.creds_missing]" in ran.err
+    assert "missing-ca.pem" in ran.err
+    assert "Traceback" not in ran.err
