@@ -127,3 +127,25 @@ def test_files_that_are_no_certificate_are_errors_naming_them(
                 assert connected.value.location.file == str(not_pem)
 
     run(scenario())
+
+
+def test_a_provider_registers_the_host_it_advertises_and_is_reached_there(
+    workspace: Path, modules: tuple[ModuleType, ModuleType], certs: dict[str, ServerTls]
+) -> None:
+    """``advertise``: the host consumers dial (a name its certificate holds), not the interface it binds."""
+
+    async def scenario() -> None:
+        async with shop(workspace) as s:
+            _, servicers = serving(modules)
+            async with await serve_grpc(
+                s.db, "inventory", 1, servicers, keys=s.keys["db"], tls=certs["db"], advertise="localhost"
+            ) as server:
+                port = server.address.rsplit(":", 1)[1]
+                assert server.address == f"localhost:{port}"
+                assert (await s.web.lookup_endpoint("inventory", 1)).address == f"localhost:{port}"
+                async with await connect_grpc(
+                    s.web, "inventory", 1, keys=s.keys["web"], ca_file=certs["db"].cert_file
+                ) as channel:
+                    assert await _stock(modules, channel) == 7
+
+    run(scenario())
