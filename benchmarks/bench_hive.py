@@ -18,9 +18,17 @@ Measured in the same run, each next to its baseline:
   above 1 is slower);
 * ``subhive up``: seconds to every hive ready (the ``ready`` event's ``seconds``, from ``up --format
   json``) for each example workspace under ``examples/`` (run in a temporary copy) and for a generated
-  workspace of ``--hives`` sub-hives of mixed kinds (db, backend, ui, custom in turn); then, at rest, memory
-  per hive process (PSS and RSS), the whole tree's CPU as a share of one core, and ``subhive status``'s
-  time (issue #17's targets for 500 hives: <= 20 MB per idle hive, < 0.05 of a core); then ``subhive down``.
+  workspace of ``--hives`` sub-hives of mixed kinds (db, backend, ui, custom in turn; ``--bare-share`` of
+  them bare, providing and consuming nothing, as most leaves of a decomposed repository are; hives under
+  ``--parents`` parents), as ``[up] hives_per_process`` says (``--hives-per-process``, default auto); then, at
+  rest, memory per hive (the PSS of every process that runs hives, over the number of hives; the median
+  process's PSS and RSS), the whole tree's CPU as a share of one core over ``--idle-seconds`` (and the
+  busiest processes), and ``subhive status``'s time (issue #17's targets for 500 hives: up in <= 60 s,
+  <= 20 MB per idle hive, < 0.05 of a core); then ``subhive down``. ``--cluster`` runs the generated tree
+  again on a local 3-node NATS cluster (``[nats] nodes = 3``), its hives spread over the nodes.
+  ``--up-only`` skips the runtime measurements and the examples (a 500-hive run on a shared machine):
+
+    .venv/bin/python benchmarks/bench_hive.py --up-only --hives 500 --cluster
 
 The runtime measurements run ``--rounds`` times, raw and ours back to back; rates are medians, a ratio is the
 median of the rounds' ratios (ours/raw) with its spread (lowest, highest), since the machine is shared.
@@ -295,13 +303,13 @@ def tree_pids(workspace: Path) -> list[int]:
     return found
 
 
-def time_up(workspace: Path, label: str) -> dict[str, Any]:
+def time_up(workspace: Path, label: str, *, idle_seconds: float = 5.0) -> dict[str, Any]:
     """``subhive up --detach --format json``: the ``ready`` event's seconds and the command's wall time; then
     ``subhive down``, and SIGKILL for anything of the workspace still alive."""
     out: dict[str, Any] = {}
     try:
         start = time.perf_counter()
-        ran = cli(workspace, "up", "--detach", "--format", "json", "--ready-timeout", "600")
+        ran = cli(workspace, "up", "--detach", "--format", "json", "--ready-timeout", "900", timeout=1200)
         wall = time.perf_counter() - start
         if ran.returncode != 0:
             last = ran.stderr.strip().splitlines()[-2:]
@@ -314,7 +322,7 @@ def time_up(workspace: Path, label: str) -> dict[str, Any]:
             f"up_{label}_hives_phase_s": _hives_phase(workspace),
             f"up_{label}_command_s": round(wall, 3),
         }
-        out |= idle_tree(workspace, label)
+        out |= idle_tree(workspace, label, seconds=idle_seconds)
     finally:
         start = time.perf_counter()
         cli(workspace, "down", timeout=300)
@@ -331,22 +339,47 @@ def idle_tree(workspace: Path, label: str, *, seconds: float = 5.0) -> dict[str,
     long ``subhive status`` takes (median of 3)."""
     pids = tree_pids(workspace)
     hives = [pid for pid in pids if b"subhive.hive" in _read(Path(f"/proc/{pid}/cmdline"))]
+    record = json.loads((workspace / ".subhive" / "up" / "supervisor.json").read_text())
+    hive_count = len(record.get("hives") or {})
     pss = [_memory_kib(pid, "Pss:") for pid in hives]
     rss = [_memory_kib(pid, "Rss:") for pid in hives]
-    before, start = _cpu_ticks(pids), time.perf_counter()
+    tree_pss = sum(_memory_kib(pid, "Pss:") for pid in pids)
+    time.sleep(2.0)  # the first heartbeats after ready, and anything else the start left in flight, settle
+    before, start = {pid: _cpu_ticks([pid]) for pid in pids}, time.perf_counter()
     time.sleep(seconds)
-    ticks, wall = _cpu_ticks(pids) - before, time.perf_counter() - start
+    wall = time.perf_counter() - start
+    used = {pid: _cpu_ticks([pid]) - ticks for pid, ticks in before.items()}
+    ticks = sum(used.values())
+    clock = os.sysconf("SC_CLK_TCK")
+    busiest = sorted(used.items(), key=lambda item: -item[1])[:4]
     status = []
     for _ in range(3):
         began = time.perf_counter()
         cli(workspace, "status", "--format", "json", timeout=120)
         status.append(time.perf_counter() - began)
     return {
-        f"idle_{label}_hive_pss_mib": round(statistics.median(pss) / 1024, 1) if pss else 0,
-        f"idle_{label}_hive_rss_mib": round(statistics.median(rss) / 1024, 1) if rss else 0,
-        f"idle_{label}_tree_cpu_share_of_a_core": round(ticks / os.sysconf("SC_CLK_TCK") / wall, 3),
+        f"idle_{label}_hive_processes": len(hives),
+        f"idle_{label}_pss_per_hive_mib": round(sum(pss) / 1024 / hive_count, 1) if hive_count else 0,
+        f"idle_{label}_tree_pss_mib": round(tree_pss / 1024, 1),
+        f"idle_{label}_hive_process_pss_mib": round(statistics.median(pss) / 1024, 1) if pss else 0,
+        f"idle_{label}_hive_process_rss_mib": round(statistics.median(rss) / 1024, 1) if rss else 0,
+        f"idle_{label}_tree_cpu_share_of_a_core": round(ticks / clock / wall, 3),
+        f"idle_{label}_busiest": ", ".join(f"{_role(pid)} {n / clock / wall:.3f}" for pid, n in busiest),
+        f"idle_{label}_seconds": seconds,
         f"status_{label}_s": round(statistics.median(status), 3),
+        "load_average": os.getloadavg()[0],
     }
+
+
+def _role(pid: int) -> str:
+    """What a process of the tree is, in a word: supervisor, root, nats, host (several hives) or hive."""
+    cmdline = _read(Path(f"/proc/{pid}/cmdline")).split(b"\0")
+    if b"nats-server" in cmdline[0]:
+        return "nats"
+    for flag, role in ((b"subhive.up", "supervisor"), (b"root", "root"), (b"--host", "host"), (b"--hive", "hive")):
+        if flag in cmdline:
+            return role
+    return "other"
 
 
 def _read(path: Path) -> bytes:
@@ -393,32 +426,50 @@ def _pristine(source: Path) -> Callable[[str, list[str]], set[str]]:
     return ignore
 
 
-def generated_workspace(root: Path, hives: int) -> float:
-    """``subhive init`` and ``hives`` times ``subhive new``, kinds in turn; returns the seconds it took."""
+def generated_workspace(root: Path, hives: int, *, parents: int = 0, bare_share: float = 0.0) -> float:
+    """``subhive init`` and ``hives`` times ``subhive new``, kinds in turn (``bare_share`` of them ``--bare``,
+    spread evenly), the first ``parents`` of them parents of the rest in turn; returns the seconds it took."""
     from subhive.cli import main
 
     start = time.perf_counter()
+    names: list[str] = []
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         if main(["init", str(root)]) != 0:
             raise RuntimeError("subhive init failed")
         for n in range(hives):
             kind = KINDS[n % len(KINDS)]
-            if main(["new", f"{kind}{n:02d}", "--kind", kind, "-C", str(root)]) != 0:
-                raise RuntimeError(f"subhive new {kind}{n:02d} failed")
+            name = f"{kind}{n:03d}"
+            bare = ["--bare"] if int((n + 1) * bare_share) > int(n * bare_share) else []
+            parent = ["--parent", names[n % parents]] if parents and n >= parents else []
+            if main(["new", name, "--kind", kind, *bare, *parent, "-C", str(root)]) != 0:
+                raise RuntimeError(f"subhive new {name} failed")
+            names.append(name)
     return time.perf_counter() - start
 
 
-def measure_up(hives: int) -> dict[str, Any]:
+def measure_up(args: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    hives = args.hives
     with tempfile.TemporaryDirectory(prefix="subhive-bench-up-") as tmp:
-        for example in sorted(p.parent for p in (REPO / "examples").glob("*/hive.toml")):
-            copy = Path(tmp) / example.name
-            shutil.copytree(example, copy, ignore=_pristine(example))
-            out |= time_up(copy, example.name)
+        if not args.up_only:
+            for example in sorted(p.parent for p in (REPO / "examples").glob("*/hive.toml")):
+                copy = Path(tmp) / example.name
+                shutil.copytree(example, copy, ignore=_pristine(example))
+                out |= time_up(copy, example.name)
         if hives:
             generated = Path(tmp) / f"hives{hives}"
-            out[f"scaffold_{hives}_hives_s"] = round(generated_workspace(generated, hives), 3)
-            out |= time_up(generated, f"{hives}_hives")
+            out[f"scaffold_{hives}_hives_s"] = round(
+                generated_workspace(generated, hives, parents=args.parents, bare_share=args.bare_share), 3
+            )
+            if args.hives_per_process:
+                with open(generated / "hive.toml", "a", encoding="utf-8") as config:
+                    config.write(f"\n[up]\nhives_per_process = {args.hives_per_process}\n")
+            out |= time_up(generated, f"{hives}_hives", idle_seconds=args.idle_seconds)
+            if args.cluster:
+                shutil.rmtree(generated / ".subhive")  # a fresh store: the cluster's nodes make their own
+                with open(generated / "hive.toml", "a", encoding="utf-8") as config:
+                    config.write("\n[nats]\nnodes = 3\n")
+                out |= time_up(generated, f"{hives}_hives_cluster", idle_seconds=args.idle_seconds)
     return out
 
 
@@ -442,10 +493,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--samples", type=int, default=300, help="puts per trigger-latency measurement and round")
     p.add_argument("--rounds", type=int, default=3, help="rounds of each runtime measurement (medians are printed)")
     p.add_argument("--hives", type=int, default=50, help="sub-hives in the generated workspace (0: skip it)")
+    p.add_argument("--parents", type=int, default=0, help="the first N generated hives are the others' parents")
+    p.add_argument("--bare-share", type=float, default=0.0, help="share of generated hives made --bare (0 to 1)")
+    p.add_argument("--hives-per-process", default="", help='[up] hives_per_process for the generated tree ("auto")')
+    p.add_argument("--idle-seconds", type=float, default=5.0, help="how long the idle tree's CPU is measured")
+    p.add_argument("--cluster", action="store_true", help="also run the generated tree on a 3-node NATS cluster")
+    p.add_argument("--up-only", action="store_true", help="only the generated tree: no runtime figures, no examples")
     args = p.parse_args(argv)
-    figures = asyncio.run(main_async(args))
-    figures |= measure_up(args.hives)
-    figures["lost_updates_ok"] = figures["cas_lost_updates"] == 0
+    if args.hives_per_process and args.hives_per_process != "auto" and not args.hives_per_process.isdigit():
+        p.error("--hives-per-process takes a number or auto")
+    if args.hives_per_process == "auto":
+        args.hives_per_process = '"auto"'
+    figures = {} if args.up_only else asyncio.run(main_async(args))
+    figures |= measure_up(args)
+    if not args.up_only:
+        figures["lost_updates_ok"] = figures["cas_lost_updates"] == 0
     print(render("sub-hive runtime vs raw nats-py KV; subhive up", figures, as_json=args.json))
     return 0
 
