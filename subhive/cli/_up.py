@@ -382,11 +382,18 @@ def join_command(
     import signal
 
     from ..up import HiveCredentials, join
-    from ..workspace import find_root
+    from ..workspace import find_root, open_workspace
 
     credentials = HiveCredentials.read(creds)
     ws = find_root(workspace)
     err_console.print(f"joining as {escape(credentials.hive)} on {escape(', '.join(credentials.nats))}")
+    grpc = open_workspace(ws).config.grpc
+    if grpc.is_set:  # say where its gRPC servers will be dialled: a wrong host registers an address no one reaches
+        err_console.print(
+            f"its gRPC servers: on {escape(grpc.listen)}, dialled as {escape(advertise or grpc.host)}"
+            + (" (TLS)" if grpc.tls else "")
+            + ("" if advertise else "; --advertise HOST names this machine")
+        )
     ca = nats_ca or (Path(os.environ["SUBHIVE_NATS_CA"]) if os.environ.get("SUBHIVE_NATS_CA") else None)
     if root_ca is not None and not root_ca.is_file():
         raise InputError(

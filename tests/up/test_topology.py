@@ -104,7 +104,8 @@ def test_each_hive_joins_from_its_own_directory_with_only_its_credentials(tmp_pa
                 toml = host / "ws" / "hive.toml"
                 toml.write_text(toml.read_text(encoding="utf-8").replace(grpc_table, ""), encoding="utf-8")
             joined[hive] = subprocess.Popen(
-                [sys.executable, "-m", "subhive", "join", "--creds", str(own), "-C", str(host / "ws")],
+                [sys.executable, "-m", "subhive", "join", "--creds", str(own), "-C", str(host / "ws")]
+                + (["--advertise", "127.0.0.2"] if hive == "db" else []),  # the name db's gRPC is dialled by
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
