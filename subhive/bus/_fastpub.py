@@ -126,8 +126,9 @@ def parse_header_lines(raw: bytes) -> dict[str, str]:
             key = name.strip().decode("ascii")
         except UnicodeDecodeError:
             continue
-        # Whitespace inside a name: str.split() splits on exactly what str.isspace() calls whitespace.
-        if key and len(key.split()) != 1:
+        # Whitespace in a name (str.split() splits on exactly what str.isspace() calls whitespace; bytes.strip()
+        # above leaves non-ASCII-space whitespace such as \x1c at the ends, which split() would drop).
+        if key and key.split() != [key]:
             continue
         out[key] = value.strip().decode("utf-8", "replace")
     return out
