@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from . import _js_arrays, _js_logic, _js_objects, _js_scalar
-from ._js_docs import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_ONE, Library, Node, Unresolved
+from ._js_docs import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_ONE, Library, Node, Unresolved, _escape
 from ._js_pair import CLEAN, Facts, Item, Pair, Result, finite_values, result_of
-from ._js_values import ALL_KINDS, json_equal, kind_of, kinds_of_type
+from ._js_values import ALL_KINDS, contains_ref, json_equal, kind_of, kinds_of_type
 from ._js_vocab import ASSERTIONS, is_false, is_pure, is_trivial, unknown_keyword, validation_keys
 from ._report import Change
 
@@ -19,6 +19,8 @@ _NOTHING: frozenset[str] = frozenset()
 _EMPTY_KW: dict[str, Any] = {}
 
 _Key = tuple[int, str, int, str]
+_Site = tuple[str, str | None, dict[str, Any]]  # a $ref's pointer below a walk's start, its resource, its schema
+_DYNAMIC_REFS = frozenset({"$dynamicRef", "$recursiveRef"})
 _CONJUNCT_DEPTH = 4  # how deep allOf/$ref nesting is searched for hypotheses (more costs, rarely helps)
 
 
@@ -89,6 +91,7 @@ class Engine:
         self._cut = 0  # how many times _types stopped at a cycle (results computed past one are partial)
         self._targets: dict[tuple[int, str, str], Node | Unresolved] = {}
         self._not_same: set[tuple[int, str, int, str, bool]] = set()  # pairs _equivalent refuted
+        self._within: dict[tuple[int, str], tuple[Any, list[Node] | None]] = {}  # see _refs_within
         self._guard = 0
         self._flip = 0
         #: (how many pairs were being compared, NEW pointer of the innermost) when recursion ran out
@@ -318,7 +321,7 @@ class Engine:
         if isinstance(ov, dict) and isinstance(nv, dict):
             if json_equal(ov, nv, allow_refs=False):
                 return CLEAN
-            if json_equal(ov, nv) and self._equivalent(old, new, strict=True):
+            if json_equal(ov, nv) and self._same_graph(old, new):
                 return CLEAN
         elif ov is nv:  # both the same boolean
             return CLEAN
@@ -367,6 +370,118 @@ class Engine:
             for key in seen:
                 if key not in self._active:
                     self._memo[key] = CLEAN
+        return True
+
+    def _same_graph(self, old: Node, new: Node) -> bool:
+        """``_equivalent(old, new, strict=True)`` for two subschemas already known to be equal JSON, walking
+        only the pairs of ``$ref`` targets: below an equal pair every nested subschema is equal JSON too, so
+        the ones worth a look are the references (found once per subschema, see ``_refs_within``).
+
+        The pairs met are a greatest fixed point as in ``_equivalent``: each one's targets are equal JSON
+        whose own references pair up again, so on success every pair met is the same schema and is memoised
+        clean; on failure the pairs on the way to the difference are refuted.
+        """
+        start = (old.doc.uid, old.key, new.doc.uid, new.key, True)
+        if start in self._not_same:
+            return False
+        seen: dict[_Key, None] = {}
+        way: list[tuple[int, str, int, str, bool]] = []
+        todo: list[list[tuple[Node, Node]]] = [[(old, new)]]
+        first = True  # the first pair is known to be equal JSON (the caller checked)
+        while todo:
+            if not todo[-1]:
+                todo.pop()
+                if way:
+                    way.pop()
+                continue
+            o, n = todo[-1].pop()
+            key = (o.doc.uid, o.key, n.doc.uid, n.key)
+            if key in seen or self._memo.get(key) is CLEAN:
+                continue
+            seen[key] = None
+            below = None
+            if (*key, True) not in self._not_same and (first or json_equal(o.value, n.value)):
+                below = self._targets_within(o, n)
+            first = False
+            if below is None:
+                self._not_same.update(way)
+                self._not_same.add(start)
+                return False
+            way.append((*key, True))
+            todo.append(below)
+        for key in seen:
+            if key not in self._active:
+                self._memo[key] = CLEAN
+        return True
+
+    def _targets_within(self, old: Node, new: Node) -> list[tuple[Node, Node]] | None:
+        """For two equal-JSON subschemas, the pairs of targets of the references at the same places in both
+        (None when one of them cannot be the same schema, as ``_same_keyword`` would find)."""
+        o_refs, n_refs = self._refs_within(old), self._refs_within(new)
+        if o_refs is None or n_refs is None or len(o_refs) != len(n_refs):
+            return None
+        pairs = []
+        for o_site, n_site in zip(o_refs, n_refs, strict=True):
+            o_target, n_target = self.deref(o_site), self.deref(n_site)
+            if (
+                isinstance(o_target, Unresolved)
+                or isinstance(n_target, Unresolved)
+                or is_pure(self.follow(o_target).value, "$ref")
+            ):  # a loop of bare references
+                return None
+            pairs.append((o_target, n_target))
+        return pairs
+
+    def _refs_within(self, node: Node) -> list[Node] | None:
+        """The subschemas holding a ``$ref`` at or below ``node``, where ``_same_assertions`` would descend
+        (assertion keywords only), in pointer order (the same on both sides of an equal-JSON pair: equal
+        objects may list their members in different orders); None when something there is never the same
+        schema to itself (a dynamic reference, a reference inside a keyword value that is not a subschema, a
+        non-schema value where a subschema belongs). Memoised per subschema: the walks of one diff keep
+        meeting the same definitions."""
+        cache_key = (node.doc.uid, node.key)
+        hit = self._within.get(cache_key)
+        if hit is not None and hit[0] is node.value:
+            return hit[1]
+        sites: list[_Site] = []
+        found: list[Node] | None = None
+        if self._collect_refs(node.value, sites):
+            found = []
+            for suffix, resource, value in sorted(sites, key=lambda site: site[0]):
+                if not suffix:
+                    found.append(node)
+                    continue
+                ptr = node.ptr + suffix  # the node child() would make, with the pointer built on the way down
+                base = node.base if resource is None else node.ptr + resource
+                shown = None if node.shown is None else node.shown + suffix
+                found.append(Node(node.doc, ptr, ptr, value, base, shown=shown))
+        self._within[cache_key] = (node.value, found)
+        return found
+
+    @staticmethod
+    def _collect_refs(root: Any, sites: list[_Site]) -> bool:
+        """Append to ``sites`` the reference sites in ``root``; False as soon as one part cannot be the same
+        schema (see ``_refs_within``). A plain walk over the values: every unchanged definition that a changed
+        schema reaches passes here."""
+        todo: list[tuple[Any, str, str | None]] = [(root, "", None)]  # value, pointer below root, its resource
+        while todo:
+            value, suffix, base = todo.pop()
+            if value.__class__ is not dict:
+                if value is True or value is False:  # equal booleans are the same; anything else is not
+                    continue
+                return False
+            if suffix and "$id" in value:
+                base = suffix
+            for k, a in value.items():
+                if k == "$ref":
+                    sites.append((suffix, base, value))
+                elif k not in ASSERTIONS:  # annotations compare as JSON; an unknown keyword must hold no reference
+                    if unknown_keyword(k) and contains_ref(a):
+                        return False
+                elif (below := _below(k, a, suffix)) is not None:
+                    todo += [(x, where, base) for x, where in below]
+                elif k in _DYNAMIC_REFS or ((a.__class__ is dict or a.__class__ is list) and contains_ref(a)):
+                    return False  # never proven the same: a dynamic reference, a reference inside a keyword value
         return True
 
     def _same_assertions(self, old: Node, new: Node, todo: list[tuple[Node, Node]]) -> bool:
@@ -602,3 +717,15 @@ class Engine:
     def same(self, a: Any, b: Any) -> bool:
         """Equal JSON (JSON Schema equality), without references inside."""
         return json_equal(a, b, allow_refs=False)
+
+
+def _below(k: str, a: Any, suffix: str) -> list[tuple[Any, str]] | None:
+    """The subschemas in the value ``a`` of keyword ``k`` (of the subschema at ``suffix``), with their pointers;
+    None when ``k`` holds no subschemas there."""
+    if k in SCHEMA_MAPS and a.__class__ is dict:
+        return [(x, f"{suffix}/{k}/{_escape(m)}") for m, x in a.items()]
+    if k in SCHEMA_LISTS and a.__class__ is list:
+        return [(x, f"{suffix}/{k}/{i}") for i, x in enumerate(a)]
+    if k in SCHEMA_ONE or (k == "dependencies" and isinstance(a, dict | bool)):
+        return [(a, f"{suffix}/{k}")]
+    return None
