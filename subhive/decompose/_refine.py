@@ -27,6 +27,14 @@ TIE = 1
 #: Rounds of FM passes and evictions; a pass stops after this many moves that did not beat its best point.
 _ROUNDS = 8
 _WINDOW = 200
+#: Rounds of pair re-bisection (each followed by FM passes and evictions), the atoms most connected inside a
+#: pair that seed a greedy growth there, the moves a two-way FM pass may make past its best point, and the
+#: work allowed in all (atoms bisected, summed over every try), so a huge tree stays fast (decision 0126):
+#: SymPy's 2,000 files take about 120,000, a 100,000-file tree stops at the heaviest few hundred pairs.
+_PAIR_ROUNDS = 4
+_SEEDS = 3
+_PAIR_WINDOW = 50
+_PAIR_WORK = 150_000
 #: A move that makes two leaves import each other both ways is refused unless it lowers the cut by at least
 #: this many production edges (decision 0125): a cyclic pair of contracts costs more than a few edges.
 CYCLE_MARGIN = 8
@@ -55,9 +63,11 @@ def refine(leaves: list[Node], graph: Graph, budget: Budget, atom: Sequence[int]
             items.extend([f] for f in files)
     refiner = Refiner(graph, budget, items, [leaf_of[item[0]] for item in items], len(leaves))
     before = refiner.mutual_pairs()
-    for _ in range(_ROUNDS):
-        if refiner.fm_pass() + refiner.evict_pass() <= 0:
+    refiner.settle()
+    for _ in range(_PAIR_ROUNDS):
+        if refiner.rebisect_pass() <= 0:
             break
+        refiner.settle()
     refiner.absorb_small(max(2, budget.max_files // 10))
     for leaf in leaves:
         leaf.files.clear()
@@ -97,6 +107,17 @@ def regraft(tree: Node, paths: Sequence[str]) -> None:
 
 def _within(path: str, directory: str) -> bool:
     return not directory or path == directory or path.startswith(directory + "/")
+
+
+def _shared(members: list[int], adjacency: list[dict[int, int]], side: dict[int, int]) -> int:
+    """The weight between the two sides of ``members``."""
+    total = 0
+    for k in members:
+        here = side[k]
+        for m, w in adjacency[k].items():
+            if m > k and side.get(m, here) != here:
+                total += w
+    return total
 
 
 def weights(graph: Graph, items: list[list[int]]) -> list[dict[int, int]]:
@@ -143,6 +164,8 @@ class Refiner:
         self.item_size = [sum(graph.sizes[f] for f in item) for item in items]
         self.adjacency = weights(graph, items)
         self._towards: dict[int, dict[int, int]] = {}
+        #: what is left of the work allowed for re-bisecting pairs of leaves (atoms, summed over every try)
+        self.pair_work = _PAIR_WORK
         #: items whose neighbourhood changed since the last FM pass began: only they can have a new best move
         self._dirty: set[int] = set(range(len(items)))
         self.counts = [0] * leaves
@@ -258,6 +281,16 @@ class Refiner:
 
     # --- Fiduccia-Mattheyses
 
+    def settle(self) -> int:
+        """Rounds of FM passes and evictions until one gains nothing. What they gained."""
+        gained = 0
+        for _ in range(_ROUNDS):
+            gain = self.fm_pass() + self.evict_pass()
+            gained += gain
+            if gain <= 0:
+                break
+        return gained
+
     def _best_move(self, k: int) -> tuple[int, int] | None:
         """The move of item ``k`` that gains most (possibly a loss) to a leaf with room: (gain, leaf)."""
         here = self.owner[k]
@@ -359,6 +392,119 @@ class Refiner:
                     best = (gain, out, to)
         return best
 
+    # --- pairs of leaves cut again
+
+    def rebisect_pass(self) -> int:
+        """For each pair of leaves sharing weight, heaviest first: cut their union in two again (two-way FM from
+        the current cut, and from a greedy growth around each of its most connected atoms), keeping the best
+        cut when it shares less weight than now and adds no mutual pair for a gain under the margin (else the
+        next best). Only the weight between the two changes (their atoms stay in the pair). Stops when the
+        work allowed is spent. What the pass gained."""
+        owner, adjacency = self.owner, self.adjacency
+        between: dict[tuple[int, int], int] = {}
+        for k, row in enumerate(adjacency):
+            a = owner[k]
+            for m, w in row.items():
+                b = owner[m]
+                if a < b:
+                    between[(a, b)] = between.get((a, b), 0) + w
+        gained = 0
+        for (a, b), _ in sorted(between.items(), key=lambda item: (-item[1], item[0])):
+            members = sorted(self.members[a] | self.members[b])
+            if len(members) < 2:
+                continue
+            if self.pair_work < (1 + _SEEDS) * len(members):
+                break
+            self.pair_work -= (1 + _SEEDS) * len(members)
+            side = {k: int(owner[k] == b) for k in members}
+            before = _shared(members, adjacency, side)
+            if before == 0:
+                continue
+            candidates = [self._bisect(members, dict(side))]
+            inside = set(members)
+            seeds = sorted(members, key=lambda k: (-sum(w for m, w in adjacency[k].items() if m in inside), k))
+            for seed in seeds[:_SEEDS]:
+                grown = self._grow(members, seed)
+                if grown is not None:
+                    candidates.append(self._bisect(members, grown))
+            # the best cut first; one that makes mutual pairs its gain does not pay for gives way to the next
+            ranked = sorted((_shared(members, adjacency, c), n) for n, c in enumerate(candidates))
+            for cut, n in ranked:
+                if cut < before and self._apply(members, candidates[n], (a, b), before - cut):
+                    gained += before - cut
+                    break
+        return gained
+
+    def _fits_side(self, files: int, size: int) -> bool:
+        return files <= self.budget.max_files and size <= self.budget.max_bytes
+
+    def _grow(self, members: list[int], seed: int) -> dict[int, int] | None:
+        """Side 0 grown from ``seed`` by the atom most connected to it, to half the files; None when the rest
+        does not fit one leaf."""
+        count, size = self.item_count, self.item_size
+        total = sum(count[k] for k in members)
+        inside = set(members)
+        grown: set[int] = set()
+        files = nbytes = 0
+        pull: dict[int, int] = {}
+        heap = [(0, seed)]
+        while heap and files * 2 < total:
+            _, k = heapq.heappop(heap)
+            if k in grown or not self._fits_side(files + count[k], nbytes + size[k]):
+                continue
+            grown.add(k)
+            files += count[k]
+            nbytes += size[k]
+            for m, w in self.adjacency[k].items():
+                if m in inside and m not in grown:
+                    pull[m] = pull.get(m, 0) + w
+                    heapq.heappush(heap, (-pull[m], m))
+        rest = [k for k in members if k not in grown]
+        if not self._fits_side(sum(count[k] for k in rest), sum(size[k] for k in rest)):
+            return None
+        return {k: int(k not in grown) for k in members}
+
+    def _bisect(self, members: list[int], side: dict[int, int]) -> dict[int, int]:
+        """Two-way FM passes on ``members`` from ``side`` (atom -> 0 or 1): the best cut reached, both sides
+        within the budget (one side may end empty: the two leaves then are one)."""
+        bisection = _Bisection(self, members, side)
+        for _ in range(_ROUNDS):
+            if bisection.fm_pass() <= 0:
+                break
+        return side
+
+    def _apply(self, members: list[int], side: dict[int, int], pair: tuple[int, int], gain: int) -> bool:
+        """Move the pair's atoms to their sides (whichever way moves fewer files); undone, and False, when the
+        pair then has more mutual pairs with the leaves around it and the gain is under the margin for each
+        one more (decisions 0125, 0126)."""
+        before = self._mutual_of(members, pair)
+        count = self.item_count
+        if sum(count[k] for k in members if self.owner[k] != pair[side[k]]) * 2 > sum(count[k] for k in members):
+            pair = (pair[1], pair[0])  # the same cut, the other way round moves fewer files
+        moved = [(k, self.owner[k]) for k in members if self.owner[k] != pair[side[k]]]
+        for k, _ in moved:
+            self._move(k, pair[side[k]])
+        if gain < self.margin * (len(self._mutual_of(members, pair)) - len(before)):
+            for k, back in reversed(moved):
+                self._move(k, back)
+            return False
+        return True
+
+    def _mutual_of(self, members: list[int], pair: tuple[int, int]) -> set[tuple[int, int]]:
+        """The mutual pairs of leaves that involve one of ``pair`` (found through the edges of ``members``,
+        the atoms of both)."""
+        owner, between = self.owner, self.between
+        near: set[int] = set(pair)
+        for k in members:
+            near.update(owner[m] for m in self.out_edges[k])
+            near.update(owner[m] for m in self.in_edges[k])
+        out: set[tuple[int, int]] = set()
+        for leaf in pair:
+            for other in near:
+                if other != leaf and between.get((leaf, other), 0) > 0 and between.get((other, leaf), 0) > 0:
+                    out.add((min(leaf, other), max(leaf, other)))
+        return out
+
     # --- tiny leaves
 
     def absorb_small(self, floor: int) -> None:
@@ -389,3 +535,63 @@ class Refiner:
                         self._move(k, target)
                     members.setdefault(target, []).extend(items)
                     break
+
+
+class _Bisection:
+    """Two-way FM on the atoms of a pair of leaves: ``side`` (atom -> 0 or 1) changes in place; the gains count
+    only the weight inside the pair and are kept up to date as atoms move, so a gain is a lookup."""
+
+    def __init__(self, refiner: Refiner, members: list[int], side: dict[int, int]) -> None:
+        self.refiner = refiner
+        self.members = members
+        self.side = side
+        self.files, self.bytes = [0, 0], [0, 0]
+        for k in members:
+            self.files[side[k]] += refiner.item_count[k]
+            self.bytes[side[k]] += refiner.item_size[k]
+        self.local = {k: [(m, w) for m, w in refiner.adjacency[k].items() if m in side] for k in members}
+        self.gain = {k: sum(w if side[m] != side[k] else -w for m, w in self.local[k]) for k in members}
+
+    def flip(self, k: int) -> None:
+        side, gain = self.side, self.gain
+        here = side[k]
+        side[k] = 1 - here
+        count, size = self.refiner.item_count[k], self.refiner.item_size[k]
+        self.files[here] -= count
+        self.files[1 - here] += count
+        self.bytes[here] -= size
+        self.bytes[1 - here] += size
+        gain[k] = -gain[k]
+        for m, w in self.local[k]:
+            gain[m] += 2 * w if side[m] == here else -2 * w
+
+    def fm_pass(self) -> int:
+        """Move the unlocked atom with the best gain that fits the other side, lock it, and so on; then undo
+        the moves after the best point. What the pass gained."""
+        gain, refiner = self.gain, self.refiner
+        locked: set[int] = set()
+        moves: list[int] = []
+        gained = best = best_length = 0
+        heap = [(-gain[k], k) for k in self.members]
+        heapq.heapify(heap)
+        while heap and len(moves) - best_length <= _PAIR_WINDOW:
+            negative, k = heapq.heappop(heap)
+            if k in locked or gain[k] != -negative:  # locked, or stale (queued again when it changed)
+                continue
+            there = 1 - self.side[k]
+            if not refiner._fits_side(
+                self.files[there] + refiner.item_count[k], self.bytes[there] + refiner.item_size[k]
+            ):
+                continue
+            gained += gain[k]
+            self.flip(k)
+            locked.add(k)
+            moves.append(k)
+            if gained > best:
+                best, best_length = gained, len(moves)
+            for m, _ in self.local[k]:
+                if m not in locked:
+                    heapq.heappush(heap, (-gain[m], m))
+        for k in reversed(moves[best_length:]):
+            self.flip(k)
+        return best

@@ -142,6 +142,41 @@ def test_passes_lower_the_cut_by_what_they_say_keep_leaves_within_budget_and_are
     assert replay == trace
 
 
+@settings(max_examples=150, deadline=None)
+@given(states(), st.sampled_from([CYCLE_MARGIN, 10**9]))
+def test_pairs_cut_again_lower_the_cut_by_what_they_say_within_budget_and_deterministically(
+    state: tuple[Graph, Budget, list[list[int]], list[int], int], margin: int
+) -> None:
+    graph, budget, items, owner, leaves = state
+    refiner = Refiner(graph, budget, items, list(owner), leaves, margin=margin)
+    before = refiner.mutual_pairs()
+    cut = _weighted_cut(refiner)
+    gained = refiner.rebisect_pass()
+    assert gained >= 0
+    assert _weighted_cut(refiner) == cut - gained
+    for leaf in range(leaves):
+        members = [k for k, o in enumerate(refiner.owner) if o == leaf]
+        assert sum(len(items[k]) for k in members) <= budget.max_files
+        assert sum(graph.sizes[f] for k in members for f in items[k]) <= budget.max_bytes
+    if margin == 10**9:  # no cut of a pair is worth a cycle: never more mutual pairs than before
+        assert len(refiner.mutual_pairs()) <= len(before)
+    again = Refiner(graph, budget, items, list(owner), leaves, margin=margin)
+    assert again.rebisect_pass() == gained
+    assert again.owner == refiner.owner
+
+
+def test_a_pair_cut_again_finds_the_exchange_single_moves_cannot() -> None:
+    # two full leaves of four: a imports b's e, f, g; h imports b, c, d. Moving a alone or h alone overflows the
+    # other leaf, and no single eviction pays for itself; cutting the pair again swaps a and h: nothing crosses
+    paths = ["x/a.py", "x/b.py", "x/c.py", "x/d.py", "y/e.py", "y/f.py", "y/g.py", "y/h.py"]
+    imports = [(0, 4), (0, 5), (0, 6), (7, 1), (7, 2), (7, 3)]
+    graph = _graph(paths, imports)
+    refiner = Refiner(graph, Budget(max_files=4), [[f] for f in range(8)], [0, 0, 0, 0, 1, 1, 1, 1], 2)
+    assert refiner.rebisect_pass() == 6 * PRODUCTION
+    assert refiner.owner == [1, 0, 0, 0, 1, 1, 1, 0]
+    assert _weighted_cut(refiner) == 0
+
+
 def test_a_layout_whose_directories_fight_its_imports_beats_the_packed_directory_baseline(tmp_path: Path) -> None:
     # x/ and y/ each fill a leaf; x/a uses three files of y/, y/h three of x/: the directories cut all six
     # imports, the refinement exchanges a and h (a move that must first make room in a full leaf) and cuts none
