@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/bench_decompose.py --json          # one JSON object per part
     .venv/bin/python benchmarks/bench_decompose.py --files 20000   # a smaller generated repository
     .venv/bin/python benchmarks/bench_decompose.py --skip-generated
+    .venv/bin/python benchmarks/bench_decompose.py --skip-generated --only sympy   # one real tree
 
 **Scale.** The generated repository has services in Python (packages with ``__init__.py``), TypeScript
 (a ``package.json`` each) and Go (a ``go.mod`` each), nested 1-5 directories deep with 4-25 files per
@@ -336,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip-generated", action="store_true", help="only the real trees")
     p.add_argument("--skip-real", action="store_true", help="only the generated repository")
     p.add_argument("--max-files", type=int, default=50, help="the file budget for the real trees")
+    p.add_argument(
+        "--only", action="append", default=[], metavar="NAME", help="only the real trees whose title holds NAME"
+    )
     args = p.parse_args(argv)
     ratios: list[float] = []
     if not args.skip_generated:
@@ -343,6 +347,8 @@ def main(argv: list[str] | None = None) -> int:
         print(render(f"decompose: generated repository of {args.files:,} files", figures, as_json=args.json))
     if not args.skip_real:
         for title, registry, spec, inside, exclude in REAL:
+            if args.only and not any(name.lower() in title.lower() for name in args.only):
+                continue
             try:
                 root = fetch(registry, spec) / inside
             except (OSError, subprocess.SubprocessError) as failed:

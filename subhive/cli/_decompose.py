@@ -13,7 +13,16 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..decompose import Budget, Crossing, DecompositionPlan, HivePlan, decompose, render_picture, write_workspace
+from ..decompose import (
+    CYCLE_MARGIN,
+    Budget,
+    Crossing,
+    DecompositionPlan,
+    HivePlan,
+    decompose,
+    render_picture,
+    write_workspace,
+)
 from ..errors import InputError, Location
 from ..workspace import Plan
 from ._output import Format, err_console
@@ -259,6 +268,7 @@ def explain_boundaries(plan: DecompositionPlan) -> list[str]:
         pairs.setdefault(key, []).append(crossing)
     lines = ["boundaries:"]
     budget = plan.budget
+    made = set(plan.made_mutual)
     for (a, b), group in sorted(pairs.items(), key=lambda item: (-sum(len(c.edges) for c in item[1]), item[0])):
         first, second = by_name[a], by_name[b]
         count = first.file_count + second.file_count
@@ -270,6 +280,11 @@ def explain_boundaries(plan: DecompositionPlan) -> list[str]:
             why = "together they would fit, but each is held by code it is more coupled to"
         where = f"{above.name} ({above.file_count:,} files) was too big for one leaf" if above else "top level"
         lines.append(f"  {a} | {b}: {sum(len(c.edges) for c in group):,} edges; {where}; {why}")
+        if (a, b) in made:
+            lines.append(
+                f"    made mutual by refinement: moving code here cut at least {CYCLE_MARGIN} import edges more "
+                "than keeping the imports one way; cut by hand if a cyclic contract is not worth it"
+            )
         for crossing in group:
             lines.append(f"    {crossing.consumer} -> {crossing.provider}: {len(crossing.edges):,} edges")
             lines.extend(f"      {source} -> {target}" for source, target in crossing.edges[:_EDGES_SHOWN])

@@ -13,12 +13,14 @@ from ._discover import SKIP_REASONS
 from ._imports import Language, extract, language_of
 from ._model import Budget, Crossing, Cycle, DecompositionPlan, HivePlan, PlanStats
 from ._picture import render_picture
+from ._refine import CYCLE_MARGIN
 from ._roles import Role, classify
 from ._split import Graph, Node, Strategy, split
 from ._synthesis import HEALTH_ORDER, HiveSummary, TreeSummary, normalise_health, summarise_tree
 from ._write import SCOPE_FILE, plan_workspace, write_workspace
 
 __all__ = [
+    "CYCLE_MARGIN",
     "HEALTH_ORDER",
     "SCOPE_FILE",
     "SKIP_REASONS",

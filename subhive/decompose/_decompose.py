@@ -89,6 +89,7 @@ def decompose(
     units = find_units(graph.paths)
     broken = split_units(units, [leaf_of[p] for p in graph.paths], graph.sizes, budget.max_files, budget.max_bytes)
     pairs = {(c.consumer, c.provider) for c in crossings}
+    made = _cycles_made(tree, graph, hives, leaf_of, pairs)
     stats = PlanStats(
         files=len(graph.paths),
         bytes=sum(graph.sizes),
@@ -113,7 +114,8 @@ def decompose(
         tuple(crossings),
         stats,
         tuple(cycles),
-        tuple(_warnings(tree, graph, budget) + _cycles_made(tree, graph, hives, leaf_of, pairs)),
+        tuple(_warnings(tree, graph, budget) + _made_warning(made)),
+        tuple(made),
     )
 
 
@@ -163,18 +165,22 @@ _PAIRS_NAMED = 5
 
 def _cycles_made(
     tree: Node, graph: Graph, hives: list[HivePlan], leaf_of: Mapping[str, int], pairs: set[tuple[str, str]]
-) -> list[str]:
-    """The pairs of leaves importing each other both ways because a refinement move was worth it (decision
-    0125): said, so a person sees which cycles were a choice."""
+) -> list[tuple[str, str]]:
+    """The pairs of leaves (names, sorted) importing each other both ways because a refinement move was worth
+    it (decision 0125), so a person sees which cycles were a choice."""
     made: set[tuple[str, str]] = set()
     for a, b in tree.made_mutual:
         if a.files and b.files:  # neither merged away since
             x, y = (hives[leaf_of[graph.paths[leaf.files[0]]]].name for leaf in (a, b))
             if x != y and (x, y) in pairs and (y, x) in pairs:
                 made.add((min(x, y), max(x, y)))
+    return sorted(made)
+
+
+def _made_warning(made: list[tuple[str, str]]) -> list[str]:
     if not made:
         return []
-    named = ", ".join(f"{x} <-> {y}" for x, y in sorted(made)[:_PAIRS_NAMED])
+    named = ", ".join(f"{x} <-> {y}" for x, y in made[:_PAIRS_NAMED])
     more = f" and {len(made) - _PAIRS_NAMED:,} more" if len(made) > _PAIRS_NAMED else ""
     return [
         f"refinement made {len(made):,} pair(s) of hives import each other both ways, where moving code cut at "

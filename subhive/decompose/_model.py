@@ -187,6 +187,9 @@ class DecompositionPlan:
     cycles: tuple[Cycle, ...] = ()
     #: What a person should know about the plan (a byte budget that binds before the file budget...).
     warnings: tuple[str, ...] = ()
+    #: Pairs of leaves (names, sorted) that import each other both ways because a refinement move cut clearly
+    #: fewer edges that way (decision 0125); also among ``cycles`` and named by a warning.
+    made_mutual: tuple[tuple[str, str], ...] = ()
     _by_name: dict[str, HivePlan] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -213,4 +216,5 @@ class DecompositionPlan:
             "crossings": [c.to_dict() for c in self.crossings],
             "cycles": [c.to_dict() for c in self.cycles],
             "warnings": list(self.warnings),
+            "made_mutual": [list(pair) for pair in self.made_mutual],
         }

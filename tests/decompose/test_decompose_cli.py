@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import subhive.decompose
-from tests.decompose._fixtures import polyglot_shop
+from tests.decompose._fixtures import polyglot_shop, write_tree
 from tests.kit import cli
 
 
@@ -205,3 +205,36 @@ def test_a_cycle_is_named_with_the_edges_of_its_weakest_link(
         in out
     )
     assert "  billing/b0.py -> orders/o1.py\n" in out
+
+
+def test_explain_says_which_boundaries_refinement_made_mutual(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # a/m.js imports ten files of b/ and a/p.js, a/n.js imports m: moving m into b/ cuts 8 import edges more
+    # than it adds, a gain of the cycle margin, so refinement makes a and b import each other (n -> m, m -> p);
+    # together they hold 17 files, too many to merge at a budget of 12
+    helpers = [f"q{k}" for k in range(4)]
+    files = {f"b/y{k}.js": f"export const y{k} = {k};\n" for k in range(10)}
+    files.update({f"a/{q}.js": f"export const {q} = 1;\n" for q in helpers})
+    files["a/m.js"] = "".join(f"import {{ y{k} }} from '../b/y{k}.js';\n" for k in range(10)) + (
+        "import { p } from './p.js';\nexport const m = 1;\n"
+    )
+    files["a/n.js"] = "import { m } from './m.js';\n" + "".join(f"import {{ {q} }} from './{q}.js';\n" for q in helpers)
+    files["a/p.js"] = "".join(f"import {{ {q} }} from './{q}.js';\n" for q in helpers) + "export const p = 1;\n"
+    repo = write_tree(tmp_path / "repo", files)
+    code, out, _ = cli(capsys, "decompose", str(repo), "--max-files", "12", "--explain", "-q")
+    assert code == 0
+    assert "refinement made 1 pair(s) of hives import each other both ways" in out
+    boundaries = out[out.index("boundaries:") :].splitlines()
+    head = next(k for k, line in enumerate(boundaries) if line.startswith("  a | b: 2 edges"))
+    assert boundaries[head + 1].startswith("    made mutual by refinement: moving code here cut at least 8 import")
+    code, out, _ = cli(capsys, "decompose", str(repo), "--max-files", "12", "--format", "json")
+    plan = json.loads(out)
+    assert plan["made_mutual"] == [["a", "b"]]
+    leaves = {hive["name"]: hive["files"] for hive in plan["hives"] if hive["leaf"]}
+    assert "a/m.js" in leaves["b"]
+    # the same tree at a budget that lets the two merge: no mutual pair is left to warn about
+    code, out, _ = cli(capsys, "decompose", str(repo), "--max-files", "17", "--explain", "-q")
+    assert code == 0
+    assert "made mutual" not in out
+    assert "both ways" not in out
