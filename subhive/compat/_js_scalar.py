@@ -67,12 +67,13 @@ def annotation_changes(o: Node, n: Node, ok: dict[str, Any], nk: dict[str, Any])
             if key in active:
                 continue
         in_o, in_n = key in ok, key in nk
+        if key in DEFS:  # only names added or removed count here: no need to compare the (large) values first
+            out += _definition_changes(o, n, ok.get(key), nk.get(key), key)
+            continue
         if in_o and in_n and json_equal(ok[key], nk[key]):
             continue
         path = _path(n if in_n else o, key)
-        if key in DEFS:
-            out += _definition_changes(o, n, ok.get(key), nk.get(key), key)
-        elif unknown_keyword(key):
+        if unknown_keyword(key):
             verb = "added" if not in_o else "removed" if not in_n else "changed"
             why = (
                 f"unknown keyword {key!r} {verb}; subhive's validator ignores it, but what it was written for "
