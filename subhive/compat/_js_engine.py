@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _js_arrays, _js_logic, _js_objects, _js_scalar
-from ._js_docs import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_ONE, Library, Node, Unresolved, _escape
+from ._js_docs import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_ONE, Library, Node, Unresolved, _escape, _navigate
 from ._js_pair import CLEAN, Facts, Item, Pair, Result, finite_values, result_of
 from ._js_values import ALL_KINDS, contains_ref, json_equal, kind_of, kinds_of_type
 from ._js_vocab import ASSERTIONS, is_false, is_pure, is_trivial, unknown_keyword, validation_keys
@@ -19,7 +19,9 @@ _NOTHING: frozenset[str] = frozenset()
 _EMPTY_KW: dict[str, Any] = {}
 
 _Key = tuple[int, str, int, str]
-_Site = tuple[str, str | None, dict[str, Any]]  # a $ref's pointer below a walk's start, its resource, its schema
+#: A $ref below a subschema: its pointer and its schema resource's below the subschema (None: the
+#: subschema's own), and the reference
+_Site = tuple[str, str | None, Any]
 _DYNAMIC_REFS = frozenset({"$dynamicRef", "$recursiveRef"})
 _CONJUNCT_DEPTH = 4  # how deep allOf/$ref nesting is searched for hypotheses (more costs, rarely helps)
 
@@ -91,7 +93,8 @@ class Engine:
         self._cut = 0  # how many times _types stopped at a cycle (results computed past one are partial)
         self._targets: dict[tuple[int, str, str], Node | Unresolved] = {}
         self._not_same: set[tuple[int, str, int, str, bool]] = set()  # pairs _equivalent refuted
-        self._within: dict[tuple[int, str], tuple[Any, list[Node] | None]] = {}  # see _refs_within
+        self._within: dict[tuple[int, str], tuple[Any, list[_Site] | None]] = {}  # see _refs_within
+        self._by_text: dict[tuple[int, str, str], Node | Unresolved] = {}  # see _deref_at
         self._guard = 0
         self._flip = 0
         #: (how many pairs were being compared, NEW pointer of the innermost) when recursion ran out
@@ -416,13 +419,15 @@ class Engine:
 
     def _targets_within(self, old: Node, new: Node) -> list[tuple[Node, Node]] | None:
         """For two equal-JSON subschemas, the pairs of targets of the references at the same places in both
-        (None when one of them cannot be the same schema, as ``_same_keyword`` would find)."""
-        o_refs, n_refs = self._refs_within(old), self._refs_within(new)
-        if o_refs is None or n_refs is None or len(o_refs) != len(n_refs):
+        (None when one of them cannot be the same schema, as ``_same_keyword`` would find). The places are
+        found on OLD's side and looked up at the same pointers in NEW, the same JSON (so they pair up by place,
+        whatever order either side lists object members in)."""
+        sites = self._refs_within(old)
+        if sites is None:
             return None
         pairs = []
-        for o_site, n_site in zip(o_refs, n_refs, strict=True):
-            o_target, n_target = self.deref(o_site), self.deref(n_site)
+        for suffix, resource, ref in sites:
+            o_target, n_target = self._deref_at(old, suffix, resource, ref), self._deref_at(new, suffix, resource, ref)
             if (
                 isinstance(o_target, Unresolved)
                 or isinstance(n_target, Unresolved)
@@ -432,29 +437,28 @@ class Engine:
             pairs.append((o_target, n_target))
         return pairs
 
-    def _refs_within(self, node: Node) -> list[Node] | None:
-        """The subschemas holding a ``$ref`` at or below ``node``, where ``_same_assertions`` would descend
-        (assertion keywords only), in pointer order (the same on both sides of an equal-JSON pair: equal
-        objects may list their members in different orders); None when something there is never the same
-        schema to itself (a dynamic reference, a reference inside a keyword value that is not a subschema, a
-        non-schema value where a subschema belongs). Memoised per subschema: the walks of one diff keep
-        meeting the same definitions."""
+    def _deref_at(self, node: Node, suffix: str, resource: str | None, ref: str) -> Node | Unresolved:
+        """The target of the reference ``ref`` written at ``suffix`` below ``node`` (see ``_refs_within``), by
+        the same text in the same schema resource (as ``Library.resolve`` keys it): no node is made for a
+        reference already resolved."""
+        base = node.base if resource is None else node.ptr + resource
+        key = (node.doc.uid, base, ref)
+        target = self._by_text.get(key)
+        if target is None:
+            target = self._by_text[key] = self.library.resolve(_site(node, suffix, resource), ref)
+        return target
+
+    def _refs_within(self, node: Node) -> list[_Site] | None:
+        """The ``$ref``s at or below ``node`` (see ``_Site``), where ``_same_assertions`` would descend
+        (assertion keywords only); None when something there is never the same schema to itself (a dynamic
+        reference, a reference inside a keyword value that is not a subschema, a non-schema value where a
+        subschema belongs). Memoised per subschema: the walks of one diff keep meeting the same definitions."""
         cache_key = (node.doc.uid, node.key)
         hit = self._within.get(cache_key)
         if hit is not None and hit[0] is node.value:
             return hit[1]
         sites: list[_Site] = []
-        found: list[Node] | None = None
-        if self._collect_refs(node.value, sites):
-            found = []
-            for suffix, resource, value in sorted(sites, key=lambda site: site[0]):
-                if not suffix:
-                    found.append(node)
-                    continue
-                ptr = node.ptr + suffix  # the node child() would make, with the pointer built on the way down
-                base = node.base if resource is None else node.ptr + resource
-                shown = None if node.shown is None else node.shown + suffix
-                found.append(Node(node.doc, ptr, ptr, value, base, shown=shown))
+        found = sites if self._collect_refs(node.value, sites) else None
         self._within[cache_key] = (node.value, found)
         return found
 
@@ -474,7 +478,7 @@ class Engine:
                 base = suffix
             for k, a in value.items():
                 if k == "$ref":
-                    sites.append((suffix, base, value))
+                    sites.append((suffix, base, a))
                 elif k not in ASSERTIONS:  # annotations compare as JSON; an unknown keyword must hold no reference
                     if unknown_keyword(k) and contains_ref(a):
                         return False
@@ -729,3 +733,14 @@ def _below(k: str, a: Any, suffix: str) -> list[tuple[Any, str]] | None:
     if k in SCHEMA_ONE or (k == "dependencies" and isinstance(a, dict | bool)):
         return [(a, f"{suffix}/{k}")]
     return None
+
+
+def _site(node: Node, suffix: str, resource: str | None) -> Node:
+    """The subschema at ``suffix`` below ``node`` (in the schema resource at ``resource`` below it, None:
+    ``node``'s), as ``child()`` would make it."""
+    if not suffix:
+        return node
+    ptr = node.ptr + suffix
+    base = node.base if resource is None else node.ptr + resource
+    shown = None if node.shown is None else node.shown + suffix
+    return Node(node.doc, ptr, ptr, _navigate(node.value, suffix), base, shown=shown)
