@@ -889,8 +889,12 @@ class Supervisor:
             )
             self.hives[name] = child
             child.launch(self.layout.workspace)
-            self.emit("hive.starting", f"{name}: starting (pid {child.pid})", hive=name, pid=child.pid)
+        # Recorded before anyone hears of them: a supervisor killed right after (an OOM killer) leaves pids that
+        # `up` and `down` can stop.
         self._record("starting")
+        for name in wave:
+            child = self.hives[name]
+            self.emit("hive.starting", f"{name}: starting (pid {child.pid})", hive=name, pid=child.pid)
         waiting = set(wave)
         while waiting:
             if self._stop.is_set():
