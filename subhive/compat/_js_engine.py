@@ -148,7 +148,7 @@ class Engine:
         if entry is None:
             return None
         if self._flip != self._stack[entry.head].flip:
-            if self._equivalent(old, new, strict=False):
+            if self._equivalent(old, new):
                 return CLEAN  # the same schema on both sides: equal under negation too
             # Used with directions swapped relative to the assumption it rests on: keeping the two
             # directions apart (what _weaken relies on) would no longer hold.
@@ -171,7 +171,7 @@ class Engine:
     def _revisit(self, index: int, old: Node, new: Node) -> Result:
         frame = self._stack[index]
         if self._flip != frame.flip:
-            if self._equivalent(old, new, strict=False):
+            if self._equivalent(old, new):
                 return CLEAN  # the same schema on both sides: equal under negation too
             return result_of(
                 [
@@ -330,15 +330,15 @@ class Engine:
             return CLEAN
         return None
 
-    def _equivalent(self, old: Node, new: Node, *, strict: bool) -> bool:
+    def _equivalent(self, old: Node, new: Node) -> bool:
         """``old`` and ``new`` accept the same instances because they are the same schema: the same
-        assertions (``strict``: the same JSON, annotations included), and every pair of subschemas their
-        references reach is the same too, however the rest of the two documents changed.
+        assertions, and every pair of subschemas their references reach is the same too, however the rest of
+        the two documents changed (annotations may differ; :meth:`_same_graph` is the check for equal JSON).
 
         Recursion reasoning is incomplete by design (a cycle through ``not`` is unprovable); this check comes
-        first so that an unchanged recursive definition never reads as a breaking change. With ``strict``, the
-        pairs met along the way are memoised as equal (nothing to report inside them).
+        first so that an unchanged recursive definition never reads as a breaking change.
         """
+        strict = False  # the _not_same key's last part: True marks _same_graph's refutations
         start = (old.doc.uid, old.key, new.doc.uid, new.key, strict)
         if start in self._not_same:
             return False
@@ -359,24 +359,16 @@ class Engine:
                 continue
             seen[key] = None
             below: list[tuple[Node, Node]] = []
-            if (
-                (*key, strict) in self._not_same
-                or (strict and not json_equal(o.value, n.value))
-                or not self._same_assertions(o, n, below)
-            ):
+            if (*key, strict) in self._not_same or not self._same_assertions(o, n, below):
                 self._not_same.update(way)
                 self._not_same.add(start)
                 return False
             way.append((*key, strict))
             todo.append(below)
-        if strict:
-            for key in seen:
-                if key not in self._active:
-                    self._memo[key] = CLEAN
         return True
 
     def _same_graph(self, old: Node, new: Node) -> bool:
-        """``_equivalent(old, new, strict=True)`` for two subschemas already known to be equal JSON, walking
+        """Whether two subschemas already known to be equal JSON are the same schema, walking
         only the pairs of ``$ref`` targets: below an equal pair every nested subschema is equal JSON too, so
         the ones worth a look are the references (found once per subschema, see ``_refs_within``).
 
