@@ -5,31 +5,19 @@ See docs/root-hive.md#the-grpc-service and docs/decisions/0029-root-tls-off-loop
 
 from __future__ import annotations
 
-import ipaddress
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
 
+from .._net import is_loopback
 from ..errors import InputError, Location
 
 __all__ = ["CA_ENV", "ServerTls", "channel_credentials", "check_listen_address", "is_loopback", "root_channel"]
 
 #: The CA file the CLI verifies a TLS root with (the library takes it as an argument).
 CA_ENV = "SUBHIVE_ROOT_CA"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (an IP, ``[::1]`` or ``localhost``) only reaches this machine; a hostname that is not
-    ``localhost`` counts as reaching further, since what it resolves to may change."""
-    name = host.strip("[]")
-    if name.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)

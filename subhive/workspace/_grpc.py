@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._net import is_loopback
 from .._source import join_pointer
 
 __all__ = ["GRPC_KEYS", "GrpcSettings"]
@@ -44,7 +45,7 @@ class GrpcSettings:
         given = [getattr(self, key) is not None for key in _TLS_KEYS]
         if any(given) and not all(given):
             raise ValueError("tls_cert, tls_key and ca go together")
-        if not self.tls and not _is_loopback(self.listen):
+        if not self.tls and not is_loopback(self.listen):
             raise ValueError(f"listen = {self.listen!r} is beyond loopback and needs tls_cert, tls_key and ca")
         if self.advertise is None and _is_wildcard(self.listen):
             raise ValueError(f"listen = {self.listen!r} is every interface: name the host to dial in advertise")
@@ -145,7 +146,7 @@ def _tls_files(
             "tls_cert and tls_key (the servers' certificate and key) and ca (the CA that signed it, which every "
             "client verifies with) go together",
         )
-    elif not given and not _is_loopback(listen):
+    elif not given and not is_loopback(listen):
         bad(
             "listen",
             "workspace.grpc_insecure",
@@ -169,16 +170,5 @@ def _is_host(value: str) -> bool:
 def _is_wildcard(host: str) -> bool:
     try:
         return ipaddress.ip_address(host.strip("[]")).is_unspecified
-    except ValueError:
-        return False
-
-
-def _is_loopback(host: str) -> bool:
-    """As subhive.root_hive.is_loopback (which the workspace layer may not import)."""
-    name = host.strip("[]")
-    if name.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
