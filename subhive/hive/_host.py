@@ -135,15 +135,19 @@ class _Host:
 
     async def _serve(self, run: _Run, spec: dict[str, Any]) -> int:
         """One hive's whole run: start, serve until told to stop, stop; its exit code as a process's."""
-        stream = self.logs.open(run.hive, Path(spec["log"])) if spec.get("log") else None
+        stream = None
         code = 0
         try:
+            # Inside the try: a log that cannot be opened still ends the run with an exit the supervisor hears.
+            stream = self.logs.open(run.hive, Path(spec["log"])) if spec.get("log") else None
             self._forget_modules(run.hive)
             # Where to connect comes with the hive (the host may have started before NATS did), else from the
             # environment.
             env = {**os.environ, "SUBHIVE_NATS_NKEY": str(spec["nkey"])}
             if spec.get("nats_url"):
                 env["SUBHIVE_NATS_URL"] = str(spec["nats_url"])
+            if spec.get("nats_ca"):  # a cluster joined over TLS: the host's own environment holds no SUBHIVE_*
+                env["SUBHIVE_NATS_CA"] = str(spec["nats_ca"])
             keys = spec.get("grpc_keys")
             status = spec.get("status")
             async with self.starting:

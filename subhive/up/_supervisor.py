@@ -274,6 +274,7 @@ class Supervisor:
         hives = _checked_hives(self.workspace)
         self._elsewhere = _elsewhere(self.workspace, hives)
         self._group({name: m for name, m in hives.items() if name not in self._elsewhere})
+        self._record("starting")  # the host processes just started: `down` finds them if this one is killed
         self._snapshot, self._tree_stamp = Snapshot.read(self.workspace.root), tree_stamp(self.workspace.root)
         self._consumed = {name: _consumes(m) for name, m in hives.items()}
         await self._start_root()
@@ -873,6 +874,7 @@ class Supervisor:
                 "nats_url": ",".join(self.nats.urls),
                 "root": self.root_address,
                 "failover": str(self.workspace.config.nats.failover_seconds if self.workspace else 0),
+                **({"nats_ca": ca} if (ca := self._nats_ca_env().get("SUBHIVE_NATS_CA")) else {}),
             }
             child = _Child(
                 name,
