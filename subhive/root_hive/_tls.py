@@ -82,8 +82,19 @@ def channel_credentials(
 
 
 def root_channel(address: str, *, ca_file: Path | None = None) -> grpc.aio.Channel:
-    """A channel to the root at ``address``: TLS verified against ``ca_file`` when given, plain otherwise."""
+    """A channel to the root at ``address``: TLS verified against ``ca_file`` when given, plain otherwise. A root
+    beyond loopback without a CA is refused (InputError ``root.insecure_channel``): every call carries a token,
+    which must not cross the network in plain text."""
     if ca_file is None:
+        host = address.rpartition(":")[0] or address
+        if not is_loopback(host):
+            raise InputError(
+                f"the root at {address} is not on this machine, and without its CA the calls (each with a token) "
+                "would cross the network in plain text",
+                code="root.insecure_channel",
+                hint=f"point ${CA_ENV} ([grpc] ca in hive.toml, or `subhive join --root-ca`) at the PEM certificate "
+                "that signed the root's",
+            )
         return grpc.aio.insecure_channel(address)
     return grpc.aio.secure_channel(address, channel_credentials(ca_file))
 

@@ -52,6 +52,14 @@ def test_names_other_than_localhost_are_not_loopback() -> None:
     assert not is_loopback("root.example")
 
 
+@pytest.mark.parametrize("address", ["root.example:7000", "10.0.0.5:50051", "[2001:db8::1]:50051"])
+def test_a_client_will_not_send_its_token_in_plain_text_beyond_loopback(address: str) -> None:
+    with pytest.raises(InputError) as caught:
+        RootClient(address, "a-token")
+    assert caught.value.code == "root.insecure_channel"
+    assert address in str(caught.value)
+
+
 def test_a_root_on_every_interface_without_tls_is_refused_before_it_opens_anything(workspace: Path) -> None:
     with pytest.raises(InputError) as info:
         run(RootServer.start(workspace, host="0.0.0.0"))
