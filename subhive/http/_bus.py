@@ -177,7 +177,7 @@ async def _letters(backend: Backend, work: Callable[[DeadLetters], Awaitable[T]]
 LetterCursor = Annotated[
     str | None,
     Query(
-        pattern=r"^k[A-Za-z0-9_-]+\.[0-9]+(~[A-Za-z0-9_-]+\.[0-9]+)*$",
+        pattern=r"^k[A-Za-z0-9_-]+\.[0-9]{1,18}(~[A-Za-z0-9_-]+\.[0-9]{1,18})*$",  # a stream seq is below 2**63
         max_length=4000,
         description="The `next_cursor` of the previous page; omit it for the first.",
     ),
