@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,7 +84,9 @@ class MemorySpec:
         )
 
 
-def _unknown(table: dict[str, Any], pointer: str, known: tuple[str, ...], code: str, report: Report) -> bool:
+def unknown_keys(table: Mapping[str, Any], pointer: str, known: tuple[str, ...], code: str, report: Report) -> bool:
+    """Report each key of ``table`` that is not ``known`` (with the nearest known one); True if there was one.
+    Every table of hive.toml and of the agents' settings says it the same way."""
     bad = False
     for key in table:
         if key not in known:
@@ -133,7 +135,7 @@ def read_review(value: Any, report: Report, agents: tuple[str, ...]) -> ReviewSp
     if not isinstance(value, dict):
         report(pointer, "review.type", "'review' must be a table", "write it as [review]")
         return None
-    failed = _unknown(value, pointer, _REVIEW_KEYS, "review.unknown_key", report)
+    failed = unknown_keys(value, pointer, _REVIEW_KEYS, "review.unknown_key", report)
     roles: dict[str, str] = {}
     for role in ("reviewer", "advocate", "judge"):
         name = value.get(role)
@@ -180,7 +182,7 @@ def read_quorum(value: Any, report: Report) -> QuorumSpec | None:
     if not isinstance(value, dict):
         report(pointer, "quorum.type", "'quorum' must be a table", "write it as [quorum]")
         return None
-    failed = _unknown(value, pointer, _QUORUM_KEYS, "quorum.unknown_key", report)
+    failed = unknown_keys(value, pointer, _QUORUM_KEYS, "quorum.unknown_key", report)
     keys = _strings(value, pointer, "keys", report)
     if keys is not None and not keys:
         report(join_pointer(pointer, "keys"), "quorum.no_keys", "no key pattern is critical", 'keys = ["decisions.*"]')
@@ -224,7 +226,7 @@ def read_memory(value: Any, report: Report) -> MemorySpec | None:
     if not isinstance(value, dict):
         report(pointer, "memory.type", "'memory' must be a table", "write it as [memory]")
         return None
-    failed = _unknown(value, pointer, _MEMORY_KEYS, "memory.unknown_key", report)
+    failed = unknown_keys(value, pointer, _MEMORY_KEYS, "memory.unknown_key", report)
     decay = value.get("decay", "multiplicative")
     if decay not in ("additive", "multiplicative"):
         report(

@@ -5,7 +5,6 @@ decision 0123).
 
 from __future__ import annotations
 
-import difflib
 import ipaddress
 import json
 from collections.abc import Callable, Mapping
@@ -14,6 +13,7 @@ from pathlib import Path
 
 from .._net import is_loopback
 from .._source import join_pointer
+from ._checks import unknown_keys
 
 __all__ = ["GRPC_KEYS", "GrpcSettings"]
 
@@ -88,11 +88,8 @@ class GrpcSettings:
             said.append(code)
             report(join_pointer(pointer, key) if key else pointer, code, message, hint)
 
-        for key in table:
-            if key not in GRPC_KEYS:
-                close = difflib.get_close_matches(str(key), GRPC_KEYS, n=1)
-                hint = f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(GRPC_KEYS)}"
-                bad(str(key), "workspace.unknown_key", f"unknown key {key!r}", hint)
+        if unknown_keys(table, pointer, GRPC_KEYS, "workspace.unknown_key", report):
+            said.append("workspace.unknown_key")
         listen = table.get("listen", "127.0.0.1")
         if not isinstance(listen, str) or not _is_host(listen):
             bad("listen", "workspace.grpc_listen", f"listen = {listen!r} is not a host", 'e.g. listen = "0.0.0.0"')

@@ -4,7 +4,6 @@ subhive.toml. See docs/bus.md#dead-letters and docs/decisions/0023-dead-letter-l
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -12,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._source import join_pointer
+from ._checks import unknown_keys
 
 __all__ = ["DEAD_LETTER_KEYS", "DEFAULT_DEAD_LETTER_LIMITS", "DeadLetterLimits", "format_age", "format_size"]
 
@@ -108,15 +108,7 @@ class DeadLetterLimits:
     def read(cls, table: Mapping[str, Any], pointer: str, report: Report) -> DeadLetterLimits:
         """Limits from a ``[dead_letters]`` table at ``pointer``, each problem passed to ``report`` (the
         codes are ``deadletters.*``); what is wrong is left unset."""
-        for key in table:
-            if key not in DEAD_LETTER_KEYS:
-                close = difflib.get_close_matches(str(key), DEAD_LETTER_KEYS, n=1)
-                report(
-                    join_pointer(pointer, str(key)),
-                    "deadletters.unknown_key",
-                    f"unknown key {key!r}",
-                    f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(DEAD_LETTER_KEYS)}",
-                )
+        unknown_keys(table, pointer, DEAD_LETTER_KEYS, "deadletters.unknown_key", report)
         max_bytes = _size(table["max_bytes"]) if "max_bytes" in table else None
         if "max_bytes" in table and max_bytes is None:
             report(

@@ -4,7 +4,6 @@ cluster someone else runs (``urls``). See docs/cluster.md and decisions 0057 and
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -12,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._source import join_pointer
+from ._checks import unknown_keys
 
 __all__ = ["NATS_KEYS", "NatsSettings"]
 
@@ -119,15 +119,7 @@ class NatsSettings:
         if not isinstance(table, Mapping):
             report(pointer, "workspace.type", "nats must be a table", "write it as a [nats] section: nodes = 3")
             return cls()
-        for key in table:
-            if key not in NATS_KEYS:
-                close = difflib.get_close_matches(str(key), NATS_KEYS, n=1)
-                report(
-                    join_pointer(pointer, str(key)),
-                    "workspace.unknown_key",
-                    f"unknown key {key!r}",
-                    f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(NATS_KEYS)}",
-                )
+        unknown_keys(table, pointer, NATS_KEYS, "workspace.unknown_key", report)
         nodes, sync, failover = table.get("nodes", 1), table.get("sync", "always"), table.get("failover")
         if isinstance(nodes, bool) or nodes not in _NODES:
             report(

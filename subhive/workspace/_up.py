@@ -4,12 +4,12 @@ hives in one process for a large one (docs/up.md#large-trees, docs/decisions/011
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .._source import join_pointer
+from ._checks import unknown_keys
 
 __all__ = ["AUTO_GROUP", "AUTO_SHARED_FROM", "MAX_PER_PROCESS", "UP_KEYS", "UpSettings"]
 
@@ -72,15 +72,7 @@ class UpSettings:
         if not isinstance(table, Mapping):
             report(pointer, "workspace.type", "up must be a table", "write it as [up] with hives_per_process = 16")
             return cls()
-        for key in table:
-            if key not in UP_KEYS:
-                close = difflib.get_close_matches(str(key), UP_KEYS, n=1)
-                report(
-                    join_pointer(pointer, str(key)),
-                    "workspace.unknown_key",
-                    f"unknown key {key!r}",
-                    f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(UP_KEYS)}",
-                )
+        unknown_keys(table, pointer, UP_KEYS, "workspace.unknown_key", report)
         elsewhere = _elsewhere(table.get("elsewhere", []), join_pointer(pointer, "elsewhere"), report)
         value = table.get("hives_per_process", "auto")
         if value == "auto":
