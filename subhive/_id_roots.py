@@ -16,15 +16,14 @@ from __future__ import annotations
 import difflib
 import os
 import threading
-import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from .errors import InputError, Location
+from ._workspace_table import read_workspace_table
+from .errors import InputError
 
 __all__ = [
     "SCHEMAS_KEYS",
@@ -260,20 +259,4 @@ def _workspace_roots(manifest: Path) -> tuple[IdRoot, ...]:
 
 
 def _read(manifest: Path) -> tuple[IdRoot, ...]:
-    try:
-        data: dict[str, Any] = tomllib.loads(manifest.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(
-            f"cannot read the workspace's [schemas] settings: {exc}",
-            code="workspace.invalid",
-            location=Location(file=str(manifest)),
-            hint="fix hive.toml (`subhive status` shows every problem with its line)",
-        ) from exc
-    if "schemas" not in data:
-        return ()
-    found: list[tuple[str, str, str, str]] = []
-    roots = read_schemas_table(data["schemas"], manifest.parent, lambda *p: found.append(p))
-    if found:
-        pointer, code, message, hint = found[0]
-        raise InputError(message, code=code, location=Location(file=str(manifest), pointer=pointer), hint=hint)
-    return roots
+    return read_workspace_table(manifest, "schemas", read_schemas_table) or ()

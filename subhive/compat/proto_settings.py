@@ -21,14 +21,13 @@ import importlib.resources
 import importlib.util
 import os
 import threading
-import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
+from .._workspace_table import read_workspace_table
 from ..errors import InputError, Location
 
 __all__ = [
@@ -174,23 +173,7 @@ def _find_manifest(directory: Path) -> Path | None:
 
 
 def _read(manifest: Path) -> ProtoSettings:
-    try:
-        data: dict[str, Any] = tomllib.loads(manifest.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(
-            f"cannot read the workspace's [protobuf] settings: {exc}",
-            code="workspace.invalid",
-            location=Location(file=str(manifest)),
-            hint="fix hive.toml (`subhive status` shows every problem with its line)",
-        ) from exc
-    if "protobuf" not in data:
-        return ProtoSettings(source=manifest)
-    found: list[tuple[str, str, str, str]] = []
-    settings = read_protobuf_table(data["protobuf"], manifest.parent, lambda *p: found.append(p))
-    if found:
-        pointer, code, message, hint = found[0]
-        raise InputError(message, code=code, location=Location(file=str(manifest), pointer=pointer), hint=hint)
-    return settings
+    return read_workspace_table(manifest, "protobuf", read_protobuf_table) or ProtoSettings(source=manifest)
 
 
 # -- the command line's -I ------------------------------------------------------------------------------------
