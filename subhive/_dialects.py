@@ -38,6 +38,7 @@ __all__ = [
     "Translation",
     "dialect_of",
     "looks_like",
+    "names_no_draft",
     "translate",
     "walk_unknown",
 ]
@@ -60,6 +61,9 @@ META_URIS = {
 _CANONICAL = META_URIS[DRAFT2020]
 # Written with http or https, with or without the empty fragment: all seen in real schemas.
 _BY_URI = {uri.split("://", 1)[1].rstrip("#"): name for name, uri in META_URIS.items()}
+# The unversioned meta-schema address: it has served whichever draft was current, so it names none. A document
+# written with it is read as one without $schema, with a lint note (decision 0133).
+_UNVERSIONED = "json-schema.org/schema"
 _LEGACY_REF = frozenset({DRAFT4, DRAFT6, DRAFT7, OPENAPI30})  # where every sibling of "$ref" is ignored
 _BOOLEAN_BOUNDS = frozenset({DRAFT4, OPENAPI30})  # where exclusiveMaximum/exclusiveMinimum are booleans
 
@@ -134,7 +138,17 @@ def dialect_of(uri: Any) -> str | None:
     """
     if not isinstance(uri, str) or "://" not in uri:
         return None
-    return _BY_URI.get(uri.split("://", 1)[1].rstrip("#"))
+    bare = uri.split("://", 1)[1].rstrip("#")
+    return _BY_URI.get(bare) or (DEFAULT_DIALECT if bare == _UNVERSIONED else None)
+
+
+def names_no_draft(uri: Any) -> bool:
+    """Whether a ``$schema`` value is the unversioned meta-schema address, read as the default dialect.
+
+    >>> names_no_draft("http://json-schema.org/schema#"), names_no_draft("http://json-schema.org/draft-04/schema#")
+    (True, False)
+    """
+    return isinstance(uri, str) and "://" in uri and uri.split("://", 1)[1].rstrip("#") == _UNVERSIONED
 
 
 # Keywords no package.json has at its root but a schema usually does.

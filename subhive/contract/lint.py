@@ -21,7 +21,16 @@ from urllib.parse import quote, urldefrag, urlsplit
 import jsonschema_rs
 
 from .. import _metaschemas
-from .._dialects import DEFAULT_DIALECT, KEYWORDS, META_URIS, NotASchema, dialect_of, looks_like, walk_unknown
+from .._dialects import (
+    DEFAULT_DIALECT,
+    KEYWORDS,
+    META_URIS,
+    NotASchema,
+    dialect_of,
+    looks_like,
+    names_no_draft,
+    walk_unknown,
+)
 from .._ecma_regex import EcmaRegexError, to_python
 from .._source import SourceDocument, join_pointer
 from ..errors import ContractInvalid, InputError, Location, Problem
@@ -595,6 +604,7 @@ class _SchemaChecks:
         if not self.noting:
             return
         if isinstance(doc, TranslatedDocument):
+            self._unversioned_note(doc)
             for at, keyword, kind in doc.translation.mended:
                 shape, read = _ANNOTATION_READ.get(keyword, ("text", "left out"))
                 self.warnings.add(
@@ -630,6 +640,25 @@ class _SchemaChecks:
                     f'if it was written for {dialect}, say so: "$schema": "{META_URIS[dialect]}"',
                 )
             )
+
+    def _unversioned_note(self, doc: TranslatedDocument) -> None:
+        """``$schema: http://json-schema.org/schema#`` names no draft: say it is read as the default, and which
+        draft the document seems written for when a keyword betrays one."""
+        written = doc.original.get("$schema") if isinstance(doc.original, dict) else None
+        if not names_no_draft(written):
+            return
+        legacy = _legacy_keyword(doc.original)
+        seems = f", yet {legacy[1]!r} is written as in {legacy[2]}" if legacy else ""
+        dialect = legacy[2] if legacy else "2020-12"
+        self.warnings.add(
+            Problem(
+                "schema.dialect_default",
+                f"$schema {written!r} names no draft (that address has served whichever was current): read as "
+                f"draft 2020-12, the default{seems}",
+                doc.original_location("/$schema"),
+                f'name the draft it was written for, e.g. "$schema": "{META_URIS[dialect]}"',
+            )
+        )
 
     def _ref_failed(self, exc: InputError) -> None:
         self.problems.extend(exc.problems)

@@ -281,6 +281,33 @@ def test_a_schema_without_schema_is_2020_12_and_lint_says_so_where_it_matters(tm
     assert lint_paths([plain]).warnings == ()
 
 
+def test_the_unversioned_meta_schema_address_is_read_as_the_default_with_a_note(tmp_path: Path) -> None:
+    # "http://json-schema.org/schema#" has served whichever draft was current: it names none (decision 0133).
+    unversioned = "http://json-schema.org/schema#"
+    assert dialect_of(unversioned) == DRAFT2020
+    assert dialect_of("https://json-schema.org/schema") == DRAFT2020
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps({"$schema": unversioned, "id": "urn:a", "type": "string", "maxLength": 3}, indent=2))
+    result = lint_paths([path])
+    assert result.ok
+    notes = [w for w in result.warnings if w.code == "schema.dialect_default"]
+    assert [(w.location.pointer, w.location.line) for w in notes] == [("/$schema", 2)]
+    assert "names no draft" in notes[0].message
+    assert "'id' is written as in draft-04" in notes[0].message
+    assert META_URIS[DRAFT4] in (notes[0].hint or "")
+    # Read as 2020-12, it compares by meaning with the same schema written in 2020-12 ...
+    same = diff_schemas({"$schema": unversioned, "maxLength": 3}, {"$schema": META_URIS[DRAFT2020], "maxLength": 3})
+    assert same.backward
+    assert same.forward
+    assert same.changes == ()
+    # ... and its 2020-12 keywords keep their 2020-12 meaning.
+    validator = jsonschema_rs.validator_for(
+        translate({"$schema": unversioned, "prefixItems": [{"type": "string"}]}).schema
+    )
+    assert not validator.is_valid([1])
+    assert validator.is_valid(["a", 1])
+
+
 @pytest.mark.parametrize(
     ("old", "new", "backward", "forward"),
     [
