@@ -23,13 +23,18 @@ Measured for a ~40 byte and a ~4 KB payload (``--sizes``):
 * ``request``: NatsTransport.request to a NatsTransport provider in this process, one at a time, against raw
   ``nc.request`` to a raw responder echoing the bytes; target ``request_ratio`` >= 0.85. ``request_floor``:
   the raw round trip plus the contract's work on both ends (validate and encode the request, decode and
-  validate it and the reply, decode and validate the reply), measured in the same run;
+  validate it and the reply, decode and validate the reply), measured in the same run. ``request_*_cpu_us``:
+  the CPU of one round trip (both ends are in this process, so client and provider);
 * ``hive``: a validated hive round trip: a provider hive in a process of its own (NatsTransport, as ``up``
   runs it) answering 32 requests in flight (``hive32``, target >= 0.95) and one at a time (``hive1``), asked
   by NatsTransport.request, by raw ``nc.request`` of the same bytes and headers (``raw``), and by raw nats-py
   doing the client's part of the contract (``floor``: validate and encode the request, decode and validate
   the reply). ``*_cpu_us``: the CPU that this process, the provider hive and nats-server spent per call;
 * ``durable`` (not in ``accounts``): NatsTransport.publish to JetStream (acknowledged) against ``js.publish``.
+
+Before the modes, ``<size>_decode_us``, ``_validate_us`` and ``_encode_us`` give the CPU of the contract's work
+on one payload in this run, and ``round_trip_contract_us`` what one request/reply does of it (two decodes, four
+validations, two encodes): the per-message budget the floors add to raw nats-py (decision 0131).
 
 Each measurement runs ``--rounds`` times, raw and ours back to back; rates are medians, a ratio is the median
 of the rounds' ratios with its spread (``*_spread``: lowest, highest), since the machine is shared.
@@ -193,6 +198,33 @@ def _rate(values: list[float]) -> int:
 # -- the measurements -------------------------------------------------------------------------------------
 
 
+def measure_contract(size: str, rounds: int) -> dict[str, Any]:
+    """CPU microseconds of the contract's work on one payload, as the bus does it (orjson, a jsonschema-rs
+    validator compiled once): the lowest of ``rounds`` batches, since only the neighbours make it slower. A
+    request/reply round trip does ``round_trip_contract_us`` of it: validate and encode the request, decode and
+    validate it, validate and encode the reply, decode and validate it (decision 0131)."""
+    body = payload(size)
+    data = orjson.dumps(body)
+    valid = jsonschema_rs.validator_for(ORDER, validate_formats=True).is_valid
+    batch = 2_000
+    work: dict[str, Callable[[], object]] = {
+        "decode": lambda: orjson.loads(data),
+        "validate": lambda: valid(body),
+        "encode": lambda: orjson.dumps(body),
+    }
+    out: dict[str, Any] = {}
+    for name, one in work.items():
+        best = float("inf")
+        for _ in range(rounds):
+            start = time.process_time()
+            for _ in range(batch):
+                one()
+            best = min(best, (time.process_time() - start) / batch * 1e6)
+        out[f"{name}_us"] = round(best, 2)
+    out["round_trip_contract_us"] = round(2 * out["decode_us"] + 4 * out["validate_us"] + 2 * out["encode_us"], 1)
+    return out
+
+
 @dataclass
 class Side:
     """The connections of one mode: the requesting/publishing side (``web``) and the providing side."""
@@ -281,14 +313,15 @@ async def measure_request(side: Side, size: str, args: Any) -> dict[str, Any]:
         await raw.request(ECHO, data, timeout=5)  # warm both: the first request subscribes to its inbox
         await hive.request(BENCH, "place", body)
         n = args.requests
-        raw_rr, floor_rr, ours_rr, raw_cpu, ours_cpu = _lists(5)
+        raw_rr, floor_rr, ours_rr, raw_cpu, floor_cpu, ours_cpu = _lists(6)
         raw_lat: list[list[float]] = []
         ours_lat: list[list[float]] = []
         for _ in range(args.rounds):
             with _cpu(raw_cpu, n):
                 raw_lat.append(await each(n, lambda: raw.request(ECHO, data, timeout=5)))
             validating[0] = True
-            floor_rr.append(n / sum(await each(n, floor)))
+            with _cpu(floor_cpu, n):
+                floor_rr.append(n / sum(await each(n, floor)))
             validating[0] = False
             with _cpu(ours_cpu, n):
                 ours_lat.append(await each(n, lambda: hive.request(BENCH, "place", body)))
@@ -301,6 +334,12 @@ async def measure_request(side: Side, size: str, args: Any) -> dict[str, Any]:
             **_ratio("request_ratio", raw_rr, ours_rr),
             **_ratio("request_floor_ratio", floor_rr, ours_rr),
             **_ratio("request_cpu_ratio", raw_cpu, ours_cpu),
+            **_ratio("request_floor_cpu_ratio", floor_cpu, ours_cpu),
+            # Both ends are in this process: a round trip's whole client and provider CPU (not nats-server's).
+            **{
+                f"request_{name}_cpu_us": round(statistics.median(1e6 / r for r in v), 1)
+                for name, v in (("raw", raw_cpu), ("floor", floor_cpu), ("ours", ours_cpu))
+            },
             **{f"request_raw_{k}": v for k, v in latency([d for r in raw_lat for d in r], "us").items()},
             **{f"request_ours_{k}": v for k, v in latency([d for r in ours_lat for d in r], "us").items()},
         }
@@ -504,6 +543,8 @@ async def run_mode(mode: str, store: Path, args: Any) -> dict[str, Any]:
 
 async def main_async(args: Any) -> dict[str, Any]:
     figures: dict[str, Any] = {}
+    for size in args.sizes:
+        figures |= {f"{size}_{key}": value for key, value in measure_contract(size, args.rounds).items()}
     with tempfile.TemporaryDirectory(prefix="subhive-bench-bus-") as tmp:
         for mode in args.modes:
             figures |= await run_mode(mode, Path(tmp) / mode, args)
