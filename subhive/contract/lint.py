@@ -463,6 +463,9 @@ class _SchemaChecks:
         self._by_id: dict[int, SourceDocument] = {}
         self._cycles: set[frozenset[tuple[int, str]]] = set()
         self._rs_registry: jsonschema_rs.Registry | None = None  # built once, for every jsonschema-rs build
+        # Not a bound method: jsonschema-rs objects hide what they hold from Python's cycle collector, so a
+        # registry holding a method of its holder would keep both, and every document read, alive for good.
+        self._retrieve = _retriever(documents)
 
     def run(self, refs: Sequence[tuple[SchemaRef, Callable[[], Location] | None]]) -> None:
         """Check ``refs``, each with where the manifest names it (computed only if there is a problem)."""
@@ -980,23 +983,6 @@ class _SchemaChecks:
         except Exception:  # jsonschema_rs.ReferencingError and the like: reported by the build itself
             return jsonschema_rs.Registry(metas, retriever=self._retrieve)
 
-    def _retrieve(self, uri: str) -> Any:
-        base = urldefrag(uri)[0]
-        placed = self.documents.placed.get(base)
-        if placed is not None:  # mapped by an id root or placed by an $id (decisions 0096, 0107)
-            return self.documents.runtime_data(placed)
-        for doc in self.documents.documents():
-            aliases = self.documents.index(doc).aliases
-            # "https://json.schemastore.org/feed-1" names feed-1.json, as the loader reads it (decision 0096)
-            if base in aliases or (not base.endswith(".json") and base + ".json" in aliases):
-                return self.documents.runtime_data(doc)
-        parts = urlsplit(base)
-        if parts.scheme == "file" and not parts.netloc:
-            from urllib.request import url2pathname  # urllib.request imports http, ssl, email: only here
-
-            return self.documents.runtime_data(self.documents.load(Path(url2pathname(parts.path))))
-        raise ValueError(f"{uri} is not part of the contract")
-
 
 def _not_a_schema_hint(doc: SourceDocument, found: NotASchema) -> str:
     if found.code == "schema.package_json":
@@ -1061,6 +1047,30 @@ def _dialect_validator(dialect: str) -> Any:
 
     cls = validator_for({"$schema": META_URIS[dialect]})
     return cls(cls.META_SCHEMA, format_checker=_ecma(cls.FORMAT_CHECKER))
+
+
+def _retriever(documents: SchemaDocuments) -> Callable[[str], Any]:
+    """What jsonschema-rs asks for a URI it has not been given: a document of the contract, found as the loader
+    finds it; anything else is refused."""
+
+    def retrieve(uri: str) -> Any:
+        base = urldefrag(uri)[0]
+        placed = documents.placed.get(base)
+        if placed is not None:  # mapped by an id root or placed by an $id (decisions 0096, 0107)
+            return documents.runtime_data(placed)
+        for doc in documents.documents():
+            aliases = documents.index(doc).aliases
+            # "https://json.schemastore.org/feed-1" names feed-1.json, as the loader reads it (decision 0096)
+            if base in aliases or (not base.endswith(".json") and base + ".json" in aliases):
+                return documents.runtime_data(doc)
+        parts = urlsplit(base)
+        if parts.scheme == "file" and not parts.netloc:
+            from urllib.request import url2pathname  # urllib.request imports http, ssl, email: only here
+
+            return documents.runtime_data(documents.load(Path(url2pathname(parts.path))))
+        raise ValueError(f"{uri} is not part of the contract")
+
+    return retrieve
 
 
 def _legacy_keyword(data: dict[str, Any]) -> tuple[str, str, str] | None:
