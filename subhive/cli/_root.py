@@ -130,6 +130,7 @@ def root_command(
 
     Example: subhive root --host 0.0.0.0 --port 50051 --tls-cert root.crt --tls-key root.key
     """
+    from .._net import check_advertise
     from ..root_hive import ADMIN_TOKEN_FILE, RootServer, ServerTls
     from ..workspace import find_root
 
@@ -140,6 +141,10 @@ def root_command(
             hint="give both: the certificate (PEM) and its private key (PEM)",
         )
     tls = ServerTls(tls_cert, tls_key) if tls_cert is not None and tls_key is not None else None
+    if advertise is not None:
+        check_advertise(
+            advertise, host, listen_hint="serve beyond loopback: --host 0.0.0.0 with --tls-cert and --tls-key"
+        )
     ws = find_root(workspace)
 
     async def serve() -> None:

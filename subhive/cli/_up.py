@@ -381,6 +381,7 @@ def join_command(
     import os
     import signal
 
+    from .._net import check_advertise
     from ..up import HiveCredentials, join
     from ..workspace import find_root, open_workspace
 
@@ -388,6 +389,10 @@ def join_command(
     ws = find_root(workspace)
     err_console.print(f"joining as {escape(credentials.hive)} on {escape(', '.join(credentials.nats))}")
     grpc = open_workspace(ws).config.grpc
+    if advertise is not None:
+        check_advertise(
+            advertise, grpc.listen, listen_hint="listen beyond loopback: [grpc] listen with tls_cert, tls_key and ca"
+        )
     if grpc.is_set:  # say where its gRPC servers will be dialled: a wrong host registers an address no one reaches
         err_console.print(
             f"its gRPC servers: on {escape(grpc.listen)}, dialled as {escape(advertise or grpc.host)}"

@@ -5,13 +5,12 @@ decision 0123).
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._net import is_loopback
+from .._net import is_dialable_host, is_loopback, is_wildcard
 from .._source import join_pointer
 from ._checks import unknown_keys
 
@@ -38,16 +37,16 @@ class GrpcSettings:
     ca: str | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.listen, str) or not _is_host(self.listen):
+        if not isinstance(self.listen, str) or not is_dialable_host(self.listen, wildcard_ok=True):
             raise ValueError(f"listen must be a host name or IP address, not {self.listen!r}")
-        if self.advertise is not None and (not _is_host(self.advertise) or _is_wildcard(self.advertise)):
+        if self.advertise is not None and not is_dialable_host(self.advertise):
             raise ValueError(f"advertise must be a host others can dial, not {self.advertise!r}")
         given = [getattr(self, key) is not None for key in _TLS_KEYS]
         if any(given) and not all(given):
             raise ValueError("tls_cert, tls_key and ca go together")
         if not self.tls and not is_loopback(self.listen):
             raise ValueError(f"listen = {self.listen!r} is beyond loopback and needs tls_cert, tls_key and ca")
-        if self.advertise is None and _is_wildcard(self.listen):
+        if self.advertise is None and is_wildcard(self.listen):
             raise ValueError(f"listen = {self.listen!r} is every interface: name the host to dial in advertise")
 
     @property
@@ -91,7 +90,7 @@ class GrpcSettings:
         if unknown_keys(table, pointer, GRPC_KEYS, "workspace.unknown_key", report):
             said.append("workspace.unknown_key")
         listen = table.get("listen", "127.0.0.1")
-        if not isinstance(listen, str) or not _is_host(listen):
+        if not isinstance(listen, str) or not is_dialable_host(listen, wildcard_ok=True):
             bad("listen", "workspace.grpc_listen", f"listen = {listen!r} is not a host", 'e.g. listen = "0.0.0.0"')
             listen = "127.0.0.1"
         advertise = _advertise(table.get("advertise"), listen, bad)
@@ -104,7 +103,7 @@ class GrpcSettings:
 def _advertise(value: object, listen: str, bad: Callable[[str, str, str, str], None]) -> str | None:
     """``advertise``: a host others dial; needed when ``listen`` is every interface."""
     if value is None:
-        if _is_wildcard(listen):
+        if is_wildcard(listen):
             bad(
                 "advertise",
                 "workspace.grpc_advertise",
@@ -112,7 +111,7 @@ def _advertise(value: object, listen: str, bad: Callable[[str, str, str, str], N
                 'add advertise = "<this machine\'s name>" (a name the certificate holds)',
             )
         return None
-    if not isinstance(value, str) or not _is_host(value) or _is_wildcard(value):
+    if not isinstance(value, str) or not is_dialable_host(value):
         bad(
             "advertise",
             "workspace.grpc_advertise",
@@ -152,20 +151,3 @@ def _tls_files(
             "add tls_cert, tls_key and ca (PEM files), or listen on 127.0.0.1",
         )
     return files[0], files[1], files[2]
-
-
-def _is_host(value: str) -> bool:
-    """An IP address (IPv6 with or without brackets) or a DNS name."""
-    name = value[1:-1] if value.startswith("[") and value.endswith("]") else value
-    try:
-        ipaddress.ip_address(name)
-        return True
-    except ValueError:
-        return bool(name) and all(part and all(c.isalnum() or c in "-_" for c in part) for part in name.split("."))
-
-
-def _is_wildcard(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_unspecified
-    except ValueError:
-        return False

@@ -177,3 +177,21 @@ def test_the_cli_reaches_a_tls_root_with_the_ca_in_its_environment(
 
     with pytest.raises(RootUnavailable):
         run(plain())
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["--advertise", "grpc://root.internal"], "usage.advertise_invalid"),
+        (["--advertise", "root.internal"], "usage.advertise_unreachable"),  # served on 127.0.0.1 only
+    ],
+)
+def test_the_cli_refuses_an_advertised_host_nobody_could_dial(
+    workspace: Path, capsys: pytest.CaptureFixture[str], argv: list[str], code: str
+) -> None:
+    exit_code = main(["root", "-C", str(workspace), *argv])
+    err = capsys.readouterr().err
+    assert exit_code == 2
+    assert f"[{code}]" in err
+    assert "hint:" in err
+    assert not (workspace / SERVICE_FILE).exists()  # refused before anything started

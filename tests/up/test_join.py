@@ -109,3 +109,27 @@ def test_a_root_ca_that_is_not_there_is_refused_before_joining(tree: Path, tmp_p
     assert "[up.creds_missing]" in ran.err
     assert "missing-ca.pem" in ran.err
     assert "Traceback" not in ran.err
+
+
+@pytest.mark.parametrize(
+    ("advertise", "code"),
+    [
+        ("http://db.internal", "usage.advertise_invalid"),  # a URL, not a host
+        ("db.internal:50051", "usage.advertise_invalid"),  # the port is the server's own
+        ("0.0.0.0", "usage.advertise_invalid"),  # a place to listen, not to dial
+        ("db.internal", "usage.advertise_unreachable"),  # [grpc] listens on loopback: nobody there reaches it
+    ],
+)
+def test_an_advertised_host_nobody_could_dial_is_refused_before_joining(
+    tree: Path, tmp_path: Path, advertise: str, code: str
+) -> None:
+    creds = tmp_path / "db.creds"
+    made = subhive(tree, "creds", HIVE, "--out", str(creds))
+    assert made.code == 0, made
+    ran = subhive(tree, "join", "--creds", str(creds), "--advertise", advertise)
+    assert ran.code == 2, ran
+    assert f"[{code}]" in ran.err
+    assert "hint:" in ran.err
+    assert "joining as" in ran.err  # refused after reading the credentials, before connecting to anything
+    assert "left the tree" not in ran.err
+    assert "Traceback" not in ran.err
