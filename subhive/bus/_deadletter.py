@@ -6,6 +6,8 @@ need the framework's connection. See docs/bus.md#dead-letters and decisions 0023
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -484,15 +486,14 @@ class DeadLetters:
 
         ``after`` maps a stream to the last sequence already seen in it (:meth:`positions` of the previous
         page): each stream is read from the next one, so a deep page costs what a first page costs."""
-        found: list[DeadLetter] = []
+        per_stream: list[list[DeadLetter]] = []
         for stream in await self._streams():
             name = stream.config.name or ""
             if not stream.state.messages or (hive and name not in (DLQ_STREAM, dlq_stream(hive))):
                 continue
             start = (after or {}).get(name, 0) + 1
-            found += await self._read(name, dlq_subject(hive) if hive else _ALL, limit, start)
-        found.sort(key=lambda d: (d.time or datetime.min.replace(tzinfo=UTC), d.stream, d.seq))
-        return found[:limit]
+            per_stream.append(await self._read(name, dlq_subject(hive) if hive else _ALL, limit, start))
+        return oldest_first(per_stream, limit)
 
     @staticmethod
     def positions(letters: Iterable[DeadLetter], after: Mapping[str, int] | None = None) -> dict[str, int]:
@@ -729,6 +730,21 @@ def _with_replays(letter: DeadLetter, marks: list[tuple[str, Replay]]) -> DeadLe
     if not replays:
         return letter
     return replace(letter, replays=replays)
+
+
+def oldest_first(per_stream: Iterable[list[DeadLetter]], limit: int) -> list[DeadLetter]:
+    """The first ``limit`` letters of several streams, oldest first, each stream's kept in sequence order.
+
+    A page must be a prefix of every stream's letters: the next page resumes each stream after the last sequence
+    shown (:meth:`DeadLetters.positions`). Sorting all by time would break that where a stream's times go back
+    (a new leader's clock behind the old one's, after a failover): a letter left behind a later one is skipped
+    for good. Merging by each stream's next letter keeps the prefix, and is oldest first wherever times rise.
+    """
+    merged = heapq.merge(*per_stream, key=lambda d: (d.time or _NO_TIME, d.stream, d.seq))
+    return list(itertools.islice(merged, limit))
+
+
+_NO_TIME = datetime.min.replace(tzinfo=UTC)
 
 
 def _letter(stream: str, raw: RawStreamMsg, seq: int) -> DeadLetter:
