@@ -26,6 +26,7 @@ import os
 import signal
 import sys
 import traceback
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -150,18 +151,24 @@ class _Host:
                 env["SUBHIVE_NATS_CA"] = str(spec["nats_ca"])
             keys = spec.get("grpc_keys")
             status = spec.get("status")
-            async with self.starting:
-                runtime = await HiveRuntime.start(
-                    self.workspace,
-                    run.hive,
-                    BusEndpoint.from_env(env),
-                    root_address=spec.get("root") or os.environ.get("SUBHIVE_ROOT"),
-                    token=spec.get("token") or None,
-                    status_file=Path(status) if status else None,
-                    grpc_keys=KeyFile(Path(keys)) if keys else None,
-                    failover=float(spec.get("failover") or os.environ.get("SUBHIVE_NATS_FAILOVER") or 0),
-                    connect_timeout=CONNECT_TIMEOUT,
-                )
+
+            async def start() -> HiveRuntime:
+                async with self.starting:
+                    return await HiveRuntime.start(
+                        self.workspace,
+                        run.hive,
+                        BusEndpoint.from_env(env),
+                        root_address=spec.get("root") or os.environ.get("SUBHIVE_ROOT"),
+                        token=spec.get("token") or None,
+                        status_file=Path(status) if status else None,
+                        grpc_keys=KeyFile(Path(keys)) if keys else None,
+                        failover=float(spec.get("failover") or os.environ.get("SUBHIVE_NATS_FAILOVER") or 0),
+                        connect_timeout=CONNECT_TIMEOUT,
+                    )
+
+            runtime = await _unless_stopped(run, start())
+            if runtime is None:
+                return code  # stopped while it waited for its turn or for NATS: nothing was left running
             try:
                 await run.stop.wait()
             finally:
@@ -200,6 +207,28 @@ class _Host:
         for run in runs:
             run.stop.set()
         await asyncio.gather(*(r.task for r in runs if r.task is not None), return_exceptions=True)
+
+
+async def _unless_stopped(run: _Run, starting: Coroutine[Any, Any, HiveRuntime]) -> HiveRuntime | None:
+    """The started runtime, or None when the supervisor stops the run first. A start may wait long (its turn
+    among siblings, then a NATS handshake of up to :data:`CONNECT_TIMEOUT`): a stop must not wait for it, or the
+    supervisor would give up and kill the whole host, siblings and all. A cancelled start stops what it opened."""
+    start = asyncio.ensure_future(starting)
+    stopped = asyncio.ensure_future(run.stop.wait())
+    try:
+        await asyncio.wait({start, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+    if start.done():
+        return start.result()  # started (a stop at the same moment is heard next), or failed: its error
+    start.cancel()
+    try:
+        await start
+    except asyncio.CancelledError:
+        pass
+    except Exception:  # failing while it was being stopped: the stop is what was asked for
+        log.warning("%s failed while its start was cancelled:\n%s", run.hive, traceback.format_exc().rstrip())
+    return None
 
 
 async def serve_host(workspace: Path, name: str, stdin: IO[bytes], stdout: IO[str], logs: HiveLogs) -> int:
