@@ -82,10 +82,14 @@ class JvmFile:
 
 Extracted = tuple[PyImport, ...] | tuple[str, ...] | JvmFile
 
-# Unclosed parentheses run to the end once (a file of unclosed constructs must not cost quadratic time).
+# Unclosed parentheses run to the end once (a file of unclosed constructs must not cost quadratic time); a line
+# ending in a backslash goes on to the next (``from x import A, \``).
 _PY = re.compile(
-    r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*(?:\)|\Z)|[^\n#;]*)|import[ \t]+([^\n#;]+))", re.M
+    r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*(?:\)|\Z)|(?:[^\n#;\\]|\\\r?\n)*)"
+    r"|import[ \t]+((?:[^\n#;\\]|\\\r?\n)+))",
+    re.M,
 )
+_PY_CONTINUED = re.compile(r"\\\r?\n")
 _PY_AS = re.compile(r"\s+as\s+\w+")
 _JS = re.compile(r"""(?:\bfrom|\bimport|\brequire\s*\(|\bimport\s*\()\s*(['"`])([^'"`\n]{1,300})\1""")
 _RUST_MOD = re.compile(r"^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?mod[ \t]+(\w+)[ \t]*;", re.M)
@@ -140,7 +144,7 @@ def _python(text: str) -> tuple[PyImport, ...]:
         return ()
     found: dict[PyImport, None] = {}
     for match in _PY.finditer(text):
-        source, names, modules = match.groups()
+        source, names, modules = (_PY_CONTINUED.sub(" ", g) if g and "\\" in g else g for g in match.groups())
         if source is not None:
             stripped = source.lstrip(".")
             level = len(source) - len(stripped)

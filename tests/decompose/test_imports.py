@@ -28,6 +28,18 @@ def test_python_forms() -> None:
     assert not any(i.module == "commented" for i in found if isinstance(i, PyImport))
 
 
+def test_python_lines_continued_by_a_backslash() -> None:
+    text = (
+        "from shop.money import Amount, \\\n    Currency, \\\r\n    Rate as R\n"
+        "import os, \\\n    json\n"
+        "from . import a \\\n\nimport later\n"  # a backslash before an empty line: the statement ends there
+    )
+    found = extract(Language.python, text)
+    assert isinstance(found, tuple)
+    assert PyImport(0, "shop.money", ("Amount", "Currency", "Rate")) in found
+    assert {PyImport(0, "os"), PyImport(0, "json"), PyImport(1, "", ("a",)), PyImport(0, "later")} <= set(found)
+
+
 def test_javascript_forms() -> None:
     text = (
         "import React from 'react'\n"
