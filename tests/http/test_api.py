@@ -360,3 +360,34 @@ def test_a_host_that_is_not_loopback_is_refused(shared_api: Api) -> None:
     _problem(answer, 421, "http.host_not_allowed")
     port = shared_api.url.rsplit(":", 1)[1]
     assert call(shared_api, "GET", "/api/v1/health", headers={"Host": f"localhost:{port}"}).status == 200
+
+
+def test_the_server_sleeps_when_idle_and_stops_at_once(tmp_path: Path) -> None:
+    """uvicorn's own loop wakes ten times a second even when nothing happens; an idle root should sleep (it
+    ticks once a second, the resolution of the Date header), and a stop must not wait for the next tick."""
+    import urllib.request
+    from typing import cast
+
+    from subhive.http import ApiServer, ApiSettings
+    from subhive.root_hive import RootServer
+
+    async def idle_then_stop() -> tuple[int, float, int]:
+        api = await ApiServer.start(cast(RootServer, None), ApiSettings(tmp_path))
+        loop = asyncio.get_running_loop()
+        before = api._server.ticks
+        await asyncio.sleep(2.5)
+        ticks = api._server.ticks - before
+
+        def fetch() -> int:
+            with urllib.request.urlopen(api.url + "/console/", timeout=10) as answer:
+                return int(answer.status)
+
+        status = await asyncio.to_thread(fetch)  # the server runs on this loop: ask from another thread
+        started = loop.time()
+        await api.stop()
+        return ticks, loop.time() - started, status
+
+    ticks, stopping, status = asyncio.run(idle_then_stop())
+    assert ticks <= 3  # 25 with uvicorn's 0.1 s tick
+    assert stopping < 0.9  # woken by the stop, not by the next tick
+    assert status == 200  # and it served meanwhile
