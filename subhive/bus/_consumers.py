@@ -136,42 +136,56 @@ def board_consumer(hive: str) -> ConsumerSpec:
     )
 
 
-async def ensure_consumers(js: JetStreamContext, specs: Iterable[ConsumerSpec]) -> list[str]:
+async def ensure_consumers(js: JetStreamContext, specs: Iterable[ConsumerSpec], *, at_once: int = 16) -> list[str]:
     """Create (or bring up to date) each consumer, with the framework's admin connection; their streams must
-    exist. Returns ``stream/name`` of those created or changed.
+    exist. Returns ``stream/name`` of those created or changed, in the order given.
 
     A consumer delivering elsewhere (a pull consumer a hive made before hives lost that right) is replaced,
-    starting after what it had acknowledged; any other difference is updated in place."""
-    changed: list[str] = []
-    for spec in specs:
-        wanted = spec.config()
-        try:
-            info = await js.consumer_info(spec.stream, spec.name)
-        except NotFoundError:
-            await js.add_consumer(spec.stream, wanted)
-            changed.append(f"{spec.stream}/{spec.name}")
-            continue
-        have = info.config
-        if (
-            have.deliver_subject != spec.deliver_subject
-            or have.deliver_group != spec.name
-            or have.filter_subject != spec.filter_subject
-        ):
-            floor = info.ack_floor.stream_seq if info.ack_floor and info.ack_floor.stream_seq else 0
-            await js.delete_consumer(spec.stream, spec.name)
-            await js.add_consumer(spec.stream, spec.config(start_after=floor))
-        elif (have.ack_wait, have.max_deliver, have.max_ack_pending) != (
-            wanted.ack_wait,
-            wanted.max_deliver,
-            wanted.max_ack_pending,
-        ):
-            update = spec.config()
-            update.deliver_policy, update.opt_start_seq = have.deliver_policy, have.opt_start_seq  # not editable
-            await js.add_consumer(spec.stream, update)  # create-or-update
-        else:
-            continue
-        changed.append(f"{spec.stream}/{spec.name}")
-    return changed
+    starting after what it had acknowledged; any other difference is updated in place. Up to ``at_once`` are
+    worked on together: a tree of hundreds of hives has hundreds, and on a cluster each is a round trip through
+    its meta leader; the first failure is raised once the others ended."""
+    gate = asyncio.Semaphore(at_once)
+
+    async def ensure(spec: ConsumerSpec) -> bool:
+        async with gate:
+            return await _ensure_consumer(js, spec)
+
+    specs = list({(spec.stream, spec.name): spec for spec in specs}.values())  # one name, one spec: the last
+    results = await asyncio.gather(*(ensure(spec) for spec in specs), return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return [f"{spec.stream}/{spec.name}" for spec, changed in zip(specs, results, strict=True) if changed is True]
+
+
+async def _ensure_consumer(js: JetStreamContext, spec: ConsumerSpec) -> bool:
+    """One consumer as :func:`ensure_consumers` wants it; whether it was created or changed."""
+    wanted = spec.config()
+    try:
+        info = await js.consumer_info(spec.stream, spec.name)
+    except NotFoundError:
+        await js.add_consumer(spec.stream, wanted)
+        return True
+    have = info.config
+    if (
+        have.deliver_subject != spec.deliver_subject
+        or have.deliver_group != spec.name
+        or have.filter_subject != spec.filter_subject
+    ):
+        floor = info.ack_floor.stream_seq if info.ack_floor and info.ack_floor.stream_seq else 0
+        await js.delete_consumer(spec.stream, spec.name)
+        await js.add_consumer(spec.stream, spec.config(start_after=floor))
+        return True
+    if (have.ack_wait, have.max_deliver, have.max_ack_pending) != (
+        wanted.ack_wait,
+        wanted.max_deliver,
+        wanted.max_ack_pending,
+    ):
+        update = spec.config()
+        update.deliver_policy, update.opt_start_seq = have.deliver_policy, have.opt_start_seq  # not editable
+        await js.add_consumer(spec.stream, update)  # create-or-update
+        return True
+    return False
 
 
 @dataclass

@@ -78,3 +78,28 @@ def test_a_pull_consumer_a_hive_made_is_replaced_by_a_push_one_starting_after_wh
     assert deliver_subject == "_INBOX_web.deliver.web__orders__v1__order_placed"
     assert got == [b"3"]  # neither redelivered from the start nor skipped
     assert dropped == 0
+
+
+def test_many_consumers_are_made_together_and_reported_in_the_order_given(server: EmbeddedServer) -> None:
+    hives = [f"h{n:02d}" for n in range(40)]
+    specs = [make_spec(hive, "orders", 1, "order_placed") for hive in hives]
+
+    async def scenario() -> tuple[list[str], list[str], list[str], set[str]]:
+        nc = await nats.connect(server.url)
+        js = nc.jetstream()
+        try:
+            await ensure_event_streams(js, [("orders", 1)])
+            made = await ensure_consumers(js, specs, at_once=4)
+            again = await ensure_consumers(js, reversed(specs), at_once=8)
+            slower = [dataclasses.replace(s, ack_wait=45.0) if s.hive in ("h03", "h31") else s for s in specs]
+            updated = await ensure_consumers(js, [specs[0], *slower])  # h00 twice: the last spec counts
+            names = {c.name for c in await js.consumers_info(SPEC.stream) if c.name}
+            return made, again, updated, names
+        finally:
+            await nc.close()
+
+    made, again, updated, names = run(scenario())
+    assert made == [f"{s.stream}/{s.name}" for s in specs]
+    assert again == []
+    assert updated == [f"{s.stream}/{s.name}" for s in specs if s.hive in ("h03", "h31")]
+    assert names == {s.name for s in specs}
