@@ -119,6 +119,11 @@ class Engine:
             return True
         if is_false(y.value):
             return False
+        if is_trivial(x.value) and self.facts(y).types != ALL_KINDS:
+            # Every instance is valid under x, and y rejects every instance of some kind (its kinds are an
+            # over-approximation): not a subset, as the full comparison would find (an added property's schema
+            # against an open model's nothing, the commonest case, compared keyword by keyword for nothing).
+            return False
         reverse = self._memo.get((y.doc.uid, y.key, x.doc.uid, x.key))
         if reverse is not None:
             return reverse.fwd
