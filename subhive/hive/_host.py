@@ -212,23 +212,37 @@ class _Host:
 async def _unless_stopped(run: _Run, starting: Coroutine[Any, Any, HiveRuntime]) -> HiveRuntime | None:
     """The started runtime, or None when the supervisor stops the run first. A start may wait long (its turn
     among siblings, then a NATS handshake of up to :data:`CONNECT_TIMEOUT`): a stop must not wait for it, or the
-    supervisor would give up and kill the whole host, siblings and all. A cancelled start stops what it opened."""
+    supervisor would give up and kill the whole host, siblings and all."""
     start = asyncio.ensure_future(starting)
     stopped = asyncio.ensure_future(run.stop.wait())
     try:
         await asyncio.wait({start, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # this run itself cancelled: its start goes with it
+        await _abandon(run, start)
+        raise
     finally:
         stopped.cancel()
     if start.done():
         return start.result()  # started (a stop at the same moment is heard next), or failed: its error
+    await _abandon(run, start)
+    return None
+
+
+async def _abandon(run: _Run, start: asyncio.Future[HiveRuntime]) -> None:
+    """Cancel a start and leave nothing of it running. A cancelled start stops what it opened; but one may
+    finish anyway (``asyncio.wait_for`` in Python 3.11 returns a result it already had instead of raising), and
+    that runtime must be stopped here, or a hive the supervisor counts as stopped would run on."""
     start.cancel()
     try:
-        await start
+        runtime = await start
     except asyncio.CancelledError:
-        pass
+        if start.cancelled():  # ended as asked
+            return
+        raise  # this task itself was cancelled meanwhile
     except Exception:  # failing while it was being stopped: the stop is what was asked for
         log.warning("%s failed while its start was cancelled:\n%s", run.hive, traceback.format_exc().rstrip())
-    return None
+        return
+    await runtime.stop()
 
 
 async def serve_host(workspace: Path, name: str, stdin: IO[bytes], stdout: IO[str], logs: HiveLogs) -> int:

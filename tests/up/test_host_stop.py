@@ -95,3 +95,32 @@ def test_a_hive_still_starting_stops_at_once_and_its_siblings_too(
     assert [(e["hive"], e["exit"]) for e in _exits(host, 1, within=10)] == [("db", 0)]
     assert host.wait(timeout=10) == 0
     assert "error" not in (tmp_path / "backend.log").read_text(encoding="utf-8")
+
+
+def test_a_start_that_finishes_despite_its_cancel_is_stopped_not_left_running() -> None:
+    # asyncio.wait_for in Python 3.11 may return a result it already had instead of raising CancelledError: the
+    # start then hands back a running hive after all, which must be stopped, not dropped.
+    import asyncio
+
+    from subhive.hive._host import _Run, _unless_stopped
+
+    stopped: list[str] = []
+
+    class Started:
+        async def stop(self) -> None:
+            stopped.append("db")
+
+    async def start() -> Any:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            return Started()  # swallowed the cancel and finished anyway
+        raise AssertionError("not cancelled")
+
+    async def scenario() -> object:
+        run = _Run("db", 1)
+        asyncio.get_running_loop().call_later(0.05, run.stop.set)
+        return await _unless_stopped(run, start())
+
+    assert asyncio.run(scenario()) is None
+    assert stopped == ["db"]
