@@ -11,6 +11,7 @@ from collections.abc import Hashable, Iterable
 from typing import Any
 
 import jsonschema_rs
+import orjson
 
 from ..errors import InputError, Location
 
@@ -126,12 +127,39 @@ def canonical_text(value: Any) -> str:
 def json_equal(a: Any, b: Any, *, allow_refs: bool = True) -> bool:
     """``a`` and ``b`` are the same JSON value; with ``allow_refs=False`` also free of references.
 
-    Python's ``==`` (C speed) already treats ``1`` and ``1.0`` alike but also ``true`` and ``1``, so a
-    walk over the (rare) equal pairs tells booleans from numbers.
+    Python's ``==`` (C speed) already treats ``1`` and ``1.0`` alike but also ``true`` and ``1``. For the equal
+    pairs, equal orjson texts (also made in C, ten times faster than a walk) prove the same value, booleans and
+    numbers told apart; when the texts differ (members in another order, ``1`` against ``1.0``) a walk tells.
+    Hot path: every unchanged subschema passes here.
     """
     if isinstance(a, dict | list) or isinstance(b, dict | list):
-        return bool(a == b) and _strict(a, b, allow_refs)
+        if a != b:
+            return False
+        try:
+            text = orjson.dumps(a)
+            same = text == orjson.dumps(b)
+        except TypeError:  # not plain JSON (an integer beyond 64 bits): the walk decides
+            same = False
+        if not same:
+            return _strict(a, b, allow_refs)
+        # A reference keyword as a member name is '"$ref":' or ends in 'Ref":' in the text (a quote inside a
+        # string is escaped); absent, no object holds one. Present, perhaps only inside a string: look.
+        return allow_refs or (b'"$ref":' not in text and b'Ref":' not in text) or not _has_ref_member(a)
     return jkey(a) == jkey(b)
+
+
+def _has_ref_member(value: Any) -> bool:
+    """``contains_ref(value)`` as a plain loop, stopping at the first reference keyword."""
+    todo = [value]
+    while todo:
+        current = todo.pop()
+        if current.__class__ is dict:
+            if "$ref" in current or "$dynamicRef" in current or "$recursiveRef" in current:
+                return True
+            todo += [x for x in current.values() if x.__class__ is dict or x.__class__ is list]
+        elif current.__class__ is list:
+            todo += [x for x in current if x.__class__ is dict or x.__class__ is list]
+    return False
 
 
 def _strict(a: Any, b: Any, allow_refs: bool) -> bool:
