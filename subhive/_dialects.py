@@ -61,7 +61,7 @@ META_URIS = {
 _CANONICAL = META_URIS[DRAFT2020]
 # Written with http or https, with or without the empty fragment: all seen in real schemas.
 _BY_URI = {uri.split("://", 1)[1].rstrip("#"): name for name, uri in META_URIS.items()}
-# The unversioned meta-schema address: it has served whichever draft was current, so it names none. A document
+# The unversioned meta-schema address: it has served whichever draft was current, so it names none. A schema
 # written with it is read as one without $schema, with a lint note (decision 0133).
 _UNVERSIONED = "json-schema.org/schema"
 _LEGACY_REF = frozenset({DRAFT4, DRAFT6, DRAFT7, OPENAPI30})  # where every sibling of "$ref" is ignored
@@ -138,12 +138,12 @@ def dialect_of(uri: Any) -> str | None:
     """
     if not isinstance(uri, str) or "://" not in uri:
         return None
-    bare = uri.split("://", 1)[1].rstrip("#")
-    return _BY_URI.get(bare) or (DEFAULT_DIALECT if bare == _UNVERSIONED else None)
+    return _BY_URI.get(uri.split("://", 1)[1].rstrip("#"))
 
 
 def names_no_draft(uri: Any) -> bool:
-    """Whether a ``$schema`` value is the unversioned meta-schema address, read as the default dialect.
+    """Whether a ``$schema`` value is the unversioned meta-schema address: read as if absent (the surrounding
+    dialect, at the root the default), with a lint note (``Translation.unversioned``).
 
     >>> names_no_draft("http://json-schema.org/schema#"), names_no_draft("http://json-schema.org/draft-04/schema#")
     (True, False)
@@ -217,6 +217,9 @@ class Translation:
     #: (original pointer, keyword, what was written) for annotations of the wrong shape the translation mends
     #: (``examples`` that is no array, a string ``deprecated``): they cannot change what is accepted.
     mended: list[tuple[str, str, str]] = field(default_factory=list)
+    #: (original pointer, dialect read) of each schema whose ``$schema`` is the unversioned address, which names
+    #: no draft: it is read as if absent, in the surrounding dialect (at the root, the default).
+    unversioned: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def identity(self) -> bool:
@@ -262,7 +265,7 @@ def translate(data: Any, default: str = DEFAULT_DIALECT, *, text: str | None = N
     holder: list[Any] = [None]
     _run(out, [(data, "", "", dialect, holder, 0, ("", False))])
     out.schema = holder[0]
-    if dialect == DRAFT2020 and canonical and not (out.to_new or out.ignored or out.mended):
+    if dialect == DRAFT2020 and canonical and not (out.to_new or out.ignored or out.mended or out.unversioned):
         out.schema = data  # looked inside, found nothing to change: the document itself, not a copy of it
     return out
 
@@ -570,7 +573,10 @@ def _misshapen(node: dict[str, Any]) -> bool:
 
 
 def _schema(at: _At, key: str, sub: Any) -> None:
-    at.result[key] = META_URIS[DRAFT2020] if dialect_of(sub) is not None else sub
+    unversioned = names_no_draft(sub)
+    if unversioned:
+        at.out.unversioned.append((at.old, at.dialect))
+    at.result[key] = META_URIS[DRAFT2020] if unversioned or dialect_of(sub) is not None else sub
 
 
 def _identifier(at: _At, key: str, sub: Any) -> None:

@@ -12,7 +12,7 @@ from urllib.parse import unquote, urljoin
 import jsonschema_rs
 
 from .. import _metaschemas
-from .._dialects import Translation, dialect_of, looks_like, translate
+from .._dialects import Translation, dialect_of, looks_like, names_no_draft, translate
 from ..errors import InputError, Location, SubhiveError
 
 __all__ = [
@@ -323,10 +323,11 @@ def check_schema(root: Any, label: str, *, whole: bool = True, translated: Any =
             code=found.code,
             location=Location(pointer=""),
             hint="read as a schema it would accept anything; compare one schema inside it with a pointer "
-            "(old_pointer/new_pointer, e.g. '/components/schemas/Order'); `subhive contract import` (planned) "
-            "will read whole OpenAPI and AsyncAPI documents",
+            "(old_pointer/new_pointer, e.g. '/components/schemas/Order'); `subhive contract import` turns a whole "
+            "OpenAPI or AsyncAPI document into a contract version",
         )
-    if isinstance(root, dict) and "$schema" in root and dialect_of(root["$schema"]) is None:
+    schema = root.get("$schema") if isinstance(root, dict) else None
+    if schema is not None and dialect_of(schema) is None and not names_no_draft(schema):
         raise InputError(
             f"{label}: $schema {root['$schema']!r} is not a dialect subhive reads",
             code="schema.draft_unsupported",

@@ -28,7 +28,6 @@ from .._dialects import (
     NotASchema,
     dialect_of,
     looks_like,
-    names_no_draft,
     walk_unknown,
 )
 from .._ecma_regex import EcmaRegexError, to_python
@@ -645,23 +644,23 @@ class _SchemaChecks:
             )
 
     def _unversioned_note(self, doc: TranslatedDocument) -> None:
-        """``$schema: http://json-schema.org/schema#`` names no draft: say it is read as the default, and which
-        draft the document seems written for when a keyword betrays one."""
-        written = doc.original.get("$schema") if isinstance(doc.original, dict) else None
-        if not names_no_draft(written):
-            return
-        legacy = _legacy_keyword(doc.original)
-        seems = f", yet {legacy[1]!r} is written as in {legacy[2]}" if legacy else ""
-        dialect = legacy[2] if legacy else "2020-12"
-        self.warnings.add(
-            Problem(
-                "schema.dialect_default",
-                f"$schema {written!r} names no draft (that address has served whichever was current): read as "
-                f"draft 2020-12, the default{seems}",
-                doc.original_location("/$schema"),
-                f'name the draft it was written for, e.g. "$schema": "{META_URIS[dialect]}"',
+        """``$schema: http://json-schema.org/schema#`` names no draft: say how it is read (as if absent: the
+        surrounding dialect, at the root the default), and which draft a keyword there betrays."""
+        for pointer, dialect in doc.translation.unversioned:
+            node = resolve_pointer(doc.original, pointer)
+            legacy = _legacy_keyword(node) if isinstance(node, dict) else None
+            seems = f", yet {legacy[1]!r} is written as in {legacy[2]}" if legacy and legacy[2] != dialect else ""
+            read = "the default" if pointer == "" else "as the schema around it"
+            suggested = legacy[2] if legacy else dialect
+            self.warnings.add(
+                Problem(
+                    "schema.dialect_default",
+                    f"$schema {node['$schema']!r} names no draft (that address has served whichever was current): "
+                    f"read as {dialect if dialect.startswith('draft') else 'draft ' + dialect}, {read}{seems}",
+                    doc.original_location(join_pointer(pointer, "$schema")),
+                    f'name the draft it was written for, e.g. "$schema": "{META_URIS[suggested]}"',
+                )
             )
-        )
 
     def _ref_failed(self, exc: InputError) -> None:
         self.problems.extend(exc.problems)
@@ -989,8 +988,8 @@ def _not_a_schema_hint(doc: SourceDocument, found: NotASchema) -> str:
         return "name the JSON Schema file itself; a package.json describes an npm package"
     return (
         f"name one of its schemas with a JSON pointer, e.g. '{doc.path.name}#/components/schemas/<Name>' (in "
-        "contract.yaml, or to `subhive schema diff`); reading the whole document into a contract is what "
-        "`subhive contract import` (planned) will do"
+        "contract.yaml, or to `subhive schema diff`); `subhive contract import` turns the whole document into a "
+        "contract version"
     )
 
 

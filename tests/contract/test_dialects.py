@@ -284,8 +284,8 @@ def test_a_schema_without_schema_is_2020_12_and_lint_says_so_where_it_matters(tm
 def test_the_unversioned_meta_schema_address_is_read_as_the_default_with_a_note(tmp_path: Path) -> None:
     # "http://json-schema.org/schema#" has served whichever draft was current: it names none (decision 0133).
     unversioned = "http://json-schema.org/schema#"
-    assert dialect_of(unversioned) == DRAFT2020
-    assert dialect_of("https://json-schema.org/schema") == DRAFT2020
+    assert translate({"$schema": unversioned, "maxLength": 3}).dialect == DRAFT2020
+    assert translate({"$schema": "https://json-schema.org/schema", "maxLength": 3}, DRAFT7).dialect == DRAFT7
     path = tmp_path / "a.json"
     path.write_text(json.dumps({"$schema": unversioned, "id": "urn:a", "type": "string", "maxLength": 3}, indent=2))
     result = lint_paths([path])
@@ -306,6 +306,22 @@ def test_the_unversioned_meta_schema_address_is_read_as_the_default_with_a_note(
     )
     assert not validator.is_valid([1])
     assert validator.is_valid(["a", 1])
+
+
+def test_an_unversioned_schema_inside_a_document_is_read_in_the_dialect_around_it(tmp_path: Path) -> None:
+    pair = {"$schema": "http://json-schema.org/schema#", "items": [{"type": "string"}], "additionalItems": False}
+    document = {"$schema": META_URIS[DRAFT7], "$defs": {"pair": pair}, "properties": {"p": {"$ref": "#/$defs/pair"}}}
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(document, indent=2))
+    result = lint_paths([path])
+    assert result.ok, result.problems
+    notes = [(w.location.pointer, w.message) for w in result.warnings if w.code == "schema.dialect_default"]
+    assert len(notes) == 1
+    assert notes[0][0] == "/$defs/pair/$schema"
+    assert "read as draft-07, as the schema around it" in notes[0][1]
+    validator = jsonschema_rs.validator_for(translate(document).schema)  # draft-07's tuple items, as around it
+    assert validator.is_valid({"p": ["a"]})
+    assert not validator.is_valid({"p": ["a", "b"]})
 
 
 @pytest.mark.parametrize(
