@@ -482,7 +482,8 @@ class DeadLetters:
     async def list(
         self, hive: str | None = None, *, limit: int = 1000, after: Mapping[str, int] | None = None
     ) -> list[DeadLetter]:
-        """Dead letters oldest first, of one hive or all, at most ``limit``, with their replays.
+        """Dead letters oldest first (each stream's in its order: see :func:`oldest_first`), of one hive or all,
+        at most ``limit``, with their replays.
 
         ``after`` maps a stream to the last sequence already seen in it (:meth:`positions` of the previous
         page): each stream is read from the next one, so a deep page costs what a first page costs."""

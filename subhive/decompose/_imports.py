@@ -85,8 +85,8 @@ Extracted = tuple[PyImport, ...] | tuple[str, ...] | JvmFile
 # Unclosed parentheses run to the end once (a file of unclosed constructs must not cost quadratic time); a line
 # ending in a backslash goes on to the next (``from x import A, \``).
 _PY = re.compile(
-    r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*(?:\)|\Z)|(?:[^\n#;\\]|\\\r?\n)*)"
-    r"|import[ \t]+((?:[^\n#;\\]|\\\r?\n)+))",
+    r"^[ \t]*(?:from(?:[ \t]|\\\r?\n)+([.\w]+)(?:[ \t]|\\\r?\n)+import(?:[ \t]|\\\r?\n)+"
+    r"(\([^)]*(?:\)|\Z)|(?:[^\n#;\\]|\\\r?\n)*)|import[ \t]+((?:[^\n#;\\]|\\\r?\n)+))",
     re.M,
 )
 _PY_CONTINUED = re.compile(r"\\\r?\n")

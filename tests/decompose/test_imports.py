@@ -33,11 +33,14 @@ def test_python_lines_continued_by_a_backslash() -> None:
         "from shop.money import Amount, \\\n    Currency, \\\r\n    Rate as R\n"
         "import os, \\\n    json\n"
         "from . import a \\\n\nimport later\n"  # a backslash before an empty line: the statement ends there
+        "from shop.tax \\\n    import vat\n"  # not a top-level module "vat"
     )
     found = extract(Language.python, text)
     assert isinstance(found, tuple)
     assert PyImport(0, "shop.money", ("Amount", "Currency", "Rate")) in found
     assert {PyImport(0, "os"), PyImport(0, "json"), PyImport(1, "", ("a",)), PyImport(0, "later")} <= set(found)
+    assert PyImport(0, "shop.tax", ("vat",)) in found
+    assert PyImport(0, "vat") not in found
 
 
 def test_javascript_forms() -> None:
