@@ -428,8 +428,8 @@ class Engine:
             if (
                 isinstance(o_target, Unresolved)
                 or isinstance(n_target, Unresolved)
-                or is_pure(self.follow(o_target).value, "$ref")
-            ):  # a loop of bare references
+                or (is_pure(o_target.value, "$ref") and is_pure(self.follow(o_target).value, "$ref"))
+            ):  # a loop of bare references (follow() only moves from a bare reference)
                 return None
             pairs.append((o_target, n_target))
         return pairs

@@ -115,7 +115,6 @@ def is_integral(value: Any) -> bool:
     return number is not None and (isinstance(number, int) or (math.isfinite(number) and number.is_integer()))
 
 
-_REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -144,22 +143,8 @@ def json_equal(a: Any, b: Any, *, allow_refs: bool = True) -> bool:
             return _strict(a, b, allow_refs)
         # A reference keyword as a member name is '"$ref":' or ends in 'Ref":' in the text (a quote inside a
         # string is escaped); absent, no object holds one. Present, perhaps only inside a string: look.
-        return allow_refs or (b'"$ref":' not in text and b'Ref":' not in text) or not _has_ref_member(a)
+        return allow_refs or (b'"$ref":' not in text and b'Ref":' not in text) or not contains_ref(a)
     return jkey(a) == jkey(b)
-
-
-def _has_ref_member(value: Any) -> bool:
-    """``contains_ref(value)`` as a plain loop, stopping at the first reference keyword."""
-    todo = [value]
-    while todo:
-        current = todo.pop()
-        if current.__class__ is dict:
-            if "$ref" in current or "$dynamicRef" in current or "$recursiveRef" in current:
-                return True
-            todo += [x for x in current.values() if x.__class__ is dict or x.__class__ is list]
-        elif current.__class__ is list:
-            todo += [x for x in current if x.__class__ is dict or x.__class__ is list]
-    return False
 
 
 def _strict(a: Any, b: Any, allow_refs: bool) -> bool:
@@ -182,10 +167,15 @@ def _strict(a: Any, b: Any, allow_refs: bool) -> bool:
 
 def contains_ref(value: Any) -> bool:
     """A reference keyword occurs somewhere inside ``value``."""
-    if isinstance(value, dict):
-        return any(k in value for k in _REF_KEYS) or any(contains_ref(v) for v in value.values())
-    if isinstance(value, list):
-        return any(contains_ref(v) for v in value)
+    todo = [value]  # a plain loop, stopping at the first one: every unchanged subschema is asked this
+    while todo:
+        current = todo.pop()
+        if isinstance(current, dict):
+            if "$ref" in current or "$dynamicRef" in current or "$recursiveRef" in current:
+                return True
+            todo += [x for x in current.values() if isinstance(x, dict | list)]
+        elif isinstance(current, list):
+            todo += [x for x in current if isinstance(x, dict | list)]
     return False
 
 
