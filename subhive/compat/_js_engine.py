@@ -9,7 +9,7 @@ from typing import Any
 from . import _js_arrays, _js_logic, _js_objects, _js_scalar
 from ._js_docs import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_ONE, Library, Node, Unresolved, _escape, _navigate
 from ._js_pair import CLEAN, Facts, Item, Pair, Result, finite_values, result_of
-from ._js_values import ALL_KINDS, contains_ref, json_equal, kind_of, kinds_of_type
+from ._js_values import ALL_KINDS, contains_ref, equal_given_eq, json_equal, kind_of, kinds_of_type
 from ._js_vocab import ASSERTIONS, is_false, is_pure, is_trivial, unknown_keyword, validation_keys
 from ._report import Change
 
@@ -327,9 +327,11 @@ class Engine:
         if ov is nv and old.doc is new.doc and old.base == new.base:
             return CLEAN
         if isinstance(ov, dict) and isinstance(nv, dict):
-            if json_equal(ov, nv, allow_refs=False):
+            if ov != nv:  # once: along a changed path every level would walk to the change again
+                return None
+            if equal_given_eq(ov, nv, allow_refs=False):
                 return CLEAN
-            if json_equal(ov, nv) and self._same_graph(old, new):
+            if equal_given_eq(ov, nv) and self._same_graph(old, new):
                 return CLEAN
         elif ov is nv:  # both the same boolean
             return CLEAN
@@ -460,11 +462,12 @@ class Engine:
         return found
 
     @staticmethod
-    def _collect_refs(root: Any, sites: list[_Site]) -> bool:
+    def _collect_refs(root: Any, sites: list[_Site]) -> bool:  # noqa: C901, PLR0912 - one branch per role, hot loop
         """Append to ``sites`` the reference sites in ``root``; False as soon as one part cannot be the same
-        schema (see ``_refs_within``). A plain walk over the values: every unchanged definition that a changed
-        schema reaches passes here."""
+        schema (see ``_refs_within``). A plain walk over the values, each member dispatched by its keyword's
+        role (``_role``): every unchanged definition that a changed schema reaches passes here."""
         todo: list[tuple[Any, str, str | None]] = [(root, "", None)]  # value, pointer below root, its resource
+        roles = _ROLES
         while todo:
             value, suffix, base = todo.pop()
             if value.__class__ is not dict:
@@ -474,14 +477,26 @@ class Engine:
             if suffix and "$id" in value:
                 base = suffix
             for k, a in value.items():
-                if k == "$ref":
+                role = roles.get(k)
+                if role is None:
+                    role = _role(k)
+                if role == _R_OTHER:  # annotations compare as JSON
+                    continue
+                if role == _R_REF:
                     sites.append((suffix, base, a))
-                elif k not in ASSERTIONS:  # annotations compare as JSON; an unknown keyword must hold no reference
-                    if unknown_keyword(k) and contains_ref(a):
+                    continue
+                container = a.__class__ is dict or a.__class__ is list
+                if role == _R_UNKNOWN:  # an unknown keyword must hold no reference
+                    if container and contains_ref(a):
                         return False
-                elif (below := _below(k, a, suffix)) is not None:
-                    todo += [(x, where, base) for x, where in below]
-                elif k in _DYNAMIC_REFS or ((a.__class__ is dict or a.__class__ is list) and contains_ref(a)):
+                    continue
+                if role == _R_MAP and a.__class__ is dict:
+                    todo += [(x, f"{suffix}/{k}/{_escape(m)}", base) for m, x in a.items()]
+                elif role == _R_LIST and a.__class__ is list:
+                    todo += [(x, f"{suffix}/{k}/{i}", base) for i, x in enumerate(a)]
+                elif role == _R_ONE or (role == _R_DEPENDENCIES and isinstance(a, dict | bool)):
+                    todo.append((a, f"{suffix}/{k}", base))
+                elif role == _R_DYNAMIC or (container and contains_ref(a)):
                     return False  # never proven the same: a dynamic reference, a reference inside a keyword value
         return True
 
@@ -720,16 +735,35 @@ class Engine:
         return json_equal(a, b, allow_refs=False)
 
 
-def _below(k: str, a: Any, suffix: str) -> list[tuple[Any, str]] | None:
-    """The subschemas in the value ``a`` of keyword ``k`` (of the subschema at ``suffix``), with their pointers;
-    None when ``k`` holds no subschemas there."""
-    if k in SCHEMA_MAPS and a.__class__ is dict:
-        return [(x, f"{suffix}/{k}/{_escape(m)}") for m, x in a.items()]
-    if k in SCHEMA_LISTS and a.__class__ is list:
-        return [(x, f"{suffix}/{k}/{i}") for i, x in enumerate(a)]
-    if k in SCHEMA_ONE or (k == "dependencies" and isinstance(a, dict | bool)):
-        return [(a, f"{suffix}/{k}")]
-    return None
+# What _collect_refs does with a member, by its keyword: a reference, a map, list or single subschema (walked), a
+# dynamic reference (never the same), another assertion (compared as JSON, holding no reference), an unknown
+# keyword (holding no reference) or anything else (an annotation: compared as JSON).
+_R_REF, _R_MAP, _R_LIST, _R_ONE, _R_DEPENDENCIES, _R_DYNAMIC, _R_ASSERTION, _R_UNKNOWN, _R_OTHER = range(9)
+_ROLES: dict[str, int] = {}
+_MAX_ROLES = 4096  # keywords met in documents; bounded, as documents may hold any names
+
+
+def _role(k: str) -> int:
+    """The role of keyword ``k`` in ``Engine._collect_refs`` (remembered)."""
+    if k == "$ref":
+        role = _R_REF
+    elif k not in ASSERTIONS:
+        role = _R_UNKNOWN if unknown_keyword(k) else _R_OTHER
+    elif k in SCHEMA_MAPS:
+        role = _R_MAP
+    elif k in SCHEMA_LISTS:
+        role = _R_LIST
+    elif k in SCHEMA_ONE:
+        role = _R_ONE
+    elif k == "dependencies":
+        role = _R_DEPENDENCIES
+    elif k in _DYNAMIC_REFS:
+        role = _R_DYNAMIC
+    else:
+        role = _R_ASSERTION
+    if len(_ROLES) < _MAX_ROLES:
+        _ROLES[k] = role
+    return role
 
 
 def _site(node: Node, suffix: str, resource: str | None) -> Node:

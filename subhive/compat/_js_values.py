@@ -21,6 +21,7 @@ __all__ = [
     "as_number",
     "canonical_text",
     "contains_ref",
+    "equal_given_eq",
     "is_integral",
     "jkey",
     "json_equal",
@@ -132,19 +133,22 @@ def json_equal(a: Any, b: Any, *, allow_refs: bool = True) -> bool:
     Hot path: every unchanged subschema passes here.
     """
     if isinstance(a, dict | list) or isinstance(b, dict | list):
-        if a != b:
-            return False
-        try:
-            text = orjson.dumps(a)
-            same = text == orjson.dumps(b)
-        except TypeError:  # not plain JSON (an integer beyond 64 bits): the walk decides
-            same = False
-        if not same:
-            return _strict(a, b, allow_refs)
-        # A reference keyword as a member name is '"$ref":' or ends in 'Ref":' in the text (a quote inside a
-        # string is escaped); absent, no object holds one. Present, perhaps only inside a string: look.
-        return allow_refs or (b'"$ref":' not in text and b'Ref":' not in text) or not contains_ref(a)
+        return a == b and equal_given_eq(a, b, allow_refs=allow_refs)
     return jkey(a) == jkey(b)
+
+
+def equal_given_eq(a: Any, b: Any, *, allow_refs: bool = True) -> bool:
+    """``json_equal(a, b, allow_refs=...)`` for two objects or arrays already known to be ``==``."""
+    try:
+        text = orjson.dumps(a)
+        same = text == orjson.dumps(b)
+    except TypeError:  # not plain JSON (an integer beyond 64 bits): the walk decides
+        same = False
+    if not same:
+        return _strict(a, b, allow_refs)
+    # A reference keyword as a member name is '"$ref":' or ends in 'Ref":' in the text (a quote inside a
+    # string is escaped); absent, no object holds one. Present, perhaps only inside a string: look.
+    return allow_refs or (b'"$ref":' not in text and b'Ref":' not in text) or not contains_ref(a)
 
 
 def _strict(a: Any, b: Any, allow_refs: bool) -> bool:
