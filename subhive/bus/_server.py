@@ -89,7 +89,10 @@ class ServerConfig:
     #: JetStream's storage budget in bytes; None: nats-server's own, 75% of the disk's free space. Every stream's
     #: ``max_bytes`` is reserved against it when the stream is made (decision 0119).
     max_file_store: int | None = None
-    start_timeout: float = 10.0
+    #: Seconds the server may take to accept connections while its process runs (one that exits, a port taken,
+    #: fails at once). Generous: the accounts of hundreds of hives make a configuration of megabytes, which three
+    #: nodes of a cluster parse at once on a loaded machine.
+    start_timeout: float = 60.0
     stop_timeout: float = 5.0
 
     def __post_init__(self) -> None:
