@@ -28,7 +28,7 @@ Measured in the same run, each next to its baseline:
   again on a local 3-node NATS cluster (``[nats] nodes = 3``), its hives spread over the nodes.
   ``--up-only`` skips the runtime measurements and the examples (a 500-hive run on a shared machine):
 
-    .venv/bin/python benchmarks/bench_hive.py --up-only --hives 500 --cluster
+    .venv/bin/python benchmarks/bench_hive.py --up-only --hives 500 --cluster   # --cluster-only: that part alone
 
 The runtime measurements run ``--rounds`` times, raw and ours back to back; rates are medians, a ratio is the
 median of the rounds' ratios (ours/raw) with its spread (lowest, highest), since the machine is shared.
@@ -464,9 +464,10 @@ def measure_up(args: Any) -> dict[str, Any]:
             if args.hives_per_process:
                 with open(generated / "hive.toml", "a", encoding="utf-8") as config:
                     config.write(f"\n[up]\nhives_per_process = {args.hives_per_process}\n")
-            out |= time_up(generated, f"{hives}_hives", idle_seconds=args.idle_seconds)
-            if args.cluster:
-                shutil.rmtree(generated / ".subhive")  # a fresh store: the cluster's nodes make their own
+            if not args.cluster_only:
+                out |= time_up(generated, f"{hives}_hives", idle_seconds=args.idle_seconds)
+            if args.cluster or args.cluster_only:
+                shutil.rmtree(generated / ".subhive", ignore_errors=True)  # a fresh store: each node makes its own
                 with open(generated / "hive.toml", "a", encoding="utf-8") as config:
                     config.write("\n[nats]\nnodes = 3\n")
                 out |= time_up(generated, f"{hives}_hives_cluster", idle_seconds=args.idle_seconds)
@@ -498,6 +499,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hives-per-process", default="", help='[up] hives_per_process for the generated tree ("auto")')
     p.add_argument("--idle-seconds", type=float, default=5.0, help="how long the idle tree's CPU is measured")
     p.add_argument("--cluster", action="store_true", help="also run the generated tree on a 3-node NATS cluster")
+    p.add_argument("--cluster-only", action="store_true", help="run the generated tree on the cluster only")
     p.add_argument("--up-only", action="store_true", help="only the generated tree: no runtime figures, no examples")
     args = p.parse_args(argv)
     if args.hives_per_process and args.hives_per_process != "auto" and not args.hives_per_process.isdigit():

@@ -129,9 +129,9 @@ def start(
             _abandon(workspace, process)
             raise
     try:
-        last = follow(
-            workspace, on_event, until=FINAL, alive=lambda: process.poll() is None, timeout=ready_timeout + 120
-        )
+        # The supervisor bounds each step itself (the hives by ready_timeout); this only guards against one that
+        # hangs. It may work for minutes (thousands of consumers on a cluster) while it reports progress.
+        last = follow(workspace, on_event, until=FINAL, alive=lambda: process.poll() is None, quiet=ready_timeout + 120)
     except KeyboardInterrupt:
         _abandon(workspace, process)
         raise
@@ -183,14 +183,21 @@ def follow(
     until: frozenset[str] = FINAL,
     alive: Callable[[], bool] | None = None,
     timeout: float | None = None,
+    quiet: float | None = None,
     skip_existing: bool = False,
 ) -> dict[str, Any] | None:
     """Relay progress events as the supervisor appends them; return the first event in ``until`` (None when
-    the supervisor went away first or ``timeout`` passed)."""
+    the supervisor went away first, ``timeout`` passed, or it said nothing for ``quiet`` seconds)."""
     path = UpLayout(workspace).progress_file
     position = path.stat().st_size if skip_existing and path.exists() else 0
     return tail_progress(
-        path, on_event, lambda event: event.get("event") in until, position=position, alive=alive, timeout=timeout
+        path,
+        on_event,
+        lambda event: event.get("event") in until,
+        position=position,
+        alive=alive,
+        timeout=timeout,
+        quiet=quiet,
     )
 
 

@@ -19,13 +19,16 @@ def tail_progress(
     position: int = 0,
     alive: Callable[[], bool] | None = None,
     timeout: float | None = None,
+    quiet: float | None = None,
 ) -> dict[str, Any] | None:
     """Hand each event appended after byte ``position`` to ``on_event`` and return the first for which ``stop``
-    is true; None when ``alive`` says the writer went away first, or ``timeout`` passed. A line that is not
-    JSON (one being written) is skipped."""
+    is true; None when ``alive`` says the writer went away first, ``timeout`` passed, or ``quiet`` seconds
+    passed without an event (a writer still making progress is waited for). A line that is not JSON (one being
+    written) is skipped."""
     deadline = None if timeout is None else time.monotonic() + timeout
+    silence = None if quiet is None else time.monotonic() + quiet
     buffer = ""
-    while deadline is None or time.monotonic() < deadline:
+    while (deadline is None or time.monotonic() < deadline) and (silence is None or time.monotonic() < silence):
         try:
             with open(path, encoding="utf-8") as handle:
                 handle.seek(position)
@@ -45,6 +48,8 @@ def tail_progress(
             on_event(event)
             if stop(event):
                 return dict(event)
+            if quiet is not None:
+                silence = time.monotonic() + quiet
         if not chunk:
             if alive is not None and not alive():
                 return None

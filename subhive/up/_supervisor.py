@@ -43,6 +43,8 @@ DLQ_CHECK_MAX = 10.0
 TREE_LOOKS_PER_SECOND = 100
 #: Provisioning requests (a hive's stream, board, consumer) in flight at once on the admin connection.
 PROVISION_AT_ONCE = 16
+#: Consumers made between two progress lines (``nats.provisioning``).
+_CONSUMERS_A_STEP = 1000
 # Tries (0.2 s apart) at provisioning replicated streams while a new cluster settles.
 _PLACEMENT_TRIES = 50
 
@@ -538,7 +540,19 @@ class Supervisor:
                     )
                     # Each board with its controller's consumer.
                     await _bounded(ensure_blackboard(js, name, replicas=replicas) for name in added)
-                    await ensure_consumers(js, plan.consumers)  # hives may not create consumers: the framework does
+                    # Hives may not create consumers: the framework does. Thousands take minutes on a cluster:
+                    # say how far it is, so that a follower sees progress, not silence.
+                    consumers = list(plan.consumers)
+                    for start in range(0, len(consumers), _CONSUMERS_A_STEP):
+                        await ensure_consumers(js, consumers[start : start + _CONSUMERS_A_STEP])
+                        if len(consumers) > _CONSUMERS_A_STEP:
+                            done = min(start + _CONSUMERS_A_STEP, len(consumers))
+                            self.emit(
+                                "nats.provisioning",
+                                f"NATS: {done} of {len(consumers)} consumers",
+                                done=done,
+                                total=len(consumers),
+                            )
                     return
                 except nats.js.errors.APIError:
                     if attempt == _PLACEMENT_TRIES - 1 or replicas == 1:
