@@ -256,10 +256,10 @@ class Library:
         else:
             ptr = resource + fragment
         try:
-            value = _navigate(doc.root, ptr)
+            value, base = _locate(doc.root, ptr)
         except LookupError as exc:
             raise _broken(site, ref, str(exc)) from exc
-        return Node(doc, ptr, ptr, value, _resource_along(doc.root, ptr))
+        return Node(doc, ptr, ptr, value, base)
 
     def _placed_by_id(self, node: Node, absolute: str, ref: str) -> Doc | None:
         """The document the contract loader finds for an absolute URL by the referring document's ``$id``, or
@@ -380,6 +380,35 @@ def _resource_along(root: Any, ptr: str) -> str:
                 base = here
             state = "schema"
     return base
+
+
+def _locate(root: Any, ptr: str) -> tuple[Any, str]:
+    """``(_navigate(root, ptr), _resource_along(root, ptr))`` in one walk: every resolved reference asks both."""
+    value, base, here, state = root, "", "", "schema"
+    for raw in ptr[1:].split("/") if ptr else ():
+        token = raw.replace("~1", "/").replace("~0", "~") if "~" in raw else raw
+        if isinstance(value, dict) and token in value:
+            value = value[token]
+        elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
+            value = value[int(token)]
+        else:
+            raise LookupError(f"nothing at {ptr!r}")
+        if state == "lost":
+            continue
+        here += "/" + raw
+        if state == "schema":
+            state = (
+                "member" if token in SCHEMA_MAPS or token in SCHEMA_LISTS else "at" if token in SCHEMA_ONE else "lost"
+            )
+        elif state == "member":
+            state = "at"
+        if state == "at":
+            if isinstance(value, dict) and "$id" in value:
+                base = here
+            state = "schema"
+    if not isinstance(value, dict | bool):
+        raise LookupError(f"{ptr or '/'!r} is not a schema")
+    return value, base
 
 
 def _subschemas(value: dict[str, Any], ptr: str) -> Iterator[tuple[Any, str]]:

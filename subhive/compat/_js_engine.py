@@ -9,7 +9,7 @@ from typing import Any
 from . import _js_arrays, _js_logic, _js_objects, _js_scalar
 from ._js_docs import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_ONE, Library, Node, Unresolved, _escape, _navigate
 from ._js_pair import CLEAN, Facts, Item, Pair, Result, finite_values, result_of
-from ._js_values import ALL_KINDS, contains_ref, equal_given_eq, json_equal, kind_of, kinds_of_type
+from ._js_values import ALL_KINDS, contains_ref, equal_refs_given_eq, json_equal, kind_of, kinds_of_type
 from ._js_vocab import ASSERTIONS, is_false, is_pure, is_trivial, unknown_keyword, validation_keys
 from ._report import Change
 
@@ -329,9 +329,12 @@ class Engine:
         if isinstance(ov, dict) and isinstance(nv, dict):
             if ov != nv:  # once: along a changed path every level would walk to the change again
                 return None
-            if equal_given_eq(ov, nv, allow_refs=False):
-                return CLEAN
-            if equal_given_eq(ov, nv) and self._same_graph(old, new):
+            same, refs = equal_refs_given_eq(ov, nv)
+            if not same:
+                return None
+            # Equal JSON: the same schema without references, or when the references reach the same schemas.
+            # The graph first: a subschema with references (the common case) is walked for them once, there.
+            if not refs or self._same_graph(old, new) or not contains_ref(ov):
                 return CLEAN
         elif ov is nv:  # both the same boolean
             return CLEAN

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ._js_docs import Node, Unresolved
 from ._js_pair import TRUE_NODE, Item, Pair, Result, Reversed
 from ._js_scalar import admitter, bounds_disjoint, show
@@ -85,7 +87,11 @@ def _branch_key(eng: Engine, node: Node) -> Hashable:
     value = node.value
     if is_pure(value, "$ref"):
         return ("ref", value["$ref"])
-    return ("json", canonical_text(value))
+    try:  # orjson's sorted text (C) where it is exact; it writes NaN and the infinities as null, hence the look
+        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # an integer beyond 64 bits, or not JSON at all
+        text = b"null"
+    return ("json", canonical_text(value)) if b"null" in text else ("orjson", text)
 
 
 def _pair(eng: Engine, olds: list[Node], news: list[Node]) -> tuple[list[tuple[int, int]], list[int], list[int]]:

@@ -22,6 +22,7 @@ __all__ = [
     "canonical_text",
     "contains_ref",
     "equal_given_eq",
+    "equal_refs_given_eq",
     "is_integral",
     "jkey",
     "json_equal",
@@ -149,6 +150,19 @@ def equal_given_eq(a: Any, b: Any, *, allow_refs: bool = True) -> bool:
     # A reference keyword as a member name is '"$ref":' or ends in 'Ref":' in the text (a quote inside a
     # string is escaped); absent, no object holds one. Present, perhaps only inside a string: look.
     return allow_refs or (b'"$ref":' not in text and b'Ref":' not in text) or not contains_ref(a)
+
+
+def equal_refs_given_eq(a: Any, b: Any) -> tuple[bool, bool]:
+    """For two objects or arrays already known to be ``==``: ``(json_equal(a, b), whether a reference keyword
+    may occur in a)``; when the second is False, none does. One pair of texts serves both questions."""
+    try:
+        text = orjson.dumps(a)
+        same = text == orjson.dumps(b)
+    except TypeError:  # not plain JSON (an integer beyond 64 bits): the walk decides
+        return _strict(a, b, True), True
+    if not same:
+        return _strict(a, b, True), True
+    return True, b'"$ref":' in text or b'Ref":' in text
 
 
 def _strict(a: Any, b: Any, allow_refs: bool) -> bool:
