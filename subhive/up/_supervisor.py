@@ -45,6 +45,8 @@ TREE_LOOKS_PER_SECOND = 100
 PROVISION_AT_ONCE = 16
 #: Consumers made between two progress lines (``nats.provisioning``).
 _CONSUMERS_A_STEP = 1000
+#: Seconds to wait for each answer of JetStream's API while provisioning.
+_PROVISION_API_TIMEOUT = 30.0
 # Tries (0.2 s apart) at provisioning replicated streams while a new cluster settles.
 _PLACEMENT_TRIES = 50
 
@@ -525,7 +527,9 @@ class Supervisor:
         nc = await nats.connect(**self._admin_endpoint().connect_options())
         try:
             await jetstream_ready(nc)
-            js = nc.jetstream()
+            # A loaded cluster answers JetStream's API slowly while it makes thousands of replicated objects: wait
+            # longer than nats-py's 5 s for each answer.
+            js = nc.jetstream(timeout=_PROVISION_API_TIMEOUT)
             # A cluster may refuse a replicated stream for a moment after it starts ("no suitable peers").
             for attempt in range(_PLACEMENT_TRIES):
                 try:
@@ -554,7 +558,9 @@ class Supervisor:
                                 total=len(consumers),
                             )
                     return
-                except nats.js.errors.APIError:
+                except (nats.js.errors.APIError, nats.errors.TimeoutError):
+                    # Every step is idempotent (what exists is left as it is): after a refusal or a slow answer
+                    # on a cluster, provisioning starts again.
                     if attempt == _PLACEMENT_TRIES - 1 or replicas == 1:
                         raise
                     await asyncio.sleep(0.2)
