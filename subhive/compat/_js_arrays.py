@@ -62,7 +62,7 @@ def _scope(eng: Engine, node: Node, kw: dict[str, Any]) -> bool | None:
             any(k in value for k in BRANCHING) and not branches_evaluate_nothing(eng, current, ITEM_KEYWORDS)
         ):
             return None
-        nexts = eng.children(current, "allOf")
+        nexts = list(eng.children(current, "allOf"))  # a copy: the engine keeps its own
         if "$ref" in value:
             target = eng.deref(current)
             if isinstance(target, Unresolved):

@@ -16,6 +16,7 @@ from ._report import Change
 __all__ = ["Engine"]
 
 _NOTHING: frozenset[str] = frozenset()
+_NO_PAIR: tuple[Node, Node] = ()  # type: ignore[assignment]  # a site whose targets cannot be the same schema
 _EMPTY_KW: dict[str, Any] = {}
 
 _Key = tuple[int, str, int, str]
@@ -95,6 +96,9 @@ class Engine:
         self._not_same: set[tuple[int, str, int, str, bool]] = set()  # pairs _equivalent refuted
         self._within: dict[tuple[int, str], tuple[Any, list[_Site] | None]] = {}  # see _refs_within
         self._by_text: dict[tuple[int, str, str], Node | Unresolved] = {}  # see _deref_at
+        self._known: tuple[Any, Any] = (None, None)  # see known_equal
+        self._site_pairs: dict[tuple[int, str, int, str, Any], tuple[Node, Node]] = {}  # see _targets_within
+        self._children: dict[tuple[int, str, str | None, str], tuple[Any, list[Node]]] = {}  # see children
         self._guard = 0
         self._flip = 0
         #: (how many pairs were being compared, NEW pointer of the innermost) when recursion ran out
@@ -329,7 +333,10 @@ class Engine:
         if isinstance(ov, dict) and isinstance(nv, dict):
             if ov != nv:  # once: along a changed path every level would walk to the change again
                 return None
-            same, refs = equal_refs_given_eq(ov, nv)
+            if self._known[0] is ov and self._known[1] is nv:
+                same, refs = True, True  # told by known_equal
+            else:
+                same, refs = equal_refs_given_eq(ov, nv)
             if not same:
                 return None
             # Equal JSON: the same schema without references, or when the references reach the same schemas.
@@ -339,6 +346,11 @@ class Engine:
         elif ov is nv:  # both the same boolean
             return CLEAN
         return None
+
+    def known_equal(self, ov: dict[str, Any], nv: dict[str, Any]) -> None:
+        """Tell the engine that ``ov`` and ``nv`` are equal JSON (``equal_refs_given_eq``) about to be compared:
+        the caller has made their texts already. (True of these objects for the whole diff, whenever used.)"""
+        self._known = (ov, nv)
 
     def _equivalent(self, old: Node, new: Node) -> bool:
         """``old`` and ``new`` accept the same instances because they are the same schema: the same
@@ -428,15 +440,29 @@ class Engine:
         if sites is None:
             return None
         pairs = []
+        known = self._site_pairs
+        o_uid, n_uid = old.doc.uid, new.doc.uid
         for suffix, resource, ref in sites:
-            o_target, n_target = self._deref_at(old, suffix, resource, ref), self._deref_at(new, suffix, resource, ref)
-            if (
-                isinstance(o_target, Unresolved)
-                or isinstance(n_target, Unresolved)
-                or (is_pure(o_target.value, "$ref") and is_pure(self.follow(o_target).value, "$ref"))
-            ):  # a loop of bare references (follow() only moves from a bare reference)
+            # The same text in the same resources on both sides means the same pair of targets (_deref_at).
+            if resource is None:
+                key = (o_uid, old.base, n_uid, new.base, ref)
+            else:
+                key = (o_uid, old.ptr + resource, n_uid, new.ptr + resource, ref)
+            pair = known.get(key)
+            if pair is None:
+                o_target = self._deref_at(old, suffix, resource, ref)
+                n_target = self._deref_at(new, suffix, resource, ref)
+                if (
+                    isinstance(o_target, Unresolved)
+                    or isinstance(n_target, Unresolved)
+                    or (is_pure(o_target.value, "$ref") and is_pure(self.follow(o_target).value, "$ref"))
+                ):  # a loop of bare references (follow() only moves from a bare reference)
+                    pair = known[key] = _NO_PAIR
+                else:
+                    pair = known[key] = (o_target, n_target)
+            if pair is _NO_PAIR:
                 return None
-            pairs.append((o_target, n_target))
+            pairs.append(pair)
         return pairs
 
     def _deref_at(self, node: Node, suffix: str, resource: str | None, ref: str) -> Node | Unresolved:
@@ -727,11 +753,16 @@ class Engine:
         return kinds
 
     def children(self, node: Node, keyword: str) -> list[Node]:
-        """The subschemas in a list-valued keyword (``allOf``, ``anyOf``, ``oneOf``, ``prefixItems``)."""
+        """The subschemas in a list-valued keyword (``allOf``, ``anyOf``, ``oneOf``, ``prefixItems``); the same
+        list each time it is asked for (its callers only read it): facts, kinds and pairing all ask."""
         value = node.value
-        if not isinstance(value, dict):
+        if not isinstance(value, dict) or keyword not in value:
             return []
-        return [node.child(v, keyword, i) for i, v in enumerate(value.get(keyword, ()))]
+        key = (node.doc.uid, node.key, node.shown, keyword)
+        hit = self._children.get(key)
+        if hit is None or hit[0] is not value:
+            hit = self._children[key] = (value, [node.child(v, keyword, i) for i, v in enumerate(value[keyword])])
+        return hit[1]
 
     def same(self, a: Any, b: Any) -> bool:
         """Equal JSON (JSON Schema equality), without references inside."""

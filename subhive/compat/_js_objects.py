@@ -13,7 +13,7 @@ from ._js_docs import Node, Unresolved
 from ._js_evaluation import BRANCHING, PROPERTY_KEYWORDS, branches_evaluate_nothing
 from ._js_pair import TRUE_NODE, Facts, Pair, Vacuous, changes_in
 from ._js_scalar import diff_bound, show
-from ._js_values import contains_ref, json_equal, runtime_accepts
+from ._js_values import contains_ref, equal_refs_given_eq, json_equal, runtime_accepts
 from ._js_vocab import INPLACE, is_false
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def _evaluators(eng: Engine, node: Node) -> tuple[list[Node], bool] | None:
         value = current.value
         if any(k in value for k in BRANCHING) and not branches_evaluate_nothing(eng, current, PROPERTY_KEYWORDS):
             return None  # which names the branches evaluate depends on the instance
-        nexts = eng.children(current, "allOf")
+        nexts = list(eng.children(current, "allOf"))  # a copy: the engine keeps its own
         if "$ref" in value:
             target = eng.deref(current)
             if isinstance(target, Unresolved):
@@ -263,8 +263,18 @@ def _covers(p: Pair, hyps: list[Node], goals: list[Node]) -> bool:
 def _diff_properties(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
     eng = p.eng
     for name, value in so.props.items():
-        if name in sn.props and not json_equal(value, sn.props[name], allow_refs=False):
-            p.values.append(eng.sub(so.prop(name), sn.prop(name), guarded=True))
+        if name not in sn.props:
+            continue
+        other = sn.props[name]
+        if value.__class__ is dict and other.__class__ is dict and value == other:
+            same, refs = equal_refs_given_eq(value, other)
+            if same and not refs:
+                continue  # the same schema, and nothing in it refers elsewhere
+            if same:
+                eng.known_equal(value, other)  # compared through its references: one pair of texts is enough
+        elif json_equal(value, other, allow_refs=False):
+            continue
+        p.values.append(eng.sub(so.prop(name), sn.prop(name), guarded=True))
     names = dict.fromkeys([*so.props, *sn.props, *sorted(so.names | sn.names)])
     for name in names:
         in_o, in_n = name in so.props, name in sn.props
