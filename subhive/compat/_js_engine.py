@@ -417,8 +417,8 @@ class Engine:
                 continue
             seen[key] = None
             below = None
-            if (*key, True) not in self._not_same and (first or json_equal(o.value, n.value)):
-                below = self._targets_within(o, n)
+            if (*key, True) not in self._not_same:
+                below = self._targets_within(o, n) if first else self._targets_if_equal(o, n)
             first = False
             if below is None:
                 self._not_same.update(way)
@@ -430,6 +430,19 @@ class Engine:
             if key not in self._active:
                 self._memo[key] = CLEAN
         return True
+
+    def _targets_if_equal(self, old: Node, new: Node) -> list[tuple[Node, Node]] | None:
+        """``_targets_within`` for two subschemas that are equal JSON, else None."""
+        ov, nv = old.value, new.value
+        if ov.__class__ is dict and nv.__class__ is dict:
+            if ov != nv:
+                return None
+            same, refs = equal_refs_given_eq(ov, nv)
+            if not same:
+                return None
+            # Equal JSON with no reference is the same schema, as _quick finds it: no walk for sites.
+            return self._targets_within(old, new) if refs else []
+        return self._targets_within(old, new) if json_equal(ov, nv) else None
 
     def _targets_within(self, old: Node, new: Node) -> list[tuple[Node, Node]] | None:
         """For two equal-JSON subschemas, the pairs of targets of the references at the same places in both
@@ -511,13 +524,13 @@ class Engine:
                     role = _role(k)
                 if role == _R_OTHER:  # annotations compare as JSON
                     continue
-                if role == _R_REF:
-                    sites.append((suffix, base, a))
-                    continue
                 container = a.__class__ is dict or a.__class__ is list
-                if role == _R_UNKNOWN:  # an unknown keyword must hold no reference
+                if role in (_R_ASSERTION, _R_UNKNOWN):  # compared as JSON: must hold no reference
                     if container and contains_ref(a):
                         return False
+                    continue
+                if role == _R_REF:
+                    sites.append((suffix, base, a))
                     continue
                 if role == _R_MAP and a.__class__ is dict:
                     todo += [(x, f"{suffix}/{k}/{_escape(m)}", base) for m, x in a.items()]
