@@ -4,7 +4,7 @@ keywords, ``$dynamicRef`` and the legacy ``dependencies``. Rules: docs/compat-co
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Collection, Hashable
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -406,11 +406,13 @@ def _discriminated(eng: Engine, x: Node, y: Node, depth: int, ctx: Node | None) 
     required = {
         n for part in parts for kw in eng.facts(part).conj for n in kw.get("required", ()) if isinstance(n, str)
     }
+    if not required:
+        return False
     xp: dict[str, list[Node]] = {}
     for part in parts:
-        for name, schemas in _property_schemas(eng, part).items():
+        for name, schemas in _property_schemas(eng, part, required).items():
             xp.setdefault(name, []).extend(schemas)
-    yp = _property_schemas(eng, y)
+    yp = _property_schemas(eng, y, xp.keys())
     return any(
         disjoint(eng, a, b, depth + 1)
         for name in sorted(required & xp.keys() & yp.keys())
@@ -419,14 +421,16 @@ def _discriminated(eng: Engine, x: Node, y: Node, depth: int, ctx: Node | None) 
     )
 
 
-def _property_schemas(eng: Engine, node: Node) -> dict[str, list[Node]]:
-    """The schemas each named property must match, from every conjunct of ``node`` that says."""
+def _property_schemas(eng: Engine, node: Node, names: Collection[str]) -> dict[str, list[Node]]:
+    """The schemas each property of ``names`` must match, from every conjunct of ``node`` that says (only the
+    names asked for: a oneOf of large objects would make a node for every property of every pair of branches)."""
     out: dict[str, list[Node]] = {}
     for part in _conjunct_nodes(eng, node):
         props = part.value.get("properties") if isinstance(part.value, dict) else None
         if isinstance(props, dict):
-            for name, schema in props.items():
-                out.setdefault(name, []).append(part.child(schema, "properties", name))
+            for name in names:
+                if name in props:
+                    out.setdefault(name, []).append(part.child(props[name], "properties", name))
     return out
 
 
