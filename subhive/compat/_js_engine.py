@@ -666,6 +666,8 @@ class Engine:
 
     def follow(self, node: Node) -> Node:
         """``node`` with plain ``$ref`` chains followed (as far as they resolve and do not loop)."""
+        if not is_pure(node.value, "$ref"):
+            return node  # the common case, without a set
         seen = set()
         while is_pure(node.value, "$ref") and node.key not in seen:
             seen.add(node.key)
