@@ -118,7 +118,7 @@ def is_false(value: Any) -> bool:
         return True
     if not isinstance(value, dict):
         return False
-    return ("not" in value and is_trivial(value["not"])) or value.get("enum") == []
+    return ("not" in value and is_trivial(value["not"])) or ("enum" in value and value["enum"] == [])
 
 
 def is_pure(value: Any, keyword: str) -> bool:
