@@ -19,7 +19,7 @@ import pytest
 from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
 
 from tests.http.conftest import VALID_PUT, Api, call, keep_put_record_letter
-from tests.up._tree import wait_for
+from tests.up._tree import tail, wait_for
 
 CHROMIUM = "/usr/bin/chromium"
 #: What Chromium needs on these machines: no sandbox as root, and no background traffic to a closed network.
@@ -280,7 +280,13 @@ def test_a_breaking_version_approved_in_the_console_is_picked_up_by_the_running_
         items = call(tree, "GET", "/api/v1/approvals?status=pending&kind=contract").json()["items"]
         return next((a["id"] for a in items if (a["contract"], a["version"]) == ("db_storage", "1.0.0")), None)
 
-    approval = wait_for(pending, "up to propose db_storage 1.0.0")
+    logs = ws / ".subhive" / "logs"
+    approval = wait_for(
+        pending,
+        "up to propose db_storage 1.0.0",
+        60,
+        context=lambda: tail(logs / "supervisor.log", 40) + "\n" + tail(logs / "root.log", 40),
+    )
     page.goto(f"{tree.url}/console/#/approvals")
     page.get_by_label("Admin token").fill(tree.token)
     page.get_by_label("Admin token").press("Tab")
