@@ -268,13 +268,16 @@ def test_a_breaking_version_approved_in_the_console_is_picked_up_by_the_running_
     ws = tree.workspace
     progress = ws / ".subhive" / "up" / "progress.jsonl"
     mark = len(progress.read_text(encoding="utf-8").splitlines())
-    new = ws / "contracts" / "db_storage" / "1.0.0"
+    # Written beside the workspace, then moved into place whole: up looks at the tree every second, and a
+    # version seen half-written (the copy of 0.1.0 renumbered, not yet made breaking) would be accepted at once.
+    new = ws.parent / "db_storage-1.0.0"
     shutil.copytree(ws / "contracts" / "db_storage" / "0.1.0", new)
     manifest = new / "contract.yaml"
     manifest.write_text(manifest.read_text().replace("version: 0.1.0", "version: 1.0.0"))
     schemas = json.loads((new / "schemas.json").read_text())
     schemas["$defs"]["PutRecordInput"]["required"].append("expected_revision")  # breaking for senders
     (new / "schemas.json").write_text(json.dumps(schemas, indent=2))
+    new.rename(ws / "contracts" / "db_storage" / "1.0.0")
 
     def pending() -> str | None:
         items = call(tree, "GET", "/api/v1/approvals?status=pending&kind=contract").json()["items"]
