@@ -102,7 +102,8 @@ class Doc:
     def node(self, ptr: str = "", base: str | None = None) -> Node:
         """The subschema at ``ptr``; ``base`` is the pointer of its schema resource (found when not given)."""
         if base is None:
-            base = _resource_along(self.root, ptr) if ptr else ""
+            value, base = _locate(self.root, ptr)
+            return Node(self, ptr, ptr, value, base)
         return Node(self, ptr, ptr, _navigate(self.root, ptr), base)
 
     @property
@@ -359,34 +360,10 @@ def check_schema(root: Any, label: str, *, whole: bool = True, translated: Any =
         ) from exc
 
 
-def _resource_along(root: Any, ptr: str) -> str:
-    """The pointer of the innermost embedded ``$id`` resource on the way from the root to ``ptr``.
-
-    Only schema positions count (a property *named* "$id" is not an identifier), so the walk follows
-    the keyword grammar and stops tracking once the path leaves known schema keywords.
-    """
-    base, value, here, state = "", root, "", "schema"
-    for raw in ptr[1:].split("/") if ptr else ():
-        token = raw.replace("~1", "/").replace("~0", "~")
-        value = value[int(token)] if isinstance(value, list) else value[token]
-        here += "/" + raw
-        if state == "schema":
-            state = (
-                "member" if token in SCHEMA_MAPS or token in SCHEMA_LISTS else "at" if token in SCHEMA_ONE else "lost"
-            )
-        elif state == "member":
-            state = "at"
-        if state == "lost":
-            break
-        if state == "at":
-            if isinstance(value, dict) and "$id" in value:
-                base = here
-            state = "schema"
-    return base
-
-
 def _locate(root: Any, ptr: str) -> tuple[Any, str]:
-    """``(_navigate(root, ptr), _resource_along(root, ptr))`` in one walk: every resolved reference asks both."""
+    """``_navigate(root, ptr)`` and the pointer of the innermost embedded ``$id`` resource on the way to it, in one
+    walk. Only schema positions count (a property *named* "$id" is not an identifier), so the resource is tracked
+    along the keyword grammar until the path leaves known schema keywords."""
     value, base, here, state = root, "", "", "schema"
     for raw in ptr[1:].split("/") if ptr else ():
         token = raw.replace("~1", "/").replace("~0", "~") if "~" in raw else raw
