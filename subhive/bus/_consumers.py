@@ -19,6 +19,7 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 
+from .._bounded import bounded
 from ._permissions import deliver_subject, durable_name, event_stream, event_subject, kv_bucket
 
 __all__ = [
@@ -144,18 +145,9 @@ async def ensure_consumers(js: JetStreamContext, specs: Iterable[ConsumerSpec], 
     starting after what it had acknowledged; any other difference is updated in place. Up to ``at_once`` are
     worked on together: a tree of hundreds of hives has hundreds, and on a cluster each is a round trip through
     its meta leader; the first failure is raised once the others ended."""
-    gate = asyncio.Semaphore(at_once)
-
-    async def ensure(spec: ConsumerSpec) -> bool:
-        async with gate:
-            return await _ensure_consumer(js, spec)
-
     specs = list({(spec.stream, spec.name): spec for spec in specs}.values())  # one name, one spec: the last
-    results = await asyncio.gather(*(ensure(spec) for spec in specs), return_exceptions=True)
-    for result in results:
-        if isinstance(result, BaseException):
-            raise result
-    return [f"{spec.stream}/{spec.name}" for spec, changed in zip(specs, results, strict=True) if changed is True]
+    results = await bounded((_ensure_consumer(js, spec) for spec in specs), at_once)
+    return [f"{spec.stream}/{spec.name}" for spec, changed in zip(specs, results, strict=True) if changed]
 
 
 async def _ensure_consumer(js: JetStreamContext, spec: ConsumerSpec) -> bool:

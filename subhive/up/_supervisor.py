@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from .._bounded import bounded
 from ..errors import InputError, Location, SubhiveError
 from ..workspace import Workspace, open_workspace
 from ._follow import QUICK_EXIT, SAME_FAILURES, Snapshot, TreeChange, refused_requirements, tree_stamp
@@ -1182,16 +1183,7 @@ class Supervisor:
 
 async def _bounded(calls: Iterable[Coroutine[Any, Any, Any]], at_once: int = PROVISION_AT_ONCE) -> None:
     """Await ``calls``, up to ``at_once`` at a time; the first failure is raised once the others ended."""
-    gate = asyncio.Semaphore(at_once)
-
-    async def gated(call: Coroutine[Any, Any, Any]) -> None:
-        async with gate:
-            await call
-
-    results = await asyncio.gather(*(gated(call) for call in calls), return_exceptions=True)
-    for result in results:
-        if isinstance(result, BaseException):
-            raise result
+    await bounded(calls, at_once)
 
 
 async def _terminate(processes: list[subprocess.Popen[bytes] | HostedRun], timeout: float) -> None:
