@@ -1,19 +1,21 @@
 """Reading JSON and YAML files with source positions, so every error can name a file and a line.
-Strict where silence would lose something (duplicate keys, NaN, non-UTF-8, oversized files: docs/lint.md);
-line lookups are computed only when an error needs one, so the happy path costs a plain ``json.loads``.
+Strict where silence would lose something (duplicate keys, NaN, non-UTF-8, oversized files: docs/lint.md; in a
+schema, a repeated key that cannot change what it accepts is only a warning: subhive._duplicates); line lookups
+are computed only when an error needs one, so the happy path costs a plain ``json.loads``.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .errors import InputError, Location
+from .errors import InputError, Location, Problem
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
@@ -46,11 +48,13 @@ def join_pointer(base: str, *tokens: str | int) -> str:
 class SourceDocument:
     """A parsed JSON or YAML document that remembers where it came from."""
 
-    def __init__(self, path: Path, text: str, data: Any, *, is_yaml: bool) -> None:
+    def __init__(self, path: Path, text: str, data: Any, *, is_yaml: bool, notes: tuple[Problem, ...] = ()) -> None:
         self.path = path
         self.text = text
         self.data = data
         self.is_yaml = is_yaml
+        #: Warnings found while reading (a harmless duplicate key of a schema: decision 0136).
+        self.notes = notes
 
     def __repr__(self) -> str:
         return f"SourceDocument({str(self.path)!r})"
@@ -121,7 +125,9 @@ def nearest_line(lines: dict[str, int], pointer: str) -> int | None:
         pointer = pointer.rsplit("/", 1)[0]
 
 
-def parse_document(raw: bytes, path: Path) -> SourceDocument:
+def parse_document(raw: bytes, path: Path, *, schema: bool = False) -> SourceDocument:
+    """Parse ``raw`` as the JSON or YAML its suffix says. A repeated key is refused, unless ``schema`` (the document
+    is a JSON Schema) and the repeat cannot change what it accepts: then the last value is kept, with a note."""
     where = Location(file=str(path))
     if b"\x00" in raw:
         raise InputError("file is binary, not JSON or YAML text", code="input.binary", location=where)
@@ -136,13 +142,20 @@ def parse_document(raw: bytes, path: Path) -> SourceDocument:
             hint="save the file as UTF-8",
         ) from exc
     suffix = path.suffix.lower()
-    if suffix in YAML_SUFFIXES:
-        return SourceDocument(path, text, _parse_yaml(text, path), is_yaml=True)
-    if suffix in JSON_SUFFIXES or not suffix:
-        return SourceDocument(path, text, _parse_json(text, path), is_yaml=False)
-    raise InputError(
-        f"unsupported file type {suffix!r}", code="input.file_type", location=where, hint="use .json, .yaml or .yml"
-    )
+    is_yaml = suffix in YAML_SUFFIXES
+    if not is_yaml and suffix not in JSON_SUFFIXES and suffix:
+        raise InputError(
+            f"unsupported file type {suffix!r}", code="input.file_type", location=where, hint="use .json, .yaml or .yml"
+        )
+    try:
+        data = _parse_yaml(text, path) if is_yaml else _parse_json(text, path)
+    except _DuplicateKey:  # rare: read again keeping every pair, and judge each repeat (decision 0136)
+        from ._duplicates import keep_pairs, settle
+
+        tree = _parse_yaml(text, path, _PairsLoader) if is_yaml else _parse_json(text, path, keep_pairs)
+        data, notes = settle(tree, text, path, schema=schema)
+        return SourceDocument(path, text, data, is_yaml=is_yaml, notes=notes)
+    return SourceDocument(path, text, data, is_yaml=is_yaml)
 
 
 def _reject_constant(name: str) -> Any:
@@ -157,24 +170,20 @@ def _finite_float(text: str) -> float:
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _DuplicateKey
     return out
 
 
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
+class _DuplicateKey(Exception):
+    """A key repeats: :func:`parse_document` reads the document again to say where, and whether it matters."""
 
 
-def _parse_json(text: str, path: Path) -> Any:
+def _parse_json(text: str, path: Path, pairs_hook: Callable[[list[tuple[str, Any]]], Any] = _no_duplicate_keys) -> Any:
     try:
         return json.loads(
-            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant, parse_float=_finite_float
+            text, object_pairs_hook=pairs_hook, parse_constant=_reject_constant, parse_float=_finite_float
         )
     except json.JSONDecodeError as exc:
         raise InputError(
@@ -182,27 +191,9 @@ def _parse_json(text: str, path: Path) -> Any:
             code="input.json",
             location=Location(file=str(path), line=exc.lineno),
         ) from exc
-    except _DuplicateKey as exc:
-        line = _first_line_containing(text, json.dumps(exc.key))
-        raise InputError(
-            f"duplicate key {exc.key!r}: the second would silently replace the first",
-            code="input.duplicate_key",
-            location=Location(file=str(path), line=line),
-            hint="remove or rename one of them",
-        ) from exc
     except (ValueError, RecursionError) as exc:
         msg = "nesting is too deep" if isinstance(exc, RecursionError) else str(exc)
         raise InputError(f"invalid JSON: {msg}", code="input.json", location=Location(file=str(path))) from exc
-
-
-def _first_line_containing(text: str, needle: str) -> int | None:
-    seen = 0
-    for number, line in enumerate(text.splitlines(), start=1):
-        if needle in line:
-            seen += 1
-            if seen == 2:
-                return number
-    return None
 
 
 # libyaml's parser when PyYAML was built with it (several times faster), the pure-Python one otherwise.
@@ -230,8 +221,9 @@ class _NotFinite(_Refused):
     hint = "use a finite number"
 
 
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
     seen: set[Any] = set()
+    keys: list[str] = []
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
         if not isinstance(key, str):
@@ -243,13 +235,19 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
                 else f"a key is a {type(key).__name__}; keys must be strings, as in JSON"
             )
             raise _NonStringKey(None, None, problem, key_node.start_mark)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}: the second would silently replace the first", key_node.start_mark
-            )
+        if key in seen and not isinstance(loader, _PairsLoader):
+            raise _DuplicateKey
         seen.add(key)
-    mapping: dict[Any, Any] = loader.construct_mapping(node, deep=deep)
-    return mapping
+        keys.append(key)
+    if len(seen) != len(keys):  # the _PairsLoader: keep every pair, for _duplicates.settle to judge
+        from ._duplicates import Pairs
+
+        return Pairs((key, loader.construct_object(v, deep=deep)) for key, (_, v) in zip(keys, node.value, strict=True))
+    return loader.construct_mapping(node, deep=deep)
+
+
+class _PairsLoader(_StrictLoader):
+    """The strict loader, keeping a mapping whose keys repeat as its pairs (for ``_duplicates.settle``)."""
 
 
 def _construct_finite_float(loader: _StrictLoader, node: yaml.ScalarNode) -> float:
@@ -263,9 +261,9 @@ _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _c
 _StrictLoader.add_constructor("tag:yaml.org,2002:float", _construct_finite_float)
 
 
-def _parse_yaml(text: str, path: Path) -> Any:
+def _parse_yaml(text: str, path: Path, loader: type[_StrictLoader] = _StrictLoader) -> Any:
     try:
-        return yaml.load(text, Loader=_StrictLoader)
+        return yaml.load(text, Loader=loader)
     except _Refused as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         raise InputError(

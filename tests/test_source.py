@@ -36,7 +36,7 @@ def test_yaml_pointer_lines(tmp_path: Path) -> None:
         ("duplicate_key.json", '{\n "a": 1,\n "a": 2\n}', "input.duplicate_key", 3),
         ("nan.json", '{"a": NaN}', "input.json", None),
         ("invalid_yaml.yaml", "a: [1,\nb: 2\n", "input.yaml", None),
-        ("duplicate_key.yaml", "a: 1\nb: 2\na: 3\n", "input.yaml", 3),
+        ("duplicate_key.yaml", "a: 1\nb: 2\na: 3\n", "input.duplicate_key", 3),
         ("latin1.json", b'{"a": "\xe9"}', "input.encoding", 1),
         ("binary.json", b"\x89PNG\r\n\x1a\n\x00\x00", "input.binary", None),
         ("schema.txt", "{}", "input.file_type", None),

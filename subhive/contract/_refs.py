@@ -236,7 +236,7 @@ class TranslatedDocument(SourceDocument):
     """
 
     def __init__(self, doc: SourceDocument, translation: Translation) -> None:
-        super().__init__(doc.path, doc.text, translation.schema, is_yaml=doc.is_yaml)
+        super().__init__(doc.path, doc.text, translation.schema, is_yaml=doc.is_yaml, notes=doc.notes)
         self.original = doc.data
         self.translation = translation
 
@@ -315,7 +315,7 @@ class SchemaDocuments:
             raise self._failures[key]
         try:
             source = self.files if key not in self._admitted else DiskFiles(Path(key).parent)
-            doc = parse_document(source.read(Path(path)), Path(path))
+            doc = parse_document(source.read(Path(path)), Path(path), schema=True)
             if doc.is_yaml:
                 _check_expansion(doc)
         except InputError as exc:

@@ -556,6 +556,7 @@ class _SchemaChecks:
             self._meta(doc, "")
             self._unknown_keywords(doc, "")
         self._dialect_notes(doc)
+        self.warnings.extend(doc.notes)  # harmless duplicate keys, found while reading (decision 0136)
         for pointer, value in index.dialects:
             if isinstance(value, str) and dialect_of(value) is None:
                 self.problems.add(
