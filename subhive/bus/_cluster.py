@@ -11,6 +11,7 @@ import dataclasses
 import json
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -60,9 +61,11 @@ class EmbeddedCluster:
         self.nodes = nodes
 
     @classmethod
-    async def start(cls, config: ServerConfig, *, nodes: int = 3) -> EmbeddedCluster:
+    async def start(
+        cls, config: ServerConfig, *, nodes: int = 3, launched: Callable[[int], None] | None = None
+    ) -> EmbeddedCluster:
         """Start every node and return once each accepts connections (JetStream may still be electing its
-        leaders: :func:`jetstream_ready`)."""
+        leaders: :func:`jetstream_ready`). ``launched``: as for :meth:`EmbeddedServer.start`, for each node."""
         if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 2:
             raise InputError(
                 f"a cluster needs at least 2 nodes, not {nodes!r}",
@@ -78,6 +81,7 @@ class EmbeddedCluster:
                 config, store_dir=config.store_dir / f"n{index}", server_name=f"n{index}", cluster=routes, port=0
             )
             servers.append(EmbeddedServer(node, binary))
+            servers[-1].launched = launched
         cluster = cls(servers)
         try:
             await asyncio.gather(*(node._boot(0) for node in servers))

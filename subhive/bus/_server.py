@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -343,6 +343,8 @@ class EmbeddedServer:
         self._finalizer: weakref.finalize[..., EmbeddedServer] | None = None
         self._log_offset = 0
         self._launched_port = config.port  # what the file says (0: "any"): a reload must not change it
+        #: Called with the pid of each process this server launches (start and restarts), before it is ready.
+        self.launched: Callable[[int], None] | None = None
 
     # -- paths --------------------------------------------------------------------------------------------
 
@@ -389,13 +391,17 @@ class EmbeddedServer:
     # -- lifecycle ----------------------------------------------------------------------------------------
 
     @classmethod
-    async def start(cls, config: ServerConfig) -> EmbeddedServer:
+    async def start(cls, config: ServerConfig, *, launched: Callable[[int], None] | None = None) -> EmbeddedServer:
         """Start a server and wait until it accepts connections; ``url`` then names its port.
+
+        ``launched`` is called with the process's pid the moment it exists (and at each :meth:`restart`): a
+        supervisor records it then, so that one killed while the server starts still leaves nothing behind.
 
         Example: ``server = await EmbeddedServer.start(ServerConfig(tmp / "nats"))`` gives
         ``server.url == "nats://127.0.0.1:41234"`` (the port is the server's choice).
         """
         server = cls(config, find_server_binary(config.binary))
+        server.launched = launched
         await server._boot(config.port)
         return server
 
@@ -522,6 +528,8 @@ class EmbeddedServer:
                 hint="check that the store directory is writable and the binary runs",
             ) from exc
         self._finalizer = weakref.finalize(self, _reap, self._process)
+        if self.launched is not None:
+            self.launched(self._process.pid)
         return self._process
 
     async def _wait_ready(self, process: subprocess.Popen[bytes]) -> None:

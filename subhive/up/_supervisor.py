@@ -170,6 +170,11 @@ class Supervisor:
         self._elsewhere: list[str] = []
         #: The CA the root's certificate is verified with, when it serves TLS ([grpc]).
         self._root_ca: Path | None = None
+        #: What the record says of the run: starting, ready, stopped (each child is recorded the moment it starts).
+        self._state = "starting"
+        #: nats-server processes launched before ``self.nats`` exists (a cluster's nodes, while they start), with
+        #: their start times: a node that failed to start is not recorded under a pid the system gave away since.
+        self._nats_launched: dict[int, int | None] = {}
 
     # -- reporting ----------------------------------------------------------------------------------------
 
@@ -181,7 +186,15 @@ class Supervisor:
             self._progress.flush()
         log.info("%s: %s", event, message)
 
-    def _record(self, state: str) -> None:
+    def _record(self, state: str | None = None) -> None:
+        """Write ``supervisor.json``: every child's pid, which ``down`` stops whatever this process was doing when
+        it died. Called the moment each child starts (``state`` None: the state stays as it was)."""
+        self._state = state or self._state
+        nats_pids = (
+            self.nats.pids
+            if self.nats is not None
+            else [pid for pid, start in self._nats_launched.items() if start and process_start(pid) == start]
+        )
         hives = {
             name: {
                 "pid": child.pid,
@@ -198,7 +211,7 @@ class Supervisor:
             os.getpid(),
             *(c.pid for c in (self.root, self.mocks, *self.hives.values()) if c is not None),
             *(h.pid for h in self.hosts.values()),
-            *(self.nats.pids if self.nats is not None else []),
+            *nats_pids,
         ]
         starts: dict[int, int] = {}
         for pid in live:
@@ -209,14 +222,14 @@ class Supervisor:
             self.layout.supervisor_file,
             {
                 "pid": os.getpid(),
-                "state": state,
+                "state": self._state,
                 "workspace": str(self.layout.workspace),
                 "workspace_id": self._workspace_id,
                 "root": self.root_address,
                 "http": self.root_http,
                 "nats": ",".join(self.nats.urls) if self.nats is not None else "",
-                "nats_pid": self.nats.pid if self.nats is not None else None,
-                "nats_pids": self.nats.pids if self.nats is not None else [],
+                "nats_pid": nats_pids[0] if nats_pids else None,
+                "nats_pids": nats_pids,
                 "nats_monitor": self.nats.monitor_urls if self.nats is not None else [],
                 "nats_ca": self._nats_ca_env().get("SUBHIVE_NATS_CA"),
                 "root_pid": self.root.pid if self.root is not None else None,
@@ -358,6 +371,7 @@ class Supervisor:
                 start_new_session=True,
             )
         child.started = time.monotonic()
+        self._record()  # before its address: it may take a while, and `down` must find it meanwhile
         assert child.process.stdout is not None
         line = await asyncio.wait_for(asyncio.to_thread(child.process.stdout.readline), 60)
         try:
@@ -479,14 +493,21 @@ class Supervisor:
                     code="up.nats_port_cluster",
                     hint="leave out --nats-port: each node of a cluster picks its own port",
                 )
-            self.nats = await EmbeddedCluster.start(config, nodes=settings.nodes)
+            self.nats = await EmbeddedCluster.start(config, nodes=settings.nodes, launched=self._nats_started)
             where = f"a {settings.nodes}-node cluster on {', '.join(self.nats.urls)}"
         else:
-            self.nats = await EmbeddedServer.start(config)
+            self.nats = await EmbeddedServer.start(config, launched=self._nats_started)
             where = self.nats.url
+        self._record()  # with every node's URL
         self.emit("nats.started", f"NATS: {where} (JetStream in {self.layout.nats_dir})", url=",".join(self.nats.urls))
         await self._provision(plan, hives, added=list(hives))
-        self._record("starting")
+
+    def _nats_started(self, pid: int) -> None:
+        """A nats-server process exists (at start, or a node restarted): recorded before it is even ready, since
+        a cluster may take long to start and provisioning longer (a supervisor killed meanwhile orphaned it)."""
+        if self.nats is None:
+            self._nats_launched[pid] = process_start(pid)
+        self._record()
 
     async def _join_nats(self, plan: Any, hives: dict[str, Any]) -> None:
         """``[nats] urls``: a cluster someone else runs, started, reloaded and stopped by its operator; it must
@@ -826,6 +847,7 @@ class Supervisor:
             self.layout.log_file("mocks"),
         )
         self.mocks.launch(self.layout.workspace)
+        self._record()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and self.mocks.pid is not None:
             if (read_json(status) or {}).get("pid") == self.mocks.pid:
@@ -844,6 +866,7 @@ class Supervisor:
             await _terminate([child.process], self.options.stop_timeout)
         child.failed, child.quick_exits = "", 0  # what it failed on may be what changed
         child.launch(self.layout.workspace)
+        self._record()
         self.emit(
             "hive.reloaded",
             f"{child.name}: restarted on its new stubs (pid {child.pid})",
@@ -914,7 +937,7 @@ class Supervisor:
             child.launch(self.layout.workspace)
         # Recorded before anyone hears of them: a supervisor killed right after (an OOM killer) leaves pids that
         # `up` and `down` can stop.
-        self._record("starting")
+        self._record()
         for name in wave:
             child = self.hives[name]
             self.emit("hive.starting", f"{name}: starting (pid {child.pid})", hive=name, pid=child.pid)
@@ -998,6 +1021,8 @@ class Supervisor:
                 changed |= self._tend(child, now)
             if self.mocks is not None:
                 changed |= self._tend(self.mocks, now)
+            if changed:  # a restarted hive is recorded now, not after following a change that may take a while
+                self._record()
             if self.root is not None and self.root.process is not None and self.root.process.poll() is not None:
                 code = self.root.process.returncode
                 self.emit("root.crashed", f"the root hive exited with code {code}; restarting", code=code)
@@ -1025,7 +1050,7 @@ class Supervisor:
             await self._check_dead_letters(now)
             changed |= await self._serve_requests()
             if changed:
-                self._record("ready")
+                self._record()
 
     def _tend(self, child: _Child, now: float) -> bool:
         if child.failed:
@@ -1106,6 +1131,7 @@ class Supervisor:
                 await _terminate([child.process], self.options.stop_timeout)
             self.layout.status_file(child.name).unlink(missing_ok=True)
             child.launch(self.layout.workspace)
+            self._record()
             child.backoff, child.request = BACKOFF_FIRST, str(request.get("id"))
             self.emit(
                 "hive.restarting",

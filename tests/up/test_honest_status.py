@@ -27,7 +27,7 @@ from subhive.bus import ADMIN_USER
 from subhive.hive import board_stream
 from subhive.up import UpLayout, pid_alive
 
-from ._tree import CopyTemplate, recorded_pids, subhive, up, wait_for
+from ._tree import CopyTemplate, events, recorded_pids, subhive, up, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -113,8 +113,13 @@ def test_status_tells_a_dead_root_from_a_lost_supervisor_and_what_still_runs(one
         out, _ = _status(workspace)
         assert "up, but the root process is down" in out
         assert "the supervisor restarts it" in out
+    # Restarted once it answers (the record names the new process from its start, before it listens).
     wait_for(
-        lambda: (p := recorded_pids(workspace)["root"]) != pids["root"] and pid_alive(p),
+        lambda: (
+            any(e["event"] == "root.restarted" for e in events(workspace))
+            and (p := recorded_pids(workspace)["root"]) != pids["root"]
+            and pid_alive(p)
+        ),
         "the root to be restarted",
         timeout=30,
     )

@@ -182,8 +182,12 @@ def test_the_root_killed_with_sigkill_is_restarted_at_the_same_address_with_its_
     address = json.loads(UpLayout(workspace).supervisor_file.read_text())["root"]
 
     os.kill(pids["root"], signal.SIGKILL)
-    wait_for(
-        lambda: (p := recorded_pids(workspace)["root"]) != pids["root"] and pid_alive(p),
+    wait_for(  # once it answers: the record names the new process from its start, before it listens
+        lambda: (
+            "root.restarted" in [e["event"] for e in events(workspace)]
+            and (p := recorded_pids(workspace)["root"]) != pids["root"]
+            and pid_alive(p)
+        ),
         "the root to be restarted",
         30,
         context=lambda: str(events(workspace)[-3:]),
