@@ -99,6 +99,8 @@ class Engine:
         self._known: tuple[Any, Any] = (None, None)  # see known_equal
         self._site_pairs: dict[tuple[int, str, int, str, Any], tuple[Node, Node]] = {}  # see _targets_within
         self._children: dict[tuple[int, str, str | None, str], tuple[Any, list[Node]]] = {}  # see children
+        #: answers of _js_logic.disjoint: a pure function of its nodes' keys, asked again and again by oneOf
+        self.disjoint_memo: dict[tuple[Any, ...], bool] = {}
         self._guard = 0
         self._flip = 0
         #: (how many pairs were being compared, NEW pointer of the innermost) when recursion ran out

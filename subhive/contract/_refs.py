@@ -4,7 +4,6 @@ same thing on every machine, offline, forever. What may be referenced: docs/cont
 
 from __future__ import annotations
 
-import copy
 import os
 import posixpath
 from collections.abc import Callable
@@ -78,6 +77,36 @@ def _child(pointer: str, token: str | int) -> str:
 
 def _unescape(token: str) -> str:
     return token.replace("~1", "/").replace("~0", "~")
+
+
+def _replaced(data: Any, values: dict[str, Any]) -> Any:
+    """``data`` with the value at each pointer of ``values`` replaced: the containers along those pointers are
+    copied, everything else is shared (a deep copy of a 1.5 MB schema took ~0.1 s for a few references).
+
+    >>> doc = {"a": {"$ref": "#/x<y>"}, "b": [1]}
+    >>> out = _replaced(doc, {"/a/$ref": "#/x%3Cy%3E"})
+    >>> out, doc["a"]["$ref"], out["b"] is doc["b"]
+    ({'a': {'$ref': '#/x%3Cy%3E'}, 'b': [1]}, '#/x<y>', True)
+    """
+    copied: set[int] = set()  # the containers this call made: written in place
+
+    def own(value: Any) -> Any:
+        if id(value) in copied:
+            return value
+        value = dict(value) if isinstance(value, dict) else list(value)
+        copied.add(id(value))
+        return value
+
+    root = own(data)
+    for pointer, value in values.items():
+        *path, last = [_unescape(raw) for raw in pointer[1:].split("/")]
+        node = root
+        for token in path:
+            key: Any = int(token) if isinstance(node, list) else token
+            node[key] = child = own(node[key])
+            node = child
+        node[int(last) if isinstance(node, list) else last] = value
+    return root
 
 
 def resolve_pointer(data: Any, pointer: str) -> Any:
@@ -386,10 +415,7 @@ class SchemaDocuments:
         moved = {**escaped, **self.moved_refs.get(id(doc), {})}
         if not moved:
             return doc.data
-        data = copy.deepcopy(doc.data)
-        for pointer, ref in moved.items():
-            resolve_pointer(data, pointer.rsplit("/", 1)[0])[pointer.rsplit("/", 1)[1]] = ref
-        return data
+        return _replaced(doc.data, moved)
 
     def documents(self) -> list[SourceDocument]:
         """Every document read so far, in the order it was read."""

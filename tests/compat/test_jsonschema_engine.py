@@ -63,6 +63,11 @@ def _nested(leaf: str, *extra: dict[str, Any]) -> dict[str, Any]:
 
 _BASE_DEF = obj({"id": S}, required=["id"])
 
+# A tagged union wider than the pairwise disjointness check goes (64 branches), as real ones are (SchemaStore's
+# vector.json has 65 sinks, each {"allOf": [{"$ref": config}, {"required": ["type"], "properties": {"type":
+# {"const": ...}}}]}).
+_SINKS = [{"allOf": [obj({"x": INT}), _discriminated(f"k{i}", {})]} for i in range(70)]
+
 
 def _extended(props: dict[str, Any], base_id: dict[str, Any] = S) -> dict[str, Any]:
     """The 2020-12 way to extend a closed schema: allOf a base, own properties, unevaluatedProperties."""
@@ -489,6 +494,25 @@ CASES = [
         True,
         False,
         wf={"kind": "c"},
+    ),
+    Case(
+        "oneof-many-tagged-branch-added",
+        {"oneOf": _SINKS},
+        {"oneOf": [*_SINKS, _discriminated("new", {})]},
+        True,
+        False,
+        ("one_of.branch_added",),
+        wf={"kind": "new"},
+    ),
+    Case(
+        "oneof-many-tagged-tag-reused",
+        {"oneOf": _SINKS},
+        {"oneOf": [*_SINKS, _discriminated("k3", {"y": S})]},
+        False,
+        False,
+        ("one_of.exclusivity.unprovable",),
+        wb={"kind": "k3", "x": 1},  # now matches two branches
+        wf={"kind": "k3", "x": "s"},  # the new branch only (x a string fails the old k3 branch)
     ),
     Case(
         "allof-branch-added",
