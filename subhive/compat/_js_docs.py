@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import Any, TypeAlias
 from urllib.parse import unquote, urljoin
 
@@ -217,60 +218,65 @@ class Library:
 
     def resolve(self, node: Node, ref: str) -> Node | Unresolved:
         """The subschema ``ref`` (written at ``node``) points to."""
-        key = (node.doc.uid, node.base, ref)  # the same text in the same resource means the same target
+        hit = self._resolved.get((node.doc.uid, node.base, ref))
+        return hit if hit is not None else self.resolve_at(node.doc, node.base, ref, lambda: node)
+
+    def resolve_at(self, doc: Doc, base: str, ref: str, site: Callable[[], Node]) -> Node | Unresolved:
+        """The subschema ``ref`` points to, written in ``doc`` inside the schema resource at ``base``; ``site``
+        makes the node where it is written, asked for only to say where a reference fails."""
+        key = (doc.uid, base, ref)  # the same text in the same resource means the same target
         hit = self._resolved.get(key)
         if hit is None:
-            hit = self._resolved[key] = self._resolve(node, ref)
+            hit = self._resolved[key] = self._resolve(doc, base, ref, site)
         return hit
 
-    def _resolve(self, node: Node, ref: str) -> Node | Unresolved:
+    def _resolve(self, doc: Doc, resource: str, ref: str, site: Callable[[], Node]) -> Node | Unresolved:
         docpart, _, fragment = ref.partition("#")
-        doc, resource = node.doc, node.base
         if docpart:
             index = doc.index
-            absolute = urljoin(index.base_uri.get(node.base, ""), docpart)
+            absolute = _join(index.base_uri.get(resource, ""), docpart)
             ptr = index.ids.get(absolute, index.ids.get(docpart))
             if ptr is not None:
                 resource = ptr
             elif _metaschemas.is_bundled(absolute):  # a dialect's meta-schema: bundled, never fetched
                 meta = self._metaschema(absolute)
-                return self._in_doc(meta, "", meta.written(unquote(fragment)), node, ref)
+                return self._in_doc(meta, "", meta.written(unquote(fragment)), site, ref)
             elif _SCHEME.match(absolute) or _SCHEME.match(docpart):
-                placed = self._placed_by_id(node, absolute, ref)  # the file its $id places it at (decision 0096)
+                placed = self._placed_by_id(doc, absolute, ref, site)  # the file its $id places it at (0096)
                 if placed is not None:
-                    return self._in_doc(placed, "", placed.written(unquote(fragment)), node, ref)
+                    return self._in_doc(placed, "", placed.written(unquote(fragment)), site, ref)
                 return Unresolved(
                     "ref.remote.unprovable", f"$ref {ref!r} names a remote schema; subhive never fetches schemas"
                 )
             else:
-                external = self._external(node, docpart, ref)
+                external = self._external(doc, docpart, ref, site)
                 if isinstance(external, Unresolved):
                     return external
                 # The fragment is written against that file; its translation may have moved keywords.
-                return self._in_doc(external, "", external.written(unquote(fragment)), node, ref)
-        return self._in_doc(doc, resource, unquote(fragment), node, ref)
+                return self._in_doc(external, "", external.written(unquote(fragment)), site, ref)
+        return self._in_doc(doc, resource, unquote(fragment), site, ref)
 
-    def _in_doc(self, doc: Doc, resource: str, fragment: str, site: Node, ref: str) -> Node:
+    def _in_doc(self, doc: Doc, resource: str, fragment: str, site: Callable[[], Node], ref: str) -> Node:
         if fragment and not fragment.startswith("/"):
             ptr = doc.index.anchors.get((resource, fragment))
             if ptr is None:
-                raise _broken(site, ref, f"no $anchor {fragment!r} in that schema resource")
+                raise _broken(site(), ref, f"no $anchor {fragment!r} in that schema resource")
         else:
             ptr = resource + fragment
         try:
             value, base = _locate(doc.root, ptr)
         except LookupError as exc:
-            raise _broken(site, ref, str(exc)) from exc
+            raise _broken(site(), ref, str(exc)) from exc
         return Node(doc, ptr, ptr, value, base)
 
-    def _placed_by_id(self, node: Node, absolute: str, ref: str) -> Doc | None:
+    def _placed_by_id(self, doc: Doc, absolute: str, ref: str, site: Callable[[], Node]) -> Doc | None:
         """The document the contract loader finds for an absolute URL by the referring document's ``$id``, or
         None when it places none there (then the reference is remote)."""
         # Only the contract loader's resolver is given URLs: it never fetches (another might).
-        if not getattr(node.doc.resolver, "resolves_urls_offline", False):
+        if not getattr(doc.resolver, "resolves_urls_offline", False):
             return None
         try:
-            found = self._external(node, absolute, ref)
+            found = self._external(doc, absolute, ref, site)
         except InputError as exc:
             if exc.code == "schema.ref_remote":
                 return None
@@ -285,15 +291,15 @@ class Library:
             doc = self._docs[key] = self.new_doc(_metaschemas.metaschema(uri), name=uri)
         return doc
 
-    def _external(self, node: Node, docpart: str, ref: str) -> Doc | Unresolved:
-        resolver = node.doc.resolver
+    def _external(self, doc: Doc, docpart: str, ref: str, site: Callable[[], Node]) -> Doc | Unresolved:
+        resolver = doc.resolver
         if resolver is None:
             return Unresolved(
                 "ref.external_unresolved", f"$ref {ref!r} points to another document and no resolver was given"
             )
         key = (id(resolver), docpart)
-        doc = self._docs.get(key)
-        if doc is None:
+        found = self._docs.get(key)
+        if found is None:
             try:
                 got = resolver(docpart)
             except (SubhiveError, RecursionError):  # ours, or the comparison being too deep (not the resolver)
@@ -302,15 +308,15 @@ class Library:
                 raise InputError(
                     f"cannot resolve $ref {ref!r}: {exc}",
                     code="schema.ref_unresolvable",
-                    location=Location(pointer=node.path + "/$ref"),
+                    location=Location(pointer=site().path + "/$ref"),
                 ) from exc
             if got is None:
                 return Unresolved("ref.external_unresolved", f"$ref {ref!r} could not be resolved")
             root, sub_resolver = got
-            doc = self.new_doc(root, name=docpart, resolver=sub_resolver)
-            check_schema(root, f"{docpart} (referenced as {ref!r})", translated=doc.root)
-            self._docs[key] = doc
-        return doc
+            found = self.new_doc(root, name=docpart, resolver=sub_resolver)
+            check_schema(root, f"{docpart} (referenced as {ref!r})", translated=found.root)
+            self._docs[key] = found
+        return found
 
 
 def check_schema(root: Any, label: str, *, whole: bool = True, translated: Any = None) -> None:
@@ -358,6 +364,12 @@ def check_schema(root: Any, label: str, *, whole: bool = True, translated: Any =
         raise InputError(
             f"{label} is not a JSON document: {exc}", code="schema.invalid", location=Location(pointer="")
         ) from exc
+
+
+@lru_cache(maxsize=1024)
+def _join(base: str, ref: str) -> str:
+    """``urljoin``, remembered: a pure function of two strings, asked the same pairs again and again."""
+    return urljoin(base, ref)
 
 
 def _locate(root: Any, ptr: str) -> tuple[Any, str]:

@@ -20,9 +20,12 @@ _NO_PAIR: tuple[Node, Node] = ()  # type: ignore[assignment]  # a site whose tar
 _EMPTY_KW: dict[str, Any] = {}
 
 _Key = tuple[int, str, int, str]
-#: A $ref below a subschema: its pointer and its schema resource's below the subschema (None: the
-#: subschema's own), and the reference
-_Site = tuple[str, str | None, Any]
+#: A $ref below a subschema: where it is (``_Path``), its schema resource's pointer below the subschema (None:
+#: the subschema's own), and the reference
+_Site = tuple["_Path", str | None, Any]
+#: Where a value sits below a subschema, as a chain: None for the subschema itself, else (the chain of the
+#: object holding it, keyword, member name / item index / None for a keyword holding one subschema).
+_Path = tuple[Any, str, str | int | None] | None
 _DYNAMIC_REFS = frozenset({"$dynamicRef", "$recursiveRef"})
 _CONJUNCT_DEPTH = 4  # how deep allOf/$ref nesting is searched for hypotheses (more costs, rarely helps)
 
@@ -95,7 +98,6 @@ class Engine:
         self._targets: dict[tuple[int, str, str], Node | Unresolved] = {}
         self._not_same: set[tuple[int, str, int, str, bool]] = set()  # pairs _equivalent refuted
         self._within: dict[tuple[int, str], tuple[Any, list[_Site] | None]] = {}  # see _refs_within
-        self._by_text: dict[tuple[int, str, str], Node | Unresolved] = {}  # see _deref_at
         self._known: tuple[Any, Any] = (None, None)  # see known_equal
         self._site_pairs: dict[tuple[int, str, int, str, Any], tuple[Node, Node]] = {}  # see _targets_within
         self._children: dict[tuple[int, str, str | None, str], tuple[Any, list[Node]]] = {}  # see children
@@ -457,7 +459,7 @@ class Engine:
         pairs = []
         known = self._site_pairs
         o_uid, n_uid = old.doc.uid, new.doc.uid
-        for suffix, resource, ref in sites:
+        for where, resource, ref in sites:
             # The same text in the same resources on both sides means the same pair of targets (_deref_at).
             if resource is None:
                 key = (o_uid, old.base, n_uid, new.base, ref)
@@ -465,8 +467,8 @@ class Engine:
                 key = (o_uid, old.ptr + resource, n_uid, new.ptr + resource, ref)
             pair = known.get(key)
             if pair is None:
-                o_target = self._deref_at(old, suffix, resource, ref)
-                n_target = self._deref_at(new, suffix, resource, ref)
+                o_target = self._deref_at(old, where, resource, ref)
+                n_target = self._deref_at(new, where, resource, ref)
                 if (
                     isinstance(o_target, Unresolved)
                     or isinstance(n_target, Unresolved)
@@ -480,16 +482,12 @@ class Engine:
             pairs.append(pair)
         return pairs
 
-    def _deref_at(self, node: Node, suffix: str, resource: str | None, ref: str) -> Node | Unresolved:
-        """The target of the reference ``ref`` written at ``suffix`` below ``node`` (see ``_refs_within``), by
-        the same text in the same schema resource (as ``Library.resolve`` keys it): no node is made for a
-        reference already resolved."""
+    def _deref_at(self, node: Node, where: _Path, resource: str | None, ref: str) -> Node | Unresolved:
+        """The target of the reference ``ref`` written at ``where`` below ``node`` (see ``_refs_within``), by the
+        same text in the same schema resource (as ``Library.resolve_at`` keys it): the node where it is written
+        is made only if it does not resolve."""
         base = node.base if resource is None else node.ptr + resource
-        key = (node.doc.uid, base, ref)
-        target = self._by_text.get(key)
-        if target is None:
-            target = self._by_text[key] = self.library.resolve(_site(node, suffix, resource), ref)
-        return target
+        return self.library.resolve_at(node.doc, base, ref, lambda: _site(node, where, resource))
 
     def _refs_within(self, node: Node) -> list[_Site] | None:
         """The ``$ref``s at or below ``node`` (see ``_Site``), where ``_same_assertions`` would descend
@@ -509,17 +507,19 @@ class Engine:
     def _collect_refs(root: Any, sites: list[_Site]) -> bool:  # noqa: C901, PLR0912 - one branch per role, hot loop
         """Append to ``sites`` the reference sites in ``root``; False as soon as one part cannot be the same
         schema (see ``_refs_within``). A plain walk over the values, each member dispatched by its keyword's
-        role (``_role``): every unchanged definition that a changed schema reaches passes here."""
-        todo: list[tuple[Any, str, str | None]] = [(root, "", None)]  # value, pointer below root, its resource
+        role (``_role``): every unchanged definition that a changed schema reaches passes here. Where a value
+        sits is kept as a chain of tokens (``_Path``), spelled out only for a site under an inner ``$id`` and
+        for a site whose target is not known yet (``_suffix``)."""
+        todo: list[tuple[Any, _Path, _Path]] = [(root, None, None)]  # value, where below root, its resource
         roles = _ROLES
         while todo:
-            value, suffix, base = todo.pop()
+            value, path, base = todo.pop()
             if value.__class__ is not dict:
                 if value is True or value is False:  # equal booleans are the same; anything else is not
                     continue
                 return False
-            if suffix and "$id" in value:
-                base = suffix
+            if path is not None and "$id" in value:
+                base = path
             for k, a in value.items():
                 role = roles.get(k)
                 if role is None:
@@ -532,14 +532,14 @@ class Engine:
                         return False
                     continue
                 if role == _R_REF:
-                    sites.append((suffix, base, a))
+                    sites.append((path, None if base is None else _suffix(base), a))
                     continue
                 if role == _R_MAP and a.__class__ is dict:
-                    todo += [(x, f"{suffix}/{k}/{_escape(m)}", base) for m, x in a.items()]
+                    todo += [(x, (path, k, m), base) for m, x in a.items()]
                 elif role == _R_LIST and a.__class__ is list:
-                    todo += [(x, f"{suffix}/{k}/{i}", base) for i, x in enumerate(a)]
+                    todo += [(x, (path, k, i), base) for i, x in enumerate(a)]
                 elif role == _R_ONE or (role == _R_DEPENDENCIES and isinstance(a, dict | bool)):
-                    todo.append((a, f"{suffix}/{k}", base))
+                    todo.append((a, (path, k, None), base))
                 elif role == _R_DYNAMIC or (container and contains_ref(a)):
                     return False  # never proven the same: a dynamic reference, a reference inside a keyword value
         return True
@@ -817,12 +817,24 @@ def _role(k: str) -> int:
     return role
 
 
-def _site(node: Node, suffix: str, resource: str | None) -> Node:
-    """The subschema at ``suffix`` below ``node`` (in the schema resource at ``resource`` below it, None:
+def _site(node: Node, where: _Path, resource: str | None) -> Node:
+    """The subschema at ``where`` below ``node`` (in the schema resource at ``resource`` below it, None:
     ``node``'s), as ``child()`` would make it."""
-    if not suffix:
+    if where is None:
         return node
+    suffix = _suffix(where)
     ptr = node.ptr + suffix
     base = node.base if resource is None else node.ptr + resource
     shown = None if node.shown is None else node.shown + suffix
     return Node(node.doc, ptr, ptr, _navigate(node.value, suffix), base, shown=shown)
+
+
+def _suffix(where: _Path) -> str:
+    """The JSON pointer below a subschema that a ``_Path`` chain spells."""
+    tokens: list[str] = []
+    while where is not None:
+        where, keyword, member = where
+        if member is not None:
+            tokens.append(member if member.__class__ is str else str(member))
+        tokens.append(keyword)
+    return "".join("/" + _escape(t) for t in reversed(tokens))
