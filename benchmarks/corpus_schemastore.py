@@ -21,8 +21,10 @@ so too (python-jsonschema, the schema's own dialect), or the 2020-12 reading dif
 the bus's validation without formats with python-jsonschema's on every document (the translation is meant to
 make it 1.0). Last, version pairs are compared with ``schema diff``'s engine: consecutive versions kept side by
 side in the catalog (``foo-1.2.json`` then ``foo-1.3.json``) and, with ``--git``, consecutive versions of the
-most-changed schemas from SchemaStore's git history (each written beside the newest catalog, whose neighbours
-it refers to); ``*_diffed`` counts the pairs compared without an error (issue #16 targets >= 99%).
+most-changed schemas from SchemaStore's git history, each read beside the catalog as it was at the commit that
+wrote it (the neighbours it refers to, transitively, as they were then; the others as they are now);
+``*_diffed`` counts the pairs compared without an error (issue #16 targets >= 99%), and
+``history_pairs_with_a_refused_version`` those where a version, so read, does not lint on its own.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import jsonschema_rs
 import yaml
@@ -159,30 +162,97 @@ def _git(git: Path, *args: str) -> str:
     return subprocess.run(["git", "--git-dir", str(git), *args], capture_output=True, text=True, check=True).stdout
 
 
-def _blob(git: Path, sha: str) -> bytes | None:
-    done = subprocess.run(["git", "--git-dir", str(git), "cat-file", "blob", sha], capture_output=True, check=False)
-    return done.stdout if done.returncode == 0 else None  # a partial clone may lack old blobs
+class _Objects:
+    """One ``git cat-file --batch`` for every read: a subprocess per blob would cost more than some diffs."""
+
+    def __init__(self, git: Path) -> None:
+        self._process = subprocess.Popen(
+            ["git", "--git-dir", str(git), "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+
+    def read(self, name: str) -> bytes | None:
+        """The blob ``name`` (a sha, or ``commit:path``), or None when there is none (or a partial clone lacks it)."""
+        stdin, stdout = self._process.stdin, self._process.stdout
+        if stdin is None or stdout is None:  # never: both are pipes
+            raise RuntimeError("git cat-file has no pipes")
+        stdin.write(name.encode() + b"\n")
+        stdin.flush()
+        header = stdout.readline().split()
+        if len(header) != 3:  # "<name> missing", "<name> ambiguous"
+            return None
+        content = stdout.read(int(header[2]) + 1)[:-1]  # and its trailing newline
+        return content if header[1] == b"blob" else None
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        self._process.wait()
 
 
-def history(git: Path, names: set[str], schemas: int, versions: int) -> Iterator[tuple[str, list[str]]]:
-    """(file name, its last ``versions`` distinct blobs, oldest first) for the ``schemas`` most-changed files."""
+def _neighbours(objects: _Objects, commit: str, name: str, content: bytes, others: dict[str, str]) -> dict[str, bytes]:
+    """The catalog files ``content`` (file ``name``) refers to, transitively, each as it was at ``commit``:
+    ``$ref``s to either host, relative ones, and URLs an ``$id`` on another host places (``others``)."""
+    found: dict[str, bytes] = {}
+    todo = [(name, content)]
+    while todo:
+        here, text = todo.pop()
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        ident = data.get("$id", data.get("id")) if isinstance(data, dict) else None
+        base = ident if isinstance(ident, str) and ident.startswith(("http://", "https://")) else HOSTS[0] + here
+        for ref in _refs(data):
+            url = urljoin(base, ref.split("#", 1)[0])
+            host = next((h for h in HOSTS if url.startswith(h)), None)
+            target = others.get(url) or (url[len(host) :] if host else None)
+            if not target or "/" in target or target == name or target in found:
+                continue
+            target = target if target.endswith(".json") else target + ".json"  # ".../feed-1" is feed-1.json
+            blob = objects.read(f"{commit}:src/schemas/json/{target}")
+            if blob is not None:  # else it did not exist then: the newest stays
+                found[target] = blob
+                todo.append((target, blob))
+    return found
+
+
+def _refs(data: Any) -> Iterator[str]:
+    todo = [data]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            ref = value.get("$ref")
+            if isinstance(ref, str) and not ref.startswith("#"):
+                yield ref
+            todo.extend(value.values())
+        elif isinstance(value, list):
+            todo.extend(value)
+
+
+def history(git: Path, names: set[str], schemas: int, versions: int) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """(file name, its last ``versions`` distinct blobs, oldest first, each with the commit that wrote it) for the
+    ``schemas`` most-changed files."""
     changed = collections.Counter(
         line for line in _git(git, "log", "--format=", "--name-only", "--", "src/schemas/json").splitlines() if line
     )
     chosen = [p for p, _ in changed.most_common() if p.rsplit("/", 1)[-1] in names][:schemas]
     for path in chosen:
-        raw = _git(git, "log", "--format=", "--raw", "--no-abbrev", "--no-renames", "-n", str(versions * 4), "--", path)
-        blobs: list[str] = []
+        raw = _git(
+            git, "log", "--format=%H", "--raw", "--no-abbrev", "--no-renames", "-n", str(versions * 4), "--", path
+        )
+        blobs: list[tuple[str, str]] = []
+        commit = ""
         for line in raw.splitlines():
             fields = line.split()
+            if len(fields) == 1:  # "%H": the commit whose changes follow
+                commit = fields[0]
             # ":100644 100644 <old blob> <new blob> M\tpath": the new blob, unless deleted or the same as the last
-            if (
-                len(fields) >= 5
-                and not fields[4].startswith("D")
-                and fields[3] != "0" * 40
-                and fields[3] not in blobs[-1:]
-            ):
-                blobs.append(fields[3])
+            # (then the older commit, which wrote it)
+            elif len(fields) >= 5 and not fields[4].startswith("D") and fields[3] != "0" * 40:
+                if blobs and blobs[-1][0] == fields[3]:
+                    blobs[-1] = (fields[3], commit)
+                else:
+                    blobs.append((fields[3], commit))
         yield path.rsplit("/", 1)[-1], list(reversed(blobs[:versions]))
 
 
@@ -196,27 +266,41 @@ def _history_pairs(
     counts: collections.Counter[str],
     cases: list[dict[str, Any]],
 ) -> list[tuple[float, str]]:
-    """Diff consecutive versions from git history, each written beside hard links to the newest catalog; of the
-    schemas SchemaStore's tests read (not those that only refer to another site). Returns the CPU seconds each
-    pair took (the machine may be shared: the clock would count other work), with the pair's name."""
+    """Diff consecutive versions from git history, of the schemas SchemaStore's tests read (not those that only
+    refer to another site). Each version is written beside the catalog as it was at the commit that wrote it: hard
+    links to the newest catalog, over which the files the version refers to (transitively) are written as they
+    were then; its own ``hive.toml`` maps the catalog's id roots to that directory, so a URL finds them too.
+    Returns the CPU seconds each pair took (the machine may be shared: the clock would count other work), with
+    the pair's name."""
     seconds: list[tuple[float, str]] = []
     names = {p.name for p in directory.glob("*.json")}
-    with tempfile.TemporaryDirectory() as tmp:
+    others = {url: path.name for url, path in id_roots(directory).items() if url not in HOSTS}
+    table = "[schemas.id_roots]\n" + "".join(
+        f"{json.dumps(url)} = {json.dumps(target)}\n" for url, target in {**dict.fromkeys(HOSTS, "."), **others}.items()
+    )
+    objects = _Objects(git)
+    # The sides' hive.toml replaces the id roots main() set for the newest catalog.
+    with tempfile.TemporaryDirectory() as tmp, extra_id_roots({}):
         sides = [Path(tmp) / "old", Path(tmp) / "new"]
         for side in sides:
             side.mkdir()
+            (side / "hive.toml").write_text(table, encoding="utf-8")
             for name in names:
                 os.link(directory / name, side / name)
         for name, blobs in history(git, names - skipped, count, versions):
-            contents = [_blob(git, sha) for sha in blobs]
+            contents = [objects.read(sha) for sha, _ in blobs]
             for index, (old, new) in enumerate(itertools.pairwise(contents)):
                 counts["history_pairs"] += 1
                 if old is None or new is None:
                     counts["history_pairs_unavailable"] += 1
                     continue
-                for side, content in zip(sides, (old, new), strict=True):
-                    (side / name).unlink()
-                    (side / name).write_bytes(content)
+                written: list[set[str]] = []
+                for side, content, (_, commit) in zip(sides, (old, new), blobs[index : index + 2], strict=True):
+                    then = {name: content, **_neighbours(objects, commit, name, content, others)}
+                    for file, data in then.items():
+                        (side / file).unlink(missing_ok=True)
+                        (side / file).write_bytes(data)
+                    written.append(set(then))
                 start = time.process_time()
                 try:
                     diff_files(sides[0] / name, sides[1] / name)
@@ -230,13 +314,15 @@ def _history_pairs(
                                   "refused_alone": refused})  # fmt: skip
                     continue
                 finally:
-                    seconds.append(
-                        (time.process_time() - start, f"{name} {blobs[index][:10]}..{blobs[index + 1][:10]}")
-                    )
+                    shas = f"{blobs[index][0][:10]}..{blobs[index + 1][0][:10]}"
+                    seconds.append((time.process_time() - start, f"{name} {shas}"))
+                    for side, files in zip(sides, written, strict=True):  # back to the newest catalog
+                        for file in files:
+                            (side / file).unlink()
+                            if file in names:
+                                os.link(directory / file, side / file)
                 counts["history_pairs_diffed"] += 1
-            for side in sides:  # back to the newest version: the next file's neighbours
-                (side / name).unlink()
-                os.link(directory / name, side / name)
+    objects.close()
     return seconds
 
 
