@@ -42,6 +42,9 @@ DLQ_CHECK_MAX = 10.0
 #: Hives for which the workspace is looked at once a second; a larger tree is looked at every
 #: hives / TREE_LOOKS_PER_SECOND seconds (each look stats every manifest and contract file).
 TREE_LOOKS_PER_SECOND = 100
+#: Seconds the workspace's files must stay as they are before up follows a change to them (decision 0135): a
+#: version copied, renumbered, then edited is acted on once, whole, not as the copy (accepted, so immutable).
+TREE_SETTLE = 1.5
 #: Provisioning requests (a hive's stream, board, consumer) in flight at once on the admin connection.
 PROVISION_AT_ONCE = 16
 #: Consumers made between two progress lines (``nats.provisioning``).
@@ -156,6 +159,8 @@ class Supervisor:
         # Following the workspace while it runs (docs/up.md, "Changing a running tree"):
         self._snapshot = Snapshot()
         self._tree_stamp: tuple[tuple[str, int, int], ...] = ()
+        #: A stamp unlike ``_tree_stamp`` and since when it has been seen: followed once TREE_SETTLE has passed.
+        self._settling: tuple[tuple[tuple[str, int, int], ...], float] | None = None
         self._tree_refused = False
         self._refusal = ""  # the refusal last said
         self._ticks = 0
@@ -691,19 +696,16 @@ class Supervisor:
             self._consumed.update({name: _consumes(added[name]) for name in wave})
 
     async def _follow_tree(self, lock_moved: bool) -> TreeChange | None:
-        """Once a second, or when the lock moved and a change waits for it: what changed in the workspace,
-        once the root has registered it and proposed new contract versions; None when there is nothing to
-        follow, or when the change is refused (said once, with the command that makes it work)."""
+        """Once a second, or when the lock moved and a change waits for it: what changed in the workspace (once
+        its files have settled: :meth:`_stamp_to_follow`), once the root has registered it and proposed new
+        contract versions; None when there is nothing to follow, or when the change is refused (said once, with
+        the command that makes it work)."""
         from ..root_hive import Lock, RootClient, admin_token_of
 
         assert self.workspace is not None
-        self._ticks += 1
-        every = max(5, round(5 * len(self.hives) / TREE_LOOKS_PER_SECOND))  # in ticks of _POLL (0.2 s)
-        if self._ticks % every and not (lock_moved and self._tree_refused):
-            return None
         root = self.workspace.root
-        stamp = tree_stamp(root)
-        if stamp == self._tree_stamp and not (lock_moved and self._tree_refused):
+        stamp = self._stamp_to_follow(lock_moved)
+        if stamp is None:
             return None
         self._tree_stamp = stamp
         self._warn_tree()  # an accepted version edited in place is said here, whatever else changed
@@ -728,7 +730,8 @@ class Supervisor:
                 await self._lock_settled()
         except SubhiveError as exc:  # the root is restarting, say: look again in a second
             log.warning("the workspace changed, but the root could not be asked yet: %s", exc)
-            self._tree_stamp = ()
+            # Settled already: asked again once TREE_SETTLE has passed.
+            self._tree_stamp, self._settling = (), (stamp, time.monotonic())
             return None
         if refusal:
             self._tree_refused = True
@@ -753,6 +756,46 @@ class Supervisor:
             contracts=change.contracts,
         )
         return change
+
+    def _stamp_to_follow(self, lock_moved: bool) -> tuple[tuple[str, int, int], ...] | None:
+        """The workspace's stamp when there is a change to follow now; None when it is not time to look, nothing
+        changed, or what changed is still changing. A refused change is looked at again when the lock moved."""
+        assert self.workspace is not None
+        self._ticks += 1
+        every = max(5, round(5 * len(self.hives) / TREE_LOOKS_PER_SECOND))  # in ticks of _POLL (0.2 s)
+        now = time.monotonic()
+        again = lock_moved and self._tree_refused
+        settled = self._settling is not None and now - self._settling[1] >= TREE_SETTLE  # look now, not later
+        if self._ticks % every and not again and not settled:
+            return None
+        stamp = tree_stamp(self.workspace.root)
+        if stamp == self._tree_stamp:
+            self._settling = None  # a change undone before it settled
+            return stamp if again else None
+        return None if self._still_changing(stamp, now) else stamp
+
+    def _still_changing(self, stamp: tuple[tuple[str, int, int], ...], now: float) -> bool:
+        """Whether to wait before following the workspace as ``stamp`` says it is: until its files have stayed as
+        they are for TREE_SETTLE seconds (a look that finds them changed again starts the wait again). The first
+        look that finds a change says so (``tree.settling``): the person sees up has noticed."""
+        if self._settling is not None and self._settling[0] == stamp:
+            if now - self._settling[1] < TREE_SETTLE:
+                return True
+            self._settling = None
+            return False
+        if self._settling is None:
+            paths = sorted({p for p, *_ in set(stamp) ^ set(self._tree_stamp)})
+            shown = [os.path.relpath(p, self.layout.workspace) for p in paths]
+            more = f" and {len(shown) - 3} more" if len(shown) > 3 else ""
+            self.emit(
+                "tree.settling",
+                f"the workspace is changing ({', '.join(shown[:3])}{more}): up follows once its files have stayed "
+                f"as they are for {TREE_SETTLE:g} s",
+                paths=shown[:20],
+                seconds=TREE_SETTLE,
+            )
+        self._settling = (stamp, now)
+        return True
 
     async def _lock_settled(self, timeout: float = 30.0) -> None:
         """Wait until contracts.lock on disk says what the root says: who consumes which version."""
