@@ -23,18 +23,22 @@ def _reported(workspace: Path, event: str) -> bool:
 
 
 @pytest.mark.parametrize(
-    ("stage", "started"),
+    ("stage", "nodes", "started"),
     [
         # The root runs while contracts are negotiated and stubs generated, before NATS exists.
-        ("root.started", ["subhive root"]),
+        ("root.started", 1, {"subhive root": 1}),
         # NATS runs while the streams, boards and consumers are made (minutes, for thousands on a cluster).
-        ("nats.started", ["subhive root", "nats-server"]),
+        ("nats.started", 1, {"subhive root": 1, "nats-server": 1}),
+        ("nats.started", 3, {"subhive root": 1, "nats-server": 3}),
     ],
 )
 def test_down_stops_what_a_supervisor_killed_early_had_started(
-    one_hive_workspace: Path, stage: str, started: list[str]
+    one_hive_workspace: Path, stage: str, nodes: int, started: dict[str, int]
 ) -> None:
     workspace = one_hive_workspace
+    if nodes > 1:
+        with (workspace / "hive.toml").open("a", encoding="utf-8") as config:
+            config.write(f"\n[nats]\nnodes = {nodes}\n")
     up = spawn(workspace, "up", "--detach")
     try:
         wait_for(lambda: _reported(workspace, stage), f"the supervisor to say {stage}", timeout=60)
@@ -47,8 +51,7 @@ def test_down_stops_what_a_supervisor_killed_early_had_started(
         os.kill(supervisor, signal.SIGKILL)
     finally:
         finish(up)
-    for name in started:
-        assert any(name in line for line in tree.values()), (name, tree)
+    assert {name: sum(name in line for line in tree.values()) for name in started} == started, tree
 
     ran = subhive(workspace, "down")
     assert ran.code == 0, ran
