@@ -12,16 +12,18 @@ from typing import Any
 
 from ..errors import Location, Problem
 
-__all__ = ["Snapshot", "TreeChange", "refused_requirements", "tree_stamp"]
+__all__ = ["Settle", "Snapshot", "Stamp", "TreeChange", "refused_requirements", "tree_stamp"]
 
 MANIFEST = "subhive.toml"
 #: A hive that exits this soon after its start, this many times in a row with the same code, fails the same
 #: way each time: it is stopped and reported instead of restarted forever.
 QUICK_EXIT = 15.0
 SAME_FAILURES = 3
+#: Each manifest's and contract file's path, modification time (ns) and size.
+Stamp = tuple[tuple[str, int, int], ...]
 
 
-def tree_stamp(root: Path) -> tuple[tuple[str, int, int], ...]:
+def tree_stamp(root: Path) -> Stamp:
     """The stats of every manifest and every file under ``contracts/``: equal stamps, nothing to look at.
 
     Cheap enough for the supervisor's look once a second; only a changed stamp makes it read a :class:`Snapshot`
@@ -39,6 +41,43 @@ def tree_stamp(root: Path) -> tuple[tuple[str, int, int], ...]:
             continue
         found.append((path, info.st_mtime_ns, info.st_size))
     return tuple(found)
+
+
+@dataclass
+class Settle:
+    """When a changed workspace is followed: once looks have found its stamp the same for ``seconds``
+    (decision 0135), so that files written in steps are acted on as they end, not half-way.
+
+    :meth:`see` is told each look that found the workspace unlike what up follows; :meth:`reset` a look that
+    found it as up follows it (a change undone). ``since`` is the first look of the current run of equal stamps.
+    """
+
+    seconds: float
+    stamp: Stamp | None = None
+    since: float = 0.0
+
+    def due(self, now: float) -> bool:
+        """Whether a change waits and its time is up: look now rather than at the next regular look."""
+        return self.stamp is not None and now - self.since >= self.seconds
+
+    def see(self, stamp: Stamp, now: float) -> str:
+        """``new`` (a change found after none: say so), ``waiting`` (it is new or changed again, or its time is
+        not up), or ``settled`` (follow it now; the wait is over)."""
+        if self.stamp == stamp:
+            if now - self.since < self.seconds:
+                return "waiting"
+            self.stamp = None
+            return "settled"
+        new = self.stamp is None
+        self.stamp, self.since = stamp, now
+        return "new" if new else "waiting"
+
+    def reset(self) -> None:
+        self.stamp = None
+
+    def wait_again(self, stamp: Stamp, now: float) -> None:
+        """Follow ``stamp`` once ``seconds`` more have passed (the root could not be asked yet), not saying so."""
+        self.stamp, self.since = stamp, now
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import IO, Any
 from .._bounded import bounded
 from ..errors import InputError, Location, SubhiveError
 from ..workspace import Workspace, open_workspace
-from ._follow import QUICK_EXIT, SAME_FAILURES, Snapshot, TreeChange, refused_requirements, tree_stamp
+from ._follow import QUICK_EXIT, SAME_FAILURES, Settle, Snapshot, Stamp, TreeChange, refused_requirements, tree_stamp
 from ._hosts import Host, HostedRun, group_hives
 from ._layout import UpLayout, process_start, read_json, workspace_id, write_json
 
@@ -158,9 +158,9 @@ class Supervisor:
         self._dlq_seen: list[Any] = []
         # Following the workspace while it runs (docs/up.md, "Changing a running tree"):
         self._snapshot = Snapshot()
-        self._tree_stamp: tuple[tuple[str, int, int], ...] = ()
-        #: A stamp unlike ``_tree_stamp`` and since when it has been seen: followed once TREE_SETTLE has passed.
-        self._settling: tuple[tuple[tuple[str, int, int], ...], float] | None = None
+        self._tree_stamp: Stamp = ()
+        #: A stamp unlike ``_tree_stamp``, followed once it has stayed the same for TREE_SETTLE seconds.
+        self._settle = Settle(TREE_SETTLE)
         self._tree_refused = False
         self._refusal = ""  # the refusal last said
         self._ticks = 0
@@ -730,8 +730,8 @@ class Supervisor:
                 await self._lock_settled()
         except SubhiveError as exc:  # the root is restarting, say: look again in a second
             log.warning("the workspace changed, but the root could not be asked yet: %s", exc)
-            # Settled already: asked again once TREE_SETTLE has passed.
-            self._tree_stamp, self._settling = (), (stamp, time.monotonic())
+            self._tree_stamp = ()
+            self._settle.wait_again(stamp, time.monotonic())  # settled already: asked again in TREE_SETTLE
             return None
         if refusal:
             self._tree_refused = True
@@ -757,33 +757,23 @@ class Supervisor:
         )
         return change
 
-    def _stamp_to_follow(self, lock_moved: bool) -> tuple[tuple[str, int, int], ...] | None:
+    def _stamp_to_follow(self, lock_moved: bool) -> Stamp | None:
         """The workspace's stamp when there is a change to follow now; None when it is not time to look, nothing
-        changed, or what changed is still changing. A refused change is looked at again when the lock moved."""
+        changed, or what changed is still changing (decision 0135: the first look that finds a change says so,
+        ``tree.settling``). A refused change is looked at again when the lock moved."""
         assert self.workspace is not None
         self._ticks += 1
         every = max(5, round(5 * len(self.hives) / TREE_LOOKS_PER_SECOND))  # in ticks of _POLL (0.2 s)
         now = time.monotonic()
         again = lock_moved and self._tree_refused
-        settled = self._settling is not None and now - self._settling[1] >= TREE_SETTLE  # look now, not later
-        if self._ticks % every and not again and not settled:
+        if self._ticks % every and not again and not self._settle.due(now):
             return None
         stamp = tree_stamp(self.workspace.root)
         if stamp == self._tree_stamp:
-            self._settling = None  # a change undone before it settled
+            self._settle.reset()  # a change undone before it settled
             return stamp if again else None
-        return None if self._still_changing(stamp, now) else stamp
-
-    def _still_changing(self, stamp: tuple[tuple[str, int, int], ...], now: float) -> bool:
-        """Whether to wait before following the workspace as ``stamp`` says it is: until its files have stayed as
-        they are for TREE_SETTLE seconds (a look that finds them changed again starts the wait again). The first
-        look that finds a change says so (``tree.settling``): the person sees up has noticed."""
-        if self._settling is not None and self._settling[0] == stamp:
-            if now - self._settling[1] < TREE_SETTLE:
-                return True
-            self._settling = None
-            return False
-        if self._settling is None:
+        seen = self._settle.see(stamp, now)
+        if seen == "new":
             paths = sorted({p for p, *_ in set(stamp) ^ set(self._tree_stamp)})
             shown = [os.path.relpath(p, self.layout.workspace) for p in paths]
             more = f" and {len(shown) - 3} more" if len(shown) > 3 else ""
@@ -794,8 +784,7 @@ class Supervisor:
                 paths=shown[:20],
                 seconds=TREE_SETTLE,
             )
-        self._settling = (stamp, now)
-        return True
+        return stamp if seen == "settled" else None
 
     async def _lock_settled(self, timeout: float = 30.0) -> None:
         """Wait until contracts.lock on disk says what the root says: who consumes which version."""

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from subhive.root_hive import Lock, LockEntry
 from subhive.semver import Version
-from subhive.up._follow import Snapshot, refused_requirements, tree_stamp
+from subhive.up._follow import Settle, Snapshot, Stamp, refused_requirements, tree_stamp
 from subhive.workspace import Kind, Requirement, SubhiveManifest, VersionRange
 
 names = st.sampled_from(["api", "db", "ui", "web", "store"])
@@ -89,3 +89,36 @@ def test_the_stamp_moves_with_a_manifest_or_a_contract_file_and_not_with_hive_co
     assert second != first
     manifest.write_text("name = 'ui'  # edited\n")
     assert tree_stamp(tmp_path) != second
+
+
+SETTLE = 1.5
+# Looks: the time since the last look, and which of three states the workspace is in ("a" is what up follows).
+looks = st.lists(st.tuples(st.sampled_from([0.2, 0.5, 1.0, 1.6, 3.0]), st.sampled_from("abc")), max_size=30)
+
+
+@given(looks)
+def test_a_change_is_followed_once_it_stayed_the_same_for_the_settle_time_and_said_once(
+    seen: list[tuple[float, str]],
+) -> None:
+    settle = Settle(SETTLE)
+    followed, now, previous = "a", 0.0, "a"
+    run_start = 0.0  # the first look of the current run of equal states
+    for gap, state in seen:
+        now += gap
+        if state != previous:
+            run_start = now
+        stamp: Stamp = ((state, 0, 0),)
+        if state == followed:  # what the supervisor does when a look finds nothing to follow
+            settle.reset()
+            previous = state
+            continue
+        due = settle.due(now)
+        answer = settle.see(stamp, now)
+        # Said once a wave: the first look that finds the workspace unlike what is followed.
+        assert (answer == "new") == (previous == followed), (seen, now)
+        # Followed exactly when every look since the run began found it the same, for the settle time at least.
+        assert (answer == "settled") == (now - run_start >= SETTLE and previous == state), (seen, now)
+        if answer == "settled":
+            assert due, (seen, now)  # up looks then, not only at its next regular look
+            followed = state
+        previous = state
