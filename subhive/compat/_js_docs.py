@@ -54,6 +54,9 @@ SCHEMA_ONE = (
     "contentSchema",
 )
 SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEMA_GROUPS = frozenset(SCHEMA_MAPS + SCHEMA_LISTS)
+_SCHEMA_SINGLE = frozenset(SCHEMA_ONE)
+_AT_SCHEMA, _AT_GROUP, _LOST = range(3)  # where _locate is: at a schema, in a map or list of them, elsewhere
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
@@ -227,7 +230,17 @@ class Library:
         key = (doc.uid, base, ref)  # the same text in the same resource means the same target
         hit = self._resolved.get(key)
         if hit is None:
-            hit = self._resolved[key] = self._resolve(doc, base, ref, site)
+            if ref[:2] == "#/" and "%" not in ref:  # a pointer into this resource, the commonest: found directly
+                ptr = base + ref[1:]
+                try:
+                    value, resource = _locate(doc.root, ptr)
+                except LookupError:
+                    hit = self._resolve(doc, base, ref, site)  # says where and why
+                else:
+                    hit = Node(doc, ptr, ptr, value, resource)
+            else:
+                hit = self._resolve(doc, base, ref, site)
+            self._resolved[key] = hit
         return hit
 
     def _resolve(self, doc: Doc, resource: str, ref: str, site: Callable[[], Node]) -> Node | Unresolved:
@@ -376,8 +389,15 @@ def _locate(root: Any, ptr: str) -> tuple[Any, str]:
     """``_navigate(root, ptr)`` and the pointer of the innermost embedded ``$id`` resource on the way to it, in one
     walk. Only schema positions count (a property *named* "$id" is not an identifier), so the resource is tracked
     along the keyword grammar until the path leaves known schema keywords."""
-    value, base, here, state = root, "", "", "schema"
-    for raw in ptr[1:].split("/") if ptr else ():
+    value = root
+    if not ptr:
+        if not isinstance(value, dict | bool):
+            raise LookupError("'/' is not a schema")
+        return value, ""
+    tokens = ptr[1:].split("/")
+    state = _AT_SCHEMA
+    found = 0  # how many tokens lead to the innermost embedded resource
+    for i, raw in enumerate(tokens):  # hot: every reference resolved passes here
         token = raw.replace("~1", "/").replace("~0", "~") if "~" in raw else raw
         if isinstance(value, dict) and token in value:
             value = value[token]
@@ -385,22 +405,22 @@ def _locate(root: Any, ptr: str) -> tuple[Any, str]:
             value = value[int(token)]
         else:
             raise LookupError(f"nothing at {ptr!r}")
-        if state == "lost":
+        if state == _LOST:
             continue
-        here += "/" + raw
-        if state == "schema":
-            state = (
-                "member" if token in SCHEMA_MAPS or token in SCHEMA_LISTS else "at" if token in SCHEMA_ONE else "lost"
-            )
-        elif state == "member":
-            state = "at"
-        if state == "at":
-            if isinstance(value, dict) and "$id" in value:
-                base = here
-            state = "schema"
+        if state == _AT_SCHEMA:
+            if token in _SCHEMA_GROUPS:
+                state = _AT_GROUP
+                continue
+            if token not in _SCHEMA_SINGLE:
+                state = _LOST
+                continue
+        # A subschema: one keyword below a schema, or a member of a map or list of them.
+        if isinstance(value, dict) and "$id" in value:
+            found = i + 1
+        state = _AT_SCHEMA
     if not isinstance(value, dict | bool):
-        raise LookupError(f"{ptr or '/'!r} is not a schema")
-    return value, base
+        raise LookupError(f"{ptr!r} is not a schema")
+    return value, "/" + "/".join(tokens[:found]) if found else ""
 
 
 def _subschemas(value: dict[str, Any], ptr: str) -> Iterator[tuple[Any, str]]:

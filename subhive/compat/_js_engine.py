@@ -20,9 +20,9 @@ _NO_PAIR: tuple[Node, Node] = ()  # type: ignore[assignment]  # a site whose tar
 _EMPTY_KW: dict[str, Any] = {}
 
 _Key = tuple[int, str, int, str]
-#: A $ref below a subschema: where it is (``_Path``), its schema resource's pointer below the subschema (None:
-#: the subschema's own), and the reference
-_Site = tuple["_Path", str | None, Any]
+#: A $ref below a subschema: its number in the walk that found it (``Engine._collect_refs``), its schema
+#: resource's pointer below the subschema (None: the subschema's own), and the reference
+_Site = tuple[int, str | None, Any]
 #: Where a value sits below a subschema, as a chain: None for the subschema itself, else (the chain of the
 #: object holding it, keyword, member name / item index / None for a keyword holding one subschema).
 _Path = tuple[Any, str, str | int | None] | None
@@ -96,10 +96,12 @@ class Engine:
         self._kinds: dict[tuple[int, str], frozenset[str]] = {}
         self._cut = 0  # how many times _types stopped at a cycle (results computed past one are partial)
         self._targets: dict[tuple[int, str, str], Node | Unresolved] = {}
-        self._not_same: set[tuple[int, str, int, str, bool]] = set()  # pairs _equivalent refuted
+        self._not_same: set[_Key] = set()  # pairs _equivalent refuted
+        self._not_graph: set[_Key] = set()  # pairs _same_graph refuted
         self._within: dict[tuple[int, str], tuple[Any, list[_Site] | None]] = {}  # see _refs_within
         self._known: tuple[Any, Any] = (None, None)  # see known_equal
-        self._site_pairs: dict[tuple[int, str, int, str, Any], tuple[Node, Node]] = {}  # see _targets_within
+        #: (old uid, old resource, new uid, new resource) -> reference -> its targets (see _targets_within)
+        self._site_pairs: dict[tuple[int, str, int, str], dict[Any, tuple[Node, Node]]] = {}
         self._children: dict[tuple[int, str, str | None, str], tuple[Any, list[Node]]] = {}  # see children
         #: answers of _js_logic.disjoint: a pure function of its nodes' keys, asked again and again by oneOf
         self.disjoint_memo: dict[tuple[Any, ...], bool] = {}
@@ -364,14 +366,13 @@ class Engine:
         Recursion reasoning is incomplete by design (a cycle through ``not`` is unprovable); this check comes
         first so that an unchanged recursive definition never reads as a breaking change.
         """
-        strict = False  # the _not_same key's last part: True marks _same_graph's refutations
-        start = (old.doc.uid, old.key, new.doc.uid, new.key, strict)
+        start = (old.doc.uid, old.key, new.doc.uid, new.key)
         if start in self._not_same:
             return False
         seen: dict[_Key, None] = {}
         # Depth first, keeping the way down: when a pair differs, every pair on the way reaches it and is
         # refuted too, so walks that start inside a long chain (or a graph) of references stop at once.
-        way: list[tuple[int, str, int, str, bool]] = []
+        way: list[_Key] = []
         todo: list[list[tuple[Node, Node]]] = [[(old, new)]]  # todo[i + 1]: what is left below way[i]
         while todo:
             if not todo[-1]:
@@ -385,11 +386,11 @@ class Engine:
                 continue
             seen[key] = None
             below: list[tuple[Node, Node]] = []
-            if (*key, strict) in self._not_same or not self._same_assertions(o, n, below):
+            if key in self._not_same or not self._same_assertions(o, n, below):
                 self._not_same.update(way)
                 self._not_same.add(start)
                 return False
-            way.append((*key, strict))
+            way.append(key)
             todo.append(below)
         return True
 
@@ -402,37 +403,39 @@ class Engine:
         whose own references pair up again, so on success every pair met is the same schema and is memoised
         clean; on failure the pairs on the way to the difference are refuted.
         """
-        start = (old.doc.uid, old.key, new.doc.uid, new.key, True)
-        if start in self._not_same:
+        start = (old.doc.uid, old.key, new.doc.uid, new.key)
+        refuted, memo = self._not_graph, self._memo
+        if start in refuted:
             return False
-        seen: dict[_Key, None] = {}
-        way: list[tuple[int, str, int, str, bool]] = []
-        todo: list[list[tuple[Node, Node]]] = [[(old, new)]]
-        first = True  # the first pair is known to be equal JSON (the caller checked)
+        if memo.get(start) is CLEAN:
+            return True
+        seen = {start: None}
+        way: list[_Key] = [start]
+        below = self._targets_within(old, new)  # the first pair is known to be equal JSON (the caller checked)
+        if below is None:
+            refuted.add(start)
+            return False
+        todo: list[list[tuple[Node, Node]]] = [below]  # todo[i]: what is left below way[i]
         while todo:
             if not todo[-1]:
                 todo.pop()
-                if way:
-                    way.pop()
+                way.pop()
                 continue
             o, n = todo[-1].pop()
             key = (o.doc.uid, o.key, n.doc.uid, n.key)
-            if key in seen or self._memo.get(key) is CLEAN:
+            if key in seen or memo.get(key) is CLEAN:
                 continue
             seen[key] = None
-            below = None
-            if (*key, True) not in self._not_same:
-                below = self._targets_within(o, n) if first else self._targets_if_equal(o, n)
-            first = False
+            below = None if key in refuted else self._targets_if_equal(o, n)
             if below is None:
-                self._not_same.update(way)
-                self._not_same.add(start)
+                refuted.update(way)
                 return False
-            way.append((*key, True))
+            way.append(key)
             todo.append(below)
+        active = self._active
         for key in seen:
-            if key not in self._active:
-                self._memo[key] = CLEAN
+            if key not in active:
+                memo[key] = CLEAN
         return True
 
     def _targets_if_equal(self, old: Node, new: Node) -> list[tuple[Node, Node]] | None:
@@ -457,37 +460,40 @@ class Engine:
         if sites is None:
             return None
         pairs = []
-        known = self._site_pairs
+        groups = self._site_pairs
         o_uid, n_uid = old.doc.uid, new.doc.uid
-        for where, resource, ref in sites:
+        own: dict[Any, tuple[Node, Node]] | None = None  # the group of the sites in old's and new's own resources
+        for index, resource, ref in sites:
             # The same text in the same resources on both sides means the same pair of targets (_deref_at).
             if resource is None:
-                key = (o_uid, old.base, n_uid, new.base, ref)
+                if own is None:
+                    own = groups.setdefault((o_uid, old.base, n_uid, new.base), {})
+                known = own
             else:
-                key = (o_uid, old.ptr + resource, n_uid, new.ptr + resource, ref)
-            pair = known.get(key)
+                known = groups.setdefault((o_uid, old.ptr + resource, n_uid, new.ptr + resource), {})
+            pair = known.get(ref)
             if pair is None:
-                o_target = self._deref_at(old, where, resource, ref)
-                n_target = self._deref_at(new, where, resource, ref)
+                o_target = self._deref_at(old, index, resource, ref)
+                n_target = self._deref_at(new, index, resource, ref)
                 if (
                     isinstance(o_target, Unresolved)
                     or isinstance(n_target, Unresolved)
                     or (is_pure(o_target.value, "$ref") and is_pure(self.follow(o_target).value, "$ref"))
                 ):  # a loop of bare references (follow() only moves from a bare reference)
-                    pair = known[key] = _NO_PAIR
+                    pair = known[ref] = _NO_PAIR
                 else:
-                    pair = known[key] = (o_target, n_target)
+                    pair = known[ref] = (o_target, n_target)
             if pair is _NO_PAIR:
                 return None
             pairs.append(pair)
         return pairs
 
-    def _deref_at(self, node: Node, where: _Path, resource: str | None, ref: str) -> Node | Unresolved:
-        """The target of the reference ``ref`` written at ``where`` below ``node`` (see ``_refs_within``), by the
+    def _deref_at(self, node: Node, index: int, resource: str | None, ref: str) -> Node | Unresolved:
+        """The target of the reference ``ref`` at site ``index`` below ``node`` (see ``_refs_within``), by the
         same text in the same schema resource (as ``Library.resolve_at`` keys it): the node where it is written
         is made only if it does not resolve."""
         base = node.base if resource is None else node.ptr + resource
-        return self.library.resolve_at(node.doc, base, ref, lambda: _site(node, where, resource))
+        return self.library.resolve_at(node.doc, base, ref, lambda: _site(node, index, resource))
 
     def _refs_within(self, node: Node) -> list[_Site] | None:
         """The ``$ref``s at or below ``node`` (see ``_Site``), where ``_same_assertions`` would descend
@@ -499,23 +505,69 @@ class Engine:
         if hit is not None and hit[0] is node.value:
             return hit[1]
         sites: list[_Site] = []
-        found = sites if self._collect_refs(node.value, sites) else None
-        self._within[cache_key] = (node.value, found)
-        return found
+        found = self._collect_refs(node.value, sites)
+        if found is None:  # a schema resource inside: the walk that keeps track of where each site is
+            sites = []
+            found = self._collect_placed(node.value, sites, [])
+        self._within[cache_key] = (node.value, sites if found else None)
+        return sites if found else None
 
     @staticmethod
-    def _collect_refs(root: Any, sites: list[_Site]) -> bool:  # noqa: C901, PLR0912 - one branch per role, hot loop
+    def _collect_refs(root: Any, sites: list[_Site]) -> bool | None:  # noqa: C901, PLR0912 - one branch per role
         """Append to ``sites`` the reference sites in ``root``; False as soon as one part cannot be the same
-        schema (see ``_refs_within``). A plain walk over the values, each member dispatched by its keyword's
-        role (``_role``): every unchanged definition that a changed schema reaches passes here. Where a value
-        sits is kept as a chain of tokens (``_Path``), spelled out only for a site under an inner ``$id`` and
-        for a site whose target is not known yet (``_suffix``)."""
+        schema (see ``_refs_within``), None when a subschema below has an ``$id`` (``_collect_placed`` then).
+        A plain walk over the values, each member dispatched by its keyword's role (``_role``): every unchanged
+        definition that a changed schema reaches passes here. It keeps no pointers: a site is numbered, and
+        ``_collect_placed``, which meets the sites in the same order, tells where it is when that is asked."""
+        todo = [root]
+        roles = _ROLES
+        while todo:
+            value = todo.pop()
+            if value.__class__ is not dict:
+                if value is True or value is False:  # equal booleans are the same; anything else is not
+                    continue
+                return False
+            if "$id" in value and value is not root:
+                return None
+            for k, a in value.items():
+                role = roles.get(k)
+                if role is None:
+                    role = _role(k)
+                if role == _R_OTHER:  # annotations compare as JSON
+                    continue
+                if role == _R_REF:
+                    sites.append((len(sites), None, a))
+                    continue
+                container = a.__class__ is dict or a.__class__ is list
+                if role == _R_MAP:
+                    if a.__class__ is dict:
+                        todo.extend(a.values())
+                        continue
+                elif role in (_R_ASSERTION, _R_UNKNOWN):  # compared as JSON: must hold no reference
+                    if container and contains_ref(a):
+                        return False
+                    continue
+                elif role == _R_LIST:
+                    if a.__class__ is list:
+                        todo.extend(a)
+                        continue
+                elif role == _R_ONE or (role == _R_DEPENDENCIES and isinstance(a, dict | bool)):
+                    todo.append(a)
+                    continue
+                if role == _R_DYNAMIC or (container and contains_ref(a)):
+                    return False  # never proven the same: a dynamic reference, a reference inside a keyword value
+        return True
+
+    @staticmethod
+    def _collect_placed(root: Any, sites: list[_Site], paths: list[_Path]) -> bool:  # noqa: C901, PLR0912
+        """``_collect_refs``, keeping where each site is (``paths``, in the same order as ``sites``) and under
+        which schema resource below ``root`` (a ``_Site``'s second part)."""
         todo: list[tuple[Any, _Path, _Path]] = [(root, None, None)]  # value, where below root, its resource
         roles = _ROLES
         while todo:
             value, path, base = todo.pop()
             if value.__class__ is not dict:
-                if value is True or value is False:  # equal booleans are the same; anything else is not
+                if value is True or value is False:
                     continue
                 return False
             if path is not None and "$id" in value:
@@ -524,15 +576,16 @@ class Engine:
                 role = roles.get(k)
                 if role is None:
                     role = _role(k)
-                if role == _R_OTHER:  # annotations compare as JSON
+                if role == _R_OTHER:
                     continue
                 container = a.__class__ is dict or a.__class__ is list
-                if role in (_R_ASSERTION, _R_UNKNOWN):  # compared as JSON: must hold no reference
+                if role in (_R_ASSERTION, _R_UNKNOWN):
                     if container and contains_ref(a):
                         return False
                     continue
                 if role == _R_REF:
-                    sites.append((path, None if base is None else _suffix(base), a))
+                    sites.append((len(sites), None if base is None else _suffix(base), a))
+                    paths.append(path)
                     continue
                 if role == _R_MAP and a.__class__ is dict:
                     todo += [(x, (path, k, m), base) for m, x in a.items()]
@@ -541,7 +594,7 @@ class Engine:
                 elif role == _R_ONE or (role == _R_DEPENDENCIES and isinstance(a, dict | bool)):
                     todo.append((a, (path, k, None), base))
                 elif role == _R_DYNAMIC or (container and contains_ref(a)):
-                    return False  # never proven the same: a dynamic reference, a reference inside a keyword value
+                    return False
         return True
 
     def _same_assertions(self, old: Node, new: Node, todo: list[tuple[Node, Node]]) -> bool:
@@ -817,9 +870,13 @@ def _role(k: str) -> int:
     return role
 
 
-def _site(node: Node, where: _Path, resource: str | None) -> Node:
-    """The subschema at ``where`` below ``node`` (in the schema resource at ``resource`` below it, None:
-    ``node``'s), as ``child()`` would make it."""
+def _site(node: Node, index: int, resource: str | None) -> Node:
+    """The subschema holding the reference site numbered ``index`` below ``node`` (in the schema resource at
+    ``resource`` below it, None: ``node``'s), as ``child()`` would make it: found again by the walk that keeps
+    where each site is (asked only to say where a reference fails)."""
+    paths: list[_Path] = []
+    Engine._collect_placed(node.value, [], paths)
+    where = paths[index]
     if where is None:
         return node
     suffix = _suffix(where)
