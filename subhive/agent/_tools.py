@@ -11,8 +11,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import jsonschema_rs
-
+from .._rs_validator import runtime_validator
 from ..errors import SubhiveError
 
 __all__ = [
@@ -244,7 +243,7 @@ def _parse_arguments(call: ToolCall) -> dict[str, Any]:
 
 def _validate(entry: _Entry, arguments: dict[str, Any], name: str) -> None:
     if entry.validator is None:
-        entry.validator = jsonschema_rs.validator_for(dict(entry.tool.parameters))
+        entry.validator = runtime_validator(dict(entry.tool.parameters))
     if entry.validator.is_valid(arguments):
         return
     error = next(iter(entry.validator.iter_errors(arguments)))

@@ -13,6 +13,7 @@ from typing import Any
 import jsonschema_rs
 import orjson
 
+from .._rs_validator import runtime_validator
 from ..errors import InputError, Location
 
 __all__ = [
@@ -213,7 +214,7 @@ def runtime_accepts(fragment: dict[str, Any], value: Any, *, pointer: str = "") 
     validator = _VALIDATORS.get(key)
     if validator is None:
         try:
-            validator = jsonschema_rs.Draft202012Validator(fragment, validate_formats=True)
+            validator = runtime_validator(fragment, draft=jsonschema_rs.Draft202012Validator, validate_formats=True)
         except (jsonschema_rs.ValidationError, ValueError) as exc:
             keyword = next(iter(fragment), "")
             raise InputError(

@@ -31,6 +31,7 @@ from .._dialects import (
     walk_unknown,
 )
 from .._ecma_regex import EcmaRegexError, to_python
+from .._rs_validator import runtime_validator
 from .._source import SourceDocument, join_pointer
 from ..errors import ContractInvalid, InputError, Location, Problem
 from ._files import FileSource, MemoryFiles
@@ -950,7 +951,7 @@ class _SchemaChecks:
 
     def _build(self, schema: dict[str, Any]) -> str | None:
         try:
-            jsonschema_rs.validator_for(schema, registry=self._registry(), retriever=self._retrieve)
+            runtime_validator(schema, registry=self._registry(), retriever=self._retrieve)
         except Exception as exc:  # jsonschema_rs.ValidationError, or a retriever refusal it wraps
             return str(exc).splitlines()[0]
         return None

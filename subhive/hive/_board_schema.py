@@ -10,6 +10,7 @@ from typing import Any
 
 import jsonschema_rs
 
+from .._rs_validator import runtime_validator
 from ..errors import InputError, Location
 
 __all__ = ["BlackboardInvalid", "BoardSchema"]
@@ -58,7 +59,7 @@ class BoardSchema:
     def __init__(self, schema: dict[str, Any] | None, *, hive: str = "") -> None:
         self.schema = schema
         self.hive = hive
-        self._validator = None if schema is None else jsonschema_rs.validator_for(schema, validate_formats=True)
+        self._validator = None if schema is None else runtime_validator(schema, validate_formats=True)
 
     @classmethod
     def load(cls, path: Path, *, hive: str = "") -> BoardSchema:

@@ -1,5 +1,6 @@
 """A contract as the runtime sees it: operations, events, and compiled validators for their payloads.
-Validation uses jsonschema-rs with formats asserted (docs/decisions/0009-format-is-asserted.md).
+Validation uses jsonschema-rs with formats asserted (docs/decisions/0009-format-is-asserted.md) and patterns read
+by an engine that matches them right (decision 0137).
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import jsonschema_rs
-
+from .._rs_validator import runtime_validator
 from ..errors import InputError, Location
 from ..semver import Version
 
@@ -147,7 +147,7 @@ class ContractBinding:
         callers that check many payloads against one schema, ``is_valid`` first and :meth:`check` for why not."""
         validator = self._validators.get(schema)
         if validator is None:
-            validator = jsonschema_rs.validator_for(self.schemas[schema], validate_formats=True)
+            validator = runtime_validator(self.schemas[schema], validate_formats=True)
             self._validators[schema] = validator
         return validator
 

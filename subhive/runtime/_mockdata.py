@@ -17,6 +17,7 @@ from urllib.parse import quote, unquote, urljoin
 import jsonschema_rs
 
 from .._ecma_regex import EcmaRegexError, compile_ecma
+from .._rs_validator import runtime_validator
 from ..contract import SUBSCHEMA_KEYWORDS, SUBSCHEMA_LIST_KEYWORDS
 from ..errors import InputError, Location
 
@@ -894,7 +895,9 @@ class InstanceGenerator:
 
     def _compile(self, schema: Any, registry: Any) -> Any:
         try:
-            return jsonschema_rs.Draft202012Validator(schema, validate_formats=True, offline=True, registry=registry)
+            return runtime_validator(
+                schema, draft=jsonschema_rs.Draft202012Validator, validate_formats=True, offline=True, registry=registry
+            )
         except (ValueError, jsonschema_rs.ReferencingError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise InputError(

@@ -1,11 +1,11 @@
-"""ECMA-262 patterns translated to Python ``re`` match what the runtime validator matches (decision 0097)."""
+"""ECMA-262 patterns translated to Python ``re`` match what the runtime validator matches (decisions 0097, 0137)."""
 
 from __future__ import annotations
 
 import json
 import re
-import re._parser as sre_parser  # type: ignore[import-not-found]  # a match's minimum length
 from pathlib import Path
+from typing import Any
 
 import jsonschema_rs
 import pytest
@@ -13,9 +13,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from subhive._ecma_regex import EcmaRegexError, to_python
+from subhive._rs_validator import defuse_pattern
 from subhive.compat.jsonschema import diff_schemas
 from subhive.contract import lint_paths
+from subhive.runtime import ContractBinding, PayloadInvalid
 from subhive.runtime._mockdata import InstanceGenerator
+from subhive.semver import Version
 
 # One construct each that Python's re lacks or reads differently, and plain ones around them.
 ATOMS = [
@@ -42,30 +45,121 @@ def patterns(draw: st.DrawFn) -> str:
     return draw(st.sampled_from(["", "^"])) + "".join(parts) + draw(st.sampled_from(["", "$"]))
 
 
-def _rs(pattern: str) -> jsonschema_rs.Validator:
-    return jsonschema_rs.validator_for({"pattern": pattern})
+def _bus(schema: dict[str, Any]) -> ContractBinding:
+    return ContractBinding("regex", Version.parse("1.0.0"), "test", {}, {"s": "s"}, {"s": schema})
+
+
+def _rs(pattern: str) -> Any:
+    """The validator the bus checks a ``{"pattern": pattern}`` payload with."""
+    return _bus({"pattern": pattern}).validator("s")
+
+
+def _plain(pattern: str) -> re.Pattern[str] | None:
+    """Python's ``re`` (ASCII classes) on the pattern itself where it means the same as in ECMA-262: no escape, ``.``,
+    or ``$`` Python reads differently or not at all (its ``\\B`` never matches ""; ``\\b*`` is an error there),
+    and the named group spelled as Python spells it."""
+    escaped = set(re.findall(r"\\(.)", pattern))
+    rest = re.sub(r"\\.", "", pattern)
+    if not escaped.isdisjoint("sScuB") or any(token in rest for token in (".", "$")):
+        return None
+    try:
+        return re.compile(pattern.replace("(?<g>", "(?P<g>"), re.ASCII)
+    except re.error:
+        return None
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patterns(), st.lists(st.text(alphabet=st.sampled_from(ALPHABET), max_size=6), min_size=1, max_size=8))
-@example("a\\D+a*\\D+", ["aA", "aAb"])  # jsonschema-rs matches "aA": see the loop
+@example("a+a*a+", ["a", "0a", "ba", "aa"])  # jsonschema-rs 0.60's default engine matches "a": decision 0137
+@example("a\\D+a*\\D+", ["aA", "aAb"])  # the same bug: it matched "aA"
+@example("(?<g>a+b?a+)\\1", ["aa", "abaab", "aaaa"])  # a back-reference: fancy-regex on the defused pattern
 def test_the_translation_matches_what_the_runtime_validator_matches(pattern: str, texts: list[str]) -> None:
     runtime = _rs(pattern)
     python = re.compile(to_python(pattern))
-    shortest = sre_parser.parse(to_python(pattern)).getwidth()[0]
+    # Where the pattern has no ECMA-only syntax, Python's re reads the pattern itself as ECMA-262 does: an oracle
+    # that owes nothing to the translation.
+    exact = _plain(pattern)
     for text in texts:
         got, want = python.search(text) is not None, runtime.is_valid(text)
-        if want and len(text) < shortest:
-            # jsonschema-rs 0.60 matches some texts shorter than any match can be (`a\D+a*\D+` on "aA"):
-            # its bug, provable by length alone; the translation is right to refuse them.
-            assert not got, (pattern, text)
-            continue
         if ("\\b" in pattern or "\\B" in pattern) and any(ch.isalnum() and not ch.isascii() for ch in text):
             continue  # jsonschema-rs's \b is Unicode-aware; ECMA-262's (and the translation's) is ASCII
-        if "." in pattern.replace("\\.", "") and not _RS_DOT_DIFFERS.isdisjoint(text):
+        if exact is not None:
+            truth = exact.search(text) is not None
+            assert (want, got) == (truth, truth), (pattern, text, to_python(pattern))
+        elif "." in pattern.replace("\\.", "") and not _RS_DOT_DIFFERS.isdisjoint(text):
             assert want or not got, (pattern, text)
         else:
             assert got == want, (pattern, text, to_python(pattern))
+
+
+@settings(max_examples=200, deadline=None)
+@given(patterns(), st.lists(st.text(alphabet=st.sampled_from(ALPHABET), max_size=6), min_size=1, max_size=6))
+def test_a_defused_pattern_matches_what_the_pattern_matches(pattern: str, texts: list[str]) -> None:
+    # What the bus hands fancy-regex when a schema needs it (a back-reference somewhere): the same language, and
+    # fancy-regex then matches it exactly.
+    defused = defuse_pattern(pattern)
+    assert defused.replace("(?:|)", "") == pattern
+    original, rewritten = re.compile(to_python(pattern)), re.compile(to_python(defused))
+    assert [original.search(t) is not None for t in texts] == [rewritten.search(t) is not None for t in texts]
+    exact = _plain(pattern)
+    if exact is not None and "\\b" not in pattern:
+        fancy = jsonschema_rs.validator_for({"pattern": defused}, pattern_options=jsonschema_rs.FancyRegexOptions())
+        # A back-reference makes fancy-regex run the pattern itself, reading \d and \w as Unicode classes (why a
+        # `pattern` is not left to it): ASCII texts only there.
+        ascii_only = [t for t in texts if t.isascii() or "\\1" not in pattern]
+        assert [fancy.is_valid(t) for t in ascii_only] == [exact.search(t) is not None for t in ascii_only], defused
+
+
+@pytest.mark.parametrize(
+    ("pattern", "refused", "accepted"),
+    [
+        ("a+a*a+", "a", "aa"),
+        ("^\\d+-?\\d+$", "1", "12"),
+        ("^(?:a+b?a*)+$", "abb", "abab"),  # fancy-regex also let two b's follow each other here
+        ("^(\\d)\\1$", "\u0661\u0661", "11"),  # fancy-regex runs it itself, where its \d is Unicode
+    ],
+)
+@pytest.mark.parametrize("beside", [None, "^(x)\\1$"], ids=["linear", "backreference"])
+def test_the_bus_refuses_a_payload_its_pattern_does_not_match(
+    pattern: str, refused: str, accepted: str, beside: str | None
+) -> None:
+    # A back-reference beside it makes the schema one only fancy-regex compiles: the other engine path.
+    properties: dict[str, Any] = {"p": {"type": "string", "pattern": pattern}}
+    if beside is not None:
+        properties["q"] = {"type": "string", "pattern": beside}
+    bus = _bus({"type": "object", "properties": properties})
+    bus.check("s", {"p": accepted, "q": "xx"}, moving="outgoing")
+    with pytest.raises(PayloadInvalid) as refusal:
+        bus.check("s", {"p": refused}, moving="incoming")
+    assert (refusal.value.code, refusal.value.pointer, refusal.value.keyword) == ("payload.invalid", "/p", "pattern")
+    if beside is not None:
+        with pytest.raises(PayloadInvalid) as refusal:
+            bus.check("s", {"p": accepted, "q": "xy"}, moving="incoming")  # the back-reference still holds
+        assert refusal.value.pointer == "/q"
+
+
+def test_pattern_property_keys_are_matched_right_and_data_is_left_alone() -> None:
+    pattern_map = {"^a+b?a+$": {"type": "integer"}}
+    schema = {
+        "type": "object",
+        "patternProperties": pattern_map,
+        "properties": {"q": {"pattern": "^(x)\\1$"}, "c": {"const": {"patternProperties": pattern_map}}},
+    }
+    bus = _bus(schema)
+    bus.check(
+        "s",
+        {"a": "not an integer: the key has one a", "aa": 1, "c": {"patternProperties": pattern_map}},
+        moving="outgoing",
+    )
+    with pytest.raises(PayloadInvalid) as refusal:
+        bus.check("s", {"aba": "text"}, moving="incoming")
+    assert (refusal.value.pointer, refusal.value.keyword) == ("/aba", "type")
+    with pytest.raises(PayloadInvalid) as refusal:
+        bus.check(
+            "s", {"c": {"patternProperties": {"^a+(?:|)b?(?:|)a+(?:|)$": {"type": "integer"}}}}, moving="incoming"
+        )
+    assert refusal.value.keyword == "const"
+    assert list(schema["patternProperties"]) == ["^a+b?a+$"]  # the caller's schema, as given
 
 
 @pytest.mark.parametrize(
