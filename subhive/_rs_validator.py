@@ -50,13 +50,9 @@ def runtime_validator(schema: Any, *, draft: type[Any] | None = None, **options:
         return build(schema, pattern_options=jsonschema_rs.RegexOptions(), **options)
     except Exception:  # a pattern the regex crate cannot read (\1, look-around, [^]), or a broken schema
         pass
+    fancy = {**options, "keywords": {**options.get("keywords", {}), "pattern": _EcmaPattern}}
     try:
-        return build(
-            _defuse_schema(schema),
-            pattern_options=jsonschema_rs.FancyRegexOptions(),
-            keywords={**options.pop("keywords", {}), "pattern": _EcmaPattern},
-            **options,
-        )
+        return build(_defuse_schema(schema), pattern_options=jsonschema_rs.FancyRegexOptions(), **fancy)
     except Exception:  # e.g. a $ref into a patternProperties key we rewrote: the schema as written
         pass
     return build(schema, **options)

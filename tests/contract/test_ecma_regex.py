@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from subhive._ecma_regex import EcmaRegexError, to_python
-from subhive._rs_validator import defuse_pattern
+from subhive._rs_validator import defuse_pattern, runtime_validator
 from subhive.compat.jsonschema import diff_schemas
 from subhive.contract import lint_paths
 from subhive.runtime import ContractBinding, PayloadInvalid
@@ -160,6 +160,21 @@ def test_pattern_property_keys_are_matched_right_and_data_is_left_alone() -> Non
         )
     assert refusal.value.keyword == "const"
     assert list(schema["patternProperties"]) == ["^a+b?a+$"]  # the caller's schema, as given
+
+
+def test_a_pattern_the_translation_cannot_read_is_left_to_fancy_regex_beside_a_back_reference() -> None:
+    validator = runtime_validator({"properties": {"a": {"pattern": "^\\p{Lu}$"}, "b": {"pattern": "^(x)\\1$"}}})
+    assert [validator.is_valid({"a": a}) for a in ("\u00c9", "e")] == [True, False]
+    assert [validator.is_valid({"b": b}) for b in ("xx", "xy")] == [True, False]
+
+
+@pytest.mark.parametrize("schema", [{"pattern": "\\k<x>"}, {"pattern": "a("}, {"type": 5}])
+def test_a_schema_jsonschema_rs_refuses_fails_as_it_did(schema: dict[str, Any]) -> None:
+    with pytest.raises(jsonschema_rs.ValidationError) as ours:
+        runtime_validator(schema)
+    with pytest.raises(jsonschema_rs.ValidationError) as theirs:
+        jsonschema_rs.validator_for(schema)
+    assert str(ours.value) == str(theirs.value)
 
 
 @pytest.mark.parametrize(
