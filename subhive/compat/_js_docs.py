@@ -11,6 +11,7 @@ from typing import Any, TypeAlias
 from urllib.parse import unquote, urljoin
 
 import jsonschema_rs
+import orjson
 
 from .. import _metaschemas
 from .._dialects import Translation, dialect_of, looks_like, names_no_draft, translate
@@ -173,7 +174,13 @@ class _Index:
         self.ids: dict[str, str] = {}  # absolute or raw $id -> pointer
         self.anchors: dict[tuple[str, str], str] = {}  # (resource pointer, name) -> pointer
         self.base_uri: dict[str, str] = {"": ""}  # resource pointer -> absolute base URI
-        self._walk(root, "", "", "")
+        if not _only_root_id(root):
+            self._walk(root, "", "", "")
+        elif isinstance(root, dict) and "$id" in root:  # what the walk would find: the root's $id alone
+            raw_id = root["$id"].split("#", 1)[0]
+            self.base_uri[""] = uri = urljoin("", raw_id)
+            self.ids[uri] = ""
+            self.ids.setdefault(raw_id, "")
 
     def _walk(self, value: Any, ptr: str, resource: str, uri: str) -> None:
         if not isinstance(value, dict):
@@ -191,6 +198,22 @@ class _Index:
                 self.anchors.setdefault((resource, name), ptr)
         for child, child_ptr in _subschemas(value, ptr):
             self._walk(child, child_ptr, resource, uri)
+
+
+def _only_root_id(root: Any) -> bool:
+    """Proven by the document's JSON text: no ``$anchor`` or ``$dynamicAnchor`` anywhere, and no ``$id`` but
+    a string one at the root. A member name is ``"name":`` in orjson's text, and inside a string a quote is
+    escaped, so counting those occurrences counts members; walking a large document costs far more."""
+    if not isinstance(root, dict):
+        return False
+    try:
+        text = orjson.dumps(root)
+    except TypeError:  # not plain JSON (an integer beyond 64 bits): the walk decides
+        return False
+    own = isinstance(root.get("$id"), str)
+    if "$id" in root and not own:
+        return False
+    return b'"$anchor":' not in text and b'"$dynamicAnchor":' not in text and text.count(b'"$id":') == int(own)
 
 
 class Library:
@@ -390,11 +413,10 @@ def _locate(root: Any, ptr: str) -> tuple[Any, str]:
     walk. Only schema positions count (a property *named* "$id" is not an identifier), so the resource is tracked
     along the keyword grammar until the path leaves known schema keywords."""
     value = root
-    if not ptr:
-        if not isinstance(value, dict | bool):
-            raise LookupError("'/' is not a schema")
-        return value, ""
-    tokens = ptr[1:].split("/")
+    direct = _definition(root, ptr)
+    if direct is not None:
+        return direct
+    tokens = ptr[1:].split("/") if ptr else []
     state = _AT_SCHEMA
     found = 0  # how many tokens lead to the innermost embedded resource
     for i, raw in enumerate(tokens):  # hot: every reference resolved passes here
@@ -419,8 +441,23 @@ def _locate(root: Any, ptr: str) -> tuple[Any, str]:
             found = i + 1
         state = _AT_SCHEMA
     if not isinstance(value, dict | bool):
-        raise LookupError(f"{ptr!r} is not a schema")
+        raise LookupError(f"{ptr or '/'!r} is not a schema")
     return value, "/" + "/".join(tokens[:found]) if found else ""
+
+
+def _definition(root: Any, ptr: str) -> tuple[Any, str] | None:
+    """``_locate`` of ``/$defs/Name`` (any map of schemas at the root), the commonest target by far, found
+    without the walk; None for any other pointer, or when it does not lead to a schema (the walk says why)."""
+    group, _, name = ptr[1:].partition("/")
+    if ptr and group in SCHEMA_MAPS and "/" not in name and "~" not in ptr and isinstance(root, dict):
+        members = root.get(group)
+        if isinstance(members, dict) and name in members:
+            value = members[name]
+            if isinstance(value, dict):
+                return value, ptr if "$id" in value else ""
+            if isinstance(value, bool):
+                return value, ""
+    return None
 
 
 def _subschemas(value: dict[str, Any], ptr: str) -> Iterator[tuple[Any, str]]:
