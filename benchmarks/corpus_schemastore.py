@@ -310,8 +310,10 @@ def _history_pairs(
                     refused = [p[0].code for p in alone if p]
                     counts["history_pairs_with_a_refused_version"] += bool(refused)
                     message = exc.message[:200]
+                    # The first problem of a refused version, with the file it is in (often a neighbour).
+                    first = next((f"{Path(p[0].location.file or '').name}: {p[0]}"[:300] for p in alone if p), None)
                     cases.append({"pair": f"{name} (git history)", "code": exc.code, "message": message,
-                                  "refused_alone": refused})  # fmt: skip
+                                  "refused_alone": refused, "first_problem": first})  # fmt: skip
                     continue
                 finally:
                     shas = f"{blobs[index][0][:10]}..{blobs[index + 1][0][:10]}"
