@@ -91,7 +91,13 @@ def settle(tree: Any, text: str, path: Path, *, schema: bool) -> tuple[Any, tupl
     """``tree`` (read with :func:`keep_pairs`) as plain data, the last value of a key kept, and a
     ``schema.duplicate_key`` warning for each harmless repeat; raise ``input.duplicate_key`` for the first other."""
     repeats: list[_Repeat] = []
-    data = _Settle(repeats).value(tree, (), _SCHEMA if schema else _DATA)
+    try:
+        walk = _Settle(repeats, path, budget=max(10_000, 2 * len(text)))
+        data = walk.value(tree, (), _SCHEMA if schema else _DATA)
+    except RecursionError as exc:  # the parser took it, just: a few frames more here
+        raise InputError(
+            "nesting is too deep", code="input.json", location=Location(file=str(path)), hint="flatten the document"
+        ) from exc
     lines = _KeyLines(text)
     notes: list[Problem] = []
     for repeat in repeats:
@@ -119,10 +125,22 @@ def settle(tree: Any, text: str, path: Path, *, schema: bool) -> tuple[Any, tupl
 
 
 class _Settle:
-    def __init__(self, repeats: list[_Repeat]) -> None:
+    def __init__(self, repeats: list[_Repeat], path: Path, *, budget: int) -> None:
         self.repeats = repeats
+        self.path = path
+        # YAML aliases can make a tree far larger than its text ("billion laughs"); without them a document has
+        # fewer values than characters. The walk and every comparison stay within this many values.
+        self.budget = budget
 
     def value(self, value: Any, tokens: tuple[str | int, ...], kind: int) -> Any:
+        self.budget -= 1
+        if self.budget < 0:
+            raise InputError(
+                "YAML aliases expand this document far beyond its size",
+                code="input.yaml",
+                location=Location(file=str(self.path)),
+                hint="write the repeated parts once (under $defs, referred to with $ref)",
+            )
         if isinstance(value, list) and not isinstance(value, Pairs):
             item = _SCHEMA if kind in (_LIST, _SCHEMA) else _DATA  # a schema that is a list: old tuple ``items``
             return [self.value(v, (*tokens, i), item) for i, v in enumerate(value)]

@@ -167,6 +167,21 @@ def test_a_manifest_stays_strict_while_its_schemas_may_repeat_harmlessly(tmp_pat
     assert (problem.code, Path(problem.location.file or "").name) == ("input.duplicate_key", "contract.yaml")
 
 
+def test_a_repeat_in_a_document_too_deep_or_too_expanded_is_refused_not_a_crash(tmp_path: Path) -> None:
+    deep = '{"a":' * 2000 + '{"b": 1, "b": 1}' + "}" * 2000
+    with pytest.raises(InputError) as caught:
+        read(tmp_path, "deep.json", deep)
+    assert (caught.value.code, caught.value.location.file) == ("input.json", str(tmp_path / "deep.json"))
+    # A "billion laughs" with one repeat: the judging walk would expand the aliases the strict reader shares.
+    laughs = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 10)
+    )
+    with pytest.raises(InputError) as caught:
+        read(tmp_path, "laughs.yaml", laughs + "type: string\ntype: string\n")
+    assert (caught.value.code, caught.value.location.file) == ("input.yaml", str(tmp_path / "laughs.yaml"))
+    assert "aliases expand" in caught.value.message
+
+
 # --- the rule, for all inputs ------------------------------------------------------------------------------
 
 _TEXT = st.text(st.characters(codec="ascii", categories=["L", "N", "Zs"]), max_size=8)
