@@ -92,6 +92,7 @@ class _Side:
         self.props: dict[str, Any] = kw.get("properties", {})
         self.pats: dict[str, Any] = kw.get("patternProperties", {})
         self.names: set[str] = set(self.props)
+        self._props: dict[str, Node] = {}  # see prop
         self.regexes: set[str] = set(self.pats)
         self.members: list[Node] = []
         self.complex = _complex(kw)
@@ -119,7 +120,10 @@ class _Side:
             self.regexes |= set(member.value.get("patternProperties", {}))
 
     def prop(self, name: str) -> Node:
-        return self.node.child(self.props[name], "properties", name)
+        found = self._props.get(name)
+        if found is None:  # asked up to three times for a name added or removed (its proofs each way)
+            found = self._props[name] = self.node.child(self.props[name], "properties", name)
+        return found
 
     def pat(self, regex: str) -> Node:
         return self.node.child(self.pats[regex], "patternProperties", regex)
@@ -192,8 +196,22 @@ class _Side:
         return "closed" if is_false(self.add.value) else "partially open"
 
 
+# Whether a property-name pattern matches a name, as the runtime validator says: a pure function of the two,
+# asked for every name against every pattern of both sides and again by each proof. Shared across diffs,
+# bounded (emptied when full), and filled only with answers: a pattern that cannot compile raises each time.
+_MATCHED: dict[tuple[str, str], bool] = {}
+_MAX_MATCHED = 65_536
+
+
 def _matches(side: _Side, regex: str, name: str) -> bool:
-    return runtime_accepts({"pattern": regex}, name, pointer=side.node.path + "/patternProperties")
+    key = (regex, name)
+    hit = _MATCHED.get(key)
+    if hit is None:
+        hit = runtime_accepts({"pattern": regex}, name, pointer=side.node.path + "/patternProperties")
+        if len(_MATCHED) >= _MAX_MATCHED:
+            _MATCHED.clear()
+        _MATCHED[key] = hit
+    return hit
 
 
 def _rejects(goal: Any, name: str) -> bool:
