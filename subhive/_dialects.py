@@ -30,6 +30,7 @@ __all__ = [
     "DRAFT7",
     "DRAFT2019",
     "DRAFT2020",
+    "IGNORED_SIBLINGS",
     "KEYWORDS",
     "META_URIS",
     "OPENAPI30",
@@ -100,6 +101,9 @@ KEYWORDS: dict[str, frozenset[str]] = {
 }  # fmt: skip
 # OpenAPI 3.0 annotations without a 2020-12 keyword: kept as x- extensions (annotations, never constraints).
 _OPENAPI_NOTES = ("discriminator", "xml", "externalDocs")
+#: Where a sibling of a legacy "$ref" that a reference points into is kept (see _Walk._keep_ignored): no keyword,
+#: and not compared as one (what it holds is compared where it is referenced).
+IGNORED_SIBLINGS = "x-subhive-ignored"
 # Left beside a "$ref" of draft-04..07 (its siblings are ignored): they never change what is accepted, and a
 # reference into "definitions" must keep working.
 _KEPT_BY_REF = frozenset(
@@ -315,6 +319,10 @@ class _Walk:
             return
         container: Any = self.nodes[target[:cut] if cut > 0 else ""]
         tokens = [t.replace("~1", "/").replace("~0", "~") for t in target[max(cut, 0) + 1 :].split("/")]
+        if tokens[0] not in container:  # perhaps inside a sibling of "$ref" the translation dropped
+            container = self._keep_ignored(container, target[:cut] if cut > 0 else "", tokens[0])
+            if container is None:
+                return  # nothing there: lint reports the reference as unresolved
         for token in tokens[:-1]:
             child = _step(container, token)
             if not isinstance(child, dict | list):
@@ -329,6 +337,27 @@ class _Walk:
             slot = int(tokens[-1]) if isinstance(container, list) else tokens[-1]
             self.stack.append((value, target, self.out.forward(target), dialect, container, slot, ("", False)))
             self.drain()
+
+    def _keep_ignored(self, node: dict[str, Any], old: str, key: str) -> dict[str, Any] | None:
+        """A reference reaches inside ``key``, a sibling of a draft-04..07 ``$ref`` that the translation dropped
+        (ignored there, it would constrain in 2020-12): keep it under ``x-subhive-ignored``, an annotation, where
+        the reference finds it as a JSON pointer into the original document does. Returns that holder."""
+        at = f"{old}/{_esc(key)}"
+        if not any(pointer == at for pointer, _, _ in self.out.ignored):
+            return None
+        value = self.out.original
+        for raw in old.split("/")[1:] if old else []:
+            value = _step(value, raw.replace("~1", "/").replace("~0", "~"))
+        value = _step(value, key)
+        if not isinstance(value, dict | list):
+            return None
+        holder: dict[str, Any] = node.setdefault(IGNORED_SIBLINGS, {})
+        holder[key] = copy.copy(value)
+        self._private.update((id(holder), id(holder[key])))
+        new = f"{self.out.forward(old)}/{IGNORED_SIBLINGS}/{_esc(key)}"
+        self.out.to_new[at] = new
+        self.out.to_old[new] = at
+        return holder
 
 
 def _step(container: Any, token: str) -> Any:

@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from .._dialects import IGNORED_SIBLINGS
 from .._ecma_regex import EcmaRegexError, to_python
 from ..errors import InputError
 from ._js_docs import Node
@@ -57,7 +58,7 @@ def diff_annotations(p: Pair) -> None:
 def annotation_changes(o: Node, n: Node, ok: dict[str, Any], nk: dict[str, Any]) -> list[Change]:
     """Neutral changes: annotations, identifiers, definitions, unknown and ignored keywords."""
     out: list[Change] = []
-    keys = (ok.keys() | nk.keys()) - _JUDGED
+    keys = (ok.keys() | nk.keys()) - _JUDGED - _NOT_COMPARED
     if not keys:
         return out
     active: set[str] | None = None  # keywords judged by the families; computed only when needed
@@ -88,6 +89,7 @@ def annotation_changes(o: Node, n: Node, ok: dict[str, Any], nk: dict[str, Any])
 
 
 _IGNORABLE = frozenset({"then", "else", "minContains", "maxContains"})
+_NOT_COMPARED = frozenset({IGNORED_SIBLINGS})
 _JUDGED = ASSERTIONS - _IGNORABLE  # always compared by a keyword family, never here
 
 

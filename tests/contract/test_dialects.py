@@ -180,9 +180,18 @@ def test_the_translation_accepts_exactly_what_the_original_accepts(dialect: str,
     translated = translate(schema).schema
     runtime = jsonschema_rs.validator_for(translated)
     for instance in data.draw(st.lists(_JSON, min_size=1, max_size=8), label="instances"):
-        if dialect == DRAFT4 and isinstance(instance, float) and instance.is_integer():
+        if dialect == DRAFT4 and _integral_float_in(instance):
             continue  # draft-04 alone calls 2.0 no integer: listed in tests/data/json-schema-test-suite/known.json
         assert runtime.is_valid(instance) == reference.is_valid(instance), (schema, translated, instance)
+
+
+def _integral_float_in(value: Any) -> bool:
+    """A float such as 2.0 anywhere in ``value`` (members and items too)."""
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, dict):
+        return any(_integral_float_in(v) for v in value.values())
+    return isinstance(value, list) and any(_integral_float_in(v) for v in value)
 
 
 # -- lint, diff and bundles read every dialect ---------------------------------------------------------------
@@ -590,6 +599,57 @@ def test_a_reference_into_a_plain_container_reads_its_target_in_the_documents_di
     runtime = jsonschema_rs.validator_for(bundle_contract(load_contract(root)).schemas["events.order_placed.payload"])
     assert runtime.is_valid({"a": ["x"]})
     assert not runtime.is_valid({"a": ["x", "y"]})  # draft-07's additionalItems: false
+
+
+_SIBLING_SCHEMAS = st.fixed_dictionaries(
+    {}, optional={"type": _TYPES, "minimum": st.integers(-2, 2), "maxLength": st.integers(0, 2)}
+)
+
+
+@pytest.mark.parametrize("dialect", [DRAFT4, DRAFT6, DRAFT7])
+@pytest.mark.parametrize("where", ["/properties/inner", "/items", "/not", "/additionalProperties"])
+@settings(max_examples=25, deadline=None)
+@given(sibling=_SIBLING_SCHEMAS, instances=st.lists(_JSON, min_size=1, max_size=6))
+def test_a_reference_into_an_ignored_sibling_of_ref_reads_it_as_the_original_does(
+    dialect: str, where: str, sibling: dict[str, Any], instances: list[Any]
+) -> None:
+    """Draft-04..07 ignore every sibling of "$ref", but a reference is a JSON pointer into the document as written:
+    it may point into one (``#/properties/x/properties/inner``). The translation drops the sibling (2020-12 would
+    apply it), yet keeps what a reference reaches, so both read the same schema there."""
+    keyword, *rest = where[1:].split("/")
+    placed: Any = sibling
+    for token in reversed(rest):
+        placed = {token: placed}
+    schema = {
+        "$schema": META_URIS[dialect],
+        "properties": {"x": {"$ref": "#/definitions/d", keyword: placed}, "y": {"$ref": f"#/properties/x{where}"}},
+        "definitions": {"d": {"type": "object"}},
+    }
+    reference = validator_for(schema)(schema)
+    runtime = jsonschema_rs.validator_for(translate(schema).schema)
+    for value in instances:
+        for instance in ({"y": value}, {"x": value}):
+            if dialect == DRAFT4 and _integral_float_in(value):
+                continue  # draft-04 alone calls 2.0 no integer (known.json)
+            assert runtime.is_valid(instance) == reference.is_valid(instance), (schema, instance)
+    assert not diff_schemas(schema, copy.deepcopy(schema)).changes
+
+
+def test_a_reference_into_an_ignored_sibling_lints_and_diffs_where_it_is_written(tmp_path: Path) -> None:
+    old: dict[str, Any] = {
+        "$schema": D7,
+        "properties": {
+            "x": {"$ref": "#/definitions/d", "properties": {"inner": {"type": "integer"}}},
+            "y": {"$ref": "#/properties/x/properties/inner"},
+        },
+        "definitions": {"d": {"type": "object"}},
+    }
+    new = copy.deepcopy(old)
+    new["properties"]["x"]["properties"]["inner"]["type"] = "string"
+    root = _contract(tmp_path, "s.json", {"s.json": old})
+    assert lint_paths([root]).problems == ()
+    changes = diff_schemas(old, new).changes
+    assert [(c.code, c.path) for c in changes] == [("type.changed", "/properties/x/properties/inner/type")]
 
 
 def test_annotations_the_dialect_never_checked_are_mended_and_real_errors_there_are_refused(tmp_path: Path) -> None:
