@@ -158,6 +158,14 @@ class Node:
         base = ptr if isinstance(value, dict) and "$id" in value else self.base
         return Node(self.doc, ptr, ptr, value, base, shown=None if self.shown is None else self.shown + suffix)
 
+    def member(self, value: Any, keyword: str, name: str) -> Node:
+        """``child(value, keyword, name)`` for the member ``name`` of a map of subschemas (``properties``...),
+        in half the time: the property models make one for every property they look at."""
+        ptr = f"{self.ptr}/{keyword}/{_escape(name) if '~' in name or '/' in name else name}"
+        base = ptr if isinstance(value, dict) and "$id" in value else self.base
+        shown = self.shown
+        return Node(self.doc, ptr, ptr, value, base, shown=None if shown is None else shown + ptr[len(self.ptr) :])
+
     def variant(self, value: dict[str, Any], tag: str) -> Node:
         """A synthetic copy with a different value (e.g. narrowed to one type), used only in proofs."""
         return Node(self.doc, self.ptr, f"{self.key}\x00{tag}", value, self.base, shown=self.shown)

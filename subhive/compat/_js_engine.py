@@ -628,7 +628,7 @@ class Engine:
         elif k in SCHEMA_MAPS and isinstance(a, dict) and isinstance(b, dict):
             if a.keys() != b.keys():
                 return False
-            todo += [(old.child(a[m], k, m), new.child(b[m], k, m)) for m in a]
+            todo += [(old.member(a[m], k, m), new.member(b[m], k, m)) for m in a]
         elif k in SCHEMA_LISTS and isinstance(a, list) and isinstance(b, list):
             if len(a) != len(b):
                 return False

@@ -122,11 +122,11 @@ class _Side:
     def prop(self, name: str) -> Node:
         found = self._props.get(name)
         if found is None:  # asked up to three times for a name added or removed (its proofs each way)
-            found = self._props[name] = self.node.child(self.props[name], "properties", name)
+            found = self._props[name] = self.node.member(self.props[name], "properties", name)
         return found
 
     def pat(self, regex: str) -> Node:
-        return self.node.child(self.pats[regex], "patternProperties", regex)
+        return self.node.member(self.pats[regex], "patternProperties", regex)
 
     def matching(self, name: str) -> list[Node]:
         return [self.pat(r) for r in self.pats if _matches(self, r, name)]
@@ -146,8 +146,8 @@ class _Side:
         for member in self.members:
             props, pats = member.value.get("properties", {}), member.value.get("patternProperties", {})
             if name in props:
-                out.append(member.child(props[name], "properties", name))
-            out += [member.child(pats[r], "patternProperties", r) for r in pats if _matches(self, r, name)]
+                out.append(member.member(props[name], "properties", name))
+            out += [member.member(pats[r], "patternProperties", r) for r in pats if _matches(self, r, name)]
         return out or [TRUE_NODE]
 
     @property
