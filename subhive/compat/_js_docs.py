@@ -77,7 +77,7 @@ class Doc:
     ``root`` is draft 2020-12: a document in an older dialect is compared as its translation (``subhive._dialects``),
     and changes are reported at the pointers of the document as written (``shown``)."""
 
-    __slots__ = ("_index", "name", "prefix", "resolver", "root", "translation", "uid")
+    __slots__ = ("_index", "_shown", "name", "prefix", "resolver", "root", "translation", "uid")
 
     def __init__(
         self,
@@ -95,10 +95,16 @@ class Doc:
         self.resolver = resolver
         self.translation = translation
         self._index: _Index | None = None
+        self._shown: dict[str, str] = {}  # see shown
 
     def shown(self, ptr: str) -> str:
         """Where ``ptr`` (into ``root``) is in the document as written."""
-        return self.prefix + (ptr if self.translation is None else self.translation.back(ptr))
+        if self.translation is None:
+            return self.prefix + ptr
+        found = self._shown.get(ptr)
+        if found is None:  # every change's path is asked for, most more than once
+            found = self._shown[ptr] = self.prefix + self.translation.back(ptr)
+        return found
 
     def written(self, ptr: str) -> str:
         """Where ``ptr``, written against the document, is in ``root``."""

@@ -337,10 +337,10 @@ class Engine:
         if ov is nv and old.doc is new.doc and old.base == new.base:
             return CLEAN
         if isinstance(ov, dict) and isinstance(nv, dict):
-            if ov != nv:  # once: along a changed path every level would walk to the change again
-                return None
             if self._known[0] is ov and self._known[1] is nv:
                 same, refs = True, True  # told by known_equal
+            elif ov != nv:  # once: along a changed path every level would walk to the change again
+                return None
             else:
                 same, refs = equal_refs_given_eq(ov, nv)
             if not same:

@@ -293,11 +293,14 @@ def _diff_properties(p: Pair, so: _Side, sn: _Side, vac: Vacuous) -> None:
         elif json_equal(value, other, allow_refs=False):
             continue
         p.values.append(eng.sub(so.prop(name), sn.prop(name), guarded=True))
-    names = dict.fromkeys([*so.props, *sn.props, *sorted(so.names | sn.names)])
-    for name in names:
+    # The names on one side only, in the order: OLD's, NEW's, then the conjuncts' (sorted); those on both
+    # were compared above.
+    extra = (so.names | sn.names).difference(so.props, sn.props)
+    names = [n for n in so.props if n not in sn.props] + [n for n in sn.props if n not in so.props]
+    for name in names + sorted(extra) if extra else names:
         in_o, in_n = name in so.props, name in sn.props
-        if (in_o and in_n) or (not in_o and not in_n and so.governs(name) == sn.governs(name)):
-            continue  # compared above, or an applicator's property whose treatment did not change
+        if not in_o and not in_n and so.governs(name) == sn.governs(name):
+            continue  # an applicator's property whose treatment did not change
         back = vac[0] or so.excluded(name) or _covers(p, so.hyp(name), sn.comps(name))
         fwd = vac[1] or sn.excluded(name) or _covers(p, sn.hyp(name), so.comps(name))
         if in_n:
