@@ -18,12 +18,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import jsonschema_rs
 from google.protobuf import descriptor_pool, json_format, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from subhive._rs_validator import runtime_validator
 from subhive.agent import message_schema
 from subhive.agent._proto_schema import _decimal_pattern
 from subhive.compat.protobuf import compile_proto
@@ -85,7 +85,7 @@ def everything() -> Descriptor:
 
 @functools.cache
 def validator() -> Any:
-    return jsonschema_rs.validator_for(message_schema(everything()))
+    return runtime_validator(message_schema(everything()))
 
 
 def accepted(sample: Any) -> bool:

@@ -1,5 +1,6 @@
 """Bundling keeps meaning: the original files (python-jsonschema with a registry of them) and the bundle
-(jsonschema-rs, formats asserted on both) give every hand-written instance the verdict the rules give it."""
+(the runtime's jsonschema-rs validator, formats asserted on both) give every hand-written instance the verdict
+the rules give it."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import jsonschema_rs
 import pytest
 import referencing
 import referencing.jsonschema
 
+from subhive._rs_validator import runtime_validator
 from subhive.codegen.bundle import bundle, bundle_contract
 from subhive.contract import Contract, SchemaRef, load_contract
 from tests.helpers import write_contract
@@ -136,7 +137,7 @@ def _original(directory: Path, target: str) -> jsonschema.protocols.Validator:
 
 
 def _bundled(schema: dict[str, Any]) -> Any:
-    return jsonschema_rs.validator_for(schema, validate_formats=True)
+    return runtime_validator(schema, validate_formats=True)
 
 
 @pytest.mark.parametrize(

@@ -3027,7 +3027,8 @@ def instance_pool(case: Case) -> list[Any]:
 
 
 def make_validator(schema: Any, remote: dict[str, Any] | None = None) -> Callable[[Any], bool]:
-    """A jsonschema-rs draft 2020-12 validator with formats asserted, as subhive validates at run time.
+    """A jsonschema-rs draft 2020-12 validator with formats asserted, as subhive validates at run time (its
+    ``runtime_validator``: patterns by the linear engine, decision 0137).
 
     Remote documents come from ``remote`` only; nothing is fetched from the network.
 
@@ -3036,6 +3037,8 @@ def make_validator(schema: Any, remote: dict[str, Any] | None = None) -> Callabl
     """
     import jsonschema_rs
 
+    from subhive._rs_validator import runtime_validator
+
     documents = remote or {}
 
     def retrieve(uri: str) -> Any:
@@ -3043,5 +3046,8 @@ def make_validator(schema: Any, remote: dict[str, Any] | None = None) -> Callabl
             raise KeyError(f"no remote document {uri} in this test")
         return documents[uri]
 
-    validator = jsonschema_rs.Draft202012Validator(schema, validate_formats=True, retriever=retrieve)
-    return validator.is_valid
+    validator = runtime_validator(
+        schema, draft=jsonschema_rs.Draft202012Validator, validate_formats=True, retriever=retrieve
+    )
+    is_valid: Callable[[Any], bool] = validator.is_valid
+    return is_valid

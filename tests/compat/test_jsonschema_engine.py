@@ -19,6 +19,7 @@ from typing import Any
 import jsonschema_rs
 import pytest
 
+from subhive._rs_validator import runtime_validator
 from subhive.compat._report import DiffReport
 from subhive.compat.jsonschema import CODES, diff_schemas
 from subhive.errors import InputError
@@ -643,7 +644,8 @@ def _check(report: DiffReport) -> DiffReport:
 
 
 def _validator(schema: Any) -> Any:
-    return jsonschema_rs.Draft202012Validator(schema, validate_formats=True)
+    """What the runtime accepts (decision 0137's pattern engine): a witness must hold there."""
+    return runtime_validator(schema, draft=jsonschema_rs.Draft202012Validator, validate_formats=True)
 
 
 def _literals(value: Any) -> list[Any]:

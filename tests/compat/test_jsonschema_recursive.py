@@ -11,10 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import jsonschema_rs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from subhive._rs_validator import runtime_validator
 from subhive.compat.files import diff_files
 from subhive.compat.jsonschema import diff_schemas
 from subhive.contract import lint_paths
@@ -81,7 +81,7 @@ def test_every_compatible_verdict_on_recursive_pairs_holds_for_the_runtime_valid
     old = data.draw(systems())
     new = _mutated(data.draw, old)
     report = diff_schemas(old, new)
-    vo, vn = jsonschema_rs.validator_for(old), jsonschema_rs.validator_for(new)
+    vo, vn = runtime_validator(old), runtime_validator(new)
     for instance in data.draw(st.lists(INSTANCES, min_size=8, max_size=8)):
         if report.backward and vo.is_valid(instance):
             assert vn.is_valid(instance), ("backward claimed", instance, [c.code for c in report.changes])
@@ -102,7 +102,7 @@ def _defs(body: Any, **more: Any) -> dict[str, Any]:
 
 def test_unguarded_cycles_get_sound_verdicts_both_ways() -> None:
     anything = _defs({"anyOf": [{"type": "string"}, {"$ref": "#/$defs/a"}]})  # the runtime accepts every value
-    assert jsonschema_rs.validator_for(anything).is_valid(1)
+    assert runtime_validator(anything).is_valid(1)
     report = diff_schemas(anything, {"type": "string"})
     assert (report.backward, report.forward) == (False, True)
     strings = _defs({"allOf": [{"$ref": "#/$defs/a"}], "type": "string"})  # exactly the strings

@@ -14,7 +14,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jsonschema_rs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -31,6 +30,7 @@ from subhive._dialects import (
     translate,
     walk_unknown,
 )
+from subhive._rs_validator import runtime_validator
 from subhive.codegen.bundle import bundle_contract
 from subhive.compat.contract_check import check_contract
 from subhive.compat.jsonschema import diff_schemas
@@ -178,7 +178,7 @@ def test_the_translation_accepts_exactly_what_the_original_accepts(dialect: str,
     reference = validator_for(schema)(schema)
     assert dialect_of(schema["$schema"]) == dialect
     translated = translate(schema).schema
-    runtime = jsonschema_rs.validator_for(translated)
+    runtime = runtime_validator(translated)
     for instance in data.draw(st.lists(_JSON, min_size=1, max_size=8), label="instances"):
         if dialect == DRAFT4 and _integral_float_in(instance):
             continue  # draft-04 alone calls 2.0 no integer: listed in tests/data/json-schema-test-suite/known.json
@@ -310,9 +310,7 @@ def test_the_unversioned_meta_schema_address_is_read_as_the_default_with_a_note(
     assert same.forward
     assert same.changes == ()
     # ... and its 2020-12 keywords keep their 2020-12 meaning.
-    validator = jsonschema_rs.validator_for(
-        translate({"$schema": unversioned, "prefixItems": [{"type": "string"}]}).schema
-    )
+    validator = runtime_validator(translate({"$schema": unversioned, "prefixItems": [{"type": "string"}]}).schema)
     assert not validator.is_valid([1])
     assert validator.is_valid(["a", 1])
 
@@ -328,7 +326,7 @@ def test_an_unversioned_schema_inside_a_document_is_read_in_the_dialect_around_i
     assert len(notes) == 1
     assert notes[0][0] == "/$defs/pair/$schema"
     assert "read as draft-07, as the schema around it" in notes[0][1]
-    validator = jsonschema_rs.validator_for(translate(document).schema)  # draft-07's tuple items, as around it
+    validator = runtime_validator(translate(document).schema)  # draft-07's tuple items, as around it
     assert validator.is_valid({"p": ["a"]})
     assert not validator.is_valid({"p": ["a", "b"]})
 
@@ -387,7 +385,7 @@ def test_a_manifest_pointer_and_a_cross_file_ref_into_a_moved_keyword_resolve(tm
     result = lint_paths([root])
     assert result.ok, result.problems
     bundle = bundle_contract(load_contract(root))
-    runtime = jsonschema_rs.validator_for(bundle.schemas["events.order_placed.payload"])
+    runtime = runtime_validator(bundle.schemas["events.order_placed.payload"])
     assert runtime.is_valid({"second": "x"})
     assert not runtime.is_valid({"second": 1})
     (root / "contract.yaml").write_text(MANIFEST.format(payload="lib.json#/definitions/pair/items/0"))
@@ -444,7 +442,7 @@ def test_misshapen_annotations_are_warnings_and_the_schema_still_validates(tmp_p
         ("schema.annotation_shape", "/properties/old/deprecated", 11),
         ("schema.annotation_shape", "/properties/sku/examples", 7),
     ]
-    runtime = jsonschema_rs.validator_for(bundle_contract(load_contract(root)).schemas["events.order_placed.payload"])
+    runtime = runtime_validator(bundle_contract(load_contract(root)).schemas["events.order_placed.payload"])
     assert runtime.is_valid({"sku": "x", "old": 1})
     assert not runtime.is_valid({"sku": 1})
     # The diff engine reads them too; mending an annotation changes nothing that is accepted.
@@ -596,7 +594,7 @@ def test_a_reference_into_a_plain_container_reads_its_target_in_the_documents_di
     assert translated["$defs"]["lib"]["generic"]["pair"] == {"prefixItems": [{"type": "string"}], "items": False}
     assert schema["$defs"]["lib"]["generic"]["pair"]["items"] == [{"type": "string"}]  # the original is untouched
     root = _contract(tmp_path, "s.json", {"s.json": schema})
-    runtime = jsonschema_rs.validator_for(bundle_contract(load_contract(root)).schemas["events.order_placed.payload"])
+    runtime = runtime_validator(bundle_contract(load_contract(root)).schemas["events.order_placed.payload"])
     assert runtime.is_valid({"a": ["x"]})
     assert not runtime.is_valid({"a": ["x", "y"]})  # draft-07's additionalItems: false
 
@@ -626,7 +624,7 @@ def test_a_reference_into_an_ignored_sibling_of_ref_reads_it_as_the_original_doe
         "definitions": {"d": {"type": "object"}},
     }
     reference = validator_for(schema)(schema)
-    runtime = jsonschema_rs.validator_for(translate(schema).schema)
+    runtime = runtime_validator(translate(schema).schema)
     for value in instances:
         for instance in ({"y": value}, {"x": value}):
             if dialect == DRAFT4 and _integral_float_in(value):
@@ -664,7 +662,7 @@ def test_annotations_the_dialect_never_checked_are_mended_and_real_errors_there_
     assert [(w.code, w.location.pointer) for w in result.warnings] == [
         ("schema.annotation_shape", "/$defs/a/description")
     ]
-    jsonschema_rs.validator_for(bundle_contract(load_contract(root)).schemas["events.order_placed.payload"])
+    runtime_validator(bundle_contract(load_contract(root)).schemas["events.order_placed.payload"])
     # A wrong type name under draft-07's "$defs" is no draft-07 error, but the 2020-12 reading cannot take it.
     broken = {**schema, "$defs": {"a": {"type": "strin"}}}
     (root / "s.json").write_text(json.dumps(broken, indent=2))
@@ -706,7 +704,7 @@ def test_an_older_dialect_embedded_under_a_root_without_schema_is_read_with_its_
     document = {**root, "$defs": {"old": embedded}, "$ref": "#/$defs/old"}
     translated = translate(document, text=json.dumps(document)).schema
     for instance in instances:
-        assert jsonschema_rs.validator_for(translated).is_valid(instance) == validator_for(document)(document).is_valid(
+        assert runtime_validator(translated).is_valid(instance) == validator_for(document)(document).is_valid(
             instance
         ), instance
 
@@ -735,4 +733,4 @@ def test_a_fragment_id_or_an_id_beside_ref_starts_no_resource(dialect_uri: str, 
     translated = translate(document).schema
     for instance in ({"a": 1}, {"a": "x"}):
         expected = validator_for(document)(document).is_valid(instance)
-        assert jsonschema_rs.validator_for(translated).is_valid(instance) == expected, instance
+        assert runtime_validator(translated).is_valid(instance) == expected, instance

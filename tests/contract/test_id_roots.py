@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jsonschema_rs
 import pytest
 
 from subhive._id_roots import extra_id_roots
+from subhive._rs_validator import runtime_validator
 from subhive.codegen.bundle import bundle
 from subhive.compat import diff_schemas
 from subhive.compat.files import diff_files
@@ -60,7 +60,7 @@ def test_the_workspace_maps_another_host_and_lint_and_validation_follow_it(tmp_p
     package = ws / "schemas" / "json" / "package.json"
     result = lint_paths([package])
     assert result.ok, result.problems
-    validator = jsonschema_rs.validator_for(bundle(load_schema_file(package)))
+    validator = runtime_validator(bundle(load_schema_file(package)))
     assert validator.is_valid({"prettier": {"tabWidth": 2}})
     assert not validator.is_valid({"prettier": {"tabWidth": -1}})  # prettierrc.json's minimum, on the other host
 
@@ -134,7 +134,7 @@ def test_a_whole_url_maps_to_one_file_of_another_name(tmp_path: Path) -> None:
     _write(tmp_path, {"external.json": {"properties": {"run": {"$ref": url + "#/$defs/run"}}}})
     ws = _workspace(tmp_path, f'{{ "{url}" = "sarif-2.1.0.json" }}')
     assert lint_paths([ws / "external.json"]).ok
-    validator = jsonschema_rs.validator_for(bundle(load_schema_file(ws / "external.json")))
+    validator = runtime_validator(bundle(load_schema_file(ws / "external.json")))
     assert validator.is_valid({"run": {"tool": 1}})
     assert not validator.is_valid({"run": {}})
 
@@ -172,9 +172,9 @@ def test_the_command_line_comes_before_the_workspace(tmp_path: Path) -> None:
     _write(ws / "lib", _shared(0))
     _write(tmp_path / "other", _shared(7))
     _write(ws, {"order.json": _order(SHARED + "money.json#/$defs/amount")})
-    plain = jsonschema_rs.validator_for(bundle(load_schema_file(ws / "order.json")))
+    plain = runtime_validator(bundle(load_schema_file(ws / "order.json")))
     with extra_id_roots({SHARED: tmp_path / "other"}):
-        overridden = jsonschema_rs.validator_for(bundle(load_schema_file(ws / "order.json")))
+        overridden = runtime_validator(bundle(load_schema_file(ws / "order.json")))
     assert plain.is_valid({"total": 3})
     assert not overridden.is_valid({"total": 3})
 
@@ -203,11 +203,11 @@ def test_a_neighbour_the_id_places_comes_first_and_the_id_root_fills_in(tmp_path
     path = tmp_path / "a" / "foo.json"
     with extra_id_roots({host: tmp_path / "b"}):
         assert lint_paths([path]).ok
-        beside = jsonschema_rs.validator_for(bundle(load_schema_file(path)))
+        beside = runtime_validator(bundle(load_schema_file(path)))
         (tmp_path / "a" / "bar.json").unlink()
         result = lint_paths([path])  # jsonschema-rs finds b/bar.json too, by the URL and by the file's own
         assert result.ok, result.problems
-        mapped = jsonschema_rs.validator_for(bundle(load_schema_file(path)))
+        mapped = runtime_validator(bundle(load_schema_file(path)))
     assert beside.is_valid({"x": 1})
     assert not mapped.is_valid({"x": 1})
 
@@ -223,6 +223,6 @@ def test_a_nested_relative_id_under_a_root_url_compiles_at_run_time(tmp_path: Pa
     _write(tmp_path, {"jekyll.json": schema})
     result = lint_paths([tmp_path / "jekyll.json"])
     assert result.ok, result.problems
-    validator = jsonschema_rs.validator_for(bundle(load_schema_file(tmp_path / "jekyll.json")))
+    validator = runtime_validator(bundle(load_schema_file(tmp_path / "jekyll.json")))
     assert validator.is_valid({"x": None})
     assert not validator.is_valid({"x": 1})

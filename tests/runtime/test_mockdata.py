@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema_rs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from subhive._rs_validator import runtime_validator
 from subhive.errors import InputError
 from subhive.runtime import InstanceGenerator, Unsatisfiable
 
@@ -40,13 +40,13 @@ FORMATS = [
 
 
 def valid(schema: Any, value: Any) -> bool:
-    return bool(jsonschema_rs.validator_for(schema, validate_formats=True).is_valid(value))
+    return bool(runtime_validator(schema, validate_formats=True).is_valid(value))
 
 
 def sample(schema: Any, count: int = 12, seed: int = 0) -> list[Any]:
     """``count`` instances, each checked by an independent validator."""
     values = InstanceGenerator(schema, label="test").instances(count, seed=seed)
-    validator = jsonschema_rs.validator_for(schema, validate_formats=True)
+    validator = runtime_validator(schema, validate_formats=True)
     for value in values:
         assert validator.is_valid(value), (schema, value, [e.message for e in validator.iter_errors(value)])
     return values
@@ -580,7 +580,7 @@ def test_generated_schemas_give_valid_instances() -> None:
     @given(document_schemas(), st.integers(0, 2**20))
     def check(schema: Any, seed: int) -> None:
         stats["schemas"] += 1
-        validator = jsonschema_rs.validator_for(schema, validate_formats=True)
+        validator = runtime_validator(schema, validate_formats=True)
         try:
             values = InstanceGenerator(schema).instances(3, seed=seed)
         except Unsatisfiable:
