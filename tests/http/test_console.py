@@ -268,8 +268,10 @@ def test_a_breaking_version_approved_in_the_console_is_picked_up_by_the_running_
     ws = tree.workspace
     progress = ws / ".subhive" / "up" / "progress.jsonl"
     mark = len(progress.read_text(encoding="utf-8").splitlines())
-    # Written beside the workspace, then moved into place whole: up looks at the tree every second, and a
-    # version seen half-written (the copy of 0.1.0 renumbered, not yet made breaking) would be accepted at once.
+    # Written beside the workspace, then moved into place whole. Up acts on a change only once the files have
+    # stayed as they are for 1.5 s (decision 0135), which covers a script's quick writes, but no wait can tell
+    # a pause in writing from the end of it: a version seen half-written (the copy of 0.1.0 renumbered, not yet
+    # made breaking) would be accepted as compatible, and an accepted version never changes again.
     new = ws.parent / "db_storage-1.0.0"
     shutil.copytree(ws / "contracts" / "db_storage" / "0.1.0", new)
     manifest = new / "contract.yaml"
