@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from collections.abc import Sequence
-from typing import Annotated
+from collections.abc import MutableMapping, Sequence
+from typing import Annotated, Any
 
 import typer
 
@@ -38,6 +38,7 @@ COMMANDS: dict[str, Where] = {
     "creds": ("subhive.cli._up", "creds_command"),
     "join": ("subhive.cli._up", "join_command"),
     "version": ("subhive.cli", "version"),
+    "completion": ("subhive.cli._completion", "completion_command"),
     "contract": ("subhive.cli._contract", "contract_app"),
     "schema": ("subhive.cli._schema", "schema_app"),
     "approvals": ("subhive.cli._root", "approvals_app"),
@@ -51,6 +52,18 @@ COMMANDS: dict[str, Where] = {
 
 class _Subhive(LazyGroup):
     lazy_commands = COMMANDS
+
+    def _main_shell_completion(
+        self, ctx_args: MutableMapping[str, Any], prog_name: str, complete_var: str | None = None
+    ) -> None:
+        # A shell asking for completions (the script `subhive completion SHELL` prints): typer registers its
+        # shells' completion classes only for an app with add_completion=True, which this one is not (decision
+        # 0138), so it is done here, on that path alone.
+        if os.environ.get(complete_var or "_SUBHIVE_COMPLETE"):
+            from typer._completion_classes import completion_init
+
+            completion_init()
+        super()._main_shell_completion(ctx_args, prog_name, complete_var)
 
 
 app = typer.Typer(
