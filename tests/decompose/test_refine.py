@@ -28,6 +28,14 @@ def _weighted_cut(refiner: Refiner) -> int:
     return sum(w for a, row in enumerate(refiner.adjacency) for b, w in row.items() if a < b and owner[a] != owner[b])
 
 
+def _assert_leaves_within(refiner: Refiner, graph: Graph, budget: Budget, items: list[list[int]], leaves: int) -> None:
+    """Every leaf's files and bytes, as the refiner has placed the items now, fit ``budget``."""
+    for leaf in range(leaves):
+        members = [k for k, o in enumerate(refiner.owner) if o == leaf]
+        assert sum(len(items[k]) for k in members) <= budget.max_files
+        assert sum(graph.sizes[f] for k in members for f in items[k]) <= budget.max_bytes
+
+
 def _pulled(edges: int) -> tuple[Graph, Refiner]:
     """a/m imports ``edges`` files of b/ and a/p, and a/n imports a/m: moving m to b cuts ``edges`` - 2 fewer
     import edges but makes a and b import each other (n -> m one way, m -> p the other)."""
@@ -127,10 +135,7 @@ def test_passes_lower_the_cut_by_what_they_say_keep_leaves_within_budget_and_are
         assert gained >= 0
         assert _weighted_cut(refiner) == cut - gained
         trace.extend(refiner.owner)
-        for leaf in range(leaves):
-            members = [k for k, o in enumerate(refiner.owner) if o == leaf]
-            assert sum(len(items[k]) for k in members) <= budget.max_files
-            assert sum(graph.sizes[f] for k in members for f in items[k]) <= budget.max_bytes
+        _assert_leaves_within(refiner, graph, budget, items, leaves)
     if margin == 10**9:  # no move is worth a cycle: no new mutual pair
         assert refiner.mutual_pairs() <= before
     again = Refiner(graph, budget, items, list(owner), leaves, margin=margin)
@@ -154,10 +159,7 @@ def test_pairs_cut_again_lower_the_cut_by_what_they_say_within_budget_and_determ
     gained = refiner.rebisect_pass()
     assert gained >= 0
     assert _weighted_cut(refiner) == cut - gained
-    for leaf in range(leaves):
-        members = [k for k, o in enumerate(refiner.owner) if o == leaf]
-        assert sum(len(items[k]) for k in members) <= budget.max_files
-        assert sum(graph.sizes[f] for k in members for f in items[k]) <= budget.max_bytes
+    _assert_leaves_within(refiner, graph, budget, items, leaves)
     if margin == 10**9:  # no cut of a pair is worth a cycle: never more mutual pairs than before
         assert len(refiner.mutual_pairs()) <= len(before)
     again = Refiner(graph, budget, items, list(owner), leaves, margin=margin)

@@ -15,7 +15,7 @@ from subhive.rpc import connect_grpc, serve_grpc
 from tests.kit import run, self_signed
 
 from ._inventory import generated_modules
-from .test_rpc import serving, shop
+from .test_rpc import Shop, serving, shop
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +29,11 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ServerTls]:
     return {"db": self_signed(directory, "db"), "stranger": self_signed(directory, "stranger")}
 
 
-async def _stock(modules: tuple[ModuleType, ModuleType], channel: grpc.aio.Channel) -> int:
+async def _stock(s: Shop, modules: tuple[ModuleType, ModuleType], ca_file: Path | None) -> int:
+    """What web reads of db's stock of A-1 over gRPC, verifying db's certificate with ``ca_file``."""
     pb, pb_grpc = modules
-    reply = await pb_grpc.InventoryStub(channel).GetStock(pb.GetStockRequest(sku="A-1"), timeout=10)
+    async with await connect_grpc(s.web, "inventory", 1, keys=s.keys["web"], ca_file=ca_file) as channel:
+        reply = await pb_grpc.InventoryStub(channel).GetStock(pb.GetStockRequest(sku="A-1"), timeout=10)
     return int(reply.on_hand)
 
 
@@ -60,17 +62,11 @@ def test_a_tls_provider_answers_only_consumers_that_verify_it_with_its_ca(
         async with shop(workspace) as s:
             _, servicers = serving(modules)
             async with await serve_grpc(s.db, "inventory", 1, servicers, keys=s.keys["db"], tls=certs["db"]):
-                async with await connect_grpc(
-                    s.web, "inventory", 1, keys=s.keys["web"], ca_file=certs["db"].cert_file
-                ) as channel:
-                    assert await _stock(modules, channel) == 7
+                assert await _stock(s, modules, certs["db"].cert_file) == 7
                 for ca_file in (None, certs["stranger"].cert_file):  # plain gRPC; a CA that did not sign it
-                    async with await connect_grpc(
-                        s.web, "inventory", 1, keys=s.keys["web"], ca_file=ca_file
-                    ) as channel:
-                        with pytest.raises(grpc.aio.AioRpcError) as info:
-                            await _stock(modules, channel)
-                        assert info.value.code() == grpc.StatusCode.UNAVAILABLE
+                    with pytest.raises(grpc.aio.AioRpcError) as info:
+                        await _stock(s, modules, ca_file)
+                    assert info.value.code() == grpc.StatusCode.UNAVAILABLE
 
     run(scenario())
 
@@ -90,10 +86,7 @@ def test_beyond_loopback_a_consumer_needs_the_ca_and_never_sends_its_token_in_cl
                 assert info.value.code == "rpc.insecure_endpoint"
                 assert info.value.hint is not None
                 assert "ca_file" in info.value.hint
-                async with await connect_grpc(
-                    s.web, "inventory", 1, keys=s.keys["web"], ca_file=certs["db"].cert_file
-                ) as channel:
-                    assert await _stock(modules, channel) == 7
+                assert await _stock(s, modules, certs["db"].cert_file) == 7
 
     run(scenario())
 
@@ -143,9 +136,6 @@ def test_a_provider_registers_the_host_it_advertises_and_is_reached_there(
                 port = server.address.rsplit(":", 1)[1]
                 assert server.address == f"localhost:{port}"
                 assert (await s.web.lookup_endpoint("inventory", 1)).address == f"localhost:{port}"
-                async with await connect_grpc(
-                    s.web, "inventory", 1, keys=s.keys["web"], ca_file=certs["db"].cert_file
-                ) as channel:
-                    assert await _stock(modules, channel) == 7
+                assert await _stock(s, modules, certs["db"].cert_file) == 7
 
     run(scenario())
