@@ -22,6 +22,8 @@ from urllib.parse import quote, unquote
 
 import orjson
 
+from ._schema_positions import LISTS, MAPS, ONE
+
 __all__ = [
     "DEFAULT_DIALECT",
     "DIALECTS",
@@ -124,12 +126,9 @@ _HARMLESS: dict[str, type | tuple[type, ...]] = {
     "contentSchema": (dict, bool),
     "$anchor": str,
 }
-_ONE = (
-    "additionalProperties", "propertyNames", "contains", "not", "if", "then", "else", "unevaluatedItems",
-    "unevaluatedProperties", "contentSchema",
-)  # fmt: skip
-_MAPS = ("properties", "patternProperties", "definitions", "$defs", "dependentSchemas")
-_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_ONE = tuple(k for k in ONE if k != "items")  # "items" means one thing or another by dialect: _SPECIAL
+_MAPS = MAPS
+_LISTS = LISTS
 #: The ``$dynamicAnchor`` standing for a 2019-09 ``"$recursiveAnchor": true`` (anchor names may start with "_").
 RECURSIVE_ANCHOR = "_recursiveAnchor"
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from ._schema_positions import LEGACY_ONE, LISTS, MAPS, ONE
 from ._source import join_pointer
 from .errors import InputError, Location, Problem
 
@@ -49,25 +50,10 @@ ANNOTATIONS = frozenset(
 
 # What a member's value is, by where it sits: a schema, a map of schemas, a list of schemas, or plain data.
 _SCHEMA, _MAP, _LIST, _DATA = range(4)
-_ONE = frozenset(
-    {
-        "additionalProperties",
-        "propertyNames",
-        "items",
-        "additionalItems",
-        "contains",
-        "not",
-        "if",
-        "then",
-        "else",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "contentSchema",
-    }
-)
+_ONE = frozenset(ONE + LEGACY_ONE)
 # ``dependencies`` (draft-04 to -07) maps to a schema or a list of names; a list is compared as data.
-_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"})
-_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_MAPS = frozenset((*MAPS, "dependencies"))
+_LISTS = frozenset(LISTS)
 
 
 class Pairs(list[tuple[str, Any]]):

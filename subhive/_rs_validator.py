@@ -21,19 +21,15 @@ from typing import Any
 import jsonschema_rs
 
 from ._ecma_regex import EcmaRegexError, compile_ecma
+from ._schema_positions import LEGACY_ONE, LISTS, MAPS, ONE
 
 __all__ = ["defuse_pattern", "runtime_validator"]
 
 _BREAK = "(?:|)"
 # Keywords whose value is a schema, a list of schemas, or an object of schemas (by name or pattern).
-_ONE = frozenset(
-    {
-        "additionalItems", "additionalProperties", "contains", "contentSchema", "else", "if", "items", "not",
-        "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties",
-    }
-)  # fmt: skip
-_MANY = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
-_NAMED = frozenset({"$defs", "definitions", "dependentSchemas", "dependencies", "properties", "patternProperties"})
+_ONE = frozenset(ONE + LEGACY_ONE)
+_MANY = frozenset((*LISTS, "items"))  # "items" a list: the tuple form of drafts before 2020-12
+_NAMED = frozenset((*MAPS, "dependencies"))
 
 
 def runtime_validator(schema: Any, *, draft: type[Any] | None = None, **options: Any) -> Any:

@@ -18,6 +18,7 @@ from urllib.parse import unquote
 import yaml
 
 from .._dialects import DRAFT7, META_URIS, looks_like, translate
+from .._schema_positions import LEGACY_ONE, LISTS, MAPS, ONE
 from .._source import SourceDocument, escape_pointer_token, load_document
 from ..errors import ContractInvalid, InputError, Location, Problem
 
@@ -156,9 +157,7 @@ class Importer:
             if key == "$ref" and isinstance(value, str):
                 found = self.schema_target(value, file, pointer)
                 out[key] = "#/$defs/" + escape_pointer_token(self.define(*found)) if found else "#"
-            elif key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas") and isinstance(
-                value, dict
-            ):
+            elif key in MAPS and isinstance(value, dict):
                 out[key] = {k: self.schema(v, file, f"{at}/{escape_pointer_token(k)}") for k, v in value.items()}
             elif key in _SCHEMA_LISTS and isinstance(value, list):
                 out[key] = [self.schema(v, file, f"{at}/{i}") for i, v in enumerate(value)]
@@ -264,11 +263,8 @@ class Importer:
         return file, origin + "".join("/" + t for t in tokens[depth + 1 :])
 
 
-_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-_SCHEMA_ONE = (
-    "items", "additionalProperties", "additionalItems", "not", "if", "then", "else", "contains", "propertyNames",
-    "unevaluatedItems", "unevaluatedProperties", "contentSchema",
-)  # fmt: skip
+_SCHEMA_LISTS = (*LISTS, "items")  # "items" a list: the tuple form of drafts before 2020-12
+_SCHEMA_ONE = ONE + LEGACY_ONE
 _MISSING = object()
 
 

@@ -16,6 +16,7 @@ from urllib.parse import quote, unquote, urldefrag, urljoin, urlsplit
 from .. import _metaschemas
 from .._dialects import Translation, translate
 from .._id_roots import IdRoot, IdRoots, id_roots_for
+from .._schema_positions import LISTS, MAPS, ONE
 from .._source import SourceDocument, join_pointer, parse_document
 from ..errors import InputError, Location
 from ._files import DiskFiles, FileSource
@@ -33,23 +34,10 @@ __all__ = [
 
 #: Keywords whose value is one subschema, and those whose value is a list of them (draft 2020-12): shared by
 #: every walker of schemas (bundling, models, mock data), which differ only in the maps they descend into.
-SUBSCHEMA_KEYWORDS: tuple[str, ...] = (
-    "additionalProperties",
-    "propertyNames",
-    "items",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentSchema",
-)
-SUBSCHEMA_LIST_KEYWORDS: tuple[str, ...] = ("allOf", "anyOf", "oneOf", "prefixItems")
+SUBSCHEMA_KEYWORDS: tuple[str, ...] = ONE
+SUBSCHEMA_LIST_KEYWORDS: tuple[str, ...] = LISTS
 _ONE = SUBSCHEMA_KEYWORDS
-# ``definitions`` is not a 2020-12 keyword, but older schemas keep their $defs there and point into it.
-_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_MAP = MAPS
 _LIST = SUBSCHEMA_LIST_KEYWORDS
 _SHAPE = {**dict.fromkeys(_ONE, 1), **dict.fromkeys(_MAP, 2), **dict.fromkeys(_LIST, 3)}
 # Subschemas applied to the same instance as their parent: a cycle made only of these (and $refs) never
