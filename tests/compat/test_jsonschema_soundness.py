@@ -866,9 +866,9 @@ def draft7_instances(data: st.DataObject, old: Json, new: Json) -> list[Json]:
     drawn: list[Json] = []
     for schema in (old, new):
         strategy = _from_schema(json.dumps(schema, sort_keys=True))
-        if strategy is None or strategy.is_empty:
-            continue
         try:
+            if strategy is None or strategy.is_empty:  # is_empty builds the lazy parts, which may raise too
+                continue
             drawn += data.draw(st.lists(strategy, max_size=4), label="draft-7 instances")
         except InvalidArgument:  # it builds some strategies for empty subschemas lazily, and they raise
             reject()
