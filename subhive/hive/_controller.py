@@ -53,7 +53,8 @@ class KnowledgeSourceFailed(SubhiveError):
 class Parked(Exception):
     """Raised by an activation that waits for something outside the hive (an agent's call waiting for a person):
     the controller frees the worker, awaits ``wake`` without one, then runs ``resume(context)`` (by default the
-    source's ``activate`` on the same entry again) in the next free worker. Its result is the activation's: a
+    source's ``activate`` on the same entry again; after a lost race, on the entry as it is then) in the next free
+    worker. Its result is the activation's: a
     board write stays unacknowledged meanwhile, so after a crash it comes back and the source parks again;
     a request's caller keeps waiting for its reply. See docs/decisions/0064-parked-activations.md."""
 
@@ -333,7 +334,9 @@ class Controller:
 
     def _park(self, activation: _Activation, parked: Parked) -> None:
         """Free the worker: the activation waits for its wake in a task of its own, then queues again."""
-        activation.resume = parked.resume or _activate_again(activation)
+        # Without a continuation of its own, the source is activated again on the entry; a lost race then
+        # activates it on the entry as it is by then, as for any activation (_run).
+        activation.resume = parked.resume
         self.stats.parked += 1
         task = asyncio.create_task(self._wake(activation, parked.wake), name=f"ks-parked-{activation.source.name}")
         self._parked[task] = activation
@@ -568,13 +571,6 @@ class Controller:
         finally:
             self._pending_writes -= 1
             self._settle()
-
-
-def _activate_again(activation: _Activation) -> Callable[[Any], Awaitable[Sequence[Any]]]:
-    def resume(context: Any) -> Awaitable[Sequence[Any]]:
-        return activation.source.activate(activation.entry, context)
-
-    return resume
 
 
 async def _keep_alive(msg: Msg) -> None:

@@ -144,3 +144,57 @@ def test_a_stopping_controller_hands_a_parked_write_to_the_next_at_once(server: 
 
 async def _now(value: Any) -> Any:
     return value
+
+
+class Closer:
+    """Parks on its first activation; any activation then marks the note done with a compare-and-set against the
+    revision it was given (``seen`` records the value and revision of each activation)."""
+
+    name = "closer"
+    priority = 0
+    triggers = ("notes.*",)
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.seen: list[tuple[Any, int]] = []
+
+    async def activate(self, entry: Entry, ctx: Any) -> Sequence[Write]:
+        self.seen.append((entry.value, entry.revision))
+        if len(self.seen) == 1:
+            raise Parked(self.gate.wait(), reason="waits for the gate")  # no resume: activated again when woken
+        if entry.value.get("done"):
+            return []
+        return [Write(entry.key, {**entry.value, "done": True}, expected_revision=entry.revision)]
+
+
+def test_a_woken_activation_that_loses_a_race_is_activated_again_on_the_fresh_entry(server: EmbeddedServer) -> None:
+    """Woken, a parked activation runs its source on the entry it parked on; when that write loses the race
+    (someone changed the note meanwhile), the source is activated again on the note as it is now, as any lost
+    race is, not on the entry it first parked on, which could only lose again."""
+
+    async def scenario() -> None:
+        async with board(server, schema=None) as (nc, bb):
+            closer = Closer()
+            controller = Controller(bb, [closer], config=ControllerConfig(concurrency=1, conflict_retries=2))
+            await controller.start(nc.jetstream())
+            try:
+                first = await bb.put("notes.a", {"v": 1}, writer="human")
+                await _until(lambda: _now(controller.stats.parked == 1))
+                changed = await bb.put("notes.a", {"v": 2}, writer="human")  # while the first one waits
+                # That change is activated (the worker is free), closed, and the close activated once more.
+                await _until(lambda: _now(len(closer.seen) == 3))
+                closer.gate.set()
+                await controller.idle()
+                assert controller.stats.failures == 0, controller.stats.last_error
+                assert controller.stats.conflicts == 1  # the woken one lost once, then read the note anew
+                note = await bb.get("notes.a")
+                assert note is not None
+                assert note.value == {"v": 2, "done": True}
+                assert closer.seen[0] == ({"v": 1}, first) == closer.seen[3]  # woken: the entry it parked on
+                assert closer.seen[4][0] == {"v": 2, "done": True}
+                assert closer.seen[4][1] > changed
+                assert len(closer.seen) == 5
+            finally:
+                await controller.stop()
+
+    run(scenario())
