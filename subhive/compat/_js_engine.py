@@ -538,23 +538,27 @@ class Engine:
                 if role == _R_REF:
                     sites.append((len(sites), None, a))
                     continue
-                container = a.__class__ is dict or a.__class__ is list
-                if role == _R_MAP:
-                    if a.__class__ is dict:
-                        todo.extend(a.values())
-                        continue
-                elif role in (_R_ASSERTION, _R_UNKNOWN):  # compared as JSON: must hold no reference
-                    if container and contains_ref(a):
+                cls = a.__class__
+                if role in (_R_ASSERTION, _R_UNKNOWN):  # compared as JSON: must hold no reference
+                    if cls is list:  # mostly lists of strings ("required", "type", "enum"): no walk for them
+                        for x in a:
+                            if (x.__class__ is dict or x.__class__ is list) and contains_ref(x):
+                                return False
+                    elif cls is dict and contains_ref(a):
                         return False
                     continue
+                if role == _R_MAP:
+                    if cls is dict:
+                        todo.extend(a.values())
+                        continue
                 elif role == _R_LIST:
-                    if a.__class__ is list:
+                    if cls is list:
                         todo.extend(a)
                         continue
                 elif role == _R_ONE or (role == _R_DEPENDENCIES and isinstance(a, dict | bool)):
                     todo.append(a)
                     continue
-                if role == _R_DYNAMIC or (container and contains_ref(a)):
+                if role == _R_DYNAMIC or ((cls is dict or cls is list) and contains_ref(a)):
                     return False  # never proven the same: a dynamic reference, a reference inside a keyword value
         return True
 
