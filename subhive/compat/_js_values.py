@@ -48,6 +48,10 @@ _TYPE_KINDS: dict[str, frozenset[str]] = {
 }
 
 
+# isinstance() with a tuple: "dict | list" would build a union object at every call, on the hottest paths.
+_CONTAINERS = (dict, list)
+_NUMBERS = (int, float)
+
 _KIND_OF_TYPE: dict[type, str] = {
     type(None): "null",
     bool: "boolean",
@@ -99,7 +103,7 @@ def jkey(value: Any) -> Hashable:
         return value
     if isinstance(value, bool):
         return ("b", value)
-    if isinstance(value, int | float):
+    if isinstance(value, _NUMBERS):
         return ("n", value)  # Python compares and hashes int/float exactly and consistently
     if isinstance(value, list):
         return ("a", tuple(jkey(v) for v in value))
@@ -108,7 +112,7 @@ def jkey(value: Any) -> Hashable:
 
 def as_number(value: Any) -> int | float | None:
     """``value`` when it is a JSON number (not a boolean), else None."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, _NUMBERS):
         return None
     return value
 
@@ -134,7 +138,7 @@ def json_equal(a: Any, b: Any, *, allow_refs: bool = True) -> bool:
     numbers told apart; when the texts differ (members in another order, ``1`` against ``1.0``) a walk tells.
     Hot path: every unchanged subschema passes here.
     """
-    if isinstance(a, dict | list) or isinstance(b, dict | list):
+    if isinstance(a, _CONTAINERS) or isinstance(b, _CONTAINERS):
         return a == b and equal_given_eq(a, b, allow_refs=allow_refs)
     return jkey(a) == jkey(b)
 
@@ -192,9 +196,9 @@ def contains_ref(value: Any) -> bool:
         if isinstance(current, dict):
             if "$ref" in current or "$dynamicRef" in current or "$recursiveRef" in current:
                 return True
-            todo += [x for x in current.values() if isinstance(x, dict | list)]
+            todo += [x for x in current.values() if isinstance(x, _CONTAINERS)]
         elif isinstance(current, list):
-            todo += [x for x in current if isinstance(x, dict | list)]
+            todo += [x for x in current if isinstance(x, _CONTAINERS)]
     return False
 
 
