@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from fastapi import APIRouter, Body
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._deps import PAGE_DEFAULT, PREFIX, Admin, KeyCursor, Limit, Root, page_after
 from ._models import ApprovalOut, OutcomeOut, Page
@@ -20,11 +20,15 @@ router = APIRouter(prefix=PREFIX, tags=["approvals"])
 
 
 class DecisionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelt "nite" must not lose the note silently
+
     note: str = Field(default="", max_length=4096, description="Why it is approved (kept with the decision).")
     by: str = Field(default="", max_length=128, description="Who approves; recorded with the decision.")
 
 
 class RejectIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     reason: str = Field(
         pattern=r"\S", max_length=4096, description="What the proposer should change (not only spaces)."
     )

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 from fastapi import APIRouter, Body, Query
 from fastapi import Path as PathParam
 from fastapi.responses import Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import SubhiveError
 from ..root_hive import NotFound
@@ -53,6 +53,8 @@ HivePath = Annotated[str, PathParam(pattern=HIVE_PATTERN, description="The hive.
 
 
 class ReplayIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     by: str = Field(default="", max_length=128, description="Who replays; recorded with the replay.")
 
 

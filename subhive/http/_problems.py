@@ -143,13 +143,18 @@ def install_handlers(app: Any) -> None:
         assert isinstance(exc, RequestValidationError)
         items = _validation_items(exc.errors())
         first = items[0] if items else ProblemItem(code="http.invalid_request", message="invalid request")
+        hint = "see the operation's parameters in /openapi.json"
+        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if any(i.code == "http.invalid_body" for i in items) and media != "application/json":
+            # curl -d sends a form: the JSON text never reaches the body's model
+            hint = f"send the body as JSON, Content-Type: application/json (this one: {media or 'none'})"
         error = ApiProblem(
             422,
             f"the request is not valid: {first.message} at {first.pointer}"
             if len(items) == 1
             else f"{len(items)} problems in the request, first: {first.message} at {first.pointer}",
             code="http.invalid_request",
-            hint="see the operation's parameters in /openapi.json",
+            hint=hint,
         )
         response = problem_response(error, request)
         body = ProblemDetails.model_validate_json(bytes(response.body))

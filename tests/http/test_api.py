@@ -244,6 +244,25 @@ def test_approving_needs_the_admin_token_and_records_who(api: Api) -> None:
     _problem(call(api, "POST", path, token=api.token), 409, "approval.decided")
 
 
+def test_a_decision_body_is_json_with_known_fields_only(api: Api) -> None:
+    """A misspelt field must not lose what it held, and a body curl -d sent as a form says what to send."""
+    path = "/api/v1/approvals/p-2/approve"
+    typo = _problem(call(api, "POST", path, body={"nite": "ship it"}, token=api.token), 422, "http.invalid_request")
+    assert [(p["pointer"], p["message"]) for p in typo["problems"]] == [("/nite", "Extra inputs are not permitted")]
+    form = call(
+        api,
+        "POST",
+        path,
+        body={"note": "ship it"},
+        token=api.token,
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    body = _problem(form, 422, "http.invalid_request")
+    assert "Content-Type: application/json" in body["hint"]
+    assert "application/x-www-form-urlencoded" in body["hint"]
+    assert call(api, "GET", "/api/v1/approvals/p-2").json()["status"] == "pending"  # neither decided anything
+
+
 def test_rejecting_needs_a_reason_and_records_who(api: Api) -> None:
     path = "/api/v1/approvals/t-1/reject"
     _problem(call(api, "POST", path, body={"reason": ""}, token=api.token), 422, "http.invalid_request")
