@@ -92,3 +92,23 @@ def test_an_operation_the_contract_does_not_have_fails_the_starter_test(accepted
     assert ran.returncode == 1
     assert "FAILED tests/test_db_knowledge.py::test_what_the_sources_declare_is_in_the_contracts" in ran.stdout
     assert "records answers db_storage.purge: not an operation this hive provides" in ran.stdout
+
+
+def test_an_operation_only_source_without_triggers_passes_and_a_source_that_never_wakes_fails(
+    accepted_db: Path,
+) -> None:
+    # The runtime reads a missing `triggers` as none (examples/notes' Intake has none): the test must too.
+    source = accepted_db / "db_hive" / "knowledge.py"
+    _replace_source(accepted_db, VALID_REPLY)
+    source.write_text(source.read_text().replace("    triggers = ()\n", ""))
+    assert "triggers" not in source.read_text()
+    passed = _pytest(accepted_db)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "5 passed" in passed.stdout
+
+    # Still checked: a source with neither triggers nor operations nor events wakes on nothing.
+    source.write_text(source.read_text().replace('operations = ("db_storage.get_record",)', "operations = ()"))
+    failed = _pytest(accepted_db)
+    assert failed.returncode == 1
+    assert "FAILED tests/test_db_knowledge.py::test_every_source_is_named_once_and_wakes_on_something" in failed.stdout
+    assert "records declares nothing that wakes it" in failed.stdout
