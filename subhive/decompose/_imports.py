@@ -193,6 +193,8 @@ _JS_NAMED = re.compile(
 )
 _GO_IMPORT_LINE = re.compile(r'^[ \t]*(?:import[ \t]+)?([\w.]+[ \t]+)?"([^"\n]+)"', re.M)
 _GO_VERSION = re.compile(r"^v[0-9]+$")
+#: ``pkg.Name``: a whole word, a dot, an exported name.
+_GO_QUALIFIED = re.compile(r"\b(\w+)\.([A-Z]\w*)")
 
 
 def symbols_used(language: Language, text: str, specs: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
@@ -203,20 +205,9 @@ def symbols_used(language: Language, text: str, specs: tuple[str, ...]) -> dict[
     >>> symbols_used(Language.typescript, "import Cart, { total as t, type Item } from './cart'", ("./cart",))
     {'./cart': ('default', 'total', 'Item')}
     """
-    out: dict[str, tuple[str, ...]] = {}
     if language is Language.go:
-        aliases: dict[str, str] = {}
-        for match in _GO_IMPORT_LINE.finditer(text):
-            alias, spec = (match.group(1) or "").strip(), match.group(2)
-            if spec in specs and alias not in ("_", "."):
-                parts = spec.split("/")
-                name = parts[-2] if len(parts) > 1 and _GO_VERSION.match(parts[-1]) else parts[-1]
-                aliases[spec] = alias or re.sub(r"\W", "_", name.removeprefix("go-"))
-        for spec, alias in aliases.items():
-            used = re.findall(rf"\b{re.escape(alias)}\.([A-Z]\w*)", text)
-            if used:
-                out[spec] = tuple(dict.fromkeys(used))
-        return out
+        return _go_symbols(text, specs)
+    out: dict[str, tuple[str, ...]] = {}
     for match in _JS_NAMED.finditer(text):
         default, named, _, spec = match.groups()
         names = ["default"] if default and default != "type" else []
@@ -227,6 +218,26 @@ def symbols_used(language: Language, text: str, specs: tuple[str, ...]) -> dict[
         if names:
             out[spec] = tuple(dict.fromkeys((*out.get(spec, ()), *names)))
     return out
+
+
+def _go_symbols(text: str, specs: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """The exported ``alias.Name``\\ s the file uses per import spec: one pass over the text for every alias,
+    since a file may be megabytes and import dozens of packages."""
+    aliases: dict[str, str] = {}
+    for match in _GO_IMPORT_LINE.finditer(text):
+        alias, spec = (match.group(1) or "").strip(), match.group(2)
+        if spec in specs and alias not in ("_", "."):
+            parts = spec.split("/")
+            name = parts[-2] if len(parts) > 1 and _GO_VERSION.match(parts[-1]) else parts[-1]
+            aliases[spec] = alias or re.sub(r"\W", "_", name.removeprefix("go-"))
+    if not aliases:
+        return {}
+    wanted = set(aliases.values())
+    found: dict[str, dict[str, None]] = {}
+    for alias, name in _GO_QUALIFIED.findall(text):
+        if alias in wanted:
+            found.setdefault(alias, {})[name] = None
+    return {spec: tuple(found[alias]) for spec, alias in aliases.items() if alias in found}
 
 
 #: A string literal that looks like a path to a file without imports: a template, a translation, a config...

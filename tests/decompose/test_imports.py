@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from subhive.decompose import Language, extract, language_of
-from subhive.decompose._imports import JvmFile, PyImport
+from subhive.decompose._imports import JvmFile, PyImport, symbols_used
 
 
 def test_python_forms() -> None:
@@ -77,3 +82,36 @@ def test_languages_by_extension() -> None:
     assert language_of("A.kt") is Language.java
     assert language_of("a.d/README") is None
     assert language_of("notes.md") is None
+
+
+def test_go_symbols_used_per_import_in_one_pass() -> None:
+    text = (
+        'package shop\n\nimport (\n\t"fmt"\n\tdb "example.com/shop/store/v2"\n\t"example.com/shop/go-cart"\n'
+        '\t_ "example.com/shop/side"\n)\n\n'
+        "func F() { db.Get(); db.Put(); db.Get(); cart.Total(); fmt.Println(); x.db.Hidden(); mydb.Not() }\n"
+    )
+    specs = ("fmt", "example.com/shop/store/v2", "example.com/shop/go-cart", "example.com/shop/side")
+    assert symbols_used(Language.go, text, specs) == {
+        "fmt": ("Println",),
+        "example.com/shop/store/v2": ("Get", "Put", "Hidden"),  # a field named like the alias counts too
+        "example.com/shop/go-cart": ("Total",),  # named without its go- prefix
+    }
+
+
+_WORDS = st.sampled_from(["db", "fmt", "cart", "xdb", "Get", "Put", "_a", "db2", "v2"])
+_GLUE = st.sampled_from([".", " ", "(", ")", ".\n", "\t", "..", "x."])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_WORDS, _GLUE), max_size=40))
+def test_go_symbols_used_agrees_with_a_search_per_alias(pieces: list[tuple[str, str]]) -> None:
+    """The single pass over the text finds what one regular expression per import alias found before."""
+    header = 'import (\n\t"example.com/m/db"\n\tc "example.com/m/cart"\n\t"fmt"\n)\n'
+    body = "".join(word + glue for word, glue in pieces)
+    specs = ("example.com/m/db", "example.com/m/cart", "fmt")
+    expected: dict[str, tuple[str, ...]] = {}
+    for spec, alias in (("example.com/m/db", "db"), ("example.com/m/cart", "c"), ("fmt", "fmt")):
+        used = re.findall(rf"\b{alias}\.([A-Z]\w*)", header + body)
+        if used:
+            expected[spec] = tuple(dict.fromkeys(used))
+    assert symbols_used(Language.go, header + body, specs) == expected
