@@ -106,7 +106,10 @@ def up_command(
 
         for path in write_elsewhere_credentials(ws, creds_dir):
             if fmt is Format.text:
-                err_console.print(f"wrote {escape(str(path))} (0600): subhive join --creds {escape(str(path))}")
+                err_console.print(
+                    f"wrote {escape(str(path))} (0600); where the hive runs, in a checkout of the workspace: "
+                    f"subhive join --creds {escape(str(path))}"
+                )
     if fmt is Format.json:
         print_json({"ready": True, "seconds": ready.get("seconds"), "hives": ready.get("hives", [])})
     if detach:
@@ -335,7 +338,10 @@ def creds_command(
     if fmt is Format.json:
         print_json({"hive": hive, "file": str(out), "nats": list(credentials.nats), "root": credentials.root})
     else:
-        err_console.print(f"wrote {escape(str(out))} (0600): subhive join --creds {escape(str(out))}")
+        err_console.print(
+            f"wrote {escape(str(out))} (0600); where the hive runs, in a checkout of the workspace: "
+            f"subhive join --creds {escape(str(out))}"
+        )
 
 
 def join_command(
