@@ -129,11 +129,15 @@ class _Side:
         return self.node.member(self.pats[regex], "patternProperties", regex)
 
     def matching(self, name: str) -> list[Node]:
+        if not self.pats:  # the common case, asked for every name looked at
+            return []
         return [self.pat(r) for r in self.pats if _matches(self, r, name)]
 
     def governs(self, name: str) -> bool:
         """``add`` applies to property ``name`` (nothing else evaluates it)."""
-        return name not in self.names and not any(_matches(self, r, name) for r in self.regexes)
+        if name in self.names:
+            return False
+        return not self.regexes or not any(_matches(self, r, name) for r in self.regexes)
 
     def comps(self, name: str) -> list[Node]:
         """The schemas this side's own keywords apply to the value of property ``name``."""
