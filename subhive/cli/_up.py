@@ -39,12 +39,22 @@ _STYLE = {
 
 
 def _print_event(event: dict[str, Any]) -> None:
-    style = _STYLE.get(str(event.get("event")), "")
+    """One line of up's progress; a problem it reports (a refused change, a warning) also says where, its code
+    and, on a line of its own, what to do. A final failure's hint is printed with the error up then raises."""
+    name = str(event.get("event"))
+    style = _STYLE.get(name, "")
     message = escape(str(event.get("message", "")))
+    where, code, hint = event.get("where"), event.get("code"), event.get("hint")
+    if isinstance(where, str) and where and where not in str(event.get("message", "")):
+        message = f"{escape(where)}: {message}"
+    if isinstance(code, str) and "." in code:  # an error code (some events carry an exit code there)
+        message += f" [{escape(code)}]"
     err_console.print(
         f"[dim]{time.strftime('%H:%M:%S', time.localtime(event.get('t', 0)))}[/] "
         + (f"[{style}]{message}[/]" if style else message)
     )
+    if isinstance(hint, str) and hint and name != "failed":
+        err_console.print(f"         hint: {escape(hint)}")
 
 
 def up_command(

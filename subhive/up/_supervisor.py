@@ -162,7 +162,7 @@ class Supervisor:
         #: A stamp unlike ``_tree_stamp``, followed once it has stayed the same for TREE_SETTLE seconds.
         self._settle = Settle(TREE_SETTLE)
         self._tree_refused = False
-        self._refusal = ""  # the refusal last said
+        self._refusal: frozenset[str] = frozenset()  # the problems of the refusal last said
         self._ticks = 0
         #: What each running hive consumed when it (re)started: contract -> range.
         self._consumed: dict[str, dict[str, str]] = {}
@@ -712,10 +712,12 @@ class Supervisor:
         snapshot = Snapshot.read(root)
         change = snapshot.change_from(self._snapshot)
         if not change:  # e.g. a refused edit undone: nothing waits any more
-            self._tree_refused, self._refusal = False, ""
+            if self._tree_refused:
+                self.emit("tree.restored", "the refused change is undone: the tree runs as it did")
+            self._tree_refused, self._refusal = False, frozenset()
             return None
         tree = self.workspace.hives()
-        refusal = list(tree.problems[:1])
+        refusal = list(tree.problems)
         try:
             if not refusal:
                 async with RootClient(self.root_address, admin_token_of(root), ca_file=self._root_ca) as client:
@@ -724,7 +726,7 @@ class Supervisor:
                         pending.setdefault(approval.contract, []).append(approval.id)
                 refusal = refused_requirements(
                     tree.hives, {n: self._consumed.get(n, {}) for n in self.hives}, Lock.load(root), pending
-                )[:1]
+                )
             if not refusal:
                 await self._negotiate(dict(tree.hives))  # the root registers the manifests as they are now
                 await self._lock_settled()
@@ -735,17 +737,19 @@ class Supervisor:
             return None
         if refusal:
             self._tree_refused = True
-            if refusal[0].message != self._refusal:  # said once, not at every look
-                self._refusal = refusal[0].message
-                self.emit(
-                    "tree.refused",
-                    refusal[0].message,
-                    code=refusal[0].code,
-                    hint=refusal[0].hint or "",
-                    where=str(refusal[0].location),
-                )
+            said = self._refusal
+            self._refusal = frozenset(p.message for p in refusal)
+            for problem in refusal:  # each problem once, not at every look: every one, each where it is
+                if problem.message not in said:
+                    self.emit(
+                        "tree.refused",
+                        problem.message,
+                        code=problem.code,
+                        hint=problem.hint or "",
+                        where=str(problem.location),
+                    )
             return None
-        self._tree_refused, self._refusal = False, ""
+        self._tree_refused, self._refusal = False, frozenset()
         self._snapshot = snapshot
         self.emit(
             "tree.changed",

@@ -35,20 +35,33 @@ def test_an_unmet_range_is_refused_and_a_hive_failing_each_start_is_stopped(scaf
     assert up(ws).code == 0
     pid = json.loads((ws / ".subhive" / "up" / "supervisor.json").read_text())["hives"]["web"]["pid"]
 
-    # A range no accepted version meets: refused once, with the command; web keeps running on what it had.
+    # Ranges no accepted version meets: each refused once, with where and the command; the hives keep running on
+    # what they had.
     manifest = ws / "subhives" / "web" / "subhive.toml"
     original = manifest.read_text()
+    backend_manifest = ws / "subhives" / "backend" / "subhive.toml"
+    backend_original = backend_manifest.read_text()
+    assert 'db_storage = "^0.1"' in backend_original
     manifest.write_text(original.replace('backend_api = "^0.1"', 'backend_api = "^2"'))
+    backend_manifest.write_text(backend_original.replace('db_storage = "^0.1"', 'db_storage = "^3"'))
     refused = wait_for(
-        lambda: _said(ws, "tree.refused"), "the change to be refused", WAIT, context=lambda: _context(ws)
+        lambda: len(_said(ws, "tree.refused")) >= 2 and _said(ws, "tree.refused"),
+        "both changes to be refused",
+        WAIT,
+        context=lambda: _context(ws),
     )
-    assert refused[0]["code"] == "up.requirement_unmet", refused
-    assert "web now consumes backend_api >=2.0.0, <3.0.0" in refused[0]["message"]
-    assert "subhive contract propose" in refused[0]["hint"]
-    assert (ws / "stubs" / "web" / "backend_api_v0").is_dir()
-    manifest.write_text(original)  # undone: nothing to follow
+    by_message = {e["message"]: e for e in refused}
+    web = next(e for m, e in by_message.items() if "web now consumes backend_api >=2.0.0, <3.0.0" in m)
+    backend = next(e for m, e in by_message.items() if "backend now consumes db_storage >=3.0.0, <4.0.0" in m)
+    assert web["code"] == backend["code"] == "up.requirement_unmet", refused
+    assert "subhive contract propose" in web["hint"]
+    assert "subhives/web/subhive.toml" in web["where"]
+    assert (ws / "stubs" / "web" / "backend_api_v0_1").is_dir()
+    manifest.write_text(original)  # undone: nothing to follow, and up says so
+    backend_manifest.write_text(backend_original)
+    wait_for(lambda: _said(ws, "tree.restored"), "the undo to be said", WAIT, context=lambda: _context(ws))
     assert json.loads((ws / ".subhive" / "up" / "supervisor.json").read_text())["hives"]["web"]["pid"] == pid
-    assert len(_said(ws, "tree.refused")) == 1
+    assert len(_said(ws, "tree.refused")) == 2
 
     # A hive whose code fails on import: stopped after a few quick exits, not restarted forever.
     knowledge = ws / "subhives" / "web" / "web_hive" / "knowledge.py"
