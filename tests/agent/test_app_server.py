@@ -125,3 +125,85 @@ def test_a_client_runs_a_turn_answers_an_approval_and_gets_errors_by_code(tmp_pa
     assert all(valid("TurnFrame", {"frame": frame}) for frame in frames)
     assert valid("Empty", shutdown["result"])
     assert not valid("TurnFrame", {"frame": {**frames[0], "kind": "nonsense"}})  # the check can fail
+
+
+async def _serve(root: Path, base_url: str | None = None) -> Client:
+    env = {**os.environ, "OPENAI_BASE_URL": base_url} if base_url else dict(os.environ)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "subhive",
+        "agent",
+        "serve",
+        "-C",
+        str(root),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    return Client(process)
+
+
+async def _rest(client: Client) -> tuple[list[dict[str, Any]], int]:
+    """Everything the server still writes, up to its end, and its exit code."""
+    assert client.process.stdout is not None
+    out = await asyncio.wait_for(client.process.stdout.read(), 30)
+    code = await asyncio.wait_for(client.process.wait(), 30)
+    return [json.loads(line) for line in out.decode().splitlines() if line.strip()], code
+
+
+def test_every_request_piped_before_shutdown_is_answered_and_shutdown_last(tmp_path: Path) -> None:
+    # All at once, as `printf ... | subhive agent serve` sends them: nothing is left unanswered.
+    root = workspace(tmp_path)
+    lines = [
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}',
+        "garbage",
+        '{"jsonrpc":"2.0","id":2,"method":"turn/start","params":{"hive":"nope","prompt":"x"}}',
+        '{"jsonrpc":"2.0","id":3,"method":"turn/stop","params":{}}',
+        '{"jsonrpc":"2.0","id":4,"method":"shutdown","params":{}}',
+    ]
+
+    async def session() -> tuple[list[dict[str, Any]], int]:
+        client = await _serve(root)
+        assert client.process.stdin is not None
+        client.process.stdin.write("".join(line + "\n" for line in lines).encode())
+        client.process.stdin.close()
+        return await _rest(client)
+
+    answers, code = run(session())
+    assert code == 0
+    by_id = {a["id"]: a for a in answers}
+    assert len(answers) == 5, answers
+    assert by_id[1]["result"]["server"] == "subhive"
+    assert by_id[None]["error"]["code"] == -32700
+    assert by_id[2]["error"]["data"]["error"] == "hive.unknown"
+    assert by_id[3]["error"]["code"] == -32601
+    assert answers[-1] == {"jsonrpc": "2.0", "id": 4, "result": {}}
+
+
+def test_shutdown_cancels_a_running_turn_and_answers_it_before_shutdown(tmp_path: Path) -> None:
+    root = workspace(tmp_path, 'search = "ask"')
+
+    async def session(server: ScriptedServer) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+        client = await _serve(root, server.base_url)
+        await client.send({"id": 1, "method": "turn/start", "params": {"hive": "notes", "prompt": "find it"}})
+        while (await client.next()).get("method") != "approval/request":
+            pass  # the turn's frames; it now waits for a decision the client never gives
+        await client.send({"id": 2, "method": "initialize", "params": {}})
+        await client.send({"id": 3, "method": "shutdown", "params": {}})
+        rest, code = await _rest(client)
+        return client.seen, rest, code
+
+    with ScriptedServer([Step.call(("search", {"query": "needle"})), Step.say("never reached")]) as server:
+        seen, rest, code = run(session(server))
+    assert code == 0
+    answers = [m for m in rest if "method" not in m]
+    assert [a["id"] for a in answers] == [2, 1, 3]  # the turn is answered before shutdown is
+    started = next(m["params"]["frame"] for m in seen if m.get("method") == "turn/frame")
+    cancelled = answers[1]["error"]
+    assert cancelled["code"] == -32000
+    assert cancelled["data"]["error"] == "agent.turn_cancelled"
+    assert f"turn {started['turn']} was cancelled" in cancelled["message"]
+    assert "turn/start" in cancelled["data"]["problems"][0]["hint"]  # no tree up: nothing kept to resume
+    assert answers[2]["result"] == {}
