@@ -5,7 +5,8 @@ line). See docs/contracts.md#schemas and docs/decisions/0107-id-roots.md.
 A key ending in ``/`` maps every URL below it to the same relative path under a directory
 (``"https://json.schemastore.org/" = "schemas/json"``); any other key maps that one URL to one file
 (``"https://example.com/spdx/licenses.json" = "vendor/licenses.1.json"``), as import maps do. The command
-line's entries are tried first, then the workspace's, longest key first within each.
+line's entries are tried first (those for one side of ``schema diff``, ``--old-id-root``/``--new-id-root``, before
+``--id-root``), then the workspace's, longest key first within each (decision 0141).
 
 Light on purpose (tomllib only): subhive.workspace validates its ``[schemas]`` table with :func:`read_schemas_table`,
 and every schema load asks :func:`id_roots_for` once.
@@ -50,7 +51,8 @@ class IdRoot:
 
     prefix: str
     path: Path  # absolute
-    #: Where the entry comes from, as errors name it: "hive.toml [schemas] id_roots" or "--id-root".
+    #: Where the entry comes from, as errors name it: "hive.toml [schemas] id_roots", "--id-root" or one side's
+    #: "--old-id-root" / "--new-id-root".
     origin: str
     #: The directory or file as it was written there (errors show it so).
     written: str = ""
@@ -82,8 +84,12 @@ class IdRoots:
     def places(self, uri: str) -> list[tuple[IdRoot, Path]]:
         """Every entry covering ``uri`` with the file it names, in the order they are tried."""
         found = [(root, path) for root in self.roots if (path := root.place(uri)) is not None]
-        found.sort(key=lambda item: (item[0].origin != "--id-root", -len(item[0].prefix)))  # stable: file order
+        found.sort(key=lambda item: (_RANK.get(item[0].origin, 2), -len(item[0].prefix)))  # stable: file order
         return found
+
+
+# One side's entries, then the command line's for both, then the workspace's (any other origin).
+_RANK = {"--old-id-root": 0, "--new-id-root": 0, "--id-root": 1}
 
 
 NO_ROOTS = IdRoots()
@@ -169,24 +175,26 @@ def read_schemas_table(table: object, root: Path, problem: Report) -> tuple[IdRo
     return tuple(roots)
 
 
-def parse_id_root(option: str, base: Path | None = None) -> IdRoot:
-    """``--id-root PREFIX=DIR`` (``DIR`` relative to ``base``, the current directory by default).
+def parse_id_root(option: str, base: Path | None = None, *, origin: str = "--id-root") -> IdRoot:
+    """``--id-root PREFIX=DIR`` (``DIR`` relative to ``base``, the current directory by default); ``origin`` names
+    the option (``--old-id-root`` and ``--new-id-root`` hold one side's entries).
 
     Raises :class:`~subhive.errors.InputError` when it is malformed or ``DIR`` does not exist.
     """
     prefix, sep, target = option.partition("=")
     if not sep or not target:
-        raise InputError(f"--id-root {option!r} is not PREFIX=DIR", code="usage.id_root", hint=_OPTION_HINT)
-    return _option_entry(prefix, target, base)
+        raise InputError(f"{origin} {option!r} is not PREFIX=DIR", code="usage.id_root", hint=_hint(origin))
+    return _option_entry(prefix, target, base, origin)
 
 
-_OPTION_HINT = "write --id-root PREFIX=DIR, e.g. --id-root https://json.schemastore.org/=schemas/json"
+def _hint(origin: str) -> str:
+    return f"write {origin} PREFIX=DIR, e.g. {origin} https://json.schemastore.org/=schemas/json"
 
 
-def _option_entry(prefix: str, target: str | Path, base: Path | None = None) -> IdRoot:
-    entry, why = _entry(prefix, str(target), base if base is not None else Path.cwd(), "--id-root")
+def _option_entry(prefix: str, target: str | Path, base: Path | None = None, origin: str = "--id-root") -> IdRoot:
+    entry, why = _entry(prefix, str(target), base if base is not None else Path.cwd(), origin)
     if entry is None:
-        raise InputError(f"--id-root {prefix}={target}: {why}", code="usage.id_root", hint=_OPTION_HINT)
+        raise InputError(f"{origin} {prefix}={target}: {why}", code="usage.id_root", hint=_hint(origin))
     return entry
 
 
@@ -222,8 +230,9 @@ _CACHE_LOCK = threading.Lock()
 _cache: dict[Path, tuple[int, tuple[IdRoot, ...]]] = {}  # hive.toml -> (mtime_ns, entries)
 
 
-def id_roots_for(start: str | Path) -> IdRoots:
-    """The entries in force for schemas under ``start``: ``--id-root``'s, then the nearest ``hive.toml``'s.
+def id_roots_for(start: str | Path, side: tuple[IdRoot, ...] = ()) -> IdRoots:
+    """The entries in force for schemas under ``start``: ``side``'s (one side of ``schema diff``), ``--id-root``'s,
+    then the nearest ``hive.toml``'s.
 
     Raises :class:`~subhive.errors.InputError` naming hive.toml and the key when its table is invalid: a typo
     in a directory must not become a confusing "reference not found" later.
@@ -233,7 +242,7 @@ def id_roots_for(start: str | Path) -> IdRoots:
     origin = Path(os.path.abspath(start))
     manifest = _find_manifest(origin if origin.is_dir() else origin.parent)
     workspace = _workspace_roots(manifest) if manifest is not None else ()
-    return IdRoots(extra + workspace) if extra or workspace else NO_ROOTS
+    return IdRoots(side + extra + workspace) if side or extra or workspace else NO_ROOTS
 
 
 def _find_manifest(directory: Path) -> Path | None:

@@ -31,8 +31,18 @@ _OPTIONS: dict[str, tuple[str, _Reader, bool]] = {
     "-I": ("proto_path", Path, True),
     "--breaking": ("rules", BreakingRules, False),
     "--id-root": ("id_root", str, True),
+    "--old-id-root": ("old_id_root", str, True),
+    "--new-id-root": ("new_id_root", str, True),
 }
-_DEFAULTS: dict[str, Any] = {"fmt": Format.text, "require": None, "proto_path": None, "rules": None, "id_root": None}
+_DEFAULTS: dict[str, Any] = {
+    "fmt": Format.text,
+    "require": None,
+    "proto_path": None,
+    "rules": None,
+    "id_root": None,
+    "old_id_root": None,
+    "new_id_root": None,
+}
 
 
 class _Decline(Exception):

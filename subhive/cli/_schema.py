@@ -12,7 +12,7 @@ from .._id_roots import extra_id_roots
 from ..compat import Change, DiffReport, Direction, diff_files
 from ..compat.proto_settings import BreakingRules
 from ..errors import CheckFailed, UsageError
-from ._output import Format, change_effect, fail_check, out_console, print_json, verdict_label
+from ._output import Format, change_effect, fail_check, out_console, print_json, print_problems, verdict_label
 
 #: ``-I/--proto-path``, repeatable like protoc's; shared by every command that compiles .proto files.
 ProtoPathOption = Annotated[
@@ -33,6 +33,28 @@ IdRootOption = Annotated[
         "--id-root",
         help="PREFIX=DIR: a $ref URL below PREFIX names the file at the same relative path under DIR (repeatable; "
         "tried before the workspace's [schemas] id_roots). A PREFIX not ending in '/' maps one URL to one file.",
+        metavar="PREFIX=DIR",
+        show_default=False,
+    ),
+]
+
+#: ``--old-id-root`` / ``--new-id-root``: the same for one side of ``schema diff`` only (decision 0141).
+OldIdRootOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--old-id-root",
+        help="PREFIX=DIR for the OLD schema's references only (repeatable; tried before --id-root): each side "
+        "reads its own copy, e.g. --old-id-root https://www.schemastore.org/=old --new-id-root "
+        "https://www.schemastore.org/=new.",
+        metavar="PREFIX=DIR",
+        show_default=False,
+    ),
+]
+NewIdRootOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--new-id-root",
+        help="PREFIX=DIR for the NEW schema's references only (repeatable; tried before --id-root).",
         metavar="PREFIX=DIR",
         show_default=False,
     ),
@@ -68,6 +90,8 @@ def diff(
         ),
     ] = None,
     id_root: IdRootOption = None,
+    old_id_root: OldIdRootOption = None,
+    new_id_root: NewIdRootOption = None,
 ) -> None:
     """Compare two versions of a schema, change by change, per direction.
 
@@ -76,7 +100,11 @@ def diff(
 
     Example: subhive schema diff v1/order.json v2/order.json --format json
     Example: subhive schema diff v1/orders.proto v2/orders.proto -I third_party/googleapis --breaking WIRE_JSON
-    Example: subhive schema diff old/foo.json new/foo.json --id-root https://json.schemastore.org/=schemas/json
+    Example: subhive schema diff old/foo.json new/foo.json --old-id-root https://example.com/=old --new-id-root https://example.com/=new
+
+    A $ref to a URL nothing maps is never fetched: the same URL on both sides is the same schema (a warning
+    says so), a different one is not provably compatible. When one side reads a file of the other side's
+    directory through an --id-root or hive.toml id root, its own version is not compared (ref.id_root.unprovable).
     """
     if rules is not None and old.suffix.lower() != ".proto":
         raise UsageError(
@@ -85,11 +113,19 @@ def diff(
             hint="JSON Schema changes are judged by what instances each version accepts",
         )
     with extra_id_roots(id_root or ()):
-        report = diff_files(old, new, proto_paths=proto_path or (), breaking=rules)
+        report = diff_files(
+            old,
+            new,
+            proto_paths=proto_path or (),
+            breaking=rules,
+            old_id_roots=old_id_root or (),
+            new_id_roots=new_id_root or (),
+        )
     if fmt is Format.json:
         print_json(report.to_dict())
     else:
         print_report(report)
+    print_problems(report.warnings, label="[yellow]warning[/]")
     if require is not None and not report.compatible(require):
         breaking = report.breaking(require)
         fail_check(

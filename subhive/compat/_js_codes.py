@@ -159,7 +159,10 @@ CODES: dict[str, str] = {
     "ref.added": "a $ref was added beside other keywords",
     "ref.removed": "a $ref beside other keywords was removed",
     "ref.external_unresolved": "a $ref into another document could not be resolved; not provable",
-    "ref.remote.unprovable": "a $ref names a remote URI, which is never fetched; not provable",
+    "ref.remote.unprovable": "a $ref names a remote URI, which is never fetched, and the other side another "
+    "(or a document that may bind it differently); not provable",
+    "ref.id_root.unprovable": "schema diff: one side reads a file of the other side's directory through a shared "
+    "id root, so its own version is never compared; not provable",
     "ref.cycle.unprovable": "a reference cycle does not pass through a property or item, or passes "
     "through negation; not provable",
     "keyword.unknown.unprovable": "a keyword unknown to JSON Schema (not x-...) changed; validators ignore it, "

@@ -62,13 +62,15 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
 class Unresolved:
-    """Why a reference could not be followed; becomes an unprovable change."""
+    """Why a reference could not be followed; becomes an unprovable change. ``uri``: the absolute URI (with its
+    fragment) of a remote reference, never fetched: the same one on both sides is the same target (decision 0141)."""
 
-    __slots__ = ("code", "message")
+    __slots__ = ("code", "message", "uri")
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, uri: str | None = None) -> None:
         self.code = code
         self.message = message
+        self.uri = uri
 
 
 class Doc:
@@ -245,6 +247,12 @@ class Library:
         self._docs: dict[tuple[int, str], Doc] = {}
         self._resolved: dict[tuple[int, str, str], Node | Unresolved] = {}
         self._next_uid = 0
+        #: remote URIs the engine took for the same target on both sides (``Engine.same_remote``)
+        self.remote_same: set[str] = set()
+
+    def reached(self) -> list[Doc]:
+        """The documents read through resolvers and the bundled meta-schemas reached so far."""
+        return list(self._docs.values())
 
     def new_doc(self, root: Any, *, name: str | None = None, resolver: RefResolver | None = None) -> Doc:
         """A document to compare: ``root`` as written, in any dialect (translated to 2020-12 here, unless the
@@ -295,8 +303,9 @@ class Library:
                 placed = self._placed_by_id(doc, absolute, ref, site)  # the file its $id places it at (0096)
                 if placed is not None:
                     return self._in_doc(placed, "", placed.written(unquote(fragment)), site, ref)
+                uri = absolute + ("#" + fragment if fragment else "")
                 return Unresolved(
-                    "ref.remote.unprovable", f"$ref {ref!r} names a remote schema; subhive never fetches schemas"
+                    "ref.remote.unprovable", f"$ref {ref!r} names the remote {uri}, which is never fetched", uri
                 )
             else:
                 external = self._external(doc, docpart, ref, site)

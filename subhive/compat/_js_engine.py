@@ -17,6 +17,7 @@ __all__ = ["Engine"]
 
 _NOTHING: frozenset[str] = frozenset()
 _NO_PAIR: tuple[Node, Node] = ()  # type: ignore[assignment]  # a site whose targets cannot be the same schema
+_SAME_REMOTE: tuple[Node, Node] = (None, None)  # type: ignore[assignment]  # one remote URI on both sides
 _EMPTY_KW: dict[str, Any] = {}
 
 _Key = tuple[int, str, int, str]
@@ -475,7 +476,9 @@ class Engine:
             if pair is None:
                 o_target = self._deref_at(old, index, resource, ref)
                 n_target = self._deref_at(new, index, resource, ref)
-                if (
+                if self.same_remote(o_target, n_target):
+                    pair = known[ref] = _SAME_REMOTE
+                elif (
                     isinstance(o_target, Unresolved)
                     or isinstance(n_target, Unresolved)
                     or (is_pure(o_target.value, "$ref") and is_pure(self.follow(o_target).value, "$ref"))
@@ -485,7 +488,8 @@ class Engine:
                     pair = known[ref] = (o_target, n_target)
             if pair is _NO_PAIR:
                 return None
-            pairs.append(pair)
+            if pair is not _SAME_REMOTE:
+                pairs.append(pair)
         return pairs
 
     def _deref_at(self, node: Node, index: int, resource: str | None, ref: str) -> Node | Unresolved:
@@ -622,6 +626,8 @@ class Engine:
         a, b = old.value[k], new.value[k]
         if k == "$ref":
             o_target, n_target = self.deref(old), self.deref(new)
+            if self.same_remote(o_target, n_target):
+                return True
             if (
                 isinstance(o_target, Unresolved)
                 or isinstance(n_target, Unresolved)
@@ -699,6 +705,13 @@ class Engine:
         both = is_pure(ov, "$ref") and is_pure(nv, "$ref")
         if both:
             items += _js_scalar.annotation_changes(old, new, ov, nv)
+        if both:
+            o_remote, n_remote = self.deref(old), self.deref(new)
+            if self.same_remote(o_remote, n_remote):
+                return result_of(items)
+            if isinstance(o_remote, Unresolved) and isinstance(n_remote, Unresolved) and o_remote.uri and n_remote.uri:
+                message = f"$ref names the remote {o_remote.uri} in OLD and {n_remote.uri} in NEW, never fetched"
+                return result_of([*items, Change("ref.remote.unprovable", new.path + "/$ref", False, False, message)])
         targets = []
         for node, value in ((old, ov), (new, nv)):
             target = self.deref(node) if is_pure(value, "$ref") else node
@@ -710,6 +723,14 @@ class Engine:
         if isinstance(targets[0], Node) and isinstance(targets[1], Node):
             items.append(self.sub(targets[0], targets[1]))
         return result_of(items)
+
+    def same_remote(self, old: Node | Unresolved, new: Node | Unresolved) -> bool:
+        """Both targets are the same remote URI: never fetched, one document, so the same schema (decision 0141;
+        jsonschema.diff_schemas takes it back when a dynamic anchor could make it mean otherwise)."""
+        if isinstance(old, Unresolved) and isinstance(new, Unresolved) and old.uri is not None and old.uri == new.uri:
+            self.library.remote_same.add(old.uri)
+            return True
+        return False
 
     # -- facts about one subschema ----------------------------------------------------------------------
 

@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ..errors import Problem
+
 __all__ = ["Change", "DiffReport", "Direction"]
 
 
@@ -62,9 +64,13 @@ class Change:
 
 @dataclass(frozen=True, slots=True)
 class DiffReport:
-    """All changes between two versions; the verdicts are the conjunction of the changes' verdicts."""
+    """All changes between two versions; the verdicts are the conjunction of the changes' verdicts.
+
+    ``warnings``: what the reading of the files noted without refusing them (a ``$ref`` to a URL, never fetched;
+    ``diff_files`` only). They never change a verdict."""
 
     changes: tuple[Change, ...] = ()
+    warnings: tuple[Problem, ...] = ()
 
     @classmethod
     def of(cls, changes: Iterable[Change]) -> DiffReport:
@@ -89,4 +95,11 @@ class DiffReport:
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON shape printed by ``subhive schema diff --format json``."""
-        return {"backward": self.backward, "forward": self.forward, "changes": [c.to_dict() for c in self.changes]}
+        out: dict[str, object] = {
+            "backward": self.backward,
+            "forward": self.forward,
+            "changes": [c.to_dict() for c in self.changes],
+        }
+        if self.warnings:
+            out["warnings"] = [w.to_dict() for w in self.warnings]
+        return out

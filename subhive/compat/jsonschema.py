@@ -8,13 +8,15 @@ import sys
 import threading
 from typing import Any
 
+import orjson
+
 from ..errors import InputError, Location
 from ._js_codes import CODES
 from ._js_docs import Doc, Library, Node, RefResolver, check_schema
 from ._js_engine import Engine
 from ._js_pair import Result
 from ._js_values import json_equal
-from ._report import DiffReport
+from ._report import Change, DiffReport
 
 __all__ = ["CODES", "RefResolver", "diff_schemas"]
 
@@ -73,7 +75,31 @@ def diff_schemas(
         result = None  # deeper than this thread's stack allows: again below, outside this handler
     if result is None:
         result = _compare_deep(library, old_node, new_node)
+    if library.remote_same and _dynamic(old_doc, new_doc, *library.reached()):
+        shown = ", ".join(sorted(library.remote_same)[:3])
+        # A remote schema's $dynamicRef may bind to a $dynamicAnchor of the documents that refer to it, and those
+        # differ between the sides: the same URI is then not provably the same schema (decision 0141).
+        unsure = Change(
+            "ref.remote.unprovable",
+            "",
+            False,
+            False,
+            f"the remote {shown} is referred to on both sides, but a $dynamicAnchor here may change what it means",
+        )
+        return DiffReport.of([*result.changes, unsure])
     return DiffReport.of(result.changes)
+
+
+def _dynamic(*docs: Doc) -> bool:
+    """Some document holds a ``$dynamicAnchor`` (or ``$recursiveAnchor``), as its JSON text shows."""
+    for doc in docs:
+        try:
+            text = orjson.dumps(doc.root)
+        except TypeError:  # not plain JSON (an integer beyond 64 bits): assume the worst
+            return True
+        if b'"$dynamicAnchor":' in text or b'"$recursiveAnchor":' in text:
+            return True
+    return False
 
 
 # A comparison recurses once per nested subschema and per $ref hop along the path it follows (a chain of

@@ -301,8 +301,9 @@ class SchemaDocuments:
     '/$defs/X'
     """
 
-    def __init__(self, directory: Path, files: FileSource | None = None) -> None:
+    def __init__(self, directory: Path, files: FileSource | None = None, *, side: tuple[IdRoot, ...] = ()) -> None:
         self.directory = Path(directory)
+        self._side = side  # one side's id roots in a ``schema diff`` (--old-id-root / --new-id-root), tried first
         #: Where the files are read from: the directory itself unless told otherwise (a map of files).
         self.files: FileSource = files if files is not None else DiskFiles(self.directory)
         self._root = Path(os.path.abspath(self.directory))
@@ -315,6 +316,9 @@ class SchemaDocuments:
         self._metaschemas: dict[Path, SourceDocument] = {}  # bundled meta-schemas read so far (not documents())
         self._id_roots: IdRoots | None = None  # [schemas] id_roots and --id-root: read on the first URL
         self._admitted: set[str] = set()  # files outside the directory that an id root maps a URL to
+        #: Every file an id root mapped a URL to (absolute) -> the entry, and the first reference read through it
+        #: (``schema diff`` tells when both sides read one file so: decision 0141).
+        self.mapped: dict[Path, tuple[IdRoot, SourceDocument, RefSite]] = {}
         #: URL -> the document an id root or an ``$id`` placed it at (for validators that look URLs up).
         self.placed: dict[str, SourceDocument] = {}
         self._non_uri: dict[int, dict[str, str]] = {}  # document id -> non_uri_refs of it
@@ -500,6 +504,7 @@ class SchemaDocuments:
         for root, path in places:
             found = self._mapped(root, path, tried, site=site, where=where)
             if found is not None:
+                self.mapped.setdefault(Path(os.path.abspath(found)), (root, doc, site))
                 return self._remember(uri, doc, site, self._in_root(found, root, fragment, site=site, where=where))
         # An absolute URI names an $id of this document, a mapped file, the file its $id places it at, or
         # nothing: subhive has no registry of schemas by $id (a "urn:" not defined in-document is remote).
@@ -538,7 +543,7 @@ class SchemaDocuments:
 
     def _ids(self) -> IdRoots:
         if self._id_roots is None:
-            self._id_roots = id_roots_for(self._root)
+            self._id_roots = id_roots_for(self._root, self._side)
         return self._id_roots
 
     def _mapped(

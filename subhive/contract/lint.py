@@ -31,6 +31,7 @@ from .._dialects import (
     walk_unknown,
 )
 from .._ecma_regex import EcmaRegexError, to_python
+from .._id_roots import IdRoot
 from .._rs_validator import runtime_validator
 from .._source import SourceDocument, join_pointer
 from ..errors import ContractInvalid, InputError, Location, Problem
@@ -119,13 +120,24 @@ def load_contract_files(files: Mapping[str, bytes], *, directory: str | Path) ->
     return contract
 
 
-def load_schema_file(path: str | Path, pointer: str = "") -> SchemaRef:
+def load_schema_file(
+    path: str | Path,
+    pointer: str = "",
+    *,
+    side: tuple[IdRoot, ...] = (),
+    remote: list[Problem] | None = None,
+) -> SchemaRef:
     """Load and fully check one schema file: ``load_schema_file("orders/1.0.0/order.json").schema``.
 
     ``pointer`` names a schema inside the file instead (``"/components/schemas/Order"`` of an OpenAPI
     document, which is no schema as a whole). ``$ref``s resolve within the contract directory holding the file
     (the nearest ancestor with a ``contract.yaml``), or within the file's own directory. Raises
     :class:`ContractInvalid` listing every problem, :class:`InputError` for a missing file.
+
+    For ``schema diff`` (decision 0141): ``side`` are id roots tried first for this file's references
+    (``--old-id-root``); with a ``remote`` list, a reference to a URL nothing offline places
+    (``schema.ref_remote``) is put there as a warning instead of refusing the file (the comparison judges it),
+    and the runtime validator, which would need to fetch it, is not built.
     """
     path = Path(path)
     if not path.exists():
@@ -135,7 +147,7 @@ def load_schema_file(path: str | Path, pointer: str = "") -> SchemaRef:
             location=Location(file=str(path)),
             hint="check the path; it is resolved from the current directory",
         )
-    ref, problems, _ = _lint_schema_file(path, pointer, warnings=False)
+    ref, problems, _ = _lint_schema_file(path, pointer, warnings=False, side=side, remote=remote)
     if problems:
         raise ContractInvalid(problems, summary=_summary(path, problems))
     return ref
@@ -301,13 +313,22 @@ def _contract_root(path: Path) -> Path:
 
 
 def _lint_schema_file(
-    path: Path, pointer: str = "", *, warnings: bool = True
+    path: Path,
+    pointer: str = "",
+    *,
+    warnings: bool = True,
+    side: tuple[IdRoot, ...] = (),
+    remote: list[Problem] | None = None,
 ) -> tuple[SchemaRef, tuple[Problem, ...], tuple[Problem, ...]]:
-    """The file's schema, its problems and (unless ``warnings`` is False: nobody reads them) its warnings."""
-    documents = SchemaDocuments(_contract_root(path))
+    """The file's schema, its problems and (unless ``warnings`` is False: nobody reads them) its warnings;
+    ``side`` and ``remote`` as :func:`load_schema_file` takes them."""
+    documents = SchemaDocuments(_contract_root(path), side=side)
     ref = SchemaRef(path, pointer, documents)
     problems, noted = _Problems(), (_Problems() if warnings else None)
-    _SchemaChecks(documents, problems, noted).run([(ref, None)])
+    remote_refs = _Problems() if remote is not None else None
+    _SchemaChecks(documents, problems, noted, remote_refs).run([(ref, None)])
+    if remote is not None and remote_refs is not None:
+        remote.extend(remote_refs.sorted())
     return ref, problems.sorted(), (noted.sorted() if noted is not None else ())
 
 
@@ -447,9 +468,18 @@ def _pattern_strings(schema: Any) -> Iterator[str]:
 class _SchemaChecks:
     """Checks the schema documents a contract names and every document their ``$ref``s reach."""
 
-    def __init__(self, documents: SchemaDocuments, problems: _Problems, warnings: _Problems | None = None) -> None:
+    def __init__(
+        self,
+        documents: SchemaDocuments,
+        problems: _Problems,
+        warnings: _Problems | None = None,
+        remote: _Problems | None = None,
+    ) -> None:
         self.documents = documents
         self.problems = problems
+        # schema diff's references to URLs nothing offline places: warnings there, errors for contracts (the bus
+        # must validate every message, docs/contracts.md#schemas).
+        self.remote = remote
         # Without a list to fill, the warnings nobody reads are not looked for: their line numbers are most of
         # what checking a large schema costs (``schema diff`` of two real files, docs/lint.md#speed).
         self.noting = warnings is not None
@@ -486,7 +516,7 @@ class _SchemaChecks:
         while self._queue:
             self._check_document(self._queue.pop(0))
         self._check_cycles()
-        if not self.problems and named:
+        if not self.problems and named and not (self.remote is not None and self.remote.sorted()):
             self._check_runtime([ref for ref, _ in named])
 
     def _enqueue(self, doc: SourceDocument) -> None:
@@ -597,7 +627,7 @@ class _SchemaChecks:
             try:
                 target = self.documents.resolve(doc, site)
             except InputError as exc:
-                self._ref_failed(exc)
+                self._ref_failed(exc, site)
                 continue
             self._follow(doc, site, target)
         self._check_ambiguous(doc)
@@ -664,7 +694,10 @@ class _SchemaChecks:
                 )
             )
 
-    def _ref_failed(self, exc: InputError) -> None:
+    def _ref_failed(self, exc: InputError, site: RefSite | None = None) -> None:
+        if self.remote is not None and exc.code == "schema.ref_remote" and site and not site.ref.startswith("file:"):
+            self.remote.extend(exc.problems)  # a URL, never fetched: schema diff judges it (decision 0141)
+            return
         self.problems.extend(exc.problems)
         if isinstance(exc.__cause__, InputError):  # the referenced file is broken: say where, once
             self.problems.extend(exc.__cause__.problems)
@@ -691,7 +724,7 @@ class _SchemaChecks:
                 try:
                     target = self.documents.resolve(doc, site)
                 except InputError as exc:
-                    self._ref_failed(exc)
+                    self._ref_failed(exc, site)
                     continue
                 self._follow(doc, site, target)
 

@@ -25,7 +25,8 @@ _TOKENS = st.sampled_from(
      "--require", "backward", "full", "Full", "--require=forward", "--require=",
      "-I", "inc", "--proto-path", "--proto-path=x", "-Ix", "-I=y",
      "--breaking", "WIRE", "wire", "--breaking=FILE", "RUNTIME",
-     "--id-root", "https://x.org/=schemas", "--id-root=a=b", "-V", "--version"]
+     "--id-root", "https://x.org/=schemas", "--id-root=a=b", "-V", "--version",
+     "--old-id-root", "--new-id-root=https://x.org/=new", "--new-id-root", "--old-id"]
 )  # fmt: skip
 
 
@@ -63,6 +64,8 @@ def test_whatever_the_fast_reader_reads_typer_reads_the_same(args: list[str]) ->
         (["a.proto", "b.proto", "-I", "x", "--proto-path=y", "--breaking", "WIRE"],
          {"proto_path": [Path("x"), Path("y")], "rules": BreakingRules.WIRE}),
         (["a.json", "b.json", "--id-root", "https://x.org/=s"], {"id_root": ["https://x.org/=s"]}),
+        (["a.json", "b.json", "--old-id-root", "https://x.org/=o", "--new-id-root=https://x.org/=n"],
+         {"old_id_root": ["https://x.org/=o"], "new_id_root": ["https://x.org/=n"]}),
     ],
 )  # fmt: skip
 def test_the_usual_forms_take_the_fast_way(args: list[str], expected: dict[str, Any]) -> None:

@@ -1019,9 +1019,20 @@ def test_remote_refs_are_never_fetched() -> None:
             schema, {**schema, "required": ["a"]}, old_resolver=_resolver({}, calls), new_resolver=_resolver({}, calls)
         )
     )
-    assert "ref.remote.unprovable" in {c.code for c in report.changes}
+    # The same URI at the same place on both sides is the same target (decision 0141): only "required" changed.
+    assert [(c.code, c.backward, c.forward) for c in report.changes] == [("required.added", False, True)]
     assert calls == []
-    assert not report.backward
+
+
+def test_another_remote_uri_is_unprovable_naming_both() -> None:
+    old = obj({"a": {"$ref": "https://example.com/s.json#/$defs/A"}})
+    new = obj({"a": {"$ref": "https://example.com/s.json#/$defs/B"}})
+    report = _check(diff_schemas(old, new))
+    assert [(c.code, c.path, c.backward, c.forward) for c in report.changes] == [
+        ("ref.remote.unprovable", "/properties/a/$ref", False, False)
+    ]
+    assert "s.json#/$defs/A in OLD" in report.changes[0].message
+    assert "s.json#/$defs/B in NEW" in report.changes[0].message
 
 
 def test_a_resolver_that_finds_nothing_gives_an_unprovable_change() -> None:
