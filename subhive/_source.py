@@ -1,4 +1,4 @@
-"""Reading JSON and YAML files with source positions, so every error can name a file and a line.
+"""Reading JSON and YAML files (YAML 1.2: subhive._yaml) with source positions, so every error names a file and line.
 Strict where silence would lose something (duplicate keys, NaN, non-UTF-8, oversized files: docs/lint.md; in a
 schema, a repeated key that cannot change what it accepts is only a warning: subhive._duplicates); line lookups
 are computed only when an error needs one, so the happy path costs a plain ``json.loads``.
@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from ._yaml import Core12Loader, Refused, mark_pointers, yaml11_reading
 from .errors import InputError, Location, Problem
 
 __all__ = [
@@ -153,14 +154,34 @@ def parse_document(raw: bytes, path: Path, *, schema: bool = False) -> SourceDoc
             f"unsupported file type {suffix!r}", code="input.file_type", location=where, hint="use .json, .yaml or .yml"
         )
     try:
-        data = _parse_yaml(text, path) if is_yaml else _parse_json(text, path)
+        data, marks = _parse_yaml(text, path) if is_yaml else (_parse_json(text, path), [])
+        notes: tuple[Problem, ...] = ()
     except _DuplicateKey:  # rare: read again keeping every pair, and judge each repeat (decision 0136)
         from ._duplicates import keep_pairs, settle
 
-        tree = _parse_yaml(text, path, _PairsLoader) if is_yaml else _parse_json(text, path, keep_pairs)
+        tree, marks = _parse_yaml(text, path, _PairsLoader) if is_yaml else (_parse_json(text, path, keep_pairs), [])
         data, notes = settle(tree, text, path, schema=schema)
-        return SourceDocument(path, text, data, is_yaml=is_yaml, notes=notes)
-    return SourceDocument(path, text, data, is_yaml=is_yaml)
+    if schema and marks:
+        notes += _yaml11_notes(text, path, marks)
+    return SourceDocument(path, text, data, is_yaml=is_yaml, notes=notes)
+
+
+def _yaml11_notes(text: str, path: Path, marks: list[tuple[int, int, str]]) -> tuple[Problem, ...]:
+    """A ``schema.yaml11`` warning for each plain scalar a YAML 1.1 reader (PyYAML, older tools) reads otherwise
+    than YAML 1.2 does: the schema means one thing here and another there (decision 0142)."""
+    notes = []
+    for line, pointer, scalar in mark_pointers(text, marks):
+        value = yaml.load(scalar, Loader=Core12Loader)
+        now = f"the string {value!r}" if isinstance(value, str) else f"the number {value!r}"
+        notes.append(
+            Problem(
+                "schema.yaml11",
+                f"{scalar} is read as {now} (YAML 1.2), but as {yaml11_reading(scalar)} by YAML 1.1 readers",
+                Location(file=str(path), line=line, pointer=pointer),
+                f"quote it to be clear: {json.dumps(scalar)}",
+            )
+        )
+    return tuple(notes)
 
 
 def _reject_constant(name: str) -> Any:
@@ -203,37 +224,36 @@ def _parse_json(text: str, path: Path, pairs_hook: Callable[[list[tuple[str, Any
 
 # libyaml's parser when PyYAML was built with it (several times faster), the pure-Python one otherwise.
 _FastSafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-class _StrictLoader(_FastSafeLoader):  # type: ignore[valid-type,misc]
-    """SafeLoader that refuses duplicate keys instead of keeping the last one."""
+class _StrictLoader(Core12Loader):
+    """The YAML 1.2 loader (subhive._yaml), refusing duplicate keys instead of keeping the last one."""
 
 
-class _Refused(yaml.constructor.ConstructorError):
-    """YAML that parses but has no JSON meaning; ``code`` and ``hint`` say which and what to do."""
-
-    code = "input.yaml"
-    hint = ""
+_Refused = Refused
 
 
 class _NonStringKey(_Refused):
     code = "input.key"
-    hint = "write keys as strings: quote them ('on': ..., '1': ...)"
+    hint = "write keys as strings: quote them ('true': ..., '1': ...)"
 
 
-class _NotFinite(_Refused):
-    code = "input.value"
-    hint = "use a finite number"
+class _MergeKey(_Refused):
+    code = "input.yaml"
+    hint = "write the members out, or share a schema with $ref; quote the key ('<<') if it is a name"
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
     seen: set[Any] = set()
     keys: list[str] = []
     for key_node, _ in node.value:
+        if key_node.tag == _MERGE_TAG:  # YAML 1.1 merges here; 1.2 reads a key "<<": readers would disagree
+            raise _MergeKey(None, None, "merge keys ('<<') are YAML 1.1, not YAML 1.2", key_node.start_mark)
         key = loader.construct_object(key_node, deep=deep)
         if not isinstance(key, str):
-            # JSON has string keys only; YAML 1.1 also reads `on`, `yes`, `1` or a date as non-strings, which
-            # would silently become another name (True, 1) or fail deep inside a validator.
+            # JSON has string keys only; YAML also reads `true`, `1` or `null` as non-strings, which would
+            # silently become another name (True, 1) or fail deep inside a validator.
             problem = (
                 f"key {key_node.value!r} is not a string (YAML reads it as {type(key).__name__}); quote it"
                 if isinstance(key_node, yaml.ScalarNode)
@@ -255,20 +275,19 @@ class _PairsLoader(_StrictLoader):
     """The strict loader, keeping a mapping whose keys repeat as its pairs (for ``_duplicates.settle``)."""
 
 
-def _construct_finite_float(loader: _StrictLoader, node: yaml.ScalarNode) -> float:
-    value: float = loader.construct_yaml_float(node)
-    if not math.isfinite(value):  # .nan, .inf, 1e400: no JSON value, so no schema or payload can hold one
-        raise _NotFinite(None, None, f"{node.value} is not a finite number, which JSON needs", node.start_mark)
-    return value
-
-
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_StrictLoader.add_constructor("tag:yaml.org,2002:float", _construct_finite_float)
 
 
-def _parse_yaml(text: str, path: Path, loader: type[_StrictLoader] = _StrictLoader) -> Any:
+def _parse_yaml(
+    text: str, path: Path, loader: type[_StrictLoader] = _StrictLoader
+) -> tuple[Any, list[tuple[int, int, str]]]:
+    """The document's data, and where a plain scalar is one YAML 1.1 would read otherwise (``Core12Loader``)."""
     try:
-        return yaml.load(text, Loader=loader)
+        reader = loader(text)
+        try:
+            return reader.get_single_data(), reader.yaml11
+        finally:
+            reader.dispose()
     except _Refused as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         raise InputError(

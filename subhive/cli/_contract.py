@@ -248,7 +248,7 @@ def import_(
     ],
     name: Annotated[str | None, typer.Option("--name", help="The contract's name (default: from info.title).")] = None,
     provider: Annotated[
-        str | None, typer.Option("--provider", help="The hive that serves it (default: the contract's name).")
+        str | None, typer.Option("--provider", help="The hive that serves it (default: from the contract's name).")
     ] = None,
     version: Annotated[str | None, typer.Option("--version", help="X.Y.Z (default: info.version).")] = None,
     out: Annotated[Path, typer.Option("--out", help="The contracts directory to write into.")] = Path("contracts"),

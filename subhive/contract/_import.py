@@ -7,6 +7,7 @@ ImportResult(directory=PosixPath('contracts/petstore/1.0.0'), ...)
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,11 @@ from ._import_openapi import import_openapi
 __all__ = ["ImportResult", "import_document", "read_document"]
 
 _CONTRACT = re.compile(r"^[a-z][a-z0-9_-]*$")
+# The hive-name rule of subhive.workspace (hive_name_problem), which this layer cannot import: a NATS subject token,
+# a directory and a Python identifier; tests/contract/test_import_names.py holds the two to the same answers.
+_HIVE = re.compile(r"[a-z][a-z0-9_]*\Z")
+_MAX_HIVE = 32
+_ROOT = "root"
 
 
 @dataclass(frozen=True)
@@ -83,9 +89,13 @@ def read_document(
             "import.version_invalid", f"version {chosen!r} is not strict semver (X.Y.Z)", path, "/info/version",
             "give the version with --version 1.0.0",
         )  # fmt: skip
-    hive = provider or contract
-    if not _CONTRACT.match(hive) or len(hive) > 63:
-        imp.problem("import.provider_invalid", f"{hive!r} is no hive name", path, "", "name it with --provider")
+    hive = provider or hive_name(contract)
+    if not valid_hive_name(hive):
+        imp.problem(
+            "import.provider_invalid", f"{hive!r} is no hive name", path, "",
+            f"name it with --provider, e.g. {hive_name(hive)!r}: hive names are lower-case letters, digits and '_', "
+            f"starting with a letter, at most {_MAX_HIVE} characters (subhive new refuses others)",
+        )  # fmt: skip
     if not operations and not events and not imp.problems:
         imp.problem("import.empty", "the document has no operations or messages to import", path, "")
     imp.fail_if_any()
@@ -113,8 +123,27 @@ def _kind(data: Any) -> str | None:
 
 
 def _contract_name(title: Any, path: Path) -> str:
-    text = title if isinstance(title, str) and title.strip() else path.stem
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:63].rstrip("-")
+    """``Pet Store API`` -> 'pet-store-api'; a title of no usable letters falls back to the file's name."""
+    for text in (title if isinstance(title, str) else "", path.stem):
+        name = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:63].rstrip("-")
+        if _CONTRACT.match(name):
+            return name
+    return name
+
+
+def hive_name(contract: str) -> str:
+    """The hive a contract's provider defaults to: ``pet-store-api`` -> 'pet_store_api' (``-`` is no hive name
+    character), at most 32 characters, never a Python keyword nor the root's name."""
+    name = re.sub(r"[^a-z0-9_]+", "_", contract.lower()).strip("_")[:_MAX_HIVE].rstrip("_")
+    if name[:1].isdigit():
+        name = ("h_" + name)[:_MAX_HIVE].rstrip("_")
+    if keyword.iskeyword(name) or name == _ROOT:
+        name += "_hive"
+    return name or "provider"
+
+
+def valid_hive_name(name: str) -> bool:
+    return bool(_HIVE.match(name)) and len(name) <= _MAX_HIVE and not keyword.iskeyword(name) and name != _ROOT
 
 
 def _semver(text: str) -> bool:

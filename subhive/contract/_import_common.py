@@ -6,6 +6,7 @@ contract version all at once or not at all (docs/contracts.md#importing-and-expo
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import tempfile
@@ -15,11 +16,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-import yaml
-
 from .._dialects import DRAFT7, META_URIS, looks_like, translate
 from .._schema_positions import LEGACY_ONE, LISTS, MAPS, ONE
 from .._source import SourceDocument, escape_pointer_token, load_document
+from .._yaml import dump_yaml
 from ..errors import ContractInvalid, InputError, Location, Problem
 
 __all__ = ["ImportedContract", "Importer", "snake", "write_contract"]
@@ -307,6 +307,9 @@ def write_contract(imported: ImportedContract, out: Path, lint: Callable[[Path],
     """Write ``out/<contract>/<version>/`` (contract.yaml, schemas.json) whole, after ``lint`` found nothing in a
     private copy; nothing is left behind when it fails. Lint problems are told where the input wrote them."""
     manifest = imported.manifest
+    not_json = _not_json(imported)
+    if not_json:
+        raise ContractInvalid(not_json)
     target = out / manifest["contract"] / manifest["version"]
     if target.exists():
         raise InputError(
@@ -322,9 +325,7 @@ def write_contract(imported: ImportedContract, out: Path, lint: Callable[[Path],
     try:
         staged = scratch / manifest["version"]
         staged.mkdir()
-        (staged / "contract.yaml").write_text(
-            yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8"
-        )
+        (staged / "contract.yaml").write_text(dump_yaml(manifest), encoding="utf-8")
         document = {"$schema": DRAFT_2020_12, "$defs": imported.defs}
         (staged / "schemas.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8")
         problems = lint(staged)
@@ -338,6 +339,56 @@ def write_contract(imported: ImportedContract, out: Path, lint: Callable[[Path],
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return Path(target)
+
+
+def _not_json(imported: ImportedContract) -> list[Problem]:
+    """An ``import.value_invalid`` problem for each value no JSON document can hold (a date object, bytes, a
+    non-string key, NaN), told where the input wrote it. The YAML reader refuses these already (subhive._yaml);
+    this keeps json.dumps from ever meeting one, whatever a translation or a future reader hands on."""
+    problems = []
+    for name, schema in imported.defs.items():
+        found = _first_not_json(schema)
+        if found is not None:
+            file, origin = imported.origins.get(name, (Path("schemas.json"), "/$defs/" + escape_pointer_token(name)))
+            problems.append(_not_json_problem(found, file, origin))
+    found = _first_not_json(imported.manifest)
+    if found is not None:
+        problems.append(_not_json_problem(found, Path("contract.yaml"), ""))
+    return problems
+
+
+def _not_json_problem(found: tuple[str, str], file: Path, origin: str) -> Problem:
+    pointer, what = found
+    try:
+        where = load_document(file).location(origin + pointer)
+    except InputError:  # the pointer alone still says where
+        where = Location(file=str(file), pointer=origin + pointer)
+    return Problem(
+        "import.value_invalid", f"{what} is no JSON value", where, "write it as a JSON value: quote a date or a name"
+    )
+
+
+def _first_not_json(value: Any) -> tuple[str, str] | None:
+    """The pointer of the first value under ``value`` that JSON cannot hold, and what it is; None if all can."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        at, node = stack.pop()
+        if node is None or isinstance(node, str | bool | int):
+            continue
+        if isinstance(node, float):
+            if math.isfinite(node):
+                continue
+            return at, f"the number {node}"
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if not isinstance(key, str):
+                    return at, f"the key {key!r} ({type(key).__name__})"
+                stack.append((f"{at}/{escape_pointer_token(key)}", child))
+        elif isinstance(node, list):
+            stack.extend((f"{at}/{i}", child) for i, child in enumerate(node))
+        else:
+            return at, f"a {type(node).__name__} ({node!r:.40})"
+    return None
 
 
 def _told_back(problem: Problem, staged: Path, imported: ImportedContract) -> Problem:

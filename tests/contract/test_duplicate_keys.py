@@ -140,7 +140,7 @@ def test_yaml_repeats_are_judged_the_same_way_with_both_lines(tmp_path: Path) ->
     assert (caught.value.code, caught.value.location.line) == ("input.duplicate_key", 5)
     assert "lines 3 and 5" in caught.value.message
     with pytest.raises(InputError) as caught:  # a non-string key after the repeat is still refused as one
-        read(tmp_path, "s.yaml", harmless + "on: 1\n")
+        read(tmp_path, "s.yaml", harmless + "true: 1\n")
     assert caught.value.code == "input.key"
 
 

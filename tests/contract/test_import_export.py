@@ -81,7 +81,7 @@ def test_openapi_30_operations_and_the_3_0_schema_object(capsys: pytest.CaptureF
 def test_openapi_31_recursion_headers_and_several_replies(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     directory = imported(capsys, tmp_path, FIXTURES / "petstore31.json")
     contract = load_contract(directory)
-    assert (contract.name, contract.provider) == ("petstore-31", "petstore-31")
+    assert (contract.name, contract.provider) == ("petstore-31", "petstore_31")
     get_in = bundle(contract.operations["get_pet"].input)
     assert accepts(get_in, {"path": {"petId": 1}, "header": {"X-Request-Id": "r"}})
     assert not accepts(get_in, {"path": {"petId": 0}})  # 3.1: exclusiveMinimum is a number already
