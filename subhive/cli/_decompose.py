@@ -218,6 +218,11 @@ def render_text(plan: DecompositionPlan, *, files: bool = False, explain: bool =
         f"import edges: {stats.edges_total:,} total, {stats.edges_cut:,} cut{share}"
         + (f", and {stats.test_edges_cut:,} from tests (never contracts)" if stats.test_edges_cut else "")
         + f"; {stats.unresolved:,} imports name nothing in the repository"
+        + (
+            f"; {stats.units_too_big:,} unit(s) too big for a leaf cut apart (warning above)"
+            if stats.units_too_big
+            else ""
+        )
     )
     crossings = sorted(plan.crossings, key=lambda c: (-len(c.edges), c.consumer, c.provider))
     if crossings:
@@ -313,8 +318,9 @@ def _tree(
     branch = "└── " if last else "├── "
     kind = "leaf" if hive.leaf else f"{len(hive.children)} children"
     lines.append(
-        f"{indent}{branch}{hive.name} [{hive.role.value}] {hive.path}/ - {hive.file_count:,} files, "
-        f"{_size(hive.bytes)}, {kind}"
+        f"{indent}{branch}{hive.name} [{hive.role.value}] {hive.path}/ - {hive.file_count:,} files"
+        + (f" ({hive.outside:,} elsewhere)" if hive.outside else "")
+        + f", {_size(hive.bytes)}, {kind}"
     )
     below = indent + ("    " if last else "│   ")
     if hive.leaf:

@@ -23,7 +23,7 @@ from ._refine import CYCLE_MARGIN
 from ._resolve import Resolver
 from ._roles import Role, classify, dominant_role
 from ._split import Graph, Node, Strategy, split
-from ._units import find_units, split_units
+from ._units import Unit, find_units, split_units
 
 __all__ = ["decompose"]
 
@@ -34,6 +34,8 @@ _PROGRESS_EVERY = 20_000
 _READING_EVERY = 500
 #: Languages whose import lines alone do not say which names are used: read from the text (symbols_used).
 _HINTED = frozenset({Language.javascript, Language.typescript, Language.go})
+#: The share of a leaf's files (percent) its directory must hold; the text output counts the rest.
+MOSTLY = 80
 
 
 def decompose(
@@ -87,7 +89,9 @@ def decompose(
     cycles = _cycles(hives, crossings, graph, production)
     leaf_of = {path: index for index, hive in enumerate(hives) if hive.leaf for path in hive.files}
     units = find_units(graph.paths)
-    broken = split_units(units, [leaf_of[p] for p in graph.paths], graph.sizes, budget.max_files, budget.max_bytes)
+    placed = [leaf_of[p] for p in graph.paths]
+    broken = split_units(units, placed, graph.sizes, budget.max_files, budget.max_bytes)
+    big = _big_units(units, graph.paths, placed, graph.sizes, budget)
     pairs = {(c.consumer, c.provider) for c in crossings}
     made = _cycles_made(tree, graph, hives, leaf_of, pairs)
     stats = PlanStats(
@@ -104,6 +108,7 @@ def decompose(
         units_split=len(broken),
         one_file_leaves=sum(1 for hive in hives if hive.leaf and hive.file_count == 1),
         mutual_pairs=sum(1 for a, b in pairs if a < b and (b, a) in pairs),
+        units_too_big=len(big),
     )
     return DecompositionPlan(
         str(root),
@@ -114,7 +119,12 @@ def decompose(
         tuple(crossings),
         stats,
         tuple(cycles),
-        tuple(_warnings(tree, graph, budget) + _made_warning(made)),
+        tuple(
+            _warnings(tree, graph, budget)
+            + _big_warning(big, hives, graph, budget)
+            + _tests_warning(hives, graph)
+            + _made_warning(made)
+        ),
         tuple(made),
     )
 
@@ -159,8 +169,85 @@ def _warnings(tree: Node, graph: Graph, budget: Budget) -> list[str]:
     ]
 
 
-#: How many pairs a warning names.
+#: How many pairs, units or files a warning names.
 _PAIRS_NAMED = 5
+_KINDS = {
+    "python": "Python package",
+    "javascript": "package",
+    "rust": "crate",
+    "rust_module": "Rust module",
+    "go_module": "Go module",
+    "go": "Go package",
+    "java": "Java/Kotlin package",
+}
+
+
+def _big_units(
+    units: Sequence[Unit], paths: Sequence[str], placed: Sequence[int], sizes: Sequence[int], budget: Budget
+) -> list[tuple[Unit, list[int]]]:
+    """The units too big for one leaf whose own files (those directly in its directory: all of a Go or Java
+    package) the plan had to put in several leaves, with those files. A package is split along its
+    subpackages first (decision 0078), which is no news; its own files cut apart are."""
+    out: list[tuple[Unit, list[int]]] = []
+    for unit in units:
+        if len(unit.files) <= budget.max_files and sum(sizes[f] for f in unit.files) <= budget.max_bytes:
+            continue
+        own = [f for f in unit.files if paths[f].rpartition("/")[0] == unit.directory]
+        if len({placed[f] for f in own}) > 1:
+            out.append((unit, own))
+    return out
+
+
+def _big_warning(
+    big: Sequence[tuple[Unit, list[int]]], hives: Sequence[HivePlan], graph: Graph, budget: Budget
+) -> list[str]:
+    """Units whose own files were cut apart because the unit exceeds the budget, with the hives they lie in;
+    a Go or JVM package split so is the worst case: its files use each other without imports, references
+    the cut does not count."""
+    if not big:
+        return []
+    owner = {path: hive.name for hive in hives if hive.leaf for path in hive.files}
+    shown = []
+    for unit, own in sorted(big, key=lambda item: (-len(item[1]), item[0].directory))[:_PAIRS_NAMED]:
+        names = sorted({owner[graph.paths[f]] for f in own})
+        size = sum(graph.sizes[f] for f in unit.files)
+        shown.append(
+            f"{_KINDS.get(unit.kind, unit.kind)} {unit.directory or '.'}/ ({len(unit.files):,} files, "
+            + (f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{size:,} bytes")
+            + ("" if len(own) == len(unit.files) else f"; {len(own):,} of them directly in it")
+            + f") over {len(names)} hives: "
+            + ", ".join(names[:4])
+            + (", ..." if len(names) > 4 else "")
+        )
+    more = f"; and {len(big) - _PAIRS_NAMED} more" if len(big) > _PAIRS_NAMED else ""
+    package = any(unit.kind in ("go", "java") for unit, _ in big)
+    return [
+        f"{len(big):,} unit(s) too big for one leaf ({budget.max_files:,} files, {budget.max_bytes:,} bytes) had "
+        f"their files cut apart: {'; '.join(shown)}{more}"
+        + (
+            "; the files of a Go or Java package use each other without imports: the cut does not count those "
+            "references"
+            if package
+            else ""
+        )
+    ]
+
+
+def _tests_warning(hives: Sequence[HivePlan], graph: Graph) -> list[str]:
+    """Leaves of tests that hold files that are not tests: the initial split can put them there (refinement
+    never moves them in, decision 0144), and a person should know before the hive is handed out."""
+    role = {path: graph.roles[k] for k, path in enumerate(graph.paths)}
+    out = []
+    for hive in hives:
+        if hive.leaf and hive.role is Role.tests:
+            others = [path for path in hive.files if role[path] is not Role.tests]
+            if others:
+                out.append(
+                    f"test hive {hive.name} also holds {len(others):,} file(s) that are not tests: "
+                    + ", ".join(others[:_PAIRS_NAMED])
+                    + (", ..." if len(others) > _PAIRS_NAMED else "")
+                )
+    return out
 
 
 def _cycles_made(
@@ -424,11 +511,13 @@ def _hives(tree: Node, graph: Graph, root: Path) -> list[HivePlan]:
     repository = root.name or "repo"
 
     def where(node: Node, paths: list[str]) -> str:
-        directory = node.directory  # where the split cut it; a leaf that refinement filled from elsewhere:
-        prefix = f"{directory}/" if directory else ""  # where most of its files are
-        if node.leaf and sum(1 for p in paths if p.startswith(prefix)) * 2 < len(paths):
-            return dominant_directory(paths)
-        return directory
+        """A leaf's directory, from its files, never from where the split started it (refinement may have
+        emptied the repository's top-level leaf and filled it from ``server/``): the deepest directory holding
+        most (80%) of them, else more than half; the output counts the files outside it. An inner hive keeps
+        the directory the split cut it from."""
+        if not node.leaf or not paths:
+            return node.directory
+        return dominant_directory(paths, percent=MOSTLY) or dominant_directory(paths)
 
     def visit(node: Node, parent: str, above: str, shared: bool, depth: int) -> str:
         files = sorted(node.all_files())
@@ -452,6 +541,7 @@ def _hives(tree: Node, graph: Graph, root: Path) -> list[HivePlan]:
             bytes=sum(graph.sizes[f] for f in files),
             roles=dict(roles),
             depth=depth,
+            outside=sum(1 for p in paths if not _within(p, directory)),
         )
         return name
 
@@ -465,6 +555,10 @@ def _hives(tree: Node, graph: Graph, root: Path) -> list[HivePlan]:
 
     visit_all(tree.children, ROOT_HIVE, "\0", 1)
     return [hive for hive in out if hive is not None]
+
+
+def _within(path: str, directory: str) -> bool:
+    return not directory or path.startswith(directory + "/")
 
 
 def _wanted(paths: list[str], directory: str, above: str, repository: str, *, shared: bool) -> list[str]:

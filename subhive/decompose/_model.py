@@ -49,7 +49,7 @@ class HivePlan:
     name: str
     parent: str
     role: Role
-    #: The directory holding all of its files ('.' for the repository's root).
+    #: The directory holding its files ('.' for the repository's root), or most of them (``outside``).
     path: str
     files: tuple[str, ...]
     children: tuple[str, ...]
@@ -58,6 +58,8 @@ class HivePlan:
     #: How many of its files (its leaves' files, for an inner hive) have each role.
     roles: Mapping[Role, int]
     depth: int
+    #: How many of its files lie outside ``path`` (a leaf is placed where most of its files are).
+    outside: int = 0
 
     @property
     def leaf(self) -> bool:
@@ -72,6 +74,7 @@ class HivePlan:
             "leaf": self.leaf,
             "depth": self.depth,
             "file_count": self.file_count,
+            "outside": self.outside,
             "bytes": self.bytes,
             "roles": {role.value: count for role, count in sorted(self.roles.items(), key=lambda i: (-i[1], i[0]))},
         }
@@ -152,6 +155,8 @@ class PlanStats:
     one_file_leaves: int = 0
     #: Pairs of leaves that import each other both ways.
     mutual_pairs: int = 0
+    #: Units larger than one leaf, which the plan had to split (each named by a warning).
+    units_too_big: int = 0
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -164,6 +169,7 @@ class PlanStats:
             "unresolved_imports": self.unresolved,
             "units": self.units,
             "units_split": self.units_split,
+            "units_too_big": self.units_too_big,
             "one_file_leaves": self.one_file_leaves,
             "mutual_pairs": self.mutual_pairs,
             "languages": dict(sorted(self.languages.items())),

@@ -86,18 +86,20 @@ def contract_for(hive: str, role: Role) -> str:
     return f"{hive}_storage" if role is Role.db else f"{hive}_api"
 
 
-def dominant_directory(paths: Sequence[str]) -> str:
-    """The deepest directory holding at least half of ``paths`` ('' for the repository's root).
+def dominant_directory(paths: Sequence[str], percent: int = 50) -> str:
+    """The deepest directory holding at least ``percent`` % of ``paths`` ('' for the repository's root).
 
     >>> dominant_directory(["a/b/x.py", "a/b/y.py", "a/c/z.py"])
     'a/b'
+    >>> dominant_directory(["a/b/x.py", "a/b/y.py", "a/c/z.py"], percent=80)
+    'a'
     """
     counts: Counter[str] = Counter()
     for path in paths:
         parts = path.split("/")[:-1]
         for depth in range(1, len(parts) + 1):
             counts["/".join(parts[:depth])] += 1
-    half = (len(paths) + 1) // 2
+    half = (len(paths) * percent + 99) // 100  # at least this many: half of 3 is 2
     best = ""
     for directory, count in counts.items():
         if count >= half and (directory.count("/"), directory) > (best.count("/") if best else -1, best):

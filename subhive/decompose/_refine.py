@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ._model import Budget
 from ._naming import dominant_directory
+from ._roles import Role
 
 if TYPE_CHECKING:
     from ._split import Graph, Node
@@ -171,10 +172,17 @@ class Refiner:
         self.counts = [0] * leaves
         self.sizes = [0] * leaves
         self.members: list[set[int]] = [set() for _ in range(leaves)]
+        tests = [0] * leaves
         for k, leaf in enumerate(owner):
             self.counts[leaf] += self.item_count[k]
             self.sizes[leaf] += self.item_size[k]
             self.members[leaf].add(k)
+            tests[leaf] += sum(1 for f in items[k] if graph.roles[f] is Role.tests)
+        #: Items holding a file that is not a test, and the leaves mostly of tests when refinement began: such an
+        #: item never moves into such a leaf (decision 0144), so production code does not end up in a hive of
+        #: tests because the tests there use it; a test still moves to what it tests.
+        self.production = [any(graph.roles[f] is not Role.tests for f in item) for item in items]
+        self.of_tests = [n * 2 > count for n, count in zip(tests, self.counts, strict=True)]
         item_of = [0] * len(graph.paths)
         for k, item in enumerate(items):
             for f in item:
@@ -200,12 +208,19 @@ class Refiner:
         return {(a, b) for (a, b), n in between.items() if a < b and n > 0 and between.get((b, a), 0) > 0}
 
     def _room(self, leaf: int, k: int, leaving: int = -1) -> bool:
-        """Whether leaf ``leaf`` has room for item ``k`` (once item ``leaving``, if any, has left it)."""
+        """Whether leaf ``leaf`` has room for item ``k`` (once item ``leaving``, if any, has left it), and may
+        take it (:meth:`barred`)."""
+        if self.barred(k, leaf):
+            return False
         count, size = self.item_count[k], self.item_size[k]
         if leaving >= 0:
             count -= self.item_count[leaving]
             size -= self.item_size[leaving]
         return self.counts[leaf] + count <= self.budget.max_files and self.sizes[leaf] + size <= self.budget.max_bytes
+
+    def barred(self, k: int, leaf: int) -> bool:
+        """Whether item ``k`` may not move to leaf ``leaf``: production code into a leaf of tests."""
+        return self.production[k] and self.of_tests[leaf] and self.owner[k] != leaf
 
     def _by_leaf(self, k: int) -> tuple[dict[int, int], dict[int, int]]:
         """Item ``k``'s production imports per leaf: to each leaf, and from each leaf."""
@@ -420,13 +435,13 @@ class Refiner:
             before = _shared(members, adjacency, side)
             if before == 0:
                 continue
-            candidates = [self._bisect(members, dict(side))]
+            candidates = [self._bisect(members, dict(side), (a, b))]
             inside = set(members)
             seeds = sorted(members, key=lambda k: (-sum(w for m, w in adjacency[k].items() if m in inside), k))
             for seed in seeds[:_SEEDS]:
                 grown = self._grow(members, seed)
                 if grown is not None:
-                    candidates.append(self._bisect(members, grown))
+                    candidates.append(self._bisect(members, grown, (a, b)))
             # the best cut first; one that makes mutual pairs its gain does not pay for gives way to the next
             ranked = sorted((_shared(members, adjacency, c), n) for n, c in enumerate(candidates))
             for cut, n in ranked:
@@ -464,10 +479,10 @@ class Refiner:
             return None
         return {k: int(k not in grown) for k in members}
 
-    def _bisect(self, members: list[int], side: dict[int, int]) -> dict[int, int]:
-        """Two-way FM passes on ``members`` from ``side`` (atom -> 0 or 1): the best cut reached, both sides
-        within the budget (one side may end empty: the two leaves then are one)."""
-        bisection = _Bisection(self, members, side)
+    def _bisect(self, members: list[int], side: dict[int, int], pair: tuple[int, int]) -> dict[int, int]:
+        """Two-way FM passes on ``members`` from ``side`` (atom -> 0 or 1, the side of ``pair``'s leaf): the best
+        cut reached, both sides within the budget (one side may end empty: the two leaves then are one)."""
+        bisection = _Bisection(self, members, side, pair)
         for _ in range(_ROUNDS):
             if bisection.fm_pass() <= 0:
                 break
@@ -479,8 +494,16 @@ class Refiner:
         one more (decisions 0125, 0126)."""
         before = self._mutual_of(members, pair)
         count = self.item_count
-        if sum(count[k] for k in members if self.owner[k] != pair[side[k]]) * 2 > sum(count[k] for k in members):
-            pair = (pair[1], pair[0])  # the same cut, the other way round moves fewer files
+        turned = (pair[1], pair[0])  # the same cut, the other way round
+        allowed = [p for p in (pair, turned) if not any(self.barred(k, p[side[k]]) for k in members)]
+        if not allowed:
+            return False
+        if len(allowed) == 2 and sum(count[k] for k in members if self.owner[k] != pair[side[k]]) * 2 > sum(
+            count[k] for k in members
+        ):
+            pair = turned  # it moves fewer files
+        else:
+            pair = allowed[0]
         moved = [(k, self.owner[k]) for k in members if self.owner[k] != pair[side[k]]]
         for k, _ in moved:
             self._move(k, pair[side[k]])
@@ -528,6 +551,7 @@ class Refiner:
             for target in itertools.chain(coupled, nearby):
                 if (
                     self.counts[target] > 0
+                    and not any(self.barred(k, target) for k in items)
                     and self.counts[target] + self.counts[leaf] <= self.budget.max_files
                     and self.sizes[target] + self.sizes[leaf] <= self.budget.max_bytes
                 ):
@@ -541,10 +565,11 @@ class _Bisection:
     """Two-way FM on the atoms of a pair of leaves: ``side`` (atom -> 0 or 1) changes in place; the gains count
     only the weight inside the pair and are kept up to date as atoms move, so a gain is a lookup."""
 
-    def __init__(self, refiner: Refiner, members: list[int], side: dict[int, int]) -> None:
+    def __init__(self, refiner: Refiner, members: list[int], side: dict[int, int], pair: tuple[int, int]) -> None:
         self.refiner = refiner
         self.members = members
         self.side = side
+        self.pair = pair
         self.files, self.bytes = [0, 0], [0, 0]
         for k in members:
             self.files[side[k]] += refiner.item_count[k]
@@ -579,7 +604,7 @@ class _Bisection:
             if k in locked or gain[k] != -negative:  # locked, or stale (queued again when it changed)
                 continue
             there = 1 - self.side[k]
-            if not refiner._fits_side(
+            if refiner.barred(k, self.pair[there]) or not refiner._fits_side(
                 self.files[there] + refiner.item_count[k], self.bytes[there] + refiner.item_size[k]
             ):
                 continue

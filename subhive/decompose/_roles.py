@@ -266,15 +266,19 @@ def _classify(parts: frozenset[str], name: str) -> Role:  # noqa: PLR0911 - one 
 
 def dominant_role(counts: Mapping[Role, int] | Iterable[tuple[Role, int]]) -> Role:
     """The role with the most files; ties go to the earlier role in :class:`Role`; no files: ``other``.
+    ``tests`` only when more than half of the files are tests: a hive called a test hive holds mostly tests.
 
     >>> dominant_role({Role.tests: 3, Role.backend: 3})
     <Role.backend: 'backend'>
+    >>> dominant_role({Role.tests: 4, Role.backend: 3, Role.config: 2})
+    <Role.backend: 'backend'>
     """
-    items = counts.items() if isinstance(counts, Mapping) else counts
+    items = list(counts.items() if isinstance(counts, Mapping) else counts)
+    total = sum(count for _, count in items if count > 0)
     best: tuple[int, int] | None = None
     chosen = Role.other
     for role, count in items:
-        if count <= 0:
+        if count <= 0 or (role is Role.tests and count * 2 <= total):
             continue
         key = (-count, _ORDER[role])
         if best is None or key < best:

@@ -134,7 +134,10 @@ def _check_free(plan: DecompositionPlan, root: Path, taken: frozenset[str]) -> N
 def _manifest(hive: HivePlan, plan: DecompositionPlan, provides: str | None, consumes: list[str]) -> SubhiveManifest:
     kind = _KINDS.get(hive.role, Kind.custom)
     shape = f"{hive.file_count} files" if hive.leaf else f"{len(hive.children)} child hives, {hive.file_count} files"
-    description = f"Decomposed from {hive.path}/: {shape}, mostly {hive.role.value}."
+    elsewhere = f" ({hive.outside} of them elsewhere)" if hive.outside else ""
+    ranked = sorted(hive.roles.items(), key=lambda item: (-item[1], item[0].value))
+    roles = ", ".join(f"{count} {role.value}" for role, count in ranked[:3])
+    description = f"Decomposed from {hive.path}/: {shape}{elsewhere}; {roles}."
     return SubhiveManifest(
         name=hive.name,
         kind=kind,

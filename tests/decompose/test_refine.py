@@ -220,3 +220,42 @@ def test_a_leaf_filled_from_another_directory_moves_under_it_so_the_tree_reads_l
     prune(tree)  # a is left with one child: the child takes its place
     assert [child.files for child in tree.children] == [[0, 1], []]
     assert [[leaf.files for leaf in child.leaves()] for child in tree.children] == [[[0, 1]], [[5, 6], [2, 3, 4]]]
+
+
+@settings(max_examples=150, deadline=None)
+@given(states())
+def test_production_code_never_moves_into_a_leaf_of_tests(
+    state: tuple[Graph, Budget, list[list[int]], list[int], int],
+) -> None:
+    """Whatever the passes do (FM, evictions, pairs cut again, small leaves joining others), an item holding a
+    file that is not a test ends in a leaf that was mostly tests only if it started there (decision 0144)."""
+    graph, budget, items, owner, leaves = state
+    tests = [0] * leaves
+    files = [0] * leaves
+    for k, leaf in enumerate(owner):
+        tests[leaf] += sum(1 for f in items[k] if graph.roles[f] is Role.tests)
+        files[leaf] += len(items[k])
+    of_tests = [t * 2 > n for t, n in zip(tests, files, strict=True)]
+    refiner = Refiner(graph, budget, items, list(owner), leaves)
+    refiner.settle()
+    refiner.rebisect_pass()
+    refiner.settle()
+    refiner.absorb_small(max(2, budget.max_files // 2))
+    for k, item in enumerate(items):
+        if any(graph.roles[f] is not Role.tests for f in item) and of_tests[refiner.owner[k]]:
+            assert refiner.owner[k] == owner[k]
+
+
+def test_code_the_tests_use_stays_out_of_their_leaf() -> None:
+    # twelve tests use src/core.py, src/app.py imports it once: by weight (12 ties against one import edge of 8)
+    # core belongs with the tests, and their leaf has room for it, but a leaf of tests may not take
+    # production code; the two leaves together do not fit one
+    paths = ["src/app.py", "src/core.py", *(f"tests/test_{k:02d}.py" for k in range(12))]
+    imports = [(0, 1), *((2 + k, 1) for k in range(12))]
+    graph = _graph(paths, imports, [Role.backend, Role.backend] + [Role.tests] * 12)
+    graph.imports = [(0, 1)]
+    refiner = Refiner(graph, Budget(max_files=13), [[f] for f in range(14)], [0, 0] + [1] * 12, 2)
+    refiner.settle()
+    refiner.rebisect_pass()
+    refiner.settle()
+    assert refiner.owner[:2] == [0, 0]  # core stays with the code
