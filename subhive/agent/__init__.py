@@ -27,7 +27,20 @@ from ._review import REVIEW_PREFIX, Review, consensus_signals, review_for, revie
 from ._scripted import RecordedRequest, ScriptedServer, Step, ToolCallStep, estimate_tokens
 from ._settings import AgentSettings, Budgets, ModelSettings, NoEndpoint, open_client
 from ._source import AgentSource, AgentStopped, agent_sources, operation_answer
-from ._tools import POLICIES, Approval, Approver, Policy, Tool, ToolBox, ToolCall, ToolError, ToolResult, schema_object
+from ._tools import (
+    POLICIES,
+    Approval,
+    Approver,
+    Policy,
+    Tool,
+    ToolBox,
+    ToolCall,
+    ToolError,
+    ToolResult,
+    announcing,
+    approval_asked,
+    schema_object,
+)
 from ._vote import agent_voter, json_answer
 
 __all__ = [
@@ -77,7 +90,9 @@ __all__ = [
     "WebSocketAppServer",
     "agent_sources",
     "agent_voter",
+    "announcing",
     "apply_patch",
+    "approval_asked",
     "board_tools",
     "build_agent",
     "consensus_signals",

@@ -19,7 +19,7 @@ from ..errors import SubhiveError
 from ._escalate import escalate_stop
 from ._hive_turn import run_hive_turn
 from ._loop import Frame, TurnResult
-from ._tools import Approval, ToolCall
+from ._tools import Approval, ToolCall, announcing, approval_asked
 
 __all__ = ["PROTOCOL_VERSION", "AppServer"]
 
@@ -187,7 +187,7 @@ class AppServer:
             agent=agent,
             endpoint=self.endpoint,
             on_frame=frame,
-            approver=self._ask,
+            approver=announcing(self._ask),
             root=self.root,
             client=self.client,
         )
@@ -223,6 +223,7 @@ class AppServer:
                 "params": {"call": {"id": call.id, "name": call.name, "arguments": call.arguments}},
             }
         )
+        await approval_asked(f"request {ident}")  # the client's approval/request, by its JSON-RPC id
         try:
             reply = await answered
         finally:

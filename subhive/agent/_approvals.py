@@ -12,7 +12,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ._tools import Approval, Approver, ToolCall
+from ._tools import Approval, Approver, ToolCall, announcing, approval_asked
 
 __all__ = ["TurnParked", "parking_approver", "root_approver"]
 
@@ -43,6 +43,7 @@ def root_approver(root: Any, *, agent: str, turn: str = "", hive: str | None = N
         pending = await _asked_before(root, agent, turn, call) or await root.propose_tool_call(
             agent=agent, tool=call.name, arguments=call.arguments, turn=turn, call_id=call.id, hive=hive
         )
+        await approval_asked(pending.id)
         while True:
             current = await root.approval(pending.id)
             if current.status == "approved":
@@ -51,7 +52,7 @@ def root_approver(root: Any, *, agent: str, turn: str = "", hive: str | None = N
                 return Approval(False, current.decision or "rejected at the root")
             await asyncio.sleep(poll)
 
-    return approve
+    return announcing(approve)
 
 
 def parking_approver(
@@ -81,9 +82,10 @@ def parking_approver(
         async def wake() -> None:
             await _decided_or_due(root, pending.id, deadline, poll)
 
+        await approval_asked(pending.id)
         raise TurnParked(call, pending.id, deadline, wake)
 
-    return approve
+    return announcing(approve)
 
 
 async def _decided_or_due(root: Any, approval: str, deadline: float, poll: float) -> None:

@@ -18,7 +18,7 @@ from ..telemetry import record_agent_usage, span
 from ._approvals import TurnParked
 from ._conversation import COMPACTION_PROMPT, Conversation, TurnState, handoff_message
 from ._scripted import estimate_tokens
-from ._settings import AgentSettings, open_client
+from ._settings import AgentSettings, endpoint_origin, open_client, shown_url
 from ._tools import ToolBox, ToolCall, ToolError, error_content, result_content
 
 __all__ = ["Agent", "AnswerCheck", "Frame", "FrameSink", "RequestUsage", "Stop", "TurnResult"]
@@ -158,6 +158,14 @@ class Agent:
         if self._client is None:
             self._client = open_client(self.settings.model)  # raises agent.no_endpoint before any turn runs
         return self._client
+
+    def endpoint(self) -> tuple[str, str]:
+        """The URL the model is asked at (as it can be printed) and where it was set (``OPENAI_BASE_URL``, the
+        manifest's ``base_url``, or the client this agent was given)."""
+        if self._own_client:  # as it was set, not as the SDK rewrote it (a trailing slash)
+            return shown_url(self.settings.model.endpoint()[0]), endpoint_origin(self.settings)
+        given = str(getattr(self.client(), "base_url", "") or "(unknown)").rstrip("/")
+        return shown_url(given), "the client this agent was given"
 
     async def run_turn(
         self,
@@ -490,11 +498,19 @@ class _Turn:
             else:
                 reply = _read(await client.chat.completions.create(**options), messages)
         except openai.APITimeoutError:
+            url, origin = self.agent.endpoint()
             raise _Stopped(
                 Stop(
                     "model.timeout",
-                    f"the model did not answer within {model.timeout:g} s, {model.max_retries} retries included",
-                    {"timeout": model.timeout},
+                    f"the model at {url} (from {origin}) did not answer within {model.timeout:g} s, "
+                    f"{model.max_retries} retries included",
+                    {
+                        "timeout": model.timeout,
+                        "url": url,
+                        "from": origin,
+                        "hint": f"a slow model needs a longer timeout in [agents.{self.settings.name}.model]; "
+                        "a busy server, a retry later",
+                    },
                 )
             ) from None
         except openai.APIStatusError as exc:
@@ -506,11 +522,19 @@ class _Turn:
                 )
             ) from None
         except openai.APIConnectionError as exc:
+            url, origin = self.agent.endpoint()
             raise _Stopped(
                 Stop(
                     "model.unreachable",
-                    f"the model endpoint cannot be reached: {_short(str(exc))}",
-                    {"retries": model.max_retries},
+                    f"the model endpoint {url} (from {origin}) cannot be reached: {_short(str(exc))}",
+                    {
+                        "retries": model.max_retries,
+                        "url": url,
+                        "from": origin,
+                        "hint": "start the model server there, or point the agent at a running one: "
+                        f"OPENAI_BASE_URL, or base_url in [agents.{self.settings.name}.model] "
+                        "(e.g. http://127.0.0.1:11434/v1 for Ollama)",
+                    },
                 )
             ) from None
         if compaction:
@@ -597,15 +621,6 @@ class _Turn:
         self.tool_calls += 1
         policy = self.agent.tools.policy(call.name)
         await self.emit("tool.call", id=call.id, name=call.name, arguments=call.arguments, policy=policy)
-        if policy == "ask":
-            # Visible while it waits: a person (or the CLI) sees exactly what is asked.
-            await self.emit(
-                "approval.waiting",
-                id=call.id,
-                name=call.name,
-                arguments=call.arguments,
-                timeout=self.agent.tools.approval_timeout,
-            )
 
     async def execute(self, call: ToolCall) -> _Outcome:
         """Run one admitted call; a refusal or a tool's failure is its outcome, the wall time a stop."""
@@ -618,7 +633,10 @@ class _Turn:
         }
         with span(f"execute_tool {call.name}", "internal", attributes) as at:
             try:
-                result = await asyncio.wait_for(self.agent.tools.dispatch(call), self.remaining())
+                result = await asyncio.wait_for(
+                    self.agent.tools.dispatch(call, on_asked=lambda approval: self.waiting(call, approval)),
+                    self.remaining(),
+                )
             except TimeoutError:
                 raise _Stopped(
                     Stop(
@@ -632,6 +650,18 @@ class _Turn:
                 return _Outcome(error_content(error), error.code, (), (), time.monotonic() - began)
         content = result_content(result, self.settings.max_tool_output)
         return _Outcome(content, None, tuple(result.files_changed), tuple(result.pending), time.monotonic() - began)
+
+    async def waiting(self, call: ToolCall, approval: str | None) -> None:
+        """Visible while it waits, and only once someone has been asked (a call refused before that never
+        says it waits): the exact arguments, the bound of the wait, the approval's id where it has one."""
+        await self.emit(
+            "approval.waiting",
+            id=call.id,
+            name=call.name,
+            arguments=call.arguments,
+            timeout=self.agent.tools.approval_timeout,
+            approval=approval,
+        )
 
     async def record(self, call: ToolCall, outcome: _Outcome) -> None:
         self.note_result(call, outcome.content, outcome.changed, outcome.waiting)

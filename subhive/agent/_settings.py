@@ -7,10 +7,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import InputError, Location
 
-__all__ = ["AgentSettings", "Budgets", "ModelSettings", "NoEndpoint", "open_client"]
+__all__ = ["AgentSettings", "Budgets", "ModelSettings", "NoEndpoint", "endpoint_origin", "open_client", "shown_url"]
 
 #: A key is required by the SDK even where the server ignores it (Ollama, llama.cpp, the scripted server).
 PLACEHOLDER_KEY = "unused"
@@ -129,3 +130,28 @@ def open_client(settings: ModelSettings, environ: Mapping[str, str] | None = Non
     return openai.AsyncOpenAI(
         base_url=base_url, api_key=key, max_retries=settings.max_retries, timeout=settings.timeout
     )
+
+
+def endpoint_origin(settings: AgentSettings, environ: Mapping[str, str] | None = None) -> str:
+    """Where the agent's model endpoint was set, named as a person changes it (the order
+    :meth:`ModelSettings.endpoint` reads them in)."""
+    env = os.environ if environ is None else environ
+    if settings.model.base_url:
+        return f"base_url in [agents.{settings.name}.model]"
+    if env.get("OPENAI_BASE_URL", "").strip():
+        return "OPENAI_BASE_URL"
+    return "the client this agent was given"
+
+
+def shown_url(url: str) -> str:
+    """``url`` fit to print: without a user name or password it may carry."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port else "")
+    return urlunsplit(parts._replace(netloc=netloc))

@@ -8,6 +8,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,6 +25,8 @@ __all__ = [
     "ToolCall",
     "ToolError",
     "ToolResult",
+    "announcing",
+    "approval_asked",
     "schema_object",
 ]
 
@@ -96,6 +99,33 @@ class Approval:
 
 #: Asked before an ``ask`` tool runs; may wait for a person (the loop bounds the wait by the turn's budget).
 Approver = Callable[[ToolCall], Awaitable[Approval]]
+#: Told once a person has been asked about a call: the approval's id where it has one (at the root, the client).
+Asked = Callable[[str | None], Awaitable[None]]
+
+#: Set by the tool box around one approver's call: how that approver says the person has been asked.
+_asked: ContextVar[Asked | None] = ContextVar("subhive_approval_asked", default=None)
+#: The attribute :func:`announcing` sets on an approver that calls :func:`approval_asked` itself.
+_ANNOUNCES = "subhive_announces_approval"
+
+
+async def approval_asked(approval: str | None = None) -> None:
+    """Called by an approver (one wrapped in :func:`announcing`) once the person has been asked, that is once
+    the approval exists: the turn says its call waits (an ``approval.waiting`` frame, with ``approval``) only
+    then, never for a call refused before anyone is asked. Outside an approver's call it does nothing."""
+    asked = _asked.get()
+    if asked is not None:
+        await asked(approval)
+
+
+def announcing(approver: Approver) -> Approver:
+    """``approver``, marked as one that calls :func:`approval_asked` itself once its approval exists (a record at
+    the root, a request to a client). Any other approver is taken to ask as soon as it is called."""
+
+    async def approve(call: ToolCall) -> Approval:
+        return await approver(call)
+
+    setattr(approve, _ANNOUNCES, True)
+    return approve
 
 
 @dataclass
@@ -156,8 +186,10 @@ class ToolBox:
             if self._entries[name].policy != "deny"
         ]
 
-    async def dispatch(self, call: ToolCall) -> ToolResult:
-        """Run ``call`` under its policy; every refusal or failure is raised as :class:`ToolError`."""
+    async def dispatch(self, call: ToolCall, *, on_asked: Asked | None = None) -> ToolResult:
+        """Run ``call`` under its policy; every refusal or failure is raised as :class:`ToolError`. ``on_asked``
+        is told, once, when a person has been asked about an ``ask`` call (after every check that can refuse
+        it without asking anyone)."""
         entry = self._entries.get(call.name)
         if entry is None:
             raise ToolError(
@@ -176,26 +208,40 @@ class ToolBox:
         if entry.tool.check is not None:
             await _guarded(call, entry.tool.check(arguments))
         if entry.policy == "ask":
-            await self._ask(call)
+            await self._ask(call, on_asked)
         value = await _guarded(call, entry.tool.run(arguments))
         return value if isinstance(value, ToolResult) else ToolResult(value)
 
-    async def _ask(self, call: ToolCall) -> None:
+    async def _ask(self, call: ToolCall, on_asked: Asked | None) -> None:
         """Wait for a person's yes (bounded); any other outcome is the tool error the model reads."""
-        if self.approver is None:
+        approver = self.approver
+        if approver is None:
             raise ToolError(
                 f"{call.name} needs a person's approval and no one can be asked in this run",
                 code="tool.approval_unavailable",
                 hint="the hive's manifest asks for approval of this tool; do without it",
             )
+        told = False
+
+        async def asked(approval: str | None) -> None:
+            nonlocal told
+            if not told and on_asked is not None:
+                told = True
+                await on_asked(approval)
+
+        token = _asked.set(asked)
         try:
-            answer = await asyncio.wait_for(self.approver(call), self.approval_timeout)
+            if not getattr(approver, _ANNOUNCES, False):
+                await asked(None)
+            answer = await asyncio.wait_for(approver(call), self.approval_timeout)
         except TimeoutError:
             raise ToolError(
                 f"no one answered the approval of {call.name} within {self.approval_timeout:g} s",
                 code="tool.approval_timeout",
                 hint="the call did not run; go on without it or try again later",
             ) from None
+        finally:
+            _asked.reset(token)
         if not answer.approved:
             raise ToolError(
                 f"{call.name} was refused by a person: {answer.reason or 'no reason given'}",

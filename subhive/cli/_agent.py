@@ -303,7 +303,7 @@ def _print_text(frame: Frame) -> None:
             f"[dim]{escape(data['content'][:160])}[/]"
         )
     elif kind == "approval.waiting":
-        line = f"  [yellow]waiting for approval[/] (at most {data['timeout']:g} s)"
+        line = _waiting_line(data)
     elif kind == "compaction":
         line = f"[yellow]compacted[/] {data['tokens_before']} → {data['tokens_after']} tokens"
     elif kind == "answer.refused":
@@ -316,12 +316,31 @@ def _print_text(frame: Frame) -> None:
     elif kind != "turn.stopped":
         line = f"[dim]{escape(kind)}[/]"  # a kind this version does not know: shown, never a crash
     else:
-        stop = data["stop"]
         if data.get("answer"):
             out_console.print(escape(data["answer"]))
-        colour = "green" if stop["code"] == "completed" else "red"
-        line = (
-            f"[{colour}]{stop['code']}[/]: {escape(stop['message'])} [dim]({data['model_calls']} model calls, "
-            f"{data['tool_calls']} tool calls, {data['tokens']} tokens, {data['seconds']:.2f} s)[/]"
-        )
+        line = _stopped_line(data)
     err_console.print(line)  # steps are progress (stderr); the answer alone is the command's output (stdout)
+
+
+def _waiting_line(data: dict[str, Any]) -> str:
+    """Shown once someone was asked: at the terminal (its prompt follows; no id), or as an approval at the root."""
+    approval = data.get("approval")
+    if not approval:
+        return f"  [yellow]waiting for approval[/] (at most {data['timeout']:g} s)"
+    shown = escape(str(approval))
+    return (
+        f"  [yellow]waiting for approval {shown}[/] (at most {data['timeout']:g} s; "
+        f"decide it: subhive approvals show {shown})"
+    )
+
+
+def _stopped_line(data: dict[str, Any]) -> str:
+    """How the turn ended, its counts, and the stop's hint when it has one (what to change or check)."""
+    stop = data["stop"]
+    colour = "green" if stop["code"] == "completed" else "red"
+    line = (
+        f"[{colour}]{stop['code']}[/]: {escape(stop['message'])} [dim]({data['model_calls']} model calls, "
+        f"{data['tool_calls']} tool calls, {data['tokens']} tokens, {data['seconds']:.2f} s)[/]"
+    )
+    hint = (stop.get("detail") or {}).get("hint")
+    return f"{line}\n  hint: {escape(str(hint))}" if hint else line

@@ -310,3 +310,38 @@ def test_text_output_shows_every_kind_of_frame(capsys: pytest.CaptureFixture[str
     ):
         assert shown in captured.err
     assert captured.out.strip() == "done"
+
+
+def test_waiting_for_approval_is_said_only_when_someone_is_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # No terminal, no root: nobody can be asked. Invalid arguments are refused before asking anyway.
+    root = workspace(tmp_path, 'search = "ask"\npropose_diff = "ask"')
+    diff = "--- a/docs.md\n+++ b/docs.md\n@@ -1 +1 @@\n-the needle is here\n+the needle was here\n"
+    script = [Step.call(("search", {"bogus": 1})), Step.call(("propose_diff", {"diff": diff})), Step.say("gave up")]
+    with ScriptedServer(script) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code = main(["agent", "run", "notes", "change it", "-C", str(root)])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "tool.arguments_invalid" in err
+    assert "tool.approval_unavailable" in err
+    assert "waiting for approval" not in err
+    assert (root / "subhives" / "notes" / "docs.md").read_text() == "the needle is here\n"
+
+
+def test_an_unreachable_model_names_its_url_where_it_was_set_and_a_hint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    root = workspace(tmp_path)
+    with socket.socket() as probe:  # a port nothing listens on once it is closed
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    code = main(["agent", "run", "notes", "hi", "-C", str(root)])
+    err = " ".join(capsys.readouterr().err.split())  # the console wraps long lines
+    assert code == 1
+    assert f"model.unreachable: the model endpoint {url} (from OPENAI_BASE_URL) cannot be reached" in err
+    assert "hint: start the model server there, or point the agent at a running one" in err

@@ -105,6 +105,10 @@ def test_a_client_runs_a_turn_answers_an_approval_and_gets_errors_by_code(tmp_pa
     assert "approval.waiting" in kinds
     asked = next(m for m in client.seen if m.get("method") == "approval/request")
     assert asked["params"]["call"]["name"] == "search"
+    # Said to wait once the client has been asked, naming the request it must answer.
+    waiting = next(m for m in client.seen if m.get("params", {}).get("frame", {}).get("kind") == "approval.waiting")
+    assert waiting["params"]["frame"]["approval"] == f"request {asked['id']}"
+    assert client.seen.index(waiting) > client.seen.index(asked)
     assert asked["params"]["call"]["arguments"] == '{"query":"needle"}'
     result = next(f for f in frames if f["kind"] == "tool.result")
     assert "the needle is here" in result["content"]  # the approved call ran

@@ -10,6 +10,8 @@ import pytest
 
 from subhive.agent import (
     COMPACTION_PROMPT,
+    Agent,
+    AgentSettings,
     Approval,
     Budgets,
     Frame,
@@ -21,6 +23,8 @@ from subhive.agent import (
     ToolBox,
     ToolCall,
     ToolCallStep,
+    announcing,
+    approval_asked,
 )
 
 from .conftest import echo_tool, extensions, make_agent, run
@@ -182,6 +186,26 @@ def test_a_model_that_never_answers_times_out(scripted: ScriptedServer) -> None:
     scripted.extend([Step.stall(5.0)])
     result = run(make_agent(scripted, timeout=0.3))
     assert result.stop.code == "model.timeout"
+    assert f"the model at {scripted.base_url} (from base_url in [agents.helper.model])" in result.stop.message
+    assert "timeout" in result.stop.detail["hint"]
+
+
+def test_an_unreachable_endpoint_is_named_with_where_it_was_set_and_a_hint() -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on once it is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # A password in the URL stays out of the message, which is shown, kept and escalated.
+    model = ModelSettings("m", base_url=f"http://user:secret@127.0.0.1:{port}/v1", max_retries=0)
+    result = run(Agent(AgentSettings("helper", "You help.", model), ToolBox()))
+    assert result.stop.code == "model.unreachable"
+    assert result.stop.message.startswith(
+        f"the model endpoint http://127.0.0.1:{port}/v1 (from base_url in [agents.helper.model]) cannot be reached"
+    )
+    assert "secret" not in json.dumps(result.stop.to_dict())
+    assert result.stop.detail["url"] == f"http://127.0.0.1:{port}/v1"
+    assert "OPENAI_BASE_URL" in result.stop.detail["hint"]
 
 
 def test_no_endpoint_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -325,3 +349,42 @@ def test_an_answer_refused_too_often_stops_the_turn(scripted: ScriptedServer) ->
     assert result.stop.code == "answer.invalid"
     assert result.stop.detail == {"error": "answer.not_json", "attempts": 2}
     assert len(scripted.chat_requests()) == 2
+
+
+def test_a_call_refused_before_anyone_is_asked_never_says_it_waits(scripted: ScriptedServer) -> None:
+    asked: list[str] = []
+
+    async def person(call: ToolCall) -> Approval:
+        asked.append(call.arguments)
+        return Approval(True)
+
+    scripted.extend([Step.call(("echo", {"nope": 1})), Step.call(("echo", {"text": "hi"})), Step.say("done")])
+    result = run(make_agent(scripted, ToolBox([echo_tool()], {"echo": "ask"}, approver=person)))
+    shown = [(f.kind, f.data.get("error")) for f in result.frames if f.kind in ("approval.waiting", "tool.result")]
+    # Invalid arguments: refused before anyone is asked. Valid: asked (a plain approver asks once called).
+    assert shown == [("tool.result", "tool.arguments_invalid"), ("approval.waiting", None), ("tool.result", None)]
+    assert asked == ['{"text":"hi"}']
+    assert next(f for f in result.frames if f.kind == "approval.waiting").data["approval"] is None
+
+
+def test_with_no_one_to_ask_a_call_is_refused_without_a_waiting_frame(scripted: ScriptedServer) -> None:
+    scripted.extend([Step.call(("echo", {"text": "hi"})), Step.say("done")])
+    result = run(make_agent(scripted, ToolBox([echo_tool()], {"echo": "ask"})))
+    assert "approval.waiting" not in [f.kind for f in result.frames]
+    assert next(f for f in result.frames if f.kind == "tool.result").data["error"] == "tool.approval_unavailable"
+
+
+def test_an_announcing_approver_says_it_waits_only_once_its_approval_exists(scripted: ScriptedServer) -> None:
+    async def desk(call: ToolCall) -> Approval:
+        if "refuse" in call.arguments:  # refused before any approval was made: no wait to show
+            return Approval(False, "not even asked")
+        await approval_asked("a-7")
+        await approval_asked("a-7")  # said once, however often the approver says it
+        return Approval(True)
+
+    scripted.extend([Step.call(("echo", {"text": "refuse"})), Step.call(("echo", {"text": "fine"})), Step.say("done")])
+    result = run(make_agent(scripted, ToolBox([echo_tool()], {"echo": "ask"}, approver=announcing(desk))))
+    waiting = [f for f in result.frames if f.kind == "approval.waiting"]
+    assert [(f.data["approval"], f.data["arguments"]) for f in waiting] == [("a-7", '{"text":"fine"}')]
+    kinds = [f.kind for f in result.frames]
+    assert kinds.index("approval.waiting") > kinds.index("tool.result")  # after the first call's refusal

@@ -60,6 +60,8 @@ def test_an_ask_call_waits_for_a_person_at_the_root(workspace: Path, approve: bo
     assert asked.tool_call.tool == "echo"
     assert asked.tool_call.arguments == '{"text":"hello"}'  # exactly what the model sent
     assert asked.tool_call.turn == "turn-1"
+    # The turn says it waits once the approval exists at the root, naming it for the person.
+    assert [f.data["approval"] for f in result.frames if f.kind == "approval.waiting"] == [asked.id]
     if approve:
         assert content == {"echo": {"text": "hello"}}
     else:
