@@ -390,8 +390,15 @@ def _yaml_pointer_lines(text: str) -> dict[str, int]:
         return {}
     lines: dict[str, int] = {}
     stack: list[tuple[str, yaml.Node]] = [("", root)] if root is not None else []
+    # An alias is walked again under each path that names it, until the walk outgrows the text ("billion
+    # laughs"): from then on only once, its paths past that left to their nearest ancestor's line.
+    budget, seen = max(10_000, 2 * len(text)), set[int]()
     while stack:
         pointer, node = stack.pop()
+        budget -= 1
+        if budget < 0 and id(node) in seen:
+            continue
+        seen.add(id(node))
         lines.setdefault(pointer, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:

@@ -211,8 +211,12 @@ def mark_pointers(text: str, marks: list[tuple[int, int, str]]) -> Iterator[tupl
         root = None
     found: dict[tuple[int, int], str] = {}
     stack: list[tuple[str, Any]] = [("", root)] if root is not None else []
+    seen: set[int] = set()  # an alias is the node it names: walked once, so "billion laughs" stay small here
     while stack and len(found) < len(wanted):
         pointer, node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
         at = (node.start_mark.line, node.start_mark.column)
         if isinstance(node, yaml.ScalarNode) and at in wanted:
             found.setdefault(at, pointer)

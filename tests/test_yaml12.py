@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -220,3 +221,15 @@ def test_json_dumps_never_meets_a_date_in_an_import(capsys: pytest.CaptureFixtur
         "default": "2024-01-01",
         "examples": ["2020-01-01"],
     }
+
+
+def test_the_warning_walks_an_alias_once() -> None:
+    """A "billion laughs" schema with an ambiguous scalar: finding its pointer must not expand the aliases."""
+    rows = ["a: yes", "b: &b0 [x, x, x, x, x, x, x, x, x, x]"]
+    rows += [f"b{i}: &b{i} [{', '.join([f'*b{i - 1}'] * 10)}]" for i in range(1, 9)]
+    started = time.perf_counter()
+    doc = read("\n".join(rows) + "\n")
+    assert time.perf_counter() - started < 5  # 10**9 values expanded would take hours
+    assert [(n.code, n.location.pointer) for n in doc.notes] == [("schema.yaml11", "/a")]
+    assert doc.line_of("/b8/9/9/9/9/9/9/9/9/0") == 2  # so must a line lookup (the x is written on line 2)
+    assert time.perf_counter() - started < 5
