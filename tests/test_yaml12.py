@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from subhive._source import parse_document
 from subhive._yaml import dump_yaml
+from subhive.bus import render_asyncapi
 from subhive.codegen.bundle import bundle_contract
 from subhive.contract import lint_paths, load_contract
 from subhive.errors import InputError
@@ -233,3 +234,11 @@ def test_the_warning_walks_an_alias_once() -> None:
     assert [(n.code, n.location.pointer) for n in doc.notes] == [("schema.yaml11", "/a")]
     assert doc.line_of("/b8/9/9/9/9/9/9/9/9/0") == 2  # so must a line lookup (the x is written on line 2)
     assert time.perf_counter() - started < 5
+
+
+def test_the_asyncapi_export_reads_back_the_same_by_a_yaml_12_reader() -> None:
+    """AsyncAPI's tools read YAML 1.2: a string enum value ``1e3`` written plain would come back as 1000.0."""
+    document = {"components": {"schemas": {"Code": {"enum": ["1e3", "0o17", "yes", "2024-01-01", "plain"]}}}}
+    text = render_asyncapi(document)
+    assert read(text, schema=False).data == document
+    assert yaml.load(text, Loader=yaml.SafeLoader) == document

@@ -10,8 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from .._yaml import dump_yaml
 from ..errors import ContractInvalid, InputError, Problem, SubhiveError
 
 __all__ = ["PAYLOAD_FORMAT", "export_asyncapi", "render_asyncapi"]
@@ -175,4 +174,4 @@ def render_asyncapi(document: dict[str, Any], *, json_output: bool = False) -> s
     """YAML (or JSON) text of an exported document."""
     if json_output:
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    return str(yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=120))
+    return dump_yaml(document)  # quoted where YAML 1.1 or 1.2 readers (AsyncAPI's are 1.2) would misread
