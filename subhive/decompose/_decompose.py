@@ -234,20 +234,23 @@ def _big_warning(
 
 
 def _tests_warning(hives: Sequence[HivePlan], graph: Graph) -> list[str]:
-    """Leaves of tests that hold files that are not tests: the initial split can put them there (refinement
-    never moves them in, decision 0144), and a person should know before the hive is handed out."""
+    """Leaves of tests that hold files that are not tests: the split keeps a package with more tests than code
+    whole (refinement never moves code in, decision 0144), and a person should know before handing it out."""
     role = {path: graph.roles[k] for k, path in enumerate(graph.paths)}
-    out = []
+    found: list[tuple[str, list[str]]] = []
     for hive in hives:
         if hive.leaf and hive.role is Role.tests:
             others = [path for path in hive.files if role[path] is not Role.tests]
             if others:
-                out.append(
-                    f"test hive {hive.name} also holds {len(others):,} file(s) that are not tests: "
-                    + ", ".join(others[:_PAIRS_NAMED])
-                    + (", ..." if len(others) > _PAIRS_NAMED else "")
-                )
-    return out
+                found.append((hive.name, others))
+    if not found:
+        return []
+    shown = "; ".join(
+        f"{name} ({len(others):,}: {', '.join(others[:3])}{', ...' if len(others) > 3 else ''})"
+        for name, others in found[:_PAIRS_NAMED]
+    )
+    more = f"; and {len(found) - _PAIRS_NAMED} more" if len(found) > _PAIRS_NAMED else ""
+    return [f"{len(found):,} hive(s) of tests also hold files that are not tests: {shown}{more}"]
 
 
 def _cycles_made(

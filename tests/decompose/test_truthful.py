@@ -86,7 +86,7 @@ def test_production_code_in_a_test_hive_is_said(tmp_path: Path) -> None:
     plan = decompose(write_tree(tmp_path / "repo", tree), Budget(max_files=6))
     leaf = next(hive for hive in plan.leaves() if "cart/cart.go" in hive.files)
     assert leaf.role is Role.tests
-    assert f"test hive {leaf.name} also holds 1 file(s) that are not tests: cart/cart.go" in plan.warnings
+    assert f"1 hive(s) of tests also hold files that are not tests: {leaf.name} (1: cart/cart.go)" in plan.warnings
 
 
 def test_a_written_hive_describes_what_it_holds(tmp_path: Path) -> None:
