@@ -138,9 +138,11 @@ def _through_one_root(before: SchemaRef, after: SchemaRef) -> tuple[list[Change]
                 )
     shared: list[Problem] = []
     for path in sorted(old_docs.mapped.keys() & new_docs.mapped.keys()):
-        root = new_docs.mapped[path][0]
+        old_root, root = old_docs.mapped[path][0], new_docs.mapped[path][0]
         if _inside(path, dirs[0]) or _inside(path, dirs[1]):
             continue  # one side's own file: judged above
+        if (old_root.origin, root.origin) == ("--old-id-root", "--new-id-root"):
+            continue  # each side was told so on its own
         shared.append(
             Problem(
                 "schema.id_root_shared",

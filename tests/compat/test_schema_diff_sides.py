@@ -93,6 +93,9 @@ def test_a_shared_directory_read_by_both_is_one_schema_with_a_warning(tmp_path: 
     assert (report.backward, report.forward) == (True, True)
     assert [w.code for w in report.warnings] == ["schema.id_root_shared"]
     assert "lib" in report.warnings[0].message
+    lib = f"{OTHER}={tmp_path / 'lib'}"
+    report = diff_files(old, new, old_id_roots=[lib], new_id_roots=[lib])  # each side told so: nothing to say
+    assert (report.backward, report.forward, report.warnings) == (True, True, ())
 
 
 def test_two_versions_in_one_directory_read_their_neighbours_without_a_warning(tmp_path: Path) -> None:
