@@ -89,7 +89,8 @@ def test_integer_bounds_beyond_float_range_are_compared_exactly(
         ('{"type": "string",\n "maxLength": }', "invalid JSON"),
         (b"\x00\x01\x02garbage", "binary"),
         ('{"type": "strin"}', "/type"),
-        ('{"$ref": "https://example.com/schema.json"}', "remote"),
+        # A URL is compared by its URI (decision 0141); a file: URI stays an error.
+        ('{"$ref": "file:///etc/schema.json"}', "file: URI"),
     ],
 )
 def test_bad_schema_input_exits_2_naming_the_file(
