@@ -125,7 +125,6 @@ def scenario(demo: Demo) -> None:
     pending = [a for a in demo.json("approvals", "list")["approvals"] if a["contract"] == "notes_api"]
     if [a["status"] for a in pending] != ["pending"]:
         raise DemoFailed(f"expected notes_api 2.0.0 to wait for approval, found {pending}")
-    print(f"  -> {pending[0]['id']} waits for a human (subhive approvals show {pending[0]['id']})")
     demo.run(
         "board",
         "put",

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from subhive.semver import Bump, Version
+from subhive.semver import Bump, Version, line_from_token, line_token
 
 # The precedence example from semver.org section 11, in ascending order.
 SEMVER_ORG_ORDER = [
@@ -58,6 +58,9 @@ def test_invalid_versions_are_refused_with_an_example(text: str) -> None:
         ("0.1.3", "0.2.0", Bump.MAJOR),
         ("0.1.3", "0.1.4", Bump.MINOR),
         ("0.9.0", "1.0.0", Bump.MAJOR),
+        ("0.0.3", "0.0.4", Bump.MAJOR),  # Cargo: every 0.0.z is a line of its own
+        ("0.0.3", "0.1.0", Bump.MAJOR),
+        ("0.0.3-rc.1", "0.0.3", Bump.PATCH),
     ],
 )
 def test_bump_from(old: str, new: str, bump: Bump) -> None:
@@ -81,3 +84,41 @@ def test_next_is_newer_and_is_exactly_that_bump(version: Version, bump: Bump) ->
 def test_ordering_is_total_and_consistent_with_equality(a: Version, b: Version) -> None:
     assert (a < b) + (a == b) + (a > b) == 1
     assert (a == b) == (hash(a) == hash(b) and str(a) == str(b))
+
+
+@pytest.mark.parametrize(
+    ("version", "line", "token"),
+    [("1.2.3", "1", "1"), ("12.0.0-rc.1", "12", "12"), ("0.2.3", "0.2", "0_2"), ("0.0.3", "0.0.3", "0_0_3")],
+)
+def test_a_line_is_cargos_and_names_spell_it_with_underscores(version: str, line: str, token: str) -> None:
+    assert Version.parse(version).line == line
+    assert line_token(line) == token
+    assert line_from_token(token) == line
+
+
+@pytest.mark.parametrize("bad", ["", "v1", "0.2.", "1.x", "01", "-1", "0.0.0.1", "0__2"])
+def test_what_is_not_a_line_is_refused(bad: str) -> None:
+    with pytest.raises(ValueError, match="line"):
+        line_token(bad)
+    with pytest.raises(ValueError, match="line"):
+        line_from_token(bad)
+
+
+@given(versions, versions)
+def test_a_new_line_is_exactly_a_major_bump(a: Version, b: Version) -> None:
+    """The line is what compatibility follows: a newer version is a major bump exactly when its line differs."""
+    old, new = min(a, b), max(a, b)
+    if old != new:
+        assert (new.bump_from(old) is Bump.MAJOR) == (new.line != old.line)
+
+
+@given(versions, st.sampled_from([Bump.PATCH, Bump.MINOR, Bump.MAJOR]))
+def test_a_bump_reads_in_the_versions_own_terms(version: Version, bump: Bump) -> None:
+    said = version.describe_bump(bump)
+    if version.major == 0:
+        assert "major" not in said
+        assert "minor" not in said
+        assert said == ("a new line" if bump is Bump.MAJOR else "a compatible bump")
+        assert (version.next(bump).line != version.line) == (bump is Bump.MAJOR or version.minor == 0)
+    else:
+        assert said == f"a {bump} bump"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,10 @@ __all__ = ["PAYLOAD_FORMAT", "export_asyncapi", "render_asyncapi"]
 PAYLOAD_FORMAT = "application/schema+json;version=2020-12"
 
 
-def _headers(contract: str, major: int, sender: dict[str, Any]) -> dict[str, Any]:
-    """The headers the bus sets on every request and event (docs/bus.md#subjects-and-headers)."""
+def _headers(contract: str, line: str, sender: dict[str, Any]) -> dict[str, Any]:
+    """The headers the bus sets on every request and event (docs/bus.md#subjects-and-headers); ``line`` is
+    ``Version.line`` ("1", "0.2")."""
+    first = ".".join([*line.split("."), "0", "0"][:3])
     return {
         "type": "object",
         "required": ["Subhive-Contract", "Subhive-Sender"],
@@ -28,8 +31,8 @@ def _headers(contract: str, major: int, sender: dict[str, Any]) -> dict[str, Any
             "Subhive-Contract": {
                 "type": "string",
                 "description": "The contract and version the sender was built against.",
-                "pattern": f"^{contract}@{major}\\.",
-                "examples": [f"{contract}@{major}.0.0"],
+                "pattern": f"^{contract}@{re.escape(line)}" + ("\\." if line.count(".") < 2 else "([-+]|$)"),
+                "examples": [f"{contract}@{first}"],
             },
             "Subhive-Sender": {"type": "string", **sender},
             "Nats-Msg-Id": {"type": "string", "description": "The message's id (JetStream deduplicates on it)."},
@@ -40,19 +43,19 @@ def _headers(contract: str, major: int, sender: dict[str, Any]) -> dict[str, Any
 
 def export_asyncapi(start: Path) -> dict[str, Any]:
     """The AsyncAPI 3.0 document of the accepted contracts of the workspace holding ``start``: for each contract and
-    major, the highest accepted version."""
+    line (a major, or below 1.0.0 "0.2", "0.0.3": decision 0140), the highest accepted version."""
     from ..codegen.bundle import bundle_contract
     from ..contract import load_contract
     from ..root_hive import LOCK_FILE, Lock
     from ..workspace import open_workspace
-    from ._permissions import event_subject, op_subject  # the bus's own subjects: the document cannot drift
+    from ._permissions import event_subject, line_name, op_subject  # the bus's own names: the document cannot drift
 
     ws = open_workspace(start)
     lock_path = ws.root / LOCK_FILE
     lock = Lock.load(lock_path)
-    latest: dict[tuple[str, int], Any] = {}
+    latest: dict[tuple[str, str], Any] = {}
     for entry in lock:
-        key = (entry.name, entry.version.major)
+        key = (entry.name, entry.version.line)
         if key not in latest or latest[key].version < entry.version:
             latest[key] = entry
     if not latest:
@@ -64,35 +67,35 @@ def export_asyncapi(start: Path) -> dict[str, Any]:
     operations: dict[str, Any] = {}
     messages: dict[str, Any] = {}
     problems: list[Problem] = []
-    for (name, major), entry in sorted(latest.items()):
+    for (name, line), entry in sorted(latest.items()):
         try:
             contract = load_contract(entry.directory(ws.root))
         except SubhiveError as exc:
             problems.extend(exc.problems)
             continue
         schemas = bundle_contract(contract).schemas
-        tag = f"{name}-v{major}"
+        tag = f"{name}-{line_name(line)}"
         for op in contract.operations.values():
             request, reply = f"{tag}-op-{op.name}", f"{tag}-op-{op.name}-reply"
             messages[request] = _message(
                 request,
                 f"{op.name}_request", op.description, schemas[f"operations.{op.name}.input"],
-                _headers(name, major, {"description": "The consumer hive sending the request (the subject's last "
+                _headers(name, line, {"description": "The consumer hive sending the request (the subject's last "
                                                       "token, which only it may publish on)."}),
             )  # fmt: skip
             messages[reply] = _message(
                 reply, f"{op.name}_reply", op.description, schemas[f"operations.{op.name}.output"], None
             )
             channels[request] = {
-                "address": op_subject(name, major, op.name).removesuffix("*") + "{sender}",
-                "title": f"{name} v{major} {op.name}",
+                "address": op_subject(name, line, op.name).removesuffix("*") + "{sender}",
+                "title": f"{name} v{line} {op.name}",
                 "messages": {"request": {"$ref": f"#/components/messages/{request}"}},
                 "parameters": {"sender": {"description": "The hive sending the request."}},
                 **({"description": op.description} if op.description else {}),
             }
             channels[reply] = {
                 "address": None,  # the requester's inbox, chosen at run time
-                "title": f"{name} v{major} {op.name} reply",
+                "title": f"{name} v{line} {op.name} reply",
                 "messages": {"reply": {"$ref": f"#/components/messages/{reply}"}},
             }
             operations[f"{tag}-serve-{op.name}"] = {
@@ -112,12 +115,12 @@ def export_asyncapi(start: Path) -> dict[str, Any]:
             messages[channel] = _message(
                 channel,
                 event.name, event.description, schemas[f"events.{event.name}.payload"],
-                _headers(name, major, {"const": contract.provider, "description": "The provider (the only hive that "
+                _headers(name, line, {"const": contract.provider, "description": "The provider (the only hive that "
                                                                                   "may publish the event)."}),
             )  # fmt: skip
             channels[channel] = {
-                "address": event_subject(name, major, event.name),
-                "title": f"{name} v{major} {event.name}",
+                "address": event_subject(name, line, event.name),
+                "title": f"{name} v{line} {event.name}",
                 "messages": {"event": {"$ref": f"#/components/messages/{channel}"}},
                 **({"description": event.description} if event.description else {}),
             }

@@ -20,7 +20,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 
 from .._bounded import bounded
-from ._permissions import deliver_subject, durable_name, event_stream, event_subject, kv_bucket
+from ._permissions import Line, deliver_subject, durable_name, event_stream, event_subject, kv_bucket
 
 __all__ = [
     "BOARD_ACK_WAIT",
@@ -100,19 +100,19 @@ class ConsumerSpec:
 
 
 def event_consumer(
-    hive: str, contract: str, major: int, event: str, *, ack_wait: float = EVENT_ACK_WAIT
+    hive: str, contract: str, line: Line, event: str, *, ack_wait: float = EVENT_ACK_WAIT
 ) -> ConsumerSpec:
-    """The consumer through which ``hive`` reads ``event`` of ``contract`` v``major``.
+    """The consumer through which ``hive`` reads ``event`` of ``contract`` v``line`` (``Version.line``: "1", "0.2").
 
     >>> event_consumer("web", "orders", 1, "order_placed").deliver_subject
     '_INBOX_web.deliver.web__orders__v1__order_placed'
     """
-    name = durable_name(hive, contract, major, event)
+    name = durable_name(hive, contract, line, event)
     return ConsumerSpec(
         hive,
-        event_stream(contract, major),
+        event_stream(contract, line),
         name,
-        event_subject(contract, major, event),
+        event_subject(contract, line, event),
         deliver_subject(hive, name),
         ack_wait,
         EVENT_MAX_ACK_PENDING,

@@ -23,7 +23,7 @@ from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
 
 from ..errors import Location
 from ..workspace import DEFAULT_DEAD_LETTER_LIMITS, DeadLetterLimits, format_age
-from ._permissions import DLQ_STREAM, dlq_subject
+from ._permissions import DLQ_STREAM, Line, dlq_subject, line_name
 from ._replay_rules import ReplayRules
 from ._wire import H_ERROR, H_MSG_ID, BusError, WireError, message_id
 
@@ -194,7 +194,7 @@ async def publish_dead_letter(
     js: JetStreamContext,
     hive: str,
     *,
-    where: tuple[str, int, str, str],
+    where: tuple[str, Line, str, str],
     subject: str,
     data: bytes,
     headers: Mapping[str, str] | None,
@@ -202,14 +202,14 @@ async def publish_dead_letter(
     letter_id: str = "",
 ) -> str:
     """Keep ``data`` (as received on ``subject``) in the hive's dead letters; ``where`` is
-    (contract, major, kind, member) with kind ``op``, ``ev`` or ``reply``. Waits for the stream's ack and
+    (contract, line, kind, member) with kind ``op``, ``ev`` or ``reply``. Waits for the stream's ack and
     returns the letter's message id: ``letter_id`` when given (``dlq-<hive>-...``), else
     :func:`new_letter_id`'s.
 
     Raises :class:`BusError` ``deadletter.full`` when the hive's stream is full (it keeps what it has), and
     ``deadletter.no_stream`` when no stream captures the hive's dead letters.
     """
-    contract, major, kind, member = where
+    contract, line, kind, member = where
     original = dict(headers or {})
     if letter_id and not letter_id.startswith(f"dlq-{hive}-"):
         raise ValueError(f"a dead letter id of hive {hive} starts with dlq-{hive}-, not {letter_id!r}")
@@ -222,7 +222,7 @@ async def publish_dead_letter(
         H_HEADERS: json.dumps(original, sort_keys=True),
         H_MSG_ID: letter_id or new_letter_id(hive, kind, original),
     }
-    target = dlq_subject(hive, contract, f"v{major}", kind, member)
+    target = dlq_subject(hive, contract, line_name(line), kind, member)
     try:
         await js.publish(target, data, headers={k: v for k, v in dlq_headers.items() if v})
         return dlq_headers[H_MSG_ID]
@@ -293,7 +293,7 @@ class DeadLetter:
     stream: str = ""
     msg_id: str = ""
     replays: tuple[Replay, ...] = ()
-    #: The subject it was kept on (subhive.dlq.<hive>.<contract>.v<major>.<kind>.<member>): only its hive may
+    #: The subject it was kept on (subhive.dlq.<hive>.<contract>.v<line>.<kind>.<member>): only its hive may
     #: publish there, so unlike ``subject`` and ``headers`` (which the hive wrote) the stream vouches for it.
     kept_on: str = ""
 

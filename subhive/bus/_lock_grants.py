@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ContractInvalid, Problem
 from ._consumers import ConsumerSpec, event_consumer
-from ._permissions import Permissions, hive_permissions
+from ._permissions import Line, Permissions, hive_permissions
 
 if TYPE_CHECKING:  # the lock and the contract loader are heavy imports a running hive never needs
     from ..root_hive import Lock
@@ -22,15 +22,16 @@ __all__ = ["BusPlan", "bus_plan"]
 
 @dataclass(frozen=True)
 class BusPlan:
-    """``permissions`` per hive; ``streams``: the (contract, major) pairs with events; ``senders``: the hives
-    that may send requests for each (contract, major) (its consumers, for ``NatsTransport(allowed_senders=)``);
+    """``permissions`` per hive; ``streams``: the (contract, line) pairs with events (``Version.line``: "1",
+    "0.2"); ``senders``: the hives that may send requests for each (contract, line) (its consumers, for
+    ``NatsTransport(allowed_senders=)``);
     ``consumers``: the durable event consumers the framework creates for the hives (each hive's board consumer
     comes with its bucket, :func:`subhive.hive.ensure_blackboard`); ``unmet``: requirements no locked version
     meets, which grant nothing (the rest of the tree runs; ``up`` and ``status`` report them)."""
 
     permissions: dict[str, Permissions]
-    streams: list[tuple[str, int]]
-    senders: dict[tuple[str, int], set[str]]
+    streams: list[tuple[str, str]]
+    senders: dict[tuple[str, str], set[str]]
     consumers: list[ConsumerSpec] = field(default_factory=list)
     unmet: list[Problem] = field(default_factory=list)
 
@@ -49,15 +50,15 @@ def bus_plan(workspace: Workspace, lock: Lock) -> BusPlan:
 
     plan = plan_stubs(workspace, lock)
     problems: list[Problem] = list(plan.problems)
-    operations: dict[tuple[str, int], list[str]] = {}
-    events: dict[tuple[str, int], list[str]] = {}
-    senders: dict[tuple[str, int], set[str]] = defaultdict(set)
-    touches: dict[str, tuple[dict[str, list[int]], dict[str, list[int]]]] = {}
+    operations: dict[tuple[str, Line], list[str]] = {}
+    events: dict[tuple[str, Line], list[str]] = {}
+    senders: dict[tuple[str, str], set[str]] = defaultdict(set)
+    touches: dict[str, tuple[dict[str, list[Line]], dict[str, list[Line]]]] = {}
     for hive in plan.hives.values():
-        provides: dict[str, list[int]] = defaultdict(list)
-        consumes: dict[str, list[int]] = defaultdict(list)
+        provides: dict[str, list[Line]] = defaultdict(list)
+        consumes: dict[str, list[Line]] = defaultdict(list)
         for stub in hive.contracts:
-            key = (stub.entry.name, stub.entry.version.major)
+            key = (stub.entry.name, stub.entry.version.line)
             if key not in operations:
                 try:
                     contract = load_contract(stub.entry.directory(workspace.root))
@@ -76,13 +77,13 @@ def bus_plan(workspace: Workspace, lock: Lock) -> BusPlan:
         hive: hive_permissions(hive, provides, consumes, operations, events)
         for hive, (provides, consumes) in touches.items()
     }
-    streams = sorted(key for key, names in events.items() if names)
-    # The same (hive, contract, major, event) the grants name, so a consumer and its grants always agree.
+    streams = sorted((name, str(line)) for (name, line), names in events.items() if names)
+    # The same (hive, contract, line, event) the grants name, so a consumer and its grants always agree.
     consumers = [
-        event_consumer(hive, contract, major, event)
+        event_consumer(hive, contract, line, event)
         for hive, (_, consumes) in sorted(touches.items())
-        for contract, majors in sorted(consumes.items())
-        for major in sorted(majors)
-        for event in events.get((contract, major), ())
+        for contract, lines in sorted(consumes.items())
+        for line in sorted(lines, key=str)
+        for event in events.get((contract, line), ())
     ]
     return BusPlan(permissions, streams, dict(senders), consumers, list(plan.unmet))

@@ -10,10 +10,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from subhive.errors import UsageError
+from subhive.semver import line_token
 
 __all__ = [
     "ADMIN_USER",
     "DLQ_STREAM",
+    "Line",
     "Permissions",
     "deliver_subject",
     "dlq_subject",
@@ -23,10 +25,20 @@ __all__ = [
     "hive_permissions",
     "inbox_prefix",
     "kv_bucket",
+    "line_name",
     "op_subject",
     "replay_subject",
     "sender_of",
 ]
+
+#: A contract's compatibility line: ``Version.line`` ("1", "0.2", "0.0.3"); an int is a major (decision 0140).
+Line = str | int
+# The operation or event names of each (contract, line); a table may key its lines as str or int.
+_Members = (
+    Mapping[tuple[str, str], Sequence[str]]
+    | Mapping[tuple[str, int], Sequence[str]]
+    | Mapping[tuple[str, Line], Sequence[str]]
+)
 
 #: The prefix of each hive's dead-letter stream (``SUBHIVE_DLQ_<hive>``), and the name of the one shared stream
 #: of older releases (docs/decisions/0023-dead-letter-limits.md).
@@ -69,16 +81,17 @@ def check_password(value: str, whose: str) -> None:
         )
 
 
-def op_subject(contract: str, major: int, operation: str, sender: str = "*") -> str:
+def op_subject(contract: str, line: Line, operation: str, sender: str = "*") -> str:
     """The subject ``sender`` sends requests for one operation to; by default the wildcard a provider serves.
+    ``line`` is the contract's compatibility line (``Version.line``: a major, or below 1.0.0 "0.2", "0.0.3").
 
     >>> op_subject("orders", 1, "place_order", "web")
     'subhive.orders.v1.op.place_order.web'
-    >>> op_subject("orders", 1, "place_order")
-    'subhive.orders.v1.op.place_order.*'
+    >>> op_subject("orders", "0.2", "place_order")
+    'subhive.orders.v0_2.op.place_order.*'
     """
     token = sender if sender == "*" else _check(_HIVE, sender, "sender")
-    return f"subhive.{_contract_prefix(contract, major)}.op.{_check(_MEMBER, operation, 'operation')}.{token}"
+    return f"subhive.{_contract_prefix(contract, line)}.op.{_check(_MEMBER, operation, 'operation')}.{token}"
 
 
 def sender_of(subject: str) -> str | None:
@@ -93,32 +106,32 @@ def sender_of(subject: str) -> str | None:
     return None
 
 
-def event_subject(contract: str, major: int, event: str) -> str:
+def event_subject(contract: str, line: Line, event: str) -> str:
     """The subject of one event.
 
     >>> event_subject("orders", 2, "order_placed")
     'subhive.orders.v2.ev.order_placed'
     """
-    return f"subhive.{_contract_prefix(contract, major)}.ev.{_check(_MEMBER, event, 'event')}"
+    return f"subhive.{_contract_prefix(contract, line)}.ev.{_check(_MEMBER, event, 'event')}"
 
 
-def event_stream(contract: str, major: int) -> str:
-    """The JetStream stream storing a contract major's events.
+def event_stream(contract: str, line: Line) -> str:
+    """The JetStream stream storing the events of a contract's line.
 
-    >>> event_stream("orders", 1)
-    'SUBHIVE_EV_orders_v1'
+    >>> event_stream("orders", 1), event_stream("orders", "0.2")
+    ('SUBHIVE_EV_orders_v1', 'SUBHIVE_EV_orders_v0_2')
     """
-    return f"SUBHIVE_EV_{_contract_prefix(contract, major).replace('.', '_')}"
+    return f"SUBHIVE_EV_{_contract_prefix(contract, line).replace('.', '_')}"
 
 
-def durable_name(hive: str, contract: str, major: int, event: str) -> str:
-    """The durable consumer through which ``hive`` reads one event of one contract major.
+def durable_name(hive: str, contract: str, line: Line, event: str) -> str:
+    """The durable consumer through which ``hive`` reads one event of one contract line.
 
     >>> durable_name("web", "orders", 1, "order_placed")
     'web__orders__v1__order_placed'
     """
     return (
-        f"{_check(_HIVE, hive, 'hive')}__{_contract_prefix(contract, major).replace('.', '__')}"
+        f"{_check(_HIVE, hive, 'hive')}__{_contract_prefix(contract, line).replace('.', '__')}"
         f"__{_check(_MEMBER, event, 'event')}"
     )
 
@@ -157,14 +170,14 @@ def deliver_subject(hive: str, consumer: str) -> str:
     return f"{inbox_prefix(hive)}.deliver.{_check(_DURABLE, consumer, 'consumer')}"
 
 
-def replay_subject(hive: str, contract: str, major: int, event: str) -> str:
+def replay_subject(hive: str, contract: str, line: Line, event: str) -> str:
     """Where the framework re-sends one of ``hive``'s dead-lettered events: inside its inboxes, which only it may
     subscribe to and no hive's publish grant covers, so the replay reaches that hive alone (decision 0047).
 
     >>> replay_subject("web", "orders", 1, "order_placed")
     '_INBOX_web.replay.orders.v1.order_placed'
     """
-    return f"{inbox_prefix(hive)}.replay.{_contract_prefix(contract, major)}.{_check(_MEMBER, event, 'event')}"
+    return f"{inbox_prefix(hive)}.replay.{_contract_prefix(contract, line)}.{_check(_MEMBER, event, 'event')}"
 
 
 def inbox_prefix(hive: str) -> str:
@@ -176,12 +189,20 @@ def inbox_prefix(hive: str) -> str:
     return f"_INBOX_{_check(_HIVE, hive, 'hive')}"
 
 
-def _contract_prefix(contract: str, major: int) -> str:
-    if isinstance(major, bool) or not isinstance(major, int) or major < 0:
-        raise UsageError(
-            f"major version {major!r} of contract {contract!r} is not a natural number", code="bus.name_invalid"
-        )
-    return f"{_check(_CONTRACT, contract, 'contract')}.v{major}"
+def line_name(line: Line) -> str:
+    """``v`` and the line's token, as subjects, streams, queue groups and dead letters name a contract line.
+
+    >>> line_name(1), line_name("0.2"), line_name("0.0.3")
+    ('v1', 'v0_2', 'v0_0_3')
+    """
+    try:
+        return f"v{line_token(line)}"
+    except ValueError as exc:
+        raise UsageError(str(exc), code="bus.name_invalid") from None
+
+
+def _contract_prefix(contract: str, line: Line) -> str:
+    return f"{_check(_CONTRACT, contract, 'contract')}.{line_name(line)}"
 
 
 def _valid_subject(subject: str) -> bool:
@@ -251,15 +272,16 @@ class Permissions:
 
 def hive_permissions(
     hive: str,
-    provides: Mapping[str, Sequence[int]],
-    consumes: Mapping[str, Sequence[int]],
-    operations: Mapping[tuple[str, int], Sequence[str]],
-    events: Mapping[tuple[str, int], Sequence[str]],
+    provides: Mapping[str, Sequence[Line]],
+    consumes: Mapping[str, Sequence[Line]],
+    operations: _Members,
+    events: _Members,
 ) -> Permissions:
     """The grants of one hive: its contracts' subjects as provider or consumer, its blackboard, inboxes, DLQ.
 
-    ``provides``/``consumes`` map a contract to the majors the hive serves/uses; ``operations``/``events``
-    map ``(contract, major)`` to the operation/event names of that major (from the lock).
+    ``provides``/``consumes`` map a contract to the lines the hive serves/uses (``Version.line``: "1", "0.2";
+    an int is a major); ``operations``/``events`` map ``(contract, line)`` to the operation/event names of that
+    line (from the lock).
 
     The hive may publish exactly: the op subjects it consumes (with its own sender token, so a provider reads
     the sender from the subject, never from a header), the event subjects it provides, its own blackboard
@@ -278,29 +300,31 @@ def hive_permissions(
     publish: list[str] = [*_kv_grants(hive), dlq_subject(hive)]
     # Its inboxes: replies to its requests, and its durable consumers' deliveries (_INBOX_<hive>.deliver.*).
     subscribe: list[str] = [f"{inbox_prefix(hive)}.>"]
-    for contract, major in _pairs(provides):
-        subscribe += [op_subject(contract, major, op) for op in _members(operations, contract, major)]
-        publish += [event_subject(contract, major, ev) for ev in _members(events, contract, major)]
-    for contract, major in _pairs(consumes):
-        publish += [op_subject(contract, major, op, hive) for op in _members(operations, contract, major)]
-        for ev in _members(events, contract, major):
-            subscribe.append(event_subject(contract, major, ev))
-            publish += _consumer_grants(hive, contract, major, ev)
+    for contract, line in _pairs(provides):
+        subscribe += [op_subject(contract, line, op) for op in _members(operations, contract, line)]
+        publish += [event_subject(contract, line, ev) for ev in _members(events, contract, line)]
+    for contract, line in _pairs(consumes):
+        publish += [op_subject(contract, line, op, hive) for op in _members(operations, contract, line)]
+        for ev in _members(events, contract, line):
+            subscribe.append(event_subject(contract, line, ev))
+            publish += _consumer_grants(hive, contract, line, ev)
     return Permissions(publish=tuple(publish), subscribe=tuple(subscribe), allow_responses=bool(provides))
 
 
-def _pairs(contracts: Mapping[str, Sequence[int]]) -> Iterable[tuple[str, int]]:
-    for contract, majors in contracts.items():
-        for major in majors:
-            yield contract, major
+def _pairs(contracts: Mapping[str, Sequence[Line]]) -> Iterable[tuple[str, Line]]:
+    for contract, lines in contracts.items():
+        for line in lines:
+            yield contract, line
 
 
-def _members(table: Mapping[tuple[str, int], Sequence[str]], contract: str, major: int) -> Sequence[str]:
-    # A major without operations or events is normal (a gRPC-only contract has neither): it grants nothing.
-    members = table.get((contract, major), ())
+def _members(table: _Members, contract: str, line: Line) -> Sequence[str]:
+    # A line without operations or events is normal (a gRPC-only contract has neither): it grants nothing.
+    # Lines are matched by their spelling in names, so 1 and "1" are the same line.
+    name = line_name(line)
+    members = next((m for (c, k), m in table.items() if c == contract and line_name(k) == name), ())
     if isinstance(members, str):
         raise UsageError(
-            f"the members of {contract} v{major} must be a list of names, not one string", code="bus.name_invalid"
+            f"the members of {contract} v{line} must be a list of names, not one string", code="bus.name_invalid"
         )
     return members
 
@@ -319,9 +343,9 @@ def _members(table: Mapping[tuple[str, int], Sequence[str]], contract: str, majo
 # Consumers are push consumers the framework creates (subhive.bus._consumers), delivering into the hive's inbox.
 
 
-def _consumer_grants(hive: str, contract: str, major: int, event: str) -> list[str]:
+def _consumer_grants(hive: str, contract: str, line: Line, event: str) -> list[str]:
     """What reading one event through the hive's own durable consumer needs (the framework created it)."""
-    stream, durable = event_stream(contract, major), durable_name(hive, contract, major, event)
+    stream, durable = event_stream(contract, line), durable_name(hive, contract, line, event)
     return [
         # Its own consumer's state: the transport checks it exists before it subscribes to its deliveries.
         f"{_JS_API}.CONSUMER.INFO.{stream}.{durable}",

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import Location, SubhiveError
-from ._permissions import event_subject, op_subject, replay_subject, sender_of
+from ..semver import line_from_token
+from ._permissions import Line, event_subject, op_subject, replay_subject, sender_of
 from ._wire import H_CONTRACT, H_MSG_ID, H_SENDER, BusError, message_id
 
 if TYPE_CHECKING:  # the lock and the contract loader are heavy imports a running hive never needs
@@ -21,8 +22,8 @@ if TYPE_CHECKING:  # the lock and the contract loader are heavy imports a runnin
 
 __all__ = ["ReplayRules", "ReplayTarget"]
 
-#: (hive, contract, major, member)
-_Key = tuple[str, str, int, str]
+#: (hive, contract, line, member); the line as ``Version.line`` spells it ("1", "0.2"), an int a major
+_Key = tuple[str, str, Line, str]
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,10 @@ class ReplayTarget:
 
 @dataclass(frozen=True)
 class ReplayRules:
-    """What each hive receives, by the lock: ``operations`` maps (hive, contract, major, operation) it provides
-    to the hives that may send it; ``events`` maps (hive, contract, major, event) it consumes to the hive that
-    provides it; ``versions`` names the contract version a replay is sent as (default ``<major>.0.0``).
+    """What each hive receives, by the lock: ``operations`` maps (hive, contract, line, operation) it provides
+    to the hives that may send it; ``events`` maps (hive, contract, line, event) it consumes to the hive that
+    provides it; ``versions`` maps (contract, line) to the version a replay is sent as (default the line's
+    first version, ``1.0.0`` or ``0.2.0``). A line is ``Version.line`` ("1", "0.2"); an int is a major.
 
     >>> rules = ReplayRules(events={("web", "orders", 1, "order_placed"): "backend"})
     >>> rules.target("subhive.dlq.web.orders.v1.ev.order_placed", "subhive.orders.v1.ev.order_placed",
@@ -50,7 +52,13 @@ class ReplayRules:
 
     operations: Mapping[_Key, frozenset[str]] = field(default_factory=dict)
     events: Mapping[_Key, str] = field(default_factory=dict)
-    versions: Mapping[tuple[str, int], str] = field(default_factory=dict)
+    versions: Mapping[tuple[str, Line], str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # One spelling per line, so a key built from a subject finds a key given as an int.
+        object.__setattr__(self, "operations", {(h, c, str(n), m): v for (h, c, n, m), v in self.operations.items()})
+        object.__setattr__(self, "events", {(h, c, str(n), m): v for (h, c, n, m), v in self.events.items()})
+        object.__setattr__(self, "versions", {(c, str(n)): v for (c, n), v in self.versions.items()})
 
     @classmethod
     def from_lock(cls, lock: Lock, root: Path) -> ReplayRules:
@@ -60,16 +68,16 @@ class ReplayRules:
 
         operations: dict[_Key, set[str]] = {}
         events: dict[_Key, str] = {}
-        versions: dict[tuple[str, int], str] = {}
-        for entry in lock:  # sorted by name and version: the newest of a major names the version last
+        versions: dict[tuple[str, Line], str] = {}
+        for entry in lock:  # sorted by name and version: the newest of a line names the version last
             contract = load_contract(entry.directory(root))
-            major = entry.version.major
-            versions[(entry.name, major)] = str(entry.version)
+            line = entry.version.line
+            versions[(entry.name, line)] = str(entry.version)
             for operation in contract.operations:
-                operations.setdefault((entry.provider, entry.name, major, operation), set()).update(entry.consumers)
+                operations.setdefault((entry.provider, entry.name, line, operation), set()).update(entry.consumers)
             for event in contract.events:
                 for consumer in entry.consumers:
-                    events[(consumer, entry.name, major, event)] = entry.provider
+                    events[(consumer, entry.name, line, event)] = entry.provider
         return cls({key: frozenset(senders) for key, senders in operations.items()}, events, versions)
 
     def target(self, kept_on: str, stored_subject: str, stored_headers: Mapping[str, str], letter: str) -> ReplayTarget:
@@ -87,11 +95,12 @@ class ReplayRules:
             )
 
         parts = kept_on.split(".")
-        if len(parts) != 7 or parts[:2] != ["subhive", "dlq"] or not parts[4][1:].isdigit() or parts[4][0] != "v":
-            raise refuse(f"it was kept on {kept_on!r}, not subhive.dlq.<hive>.<contract>.v<major>.<kind>.<member>")
+        line = _line(parts[4]) if len(parts) == 7 else None
+        if line is None or parts[:2] != ["subhive", "dlq"]:
+            raise refuse(f"it was kept on {kept_on!r}, not subhive.dlq.<hive>.<contract>.v<line>.<kind>.<member>")
         if stored_subject.startswith("$"):
             raise refuse(f"it names {stored_subject!r}, a server API subject")
-        key = (parts[2], parts[3], int(parts[4][1:]), parts[6])
+        key: _Key = (parts[2], parts[3], line, parts[6])
         claimed = stored_headers.get(H_SENDER, "")
         try:
             if parts[5] == "op":
@@ -108,7 +117,7 @@ class ReplayRules:
             raise refuse(f"it says it arrived on {stored_subject!r}, but it was kept as {subject!r}")
         if parts[5] == "ev":  # to the hive that kept it, never to the event's subject (every consumer)
             subject = replay_subject(key[0], key[1], key[2], key[3])
-        version = self.versions.get((key[1], key[2]), f"{key[2]}.0.0")
+        version = self.versions.get((key[1], key[2]), _first_of(line))
         return ReplayTarget(
             parts[5], subject, {H_CONTRACT: f"{key[1]}@{version}", H_SENDER: sender, H_MSG_ID: message_id()}, key[0]
         )
@@ -116,23 +125,37 @@ class ReplayRules:
     def _op(self, key: _Key, stored_subject: str, claimed: str, refuse: Callable[[str], BusError]) -> tuple[str, str]:
         """A request goes back from the sender its subject names (the server let only that hive send on it), which
         must be a consumer of the contract, to the hive that provides the operation: the one that kept it."""
-        hive, contract, major, operation = key
+        hive, contract, line, operation = key
         senders = self.operations.get(key)
         if senders is None:
-            raise refuse(f"{hive} does not provide {contract} v{major} operation {operation!r}")
+            raise refuse(f"{hive} does not provide {contract} v{line} operation {operation!r}")
         sender = sender_of(stored_subject) or ""
         if not sender or claimed != sender:
             raise refuse(f"its sender is unclear (subject {stored_subject!r}, {H_SENDER} {claimed!r})")
         if sender not in senders:
-            raise refuse(f"{sender} is not a consumer of {contract} v{major}")
-        return sender, op_subject(contract, major, operation, sender)
+            raise refuse(f"{sender} is not a consumer of {contract} v{line}")
+        return sender, op_subject(contract, line, operation, sender)
 
     def _event(self, key: _Key, claimed: str, refuse: Callable[[str], BusError]) -> tuple[str, str]:
         """An event goes back as its provider's, to the hive alone: only one the hive consumes, from its provider."""
-        hive, contract, major, event = key
+        hive, contract, line, event = key
         provider = self.events.get(key)
         if provider is None:
-            raise refuse(f"{hive} does not consume {contract} v{major} event {event!r}")
+            raise refuse(f"{hive} does not consume {contract} v{line} event {event!r}")
         if claimed != provider:
-            raise refuse(f"{H_SENDER} says {claimed or 'nothing'}, but {provider} provides {contract} v{major}")
-        return provider, event_subject(contract, major, event)
+            raise refuse(f"{H_SENDER} says {claimed or 'nothing'}, but {provider} provides {contract} v{line}")
+        return provider, event_subject(contract, line, event)
+
+
+def _line(token: str) -> str | None:
+    """The line a DLQ subject's ``v<line>`` token names ("v0_2" -> "0.2"), or None."""
+    try:
+        return line_from_token(token[1:]) if token[:1] == "v" else None
+    except ValueError:
+        return None
+
+
+def _first_of(line: str) -> str:
+    """The first version of a line: "1" -> 1.0.0, "0.2" -> 0.2.0, "0.0.3" -> 0.0.3."""
+    parts = line.split(".")
+    return ".".join([*parts, "0", "0"][:3])

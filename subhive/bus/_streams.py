@@ -1,4 +1,4 @@
-"""JetStream streams the framework provisions from the lock: one per contract major for its events,
+"""JetStream streams the framework provisions from the lock: one per contract line for its events,
 deduplicating by ``Nats-Msg-Id`` so a retried publish stores the event once. Hives may not create streams.
 See docs/bus.md#durable-events.
 """
@@ -13,7 +13,7 @@ from nats.js.errors import NotFoundError
 
 from ..workspace import DeadLetterLimits
 from ._deadletter import ensure_dead_letter_streams
-from ._permissions import event_stream, event_subject
+from ._permissions import Line, event_stream, event_subject
 
 __all__ = ["DUPLICATE_WINDOW", "ensure_event_streams"]
 
@@ -22,12 +22,12 @@ DUPLICATE_WINDOW = 120.0  # seconds
 
 async def ensure_event_streams(
     js: JetStreamContext,
-    contracts: Iterable[tuple[str, int]],
+    contracts: Iterable[tuple[str, Line]],
     *,
     hives: Mapping[str, DeadLetterLimits] | Iterable[str] = (),
     replicas: int = 1,
 ) -> list[str]:
-    """Create the event stream of each (contract, major) that has none and, for each of ``hives`` (names,
+    """Create the event stream of each (contract, line) that has none and, for each of ``hives`` (names,
     or names with their dead-letter limits), its dead-letter stream; returns the names created.
     ``replicas``: copies on as many nodes of a cluster (docs/cluster.md).
 
@@ -35,12 +35,12 @@ async def ensure_event_streams(
     ['SUBHIVE_EV_orders_v1', 'SUBHIVE_DLQ_backend', 'SUBHIVE_DLQ_web', 'SUBHIVE_DLQ_REPLAYS']
     """
     created: list[str] = []
-    for contract, major in sorted(set(contracts)):
-        name = event_stream(contract, major)
+    for contract, line in sorted({(c, str(n)) for c, n in contracts}):
+        name = event_stream(contract, line)
         try:
             await js.stream_info(name)
         except NotFoundError:
-            subjects = [event_subject(contract, major, "x").rsplit(".", 1)[0] + ".>"]
+            subjects = [event_subject(contract, line, "x").rsplit(".", 1)[0] + ".>"]
             await js.add_stream(
                 StreamConfig(
                     name=name,

@@ -27,6 +27,7 @@ from nats.js.errors import NoStreamResponseError
 from .._trace import continue_trace, outgoing_traceparent
 from ..errors import Location, SubhiveError
 from ..runtime import ContractBinding, EventCallback, Handler, NotServed, PayloadInvalid, Refusal, Subscription
+from ..semver import Version
 from ..telemetry import TRACING, Latency, span
 from ._codec import PayloadError, decode, encode
 from ._consumers import HANDLER_ATTEMPTS, bind_consumer, event_consumer
@@ -36,7 +37,7 @@ from ._failover import through_failover
 from ._fastpub import Frames, Target
 from ._inbox import ConnectionLost, Inbox
 from ._keep_backoff import KeepBackoff
-from ._permissions import event_subject, inbox_prefix, op_subject, replay_subject, sender_of
+from ._permissions import event_subject, inbox_prefix, line_name, op_subject, replay_subject, sender_of
 from ._server import BusEndpoint
 from ._wire import (
     H_CONTRACT,
@@ -131,10 +132,10 @@ class BusStats:
     replies_on: dict[str, int] = field(default_factory=dict)
     #: Outgoing payloads refused before anything left (they broke the contract), by code.
     invalid_out: Counter[str] = field(default_factory=Counter)
-    #: How long handlers ran, by (contract, major, "op" or "ev", member).
-    handled: dict[tuple[str, int, str, str], Latency] = field(default_factory=dict)
+    #: How long handlers ran, by (contract, line, "op" or "ev", member); the line is ``Version.line``.
+    handled: dict[tuple[str, str, str, str], Latency] = field(default_factory=dict)
 
-    def observe(self, where: tuple[str, int, str, str], seconds: float) -> None:
+    def observe(self, where: tuple[str, str, str, str], seconds: float) -> None:
         latency = self.handled.get(where)
         if latency is None:
             latency = self.handled[where] = Latency()
@@ -231,8 +232,8 @@ def _no_reply(payload: Any) -> bool:
     return True
 
 
-def _reply_of(route: _Route, operation: str) -> tuple[str, int, str, str]:
-    return route.contract.name, route.contract.major, "reply", operation
+def _reply_of(route: _Route, operation: str) -> tuple[str, str, str, str]:
+    return route.contract.name, route.contract.line, "reply", operation
 
 
 class _Group:
@@ -256,8 +257,9 @@ class NatsTransport:
 
     ``durable_events=False`` sends events as plain NATS messages (at most once, no stream needed): for
     telemetry-like events where throughput matters more than delivery. ``allowed_senders`` maps
-    ``(contract, major)`` to the hives registered as its consumers (from the lock): a request from any other
-    sender is refused (``bus.sender_unknown``), a second line of defence behind the server's permissions.
+    ``(contract, line)`` (``Version.line``: "1", "0.2") to the hives registered as its consumers (from the
+    lock): a request from any other sender is refused (``bus.sender_unknown``), a second line of defence
+    behind the server's permissions.
     """
 
     def __init__(
@@ -269,7 +271,7 @@ class NatsTransport:
         ack_wait: float = 30.0,
         durable_events: bool = True,
         max_concurrency: int = 64,
-        allowed_senders: Mapping[tuple[str, int], set[str]] | None = None,
+        allowed_senders: Mapping[tuple[str, str], set[str]] | Mapping[tuple[str, int], set[str]] | None = None,
         on_repeated_failure: Callable[[Failure], Awaitable[None]] | None = None,
         event_deadline: float = EVENT_DEADLINE,
         request_deadline: float | None = None,
@@ -297,7 +299,10 @@ class NatsTransport:
         #: a new leader after losing a node (5-9 s measured). 0: fail at once, as on one server.
         self.failover = failover
         self.durable_events = durable_events
-        self.allowed_senders = allowed_senders
+        # Keyed by the line as ContractBinding.line spells it ("1", "0.2"): a major given as an int is its line.
+        self.allowed_senders: dict[tuple[str, str], set[str]] | None = (
+            None if allowed_senders is None else {(c, str(n)): set(v) for (c, n), v in allowed_senders.items()}
+        )
         self.on_repeated_failure = on_repeated_failure
         self.stats = BusStats()
         self._violations = _violations or _Violations()
@@ -311,10 +316,10 @@ class NatsTransport:
         #: interrupted). Per process: a replica that acks the retry cannot tell this one, so entries age out.
         self._attempts: dict[tuple[str, int], tuple[int, str, float]] = {}
         #: Per consumer (its event), the one event this process dead-lettered as ``delivery.crashed``.
-        self._crashed: dict[tuple[str, int, str, str], tuple[str, int]] = {}
+        self._crashed: dict[tuple[str, str, str, str], tuple[str, int]] = {}
         self._unsettled = False  # an event was acknowledged since the server last confirmed (see _deliver)
         self._allowed: set[str] = set()  # subjects a publish already went through on
-        self._subjects: dict[tuple[str, int, str, str], str] = {}
+        self._subjects: dict[tuple[str, str, str, str], str] = {}
         self._frames = Frames(nc, hive)
         self._inbox = Inbox(nc)
         self._violations.on_disconnect.append(self._inbox.fail_all)
@@ -371,13 +376,13 @@ class NatsTransport:
 
     def _subject(self, contract: ContractBinding, kind: str, member: str) -> str:
         """The subject of an operation (``op``) or event (``ev``); names are checked once, then cached."""
-        key = (contract.name, contract.major, kind, member)
+        key = (contract.name, contract.line, kind, member)
         subject = self._subjects.get(key)
         if subject is None:
             subject = self._subjects[key] = (
-                op_subject(contract.name, contract.major, member, self.hive)
+                op_subject(contract.name, contract.line, member, self.hive)
                 if kind == "op"
-                else event_subject(contract.name, contract.major, member)
+                else event_subject(contract.name, contract.line, member)
             )
         return subject
 
@@ -443,7 +448,7 @@ class NatsTransport:
         if TRACING.tracer is None:
             return await self._request(route, operation, payload, None)
         subject = route.target.subject
-        attributes = _attributes(subject, "send", "request", (contract.name, contract.major, "op", operation))
+        attributes = _attributes(subject, "send", "request", (contract.name, contract.line, "op", operation))
         with span(f"request {subject}", "client", attributes) as at:
             try:
                 return await self._request(route, operation, payload, at.traceparent)
@@ -464,7 +469,7 @@ class NatsTransport:
             self._allowed.add(subject)
         except NoRespondersError:
             raise self._violations.pop(subject) or NotServed(
-                f"nobody serves {contract.name} v{contract.major} operation {operation!r}",
+                f"nobody serves {contract.name} v{contract.line} operation {operation!r}",
                 location=_at(subject),
                 hint="start the provider hive (subhive up) or serve its mock",
             ) from None
@@ -547,7 +552,7 @@ class NatsTransport:
     async def _publish_traced(self, route: _Route, event: str, payload: Any, msg_id: str | None) -> None:
         """:meth:`publish` in a producer span, whose traceparent the event carries."""
         subject, contract = route.target.subject, route.contract
-        attributes = _attributes(subject, "send", "publish", (contract.name, contract.major, "ev", event))
+        attributes = _attributes(subject, "send", "publish", (contract.name, contract.line, "ev", event))
         with span(f"publish {subject}", "producer", attributes) as at:
             try:
                 data = self._encoded(route, payload)
@@ -629,16 +634,16 @@ class NatsTransport:
         if refusal is not None:
             return refusal
         name, _, version = sent_as.partition("@")
-        if name != contract.name or version.split(".")[0] != str(contract.major):
+        if name != contract.name or _line_of(version) != contract.line:
             return WireError(
-                "bus.wrong_contract", f"sent as {sent_as}, served as {contract.name} v{contract.major}", subject=subject
+                "bus.wrong_contract", f"sent as {sent_as}, served as {contract.name} v{contract.line}", subject=subject
             )
         if self.allowed_senders is not None:
-            allowed = self.allowed_senders.get((contract.name, contract.major), set())
+            allowed = self.allowed_senders.get((contract.name, contract.line), set())
             if headers[H_SENDER] not in allowed:  # the vouched sender: _sender_refusal checked they agree
                 return WireError(
                     "bus.sender_unknown",
-                    f"{headers[H_SENDER]} is not a registered consumer of {contract.name} v{contract.major}",
+                    f"{headers[H_SENDER]} is not a registered consumer of {contract.name} v{contract.line}",
                     subject=subject,
                 )
         return None
@@ -668,7 +673,7 @@ class NatsTransport:
         return payload, refusal
 
     async def _keep(
-        self, where: tuple[str, int, str, str], subject: str, data: bytes, headers: Mapping[str, str], error: WireError
+        self, where: tuple[str, str, str, str], subject: str, data: bytes, headers: Mapping[str, str], error: WireError
     ) -> str:
         """Count a refusal and keep the message in the dead-letter stream; never raises. Returns the letter's
         id (``dlq-<hive>-...``), or "" when the stream did not store it (an event that was not kept must not be
@@ -686,14 +691,16 @@ class NatsTransport:
             return ""
 
     async def serve(self, contract: ContractBinding, handlers: Mapping[str, Handler]) -> Subscription:
-        """Answer ``handlers``' operations in queue group ``subhive.<contract>.v<major>``: replicas share."""
+        """Answer ``handlers``' operations in queue group ``subhive.<contract>.v<line>``: replicas share."""
         subs: list[NatsSubscription] = []
         for operation, handler in handlers.items():
             contract.operation(operation)
-            subject = op_subject(contract.name, contract.major, operation)  # ...op.<operation>.* : every sender
+            subject = op_subject(contract.name, contract.line, operation)  # ...op.<operation>.* : every sender
             callback = self._on_request(contract, operation, handler)
             subs.append(
-                await self._nc.subscribe(subject, queue=f"subhive.{contract.name}.v{contract.major}", cb=callback)
+                await self._nc.subscribe(
+                    subject, queue=f"subhive.{contract.name}.{line_name(contract.line)}", cb=callback
+                )
             )
         await self._confirm([s.subject for s in subs], subs)
         return _Group([s.unsubscribe for s in subs])
@@ -762,7 +769,7 @@ class NatsTransport:
         kept = refusal is not None  # a request that breaks the contract is kept, as is one the handler failed on
         failure = ""  # the error class of a failure of this hive, for on_repeated_failure
         data = b""
-        where = (contract.name, contract.major, "op", operation)
+        where = (contract.name, contract.line, "op", operation)
         if refusal is None:
             parent = (msg.headers or {}).get(H_TRACE)
             started = time.perf_counter()
@@ -844,7 +851,7 @@ class NatsTransport:
             )
 
     async def _failed(
-        self, where: tuple[str, int, str, str], error: WireError, sample: bytes, detail: str = ""
+        self, where: tuple[str, str, str, str], error: WireError, sample: bytes, detail: str = ""
     ) -> None:
         """Count a failure of this hive; the second of one error class (the detail's ``Class code`` before the
         colon) on one member goes to ``on_repeated_failure``, once: one repair proposal per class."""
@@ -878,7 +885,7 @@ class NatsTransport:
         transport was made with ``durable_events=False``."""
         schema = contract.event(event)
         subject = self._subject(contract, "ev", event)
-        where = (contract.name, contract.major, "ev", event)
+        where = (contract.name, contract.line, "ev", event)
         if not self.durable_events:
 
             async def on_event(msg: Msg) -> None:
@@ -894,7 +901,7 @@ class NatsTransport:
             sub = await self._nc.subscribe(subject, cb=on_event)
             await self._confirm([subject], [sub])
             return _Group([sub.unsubscribe])
-        spec = event_consumer(self.hive, contract.name, contract.major, event, ack_wait=self.ack_wait)
+        spec = event_consumer(self.hive, contract.name, contract.line, event, ack_wait=self.ack_wait)
         try:
             # Binding to the hive's own consumer (the framework made it) is where a missing grant shows: name the
             # event. Where the consumer is missing, only a connection with the right to create it gets further.
@@ -936,14 +943,14 @@ class NatsTransport:
         return _Group([stop, replays.unsubscribe])
 
     async def _take_replays(
-        self, contract: ContractBinding, schema: str, callback: EventCallback, where: tuple[str, int, str, str]
+        self, contract: ContractBinding, schema: str, callback: EventCallback, where: tuple[str, str, str, str]
     ) -> NatsSubscription:
         """Listen for the framework's replays of this hive's dead letters of one event (decision 0047): they come
         to this hive alone, on its replay subject, and pass the checks of a delivery of the event itself (headers,
         the provider as the vouched sender, the schema). The handler runs once; a refusal or a failure is kept
         again as a dead letter of the event, which can be replayed once more."""
         subject = self._subject(contract, "ev", where[3])
-        listen = replay_subject(self.hive, contract.name, contract.major, where[3])
+        listen = replay_subject(self.hive, contract.name, contract.line, where[3])
 
         async def on_replay(msg: Msg) -> None:
             try:
@@ -970,7 +977,7 @@ class NatsTransport:
         contract: ContractBinding,
         schema: str,
         callback: EventCallback,
-        where: tuple[str, int, str, str],
+        where: tuple[str, str, str, str],
     ) -> None:
         while True:
             try:
@@ -1000,7 +1007,7 @@ class NatsTransport:
         contract: ContractBinding,
         schema: str,
         callback: EventCallback,
-        where: tuple[str, int, str, str],
+        where: tuple[str, str, str, str],
     ) -> None:
         payload, refusal = self._accept(contract, schema, msg)
         if refusal is not None:  # a message that breaks the contract stays broken: kept, never redelivered
@@ -1071,7 +1078,7 @@ class NatsTransport:
             del self._attempts[k]
 
     async def _dead(
-        self, msg: Msg, where: tuple[str, int, str, str], error: WireError, key: tuple[str, int] | None
+        self, msg: Msg, where: tuple[str, str, str, str], error: WireError, key: tuple[str, int] | None
     ) -> None:
         """Dead-letter an event, then terminate it; if the dead-letter stream did not take it, the event comes
         back later (nak with a delay doubling each time, up to 5 minutes) instead of being dropped, and the
@@ -1086,7 +1093,7 @@ class NatsTransport:
         self.stats.dead_letter_blocked = self._held.held()
 
     async def _deliver_once(
-        self, callback: EventCallback, payload: Any, msg: Msg, where: tuple[str, int, str, str]
+        self, callback: EventCallback, payload: Any, msg: Msg, where: tuple[str, str, str, str]
     ) -> str:
         """Run the handler once, in the sender's trace (a consumer span, while tracing): ``""`` if it returned,
         else the failure's code (``handler.failed``, or ``handler.timeout`` once it ran past ``event_deadline``:
@@ -1106,7 +1113,7 @@ class NatsTransport:
         return failed
 
     async def _run_event(
-        self, callback: EventCallback, payload: Any, msg: Msg, where: tuple[str, int, str, str]
+        self, callback: EventCallback, payload: Any, msg: Msg, where: tuple[str, str, str, str]
     ) -> str:
         try:
             await self._deadlines.call(callback(payload), self.event_deadline)
@@ -1139,7 +1146,15 @@ async def _keep_alive(messages: list[Msg], period: float, pull: Any) -> None:
                 await msg.in_progress()
 
 
-def _attributes(subject: str, kind: str, name: str, where: tuple[str, int, str, str]) -> dict[str, str | int]:
+def _line_of(version: str) -> str | None:
+    """The line of a version a header names, or None when it names none (then no line matches it)."""
+    try:
+        return Version.parse(version).line
+    except ValueError:
+        return None
+
+
+def _attributes(subject: str, kind: str, name: str, where: tuple[str, str, str, str]) -> dict[str, str | int]:
     """A span's attributes, as OpenTelemetry's messaging conventions name them, and the contract member."""
     return {
         "messaging.system": "nats",
@@ -1147,7 +1162,7 @@ def _attributes(subject: str, kind: str, name: str, where: tuple[str, int, str, 
         "messaging.operation.type": kind,
         "messaging.operation.name": name,
         "subhive.contract": where[0],
-        "subhive.contract.major": where[1],
+        "subhive.contract.line": where[1],
         "subhive.member": where[3],
     }
 
@@ -1215,7 +1230,7 @@ def _sender_refusal(contract: ContractBinding, headers: Mapping[str, str], subje
     if vouched is None and kind == ["op"]:
         return WireError(
             "bus.sender_forged",
-            "the subject names no sender (subhive.<contract>.v<major>.op.<operation>.<sender>)",
+            "the subject names no sender (subhive.<contract>.v<line>.op.<operation>.<sender>)",
             subject=subject,
         )
     if vouched is not None and sender != vouched:

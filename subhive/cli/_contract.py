@@ -12,6 +12,7 @@ from .._id_roots import extra_id_roots
 from ..compat.contract_check import ContractCheck, check_contract
 from ..compat.proto_settings import extra_proto_paths
 from ..errors import CheckFailed, ContractInvalid, InputError, Problem, SubhiveError
+from ..semver import Bump
 from ._output import Format, change_effect, err_console, fail_check, out_console, print_json, print_problems
 from ._schema import IdRootOption, ProtoPathOption, print_report
 
@@ -103,7 +104,7 @@ def check(
     a patch. Exits 1 when the version bump is too small, listing the changes that need more.
 
     Without NEW, checks the workspace's tree against its lock instead: accepted versions edited in place,
-    requirements no accepted version meets, and events a consumer waits for on a major its provider never
+    requirements no accepted version meets, and events a consumer waits for on a line its provider never
     publishes on. Exits 1 when there is any.
 
     Example: subhive contract check contracts/orders/2.0.0 --against contracts/orders/1.1.0
@@ -211,17 +212,25 @@ def _semver_message(result: ContractCheck) -> str:
     offending = result.offending()
     listed = ", ".join(f"{c.code} at {part} {c.path or '/'}" for part, c in offending[:3])
     more = f" and {len(offending) - 3} more" if len(offending) > 3 else ""
+    old = result.old_version
     return (
-        f"{result.name} {result.old_version} -> {result.new_version} is a {result.actual_bump} bump, "
-        f"but the changes need a {result.required_bump} bump: {listed}{more}"
+        f"{result.name} {old} -> {result.new_version} is {old.describe_bump(result.actual_bump)}, "
+        f"but the changes need {_need(result)}: {listed}{more}"
     )
+
+
+def _need(result: ContractCheck) -> str:
+    """What the changes need, in the old version's own terms: "a major bump (2.0.0)", "a new line (0.2.0)"."""
+    if result.required_bump is Bump.NONE:
+        return "no bump"
+    return f"{result.old_version.describe_bump(result.required_bump)} ({result.suggested_version()})"
 
 
 def _print_check(result: ContractCheck, *, semver: bool) -> None:
     out_console.print(
         f"[bold]{escape(result.name)}[/] {result.old_version} -> {result.new_version}: "
         + ("[green]compatible[/]" if result.compatible else "[bold red]BREAKING[/]")
-        + f", needs a {result.required_bump} bump"
+        + (f", needs {_need(result)}" if result.required_bump is not Bump.NONE else ", no changes")
     )
     for part in result.parts:
         if not part.report.changes:
@@ -231,7 +240,7 @@ def _print_check(result: ContractCheck, *, semver: bool) -> None:
         print_report(part.report, indent="    ")
     if semver:
         if result.semver_ok:
-            out_console.print(f"semver: [green]ok[/] ({result.actual_bump} bump)")
+            out_console.print(f"semver: [green]ok[/] ({result.old_version.describe_bump(result.actual_bump)})")
         else:
             out_console.print(f"semver: [bold red]refused[/]: {escape(_semver_message(result))}")
             for part_name, change in result.offending():

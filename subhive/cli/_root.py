@@ -272,14 +272,10 @@ def contract_propose(
             raise
     _print_outcome(outcome, fmt)
     if outcome.status == "pending":
-        fail_check(
-            CheckFailed(
-                f"{outcome.contract} {outcome.version} waits for approval: {outcome.message}",
-                code=outcome.code or "proposal.pending",
-                hint=f"a human decides: subhive approvals show {outcome.id}",
-            ),
-            fmt,
-        )
+        # Waiting for a person is an expected state, not an error: the outcome above says why; say what comes
+        # next. Still exit 1 (docs/cli.md, decision 0004): a script learns the version is not accepted yet.
+        err_console.print(f"next: a person decides: subhive approvals show {escape(outcome.id)}")  # stderr: JSON too
+        raise typer.Exit(1)
 
 
 def _proposal_workspace(path: Path, explicit: Path | None) -> Path:

@@ -11,6 +11,7 @@ from typing import Literal
 
 from ..errors import Location, Problem
 from ..root_hive import Lock, LockEntry
+from ..semver import line_token
 from ..workspace import MANIFEST_NAME, Workspace
 
 __all__ = ["ContractStub", "HiveStubs", "StubPlan", "class_prefix", "plan_stubs"]
@@ -20,7 +21,7 @@ Role = Literal["consumes", "provides"]
 
 @dataclass(frozen=True)
 class ContractStub:
-    """One contract version in one hive's package: ``package`` is ``orders_v1``."""
+    """One contract version in one hive's package: ``package`` is ``orders_v1`` (below 1.0.0 ``orders_v0_2``)."""
 
     entry: LockEntry
     role: Role
@@ -47,9 +48,10 @@ class StubPlan:
     unmet: list[Problem] = field(default_factory=list)
 
 
-def contract_package(name: str, major: int) -> str:
-    """``contract_package("db-storage", 1)`` is 'db_storage_v1': a contract name as a Python package."""
-    return f"{name.replace('-', '_')}_v{major}"
+def contract_package(name: str, line: str | int) -> str:
+    """A contract line as a Python package: ``contract_package("db-storage", "1")`` is 'db_storage_v1',
+    ``contract_package("db-storage", "0.2")`` 'db_storage_v0_2' (``line`` is ``Version.line``; decision 0140)."""
+    return f"{name.replace('-', '_')}_v{line_token(line)}"
 
 
 def class_prefix(name: str) -> str:
@@ -100,7 +102,7 @@ def plan_stubs(workspace: Workspace, lock: Lock, hives: list[str] | None = None)
                 continue
             entry = lock.get(req.contract, best)
             assert entry is not None
-            stubs.contracts.append(ContractStub(entry, "consumes", contract_package(entry.name, best.major)))
+            stubs.contracts.append(ContractStub(entry, "consumes", contract_package(entry.name, best.line)))
         for name in manifest.provides:
             entries = lock.versions(name)
             if not entries:
@@ -108,11 +110,11 @@ def plan_stubs(workspace: Workspace, lock: Lock, hives: list[str] | None = None)
                     f"{name}: not accepted yet, so no stubs (propose it with `subhive contract propose`)"
                 )
                 continue
-            newest: dict[int, LockEntry] = {}
-            for entry in entries:  # oldest first: the last of each major line wins
-                newest[entry.version.major] = entry
-            for major, entry in sorted(newest.items()):
-                stubs.contracts.append(ContractStub(entry, "provides", contract_package(name, major)))
+            newest: dict[str, LockEntry] = {}
+            for entry in entries:  # oldest first: the last of each line wins
+                newest[entry.version.line] = entry
+            for line, entry in newest.items():  # in version order, oldest line first
+                stubs.contracts.append(ContractStub(entry, "provides", contract_package(name, line)))
         _keep_locked(lock, hive, stubs)
         clash = _clashes(stubs.contracts)
         if clash:
@@ -134,7 +136,7 @@ def _keep_locked(lock: Lock, hive: str, stubs: HiveStubs) -> None:
     have = {s.package for s in stubs.contracts}
     for entry in lock:
         wanted = entry.consumers.get(hive)
-        package = contract_package(entry.name, entry.version.major)
+        package = contract_package(entry.name, entry.version.line)
         if wanted is None or package in have:
             continue
         have.add(package)

@@ -206,7 +206,7 @@ def _contract_module(header: str) -> str:
 
 def _handler_module(contract: Contract, classes: Mapping[str, str], prefix: str, header: str) -> str:
     cname = identifier(contract.name)
-    major = contract.version.major
+    major = contract.version.line
     methods, table, emitters = [], [], []
     for op in sorted(contract.operations.values(), key=lambda o: o.name):
         fn = identifier(op.name)
@@ -291,7 +291,7 @@ def _client_module(contract: Contract, classes: Mapping[str, str], prefix: str, 
     local = {"._contract": ["CONTRACT"]}
     if methods:
         local["."] = ["models"]
-    doc = _doc(f"Call {contract.name} v{contract.version.major} (provided by {contract.provider}).", "")
+    doc = _doc(f"Call {contract.name} v{contract.version.line} (provided by {contract.provider}).", "")
     class_doc = _doc(
         f"One method per operation of {contract.name} {contract.version}; ``on_<event>`` subscribes.", "    "
     )
@@ -328,7 +328,7 @@ def _mock_module(contract: Contract, classes: Mapping[str, str], prefix: str, he
     if methods:
         local["."] = ["models"]
     doc = _doc(
-        f"A mock provider of {contract.name} v{contract.version.major}: schema-valid answers, deterministic by seed.",
+        f"A mock provider of {contract.name} v{contract.version.line}: schema-valid answers, deterministic by seed.",
         "",
     )
     class_doc = _doc(
@@ -347,7 +347,7 @@ def _mock_module(contract: Contract, classes: Mapping[str, str], prefix: str, he
 def _tests_module(contract: Contract, prefix: str, header: str) -> str:
     cname = identifier(contract.name)
     return (
-        f'{header}"""Contract tests of {contract.name} v{contract.version.major}: run them against your '
+        f'{header}"""Contract tests of {contract.name} v{contract.version.line}: run them against your '
         "implementation.\n\n"
         f"    async def test_contract() -> None:\n        await verify_{cname}(MyHandler())\n"
         '"""\n\n'

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from ..errors import Location, Problem
 from ..root_hive import Lock, LockEntry
+from ..semver import line_from_token
 from ..workspace import Workspace
-from ._plan import StubPlan, class_prefix, plan_stubs
+from ._plan import StubPlan, class_prefix, contract_package, plan_stubs
 
 __all__ = ["check_tree", "silent_events"]
 
@@ -53,23 +54,22 @@ def silent_events(workspace: Workspace, plan: StubPlan) -> list[Problem]:
                 continue
             if provider not in code_of:
                 code_of[provider] = _source_text(workspace.hive_dir(provider))
-            used = _majors_used(code_of[provider], entry.name)
-            major = entry.version.major
-            if used and major not in used:
-                problems.append(_silent(workspace, consumer, entry, events_of[key], sorted(used)))
+            used = _lines_used(code_of[provider], entry.name)
+            if used and entry.version.line not in used:
+                problems.append(_silent(workspace, consumer, entry, events_of[key], sorted(used, key=_line_key)))
     return problems
 
 
-def _silent(workspace: Workspace, consumer: str, entry: LockEntry, events: list[str], used: list[int]) -> Problem:
-    name, provider, major = entry.name, entry.provider, entry.version.major
-    package = f"{name.replace('-', '_')}_v{major}"
+def _silent(workspace: Workspace, consumer: str, entry: LockEntry, events: list[str], used: list[str]) -> Problem:
+    name, provider, line = entry.name, entry.provider, entry.version.line
+    package = contract_package(name, line)
     on = ", ".join(f"v{m}" for m in used)
     return Problem(
         "event.no_publisher",
-        f"{consumer} consumes {name} v{major}, whose events ({', '.join(events)}) {provider} never publishes: "
+        f"{consumer} consumes {name} v{line}, whose events ({', '.join(events)}) {provider} never publishes: "
         f"{provider}'s code uses the stubs of {name} {on} only, so {consumer} would never receive them",
         Location(file=str(workspace.hive_dir(provider))),
-        f"in {provider}, publish on every major it serves: {class_prefix(name)}Events(ctx.transport) from "
+        f"in {provider}, publish on every line it serves: {class_prefix(name)}Events(ctx.transport) from "
         f"stubs.{provider}.{package} beside {on} (docs/bus.md, 'Serving two majors'); or keep {consumer} on "
         f"^{used[-1]} in subhives/{consumer}/subhive.toml",
     )
@@ -88,7 +88,12 @@ def _source_text(hive_dir: Path) -> str:
     return "\n".join(parts)
 
 
-def _majors_used(source: str, contract: str) -> set[int]:
-    """The majors of ``contract`` whose stub package (``notes_api_v2``) the source names."""
+def _lines_used(source: str, contract: str) -> set[str]:
+    """The lines of ``contract`` whose stub package (``notes_api_v2``, ``notes_api_v0_2``) the source names, as
+    ``Version.line`` spells them ("2", "0.2")."""
     base = re.escape(contract.replace("-", "_"))
-    return {int(m) for m in re.findall(rf"\b{base}_v(\d+)\b", source)}
+    return {line_from_token(m) for m in re.findall(rf"\b{base}_v((?:0|[1-9]\d*)(?:_(?:0|[1-9]\d*)){{0,2}})\b", source)}
+
+
+def _line_key(line: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in line.split("."))

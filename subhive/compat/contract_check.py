@@ -94,8 +94,15 @@ class ContractCheck:
 
     @property
     def semver_ok(self) -> bool:
-        """True when the new version is newer and grew at least as much as the changes need."""
+        """True when the new version is newer and grew at least as much as the changes need, or is the same
+        version with nothing changed (a diff of a version with itself)."""
+        if self._unchanged_version:
+            return True
         return self.new_version > self.old_version and self.actual_bump >= self.required_bump
+
+    @property
+    def _unchanged_version(self) -> bool:
+        return self.new_version == self.old_version and self.required_bump is Bump.NONE
 
     def offending(self) -> tuple[tuple[str, Change], ...]:
         """The changes that need a bigger bump than the one made (empty when semver is honest)."""
@@ -106,6 +113,9 @@ class ContractCheck:
         )
 
     def suggested_version(self) -> Version:
+        """The smallest version these changes can be published as (the same version when nothing changed)."""
+        if self._unchanged_version:
+            return self.old_version
         return self.old_version.next(max(self.required_bump, Bump.PATCH))
 
     def to_dict(self) -> dict[str, object]:

@@ -278,9 +278,9 @@ class HiveRuntime:
                 missing = sorted(set(binding.operations) - declared)
                 if missing:
                     log.warning(
-                        "%s v%d: no knowledge source answers %s (requests get bus.not_served)",
+                        "%s v%s: no knowledge source answers %s (requests get bus.not_served)",
                         binding.name,
-                        binding.major,
+                        binding.line,
                         ", ".join(missing),
                     )
                 if handlers:

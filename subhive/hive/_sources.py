@@ -97,7 +97,7 @@ def _forget_other(package: str, hive_dir: Path) -> None:
 def load_bindings(stubs_dir: Path) -> list[ContractBinding]:
     """The contract versions codegen gave this hive (``stubs/<hive>/*/contract.json``), sorted."""
     bindings = [ContractBinding.load(path) for path in sorted(stubs_dir.glob("*/contract.json"))]
-    return sorted(bindings, key=lambda b: (b.name, b.major))
+    return sorted(bindings, key=lambda b: (b.name, b.version))
 
 
 def check_members(sources: Sequence[KnowledgeSource], hive: str, bindings: Sequence[ContractBinding]) -> None:

@@ -125,8 +125,8 @@ class Proposals(RootState):
                 p,
                 status="rejected",
                 code="proposal.version_order",
-                message=f"{name} {version} would start a major line below the newest accepted "
-                f"version {newest}: only newer major lines can be added",
+                message=f"{name} {version} would start a line below the newest accepted "
+                f"version {newest}: only newer lines can be added",
             )
         base_entry = same_line[-1] if same_line else (entries[-1] if entries else None)
         check: ContractCheck | None = None
@@ -204,10 +204,11 @@ class Proposals(RootState):
         else:
             code = "proposal.semver"
             offending = "; ".join(f"{part}: {c.message} [{c.code}] at {c.path or '/'}" for part, c in check.offending())
+            old = check.old_version
             message = (
-                f"{p.name} {p.version} is a {check.actual_bump} bump from {check.old_version} "
-                f"but the changes need a {check.required_bump} bump (propose {check.suggested_version()}): "
-                f"{offending}"
+                f"{p.name} {p.version} is {old.describe_bump(check.actual_bump)} from {old} "
+                f"but the changes need {old.describe_bump(check.required_bump)} "
+                f"(propose {check.suggested_version()}): {offending}"
             )
         return self._verdict(p, status="rejected", code=code, message=message, check=check.to_dict())
 
@@ -226,7 +227,7 @@ class Proposals(RootState):
         elif check is not None and check.required_bump is Bump.MAJOR:
             reason = "proposal.pending_breaking"
             changes = "; ".join(f"{part}: {c.message} [{c.code}]" for part, c in check.breaking)
-            message = f"{name} {version} breaks {check.old_version} and waits for approval: {changes}"
+            message = f"{name} {version} breaks {check.old_version}: {changes}"
         elif unsatisfied:
             reason = "proposal.pending_consumers"
             message = f"{name} {version} drops what consumers use: " + "; ".join(unsatisfied)

@@ -31,9 +31,9 @@ MAX_BYTES = 8 * 1024 * 1024
 CONTRACT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,62}\Z")
 
 
-def version_line(version: Version) -> tuple[int, ...]:
-    """The line a version belongs to: its major, or below 1.0.0 its minor too (decision 0003-semver-below-1)."""
-    return (version.major,) if version.major else (0, version.minor)
+def version_line(version: Version) -> str:
+    """The line a version belongs to, :attr:`Version.line` (decision 0003-semver-below-1, 0140)."""
+    return version.line
 
 
 def check_contract_name(contract: object, code: str) -> None:

@@ -87,6 +87,12 @@ class ContractBinding:
     def major(self) -> int:
         return self.version.major
 
+    @property
+    def line(self) -> str:
+        """The compatibility line the bus serves this version on: "1", or below 1.0.0 "0.2", "0.0.3" (decision
+        0140). Two versions of one line share subjects; two lines never do."""
+        return self.version.line
+
     @functools.cached_property
     def id(self) -> str:
         """``orders@1.1.0``: how headers and errors name the contract version (every message's header: kept)."""

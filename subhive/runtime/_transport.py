@@ -101,16 +101,16 @@ class LocalTransport:
     """
 
     def __init__(self) -> None:
-        self._served: dict[tuple[str, int, str], Handler] = {}
-        self._subscribers: dict[tuple[str, int, str], list[EventCallback]] = {}
+        self._served: dict[tuple[str, str, str], Handler] = {}
+        self._subscribers: dict[tuple[str, str, str], list[EventCallback]] = {}
 
     async def request(self, contract: ContractBinding, operation: str, payload: Any) -> Any:
         input_schema, output_schema = contract.operation(operation)
         contract.check(input_schema, payload, moving="outgoing")
-        handler = self._served.get((contract.name, contract.major, operation))
+        handler = self._served.get((contract.name, contract.line, operation))
         if handler is None:
             raise NotServed(
-                f"nobody serves {contract.name} v{contract.major} operation {operation!r} here",
+                f"nobody serves {contract.name} v{contract.line} operation {operation!r} here",
                 hint="serve the provider's handler (or its generated mock) on this transport first",
             )
         received = _travelled(contract, input_schema, payload)
@@ -125,7 +125,7 @@ class LocalTransport:
         keys = []
         for operation, handler in handlers.items():
             contract.operation(operation)  # an unknown operation is refused now, not at the first call
-            key = (contract.name, contract.major, operation)
+            key = (contract.name, contract.line, operation)
             self._served[key] = handler
             keys.append(_Registration(self._served, key, handler))
         return _Group(keys)
@@ -133,14 +133,14 @@ class LocalTransport:
     async def publish(self, contract: ContractBinding, event: str, payload: Any) -> None:
         schema = contract.event(event)
         contract.check(schema, payload, moving="outgoing")
-        for callback in list(self._subscribers.get((contract.name, contract.major, event), ())):
+        for callback in list(self._subscribers.get((contract.name, contract.line, event), ())):
             received = _travelled(contract, schema, payload)
             contract.check(schema, received, moving="incoming")
             await callback(received)
 
     async def subscribe(self, contract: ContractBinding, event: str, callback: EventCallback) -> Subscription:
         contract.event(event)
-        key = (contract.name, contract.major, event)
+        key = (contract.name, contract.line, event)
         self._subscribers.setdefault(key, []).append(callback)
         return _Registration(self._subscribers, key, callback)
 

@@ -71,10 +71,11 @@ def record_agent_usage(agent: str, model: str, prompt: int, completion: int, cac
 
 
 def _member(subject: str) -> tuple[str, str, str, str]:
-    """``subhive.<contract>.v<major>.<op|ev>.<member>[.<sender>]`` as (contract, major, kind, member)."""
+    """``subhive.<contract>.v<line>.<op|ev>.<member>[.<sender>]`` as (contract, line, kind, member); the line as
+    ``Version.line`` spells it ("1", "0.2": the subject token ``v0_2``, decision 0140)."""
     parts = subject.split(".")
     if len(parts) >= 5 and parts[0] == "subhive" and parts[2][:1] == "v":
-        return parts[1], parts[2][1:], "request" if parts[3] == "op" else "event", parts[4]
+        return parts[1], parts[2][1:].replace("_", "."), "request" if parts[3] == "op" else "event", parts[4]
     return subject, "", "other", ""
 
 

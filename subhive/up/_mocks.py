@@ -20,12 +20,12 @@ log = logging.getLogger("subhive.up.mocks")
 
 
 def mocked_packages(plan: Any, hives: Mapping[str, Any]) -> dict[str, str]:
-    """``{"notes_api v1": "stubs/ui/notes_api_v1"}``: each contract major some hive consumes whose provider is not
+    """``{"notes_api v1": "stubs/ui/notes_api_v1"}``: each contract line some hive consumes whose provider is not
     one of ``hives``, with one consumer's package to serve it from (the first consumer by name)."""
     found: dict[str, str] = {}
     for hive in sorted(plan.hives):
         for stub in plan.hives[hive].contracts:
-            key = f"{stub.entry.name} v{stub.entry.version.major}"
+            key = f"{stub.entry.name} v{stub.entry.version.line}"
             if stub.role == "consumes" and stub.entry.provider not in hives and key not in found:
                 found[key] = f"stubs/{hive}/{stub.package}"
     return found

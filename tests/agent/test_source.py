@@ -167,7 +167,7 @@ def serving_hive(tmp_path: Path) -> Path:
             "schemas": {"in": {"type": "object"}, "out": SUMMARISE_OUT},
         }
     )
-    stubs = tmp_path / "ws" / "stubs" / "notes" / "notes_api_v0"
+    stubs = tmp_path / "ws" / "stubs" / "notes" / "notes_api_v0_1"
     stubs.mkdir(parents=True)
     (stubs / "contract.json").write_text(json.dumps(binding.to_dict()))
     return directory

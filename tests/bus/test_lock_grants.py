@@ -27,7 +27,7 @@ def test_each_hive_gets_exactly_the_subjects_of_what_it_touches(shop: Path) -> N
     web = plan.permissions["web"]
     requests = {s for s in web.publish if ".op." in s}
     assert requests == {
-        "subhive.api_api.v0.op.get_status.web",
+        "subhive.api_api.v0_1.op.get_status.web",
         "subhive.orders.v1.op.get_order.web",
         "subhive.orders.v1.op.place_order.web",
         "subhive.inventory.v1.op.reserve_stock.web",
@@ -47,9 +47,9 @@ def test_each_hive_gets_exactly_the_subjects_of_what_it_touches(shop: Path) -> N
         "subhive.orders.v1.ev.order_shipped",
     }
     assert not [s for s in backend.publish + backend.subscribe if "db_storage" in s or "api_api" in s]
-    assert plan.streams == [("db_storage", 0), ("orders", 1)]
-    assert plan.senders[("orders", 1)] == {"web"}
-    assert plan.senders[("db_storage", 0)] == {"api"}
+    assert plan.streams == [("db_storage", "0.1"), ("orders", "1")]
+    assert plan.senders[("orders", "1")] == {"web"}
+    assert plan.senders[("db_storage", "0.1")] == {"api"}
     # The durable consumers the framework creates: one per consuming hive and event, named as the grants name it.
     assert {(c.hive, c.stream, c.name, c.filter_subject, c.deliver_subject) for c in plan.consumers} >= {
         (
@@ -79,8 +79,8 @@ def test_the_server_enforces_the_grants_made_from_the_lock(shop: Path, start_nat
     passwords = {hive: secrets.token_urlsafe(24) for hive in [*plan.permissions, ADMIN_USER]}
     users = {hive: (passwords[hive], grants) for hive, grants in plan.permissions.items()}
     server = start_nats(accounts=AccountsConfig(users, passwords[ADMIN_USER]))
-    api_api = ContractBinding.load(_binding(shop, "api", "api_api_v0"))
-    db_storage = ContractBinding.load(_binding(shop, "api", "db_storage_v0"))
+    api_api = ContractBinding.load(_binding(shop, "api", "api_api_v0_1"))
+    db_storage = ContractBinding.load(_binding(shop, "api", "db_storage_v0_1"))
 
     async def status(payload: Any) -> Any:
         return {"status": "ok", "build": "b-1"}
@@ -100,7 +100,7 @@ def test_the_server_enforces_the_grants_made_from_the_lock(shop: Path, start_nat
 
     answer, refused = run(scenario())
     assert answer == {"status": "ok", "build": "b-1"}
-    assert refused.location.subject == "subhive.db_storage.v0.op.get_record.web"
+    assert refused.location.subject == "subhive.db_storage.v0_1.op.get_record.web"
 
 
 def _binding(shop: Path, hive: str, package: str) -> Path:

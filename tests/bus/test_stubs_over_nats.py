@@ -26,7 +26,7 @@ def shop(shop_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 @pytest.fixture(scope="module")
 def server(start_module_nats: StartServer) -> EmbeddedServer:
-    """One nats-server for the module, with the event streams of orders v1 and db_storage v0."""
+    """One nats-server for the module, with the event streams of orders v1 and db_storage v0.1."""
     server = start_module_nats()
 
     async def provision() -> None:
@@ -39,8 +39,8 @@ def server(start_module_nats: StartServer) -> EmbeddedServer:
 
 
 def test_the_generated_client_calls_a_generated_mock_over_nats(shop: Path, server: EmbeddedServer) -> None:
-    consumer = importlib.import_module("stubs.api.db_storage_v0")
-    models = importlib.import_module("stubs.api.db_storage_v0.models")
+    consumer = importlib.import_module("stubs.api.db_storage_v0_1")
+    models = importlib.import_module("stubs.api.db_storage_v0_1.models")
 
     async def scenario() -> list[Any]:
         db = await NatsTransport.connect(server.endpoint(), "db")

@@ -7,9 +7,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.helpers import object_schema, orders_manifest, write_contract
 from tests.kit import cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -159,7 +161,7 @@ def test_contract_lint_reports_every_problem_and_exits_2(capsys: pytest.CaptureF
 def test_contract_check_accepts_an_honest_minor(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = cli(capsys, "contract", "check", str(ORDERS / "1.1.0"), "--against", str(ORDERS / "1.0.0"))
     assert code == 0
-    assert "semver: ok (minor bump)" in out
+    assert "semver: ok (a minor bump)" in out
 
 
 def test_contract_check_refuses_a_hidden_break(capsys: pytest.CaptureFixture[str]) -> None:
@@ -175,6 +177,39 @@ def test_contract_check_refuses_a_hidden_break(capsys: pytest.CaptureFixture[str
         ("contract", "operation.removed", "/operations/get_order")
     ]
     assert "operation.removed at contract /operations/get_order" in err
+
+
+def test_below_1_the_check_says_what_is_needed_in_the_versions_own_terms(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """0.1.0 -> 0.1.1 with a breaking change: below 1.0.0 that needs 0.2.0 (a new line), not "a major bump"."""
+    files: dict[str, Any] = {
+        "in.json": object_schema({"sku": {"type": "string"}}, ["sku"]),
+        "out.json": object_schema({"id": {"type": "string"}}),
+        "event.json": object_schema({"id": {"type": "string"}}),
+    }
+    old = write_contract(tmp_path / "old", orders_manifest("0.1.0"), files)
+    narrowed: dict[str, Any] = {
+        **files,
+        "in.json": object_schema({"sku": {"type": "string"}, "n": {"type": "integer"}}, ["sku", "n"]),
+    }
+    new = write_contract(tmp_path / "new", orders_manifest("0.1.1"), narrowed)
+    code, out, err = cli(capsys, "contract", "check", str(new), "--against", str(old))
+    assert code == 1
+    assert "orders 0.1.0 -> 0.1.1: BREAKING, needs a new line (0.2.0)" in out
+    assert "orders 0.1.0 -> 0.1.1 is a compatible bump, but the changes need a new line (0.2.0)" in err
+    assert "major" not in out + err
+    assert "minor" not in out + err
+    assert "publish it as 0.2.0 or later" in err
+
+
+def test_a_version_against_itself_needs_no_bump(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "contract", "diff", str(ORDERS / "1.1.0"), str(ORDERS / "1.1.0"))
+    assert code == 0
+    assert "orders 1.1.0 -> 1.1.0: compatible, no changes" in out
+    assert "none" not in out
+    code, out, _ = cli(capsys, "contract", "check", str(ORDERS / "1.1.0"), "--against", str(ORDERS / "1.1.0"))
+    assert (code, "semver: ok (no bump)" in out) == (0, True)
 
 
 def test_contract_diff_exits_0_even_when_breaking(capsys: pytest.CaptureFixture[str]) -> None:

@@ -63,6 +63,21 @@ def test_without_a_root_the_commands_run_the_engine_on_the_workspace(
     assert versions == {"1.0.0": "active", "2.0.0": "active"}
 
 
+def test_a_pending_proposal_is_a_state_not_an_error_and_says_why_once(
+    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SUBHIVE_ROOT", raising=False)
+    drafts = workspace / "drafts" / "orders"
+    assert cli(capsys, "contract", "propose", str(drafts / "1.0.0"))[0] == 0
+    code, out, err = cli(capsys, "contract", "propose", str(drafts / "2.0.0"))
+    assert code == 1  # documented: not accepted (yet), so a script does not go on as if it were
+    assert "orders 2.0.0: pending (proposal.pending_breaking, proposal p-2)" in out
+    assert out.count("breaks 1.0.0") == 1
+    assert "waits for approval" not in out
+    assert "error" not in err.lower()
+    assert err.strip() == "next: a person decides: subhive approvals show p-2"
+
+
 def test_an_invalid_proposal_exits_2_with_located_problems(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     draft = workspace / "drafts" / "orders" / "1.0.0"
     (draft / "schemas.json").write_text("{ not json")

@@ -66,9 +66,9 @@ def _packages(root: Path, hive: str) -> set[str]:
 
 
 def test_each_hive_gets_packages_for_exactly_the_contracts_it_touches(shop: Path) -> None:
-    assert _packages(shop, "web") == {"api_api_v0", "orders_v1", "inventory_v1"}
-    assert _packages(shop, "api") == {"api_api_v0", "db_storage_v0"}
-    assert _packages(shop, "db") == {"db_storage_v0", "inventory_v1"}
+    assert _packages(shop, "web") == {"api_api_v0_1", "orders_v1", "inventory_v1"}
+    assert _packages(shop, "api") == {"api_api_v0_1", "db_storage_v0_1"}
+    assert _packages(shop, "db") == {"db_storage_v0_1", "inventory_v1"}
     assert _packages(shop, "backend") == {"orders_v1"}
     # Consumers get a client and a mock; providers a handler and contract tests, no client.
     web_orders = {p.name for p in (shop / "stubs/web/orders_v1").iterdir()}
@@ -85,8 +85,8 @@ def test_generated_files_say_they_are_generated(shop: Path) -> None:
 
 
 def test_the_ui_calls_a_mock_db_storage_through_its_client_and_every_answer_is_schema_valid(shop: Path) -> None:
-    stubs = importlib.import_module("stubs.api.db_storage_v0")
-    models = importlib.import_module("stubs.api.db_storage_v0.models")
+    stubs = importlib.import_module("stubs.api.db_storage_v0_1")
+    models = importlib.import_module("stubs.api.db_storage_v0_1.models")
     manifest = _manifest(shop, "db_storage", "0.1.0")
     outputs = {
         op: _validator(shop, "db_storage", "0.1.0", spec["output"]) for op, spec in manifest["operations"].items()
@@ -122,8 +122,8 @@ def test_mock_answers_are_deterministic_for_a_seed(shop: Path) -> None:
 
 
 def test_a_test_pins_an_answer_and_a_pin_outside_the_schema_is_refused(shop: Path) -> None:
-    stubs = importlib.import_module("stubs.web.api_api_v0")
-    models = importlib.import_module("stubs.web.api_api_v0.models")
+    stubs = importlib.import_module("stubs.web.api_api_v0_1")
+    models = importlib.import_module("stubs.web.api_api_v0_1.models")
     mock = stubs.ApiApiMock()
     output_cls = type(asyncio.run(mock.get_status(models.GetStatusInput())))
     pinned = output_cls.model_validate({"status": "degraded", "build": "b-42"})
@@ -191,9 +191,9 @@ def test_an_invalid_outgoing_request_raises_before_anything_is_sent(shop: Path) 
 
 @pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")  # the broken reply is built on purpose
 def test_contract_tests_pass_a_correct_provider_and_name_what_a_wrong_one_broke(shop: Path) -> None:
-    tests = importlib.import_module("stubs.db.db_storage_v0.contract_tests")
-    handler_mod = importlib.import_module("stubs.db.db_storage_v0.handler")
-    mock_mod = importlib.import_module("stubs.api.db_storage_v0.mock")
+    tests = importlib.import_module("stubs.db.db_storage_v0_1.contract_tests")
+    handler_mod = importlib.import_module("stubs.db.db_storage_v0_1.handler")
+    mock_mod = importlib.import_module("stubs.api.db_storage_v0_1.mock")
 
     class FromMock(handler_mod.DbStorageHandler):  # type: ignore[misc,name-defined]
         """A correct implementation: delegates to the consumer-side mock's schema-valid answers."""

@@ -58,7 +58,7 @@ def test_a_contract_no_longer_consumed_loses_its_package_once_the_lock_lets_it_g
     result = generate_stubs(open_workspace(shop))
     assert not (shop / "stubs/web/orders_v1").exists()
     assert "stubs/web/orders_v1" in result.removed
-    assert (shop / "stubs/web/api_api_v0").is_dir()
+    assert (shop / "stubs/web/api_api_v0_1").is_dir()
 
 
 def test_a_requirement_the_lock_cannot_meet_is_an_error_naming_the_manifest(

@@ -467,7 +467,7 @@ def test_export_to_standard_output_as_json_and_an_empty_lock(
     code, out, err = cli(capsys, "contract", "export", "--asyncapi", "-C", str(root))
     assert code == 0, err
     document = yaml.safe_load(out)
-    assert sorted(document["channels"]) == ["lights-v0-ev-dimmed", "lights-v0-ev-light_measured"]
+    assert sorted(document["channels"]) == ["lights-v0_3-ev-dimmed", "lights-v0_3-ev-light_measured"]
     target = tmp_path / "lights.json"
     code, _, err = cli(capsys, "contract", "export", "--asyncapi", "-C", str(root), "--out", str(target))
     assert code == 0, err

@@ -145,8 +145,8 @@ def shared_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
 # -- a running tree (subhive up): boards and dead letters for real ---------------------------------------------
 
 #: The dead letter the tree fixture leaves in db's stream: a put_record whose payload db refused.
-LETTER_SUBJECT = "subhive.dlq.db.db_storage.v0.op.put_record"
-WEB_LETTER_SUBJECT = "subhive.dlq.web.backend_api.v0.ev.nothing_happened"
+LETTER_SUBJECT = "subhive.dlq.db.db_storage.v0_1.op.put_record"
+WEB_LETTER_SUBJECT = "subhive.dlq.web.backend_api.v0_1.ev.nothing_happened"
 LETTER_BYTES = b'{"key": "", "note": "\xc3\xa9t\xc3\xa9"}'
 
 
@@ -191,7 +191,7 @@ def _put_record_letter(code: str) -> dict[str, str]:
 
     return {
         "Subhive-Dlq-Code": code,
-        "Subhive-Dlq-Subject": op_subject("db_storage", 0, "put_record", "backend"),
+        "Subhive-Dlq-Subject": op_subject("db_storage", "0.1", "put_record", "backend"),
         "Subhive-Dlq-Headers": json.dumps({"Subhive-Sender": "backend"}),
     }
 

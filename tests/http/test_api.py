@@ -285,6 +285,9 @@ def test_the_diff_is_what_contract_diff_says(api: Api) -> None:
     assert "required.added" in codes
     backwards = call(api, "GET", "/api/v1/contracts/orders/diff?from=2.0.0&to=1.0.0").json()
     assert (backwards["old_version"], backwards["new_version"]) == ("2.0.0", "1.0.0")
+    same = call(api, "GET", "/api/v1/contracts/orders/diff?from=1.0.0&to=1.0.0").json()
+    # A version against itself: nothing changed, nothing to bump, nothing newer to suggest.
+    assert (same["required_bump"], same["semver_ok"], same["suggested_version"]) == ("none", True, "1.0.0")
     _problem(call(api, "GET", "/api/v1/contracts/orders/diff?from=1.0.0&to=9.0.0"), 404, "contract.unknown_version")
 
 

@@ -307,7 +307,7 @@ def test_a_breaking_version_approved_in_the_console_is_picked_up_by_the_running_
 
     wait_for(reloaded, "the tree to restart db on its new stubs")
     assert (ws / "stubs" / "db" / "db_storage_v1").is_dir()
-    assert (ws / "stubs" / "db" / "db_storage_v0").is_dir()  # backend still uses 0.x
+    assert (ws / "stubs" / "db" / "db_storage_v0_1").is_dir()  # backend still uses 0.x
     page.goto(f"{tree.url}/console/#/contracts/db_storage")
     diff = page.get_by_test_id("diff")
     expect(diff).to_contain_text("0.1.0 → 1.0.0")

@@ -20,7 +20,8 @@ segment = st.text(alphabet="abcdefghij_-0123456789", min_size=1, max_size=8)
 
 @given(versions, versions)
 def test_two_versions_share_a_line_when_their_major_does_and_below_1_their_minor_too(v: Version, w: Version) -> None:
-    same = v.major == w.major and (v.major > 0 or v.minor == w.minor)
+    # Cargo's rule: the leftmost non-zero part and what is left of it; 0.0.z is a line of its own.
+    same = v.major == w.major and (v.major > 0 or (v.minor == w.minor and (v.minor > 0 or v.patch == w.patch)))
     assert (version_line(v) == version_line(w)) is same
 
 

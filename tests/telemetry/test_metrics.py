@@ -64,7 +64,7 @@ def test_counters_move_with_real_traffic_between_two_hives(server: EmbeddedServe
             )
             code = (reply.headers or {})["Subhive-Error"]
             await backend.publish(loose(), "noted", {"n": 1})
-            assert await until(lambda: web.stats.handled.get(("loose", 1, "ev", "noted"), None))
+            assert await until(lambda: web.stats.handled.get(("loose", "1", "ev", "noted"), None))
             await until(lambda: sum(h.count for h in web.stats.handled.values()) == 2)
 
             ours = await scrape(backend_metrics.url)

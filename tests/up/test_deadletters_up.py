@@ -16,7 +16,7 @@ from subhive.up import UpLayout, framework_endpoint
 
 from ._tree import events, subhive, up, wait_for
 
-LETTER = "subhive.dlq.db.db_storage.v0.op.put_record"
+LETTER = "subhive.dlq.db.db_storage.v0_1.op.put_record"
 
 
 def _old_shared_stream(workspace: Path) -> None:
@@ -30,7 +30,7 @@ def _old_shared_stream(workspace: Path) -> None:
             await js.add_stream(StreamConfig(name="SUBHIVE_DLQ", subjects=["subhive.dlq.>"], storage=StorageType.FILE))
             reason = {
                 "Subhive-Dlq-Code": "payload.invalid",
-                "Subhive-Dlq-Subject": "subhive.db_storage.v0.op.put_record",
+                "Subhive-Dlq-Subject": "subhive.db_storage.v0_1.op.put_record",
             }
             await js.publish(LETTER, b'{"key": ""}', headers=reason)
             await nc.close()

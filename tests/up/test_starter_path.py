@@ -82,7 +82,7 @@ def test_init_and_new_of_each_kind_come_up_with_no_edit(tmp_path: Path) -> None:
             context=lambda: _context(ws),
         )
         assert any(e["event"] == "hive.removed" and e["hive"] == "api" for e in events(ws))
-        answer = asyncio.run(_ask_as(ws, "web", "api_api_v0", "get_status"))
+        answer = asyncio.run(_ask_as(ws, "web", "api_api_v0_1", "get_status"))
         assert answer["status"] in ("ok", "degraded"), answer
         status = _json(ws, "status")
         assert sorted(h["name"] for h in status["hives"]) == ["store", "tools", "web"], status["hives"]

@@ -47,7 +47,7 @@ def accepted_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         assert main(["new", "db", "--kind", "db", "-C", str(root)]) == 0
         assert main(["contract", "propose", str(root / "contracts" / "db_storage" / "0.1.0")]) == 0
         assert main(["codegen", "-C", str(root)]) == 0
-    assert (root / "stubs" / "db" / "db_storage_v0" / "contract.json").is_file()
+    assert (root / "stubs" / "db" / "db_storage_v0_1" / "contract.json").is_file()
     return root / "subhives" / "db"
 
 
