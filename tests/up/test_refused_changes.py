@@ -44,8 +44,13 @@ def test_an_unmet_range_is_refused_and_a_hive_failing_each_start_is_stopped(scaf
     assert 'db_storage = "^0.1"' in backend_original
     manifest.write_text(original.replace('backend_api = "^0.1"', 'backend_api = "^2"'))
     backend_manifest.write_text(backend_original.replace('db_storage = "^0.1"', 'db_storage = "^3"'))
+
+    def both() -> list[dict[str, Any]] | None:
+        said = _said(ws, "tree.refused")
+        return said if len(said) >= 2 else None
+
     refused = wait_for(
-        lambda: len(_said(ws, "tree.refused")) >= 2 and _said(ws, "tree.refused"),
+        both,
         "both changes to be refused",
         WAIT,
         context=lambda: _context(ws),
