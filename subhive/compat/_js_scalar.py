@@ -4,6 +4,7 @@ Each check answers "does the hypothesis side, as a whole, imply this one keyword
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from typing import Any
@@ -40,11 +41,13 @@ __all__ = [
 ]
 
 
+# One encoder for every message: json.dumps with options builds a new one each call (~2% of a median diff).
+_SHOW = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+
+
 def show(value: Any, limit: int = 60) -> str:
     """A short JSON-ish rendering of a value for messages."""
-    import json
-
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = _SHOW.encode(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
