@@ -13,7 +13,7 @@ from ..semver import line_from_token
 from ..workspace import Workspace
 from ._plan import StubPlan, class_prefix, contract_package, plan_stubs
 
-__all__ = ["check_tree", "silent_events"]
+__all__ = ["check_tree", "silent_events", "unknown_stub_imports"]
 
 
 def check_tree(workspace: Workspace, lock: Lock | None = None) -> list[Problem]:
@@ -26,7 +26,53 @@ def check_tree(workspace: Workspace, lock: Lock | None = None) -> list[Problem]:
 
     lock = Lock.load(workspace.root) if lock is None else lock
     plan = plan_stubs(workspace, lock)
-    return [*check_lock(workspace.root), *plan.unmet, *silent_events(workspace, plan)]
+    return [
+        *check_lock(workspace.root),
+        *plan.unmet,
+        *silent_events(workspace, plan),
+        *unknown_stub_imports(workspace, plan),
+    ]
+
+
+def unknown_stub_imports(workspace: Workspace, plan: StubPlan) -> list[Problem]:
+    """``codegen.unknown_package`` for each stub package a hive's code (its ``*.py``, tests too) names that
+    codegen does not write for it: the import fails when the code runs. The common case is a workspace made
+    before 0.x lines had packages of their own (``inventory_storage_v0``, now ``inventory_storage_v0_1``:
+    decision 0140); the hint names the package to import instead."""
+    problems: list[Problem] = []
+    for hive in sorted(plan.hives):
+        packages = {s.package for s in plan.hives[hive].contracts}
+        pattern = re.compile(rf"\bstubs\.{re.escape(hive)}\.([A-Za-z_]\w*)")
+        named: set[str] = set()
+        for path in sorted(workspace.hive_dir(hive).rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for number, line in enumerate(text.splitlines(), 1):
+                for package in pattern.findall(line):
+                    if package in packages or package in named:
+                        continue
+                    named.add(package)
+                    problems.append(_unknown_package(hive, package, sorted(packages), Location(str(path), number)))
+    return problems
+
+
+def _unknown_package(hive: str, package: str, packages: list[str], where: Location) -> Problem:
+    renamed = [p for p in packages if p.startswith(package + "_")]
+    return Problem(
+        "codegen.unknown_package",
+        f"{hive} imports stubs.{hive}.{package}, a stub package codegen does not write for it: the import fails "
+        "when that code runs",
+        where,
+        f"0.x stub packages are named by their line now (decision 0140): import "
+        f"{' or '.join(f'stubs.{hive}.{p}' for p in renamed)} instead"
+        if renamed
+        else f"{hive}'s stub packages are {', '.join(packages) or 'none'} (subhive codegen writes them from "
+        "contracts.lock and the hive's subhive.toml)",
+    )
 
 
 def silent_events(workspace: Workspace, plan: StubPlan) -> list[Problem]:

@@ -143,3 +143,17 @@ def test_the_tree_check_finds_a_0x_line_whose_events_are_never_published(tmp_pat
         knowledge.read_text() + "from stubs.inventory.inventory_storage_v0_2 import InventoryStorageEvents\n"
     )
     assert not [p for p in check_tree(open_workspace(root)) if p.code == "event.no_publisher"]
+
+
+def test_code_importing_a_0x_package_by_its_old_name_is_named_with_the_new_one(tmp_path: Path) -> None:
+    """A workspace made before 0.x lines had names of their own imports ``inventory_storage_v0``: after codegen
+    that package is ``inventory_storage_v0_1``, and the tree check says so instead of an ImportError at run time."""
+    root = _two_lines(tmp_path)
+    knowledge = root / "subhives" / "orders" / "orders_hive" / "asker.py"
+    knowledge.write_text("\n\nfrom stubs.orders.inventory_storage_v0 import InventoryStorageClient\n")
+    problems = [p for p in check_tree(open_workspace(root)) if p.code == "codegen.unknown_package"]
+    assert [(p.location.file, p.location.line) for p in problems] == [(str(knowledge), 3)]
+    assert "orders imports stubs.orders.inventory_storage_v0," in problems[0].message
+    assert "import stubs.orders.inventory_storage_v0_1 instead" in (problems[0].hint or "")
+    knowledge.write_text("from stubs.orders.inventory_storage_v0_1 import InventoryStorageClient\n")
+    assert not [p for p in check_tree(open_workspace(root)) if p.code == "codegen.unknown_package"]

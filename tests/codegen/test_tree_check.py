@@ -70,7 +70,20 @@ def notes_on_two_majors(tmp_path: Path) -> Path:
     manifest = root / "subhives" / "ui" / "subhive.toml"
     manifest.write_text(manifest.read_text().replace('notes_api = "^1"', 'notes_api = "^2"'))
     RootHive.open(root).close()  # the root registers the ui's new range
+    # ... and its code imports the 2.x stubs: importing notes_api_v1 would be codegen.unknown_package.
+    ui = root / "subhives" / "ui" / "ui_hive" / "knowledge.py"
+    ui.write_text(ui.read_text().replace("stubs.ui.notes_api_v1", "stubs.ui.notes_api_v2"))
     return root
+
+
+def test_code_that_imports_a_package_the_hive_no_longer_gets_is_told_which_it_gets(notes_on_two_majors: Path) -> None:
+    ui = notes_on_two_majors / "subhives" / "ui" / "ui_hive" / "knowledge.py"
+    ui.write_text(ui.read_text().replace("stubs.ui.notes_api_v2", "stubs.ui.notes_api_v1"))
+    problems = [p for p in check_tree(open_workspace(notes_on_two_majors)) if p.code == "codegen.unknown_package"]
+    assert [(p.location.file, p.message.split(":")[0]) for p in problems] == [
+        (str(ui), "ui imports stubs.ui.notes_api_v1, a stub package codegen does not write for it")
+    ]
+    assert "ui's stub packages are notes_api_v2" in (problems[0].hint or "")
 
 
 def test_a_consumer_on_a_major_its_provider_never_publishes_on_is_told_with_both_hives_and_the_fix(
