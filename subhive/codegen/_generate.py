@@ -160,6 +160,9 @@ class _Built:
     schemas: dict[str, Any]
     common: dict[str, bytes]
     mockable: bool | None = None  # asked once, for the first consumer
+    #: Every file of the package by role ("consumes", "provides"): the same bytes for each hive of that role
+    #: (nothing in them names the hive), so rendered once per run, not once per consumer (decision 0139).
+    packages: dict[str, dict[str, bytes]] = field(default_factory=dict)
 
 
 class _Builds:
@@ -250,9 +253,12 @@ def _package_files(stub: ContractStub, builds: _Builds, result: CodegenResult) -
             built.mockable = _mockable(stub, built.schemas, stub.entry.directory(builds.workspace_root), result)
         if not built.mockable:
             return None
-    header = header_for(stub.entry)
-    files = {name: text.encode() for name, text in render_package(stub, built.contract, built.classes, header).items()}
-    return {**files, **built.common}
+    files = built.packages.get(stub.role)
+    if files is None:
+        header = header_for(stub.entry)
+        rendered = render_package(stub, built.contract, built.classes, header)
+        files = built.packages[stub.role] = {**{n: t.encode() for n, t in rendered.items()}, **built.common}
+    return files
 
 
 def _mockable(stub: ContractStub, schemas: dict[str, Any], directory: Path, result: CodegenResult) -> bool:
@@ -297,22 +303,50 @@ def _write_tree(
     quiet: bool = False,
 ) -> None:
     """Write the files whose bytes differ (others keep their mtime); with ``prune``, delete other files."""
+    where = os.path.relpath(directory, workspace_root)
+    if prune and not directory.exists():
+        _write_new(directory, files)
+        if not quiet:
+            result.written += [os.path.join(where, name) for name in sorted(files)]
+        return
+    made: set[Path] = set()
     for name, data in sorted(files.items()):
         path = directory / name
         if path.is_file() and path.read_bytes() == data:
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_bytes(data)
         os.replace(tmp, path)
         if not quiet:
-            result.written.append(str(path.relative_to(workspace_root)))
+            result.written.append(os.path.join(where, name))
     if prune:
         for path in sorted(directory.rglob("*"), reverse=True):
             rel = path.relative_to(directory).as_posix()
             if path.is_file() and rel not in files and "__pycache__" not in path.parts:
                 path.unlink()
                 result.removed.append(str(path.relative_to(workspace_root)))
+
+
+def _write_new(directory: Path, files: dict[str, bytes]) -> None:
+    """A package that does not exist yet: written whole beside its place, then renamed into it, so that no one
+    (a hive importing it, a run that stopped half-way) sees it half-written; and with one rename, not one a file
+    (hundreds of hives make a hundred thousand files: decision 0139)."""
+    tmp = directory.with_name(f".{directory.name}.tmp")
+    if tmp.exists():  # left by a run that stopped half-way
+        shutil.rmtree(tmp)
+    made = {tmp}
+    tmp.mkdir(parents=True)
+    for name, data in sorted(files.items()):
+        path = tmp / name
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        with open(path, "wb") as out:
+            out.write(data)
+    os.replace(tmp, directory)
 
 
 def _read_record(root: Path) -> dict[str, dict[str, object]]:
