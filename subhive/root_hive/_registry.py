@@ -184,6 +184,11 @@ class HiveRegistry(RootState):
     def _declare_manifest_needs(self, manifests: Mapping[str, SubhiveManifest]) -> None:
         """What a manifest consumes becomes the hive's requirement (announced when nothing meets it yet), so
         the root negotiates what the hives declared; unchanged needs are not declared again."""
+        # What each hive required before, looked up rather than searched for once per hive (500 hives hold
+        # 16,000 requirements: decision 0139). Declaring below adds only what ``wanted`` holds.
+        held: dict[str, list[str]] = {}
+        for who, contract in self._requirements:
+            held.setdefault(who, []).append(contract)
         for name, manifest in sorted(manifests.items()):
             if name not in self._hives:
                 continue
@@ -193,7 +198,7 @@ class HiveRegistry(RootState):
                     self.declare_requirement(name, need.contract, str(need.versions))
             # A line removed from the manifest: the hive no longer needs it, whatever it declared before.
             wanted = {need.contract for need in manifest.consumes}
-            stale = sorted(c for (who, c) in self._requirements if who == name and c not in wanted)
+            stale = sorted(c for c in held.get(name, ()) if c not in wanted)
             if stale:
                 self._commit([("requirement_withdrawn", {"hive": name, "contract": c}, {}) for c in stale])
 

@@ -4,6 +4,7 @@ See docs/workspace.md#version-ranges.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -60,7 +61,12 @@ class VersionRange:
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"{text!r} is not a version range ({_EXAMPLES})")
-        stripped = text.strip()
+        # A range is a value: the same text is parsed once per process. A tree of 500 hives declares the same
+        # few ranges 16,000 times, read again by the root, codegen and status (decision 0139).
+        return _parsed(text.strip()) if cls is VersionRange else cls._build(text.strip())
+
+    @classmethod
+    def _build(cls, stripped: str) -> VersionRange:
         if stripped == "*":
             return cls(stripped, None, None, frozenset())
         lower: _Bound | None = None
@@ -125,6 +131,11 @@ class VersionRange:
             self.upper is not None
             and (version > self.upper.version or (version == self.upper.version and not self.upper.inclusive))
         )
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(stripped: str) -> VersionRange:
+    return VersionRange._build(stripped)
 
 
 def _line(version: Version) -> tuple[int, int, int]:
