@@ -9,7 +9,8 @@ keys, heartbeat file and log file. The supervisor drives the host on stdin, one 
     {"op": "stop", "hive": "db", "run": 3}
 
 and the host answers on stdout when a hive's run ends, with the exit code a process of its own would have had
-(0 stopped, 2 it cannot start, 1 anything else): ``{"hive": "db", "run": 3, "exit": 2}``. A hive that fails
+(0 stopped, 2 it cannot start, 1 anything else): ``{"hive": "db", "run": 3, "exit": 2}``; and once, when its
+imports are done and it waits for commands: ``{"host": NAME, "listening": true}``. A hive that fails
 ends alone; its siblings run on. SIGTERM stops every hive cleanly, then the host exits 0. Where to connect
 comes with each start too (``nats_url``, ``root``, ``failover``: the host may start before NATS does), and
 the secrets come only there, never in the environment.
@@ -258,6 +259,8 @@ async def serve_host(workspace: Path, name: str, stdin: IO[bytes], stdout: IO[st
         loop.add_signal_handler(sig, host.stopping.set)
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    # Its imports are done: the supervisor starts the next host (decision 0139: one imports at a time).
+    host.say({"host": name, "listening": True})
 
     async def read() -> None:
         while line := await reader.readline():

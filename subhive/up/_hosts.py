@@ -62,6 +62,8 @@ class Host:
         #: Started and not yet ended runs here (what :meth:`idle` counts).
         self.active: set[tuple[str, int]] = set()
         self._looked = 0.0
+        #: Set once the running process has imported what it needs and waits for its hives (it says so).
+        self.listening = threading.Event()
 
     @property
     def pid(self) -> int | None:
@@ -84,6 +86,7 @@ class Host:
             )
         self.exits.clear()
         self.active.clear()
+        self.listening.clear()
         threading.Thread(target=self._read, args=(process,), name=f"{self.name}-exits", daemon=True).start()
         return process
 
@@ -93,6 +96,10 @@ class Host:
         for line in process.stdout:
             with contextlib.suppress(ValueError, KeyError, TypeError):
                 said = json.loads(line)
+                if said.get("listening"):
+                    if process is self.process:
+                        self.listening.set()
+                    continue
                 with self._lock:
                     if process is self.process:
                         self.exits[(str(said["hive"]), int(said["run"]))] = int(said["exit"])

@@ -53,6 +53,8 @@ _CONSUMERS_A_STEP = 1000
 _PROVISION_API_TIMEOUT = 30.0
 # Tries (0.2 s apart) at provisioning replicated streams while a new cluster settles.
 _PLACEMENT_TRIES = 50
+#: Seconds to wait for a host process to say it has imported before the next one starts anyway.
+HOST_IMPORT_WAIT = 5.0
 
 
 @dataclass(frozen=True)
@@ -180,6 +182,8 @@ class Supervisor:
         #: nats-server processes launched before ``self.nats`` exists (a cluster's nodes, while they start), with
         #: their start times: a node that failed to start is not recorded under a pid the system gave away since.
         self._nats_launched: dict[int, int | None] = {}
+        #: Starts the host processes one after the other while the tree starts (:meth:`_start_hosts`).
+        self._hosts_starting: asyncio.Task[None] | None = None
 
     # -- reporting ----------------------------------------------------------------------------------------
 
@@ -297,14 +301,13 @@ class Supervisor:
         hives = _checked_hives(self.workspace)
         self._elsewhere = _elsewhere(self.workspace, hives)
         self._group({name: m for name, m in hives.items() if name not in self._elsewhere})
-        self._record("starting")  # the host processes just started: `down` finds them if this one is killed
         self._snapshot, self._tree_stamp = Snapshot.read(self.workspace.root), tree_stamp(self.workspace.root)
         self._consumed = {name: _consumes(m) for name, m in hives.items()}
         await self._start_root()
         await self._negotiate(hives)
         if self._stop.is_set():
             return
-        self._codegen()
+        await asyncio.to_thread(self._codegen)  # in a thread: the hosts go on starting meanwhile
         self._issue_grpc_keys(hives)
         await self._start_nats(hives)
         await self._run_mocks(hives)  # before the hives: a consumer may call the moment it starts
@@ -913,20 +916,37 @@ class Supervisor:
     # -- hives --------------------------------------------------------------------------------------------
 
     def _group(self, hives: dict[str, Any]) -> None:
-        """Which hives share a host process (decision 0117); the hosts start at once, so that their imports run
-        while the root negotiates, codegen writes stubs and NATS starts (their hives come later, on stdin)."""
+        """Which hives share a host process (decision 0117); the hosts start now, one after the other, so that
+        their imports run while the root negotiates, codegen writes stubs and NATS starts (their hives come
+        later, on stdin)."""
         assert self.workspace is not None
         per_process = self.workspace.config.up.per_process(len(hives))
         for host, names in group_hives({name: m.parent for name, m in hives.items()}, per_process).items():
             self._host_of.update(dict.fromkeys(names, host))
         if per_process > 1:
-            for name in sorted(set(self._host_of.values())):
-                self._host(name).ensure_running()
+            hosts = sorted(set(self._host_of.values()))
+            self._hosts_starting = asyncio.create_task(self._start_hosts(hosts))
             self.emit(
                 "hives.grouped",
-                f"{len(hives)} hives in {len(self.hosts)} processes, up to {per_process} siblings each",
+                f"{len(hives)} hives in {len(hosts)} processes, up to {per_process} siblings each",
                 per_process=per_process,
             )
+
+    async def _start_hosts(self, names: list[str]) -> None:
+        """Start the host processes one after the other, each once the one before has imported (or after
+        :data:`HOST_IMPORT_WAIT`), while the root starts, contracts are negotiated and codegen runs (decision
+        0139): thirty hosts importing at once took every core from the root and codegen, which the tree waits
+        for; one at a time, they are done before their hives are handed to them. A hive whose host has not
+        started yet starts it itself (:meth:`Host.start_hive`)."""
+        for name in names:
+            if self._stop.is_set():
+                return
+            host = self._host(name)
+            host.ensure_running()
+            self._record()  # `down` finds it if this process is killed
+            deadline = time.monotonic() + HOST_IMPORT_WAIT
+            while not host.listening.is_set() and host.pid is not None and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
 
     async def _start_hives(self, hives: dict[str, Any]) -> None:
         # Providers first: a consumer's experts may call a contract the moment they start (work left on the
@@ -1231,6 +1251,11 @@ class Supervisor:
     # -- stopping -----------------------------------------------------------------------------------------
 
     async def _stop_all(self) -> None:
+        if self._hosts_starting is not None:  # no host starts once stopping began
+            self._hosts_starting.cancel()
+            # A host that could not start says so when its first hive starts it; stopping goes on regardless.
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._hosts_starting
         await _terminate(
             [c.process for c in [*self.hives.values(), *([self.mocks] if self.mocks else [])] if c.process is not None],
             self.options.stop_timeout,

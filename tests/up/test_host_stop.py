@@ -56,7 +56,8 @@ class Host:
             except queue.Empty:
                 raise AssertionError(f"only {said} within {within} s") from None
             assert line, f"the host ended; it said {said}"
-            said.append(json.loads(line))
+            if not json.loads(line).get("listening"):  # that it has imported (decision 0139): no exit
+                said.append(json.loads(line))
         return said
 
 
@@ -119,6 +120,13 @@ def _start(host: Host, hive: str, run: int, server: socket.socket, tmp_path: Pat
     url = f"nats://127.0.0.1:{server.getsockname()[1]}"
     host.send({"op": "start", "hive": hive, "run": run, "nkey": str(tmp_path / f"{hive}.nk"), "nats_url": url,
                "log": str(tmp_path / f"{hive}.log")})  # fmt: skip
+
+
+def test_the_host_says_it_listens_once_imported_before_any_command(host: Host) -> None:
+    """What the supervisor waits for before it starts the next host (decision 0139)."""
+    assert json.loads(host.lines.get(timeout=60)) == {"host": "host-1", "listening": True}
+    host.process.send_signal(signal.SIGTERM)
+    assert host.process.wait(30) == 0
 
 
 def test_a_hive_still_starting_stops_at_once_and_its_siblings_too(
