@@ -320,6 +320,7 @@ def time_up(workspace: Path, label: str, *, idle_seconds: float = 5.0) -> dict[s
             f"up_{label}_hives": len(ready["hives"]),
             f"up_{label}_ready_s": ready["seconds"],
             f"up_{label}_hives_phase_s": _hives_phase(workspace),
+            f"up_{label}_phases": _phases(workspace),
             f"up_{label}_command_s": round(wall, 3),
         }
         out |= idle_tree(workspace, label, seconds=idle_seconds)
@@ -412,6 +413,33 @@ def _hives_phase(workspace: Path) -> float:
     first = min(e["t"] for e in events if e["event"] == "hive.starting")
     ready = next(e["t"] for e in events if e["event"] == "ready")
     return round(float(ready) - float(first), 3)
+
+
+#: Where each stage of up's start ends, by its progress event: what `_phases` reports the seconds of.
+_STAGES = (
+    ("root", "root.started"),
+    ("negotiation", "negotiated"),
+    ("codegen", "codegen"),
+    ("nats", "nats.started"),
+    ("provisioning", "nats.provisioning"),
+    ("hives", "ready"),
+)
+
+
+def _phases(workspace: Path) -> str:
+    """Seconds each stage of the start took, from the supervisor's progress events (``root 3.6, negotiation
+    3.1, ...``): where a start's time goes (decision 0139). The first event is the start; a stage's end is the
+    last event of its kind (provisioning says how far it is every 1,000 consumers; absent below that, its time
+    is counted in ``hives``)."""
+    events = [json.loads(line) for line in (workspace / ".subhive" / "up" / "progress.jsonl").read_text().splitlines()]
+    previous = float(events[0]["t"])
+    parts = []
+    for stage, event in _STAGES:
+        ends = [float(e["t"]) for e in events if e["event"] == event]
+        if ends:
+            parts.append(f"{stage} {max(ends) - previous:.1f}")
+            previous = max(ends)
+    return ", ".join(parts)
 
 
 def _pristine(source: Path) -> Callable[[str, list[str]], set[str]]:
