@@ -193,3 +193,25 @@ def test_any_text_parses_or_is_refused_with_a_value_error(text: str) -> None:
     witness = versions_range.witness()
     assert witness is not None  # a range that parses is never empty
     assert versions_range.contains(witness)
+
+
+@given(
+    st.lists(
+        st.sampled_from(["^1.2", " ^1.2", "~0.1.3", ">=1.0.0, <2.0.0", "*", "=1.0.0,>1.0.0", "^x", ""]), max_size=6
+    )
+)
+def test_a_text_parsed_again_gives_the_same_range_or_the_same_refusal(texts: list[str]) -> None:
+    """Ranges are kept per text once parsed (decision 0139): a second parse answers what the first did, a
+    refusal included, whatever was parsed in between."""
+
+    def outcome(text: str) -> tuple[str, str]:
+        try:
+            parsed = VersionRange.parse(text)
+        except ValueError as exc:
+            return ("refused", str(exc))
+        return (parsed.text, str(parsed))
+
+    first = [outcome(text) for text in texts]
+    assert [outcome(text) for text in reversed(texts)] == list(reversed(first))
+    assert VersionRange.parse(" ^1.2 ") == VersionRange.parse("^1.2")
+    assert str(VersionRange.parse("^1.2")) == ">=1.2.0, <2.0.0"
