@@ -582,6 +582,7 @@ def status_command(
     from ..decompose import summarise_tree
     from ..up import lost_supervisor, recorded_processes, runtime_status
     from ..workspace import find_root, open_workspace
+    from ._tree_once import read_once
 
     async def read(r: WorkspaceRoot) -> tuple[list[HiveStatus], list[Problem]]:
         return await r.status(), await r.lock_problems()  # shown here; nothing rewrites the lock to hide them
@@ -592,7 +593,7 @@ def status_command(
     lost = None if running is not None else lost_supervisor(ws)  # a supervisor killed: what it left running
     live = (running or {}).get("hives", {})
     # Each parent's synthesis of what is below it (counts, roles, health, open contracts, failures).
-    opened = open_workspace(ws)
+    opened = read_once(open_workspace(ws))  # read by the summary, the problems and the warnings below
     summary = summarise_tree(opened, {name: _synthesis_input(info) for name, info in live.items()})
     broken = opened.hives().error()  # a hive whose manifest is broken is missing above: say why (exit 2)
     warnings = _tree_warnings(opened)

@@ -84,6 +84,8 @@ def silent_events(workspace: Workspace, plan: StubPlan) -> list[Problem]:
     problems: list[Problem] = []
     code_of: dict[str, str] = {}
     events_of: dict[tuple[str, str], list[str]] = {}
+    # Each provider's code searched once per contract, not once per consumer (500 hives: 7,875 consumptions).
+    lines_of: dict[tuple[str, str], set[str]] = {}
     for consumer in sorted(plan.hives):
         for stub in plan.hives[consumer].contracts:
             entry = stub.entry
@@ -100,7 +102,9 @@ def silent_events(workspace: Workspace, plan: StubPlan) -> list[Problem]:
                 continue
             if provider not in code_of:
                 code_of[provider] = _source_text(workspace.hive_dir(provider))
-            used = _lines_used(code_of[provider], entry.name)
+            if (provider, entry.name) not in lines_of:
+                lines_of[(provider, entry.name)] = _lines_used(code_of[provider], entry.name)
+            used = lines_of[(provider, entry.name)]
             if used and entry.version.line not in used:
                 problems.append(_silent(workspace, consumer, entry, events_of[key], sorted(used, key=_line_key)))
     return problems
