@@ -335,12 +335,17 @@ def test_reload_gives_the_running_server_new_users_and_grants_and_keeps_connecti
             reader = await nats.connect(server.url, user="web", password="password-web")
             await reader.subscribe("a.*", cb=keep)
             await reader.flush()
-            await web.publish("a.two", b"granted now")
-            await web.flush()
-            for _ in range(100):
-                if got:
-                    break
-                await asyncio.sleep(0.01)
+            # The server applies a reload to connections already open in its own time: on a loaded machine the
+            # first publish may still meet web's old grant (dropped, as a publish the grant refuses is). Asked
+            # again until it arrives, within a bound, it must arrive.
+            deadline = asyncio.get_running_loop().time() + 10
+            while not got and asyncio.get_running_loop().time() < deadline:
+                await web.publish("a.two", b"granted now")
+                await web.flush()
+                for _ in range(10):
+                    if got:
+                        break
+                    await asyncio.sleep(0.02)
             await reader.close()
             return web.is_connected, admin.is_connected, got
         finally:
@@ -349,7 +354,8 @@ def test_reload_gives_the_running_server_new_users_and_grants_and_keeps_connecti
 
     web_up, admin_up, got = run(scenario())
     assert (web_up, admin_up) == (True, True)  # nobody was disconnected by the reload
-    assert got == [b"granted now"]  # web's new grant is in force
+    assert got[:1] == [b"granted now"]  # web's new grant is in force
+    assert set(got) == {b"granted now"}
     assert port_of(server) == port
 
 
