@@ -611,7 +611,7 @@ def status_command(
         if broken:
             fail_check(broken, fmt)
         return
-    _print_root_line(running, lost, recorded_processes(ws))
+    _print_root_line(running, lost, recorded_processes(ws), ws)
     _print_lock_problems(lock_problems)
     if tree:
         out_console.print(f"[dim]│ {escape(summary.root.line())}[/]")
@@ -639,9 +639,12 @@ def _tree_warnings(workspace: Any) -> list[Problem]:
 
 
 def _print_root_line(
-    running: dict[str, Any] | None, lost: dict[str, Any] | None, processes: dict[str, dict[str, Any]]
+    running: dict[str, Any] | None, lost: dict[str, Any] | None, processes: dict[str, dict[str, Any]], ws: Path
 ) -> None:
-    """Up; up with the root process down; a supervisor lost, with what it left running unsupervised; or not up."""
+    """Up; up with the root process down; a supervisor lost, with what it left running unsupervised; a root a
+    person started with `subhive root`; or not up."""
+    from ..root_hive import served_root
+
     if running:
         console = f", console {escape(str(running['http']))}/console/" if running.get("http") else ""
         where = f"[dim](NATS {escape(str(running.get('nats')))}, root {escape(str(running.get('root')))}{console})[/]"
@@ -659,6 +662,12 @@ def _print_root_line(
             "stopping its tree" + (f"; still running unsupervised: {left}" if left else "")
         )
         out_console.print(f"  [cyan]fix[/]: {escape(lost['hint'])}")
+    elif (served := served_root(ws)) is not None:
+        address, pid = served
+        out_console.print(
+            f"[bold]root[/]  [green]serving[/] on {escape(address)} [dim](pid {pid}, started by `subhive root`, "
+            "not by `subhive up`: stop it where it runs before `subhive up`)[/]"
+        )
     else:
         out_console.print("[bold]root[/]  [dim]not running (subhive up starts it)[/]")
 

@@ -210,6 +210,16 @@ def down_command(
         print_json({"was_running": report.was_running, "stopped": report.stopped, "killed": report.killed})
         return
     if not report.was_running and not report.killed:
+        from ..root_hive import served_root
+
+        served = served_root(find_root(workspace))
+        if served is not None:  # not up's to stop: a person started it, and may be using it
+            out_console.print(
+                f"nothing `subhive up` started is running; a root started with `subhive root` serves this "
+                f"workspace on {escape(served[0])} (pid {served[1]}): stop it where it runs (Ctrl-C), or kill "
+                f"{served[1]}"
+            )
+            return
         out_console.print("nothing is running in this workspace")
         return
     out_console.print(

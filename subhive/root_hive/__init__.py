@@ -66,6 +66,7 @@ __all__ = [
     "is_loopback",
     "root_ca_of",
     "running_root_address",
+    "served_root",
     "status_of",
 ]
 
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
         admin_token_of,
         contract_files,
         running_root_address,
+        served_root,
     )
     from ._engine import TOKENS_DIR, RootHive
     from ._service import RootServer
@@ -91,6 +93,7 @@ _LAZY = {
     "ADMIN_TOKEN_FILE": "._client",
     "RootUnavailable": "._client",
     "running_root_address": "._client",
+    "served_root": "._client",
     "contract_files": "._client",
     "TOKENS_DIR": "._engine",
     "RootServer": "._service",

@@ -346,6 +346,28 @@ def error_from_status(exc: grpc.aio.AioRpcError, address: str) -> SubhiveError:
 # -- discovery and helpers for the CLI ---------------------------------------------------------------------
 
 
+def served_root(workspace_root: Path) -> tuple[str, int] | None:
+    """The address and pid of a root serving this workspace by ``.subhive/root/service.json``, when that process
+    still exists (a root killed with SIGKILL leaves the file behind): whoever started it, ``subhive up`` or a
+    person's ``subhive root``."""
+    from ._service import SERVICE_FILE
+
+    try:
+        data = json.loads((workspace_root / SERVICE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    address, pid = (data.get("address"), data.get("pid")) if isinstance(data, dict) else (None, None)
+    if not isinstance(address, str) or isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:  # another user's process: it exists
+        pass
+    return address, pid
+
+
 def running_root_address(workspace_root: Path) -> str | None:
     """The address of this workspace's running root: ``$SUBHIVE_ROOT``, else ``.subhive/root/service.json``.
 

@@ -209,3 +209,21 @@ def test_propose_uses_the_providers_token_file_written_when_the_root_registered_
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+def test_status_and_down_name_a_root_a_person_started(
+    workspace: Path, running_root: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`subhive root` is not `subhive up`'s: status said "not running" while it served, and down said "nothing is
+    running". Both now name it, and down leaves it alone (the person may be using it)."""
+    pid = json.loads((workspace / SERVICE_FILE).read_text())["pid"]
+    code, out, _ = cli(capsys, "status", "-C", str(workspace))
+    assert code == 0
+    assert f"serving on {running_root}" in " ".join(out.split())
+    assert f"pid {pid}" in out
+    code, out, _ = cli(capsys, "down", "-C", str(workspace))
+    assert code == 0
+    said = " ".join(out.split())
+    assert "a root started with `subhive root` serves this workspace" in said
+    assert f"kill {pid}" in said
+    os.kill(pid, 0)  # still running: the fixture stops it and checks it stops cleanly
