@@ -14,6 +14,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
@@ -153,6 +154,7 @@ class Supervisor:
         #: Every gRPC token of this run derives from it (subhive.rpc.issue_keys); it never leaves this process.
         self._grpc_master = secrets.token_bytes(32)
         self._progress: IO[str] | None = None
+        self._emitting = threading.Lock()
         self._started = time.monotonic()
         self._dlq_alarm: Any = None
         self._dlq_next = 0.0
@@ -190,9 +192,10 @@ class Supervisor:
     def emit(self, event: str, message: str, **data: Any) -> None:
         """One line of progress: what ``subhive up`` prints and tests read."""
         record = {"t": round(time.time(), 3), "event": event, "message": message, **data}
-        if self._progress is not None:
-            self._progress.write(json.dumps(record, sort_keys=True) + "\n")
-            self._progress.flush()
+        with self._emitting:  # codegen's thread says its lines while NATS starts (whole lines, one at a time)
+            if self._progress is not None:
+                self._progress.write(json.dumps(record, sort_keys=True) + "\n")
+                self._progress.flush()
         log.info("%s: %s", event, message)
 
     def _record(self, state: str | None = None) -> None:
@@ -307,9 +310,18 @@ class Supervisor:
         await self._negotiate(hives)
         if self._stop.is_set():
             return
-        await asyncio.to_thread(self._codegen)  # in a thread: the hosts go on starting meanwhile
-        self._issue_grpc_keys(hives)
-        await self._start_nats(hives)
+        # Stubs are written in a thread while NATS starts and is provisioned, and the hosts go on starting: NATS
+        # needs the lock, not the stubs, and its start and its (fsynced) consumers wait on the disk while codegen
+        # uses a core (decision 0139). A failure of either is raised once both have ended.
+        codegen = asyncio.ensure_future(asyncio.to_thread(self._codegen))
+        try:
+            self._issue_grpc_keys(hives)
+            await self._start_nats(hives)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await codegen  # its thread ends before anything is stopped
+            raise
+        await codegen
         await self._run_mocks(hives)  # before the hives: a consumer may call the moment it starts
         # Hives that run elsewhere (subhive join) got their identities, accounts, boards and keys above.
         await self._start_hives({name: m for name, m in hives.items() if name not in self._elsewhere})

@@ -3,6 +3,7 @@ supervisor's failure carries every problem, located, not only the first; nothing
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -30,4 +31,25 @@ def test_the_supervisor_reports_every_manifest_problem(scaffolded_workspace: Pat
     reported = seen[-1]["problems"]
     assert isinstance(reported, list)
     assert len(reported) == len(caught.value.problems)
+    assert processes_of(workspace) == {}
+
+
+def test_a_codegen_failure_while_nats_starts_is_reported_and_nothing_is_left_running(
+    one_hive_workspace: Path,
+) -> None:
+    """Codegen runs in a thread while NATS starts (decision 0139): when it fails, the failure is the start's,
+    said once both have ended, and the NATS server started meanwhile is stopped with the rest."""
+    workspace = one_hive_workspace
+    shutil.rmtree(workspace / "stubs", ignore_errors=True)
+    (workspace / "stubs").write_text("a file where codegen writes its directory\n")
+    seen: list[dict[str, object]] = []
+
+    with pytest.raises(UpFailed) as caught:
+        start(workspace, on_event=seen.append, ready_timeout=60)
+
+    assert "codegen.unwritable" in {p.code for p in caught.value.problems} | {caught.value.code}, caught.value
+    said = [e["event"] for e in seen]
+    assert "nats.started" in said  # NATS did start, beside codegen
+    assert said[-1] == "failed"
+    assert "ready" not in said
     assert processes_of(workspace) == {}
