@@ -415,31 +415,29 @@ def _hives_phase(workspace: Path) -> float:
     return round(float(ready) - float(first), 3)
 
 
-#: Where each stage of up's start ends, by its progress event: what `_phases` reports the seconds of.
-_STAGES = (
-    ("root", "root.started"),
-    ("negotiation", "negotiated"),
-    ("codegen", "codegen"),
-    ("nats", "nats.started"),
-    ("provisioning", "nats.provisioning"),
-    ("hives", "ready"),
-)
+#: The progress events that end a stage of up's start, and the stage's name in `_phases`.
+_STAGES = {
+    "root.started": "root",
+    "negotiated": "negotiation",
+    "codegen": "codegen",
+    "nats.started": "nats",
+    "nats.provisioning": "provisioning",
+    "ready": "ready",
+}
 
 
 def _phases(workspace: Path) -> str:
-    """Seconds each stage of the start took, from the supervisor's progress events (``root 3.6, negotiation
-    3.1, ...``): where a start's time goes (decision 0139). The first event is the start; a stage's end is the
-    last event of its kind (provisioning says how far it is every 1,000 consumers; absent below that, its time
-    is counted in ``hives``)."""
+    """When each stage of the start ended, in seconds from its first event, in the order they ended (``root 2.9,
+    negotiation 5.3, nats 8.1, codegen 14.4, ...``): where a start's time goes (decision 0139). Codegen runs
+    beside NATS's start and provisioning, so stages overlap and are given as ends, not durations; provisioning
+    ends with its last step (said every 1,000 consumers; absent below that)."""
     events = [json.loads(line) for line in (workspace / ".subhive" / "up" / "progress.jsonl").read_text().splitlines()]
-    previous = float(events[0]["t"])
-    parts = []
-    for stage, event in _STAGES:
-        ends = [float(e["t"]) for e in events if e["event"] == event]
-        if ends:
-            parts.append(f"{stage} {max(ends) - previous:.1f}")
-            previous = max(ends)
-    return ", ".join(parts)
+    start = float(events[0]["t"])
+    ends: dict[str, float] = {}
+    for e in events:
+        if e["event"] in _STAGES:
+            ends[_STAGES[e["event"]]] = float(e["t"]) - start
+    return ", ".join(f"{stage} {end:.1f}" for stage, end in sorted(ends.items(), key=lambda item: item[1]))
 
 
 def _pristine(source: Path) -> Callable[[str, list[str]], set[str]]:
