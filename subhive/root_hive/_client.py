@@ -15,6 +15,7 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from .._pids import pid_alive
 from ..errors import InputError, Location, Problem, SubhiveError
 from ..semver import Version
 from . import _status
@@ -359,13 +360,7 @@ def served_root(workspace_root: Path) -> tuple[str, int] | None:
     address, pid = (data.get("address"), data.get("pid")) if isinstance(data, dict) else (None, None)
     if not isinstance(address, str) or isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
         return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:  # another user's process: it exists
-        pass
-    return address, pid
+    return (address, pid) if pid_alive(pid) else None
 
 
 def running_root_address(workspace_root: Path) -> str | None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._files import read_json, write_json
+from .._pids import pid_alive
 
 __all__ = ["UpLayout", "pid_alive", "process_start", "read_json", "workspace_id", "write_json"]
 
@@ -74,25 +75,6 @@ class UpLayout:
 
     def log_file(self, name: str) -> Path:
         return self.logs_dir / f"{name}.log"
-
-
-def pid_alive(pid: object) -> bool:
-    """Whether a process with this pid exists (a zombie counts as gone)."""
-    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except FileNotFoundError:  # reaped between the two looks (its parent waited for the zombie), unless no /proc
-        return not os.path.isdir("/proc/self")
-    except OSError:
-        return True
 
 
 def process_start(pid: int) -> int | None:
