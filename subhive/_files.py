@@ -1,4 +1,5 @@
-"""Small JSON state files that one process writes and others read while it runs (heartbeats, records).
+"""Small JSON state files that one process writes and others read while it runs (heartbeats, records), and
+trees of files written in one go.
 
 Writes are atomic (a temporary file renamed into place), so a reader never sees half a file; a reader that
 finds a file missing or unreadable gets ``None`` and tries again later.
@@ -8,10 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["read_json", "write_json"]
+__all__ = ["read_json", "write_json", "write_tree"]
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
@@ -35,3 +37,16 @@ def write_json(path: Path, data: dict[str, Any], *, private: bool = False) -> No
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump(data, handle, sort_keys=True)
     os.replace(temporary, path)
+
+
+def write_tree(directory: Path, files: Mapping[str, bytes]) -> None:
+    """Write ``files`` under ``directory``, unsynced (the root's Barrier makes them durable where that matters)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    made = {directory}
+    for name, content in files.items():
+        path = directory / name
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        with open(path, "wb") as handle:
+            handle.write(content)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._files import write_tree
 from ..contract import Contract, load_contract
 from ..errors import InputError, Location, Problem
 from ..root_hive import Lock, LockEntry, check_lock
@@ -337,15 +338,7 @@ def _write_new(directory: Path, files: dict[str, bytes]) -> None:
     tmp = directory.with_name(f".{directory.name}.tmp")
     if tmp.exists():  # left by a run that stopped half-way
         shutil.rmtree(tmp)
-    made = {tmp}
-    tmp.mkdir(parents=True)
-    for name, data in sorted(files.items()):
-        path = tmp / name
-        if path.parent not in made:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            made.add(path.parent)
-        with open(path, "wb") as out:
-            out.write(data)
+    write_tree(tmp, files)
     os.replace(tmp, directory)
 
 

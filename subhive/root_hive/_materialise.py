@@ -14,6 +14,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from .._files import write_tree
 from ._durable import Barrier
 from ._lock import LOCK_FILE, LockEntry, contract_hash, render_lock, write_atomic
 from ._lock_check import LockGuard
@@ -37,19 +38,6 @@ def encode_files(files: Mapping[str, bytes]) -> dict[str, str]:
 def decode_files(encoded: Mapping[str, str]) -> dict[str, bytes]:
     """The inverse of :func:`encode_files`."""
     return {name: base64.b64decode(text) for name, text in encoded.items()}
-
-
-def write_tree(directory: Path, files: Mapping[str, bytes]) -> None:
-    """Write ``files`` under ``directory``, unsynced: a :class:`Barrier` makes them durable when they matter."""
-    directory.mkdir(parents=True, exist_ok=True)
-    made = {directory}
-    for name, content in files.items():
-        path = directory / name
-        if path.parent not in made:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            made.add(path.parent)
-        with open(path, "wb") as handle:
-            handle.write(content)
 
 
 class Materialiser:
