@@ -59,20 +59,7 @@ def test_a_client_runs_a_turn_answers_an_approval_and_gets_errors_by_code(tmp_pa
     root = workspace(tmp_path, 'search = "ask"')
 
     async def session(server: ScriptedServer) -> tuple[Client, list[dict[str, Any]], int]:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "subhive",
-            "agent",
-            "serve",
-            "-C",
-            str(root),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, "OPENAI_BASE_URL": server.base_url},
-        )
-        client = Client(process)
+        client = await _serve(root, server.base_url)
         answers = []
         await client.send({"id": 1, "method": "initialize", "params": {}})
         answers.append(await client.until(1))
@@ -89,7 +76,7 @@ def test_a_client_runs_a_turn_answers_an_approval_and_gets_errors_by_code(tmp_pa
             answers.append(await client.until(ident))
         await client.send({"id": 6, "method": "shutdown", "params": {}})
         answers.append(await client.until(6))
-        code = await asyncio.wait_for(process.wait(), 30)
+        code = await asyncio.wait_for(client.process.wait(), 30)
         return client, answers, code
 
     with ScriptedServer([Step.call(("search", {"query": "needle"})), Step.say("in docs.md")]) as server:
