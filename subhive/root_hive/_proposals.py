@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .._files import write_tree
 from ..compat.contract_check import ContractCheck, check_contract
 from ..contract import Contract, lint_contract
 from ..errors import InputError, Location, Problem
@@ -20,7 +21,6 @@ from ._features import missing_features
 from ._lock import LockEntry, contract_hash
 from ._lock_check import LockInconsistent
 from ._log import Frame
-from ._materialise import write_tree
 from ._model import ProposalOutcome
 from ._rules import CONTRACT_NAME, clean_files, peek, relocate, version_line
 from ._state import Proposal, RootState, batched

@@ -12,12 +12,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .._files import write_tree
 from ..contract import Contract
 from ..errors import InputError, Location, Problem
 from ..semver import Version
 from ._lock import LockEntry, contract_hash, directory_files
 from ._log import Frame
-from ._materialise import decode_files, encode_files, write_tree
+from ._materialise import decode_files, encode_files
 from ._model import ProposalOutcome, ProposalStatus
 from ._state import Proposal, Record, RootState
 
